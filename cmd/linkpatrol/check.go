@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/linkpatrol/linkpatrol/crawler"
+	"github.com/linkpatrol/linkpatrol/report"
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// defaultDB is in the working directory, where a cron job (which runs in
+// $HOME) or a CI step will find it again without being told.
+const defaultDB = "linkpatrol.db"
+
+type checkOptions struct {
+	db          string
+	concurrency int
+	perHost     int
+	timeout     time.Duration
+	maxSize     int64
+	maxTime     time.Duration
+	userAgent   string
+	format      string
+	all         bool
+	newPass     bool
+	include     []string
+	exclude     []string
+	quiet       bool
+	recheck     rules.Recheck
+	ghost       time.Duration
+	commitBatch int
+	commitEvery time.Duration
+}
+
+func checkFlags(o *checkOptions) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
+	fs.StringVar(&o.db, "db", defaultDB, "database `file` that holds every pass")
+	fs.IntVarP(&o.concurrency, "concurrency", "c", 16, "requests in flight in total")
+	fs.IntVar(&o.perHost, "per-host", 8, "requests in flight to one host")
+	fs.DurationVar(&o.timeout, "timeout", 20*time.Second, "soft timeout of one request; a whole task may take twice this")
+	fs.Int64Var(&o.maxSize, "max-size", 10<<20, "largest HTML page read, in bytes after decompression")
+	fs.DurationVar(&o.maxTime, "max-time", 0, "stop after this long and exit 3; run again to resume (0 = no limit)")
+	fs.StringVar(&o.userAgent, "user-agent", "", "User-Agent header (default names linkpatrol and its version)")
+	fs.StringVarP(&o.format, "format", "f", "text", "report format: "+strings.Join(report.Formats(), ", "))
+	fs.BoolVar(&o.all, "all", false, "list every URL seen, not only problems")
+	fs.BoolVar(&o.newPass, "new-pass", false, "abandon an unfinished pass and start a new one")
+	fs.StringArrayVar(&o.include, "include", nil, "only follow URLs matching this `regex` (repeatable)")
+	fs.StringArrayVar(&o.exclude, "exclude", nil, "skip URLs matching this `regex` (repeatable)")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
+	fs.DurationVar(&o.recheck.OK, "recheck-ok", 0, "reuse a good result younger than this instead of fetching again (0 = always fetch)")
+	fs.DurationVar(&o.recheck.Broken, "recheck-broken", 0, "reuse a broken result younger than this")
+	fs.DurationVar(&o.recheck.Unverifiable, "recheck-unverifiable", 0, "reuse an unverifiable result younger than this")
+	fs.DurationVar(&o.ghost, "ghost", 7*24*time.Hour, "follow the old links of a page that fails now but was good within this")
+	fs.IntVar(&o.commitBatch, "commit-batch", 1000, "results committed to the database in one transaction, at most")
+	fs.DurationVar(&o.commitEvery, "commit-every", time.Second, "longest time between commits; a crash loses at most this much work")
+	return fs
+}
+
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	var o checkOptions
+	fs := checkFlags(&o)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: linkpatrol check [flags] URL|DIR ...\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK, nil
+		}
+		return exitUsage, usageError{err}
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return exitUsage, usagef("check needs at least one start URL or a directory")
+	}
+	if !slices.Contains(report.Formats(), o.format) {
+		return exitUsage, usagef("unknown format %q (choose from %s)", o.format, strings.Join(report.Formats(), ", "))
+	}
+	starts, root, err := startURLs(fs.Args())
+	if err != nil {
+		return exitUsage, usageError{err}
+	}
+	engine, err := rules.New(rules.Config{Start: starts, Include: o.include, Exclude: o.exclude})
+	if err != nil {
+		return exitUsage, usageError{err}
+	}
+	db, err := store.Open(o.db, store.Options{Timeout: 2 * time.Second})
+	if err != nil {
+		return exitUsage, usageError{err}
+	}
+	defer db.Close()
+
+	pass, queue, done, err := openPass(db, engine, starts, root, o.newPass)
+	if err != nil {
+		return exitUsage, err
+	}
+
+	stop, hard, cleanup := stopContexts(ctx, o.maxTime)
+	defer cleanup()
+
+	ua := o.userAgent
+	if ua == "" {
+		ua = "linkpatrol/" + version + " (+https://github.com/linkpatrol/linkpatrol)"
+	}
+	c := crawler.New(crawler.Config{
+		Concurrency:   o.concurrency,
+		PerHost:       o.perHost,
+		Timeout:       o.timeout,
+		MaxSize:       o.maxSize,
+		UserAgent:     ua,
+		Recheck:       o.recheck,
+		Ghost:         o.ghost,
+		Root:          root,
+		BatchSize:     o.commitBatch,
+		BatchInterval: o.commitEvery,
+	}, engine, db)
+
+	began := time.Now()
+	progressDone := startProgress(stderr, c, o.quiet)
+	outcome, runErr := c.Run(stop, hard, pass, queue, done)
+	progressDone()
+
+	pass.Elapsed += time.Since(began)
+	if outcome.Complete {
+		pass.State = store.PassComplete
+	} else {
+		pass.State = store.PassStopped
+	}
+	pass.Finished = time.Now()
+	if err := db.UpdatePass(pass); err != nil {
+		return exitUsage, fmt.Errorf("save pass %d: %w", pass.ID, err)
+	}
+	if runErr != nil {
+		return exitUsage, fmt.Errorf("pass %d: %w (what was committed is kept; run again to resume)", pass.ID, runErr)
+	}
+
+	rep, err := report.Build(db, pass.ID, report.Options{All: o.all, Now: time.Now()})
+	if err != nil {
+		return exitUsage, err
+	}
+	if err := report.Write(stdout, rep, o.format); err != nil {
+		return exitUsage, fmt.Errorf("write report: %w", err)
+	}
+	switch {
+	case !outcome.Complete:
+		return exitStopped, nil
+	case rep.Summary.Broken > 0:
+		return exitProblems, nil
+	}
+	return exitOK, nil
+}
+
+// startURLs turns the arguments into canonical start URLs. A directory is
+// checked as a built site served under file:///.
+func startURLs(args []string) (starts []string, root string, err error) {
+	for _, a := range args {
+		if st, statErr := os.Stat(a); statErr == nil && st.IsDir() {
+			if root != "" || len(args) > 1 {
+				return nil, "", fmt.Errorf("check takes one directory, or URLs, not both")
+			}
+			abs, err := filepath.Abs(a)
+			if err != nil {
+				return nil, "", fmt.Errorf("directory %s: %w", a, err)
+			}
+			return []string{"file:///"}, abs, nil
+		}
+		u, err := url.Parse(a)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, "", fmt.Errorf("%q is neither a directory nor an http(s) URL", a)
+		}
+		starts = append(starts, rules.Canonicalize(u).String())
+	}
+	return starts, "", nil
+}
+
+// openPass resumes the unfinished pass when it has the same start URLs, or
+// begins a new one.
+func openPass(db *store.DB, engine *rules.Engine, starts []string, root string, fresh bool) (store.Pass, []store.Task, map[string]struct{}, error) {
+	open, ok, err := db.OpenPass()
+	if err != nil {
+		return store.Pass{}, nil, nil, usageError{err}
+	}
+	if ok && !fresh {
+		if !slices.Equal(open.StartURLs, starts) || open.Root != root {
+			return store.Pass{}, nil, nil, usagef("%s holds an unfinished pass %d of %s; run that again to resume it, add --new-pass to abandon it, or use another --db",
+				db.Path(), open.ID, strings.Join(open.StartURLs, " "))
+		}
+		queue, err := db.Frontier()
+		if err != nil {
+			return store.Pass{}, nil, nil, usageError{err}
+		}
+		done := make(map[string]struct{})
+		err = db.ResolvedIn(open.ID, func(u string) error {
+			done[u] = struct{}{}
+			return nil
+		})
+		if err != nil {
+			return store.Pass{}, nil, nil, usageError{err}
+		}
+		open.State = store.PassRunning
+		if err := db.UpdatePass(open); err != nil {
+			return store.Pass{}, nil, nil, usageError{err}
+		}
+		return open, queue, done, nil
+	}
+	if ok {
+		open.State = store.PassAbandoned
+		open.Finished = time.Now()
+		if err := db.UpdatePass(open); err != nil {
+			return store.Pass{}, nil, nil, usageError{err}
+		}
+	}
+	seeds := make([]store.Task, 0, len(starts))
+	for _, s := range starts {
+		u, _ := url.Parse(s)
+		d := engine.Decide(u)
+		action := d.Action
+		if action != rules.Parse && action != rules.Check {
+			return store.Pass{}, nil, nil, usagef("start URL %s is excluded by %s", s, d.Rule)
+		}
+		seeds = append(seeds, store.Task{URL: d.URL, Action: action.String()})
+	}
+	pass, err := db.BeginPass(store.Pass{StartURLs: starts, Root: root, Started: time.Now()}, seeds)
+	if err != nil {
+		return store.Pass{}, nil, nil, usageError{err}
+	}
+	return pass, seeds, nil, nil
+}
+
+// stopContexts returns stop, cancelled by the first SIGINT/SIGTERM or when
+// maxTime runs out, and hard, cancelled by a second signal.
+func stopContexts(ctx context.Context, maxTime time.Duration) (stop, hard context.Context, cleanup func()) {
+	stop, cancelStop := context.WithCancel(ctx)
+	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	var timer *time.Timer
+	if maxTime > 0 {
+		timer = time.AfterFunc(maxTime, cancelStop)
+	}
+	quit := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-sigs:
+				n++
+				cancelStop()
+				if n > 1 {
+					cancelHard()
+				}
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return stop, hard, func() {
+		signal.Stop(sigs)
+		close(quit)
+		if timer != nil {
+			timer.Stop()
+		}
+		cancelStop()
+		cancelHard()
+	}
+}

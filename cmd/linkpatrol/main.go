@@ -1,0 +1,89 @@
+// Command linkpatrol checks every link of a site, remembers everything in one
+// bbolt file so an interrupted pass resumes where it stopped, and prints the
+// problems worst-first.
+//
+// It wires the packages together — flags, config, signals, exit codes,
+// progress — and holds no crawling logic of its own.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// version is stamped by the build (-ldflags "-X main.version=...").
+var version = "0.1.0-dev"
+
+// Exit codes are a contract with cron and CI users (DESIGN.md).
+const (
+	exitOK       = 0
+	exitProblems = 1
+	exitUsage    = 2
+	exitStopped  = 3
+)
+
+// usageError is an error that is the user's to fix: wrong flags, a bad
+// config, a database that cannot be used. It ends in exit code 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+const topUsage = `linkpatrol checks every link of a site and reports the broken ones, worst first.
+
+Usage:
+  linkpatrol check [flags] URL|DIR ...   run or resume a pass, print the problems
+  linkpatrol report [flags]              render the last pass again, in any format
+  linkpatrol explain [flags] URL         which rule decides this URL, and why
+  linkpatrol version
+
+Run 'linkpatrol COMMAND --help' for a command's flags.
+Exit codes: 0 no problems, 1 problems found, 2 usage/config/database error,
+3 stopped before the pass finished (run the same command again to resume).
+`
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, topUsage)
+		return exitUsage
+	}
+	var code int
+	var err error
+	switch args[0] {
+	case "check":
+		code, err = runCheck(ctx, args[1:], stdout, stderr)
+	case "report":
+		code, err = runReport(args[1:], stdout, stderr)
+	case "explain":
+		code, err = runExplain(args[1:], stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintln(stdout, "linkpatrol", version)
+		return exitOK
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, topUsage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "linkpatrol: unknown command %q\n\n%s", args[0], topUsage)
+		return exitUsage
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "linkpatrol: %v\n", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			return exitUsage
+		}
+		if code == exitOK {
+			code = exitUsage
+		}
+	}
+	return code
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/linkpatrol/linkpatrol/report"
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+func runReport(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	db := fs.String("db", defaultDB, "database `file` written by linkpatrol check")
+	format := fs.StringP("format", "f", "text", "report format: "+strings.Join(report.Formats(), ", "))
+	all := fs.Bool("all", false, "list every URL seen, not only problems")
+	passID := fs.Uint64("pass", 0, "render this pass (default: the newest)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: linkpatrol report [flags]\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK, nil
+		}
+		return exitUsage, usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return exitUsage, usagef("report takes no arguments, got %q", fs.Args())
+	}
+	if !slices.Contains(report.Formats(), *format) {
+		return exitUsage, usagef("unknown format %q (choose from %s)", *format, strings.Join(report.Formats(), ", "))
+	}
+	// A check holding the file must not make report hang: fail fast.
+	d, err := store.Open(*db, store.Options{ReadOnly: true, Timeout: 500 * time.Millisecond})
+	if err != nil {
+		return exitUsage, usageError{err}
+	}
+	defer d.Close()
+	id := *passID
+	if id == 0 {
+		last, ok, err := d.LastPass()
+		if err != nil {
+			return exitUsage, usageError{err}
+		}
+		if !ok {
+			return exitUsage, usagef("%s holds no pass yet; run linkpatrol check first", *db)
+		}
+		id = last.ID
+	}
+	rep, err := report.Build(d, id, report.Options{All: *all, Now: time.Now()})
+	if err != nil {
+		return exitUsage, usageError{err}
+	}
+	if err := report.Write(stdout, rep, *format); err != nil {
+		return exitUsage, fmt.Errorf("write report: %w", err)
+	}
+	if rep.Summary.Broken > 0 {
+		return exitProblems, nil
+	}
+	return exitOK, nil
+}

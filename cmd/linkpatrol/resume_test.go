@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
+)
+
+// problems reduces a JSON report to what must not depend on interruptions.
+func problems(t *testing.T, out string) []string {
+	t.Helper()
+	rep := decodeReport(t, out)
+	var got []string
+	for _, u := range rep.URLs {
+		refs := make([]string, 0, len(u.Referrers))
+		for _, r := range u.Referrers {
+			refs = append(refs, r.Page+":"+strconv.Itoa(r.Line))
+		}
+		slices.Sort(refs)
+		got = append(got, u.URL+" "+u.Verdict+" "+strconv.Itoa(u.Status)+" "+u.Error+" <- "+strings.Join(refs, " "))
+	}
+	slices.Sort(got)
+	return got
+}
+
+// TestResumeAfterKills kills a real linkpatrol process at random moments,
+// again and again, until its pass completes, and proves the result equals an
+// uninterrupted pass and that each kill cost at most one batch of repeats.
+func TestResumeAfterKills(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and kills real processes")
+	}
+	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 600, BrokenEvery: 7, Images: 2, Latency: 2 * time.Millisecond, Seed: 5})
+	srv := httptest.NewServer(site)
+	defer srv.Close()
+	const batch, concurrency = 40, 8
+	args := func(db string) []string {
+		return []string{"check", "--db", db, "--format", "json", "-c", strconv.Itoa(concurrency),
+			"--commit-batch", strconv.Itoa(batch), "--commit-every", "100ms", srv.URL + "/"}
+	}
+
+	clean := runBinary(t, args(filepath.Join(t.TempDir(), "clean.db"))...)
+	if clean.code != exitProblems {
+		t.Fatalf("uninterrupted pass: exit %d\n%s", clean.code, clean.stderr)
+	}
+	want := problems(t, clean.stdout)
+	cleanRequests := site.Stats().Requests
+	site.Reset()
+
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			site.Reset()
+			db := filepath.Join(t.TempDir(), "killed.db")
+			rng := rand.New(rand.NewPCG(uint64(sig), 7))
+			kills := 0
+			var final result
+			for attempt := 0; ; attempt++ {
+				if attempt > 60 {
+					t.Fatalf("pass not complete after %d interruptions", kills)
+				}
+				cmd := exec.Command(binary, args(db)...)
+				var out, errb bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &errb
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				exited := make(chan error, 1)
+				go func() { exited <- cmd.Wait() }()
+				var err error
+				select {
+				case err = <-exited:
+				case <-time.After(time.Duration(150+rng.IntN(250)) * time.Millisecond):
+					cmd.Process.Signal(sig)
+					err = <-exited
+					kills++
+				}
+				code := 0
+				if ee, ok := err.(*exec.ExitError); ok {
+					code = ee.ExitCode()
+				}
+				if sig == syscall.SIGINT && code == exitStopped {
+					if rep := decodeReport(t, out.String()); rep.Pass.Complete {
+						t.Fatal("a stopped pass reported itself complete")
+					}
+				}
+				if code == exitOK || code == exitProblems {
+					final = result{code, out.String(), errb.String()}
+					break
+				}
+				if code == exitUsage {
+					t.Fatalf("exit 2 after %d interruptions: %s", kills, errb.String())
+				}
+			}
+			if kills == 0 {
+				t.Fatal("the pass finished before any interruption; the test proves nothing")
+			}
+			if got := problems(t, final.stdout); !slices.Equal(got, want) {
+				t.Errorf("after %d interruptions the report differs from an uninterrupted pass:\n got %d problems\nwant %d", kills, len(got), len(want))
+			}
+			st := site.Stats()
+			// A kill loses at most the uncommitted batch plus the tasks in flight.
+			limit := cleanRequests + int64(kills*(batch+2*concurrency))
+			t.Logf("%d interruptions: %d requests, uninterrupted %d, %d URLs repeated", kills, st.Requests, cleanRequests, st.RepeatedURLs)
+			if st.Requests > limit {
+				t.Errorf("%d requests over %d interruptions; an uninterrupted pass needs %d, the bound is %d", st.Requests, kills, cleanRequests, limit)
+			}
+		})
+	}
+}

@@ -1,0 +1,63 @@
+package crawler_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/crawler"
+	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// BenchmarkPass crawls a generated site on loopback end to end: fetching,
+// extraction, rules, dedupe and batched commits to a real bbolt file. The
+// figure to watch is pages/s; the site's counters prove each URL was
+// requested once.
+//
+//	go test -run '^$' -bench Pass -benchtime 3x ./crawler/
+func BenchmarkPass(b *testing.B) {
+	for _, pages := range []int{1000, 10000} {
+		b.Run(strconv.Itoa(pages), func(b *testing.B) {
+			site := crawltest.NewSite(crawltest.SiteOptions{Pages: pages, Images: 2, BrokenEvery: 400, Seed: 1})
+			srv := httptest.NewServer(site)
+			defer srv.Close()
+			start := srv.URL + "/"
+			engine, err := rules.New(rules.Config{Start: []string{start}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				b.StopTimer()
+				site.Reset()
+				db, err := store.Open(filepath.Join(b.TempDir(), strconv.Itoa(i)+".db"), store.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				seeds := []store.Task{{URL: start, Action: "parse"}}
+				pass, err := db.BeginPass(store.Pass{StartURLs: []string{start}, Started: time.Now()}, seeds)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c := crawler.New(crawler.Config{Concurrency: 16}, engine, db)
+				b.StartTimer()
+				out, err := c.Run(context.Background(), context.Background(), pass, seeds, nil)
+				b.StopTimer()
+				if err != nil || !out.Complete {
+					b.Fatalf("run: %v complete=%v", err, out.Complete)
+				}
+				if st := site.Stats(); st.RepeatedURLs != 0 {
+					b.Fatalf("%d URLs requested more than once", st.RepeatedURLs)
+				}
+				db.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(pages*b.N)/b.Elapsed().Seconds(), "pages/s")
+		})
+	}
+}

@@ -1,0 +1,103 @@
+package crawler
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// classifyStatus turns a final HTTP status into a verdict. A server that
+// would not let a robot look (401, 403, 429, 999, a bot challenge) is
+// "unverifiable", which is not the same as a dead link: other checkers
+// lump these with broken (false alarms) or with ok (missed 404s).
+func classifyStatus(status int, h http.Header, p *rules.Policy) (store.Verdict, string) {
+	if p != nil {
+		if v, ok := p.Accept[status]; ok {
+			return store.Verdict(v), ""
+		}
+	}
+	switch {
+	case botChallenge(status, h):
+		return store.VerdictUnverifiable, "bot challenge"
+	case status >= 200 && status < 300:
+		return store.VerdictOK, ""
+	case status == http.StatusNotModified:
+		return store.VerdictOK, ""
+	case status == http.StatusUnauthorized, status == http.StatusForbidden,
+		status == http.StatusTooManyRequests, status == 999:
+		return store.VerdictUnverifiable, ""
+	case status >= 300 && status < 400:
+		return store.VerdictBroken, "redirect without location"
+	case status >= 400 && status < 500:
+		return store.VerdictBroken, ""
+	case status >= 500:
+		return store.VerdictTransient, ""
+	}
+	return store.VerdictBroken, "bad status " + strconv.Itoa(status)
+}
+
+// botChallenge recognises the interstitial pages of the common bot
+// protections, which answer a robot with 403 or 503 whatever the URL.
+func botChallenge(status int, h http.Header) bool {
+	if h == nil || (status != http.StatusForbidden && status != http.StatusServiceUnavailable && status != http.StatusTooManyRequests) {
+		return false
+	}
+	if h.Get("Cf-Mitigated") != "" || h.Get("X-Amzn-Waf-Action") != "" {
+		return true
+	}
+	server := strings.ToLower(h.Get("Server"))
+	return strings.Contains(server, "cloudflare") || strings.Contains(server, "ddos-guard")
+}
+
+// classifyError names a failed request by what a person can do about it.
+func classifyError(err error) (store.Verdict, string) {
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var invalidCert x509.CertificateInvalidError
+	switch {
+	case errors.As(err, &dnsErr):
+		if dnsErr.IsNotFound {
+			return store.VerdictBroken, "dns"
+		}
+		return store.VerdictTransient, "dns"
+	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
+		return store.VerdictTransient, "timeout"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return store.VerdictBroken, "refused"
+	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &invalidCert):
+		return store.VerdictBroken, "tls"
+	case isReset(err), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return store.VerdictTransient, "connection reset"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return store.VerdictTransient, "unreachable"
+	case strings.Contains(err.Error(), "response headers exceeded"):
+		return store.VerdictBroken, "headers too large"
+	case strings.Contains(err.Error(), "malformed HTTP"):
+		return store.VerdictBroken, "bad response"
+	case strings.Contains(err.Error(), "unsupported protocol scheme"):
+		return store.VerdictSkipped, "unsupported scheme"
+	}
+	return store.VerdictTransient, "error"
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func isReset(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, net.ErrClosed)
+}

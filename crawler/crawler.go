@@ -1,0 +1,259 @@
+package crawler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// Store is what a pass needs from the database.
+type Store interface {
+	Get(url string) (store.URLRecord, bool, error)
+	Links(page string) ([]store.Link, error)
+	Commit(passID uint64, results []store.Result) error
+}
+
+// Decider classifies and canonicalizes URLs; *rules.Engine is one.
+type Decider interface {
+	Decide(u *url.URL) rules.Decision
+}
+
+// Config holds the settings of one pass. The zero value of a field means
+// its default.
+type Config struct {
+	Concurrency   int           // workers in total; default 16
+	PerHost       int           // requests in flight to one host; default Concurrency
+	Timeout       time.Duration // soft timeout of one request; the whole task gets twice this; default 20s
+	Grace         time.Duration // how long in-flight tasks may finish after a stop; default 2s
+	MaxSize       int64         // HTML body cap, after decompression; default 10 MB
+	MaxRedirects  int           // default 10
+	UserAgent     string
+	BatchSize     int           // results per commit; default 1000
+	BatchInterval time.Duration // longest wait before a commit; default 1s
+	Recheck       rules.Recheck // how long a result stays fresh, per verdict; zero = always fetch
+	Ghost         time.Duration // a failing page good within this still has its old links followed
+	Root          string        // directory served under file:/// for a check of a built site
+	Transport     http.RoundTripper
+	Logger        *slog.Logger
+	Now           func() time.Time
+}
+
+func (c *Config) setDefaults() {
+	if c.Concurrency <= 0 {
+		c.Concurrency = 16
+	}
+	if c.PerHost <= 0 || c.PerHost > c.Concurrency {
+		c.PerHost = c.Concurrency
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 20 * time.Second
+	}
+	if c.Grace <= 0 {
+		c.Grace = 2 * time.Second
+	}
+	if c.MaxSize <= 0 {
+		c.MaxSize = 10 << 20
+	}
+	if c.MaxRedirects <= 0 {
+		c.MaxRedirects = 10
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = "linkpatrol"
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = 1000
+	}
+	if c.BatchInterval <= 0 {
+		c.BatchInterval = time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Crawler runs passes. It is safe to read Progress from another goroutine
+// while Run works.
+type Crawler struct {
+	cfg    Config
+	rules  Decider
+	store  Store
+	client *http.Client
+	tr     http.RoundTripper
+	stats  counters
+}
+
+// New builds a crawler. The transport is built once so that connections are
+// reused across the whole pass.
+func New(cfg Config, decider Decider, st Store) *Crawler {
+	cfg.setDefaults()
+	tr := cfg.Transport
+	if tr == nil {
+		tr = newTransport(cfg)
+	}
+	return &Crawler{
+		cfg:   cfg,
+		rules: decider,
+		store: st,
+		tr:    tr,
+		client: &http.Client{
+			Transport: tr,
+			// Redirects are followed by fetch, hop by hop, so each hop is
+			// recorded and a loop can be named as one.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+	}
+}
+
+// Outcome says how a Run ended.
+type Outcome struct {
+	Complete bool // the frontier ran dry; false when stopped
+	Fetched  int64
+}
+
+// Run works on pass until its frontier is empty or ctx is cancelled.
+// queue is the frontier to start from (start URLs, or what a stopped run
+// left); done holds every URL already resolved in this pass, and is owned by
+// Run from here on. When ctx is cancelled no new task starts, tasks in flight
+// get Config.Grace to finish, everything finished is committed, and Run
+// returns with Complete false; cancelling hard stops the grace at once.
+func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass, queue []store.Task, done map[string]struct{}) (Outcome, error) {
+	if done == nil {
+		done = make(map[string]struct{})
+	}
+	// Fetches outlive a stop by the grace period so that work nearly done
+	// is not thrown away; hard (a second signal) ends them at once.
+	fetchCtx, cancelFetch := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelFetch()
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-fetchCtx.Done():
+			return
+		}
+		t := time.NewTimer(c.cfg.Grace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-hard.Done():
+		case <-fetchCtx.Done():
+		}
+		cancelFetch()
+	}()
+
+	g, gctx := errgroup.WithContext(context.WithoutCancel(ctx))
+	tasks := make(chan task)
+	outcomes := make(chan outcome, c.cfg.Concurrency)
+	writes := make(chan store.Result, c.cfg.BatchSize)
+
+	for range c.cfg.Concurrency {
+		g.Go(func() error {
+			for t := range tasks {
+				o := c.process(fetchCtx, pass, t)
+				select {
+				case outcomes <- o:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+			}
+			return nil
+		})
+	}
+	g.Go(func() error { return c.writeLoop(gctx, pass.ID, writes) })
+
+	d := newDispatcher(c, pass, done)
+	for _, t := range queue {
+		d.push(t)
+	}
+	var outc Outcome
+	err := d.loop(ctx, gctx, tasks, outcomes, writes)
+	close(tasks)
+	close(writes)
+	if werr := g.Wait(); werr != nil && err == nil {
+		err = werr
+	}
+	if tr, ok := c.tr.(interface{ CloseIdleConnections() }); ok {
+		tr.CloseIdleConnections()
+	}
+	outc.Fetched = c.stats.requests.Load()
+	outc.Complete = err == nil && ctx.Err() == nil && d.idle()
+	return outc, err
+}
+
+// Progress is a snapshot of a running pass, for a progress line or a status page.
+type Progress struct {
+	Done     int64 // tasks finished this run
+	Pages    int64 // pages parsed this run
+	Queued   int64
+	InFlight int64
+	Problems int64 // broken, transient or unverifiable so far this run
+	Requests int64 // HTTP requests sent, redirects and fallbacks included
+	Reused   int64 // results taken from an earlier pass without a request
+}
+
+type counters struct {
+	done, pages, queued, inflight, problems, requests, reused atomic.Int64
+}
+
+// Progress returns the current counters.
+func (c *Crawler) Progress() Progress {
+	s := &c.stats
+	return Progress{
+		Done: s.done.Load(), Pages: s.pages.Load(), Queued: s.queued.Load(),
+		InFlight: s.inflight.Load(), Problems: s.problems.Load(),
+		Requests: s.requests.Load(), Reused: s.reused.Load(),
+	}
+}
+
+func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.Result) error {
+	batch := make([]store.Result, 0, c.cfg.BatchSize)
+	tick := time.NewTicker(c.cfg.BatchInterval)
+	defer tick.Stop()
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := c.store.Commit(passID, batch); err != nil {
+			return fmt.Errorf("commit %d results: %w", len(batch), err)
+		}
+		clear(batch)
+		batch = batch[:0]
+		return nil
+	}
+	for {
+		select {
+		case r, ok := <-in:
+			if !ok {
+				return flush()
+			}
+			batch = append(batch, r)
+			if len(batch) >= c.cfg.BatchSize {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		case <-tick.C:
+			if err := flush(); err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// errStopped marks results of tasks cut short by a stop; they stay in the
+// frontier and are done again on resume.
+var errStopped = errors.New("stopped")

@@ -1,0 +1,431 @@
+package crawler_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/linkpatrol/linkpatrol/crawler"
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// counter records every request a test server receives.
+type counter struct {
+	mu   sync.Mutex
+	hits map[string]int // "METHOD /path"
+}
+
+func (c *counter) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		if c.hits == nil {
+			c.hits = make(map[string]int)
+		}
+		c.hits[r.Method+" "+r.URL.Path]++
+		c.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (c *counter) get(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hits[key]
+}
+
+type passResult struct {
+	db      *store.DB
+	pass    store.Pass
+	outcome crawler.Outcome
+	records map[string]store.URLRecord
+}
+
+func runPass(t *testing.T, cfg crawler.Config, starts ...string) passResult {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return runPassOn(t, db, cfg, starts...)
+}
+
+func runPassOn(t *testing.T, db *store.DB, cfg crawler.Config, starts ...string) passResult {
+	t.Helper()
+	engine, err := rules.New(rules.Config{Start: starts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seeds []store.Task
+	for _, s := range starts {
+		seeds = append(seeds, store.Task{URL: s, Action: "parse"})
+	}
+	pass, err := db.BeginPass(store.Pass{StartURLs: starts, Started: time.Now()}, seeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := crawler.New(cfg, engine, db)
+	out, err := c.Run(context.Background(), context.Background(), pass, seeds, nil)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	recs := make(map[string]store.URLRecord)
+	err = db.Records(pass.ID, func(r *store.URLRecord) error {
+		recs[r.URL] = *r
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return passResult{db: db, pass: pass, outcome: out, records: recs}
+}
+
+func page(body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, body)
+	}
+}
+
+// hostileSite is one server with every kind of bad behaviour the issue
+// lists, each behind its own path and linked from the start page.
+func hostileSite(t *testing.T, c *counter) *httptest.Server {
+	t.Helper()
+	var gzBomb bytes.Buffer
+	zw := gzip.NewWriter(&gzBomb)
+	zw.Write([]byte("<html><body>"))
+	zw.Write(bytes.Repeat([]byte("A"), 50<<20))
+	zw.Close()
+
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", page(`<!doctype html><title>home</title>
+<a href="/ok">ok</a>
+<a href="/missing">missing</a>
+<a
+   class="x"
+   href="/multi">multi-line tag</a>
+<img src="/img.png" srcset="/small.png 1x,
+     /gone.png 2x">
+<a href="/redirect">redirect</a>
+<a href="/loop1">loop</a>
+<a href="/hang">hang</a>
+<a href="/trickle">trickle</a>
+<a href="/big-headers">big headers</a>
+<a href="/gzip-bomb">bomb</a>
+<a href="/liar">lies about content type</a>
+<a href="/empty">sends nothing</a>
+<a href="/server-error">500</a>
+<a href="/forbidden">403</a>
+<a href="http://[::1">invalid</a>
+<a href="mailto:a@example.com">mail</a>
+<a href="javascript:void(0)">js</a>
+<!-- <a href="/in-comment">commented out</a> -->
+<a href="/malformed">malformed html</a>
+<a href="/ok#section">same page with fragment</a>`))
+	mux.Handle("/ok", page(`<a href="/">home</a>`))
+	mux.Handle("/multi", page(`fine`))
+	mux.HandleFunc("/img.png", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		w.Write(bytes.Repeat([]byte{0x89}, 100))
+	})
+	mux.HandleFunc("/small.png", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			w.WriteHeader(http.StatusMethodNotAllowed) // a server that mishandles HEAD
+			return
+		}
+		w.Header().Set("Content-Type", "image/png")
+		w.Write([]byte{0x89, 'P', 'N', 'G'})
+	})
+	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/redirect2", http.StatusMovedPermanently)
+	})
+	mux.HandleFunc("/redirect2", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/landed", http.StatusFound)
+	})
+	mux.Handle("/landed", page(`<a href="/ok">ok</a>`))
+	mux.HandleFunc("/loop1", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/loop2", http.StatusFound)
+	})
+	mux.HandleFunc("/loop2", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/loop1", http.StatusFound)
+	})
+	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	})
+	mux.HandleFunc("/trickle", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusOK)
+		for {
+			if _, err := w.Write([]byte("<")); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	})
+	mux.HandleFunc("/big-headers", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Huge", strings.Repeat("h", 1<<20))
+		w.WriteHeader(http.StatusOK)
+	})
+	mux.HandleFunc("/gzip-bomb", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(gzBomb.Bytes())
+	})
+	mux.HandleFunc("/liar", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write(bytes.Repeat([]byte{0, 1, 2, 0xff, '<', 'a'}, 10000))
+	})
+	mux.HandleFunc("/empty", func(w http.ResponseWriter, r *http.Request) {
+		hj, _ := w.(http.Hijacker)
+		conn, _, err := hj.Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	})
+	mux.HandleFunc("/server-error", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "oops", http.StatusInternalServerError)
+	})
+	mux.HandleFunc("/forbidden", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no robots", http.StatusForbidden)
+	})
+	mux.Handle("/malformed", page("<a href=/ok\x00 <a href='/ok'<<<>>><p <a href=\"/multi\"> <a href=\"/multi\" href=\"/dup\">\x00</div></div></td>"))
+	srv := httptest.NewServer(c.wrap(mux))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// verifyNoLeaks checks, after every other cleanup (servers closed), that the
+// test left no goroutine behind.
+func verifyNoLeaks(t *testing.T) {
+	opt := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, opt) })
+}
+
+func TestPassSurvivesHostileServers(t *testing.T) {
+	verifyNoLeaks(t)
+	var c counter
+	srv := hostileSite(t, &c)
+	r := runPass(t, crawler.Config{Concurrency: 8, Timeout: 500 * time.Millisecond, MaxSize: 1 << 20}, srv.URL+"/")
+	if !r.outcome.Complete {
+		t.Fatal("pass did not complete")
+	}
+	want := []struct {
+		path    string
+		verdict store.Verdict
+		status  int
+		err     string
+	}{
+		{"/", store.VerdictOK, 200, ""},
+		{"/ok", store.VerdictOK, 200, ""},
+		{"/missing", store.VerdictBroken, 404, ""},
+		{"/multi", store.VerdictOK, 200, ""},
+		{"/img.png", store.VerdictOK, 200, ""},
+		{"/small.png", store.VerdictOK, 200, ""},
+		{"/gone.png", store.VerdictBroken, 404, ""},
+		{"/redirect", store.VerdictOK, 200, ""},
+		{"/loop1", store.VerdictBroken, 302, "redirect loop"},
+		{"/hang", store.VerdictTransient, 0, "timeout"},
+		{"/trickle", store.VerdictTransient, 200, "timeout"},
+		{"/big-headers", store.VerdictBroken, 0, "headers too large"},
+		{"/gzip-bomb", store.VerdictOK, 200, ""},
+		{"/liar", store.VerdictOK, 200, ""},
+		{"/empty", store.VerdictTransient, 0, "connection reset"},
+		{"/server-error", store.VerdictTransient, 500, ""},
+		{"/forbidden", store.VerdictUnverifiable, 403, ""},
+		{"/malformed", store.VerdictOK, 200, ""},
+	}
+	for _, w := range want {
+		rec, ok := r.records[srv.URL+w.path]
+		if !ok {
+			t.Errorf("%s: no record", w.path)
+			continue
+		}
+		if rec.Verdict != w.verdict || rec.Status != w.status || rec.Error != w.err {
+			t.Errorf("%s: got %s/%d/%q, want %s/%d/%q", w.path, rec.Verdict, rec.Status, rec.Error, w.verdict, w.status, w.err)
+		}
+	}
+	if rec := r.records["http://[::1"]; rec.Verdict != store.VerdictBroken || rec.Error != "invalid URL" {
+		t.Errorf("invalid URL: got %+v", rec)
+	}
+	if _, ok := r.records[srv.URL+"/dup"]; ok {
+		t.Error("a duplicate attribute is ignored by browsers and must be by us")
+	}
+	for u := range r.records {
+		if strings.HasPrefix(u, "mailto:") || strings.HasPrefix(u, "javascript:") || strings.HasSuffix(u, "/in-comment") {
+			t.Errorf("%s must not be recorded", u)
+		}
+	}
+	if got := r.records[srv.URL+"/redirect"]; got.FinalURL != srv.URL+"/landed" || len(got.Redirects) != 2 {
+		t.Errorf("redirect chain: final %q, hops %+v", got.FinalURL, got.Redirects)
+	}
+	if got := r.records[srv.URL+"/gzip-bomb"]; got.Size != 1<<20 || got.Note == "" {
+		t.Errorf("gzip bomb: read %d bytes (note %q), want the 1 MiB cap", got.Size, got.Note)
+	}
+	// Each URL is fetched once however many pages link to it.
+	if n := c.get("GET /ok"); n != 1 {
+		t.Errorf("GET /ok requested %d times, want 1", n)
+	}
+	if n := c.get("GET /img.png") + c.get("HEAD /img.png"); n != 1 {
+		t.Errorf("/img.png requested %d times, want 1 (HEAD)", n)
+	}
+	if c.get("HEAD /small.png") != 1 || c.get("GET /small.png") != 1 {
+		t.Errorf("HEAD refused must fall back to GET once: %v", c.hits)
+	}
+}
+
+func TestLinksKeepTheirLines(t *testing.T) {
+	var c counter
+	srv := hostileSite(t, &c)
+	r := runPass(t, crawler.Config{Concurrency: 4, Timeout: 500 * time.Millisecond}, srv.URL+"/")
+	links, err := r.db.Links(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]int{}
+	for _, l := range links {
+		path := strings.TrimPrefix(l.URL, srv.URL)
+		if _, ok := lines[path]; !ok {
+			lines[path] = l.Line
+		}
+	}
+	for path, line := range map[string]int{"/ok": 2, "/missing": 3, "/multi": 6, "/img.png": 7, "/small.png": 7, "/gone.png": 8} {
+		if lines[path] != line {
+			t.Errorf("%s: line %d, want %d", path, lines[path], line)
+		}
+	}
+	var frag bool
+	for _, l := range links {
+		if l.URL == srv.URL+"/ok" && l.Fragment == "section" {
+			frag = true
+		}
+	}
+	if !frag {
+		t.Error("the link to /ok#section lost its fragment")
+	}
+}
+
+// A server that never answers cannot hold a worker past the hard timeout,
+// and a stopped run leaves the unfinished work in the frontier.
+func TestStopLeavesUnfinishedWorkQueued(t *testing.T) {
+	verifyNoLeaks(t)
+	started := make(chan struct{}, 10)
+	mux := http.NewServeMux()
+	mux.Handle("/", page(`<a href="/hang1">1</a><a href="/hang2">2</a>`))
+	mux.HandleFunc("/hang1", func(w http.ResponseWriter, r *http.Request) {
+		started <- struct{}{}
+		<-r.Context().Done()
+	})
+	mux.HandleFunc("/hang2", func(w http.ResponseWriter, r *http.Request) {
+		started <- struct{}{}
+		<-r.Context().Done()
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	start := srv.URL + "/"
+	engine, _ := rules.New(rules.Config{Start: []string{start}})
+	seeds := []store.Task{{URL: start, Action: "parse"}}
+	pass, err := db.BeginPass(store.Pass{StartURLs: []string{start}}, seeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := crawler.New(crawler.Config{Concurrency: 4, Timeout: time.Minute, Grace: 50 * time.Millisecond}, engine, db)
+	stop, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-started
+		<-started
+		cancel()
+	}()
+	out, err := c.Run(stop, context.Background(), pass, seeds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Complete {
+		t.Fatal("a stopped pass must not be complete")
+	}
+	q, err := db.Frontier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, task := range q {
+		got = append(got, strings.TrimPrefix(task.URL, srv.URL))
+	}
+	if len(got) != 2 {
+		t.Errorf("frontier after stop: %v, want /hang1 and /hang2", got)
+	}
+	if _, ok, _ := db.Get(start); !ok {
+		t.Error("the start page finished before the stop but was not committed")
+	}
+}
+
+func TestRefusedConnection(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + l.Addr().String() + "/"
+	l.Close()
+	srv := httptest.NewServer(page(`<a href="` + dead + `x">dead host</a>`))
+	defer srv.Close()
+	r := runPass(t, crawler.Config{Timeout: time.Second}, srv.URL+"/")
+	rec := r.records[dead+"x"]
+	if rec.Verdict != store.VerdictBroken || rec.Error != "refused" || rec.Action != "check" {
+		t.Errorf("refused host: %+v", rec)
+	}
+}
+
+func TestDirectoryServedAsStaticHost(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) {
+		t.Helper()
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := mkdirWrite(p, body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("index.html", "<a href=\"about/\">about</a>\n<a href=\"/nowhere.html\">x</a>\n<a href=\"/empty/\">dir without index</a>")
+	write("about/index.html", "<a href=\"../index.html\">home</a>")
+	write("empty/readme.txt", "no index here")
+	r := runPass(t, crawler.Config{Root: dir}, "file:///")
+	for u, v := range map[string]store.Verdict{
+		"file:///":             store.VerdictOK,
+		"file:///about/":       store.VerdictOK,
+		"file:///nowhere.html": store.VerdictBroken,
+		"file:///empty/":       store.VerdictBroken,
+	} {
+		if got := r.records[u].Verdict; got != v {
+			t.Errorf("%s: %s, want %s (%+v)", u, got, v, r.records[u])
+		}
+	}
+}
+
+func mkdirWrite(path, body string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(body), 0o644)
+}

@@ -1,0 +1,248 @@
+package crawltest
+
+import (
+	"bytes"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// SiteOptions shapes a generated site. The zero value of a field means its
+// default.
+type SiteOptions struct {
+	// Pages is the number of HTML pages: "/" and /p/1.html ... /p/{Pages-1}.html.
+	// Default 1.
+	Pages int
+	// LinksPerPage is the number of links from each page to other pages of the
+	// site (navigation included), chosen pseudo-randomly from Seed on top of a
+	// tree that makes every page reachable from "/". Default 20.
+	LinksPerPage int
+	// Images is the number of images per page, each an <img src> (every second
+	// one with a two-candidate srcset), drawn from a pool shared by all pages.
+	Images int
+	// BrokenEvery gives every k-th page (pages k-1, 2k-1, ...) one link to a
+	// missing page that answers 404; a few pages share each missing target.
+	// 0 means no broken links.
+	BrokenEvery int
+	// External, when set, is the base URL (for example "http://127.0.0.2:8081")
+	// of a second server every page links to once: such a target is checked,
+	// not parsed. The targets are External+"/" and External+"/p/{k}.html" for
+	// k < min(Pages, 100), so another Site with the same Pages answers them all.
+	External string
+	// Latency is added to every response, waited on a timer.
+	Latency time.Duration
+	// Seed chooses the links and the text; the same options give the same site.
+	Seed int64
+	// PageBytes pads each page with text to roughly this size. Default 6000.
+	PageBytes int
+}
+
+const (
+	defaultLinksPerPage = 20
+	defaultPageBytes    = 6000
+	// maxExternalTargets bounds the distinct external URLs, as on a real site
+	// where a few partner pages are linked from everywhere.
+	maxExternalTargets = 100
+)
+
+// Site is a generated website; it is an http.Handler. Pages are rendered on
+// request from their index, so a Site holds only its counters.
+type Site struct {
+	opt       SiteOptions
+	imagePool int // images are /img/0.png ... /img/{imagePool-1}.png
+	missing   int // broken links point at /missing/0.html ... /missing/{missing-1}.html
+	buffers   sync.Pool
+	counts    counters
+}
+
+// NewSite returns a site shaped by opt.
+func NewSite(opt SiteOptions) *Site {
+	if opt.Pages < 1 {
+		opt.Pages = 1
+	}
+	if opt.LinksPerPage <= 0 {
+		opt.LinksPerPage = defaultLinksPerPage
+	}
+	if opt.Images < 0 {
+		opt.Images = 0
+	}
+	if opt.BrokenEvery < 0 {
+		opt.BrokenEvery = 0
+	}
+	if opt.PageBytes <= 0 {
+		opt.PageBytes = defaultPageBytes
+	}
+	opt.External = strings.TrimRight(opt.External, "/")
+	s := &Site{
+		opt: opt,
+		// One image for every ten pages: real sites reuse icons and photos.
+		imagePool: max(opt.Images, opt.Pages/10),
+	}
+	if opt.BrokenEvery > 0 {
+		// About four referring pages per missing target, so a report's
+		// "most referrers" ordering has something to order.
+		s.missing = max(1, opt.Pages/opt.BrokenEvery/4)
+	}
+	s.buffers.New = func() any { return new(bytes.Buffer) }
+	return s
+}
+
+// ServeHTTP answers GET and HEAD for the site's pages, images, stylesheet,
+// script and robots.txt, 404 for anything else, and 405 for other methods.
+func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.counts.begin(r)
+	defer s.counts.end()
+
+	if s.opt.Latency > 0 {
+		t := time.NewTimer(s.opt.Latency)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+
+	path := r.URL.Path
+	if page, ok := s.pageIndex(path); ok {
+		buf := s.buffers.Get().(*bytes.Buffer)
+		defer s.buffers.Put(buf)
+		buf.Reset()
+		rd := renderer{buf: buf, line: 1}
+		s.render(&rd, page)
+		s.write(w, r, http.StatusOK, "text/html; charset=utf-8", buf.Bytes())
+		return
+	}
+	switch {
+	case s.imageIndex(path) >= 0:
+		s.write(w, r, http.StatusOK, "image/png", []byte(tilePNG))
+	case path == cssPath:
+		s.write(w, r, http.StatusOK, "text/css; charset=utf-8", []byte(siteCSS))
+	case path == jsPath:
+		s.write(w, r, http.StatusOK, "text/javascript; charset=utf-8", []byte(siteJS))
+	case path == "/robots.txt":
+		s.write(w, r, http.StatusOK, "text/plain; charset=utf-8", []byte("User-agent: *\nAllow: /\n"))
+	default:
+		s.write(w, r, http.StatusNotFound, "text/html; charset=utf-8", []byte(notFoundHTML))
+	}
+}
+
+func (s *Site) write(w http.ResponseWriter, r *http.Request, status int, contentType string, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	if r.Method == http.MethodHead {
+		return
+	}
+	n, _ := w.Write(body) // a client that went away is not the site's problem
+	s.counts.bytes.Add(int64(n))
+}
+
+// pagePath is the URL path of page i.
+func pagePath(i int) string {
+	if i == 0 {
+		return "/"
+	}
+	return "/p/" + strconv.Itoa(i) + ".html"
+}
+
+// pageIndex inverts pagePath, accepting only the canonical spelling so that
+// every page has exactly one URL.
+func (s *Site) pageIndex(path string) (int, bool) {
+	if path == "/" {
+		return 0, true
+	}
+	num, ok := strings.CutPrefix(path, "/p/")
+	if !ok {
+		return 0, false
+	}
+	if num, ok = strings.CutSuffix(num, ".html"); !ok {
+		return 0, false
+	}
+	i, ok := canonicalIndex(num)
+	if !ok || i < 1 || i >= s.opt.Pages {
+		return 0, false
+	}
+	return i, true
+}
+
+func imagePath(k int) string { return "/img/" + strconv.Itoa(k) + ".png" }
+
+// imageIndex is k for /img/{k}.png inside the pool, -1 otherwise.
+func (s *Site) imageIndex(path string) int {
+	num, ok := strings.CutPrefix(path, "/img/")
+	if !ok {
+		return -1
+	}
+	if num, ok = strings.CutSuffix(num, ".png"); !ok {
+		return -1
+	}
+	k, ok := canonicalIndex(num)
+	if !ok || k >= s.imagePool {
+		return -1
+	}
+	return k
+}
+
+func missingPath(k int) string { return "/missing/" + strconv.Itoa(k) + ".html" }
+
+// canonicalIndex parses a decimal number written without sign or leading
+// zeros.
+func canonicalIndex(s string) (int, bool) {
+	if s == "" || len(s) > 9 || (len(s) > 1 && s[0] == '0') {
+		return 0, false
+	}
+	n := 0
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// tilePNG is a 16×16 two-colour checkerboard, encoded by image/png: a real
+// image, small enough that serving it costs nothing.
+const tilePNG = "\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52" +
+	"\x00\x00\x00\x10\x00\x00\x00\x10\x01\x03\x00\x00\x00\x25\x3d\x6d" +
+	"\x22\x00\x00\x00\x06\x50\x4c\x54\x45\x2b\x6c\xb0\xf4\xf1\xea\x76" +
+	"\x09\x98\x7a\x00\x00\x00\x16\x49\x44\x41\x54\x78\x9c\x62\xf8\xf0" +
+	"\x01\x81\xf8\xf9\x11\x08\x87\x38\x20\x00\x00\xff\xff\xd3\x1f\x0f" +
+	"\xf1\xf2\xa1\x36\x85\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60" +
+	"\x82"
+
+const (
+	cssPath = "/static/site.css"
+	jsPath  = "/static/site.js"
+	// commentedPath is linked only from inside an HTML comment: a crawler
+	// that requests it is reading comments.
+	commentedPath = "/old/retired.html"
+	mailto        = "mailto:webmaster@example.invalid"
+)
+
+const siteCSS = `body { font: 16px/1.5 Georgia, serif; margin: 0 auto; max-width: 46rem; color: #222; }
+.site-header nav ul { list-style: none; display: flex; gap: 1rem; padding: 0; }
+article h1 { font-size: 2rem; margin-top: 2rem; }
+figure { margin: 1.5rem 0; }
+figure img { max-width: 100%; height: auto; }
+.site-footer { border-top: 1px solid #ccc; margin-top: 3rem; font-size: .9rem; }
+`
+
+const siteJS = `document.addEventListener("DOMContentLoaded", function () {
+  document.documentElement.classList.add("js");
+});
+`
+
+const notFoundHTML = `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Not found</title></head>
+<body><h1>Not found</h1><p>There is no page at this address.</p></body></html>
+`

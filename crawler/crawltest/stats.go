@@ -1,0 +1,120 @@
+package crawltest
+
+import (
+	"net/http"
+	"sync"
+	"sync/atomic"
+)
+
+// Stats is what a Site has been asked for since it was created or last reset.
+type Stats struct {
+	Requests int64            `json:"requests"`
+	ByMethod map[string]int64 `json:"by_method"`
+	Bytes    int64            `json:"bytes"` // response body bytes written
+	// MaxInFlight is the peak number of requests being served at once.
+	MaxInFlight int64 `json:"max_in_flight"`
+	// DistinctURLs counts the distinct request URIs, whatever the method.
+	DistinctURLs int `json:"distinct_urls"`
+	// RepeatedURLs counts the URIs requested more than once with the same
+	// method.
+	RepeatedURLs int `json:"repeated_urls"`
+	// MaxPerURL is the most requests any one URI received, all methods
+	// together.
+	MaxPerURL int64 `json:"max_per_url"`
+}
+
+// Stats returns a snapshot of the counters. Taken while requests are being
+// served it is consistent per counter, not across counters.
+func (s *Site) Stats() Stats { return s.counts.snapshot() }
+
+// Reset zeroes the counters, so one Site can measure several crawls in a
+// row. Requests in flight during a Reset may be counted on either side of it;
+// MaxInFlight restarts from the number still in flight.
+func (s *Site) Reset() { s.counts.reset() }
+
+// counters are updated on every request, by many goroutines at once, so they
+// are atomics; the maps only take a lock the first time they see a key.
+type counters struct {
+	requests    atomic.Int64
+	bytes       atomic.Int64
+	inFlight    atomic.Int64
+	maxInFlight atomic.Int64
+	methods     sync.Map // method → *atomic.Int64
+	uris        sync.Map // request URI → *uriHits
+}
+
+// uriHits counts the requests for one URI. GET and HEAD are what crawlers
+// send; every other method shares one counter.
+type uriHits struct {
+	get, head, other atomic.Int64
+}
+
+func (c *counters) begin(r *http.Request) {
+	c.requests.Add(1)
+	n := c.inFlight.Add(1)
+	for {
+		peak := c.maxInFlight.Load()
+		if n <= peak || c.maxInFlight.CompareAndSwap(peak, n) {
+			break
+		}
+	}
+	counter(&c.methods, r.Method, func() *atomic.Int64 { return new(atomic.Int64) }).Add(1)
+
+	uri := r.RequestURI
+	if uri == "" { // a request built by hand rather than read from the wire
+		uri = r.URL.RequestURI()
+	}
+	h := counter(&c.uris, uri, func() *uriHits { return new(uriHits) })
+	switch r.Method {
+	case http.MethodGet:
+		h.get.Add(1)
+	case http.MethodHead:
+		h.head.Add(1)
+	default:
+		h.other.Add(1)
+	}
+}
+
+func (c *counters) end() { c.inFlight.Add(-1) }
+
+// counter returns m[key], storing a fresh one first if there is none. The
+// Load comes first so the common case allocates nothing.
+func counter[T any](m *sync.Map, key string, fresh func() *T) *T {
+	if v, ok := m.Load(key); ok {
+		return v.(*T)
+	}
+	v, _ := m.LoadOrStore(key, fresh())
+	return v.(*T)
+}
+
+func (c *counters) snapshot() Stats {
+	st := Stats{
+		Requests:    c.requests.Load(),
+		Bytes:       c.bytes.Load(),
+		MaxInFlight: c.maxInFlight.Load(),
+		ByMethod:    map[string]int64{},
+	}
+	c.methods.Range(func(k, v any) bool {
+		st.ByMethod[k.(string)] = v.(*atomic.Int64).Load()
+		return true
+	})
+	c.uris.Range(func(_, v any) bool {
+		h := v.(*uriHits)
+		get, head, other := h.get.Load(), h.head.Load(), h.other.Load()
+		st.DistinctURLs++
+		if get > 1 || head > 1 || other > 1 {
+			st.RepeatedURLs++
+		}
+		st.MaxPerURL = max(st.MaxPerURL, get+head+other)
+		return true
+	})
+	return st
+}
+
+func (c *counters) reset() {
+	c.requests.Store(0)
+	c.bytes.Store(0)
+	c.maxInFlight.Store(c.inFlight.Load())
+	c.methods.Clear()
+	c.uris.Clear()
+}

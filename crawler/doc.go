@@ -1,0 +1,13 @@
+// Package crawler owns the pass: the frontier, the worker pool, fetching,
+// turning pages into links and responses into results. It is the only
+// package that makes HTTP requests.
+//
+// One dispatcher goroutine owns the frontier and the per-pass dedupe set, so
+// neither needs a lock; workers do everything that costs CPU or waits on the
+// network (fetching, decoding, extracting, resolving, rule decisions) in
+// parallel and hand finished results back to the dispatcher, which forwards
+// them, together with the URLs they newly discovered, to a writer that
+// commits them to the store in batches. A result and the frontier entries it
+// adds are always committed in the same transaction, so a crash between
+// batches loses nothing but work that is simply done again on resume.
+package crawler

@@ -1,0 +1,41 @@
+package extract
+
+import (
+	"bytes"
+	"testing"
+
+	"golang.org/x/net/html"
+)
+
+func BenchmarkExtract(b *testing.B) {
+	doc := realisticPage()
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	var links int
+	for b.Loop() {
+		links = len(Extract(doc, Options{}).Links)
+	}
+	b.ReportMetric(float64(links), "links/op")
+}
+
+func BenchmarkExtractIDs(b *testing.B) {
+	doc := realisticPage()
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Extract(doc, Options{IDs: true})
+	}
+}
+
+// BenchmarkTokenizeOnly is the floor Extract stands on: the tokenizer
+// walking the same page with nothing read from its tokens.
+func BenchmarkTokenizeOnly(b *testing.B) {
+	doc := realisticPage()
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		z := html.NewTokenizer(bytes.NewReader(doc))
+		for z.Next() != html.ErrorToken {
+		}
+	}
+}

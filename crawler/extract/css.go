@@ -1,0 +1,139 @@
+package extract
+
+// cssRef is one URL in CSS: tok is where the reference starts (the "u" of
+// "url(", or the opening quote of an @import string), url the URL itself.
+type cssRef struct {
+	tok int
+	url span
+}
+
+// cssURLs appends every url(...) and @import "..." in s, a <style> body or a
+// style attribute. It steps over comments and strings, so a url( inside
+// either is not a reference. Escapes are left as written: they are rare in
+// URLs and a checker reporting "a\2e png" is still useful.
+func cssURLs[T ~string | ~[]byte](s T, dst []cssRef) []cssRef {
+	for i := 0; i < len(s); {
+		switch c := s[i]; {
+		case c == '/' && i+1 < len(s) && s[i+1] == '*':
+			i = skipComment(s, i)
+		case c == '"' || c == '\'':
+			i = skipString(s, i)
+		case c == '\\':
+			i += 2
+		case (c == 'u' || c == 'U') && hasPrefixFold(s, i, "url(") && !identByteBefore(s, i):
+			var ref cssRef
+			ref, i = cssURLToken(s, i)
+			if ref.url.start < ref.url.end {
+				dst = append(dst, ref)
+			}
+		case c == '@' && hasPrefixFold(s, i+1, "import") && !identByteAt(s, i+7):
+			i = skipSpaceAndComments(s, i+7)
+			if i < len(s) && (s[i] == '"' || s[i] == '\'') {
+				end := skipString(s, i)
+				if a, b := trimSpan(s, i+1, stringContentEnd(s, i, end)); a < b {
+					dst = append(dst, cssRef{tok: i, url: span{a, b}})
+				}
+				i = end
+			}
+		default:
+			i++
+		}
+	}
+	return dst
+}
+
+// cssURLToken reads the url( at i and returns the reference and the
+// position after it. A quoted URL is the string's content; an unquoted one
+// runs to ")" or white space.
+func cssURLToken[T ~string | ~[]byte](s T, i int) (cssRef, int) {
+	ref := cssRef{tok: i}
+	j := skipSpace(s, i+len("url("), len(s))
+	if j < len(s) && (s[j] == '"' || s[j] == '\'') {
+		end := skipString(s, j)
+		a, b := trimSpan(s, j+1, stringContentEnd(s, j, end))
+		ref.url = span{a, b}
+		return ref, end
+	}
+	k := j
+	for k < len(s) && s[k] != ')' && !isSpace(s[k]) {
+		k++
+	}
+	ref.url = span{j, k}
+	return ref, k
+}
+
+// skipString returns the position after the string that opens at i: after
+// its closing quote, or at the unescaped newline or end of input that cuts
+// it short.
+func skipString[T ~string | ~[]byte](s T, i int) int {
+	q := s[i]
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case q:
+			return j + 1
+		case '\\':
+			j++
+		case '\n', '\r', '\f':
+			return j
+		}
+	}
+	return len(s)
+}
+
+// stringContentEnd is where the content of the string opening at i and
+// ending before end stops: before the closing quote if there is one.
+func stringContentEnd[T ~string | ~[]byte](s T, i, end int) int {
+	if end > i+1 && end <= len(s) && s[end-1] == s[i] {
+		return end - 1
+	}
+	return end
+}
+
+func skipComment[T ~string | ~[]byte](s T, i int) int {
+	for j := i + 2; j+1 < len(s); j++ {
+		if s[j] == '*' && s[j+1] == '/' {
+			return j + 2
+		}
+	}
+	return len(s)
+}
+
+func skipSpaceAndComments[T ~string | ~[]byte](s T, i int) int {
+	for {
+		i = skipSpace(s, i, len(s))
+		if i+1 < len(s) && s[i] == '/' && s[i+1] == '*' {
+			i = skipComment(s, i)
+			continue
+		}
+		return i
+	}
+}
+
+// hasPrefixFold reports whether s[i:] starts with the lower-case ASCII
+// word, ignoring case.
+func hasPrefixFold[T ~string | ~[]byte](s T, i int, word string) bool {
+	if i+len(word) > len(s) {
+		return false
+	}
+	for k := 0; k < len(word); k++ {
+		if lower(s[i+k]) != word[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// identByteBefore reports whether s[i] continues an identifier, so that
+// "myurl(" is not mistaken for "url(".
+func identByteBefore[T ~string | ~[]byte](s T, i int) bool {
+	return i > 0 && isIdentByte(s[i-1])
+}
+
+func identByteAt[T ~string | ~[]byte](s T, i int) bool {
+	return i < len(s) && isIdentByte(s[i])
+}
+
+func isIdentByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '-' || c == '_' || c == '\\' || c >= 0x80
+}

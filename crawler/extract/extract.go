@@ -1,0 +1,563 @@
+package extract
+
+import (
+	"bytes"
+
+	"golang.org/x/net/html"
+)
+
+// Kind says whether a link points at something a browser navigates to (a
+// page that may be parsed) or a resource a page embeds (checked, never
+// parsed).
+type Kind uint8
+
+const (
+	// KindPage: a, area, iframe, frame, meta refresh, and the cite of
+	// blockquote, q, del and ins. Forms are not links.
+	KindPage Kind = iota + 1
+	// KindResource: img, srcset, source, script, link (stylesheet, icon,
+	// preload, canonical...), video, audio, track, object, embed, input
+	// type=image, SVG image and use, and CSS url() / @import.
+	KindResource
+)
+
+// KindOf is the kind of a link found on element tag in attribute attr, as
+// Extract reports them in Link.Tag and Link.Attr. It lets a caller that
+// stored only those two (such as the crawler re-reading a page's links)
+// classify them the same way.
+func KindOf(tag, attr string) Kind {
+	switch tag {
+	case "a", "area":
+		if attr == "href" || attr == "xlink:href" {
+			return KindPage
+		}
+	case "iframe", "frame":
+		if attr == "src" {
+			return KindPage
+		}
+	case "meta":
+		if attr == "content" {
+			return KindPage
+		}
+	case "blockquote", "q", "del", "ins":
+		if attr == "cite" {
+			return KindPage
+		}
+	}
+	return KindResource
+}
+
+// Link is one URL reference in a document.
+type Link struct {
+	URL  string // the URL text as written, entity-decoded, surrounding white space trimmed
+	Line int    // line the attribute, srcset candidate or CSS url( starts on
+	Tag  string // lower-case element name; "style" for CSS inside <style>
+	// Attr is "href", "src", "srcset", "poster", "data", "cite", "content"
+	// (meta refresh), "style" (CSS in a style attribute), "imagesrcset",
+	// "xlink:href", or "" for CSS inside <style>.
+	Attr string
+	Kind Kind
+}
+
+// Page is what Extract finds in one document.
+type Page struct {
+	Links []Link
+	// Base is the href of the first <base href>, "" if none; the crawler
+	// resolves the links against it.
+	Base string
+	// IDs holds every id="" and <a name=""> value, in document order, for
+	// fragment checking; filled only with Options.IDs.
+	IDs []string
+	// Title is the text of the first <title>, with white space runs
+	// collapsed to one space and trimmed.
+	Title string
+}
+
+// Options tunes Extract.
+type Options struct {
+	IDs bool // collect id and <a name> anchors into Page.IDs
+}
+
+// Extract finds every link in an HTML document that is already UTF-8 (see
+// DecodeUTF8). It never fails: malformed markup yields the links a browser's
+// tokenizer would see.
+func Extract(doc []byte, opt Options) Page {
+	e := extractor{doc: doc, opt: opt, lines: newLineCounter(doc)}
+	return e.run(html.NewTokenizer(bytes.NewReader(doc)))
+}
+
+// run walks the tokens of z, which must be tokenizing e.doc.
+func (e *extractor) run(z *html.Tokenizer) Page {
+	off := 0
+	textOf := "" // element whose raw text the next text token is
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			break
+		}
+		start := off
+		off += len(z.Raw())
+		owner := textOf
+		textOf = ""
+		switch tt {
+		case html.StartTagToken, html.SelfClosingTagToken:
+			textOf = e.startTag(z, start, off)
+		case html.TextToken:
+			switch owner {
+			case "style":
+				e.styleBody(start, off)
+			case "title":
+				e.page.Title = collapseSpace(z.Text())
+			}
+		}
+	}
+	return e.page
+}
+
+// extractor is the state of one Extract call. The slices are scratch space
+// reused from tag to tag.
+type extractor struct {
+	doc       []byte
+	opt       Options
+	lines     lineCounter
+	page      Page
+	baseSeen  bool
+	titleSeen bool
+	scanner   tagScanner
+	pending   []pendingAttr
+	spans     []span
+	refs      []cssRef
+	nameBuf   [16]byte
+}
+
+// role is what an attribute means to Extract on a given element.
+type role uint8
+
+const (
+	roleNone     role = iota
+	roleURL           // the value is one URL
+	roleSrcset        // the value is a srcset candidate list
+	roleStyle         // the value is CSS declarations
+	roleRefresh       // meta content, a URL only with http-equiv=refresh
+	roleEquiv         // meta http-equiv
+	roleImageSrc      // input src, a URL only with type=image
+	roleType          // input type
+	roleBase          // base href
+	roleID            // a fragment target
+)
+
+// pendingAttr is an attribute of the current tag that Extract needs, kept
+// until all attributes are read because one may depend on another (meta
+// content on http-equiv, input src on type).
+type pendingAttr struct {
+	role role
+	attr string // interned lower-case name, as reported in Link.Attr
+	val  []byte // the tokenizer's decoded value, valid until the next Next
+	pos  rawAttr
+}
+
+// startTag handles a start tag token doc[start:end] and returns the name of
+// the element when its raw text content is wanted next ("style", or "title"
+// the first time).
+func (e *extractor) startTag(z *html.Tokenizer, start, end int) string {
+	name, attrs, matched := e.scanner.scan(e.doc, start, end)
+	var tokName []byte // the tokenizer's name for the tag, once asked for
+	var tag string
+	if matched {
+		tag = e.knownTag(e.doc[name.start:name.end])
+	} else {
+		tokName, _ = z.TagName()
+		tag = e.knownTag(tokName)
+	}
+	if tag == "noscript" {
+		// See the package doc: its content is markup worth checking.
+		z.NextIsNotRawText()
+	}
+	last := len(attrs) - 1
+	if matched {
+		if last = e.lastWanted(tag, attrs); last < 0 {
+			return e.rawTextOwner(tag)
+		}
+	}
+
+	// Read the tokenizer's attributes up to the last one needed: each
+	// TagAttr call allocates, and nothing after it can change a position.
+	e.pending = e.pending[:0]
+	read := 0
+	for {
+		key, val, more := z.TagAttr()
+		if key == nil {
+			break
+		}
+		i := read
+		read++
+		if matched && (i >= len(attrs) || !sameKey(e.doc[attrs[i].key.start:attrs[i].key.end], key)) {
+			matched = false
+		}
+		if r, attr := roleOf(tag, key, e.opt.IDs); r != roleNone {
+			p := pendingAttr{role: r, attr: attr, val: val}
+			if matched {
+				p.pos = attrs[i]
+			}
+			e.pending = append(e.pending, p)
+		}
+		if !more || matched && i == last {
+			break
+		}
+	}
+	if read <= last {
+		matched = false // the tokenizer has fewer attributes than the scan
+	}
+	if len(e.pending) == 0 {
+		return e.rawTextOwner(tag)
+	}
+	if tag == "" {
+		// An element Extract has no table entry for, carrying a style
+		// attribute or an id: name it as the tokenizer does.
+		if tokName == nil {
+			tokName, _ = z.TagName()
+		}
+		tag = string(tokName)
+	}
+	e.emit(tag, e.lines.at(start), matched)
+	return e.rawTextOwner(tag)
+}
+
+func (e *extractor) rawTextOwner(tag string) string {
+	switch tag {
+	case "style":
+		return tag
+	case "title":
+		if !e.titleSeen {
+			e.titleSeen = true
+			return tag
+		}
+	}
+	return ""
+}
+
+// emit turns the pending attributes of one tag into links, ids and the
+// base. positioned says whether pos of each pending attribute can be
+// trusted; if not, everything goes on tagLine.
+func (e *extractor) emit(tag string, tagLine int, positioned bool) {
+	for i := range e.pending {
+		p := &e.pending[i]
+		if !e.applies(p) {
+			continue
+		}
+		line := tagLine
+		if positioned {
+			line = e.lines.at(p.pos.key.start)
+		}
+		switch p.role {
+		case roleURL, roleImageSrc:
+			if a, b := trimSpan(p.val, 0, len(p.val)); a < b {
+				e.add(string(p.val[a:b]), line, tag, p.attr)
+			}
+		case roleRefresh:
+			if a, b, ok := refreshURL(p.val); ok {
+				e.add(string(p.val[a:b]), line, tag, p.attr)
+			}
+		case roleSrcset:
+			s := string(p.val)
+			vl := e.valueLines(p, line, positioned)
+			e.spans = srcsetURLs(s, e.spans[:0])
+			for _, sp := range e.spans {
+				e.add(s[sp.start:sp.end], vl.at(sp.start), tag, p.attr)
+			}
+		case roleStyle:
+			e.refs = cssURLs(p.val, e.refs[:0])
+			if len(e.refs) == 0 {
+				continue
+			}
+			vl := e.valueLines(p, line, positioned)
+			for _, r := range e.refs {
+				e.add(string(p.val[r.url.start:r.url.end]), vl.at(r.tok), tag, p.attr)
+			}
+		case roleBase:
+			if !e.baseSeen {
+				e.baseSeen = true
+				a, b := trimSpan(p.val, 0, len(p.val))
+				e.page.Base = string(p.val[a:b])
+			}
+		case roleID:
+			if len(p.val) > 0 {
+				e.page.IDs = append(e.page.IDs, string(p.val))
+			}
+		}
+	}
+}
+
+// applies checks the attributes whose meaning depends on another one.
+func (e *extractor) applies(p *pendingAttr) bool {
+	var need role
+	var want string
+	switch p.role {
+	case roleRefresh:
+		need, want = roleEquiv, "refresh"
+	case roleImageSrc:
+		need, want = roleType, "image"
+	case roleURL, roleSrcset, roleStyle, roleBase, roleID:
+		return true
+	default:
+		return false
+	}
+	for _, q := range e.pending {
+		if q.role == need {
+			return is(q.val, want)
+		}
+	}
+	return false
+}
+
+func (e *extractor) add(url string, line int, tag, attr string) {
+	e.page.Links = append(e.page.Links, Link{URL: url, Line: line, Tag: tag, Attr: attr, Kind: KindOf(tag, attr)})
+}
+
+// styleBody extracts the CSS references of a <style> element whose raw
+// text is doc[start:end]. Raw text is not entity-decoded, so offsets into
+// it are offsets into the document.
+func (e *extractor) styleBody(start, end int) {
+	css := e.doc[start:end]
+	e.refs = cssURLs(css, e.refs[:0])
+	for _, r := range e.refs {
+		u := css[r.url.start:r.url.end]
+		if bytes.IndexByte(u, 0) >= 0 {
+			u = bytes.ReplaceAll(u, []byte{0}, []byte("\uFFFD"))
+		}
+		e.add(string(u), e.lines.at(start+r.tok), "style", "")
+	}
+}
+
+// valueLines maps offsets in a decoded attribute value to lines. The value
+// the tokenizer returns has every raw line break turned into "\n", and
+// entities decoded; when its "\n" count equals the raw line breaks (no
+// &#10; or the like made new ones), the k-th "\n" is the k-th break and the
+// mapping is exact. Otherwise every offset is put on attrLine.
+func (e *extractor) valueLines(p *pendingAttr, attrLine int, positioned bool) valueLines {
+	if !positioned {
+		return valueLines{line: attrLine}
+	}
+	v := p.pos.val
+	if countBreaks(e.doc, v.start, v.end) != bytes.Count(p.val, newline) {
+		return valueLines{line: attrLine}
+	}
+	return valueLines{val: p.val, line: e.lines.at(v.start), exact: true}
+}
+
+type valueLines struct {
+	val   []byte
+	exact bool
+	pos   int // offset in val the cursor is at
+	line  int // line of val[pos]
+}
+
+func (v *valueLines) at(off int) int {
+	if !v.exact {
+		return v.line
+	}
+	off = min(max(off, 0), len(v.val))
+	if off < v.pos {
+		v.line -= bytes.Count(v.val[off:v.pos], newline)
+	} else {
+		v.line += bytes.Count(v.val[v.pos:off], newline)
+	}
+	v.pos = off
+	return v.line
+}
+
+// knownTag returns the interned lower-case name of an element Extract has
+// rules for, "" for any other.
+func (e *extractor) knownTag(name []byte) string {
+	if len(name) == 0 || len(name) > len(e.nameBuf) {
+		return ""
+	}
+	b := e.nameBuf[:len(name)]
+	for i, c := range name {
+		b[i] = lower(c)
+	}
+	switch string(b) {
+	case "a":
+		return "a"
+	case "area":
+		return "area"
+	case "audio":
+		return "audio"
+	case "base":
+		return "base"
+	case "blockquote":
+		return "blockquote"
+	case "del":
+		return "del"
+	case "embed":
+		return "embed"
+	case "frame":
+		return "frame"
+	case "iframe":
+		return "iframe"
+	case "image":
+		return "image"
+	case "img":
+		return "img"
+	case "input":
+		return "input"
+	case "ins":
+		return "ins"
+	case "link":
+		return "link"
+	case "meta":
+		return "meta"
+	case "noscript":
+		return "noscript"
+	case "object":
+		return "object"
+	case "q":
+		return "q"
+	case "script":
+		return "script"
+	case "source":
+		return "source"
+	case "style":
+		return "style"
+	case "title":
+		return "title"
+	case "track":
+		return "track"
+	case "use":
+		return "use"
+	case "video":
+		return "video"
+	}
+	return ""
+}
+
+// lastWanted returns the index of the last attribute in the scan that
+// matters on tag, or -1 if none does, so that the tokenizer's attribute
+// values (which cost allocations) are read only as far as needed.
+func (e *extractor) lastWanted(tag string, attrs []rawAttr) int {
+	for i := len(attrs) - 1; i >= 0; i-- {
+		if r, _ := roleOf(tag, e.doc[attrs[i].key.start:attrs[i].key.end], e.opt.IDs); r != roleNone {
+			return i
+		}
+	}
+	return -1
+}
+
+// roleOf says what attribute key (compared ASCII case-insensitively) means
+// on element tag, and returns the attribute's interned name.
+func roleOf(tag string, key []byte, ids bool) (role, string) {
+	switch {
+	case is(key, "style"):
+		return roleStyle, "style"
+	case ids && is(key, "id"):
+		return roleID, "id"
+	}
+	switch tag {
+	case "a":
+		switch {
+		case is(key, "href"):
+			return roleURL, "href"
+		case is(key, "xlink:href"):
+			return roleURL, "xlink:href"
+		case ids && is(key, "name"):
+			return roleID, "name"
+		}
+	case "area":
+		if is(key, "href") {
+			return roleURL, "href"
+		}
+	case "link":
+		switch {
+		case is(key, "href"):
+			return roleURL, "href"
+		case is(key, "imagesrcset"):
+			return roleSrcset, "imagesrcset"
+		}
+	case "img", "source":
+		switch {
+		case is(key, "src"):
+			return roleURL, "src"
+		case is(key, "srcset"):
+			return roleSrcset, "srcset"
+		}
+	case "image", "use":
+		switch {
+		case is(key, "href"):
+			return roleURL, "href"
+		case is(key, "xlink:href"):
+			return roleURL, "xlink:href"
+		case tag == "image" && is(key, "src"):
+			return roleURL, "src"
+		}
+	case "script", "iframe", "frame", "audio", "track", "embed":
+		if is(key, "src") {
+			return roleURL, "src"
+		}
+	case "video":
+		switch {
+		case is(key, "src"):
+			return roleURL, "src"
+		case is(key, "poster"):
+			return roleURL, "poster"
+		}
+	case "object":
+		if is(key, "data") {
+			return roleURL, "data"
+		}
+	case "blockquote", "q", "del", "ins":
+		if is(key, "cite") {
+			return roleURL, "cite"
+		}
+	case "input":
+		switch {
+		case is(key, "src"):
+			return roleImageSrc, "src"
+		case is(key, "type"):
+			return roleType, "type"
+		}
+	case "meta":
+		switch {
+		case is(key, "content"):
+			return roleRefresh, "content"
+		case is(key, "http-equiv"):
+			return roleEquiv, "http-equiv"
+		}
+	case "base":
+		if is(key, "href") {
+			return roleBase, "href"
+		}
+	}
+	return roleNone, ""
+}
+
+// is compares an attribute key with a lower-case name, ignoring ASCII case.
+func is(key []byte, name string) bool {
+	if len(key) != len(name) {
+		return false
+	}
+	for i := range key {
+		if lower(key[i]) != name[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// collapseSpace trims s and turns every run of white space inside into one
+// space, so a title wrapped over several lines reads as one.
+func collapseSpace(s []byte) string {
+	out := make([]byte, 0, len(s))
+	space := false
+	for _, c := range s {
+		if isSpace(c) {
+			space = len(out) > 0
+			continue
+		}
+		if space {
+			out = append(out, ' ')
+			space = false
+		}
+		out = append(out, c)
+	}
+	return string(out)
+}

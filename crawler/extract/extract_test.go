@@ -1,0 +1,408 @@
+package extract
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+)
+
+func pg(url string, line int, tag, attr string) Link {
+	return Link{URL: url, Line: line, Tag: tag, Attr: attr, Kind: KindPage}
+}
+
+func rs(url string, line int, tag, attr string) Link {
+	return Link{URL: url, Line: line, Tag: tag, Attr: attr, Kind: KindResource}
+}
+
+func TestExtractElements(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		want []Link
+	}{
+		{"a", `<a href="/x">x</a>`, []Link{pg("/x", 1, "a", "href")}},
+		{"area", `<map><area shape=rect href="/a"></map>`, []Link{pg("/a", 1, "area", "href")}},
+		{"link stylesheet", `<link rel="stylesheet" href="/s.css">`, []Link{rs("/s.css", 1, "link", "href")}},
+		{"link canonical", `<link rel=canonical href="https://e.test/p">`, []Link{rs("https://e.test/p", 1, "link", "href")}},
+		{"link imagesrcset", `<link rel=preload as=image imagesrcset="/a.jpg 1x, /b.jpg 2x">`,
+			[]Link{rs("/a.jpg", 1, "link", "imagesrcset"), rs("/b.jpg", 1, "link", "imagesrcset")}},
+		{"img src", `<img src="/i.png" alt="">`, []Link{rs("/i.png", 1, "img", "src")}},
+		{"img srcset", `<img srcset="/a.png 1x, /b.png 2x">`,
+			[]Link{rs("/a.png", 1, "img", "srcset"), rs("/b.png", 1, "img", "srcset")}},
+		{"source src and srcset", `<video><source src="/v.webm"></video><picture><source srcset="/p.webp"></picture>`,
+			[]Link{rs("/v.webm", 1, "source", "src"), rs("/p.webp", 1, "source", "srcset")}},
+		{"script src", `<script src="/app.js"></script>`, []Link{rs("/app.js", 1, "script", "src")}},
+		{"iframe", `<iframe src="/embed"></iframe>`, []Link{pg("/embed", 1, "iframe", "src")}},
+		{"frame", `<frameset><frame src="/left.html"></frameset>`, []Link{pg("/left.html", 1, "frame", "src")}},
+		{"video src and poster", `<video src="/v.mp4" poster="/v.jpg"></video>`,
+			[]Link{rs("/v.mp4", 1, "video", "src"), rs("/v.jpg", 1, "video", "poster")}},
+		{"audio", `<audio src="/a.ogg"></audio>`, []Link{rs("/a.ogg", 1, "audio", "src")}},
+		{"track", `<video><track src="/c.vtt"></video>`, []Link{rs("/c.vtt", 1, "track", "src")}},
+		{"object", `<object data="/m.swf"></object>`, []Link{rs("/m.swf", 1, "object", "data")}},
+		{"embed", `<embed src="/e.svg">`, []Link{rs("/e.svg", 1, "embed", "src")}},
+		{"input type=image", `<input type="IMAGE" src="/go.png">`, []Link{rs("/go.png", 1, "input", "src")}},
+		{"input type after src", `<input src="/go.png" type=image>`, []Link{rs("/go.png", 1, "input", "src")}},
+		{"input other type", `<input type="text" src="/no.png"><input src="/none.png">`, nil},
+		{"cite", `<blockquote cite="/b"></blockquote><q cite="/q"></q><del cite="/d"></del><ins cite="/i"></ins>`,
+			[]Link{pg("/b", 1, "blockquote", "cite"), pg("/q", 1, "q", "cite"), pg("/d", 1, "del", "cite"), pg("/i", 1, "ins", "cite")}},
+		{"meta refresh", `<meta http-equiv="refresh" content="5; url=/next">`, []Link{pg("/next", 1, "meta", "content")}},
+		{"meta refresh quoted", `<meta http-equiv=REFRESH content="0;URL='/next page'">`, []Link{pg("/next page", 1, "meta", "content")}},
+		{"meta refresh content first", `<meta content="3, /n" http-equiv="Refresh">`, []Link{pg("/n", 1, "meta", "content")}},
+		{"meta refresh without url", `<meta http-equiv="refresh" content="30">`, nil},
+		{"meta not refresh", `<meta name="description" content="5; url=/no"><meta property="og:url" content="/og">`, nil},
+		{"svg", `<svg><a xlink:href="/s"><image href="/i.png"/><use xlink:href="/sprite.svg#x"/></a></svg>`,
+			[]Link{pg("/s", 1, "a", "xlink:href"), rs("/i.png", 1, "image", "href"), rs("/sprite.svg#x", 1, "use", "xlink:href")}},
+		{"style attribute on any element", `<div style="background: url(/bg.png)"></div>`, []Link{rs("/bg.png", 1, "div", "style")}},
+		{"style attribute on custom element", `<my-very-long-custom-element style="background:url(/c.png)">`,
+			[]Link{rs("/c.png", 1, "my-very-long-custom-element", "style")}},
+		{"style attribute on a is a resource", `<a href="/p" style="background:url(/i.png)">`,
+			[]Link{pg("/p", 1, "a", "href"), rs("/i.png", 1, "a", "style")}},
+		{"style block", "<style>body{background:url(/b.png)}\n@import '/i.css';</style>",
+			[]Link{rs("/b.png", 1, "style", ""), rs("/i.css", 2, "style", "")}},
+		{"schemes are kept", `<a href="mailto:a@b.test">m</a><a href="tel:+1">t</a><a href="javascript:void(0)">j</a><img src="data:image/png;base64,AA==">`,
+			[]Link{pg("mailto:a@b.test", 1, "a", "href"), pg("tel:+1", 1, "a", "href"), pg("javascript:void(0)", 1, "a", "href"), rs("data:image/png;base64,AA==", 1, "img", "src")}},
+		{"fragment only", `<a href="#top">top</a>`, []Link{pg("#top", 1, "a", "href")}},
+		{"empty and blank are skipped", `<a href="">self</a><a href="  ">blank</a><img src><a href>`, nil},
+		{"white space trimmed", "<a href=\" \t/x\n \">x</a>", []Link{pg("/x", 1, "a", "href")}},
+		{"form is not a link", `<form action="/post"><button formaction="/b">b</button></form>`, nil},
+		{"base is not a link", `<base href="/root/"><a href="x">`, []Link{pg("x", 1, "a", "href")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Extract([]byte(tt.doc), Options{}).Links
+			assertLinks(t, got, tt.want)
+		})
+	}
+}
+
+func TestExtractLines(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		want []Link
+	}{
+		{"href on a later line of its tag",
+			"<p>\n<a class=\"x\"\n   title=\"t\"\n   href=\"/x\">x</a>",
+			[]Link{pg("/x", 4, "a", "href")}},
+		{"value on a later line than its key counts from the key",
+			"<a href\n=\n\"/x\">", []Link{pg("/x", 1, "a", "href")}},
+		{"crlf counts once", "<p>\r\n\r\n<a\r\nhref=/x>", []Link{pg("/x", 4, "a", "href")}},
+		{"bare cr ends a line", "<p>\r\r<a\rhref=/x>", []Link{pg("/x", 4, "a", "href")}},
+		{"mixed endings", "a\nb\r\nc\rd\n\r<img src=/i>", []Link{rs("/i", 6, "img", "src")}},
+		{"cr at a token boundary before lf", "<p>\r\n<img src=/i>", []Link{rs("/i", 2, "img", "src")}},
+		{"lines across comments and scripts",
+			"<!--\n\n-->\n<script>\nvar a = '<a href=/no>';\n</script>\n<a href=/yes>",
+			[]Link{pg("/yes", 7, "a", "href")}},
+		{"srcset candidates on their own lines",
+			"<img\n  src=/a.png\n  srcset=\"/a.png 1x,\n          /b.png 2x,\n\n /c.png 3x\">",
+			[]Link{rs("/a.png", 2, "img", "src"), rs("/a.png", 3, "img", "srcset"), rs("/b.png", 4, "img", "srcset"), rs("/c.png", 6, "img", "srcset")}},
+		{"srcset starting on the line after its key",
+			"<img srcset=\n\"/a.png 1x,\r\n/b.png 2x\">",
+			[]Link{rs("/a.png", 2, "img", "srcset"), rs("/b.png", 3, "img", "srcset")}},
+		{"srcset with cr line endings",
+			"<img srcset=\"/a.png 1x,\r/b.png 2x,\r\n/c.png 3x\">",
+			[]Link{rs("/a.png", 1, "img", "srcset"), rs("/b.png", 2, "img", "srcset"), rs("/c.png", 3, "img", "srcset")}},
+		{"srcset with entities keeps lines",
+			"<img srcset=\"/a.png?x=1&amp;y=2 1x,\n/b&#46;png 2x\">",
+			[]Link{rs("/a.png?x=1&y=2", 1, "img", "srcset"), rs("/b.png", 2, "img", "srcset")}},
+		{"a newline made by an entity falls back to the attribute's line",
+			"<p>\n<img srcset=\"/a.png 1x,&#10;/b.png 2x,\n/c.png 3x\">",
+			[]Link{rs("/a.png", 2, "img", "srcset"), rs("/b.png", 2, "img", "srcset"), rs("/c.png", 2, "img", "srcset")}},
+		{"url( in a style block on later lines",
+			"<style>\nh1 { color: red }\n.a {\n  background:\n    URL( \"/a.png\" ) }\n/* url(/no.png) */\n.b{content:'url(/no2)'}\n.c{background:url(/c.png)}\n</style>",
+			[]Link{rs("/a.png", 5, "style", ""), rs("/c.png", 8, "style", "")}},
+		{"url( in a multi-line style attribute",
+			"<div class=x\n     style=\"color: red;\n            background: url(/a.png);\r\n            border-image: url('/b.png')\">",
+			[]Link{rs("/a.png", 3, "div", "style"), rs("/b.png", 4, "div", "style")}},
+		{"entity-encoded quotes in a style attribute",
+			"<div\nstyle=\"background:url(&quot;/q.png&quot;)\">",
+			[]Link{rs("/q.png", 2, "div", "style")}},
+		{"meta refresh on the line of content",
+			"<meta http-equiv=\"refresh\"\n      content=\"0;\n url=/next\">",
+			[]Link{pg("/next", 2, "meta", "content")}},
+		{"attributes after a multi-line value",
+			"<img alt=\"one\ntwo\nthree\" src=/i.png>",
+			[]Link{rs("/i.png", 3, "img", "src")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Extract([]byte(tt.doc), Options{}).Links
+			assertLinks(t, got, tt.want)
+		})
+	}
+}
+
+func TestExtractNotLinks(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		want []Link
+	}{
+		{"comment", `<!-- <a href="/c">c</a> --><a href="/x">`, []Link{pg("/x", 1, "a", "href")}},
+		{"conditional comment", `<!--[if IE]><link rel=stylesheet href="/ie.css"><![endif]-->`, nil},
+		{"script body", `<script>document.write('<img src="/s.png">')</script>`, nil},
+		{"title is raw text", `<title><a href="/t">t</a></title><a href=/x>`, []Link{pg("/x", 1, "a", "href")}},
+		{"textarea is raw text", `<textarea><a href="/t">t</a></textarea>`, nil},
+		{"iframe fallback is raw text", `<iframe src="/f"><a href="/fallback">x</a></iframe>`, []Link{pg("/f", 1, "iframe", "src")}},
+		{"xmp", `<xmp><a href="/x"></xmp>`, nil},
+		{"noscript content is markup", "<noscript>\n<img src=\"/pixel.gif\"></noscript>", []Link{rs("/pixel.gif", 2, "img", "src")}},
+		{"template content is extracted", `<template><a href="/t">t</a></template>`, []Link{pg("/t", 1, "a", "href")}},
+		{"end tags carry no links", `<a href=/x></a href=/no>`, []Link{pg("/x", 1, "a", "href")}},
+		{"processing instruction", `<?xml href="/no"?><a href=/x>`, []Link{pg("/x", 1, "a", "href")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Extract([]byte(tt.doc), Options{}).Links
+			assertLinks(t, got, tt.want)
+		})
+	}
+}
+
+func TestExtractMalformed(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		want []Link
+	}{
+		{"unclosed elements", `<p><a href=/a><b><a href=/b>`, []Link{pg("/a", 1, "a", "href"), pg("/b", 1, "a", "href")}},
+		{"tag cut off at the end of input", `<a href=/a></a><a href="/b`, []Link{pg("/a", 1, "a", "href")}},
+		{"unquoted values", "<a href=/x?a=1&amp;b=2 class=c>", []Link{pg("/x?a=1&b=2", 1, "a", "href")}},
+		{"unquoted value ending at >", "<img src=/i.png>", []Link{rs("/i.png", 1, "img", "src")}},
+		{"duplicate attribute: the first wins, on its line",
+			"<a\nhref=/first\nhref=/second\nHREF=/third>",
+			[]Link{pg("/first", 2, "a", "href")}},
+		{"duplicate before the url attribute shifts nothing",
+			"<img alt=a\nALT=b\nsrc=/i.png>",
+			[]Link{rs("/i.png", 3, "img", "src")}},
+		{"attributes without values", "<a download\nhidden\nhref=/f.zip>", []Link{pg("/f.zip", 3, "a", "href")}},
+		{"slash noise", "<img / src=/a.png><img/src=/b.png><a/\n/href=/c/>", []Link{
+			rs("/a.png", 1, "img", "src"), rs("/b.png", 1, "img", "src"), pg("/c/", 2, "a", "href")}},
+		{"equals sign starting a key", "<a =x\nhref=/y>", []Link{pg("/y", 2, "a", "href")}},
+		{"upper-case names", `<A HREF="/x"><IMG SRC="/i"></A>`, []Link{pg("/x", 1, "a", "href"), rs("/i", 1, "img", "src")}},
+		{"entity-encoded url", `<a href="/s?q=a&amp;p=2&lt;&#x41;&copy=3">`, []Link{pg("/s?q=a&p=2<A&copy=3", 1, "a", "href")}},
+		{"nul bytes", "<a href=\"/a\x00b\">\x00<img\x00 src=/no><img src=/i\x00.png>",
+			[]Link{pg("/a\uFFFDb", 1, "a", "href"), rs("/i\uFFFD.png", 1, "img", "src")}},
+		{"nul in a key", "<a h\x00ref=/no\nhref=/x>", []Link{pg("/x", 2, "a", "href")}},
+		{"nul in style block", "<style>a{background:url(/a\x00.png)}</style>", []Link{rs("/a\uFFFD.png", 1, "style", "")}},
+		{"unterminated quote runs on", "<a href=\"/x>text</a>\n<a href=\"/y\">",
+			[]Link{pg("/x>text</a>\n<a href=", 1, "a", "href")}},
+		{"lone less-than signs", "a < b <3 <\n<a href=/x>", []Link{pg("/x", 2, "a", "href")}},
+		{"tag name with a nul", "<a\x00 href=/x>", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Extract([]byte(tt.doc), Options{}).Links
+			assertLinks(t, got, tt.want)
+		})
+	}
+}
+
+func TestExtractBase(t *testing.T) {
+	tests := []struct {
+		doc, want string
+	}{
+		{`<a href=x>`, ""},
+		{`<base href=" /a/ "><base href="/b/">`, "/a/"},
+		{`<base target=_top><base href="/b/">`, "/b/"},
+		{`<base href=""><base href="/b/">`, ""},
+		{`<base href="/p?a=1&amp;b=2">`, "/p?a=1&b=2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.doc, func(t *testing.T) {
+			if got := Extract([]byte(tt.doc), Options{}).Base; got != tt.want {
+				t.Errorf("Base = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestExtractTitle(t *testing.T) {
+	tests := []struct {
+		doc, want string
+	}{
+		{`<p>no title`, ""},
+		{"<title>\n  Tide   clocks\r\n &amp; more\t</title>", "Tide clocks & more"},
+		{`<title>First</title><title>Second</title>`, "First"},
+		{`<title></title><title>Second</title>`, ""},
+		{`<title><b>raw</b></title>`, "<b>raw</b>"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.doc, func(t *testing.T) {
+			if got := Extract([]byte(tt.doc), Options{}).Title; got != tt.want {
+				t.Errorf("Title = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestExtractIDs(t *testing.T) {
+	doc := `<h1 id="top">T</h1><a name="old-anchor"></a><p ID=Mixed><a id="x" name="y" href="#top"><span name="not-an-anchor" id=""></span><div id="a&amp;b">`
+	if got := Extract([]byte(doc), Options{}).IDs; got != nil {
+		t.Errorf("IDs without Options.IDs = %q, want nil", got)
+	}
+	p := Extract([]byte(doc), Options{IDs: true})
+	want := []string{"top", "old-anchor", "Mixed", "x", "y", "a&b"}
+	if !slices.Equal(p.IDs, want) {
+		t.Errorf("IDs = %q, want %q", p.IDs, want)
+	}
+	assertLinks(t, p.Links, []Link{pg("#top", 1, "a", "href")})
+}
+
+func TestKindOf(t *testing.T) {
+	tests := []struct {
+		tag, attr string
+		want      Kind
+	}{
+		{"a", "href", KindPage},
+		{"a", "xlink:href", KindPage},
+		{"a", "style", KindResource},
+		{"area", "href", KindPage},
+		{"iframe", "src", KindPage},
+		{"frame", "src", KindPage},
+		{"meta", "content", KindPage},
+		{"blockquote", "cite", KindPage},
+		{"q", "cite", KindPage},
+		{"img", "src", KindResource},
+		{"img", "srcset", KindResource},
+		{"link", "href", KindResource},
+		{"style", "", KindResource},
+		{"div", "style", KindResource},
+	}
+	for _, tt := range tests {
+		if got := KindOf(tt.tag, tt.attr); got != tt.want {
+			t.Errorf("KindOf(%q, %q) = %d, want %d", tt.tag, tt.attr, got, tt.want)
+		}
+	}
+}
+
+// TestLineEndingsAgree checks on whole documents that "\n", "\r\n" and "\r"
+// give the same links on the same lines.
+func TestLineEndingsAgree(t *testing.T) {
+	for _, name := range []string{"blog.html", "legacy.html"} {
+		doc := readTestdata(t, name)
+		want := Extract(doc, Options{IDs: true})
+		for _, eol := range []string{"\r\n", "\r"} {
+			converted := []byte(strings.ReplaceAll(string(doc), "\n", eol))
+			got := Extract(converted, Options{IDs: true})
+			if !slices.Equal(got.Links, want.Links) || !slices.Equal(got.IDs, want.IDs) || got.Base != want.Base || got.Title != want.Title {
+				t.Errorf("%s with %q line endings:\n got %+v\nwant %+v", name, eol, got, want)
+			}
+		}
+	}
+}
+
+// TestLinesPointAtAttributes checks every link of the realistic documents
+// against an independent, naive reading of the source: the line a link is
+// reported on must hold the attribute's name (or, for srcset candidates and
+// CSS, the URL itself).
+func TestLinesPointAtAttributes(t *testing.T) {
+	docs := map[string][]byte{
+		"blog.html":   readTestdata(t, "blog.html"),
+		"legacy.html": readTestdata(t, "legacy.html"),
+		"generated":   realisticPage(),
+	}
+	for name, doc := range docs {
+		lines := strings.Split(string(doc), "\n")
+		links := Extract(doc, Options{}).Links
+		if len(links) == 0 {
+			t.Fatalf("%s: no links", name)
+		}
+		for _, l := range links {
+			text := strings.ToLower(lines[l.Line-1])
+			var want string
+			switch l.Attr {
+			case "", "style", "srcset", "imagesrcset":
+				want = strings.ToLower(l.URL)
+			default:
+				want = l.Attr
+			}
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: %+v: line %d is %q, which lacks %q", name, l, l.Line, text, want)
+			}
+		}
+	}
+}
+
+func TestBlogDocument(t *testing.T) {
+	p := Extract(readTestdata(t, "blog.html"), Options{IDs: true})
+	if want := "Repairing a 1970s tide clock \u00b7 The Workshop Notebook"; p.Title != want {
+		t.Errorf("Title = %q, want %q", p.Title, want)
+	}
+	if want := []string{"content", "top", "share-tpl"}; !slices.Equal(p.IDs, want) {
+		t.Errorf("IDs = %q, want %q", p.IDs, want)
+	}
+	// A sample with one link of each way of writing it; the cross-check
+	// against goquery covers the rest of the document.
+	for _, want := range []Link{
+		rs("/img/hero-1600.jpg", 14, "link", "imagesrcset"),
+		rs("/css/site.css?v=20240311", 17, "link", "href"),
+		rs("/css/fonts.css", 20, "style", ""),
+		rs("/img/hero-blur.jpg", 21, "style", ""),
+		rs("/css/noscript.css", 31, "link", "href"),
+		pg("/tags/clocks/", 42, "a", "href"),
+		rs("/img/clock-1280.webp", 58, "source", "srcset"),
+		rs("/img/clock-1280.jpg", 60, "img", "srcset"),
+		pg("https://photos.example/u/anna?ref=notebook&utm_source=blog", 64, "a", "href"),
+		pg("https://clocks.example/forum/t/1234", 72, "blockquote", "cite"),
+		rs("/img/video-poster-bg.png", 80, "div", "style"),
+		rs("/media/tide-clock-poster.jpg", 81, "video", "poster"),
+		rs("/media/tide-clock.en.vtt", 84, "track", "src"),
+		pg("https://social.example/share?u=https%3A%2F%2Fnotebook.example%2F", 89, "a", "href"),
+		rs("https://licensebuttons.example/l/by-sa/4.0/80x15.png", 99, "img", "src"),
+		rs("/pixel.gif?noscript=1", 103, "img", "src"),
+	} {
+		if !slices.Contains(p.Links, want) {
+			t.Errorf("missing %+v", want)
+		}
+	}
+	for _, l := range p.Links {
+		if strings.Contains(l.URL, "not-a-link") || strings.Contains(l.URL, "retired") ||
+			strings.Contains(l.URL, "inline-script-link") || strings.Contains(l.URL, "old-footer") ||
+			strings.Contains(l.URL, "html5shiv") {
+			t.Errorf("extracted %+v, which is not a link", l)
+		}
+	}
+}
+
+func assertLinks(t *testing.T, got, want []Link) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("links:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestPositionFallback makes the position scan and the tokenizer disagree,
+// by tokenizing one document while scanning another of the same length, and
+// checks that links then go on the line of their tag instead of a wrong one.
+func TestPositionFallback(t *testing.T) {
+	tests := []struct {
+		name, tokenized, scanned string
+		want                     []Link
+	}{
+		{"keys differ",
+			"<p>\n<a\nclass=x\nhref=/y\nstyle='background:url(/b.png)'>",
+			"<p>\n<a\nhref=/y\nclass=x\nstyle='background:url(/b.png)'>",
+			[]Link{pg("/y", 2, "a", "href"), rs("/b.png", 2, "a", "style")}},
+		{"scan finds fewer attributes",
+			"<p>\n<img\nsrc=/i.png\nsrcset=\"/a.png 1x,\n/b.png 2x\">",
+			"<p>\n<img\nsrc=/i.png\nsrcset \"/a.png 1x,\n/b.png 2x\">",
+			[]Link{rs("/i.png", 2, "img", "src"), rs("/a.png", 2, "img", "srcset"), rs("/b.png", 2, "img", "srcset")}},
+		{"scan cannot read the tag",
+			"<p>\n<a\nhref=/y>",
+			"<p>\n.........",
+			[]Link{pg("/y", 2, "a", "href")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if len(tt.tokenized) != len(tt.scanned) {
+				t.Fatal("documents must be the same length")
+			}
+			doc := []byte(tt.scanned)
+			e := extractor{doc: doc, lines: newLineCounter(doc)}
+			got := e.run(html.NewTokenizer(strings.NewReader(tt.tokenized)))
+			assertLinks(t, got.Links, tt.want)
+		})
+	}
+}

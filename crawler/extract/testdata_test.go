@@ -1,0 +1,16 @@
+package extract
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func readTestdata(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,0 +1,385 @@
+package crawler
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// drainLimit is how much of a body we read past what we need, so that a
+// small response leaves its connection reusable; anything larger is cut off
+// by closing the connection, which is cheaper than downloading it.
+const drainLimit = 16 << 10
+
+func newTransport(cfg Config) *http.Transport {
+	dialer := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		Proxy:                  http.ProxyFromEnvironment,
+		DialContext:            dialer.DialContext,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           cfg.Concurrency * 2,
+		MaxIdleConnsPerHost:    cfg.PerHost,
+		MaxConnsPerHost:        cfg.PerHost,
+		IdleConnTimeout:        30 * time.Second,
+		TLSHandshakeTimeout:    cfg.Timeout,
+		ExpectContinueTimeout:  time.Second,
+		MaxResponseHeaderBytes: 256 << 10,
+	}
+	if cfg.Root != "" {
+		tr.RegisterProtocol("file", newFileTransport(cfg.Root))
+	}
+	return tr
+}
+
+// hop is one request and what was kept of its response.
+type hop struct {
+	status      int
+	header      http.Header
+	contentType string
+	body        []byte // only for an HTML page that is to be parsed
+	size        int64  // body bytes read
+	truncated   bool
+	err         error
+}
+
+// request sends one request under the soft timeout and reads the body only
+// as far as needed: all of an HTML page to parse (up to MaxSize), a little
+// of anything else.
+func (c *Crawler) request(ctx context.Context, method, target string, wantHTML bool, prev *store.URLRecord) hop {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, target, nil)
+	if err != nil {
+		return hop{err: err}
+	}
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	if wantHTML {
+		req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8")
+	} else {
+		req.Header.Set("Accept", "*/*")
+	}
+	if u, err := url.Parse(target); err == nil {
+		applyPolicy(req, c.rules.Decide(u).Policy)
+	}
+	if prev != nil {
+		if prev.ETag != "" {
+			req.Header.Set("If-None-Match", prev.ETag)
+		}
+		if prev.LastModified != "" {
+			req.Header.Set("If-Modified-Since", prev.LastModified)
+		}
+	}
+	c.stats.requests.Add(1)
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return hop{err: err}
+	}
+	defer resp.Body.Close()
+	h := hop{status: resp.StatusCode, header: resp.Header, contentType: resp.Header.Get("Content-Type")}
+	if method == http.MethodHead {
+		return h
+	}
+	br := bufio.NewReaderSize(resp.Body, 4096)
+	if h.contentType == "" {
+		sniff, _ := br.Peek(512)
+		h.contentType = http.DetectContentType(sniff)
+	}
+	if wantHTML && resp.StatusCode/100 == 2 && isHTML(h.contentType) {
+		h.body, h.truncated, h.err = readCapped(br, c.cfg.MaxSize)
+		h.size = int64(len(h.body))
+		return h
+	}
+	n, _ := io.Copy(io.Discard, io.LimitReader(br, drainLimit))
+	h.size = n
+	return h
+}
+
+// applyPolicy adds what a rule asks for. The policy comes from deciding this
+// exact request URL, so credentials never travel to another host, not even
+// across a redirect.
+func applyPolicy(req *http.Request, p *rules.Policy) {
+	if p == nil {
+		return
+	}
+	for k, vs := range p.Header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	if p.User != "" || p.Password != "" {
+		req.SetBasicAuth(p.User, p.Password)
+	}
+}
+
+func readCapped(r io.Reader, max int64) ([]byte, bool, error) {
+	body, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return body, false, err
+	}
+	if int64(len(body)) > max {
+		return body[:max], true, nil
+	}
+	return body, false, nil
+}
+
+func isHTML(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt = strings.ToLower(strings.TrimSpace(strings.Split(contentType, ";")[0]))
+	}
+	return mt == "text/html" || mt == "application/xhtml+xml"
+}
+
+// headRefused says whether a HEAD answer is more likely a server that
+// mishandles HEAD than the truth about the URL, so GET must be asked too.
+func headRefused(h hop) bool {
+	if h.err != nil {
+		var ne net.Error
+		if errors.As(h.err, &ne) && ne.Timeout() {
+			return false
+		}
+		return errors.Is(h.err, io.EOF) || errors.Is(h.err, io.ErrUnexpectedEOF) || isReset(h.err)
+	}
+	switch h.status {
+	case http.StatusMethodNotAllowed, http.StatusNotImplemented, http.StatusBadRequest,
+		http.StatusForbidden:
+		return true
+	}
+	return false
+}
+
+// fetched is the end of a redirect chain.
+type fetched struct {
+	hop
+	finalURL  string
+	redirects []store.Hop
+	errClass  string // set when the chain itself failed: loop, too many, bad Location
+}
+
+// fetch follows redirects itself, hop by hop, up to MaxRedirects.
+func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord) fetched {
+	parse := t.Action == rules.Parse.String()
+	method := http.MethodGet
+	if !parse {
+		method = http.MethodHead
+	}
+	cur := t.URL
+	visited := map[string]bool{cur: true}
+	var f fetched
+	for {
+		var cond *store.URLRecord
+		if len(f.redirects) == 0 {
+			cond = prev
+		}
+		h := c.request(ctx, method, cur, parse, cond)
+		if method == http.MethodHead && headRefused(h) {
+			method = http.MethodGet
+			h = c.request(ctx, method, cur, parse, cond)
+		}
+		f.hop = h
+		f.finalURL = cur
+		if h.err != nil || !isRedirect(h.status) {
+			return f
+		}
+		loc := h.header.Get("Location")
+		if loc == "" {
+			return f
+		}
+		base, _ := url.Parse(cur)
+		next, err := rules.Resolve(base, loc)
+		if err != nil {
+			f.errClass = "bad redirect"
+			return f
+		}
+		f.redirects = append(f.redirects, store.Hop{URL: cur, Status: h.status})
+		cur = rules.Canonicalize(next).String()
+		if visited[cur] {
+			f.errClass = "redirect loop"
+			f.finalURL = cur
+			return f
+		}
+		if len(f.redirects) > c.cfg.MaxRedirects {
+			f.errClass = "too many redirects"
+			f.finalURL = cur
+			return f
+		}
+		visited[cur] = true
+		if ctx.Err() != nil {
+			f.err = ctx.Err()
+			return f
+		}
+	}
+}
+
+func isRedirect(status int) bool {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
+// process runs one task end to end under the hard timeout.
+func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome {
+	defer c.stats.done.Add(1)
+	o := outcome{task: t}
+	now := c.cfg.Now()
+	prev, hadPrev, err := c.store.Get(t.URL)
+	if err != nil {
+		c.cfg.Logger.Warn("read previous result", "url", t.URL, "err", err)
+		hadPrev = false
+	}
+	var prevp *store.URLRecord
+	if hadPrev {
+		prevp = &prev
+		if prev.Pass != pass.ID && c.fresh(prev, now) {
+			return c.reuse(pass, t, prev)
+		}
+	}
+
+	hardCtx, cancel := context.WithTimeout(ctx, 2*c.cfg.Timeout)
+	defer cancel()
+	var conditional *store.URLRecord
+	if hadPrev && prev.Parsed && prev.Verdict == store.VerdictOK {
+		conditional = prevp
+	}
+	f := c.fetch(hardCtx, t, conditional)
+	if f.err != nil && ctx.Err() != nil {
+		o.stopped = true
+		return o
+	}
+	if f.err != nil && hardCtx.Err() != nil {
+		f.err = fmt.Errorf("task took longer than %s: %w", 2*c.cfg.Timeout, context.DeadlineExceeded)
+	}
+
+	rec := store.URLRecord{
+		URL: t.URL, Pass: pass.ID, Action: t.Action, FetchedAt: now,
+		Status: f.status, ContentType: f.contentType, Size: f.size,
+		Redirects: f.redirects,
+	}
+	if f.finalURL != t.URL {
+		rec.FinalURL = f.finalURL
+	}
+	if f.header != nil {
+		rec.ETag = f.header.Get("ETag")
+		rec.LastModified = f.header.Get("Last-Modified")
+	}
+	switch {
+	case f.errClass != "":
+		rec.Verdict, rec.Error = store.VerdictBroken, f.errClass
+	case f.err != nil:
+		rec.Verdict, rec.Error = classifyError(f.err)
+	case f.status == http.StatusNotModified && conditional != nil:
+		// Unchanged since last time: keep what we knew, links included.
+		o.result = c.reused(pass, t, prev, now)
+		o.found = c.storedTargets(t.URL)
+		o.result.Record.Status = prev.Status
+		c.stats.pages.Add(1)
+		return o
+	default:
+		u, _ := url.Parse(t.URL)
+		rec.Verdict, rec.Error = classifyStatus(f.status, f.header, c.rules.Decide(u).Policy)
+	}
+	if f.truncated {
+		rec.Note = fmt.Sprintf("page larger than %d bytes: only the first part was checked", c.cfg.MaxSize)
+	}
+
+	if rec.Verdict == store.VerdictOK && f.body != nil {
+		final, err := url.Parse(f.finalURL)
+		if err == nil && c.rules.Decide(final).Action == rules.Parse {
+			links, found := c.extractLinks(final, f.body, f.contentType)
+			o.result.SetLinks = true
+			o.result.Links = links
+			o.found = found
+			rec.Parsed = true
+			c.stats.pages.Add(1)
+		}
+	}
+	if !rec.Parsed && hadPrev && prev.Parsed && rec.Verdict.Problem() && c.ghost(prev, now) {
+		// A page good recently is failing: follow its old links anyway so
+		// one broken index page does not hide the rest of the site.
+		rec.Parsed = true
+		rec.Note = "ghost: following its links from " + prev.LastGood.Format("2006-01-02")
+		o.found = c.storedTargets(t.URL)
+	} else if !rec.Parsed {
+		o.result.SetLinks = true // a page that stopped being one loses its links
+	}
+	history(&rec, prevp, pass.ID, now)
+	if rec.Verdict.Problem() {
+		c.stats.problems.Add(1)
+	}
+	o.result.Record = rec
+	return o
+}
+
+// history carries the URL's past into its new record.
+func history(rec *store.URLRecord, prev *store.URLRecord, passID uint64, now time.Time) {
+	if prev == nil {
+		rec.FirstSeen = now
+		if rec.Verdict == store.VerdictOK {
+			rec.LastGood = now
+		} else if rec.Verdict.Problem() {
+			rec.FirstBroken, rec.Failures = now, 1
+		}
+		return
+	}
+	rec.FirstSeen = prev.FirstSeen
+	if rec.FirstSeen.IsZero() {
+		rec.FirstSeen = now
+	}
+	if prev.Pass == passID {
+		// Resolved again in the same pass (a resume redid it): its past is
+		// the one before this pass.
+		rec.PrevVerdict, rec.PrevPass = prev.PrevVerdict, prev.PrevPass
+	} else {
+		rec.PrevVerdict, rec.PrevPass = prev.Verdict, prev.Pass
+	}
+	rec.LastGood = prev.LastGood
+	switch {
+	case rec.Verdict == store.VerdictOK:
+		rec.LastGood = now
+	case rec.Verdict.Problem():
+		rec.FirstBroken = prev.FirstBroken
+		if rec.FirstBroken.IsZero() {
+			rec.FirstBroken = now
+		}
+		rec.Failures = prev.Failures
+		if prev.Pass != passID || prev.Failures == 0 {
+			rec.Failures++
+		}
+	default: // skipped: neither good nor bad, the run of failures is untouched
+		rec.FirstBroken, rec.Failures = prev.FirstBroken, prev.Failures
+	}
+}
+
+// immediate builds the record of a URL that is resolved without a request.
+func (c *Crawler) immediate(pass store.Pass, u string, v store.Verdict, errClass, note string) store.Result {
+	now := c.cfg.Now()
+	rec := store.URLRecord{URL: u, Pass: pass.ID, Verdict: v, Error: errClass, Note: note, Action: "check"}
+	if v == store.VerdictSkipped {
+		rec.Action = "skip"
+	}
+	prev, ok, err := c.store.Get(u)
+	var prevp *store.URLRecord
+	if ok && err == nil {
+		prevp = &prev
+	}
+	history(&rec, prevp, pass.ID, now)
+	c.stats.done.Add(1)
+	if v.Problem() {
+		c.stats.problems.Add(1)
+	}
+	return store.Result{Record: rec}
+}

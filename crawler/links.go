@@ -1,0 +1,181 @@
+package crawler
+
+import (
+	"net/url"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/crawler/extract"
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// extractLinks turns a page body into its stored links and the targets to
+// hand to the dispatcher. It runs on a worker, so the per-link cost
+// (resolving, canonicalizing, deciding) is spread over all cores.
+func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) ([]store.Link, []target) {
+	doc, err := extract.DecodeUTF8(body, contentType)
+	if err != nil {
+		doc = body
+	}
+	p := extract.Extract(doc, extract.Options{})
+	base := page
+	if p.Base != "" {
+		if b, err := rules.Resolve(page, p.Base); err == nil {
+			base = b
+		}
+	}
+	links := make([]store.Link, 0, len(p.Links))
+	found := make([]target, 0, len(p.Links))
+	seen := make(map[string]struct{}, len(p.Links))
+	for _, l := range p.Links {
+		u, err := rules.Resolve(base, l.URL)
+		if err != nil {
+			links = append(links, store.Link{URL: l.URL, Line: l.Line, Tag: l.Tag, Attr: l.Attr})
+			if _, dup := seen[l.URL]; !dup {
+				seen[l.URL] = struct{}{}
+				found = append(found, target{url: l.URL, err: "invalid URL"})
+			}
+			continue
+		}
+		d := c.rules.Decide(u)
+		if d.Action == rules.Ignore {
+			continue
+		}
+		links = append(links, store.Link{URL: d.URL, Fragment: d.Fragment, Line: l.Line, Tag: l.Tag, Attr: l.Attr})
+		if _, dup := seen[d.URL]; dup {
+			continue
+		}
+		seen[d.URL] = struct{}{}
+		action := d.Action
+		if action == rules.Parse && l.Kind == extract.KindResource {
+			// An image or a script on our own host is verified, not parsed.
+			action = rules.Check
+		}
+		found = append(found, target{url: d.URL, host: hostOf(d.URL), action: action, rule: d.Rule})
+	}
+	return links, found
+}
+
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}
+
+// storedTargets re-decides the links a page had when it was last parsed, so
+// the walk goes on through a page that was not fetched (fresh, 304, ghost).
+// Rules may have changed since, so nothing stored is trusted but the URLs.
+func (c *Crawler) storedTargets(page string) []target {
+	links, err := c.store.Links(page)
+	if err != nil {
+		c.cfg.Logger.Warn("read stored links", "page", page, "err", err)
+		return nil
+	}
+	found := make([]target, 0, len(links))
+	seen := make(map[string]struct{}, len(links))
+	for _, l := range links {
+		if _, dup := seen[l.URL]; dup {
+			continue
+		}
+		seen[l.URL] = struct{}{}
+		u, err := url.Parse(l.URL)
+		if err != nil || !u.IsAbs() {
+			found = append(found, target{url: l.URL, err: "invalid URL"})
+			continue
+		}
+		d := c.rules.Decide(u)
+		if d.Action == rules.Ignore {
+			continue
+		}
+		action := d.Action
+		if action == rules.Parse && resourceTag(l.Tag, l.Attr) {
+			action = rules.Check
+		}
+		found = append(found, target{url: d.URL, host: u.Host, action: action, rule: d.Rule})
+	}
+	return found
+}
+
+// resourceTag tells a stored link to an embedded resource from one to a page.
+func resourceTag(tag, attr string) bool {
+	switch tag {
+	case "a", "area", "iframe", "frame", "meta":
+		return false
+	}
+	return tag != "" || attr != ""
+}
+
+// fresh says whether a stored result is young enough to reuse without a
+// request. A transient failure is never replayed as if it were final.
+func (c *Crawler) fresh(prev store.URLRecord, now time.Time) bool {
+	var ttl time.Duration
+	switch prev.Verdict {
+	case store.VerdictOK:
+		ttl = c.cfg.Recheck.OK
+	case store.VerdictBroken:
+		ttl = c.cfg.Recheck.Broken
+	case store.VerdictUnverifiable:
+		ttl = c.cfg.Recheck.Unverifiable
+	default:
+		return false
+	}
+	if u, err := url.Parse(prev.URL); err == nil {
+		if p := c.rules.Decide(u).Policy; p != nil {
+			switch prev.Verdict {
+			case store.VerdictOK:
+				ttl = pick(p.Recheck.OK, ttl)
+			case store.VerdictBroken:
+				ttl = pick(p.Recheck.Broken, ttl)
+			case store.VerdictUnverifiable:
+				ttl = pick(p.Recheck.Unverifiable, ttl)
+			}
+		}
+	}
+	return ttl > 0 && !prev.FetchedAt.IsZero() && now.Sub(prev.FetchedAt) < ttl
+}
+
+func pick(d, fallback time.Duration) time.Duration {
+	if d != 0 {
+		return d
+	}
+	return fallback
+}
+
+func (c *Crawler) ghost(prev store.URLRecord, now time.Time) bool {
+	return c.cfg.Ghost > 0 && !prev.LastGood.IsZero() && now.Sub(prev.LastGood) <= c.cfg.Ghost
+}
+
+// reuse answers a task from a fresh stored result, without a request.
+func (c *Crawler) reuse(pass store.Pass, t task, prev store.URLRecord) outcome {
+	c.stats.reused.Add(1)
+	o := outcome{task: t, result: c.reused(pass, t, prev, prev.FetchedAt)}
+	if prev.Parsed {
+		o.found = c.storedTargets(t.URL)
+		c.stats.pages.Add(1)
+	}
+	if prev.Verdict.Problem() {
+		c.stats.problems.Add(1)
+	}
+	return o
+}
+
+// reused carries a stored result into this pass; fetchedAt says when it was
+// last confirmed (now for a 304, the old time for a fresh reuse).
+func (c *Crawler) reused(pass store.Pass, t task, prev store.URLRecord, fetchedAt time.Time) store.Result {
+	rec := prev
+	rec.Pass = pass.ID
+	rec.Action = t.Action
+	rec.FetchedAt = fetchedAt
+	if prev.Pass != pass.ID {
+		rec.PrevVerdict, rec.PrevPass = prev.Verdict, prev.Pass
+		if rec.Verdict.Problem() {
+			rec.Failures++
+		}
+	}
+	if rec.Verdict == store.VerdictOK && fetchedAt.After(rec.LastGood) {
+		rec.LastGood = fetchedAt
+	}
+	return store.Result{Record: rec}
+}

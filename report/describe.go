@@ -1,0 +1,222 @@
+package report
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// The sentences below are shared by every format meant for people, so a mail,
+// a pull request comment and the HTML page say the same thing.
+
+// Problem says what went wrong with a URL: its error class, its HTTP status
+// with the status text, or both.
+func Problem(rec store.URLRecord) string {
+	status := ""
+	if rec.Status != 0 {
+		status = strconv.Itoa(rec.Status)
+		if t := http.StatusText(rec.Status); t != "" {
+			status += " " + t
+		}
+	}
+	switch {
+	case rec.Error != "" && status != "":
+		return rec.Error + " (" + status + ")"
+	case rec.Error != "":
+		return rec.Error
+	case status != "":
+		return status
+	}
+	return string(rec.Verdict)
+}
+
+// Since says how long a problem has lasted: "never worked", or "broken since
+// 2026-11-20, 3 days". It is empty for a URL that is not a problem or whose
+// history is unknown.
+func (r *Report) Since(rec store.URLRecord) string {
+	if !rec.Verdict.Problem() {
+		return ""
+	}
+	if rec.LastGood.IsZero() {
+		return "never worked"
+	}
+	if rec.FirstBroken.IsZero() {
+		return ""
+	}
+	word := "failing"
+	if rec.Verdict == store.VerdictBroken {
+		word = "broken"
+	}
+	d := r.Options.Now.Sub(rec.FirstBroken)
+	at := rec.FirstBroken.In(r.Options.Now.Location())
+	if d < 24*time.Hour {
+		return fmt.Sprintf("%s since %s, %s", word, at.Format("2006-01-02 15:04"), age(d))
+	}
+	return fmt.Sprintf("%s since %s, %s", word, at.Format("2006-01-02"), age(d))
+}
+
+func age(d time.Duration) string {
+	switch {
+	case d >= 24*time.Hour:
+		return plural(int(d/(24*time.Hour)), "day", "days")
+	case d >= time.Hour:
+		return plural(int(d/time.Hour), "hour", "hours")
+	case d >= time.Minute:
+		return plural(int(d/time.Minute), "minute", "minutes")
+	}
+	return "less than a minute"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// Redirected is the final URL after redirects when it differs from the URL.
+func Redirected(rec store.URLRecord) string {
+	if rec.FinalURL == "" || rec.FinalURL == rec.URL {
+		return ""
+	}
+	return rec.FinalURL
+}
+
+// Incomplete is the warning for a pass that has not finished, or "" for a
+// complete one.
+func (r *Report) Incomplete() string {
+	switch r.Pass.State {
+	case store.PassComplete:
+		return ""
+	case store.PassStopped:
+		return fmt.Sprintf("INCOMPLETE: stopped after %s; run the same command again to resume.", formatDuration(r.Summary.Elapsed))
+	}
+	return fmt.Sprintf("INCOMPLETE: pass %d has not finished (it is still running, or it was killed after %s); run the same command again to resume.", r.Pass.ID, formatDuration(r.Summary.Elapsed))
+}
+
+// formatDuration rounds to what a person wants to read.
+func formatDuration(d time.Duration) string {
+	switch {
+	case d >= time.Minute:
+		d = d.Round(time.Second)
+	case d >= time.Second:
+		d = d.Round(100 * time.Millisecond)
+	default:
+		d = d.Round(time.Millisecond)
+	}
+	return d.String()
+}
+
+// Target names what the pass checked: the directory, or the start URLs.
+func (r *Report) Target() string {
+	if r.Pass.Root != "" {
+		return r.relative(r.Pass.Root)
+	}
+	switch n := len(r.Pass.StartURLs); n {
+	case 0:
+		return "no start URL"
+	case 1:
+		return r.Pass.StartURLs[0]
+	default:
+		return fmt.Sprintf("%s and %d more", r.Pass.StartURLs[0], n-1)
+	}
+}
+
+// Headline is one sentence naming the pass and when it started.
+func (r *Report) Headline() string {
+	return fmt.Sprintf("linkpatrol pass %d of %s, started %s.", r.Pass.ID, r.Target(), r.started())
+}
+
+func (r *Report) started() string {
+	return r.Pass.Started.In(r.Options.Now.Location()).Format("2006-01-02 15:04")
+}
+
+// Counts is the summary sentence: pages parsed, links, URLs, each verdict,
+// suppressed problems and the time the pass took.
+func (r *Report) Counts() string {
+	s := r.Summary
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s parsed, %s, %s: %d broken, %d transient, %d unverifiable, %d skipped",
+		plural(s.Pages, "page", "pages"), plural(s.Links, "link", "links"), plural(s.URLs, "URL", "URLs"),
+		s.Broken, s.Transient, s.Unverifiable, s.Skipped)
+	if s.Suppressed > 0 {
+		fmt.Fprintf(&b, "; %d suppressed by --report-after %s", s.Suppressed, r.Options.ReportAfter)
+	}
+	fmt.Fprintf(&b, "; took %s.", formatDuration(s.Elapsed))
+	return b.String()
+}
+
+// ChangeLine says what changed since the previous complete pass, or "" when
+// there is none.
+func (r *Report) ChangeLine() string {
+	if r.Previous == nil {
+		return ""
+	}
+	s := r.Summary
+	return fmt.Sprintf("Since pass %d (%s): %d new, %d fixed, %d still broken, %d no longer linked.",
+		r.Previous.ID, passTime(*r.Previous).In(r.Options.Now.Location()).Format("2006-01-02 15:04"),
+		s.New, s.Fixed, s.StillBroken, s.Gone)
+}
+
+// SectionTitle names a section for people.
+func SectionTitle(v store.Verdict) string {
+	switch v {
+	case store.VerdictBroken:
+		return "Broken"
+	case store.VerdictTransient:
+		return "Transient"
+	case store.VerdictUnverifiable:
+		return "Unverifiable"
+	case store.VerdictSkipped:
+		return "Skipped"
+	case store.VerdictOK:
+		return "OK"
+	}
+	return string(v)
+}
+
+// SectionHelp says in a few words what a section means, or "".
+func SectionHelp(v store.Verdict) string {
+	switch v {
+	case store.VerdictBroken:
+		return "dead links; these make the exit code 1"
+	case store.VerdictTransient:
+		return "server errors and timeouts; they may work next time"
+	case store.VerdictUnverifiable:
+		return "the server would not let a robot look"
+	case store.VerdictSkipped:
+		return "not checked on purpose"
+	}
+	return ""
+}
+
+// changeNote marks an entry for people: only "new" is worth a word, and only
+// when there is a previous pass to be new against.
+func (r *Report) changeNote(e Entry) string {
+	if r.Previous != nil && e.Change == ChangeNew {
+		return "new since pass " + strconv.FormatUint(r.Previous.ID, 10)
+	}
+	return ""
+}
+
+// isStart reports whether u is one of the pass's start URLs.
+func (r *Report) isStart(u string) bool {
+	for _, s := range r.Pass.StartURLs {
+		if s == u {
+			return true
+		}
+	}
+	return false
+}
+
+// noReferrers explains an entry that no stored page links to.
+func (r *Report) noReferrers(e Entry) string {
+	if r.isStart(e.Record.URL) {
+		return "a start URL; no page links to it"
+	}
+	return "no referring page stored"
+}

@@ -1,0 +1,40 @@
+// Package report owns what a person reads after a pass: it reads one pass
+// from the store, decides what is worth showing and in which order, compares
+// it with the previous complete pass, and renders it as text for a cron mail,
+// JSON (DESIGN.md's schema), CSV, JUnit XML, SARIF 2.1.0, GitHub Actions
+// annotations, Markdown or one self-contained HTML page.
+//
+// Build does all the deciding once, so every format shows the same problems
+// in the same order:
+//
+//   - Sections, in this order: broken (what makes the exit code 1), transient,
+//     unverifiable, then (only with Options.All) skipped and ok.
+//   - Worst-first within a section: never good (LastGood zero) first, then the
+//     longest broken (earliest FirstBroken), then the most referring pages,
+//     then the URL, so the order is stable from one run to the next.
+//   - By default the problems (broken, transient, unverifiable) are listed;
+//     All lists every URL of the pass.
+//   - Referrers come from the store's forward link lists (PageLinks), turned
+//     around in one scan; each is kept with its line, sorted by page then line.
+//
+// Every format lists the same entries: by default the problems (broken,
+// transient and unverifiable, each in its own section: only broken ones
+// are failures in JUnit and errors in SARIF and GitHub annotations); with
+// Options.All every URL of the pass; with Options.OnlyNew only the problems
+// that are new. Problems younger than Options.ReportAfter are left out of
+// every format and counted in Summary.Suppressed. HasBroken is the exit
+// code's question, asked of what is shown. Text and Markdown cap the
+// referrers listed per URL (Options.MaxReferrers) and say how many more
+// there are; JSON, CSV, HTML and the annotations list them all.
+//
+// For a check of a directory (Pass.Root set), file:// URLs are shown as
+// paths below the working directory (site/about/index.html:12), which is
+// also what GitHub annotations and SARIF point at.
+//
+// What changed is measured against the newest complete pass before this one
+// (Report.Previous), using the PrevVerdict/PrevPass every record carries:
+// a problem is new when it was not a reported problem in that pass (fine,
+// unlinked, or still too young for ReportAfter), still broken otherwise;
+// fixed is ok now after being a problem there; no longer linked is a problem
+// of that pass that this (complete) pass never reached again.
+package report

@@ -1,0 +1,234 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// A fixture is a history of passes, each as the results the crawler would
+// commit; fill replays it into a Source.
+type fixturePass struct {
+	pass    store.Pass
+	results []store.Result
+}
+
+var (
+	day    = 24 * time.Hour
+	now    = time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+	night1 = time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
+	night2 = time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC)
+)
+
+func page(u string, links ...store.Link) store.Result {
+	return store.Result{
+		Record:   store.URLRecord{URL: u, Action: "parse", Verdict: store.VerdictOK, Status: 200, Parsed: true, LastGood: night2, FirstSeen: night1},
+		SetLinks: true,
+		Links:    links,
+	}
+}
+
+func link(u string, line int) store.Link {
+	return store.Link{URL: u, Line: line, Tag: "a", Attr: "href"}
+}
+
+func target(rec store.URLRecord) store.Result {
+	if rec.Action == "" {
+		rec.Action = "check"
+	}
+	return store.Result{Record: rec}
+}
+
+const (
+	xssURL  = `https://example.com/search?q=<script>alert("x")</script>|&amp;` + "`"
+	longURL = "https://example.com/archive/2026/11/23/a-post-whose-title-goes-on-and-on-and-on-until-it-cannot-possibly-fit-in-a-mail.html?utm_source=newsletter&utm_medium=email&utm_campaign=november"
+)
+
+// webHistory is two nightly passes over a site served over HTTP: the second
+// has every kind of problem and every kind of change.
+func webHistory() []fixturePass {
+	start := []string{"https://example.com/"}
+	var tagLinks []store.Link
+	for i := range 23 {
+		tagLinks = append(tagLinks, link("https://slow.example.com/", 100+i))
+	}
+	tagLinks = append(tagLinks, link(longURL, 130))
+	return []fixturePass{
+		{
+			pass: store.Pass{StartURLs: start, State: store.PassComplete, Started: night1, Finished: night1.Add(80 * time.Second), Elapsed: 80 * time.Second},
+			results: []store.Result{
+				page("https://example.com/", link("https://example.com/removed-page", 3), link("https://old.example.com/", 4)),
+				target(store.URLRecord{URL: "https://example.com/removed-page", Verdict: store.VerdictBroken, Status: 404, FirstBroken: night1.Add(-2 * day), Failures: 3}),
+				target(store.URLRecord{URL: "https://old.example.com/", Verdict: store.VerdictTransient, Error: "timeout", LastGood: night1.Add(-9 * day), FirstBroken: night1.Add(-day), Failures: 2}),
+				// What pass 2 finds again, as pass 1 left it: the PrevVerdict of
+				// each record in pass 2.
+				target(store.URLRecord{URL: "https://example.com/missing.html", Verdict: store.VerdictBroken, Status: 404, FirstSeen: night1.Add(-3 * day), FirstBroken: night1.Add(-3 * day), Failures: 3}),
+				target(store.URLRecord{URL: "https://example.com/old-post", Verdict: store.VerdictBroken, Status: 410, LastGood: time.Date(2026, 11, 1, 3, 0, 0, 0, time.UTC), FirstBroken: time.Date(2026, 11, 20, 3, 0, 0, 0, time.UTC), Failures: 2}),
+				target(store.URLRecord{URL: "https://cdn.example.net/img/photo-2x.jpg", Verdict: store.VerdictOK, Status: 200, LastGood: night1}),
+				target(store.URLRecord{URL: "https://api.example.com/status", Verdict: store.VerdictOK, Status: 200, LastGood: night1}),
+				target(store.URLRecord{URL: "https://slow.example.com/", Verdict: store.VerdictTransient, Error: "timeout", LastGood: night1.Add(-5 * day), FirstBroken: night1.Add(-4 * day), Failures: 4}),
+				target(store.URLRecord{URL: "https://www.linkedin.com/in/someone", Verdict: store.VerdictUnverifiable, Status: 999, FirstBroken: night1.Add(-30 * day), Failures: 29}),
+				target(store.URLRecord{URL: "https://example.com/private/", Verdict: store.VerdictOK, Status: 200, LastGood: night1}),
+				target(store.URLRecord{URL: "https://example.com/fixed.html", Verdict: store.VerdictBroken, Status: 404, FirstBroken: night1.Add(-day), Failures: 2}),
+			},
+		},
+		{
+			pass: store.Pass{StartURLs: start, State: store.PassComplete, Started: night2, Finished: night2.Add(90 * time.Second), Elapsed: 90 * time.Second},
+			results: []store.Result{
+				page("https://example.com/",
+					link("https://example.com/about/", 9),
+					link("https://example.com/missing.html", 12),
+					link("https://example.com/blog/", 14),
+					link("https://example.com/missing.html", 40),
+					link("https://example.com/fixed.html", 41),
+					store.Link{URL: "https://cdn.example.net/img/photo-2x.jpg", Line: 31, Tag: "img", Attr: "srcset"},
+					link("https://gone.example.org/", 50),
+				),
+				page("https://example.com/about/",
+					link("https://example.com/missing.html", 7),
+					store.Link{URL: "https://example.com/old-post", Fragment: "comments", Line: 22, Tag: "a", Attr: "href"},
+					link("https://www.linkedin.com/in/someone", 30),
+					link("https://example.com/private/", 31),
+					link(xssURL, 32),
+					link("https://example.com/admin/", 33),
+					link("https://api.example.com/status", 34),
+				),
+				page("https://example.com/blog/", tagLinks...),
+				target(store.URLRecord{URL: "https://example.com/missing.html", Verdict: store.VerdictBroken, Status: 404,
+					FirstSeen: night1.Add(-3 * day), FirstBroken: night1.Add(-3 * day), Failures: 4, PrevVerdict: store.VerdictBroken, PrevPass: 1}),
+				target(store.URLRecord{URL: "https://example.com/old-post", Verdict: store.VerdictBroken, Status: 410, FinalURL: "https://example.com/posts/old-post/",
+					Redirects: []store.Hop{{URL: "https://example.com/old-post", Status: 301}, {URL: "https://example.com/posts/old-post/", Status: 410}},
+					LastGood:  time.Date(2026, 11, 1, 3, 0, 0, 0, time.UTC), FirstBroken: time.Date(2026, 11, 20, 3, 0, 0, 0, time.UTC), Failures: 3,
+					PrevVerdict: store.VerdictBroken, PrevPass: 1}),
+				target(store.URLRecord{URL: "https://cdn.example.net/img/photo-2x.jpg", Verdict: store.VerdictBroken, Status: 404,
+					LastGood: night1, FirstBroken: night2.Add(40 * time.Second), Failures: 1, PrevVerdict: store.VerdictOK, PrevPass: 1}),
+				target(store.URLRecord{URL: "https://gone.example.org/", Verdict: store.VerdictBroken, Error: "dns", FirstSeen: night2, FirstBroken: night2.Add(time.Second), Failures: 1}),
+				target(store.URLRecord{URL: xssURL, Verdict: store.VerdictBroken, Error: "invalid URL", FirstSeen: night2, FirstBroken: night2.Add(time.Second), Failures: 1,
+					Note: `<b>bold</b> & <script>alert(1)</script>`}),
+				target(store.URLRecord{URL: longURL, Verdict: store.VerdictBroken, Status: 404, FirstSeen: night2, FirstBroken: night2.Add(time.Second), Failures: 1}),
+				target(store.URLRecord{URL: "https://api.example.com/status", Verdict: store.VerdictTransient, Status: 503,
+					LastGood: night1, FirstBroken: night2.Add(20 * time.Second), Failures: 1, PrevVerdict: store.VerdictOK, PrevPass: 1}),
+				target(store.URLRecord{URL: "https://slow.example.com/", Verdict: store.VerdictTransient, Error: "timeout",
+					LastGood: night1.Add(-5 * day), FirstBroken: night1.Add(-4 * day), Failures: 5, PrevVerdict: store.VerdictTransient, PrevPass: 1}),
+				target(store.URLRecord{URL: "https://www.linkedin.com/in/someone", Verdict: store.VerdictUnverifiable, Status: 999,
+					FirstBroken: night1.Add(-30 * day), Failures: 30, PrevVerdict: store.VerdictUnverifiable, PrevPass: 1}),
+				target(store.URLRecord{URL: "https://example.com/private/", Verdict: store.VerdictUnverifiable, Status: 403, Note: "bot challenge",
+					LastGood: night1, FirstBroken: night2.Add(5 * time.Second), Failures: 1, PrevVerdict: store.VerdictOK, PrevPass: 1}),
+				target(store.URLRecord{URL: "https://example.com/admin/", Action: "skip", Verdict: store.VerdictSkipped, Note: "skipped: robots"}),
+				target(store.URLRecord{URL: "https://example.com/fixed.html", Verdict: store.VerdictOK, Status: 200, LastGood: night2,
+					PrevVerdict: store.VerdictBroken, PrevPass: 1}),
+			},
+		},
+	}
+}
+
+// dirHistory is one check of a built site on disk, stopped half way.
+func dirHistory() []fixturePass {
+	return []fixturePass{{
+		pass: store.Pass{StartURLs: []string{"file:///"}, Root: "/work/site", State: store.PassStopped, Started: night2, Elapsed: 90 * time.Second},
+		results: []store.Result{
+			page("file:///",
+				link("file:///about/", 5),
+				link("file:///about/team.html", 6),
+				store.Link{URL: "file:///img/logo%20big.png", Line: 8, Tag: "img", Attr: "src"},
+				link("https://example.org/gone", 9),
+			),
+			page("file:///about/", link("file:///about/team.html", 12), store.Link{URL: "file:///", Fragment: "top", Line: 40, Tag: "a", Attr: "href"}),
+			target(store.URLRecord{URL: "file:///about/team.html", Verdict: store.VerdictBroken, Status: 404, FirstSeen: night2, FirstBroken: night2, Failures: 1}),
+			target(store.URLRecord{URL: "file:///img/logo%20big.png", Verdict: store.VerdictBroken, Status: 404, FirstSeen: night2, FirstBroken: night2, Failures: 1}),
+			target(store.URLRecord{URL: "https://example.org/gone", Verdict: store.VerdictBroken, Status: 404, FirstSeen: night2, FirstBroken: night2, Failures: 1}),
+		},
+	}}
+}
+
+// memSource keeps the store's read semantics in memory (one record per URL,
+// the latest; links per page) for the fuzz target, where a bbolt file per
+// input would be too slow. TestBuildFromStore checks it builds the same
+// reports as the real store; every other test uses the real store.
+type memSource struct {
+	passes  []store.Pass
+	records map[string]store.URLRecord
+	links   map[string][]store.Link
+}
+
+func newMemSource(t testing.TB, history []fixturePass) *memSource {
+	t.Helper()
+	m := &memSource{records: map[string]store.URLRecord{}, links: map[string][]store.Link{}}
+	for _, fp := range history {
+		p := fp.pass
+		p.ID = uint64(len(m.passes) + 1)
+		m.passes = append(m.passes, p)
+		for _, res := range fp.results {
+			rec := res.Record
+			rec.Pass = p.ID
+			m.records[rec.URL] = rec
+			if res.SetLinks {
+				m.links[rec.URL] = res.Links
+			}
+		}
+	}
+	return m
+}
+
+func (m *memSource) Pass(id uint64) (store.Pass, error) {
+	if id == 0 || id > uint64(len(m.passes)) {
+		return store.Pass{}, fmt.Errorf("no pass %d", id)
+	}
+	return m.passes[id-1], nil
+}
+
+func (m *memSource) PreviousComplete(before uint64) (store.Pass, bool, error) {
+	for id := min(before-1, uint64(len(m.passes))); id >= 1; id-- {
+		if p := m.passes[id-1]; p.State == store.PassComplete {
+			return p, true, nil
+		}
+	}
+	return store.Pass{}, false, nil
+}
+
+func (m *memSource) sorted(passID uint64) []store.URLRecord {
+	var out []store.URLRecord
+	for _, rec := range m.records {
+		if rec.Pass == passID {
+			out = append(out, rec)
+		}
+	}
+	slices.SortFunc(out, func(a, b store.URLRecord) int { return cmp.Compare(a.URL, b.URL) })
+	return out
+}
+
+func (m *memSource) Records(passID uint64, fn func(*store.URLRecord) error) error {
+	for _, rec := range m.sorted(passID) {
+		if err := fn(&rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *memSource) PageLinks(passID uint64, fn func(*store.URLRecord, []store.Link) error) error {
+	for _, rec := range m.sorted(passID) {
+		if links := m.links[rec.URL]; len(links) > 0 {
+			if err := fn(&rec, links); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func build(t testing.TB, src Source, passID uint64, opt Options) *Report {
+	t.Helper()
+	if opt.Now.IsZero() {
+		opt.Now = now
+	}
+	r, err := Build(src, passID, opt)
+	if err != nil {
+		t.Fatalf("Build(pass %d): %v", passID, err)
+	}
+	return r
+}

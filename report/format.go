@@ -1,0 +1,62 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+)
+
+// formats maps each format name to its writer, in the order Formats lists them.
+var formats = []struct {
+	name  string
+	exts  []string // output file extensions that pick it, longest first
+	write func(io.Writer, *Report) error
+}{
+	{"text", []string{".txt", ".text"}, writeText},
+	{"json", []string{".json"}, writeJSON},
+	{"csv", []string{".csv"}, writeCSV},
+	{"junit", []string{".junit.xml", ".xml"}, writeJUnit},
+	{"sarif", []string{".sarif.json", ".sarif"}, writeSARIF},
+	{"github", nil, writeGitHub},
+	{"markdown", []string{".md", ".markdown"}, writeMarkdown},
+	{"html", []string{".html", ".htm"}, writeHTML},
+}
+
+// Formats lists the names Write accepts.
+func Formats() []string {
+	names := make([]string, len(formats))
+	for i, f := range formats {
+		names[i] = f.name
+	}
+	return names
+}
+
+// FormatForPath picks a format from an output file's extension
+// (report.sarif.json is SARIF, report.json is JSON). GitHub annotations have
+// no extension: they are meant for a job's standard output.
+func FormatForPath(path string) (string, bool) {
+	base := strings.ToLower(filepath.Base(path))
+	best, bestLen := "", 0
+	for _, f := range formats {
+		for _, ext := range f.exts {
+			if strings.HasSuffix(base, ext) && len(ext) > bestLen && len(base) > len(ext) {
+				best, bestLen = f.name, len(ext)
+			}
+		}
+	}
+	return best, best != ""
+}
+
+// Write renders r in format, one of Formats().
+func Write(w io.Writer, r *Report, format string) error {
+	for _, f := range formats {
+		if f.name == format {
+			if err := f.write(w, r); err != nil {
+				return fmt.Errorf("write %s report: %w", format, err)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown report format %q (want one of %s)", format, strings.Join(Formats(), ", "))
+}

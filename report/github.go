@@ -1,0 +1,80 @@
+package report
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// GitHub Actions workflow commands: one annotation per referring page and
+// line, so a broken link in a checked directory shows on its line in a pull
+// request. Pages fetched over HTTP have no file in the repository: their
+// annotation names the page and line in the message instead. The summary
+// closes the output as a plain log line.
+
+var githubLevel = map[store.Verdict]string{
+	store.VerdictBroken:       "error",
+	store.VerdictTransient:    "warning",
+	store.VerdictUnverifiable: "notice",
+}
+
+func writeGitHub(w io.Writer, r *Report) error {
+	bw := bufio.NewWriter(w)
+	for _, e := range r.Entries {
+		level, ok := githubLevel[e.Record.Verdict]
+		if !ok {
+			continue
+		}
+		title := SectionTitle(e.Record.Verdict) + " link"
+		if len(e.Referrers) == 0 {
+			writeCommand(bw, level, [][2]string{{"title", title}}, r.findingText(e, "")+" ("+r.noReferrers(e)+")")
+			continue
+		}
+		for _, ref := range e.Referrers {
+			msg := r.findingText(e, ref.Fragment)
+			props := [][2]string{{"title", title}}
+			if file, ok := r.File(ref.Page); ok {
+				props = [][2]string{{"file", file}, {"line", strconv.Itoa(max(ref.Line, 1))}, {"title", title}}
+			} else {
+				msg += " (linked from " + ref.Page + ":" + strconv.Itoa(ref.Line) + ")"
+			}
+			writeCommand(bw, level, props, msg)
+		}
+	}
+	if msg := r.Incomplete(); msg != "" {
+		writeCommand(bw, "warning", [][2]string{{"title", "linkpatrol"}}, msg)
+	}
+	// Plain log lines: the runner shows them as they are. Neither can start
+	// with "::", so neither is read as a command.
+	bw.WriteString(printable(r.Headline()+" "+r.Counts()) + "\n")
+	if line := r.ChangeLine(); line != "" {
+		bw.WriteString(line + "\n")
+	}
+	return bw.Flush()
+}
+
+func writeCommand(w *bufio.Writer, level string, props [][2]string, msg string) {
+	w.WriteString("::" + level)
+	for i, p := range props {
+		if i == 0 {
+			w.WriteByte(' ')
+		} else {
+			w.WriteByte(',')
+		}
+		w.WriteString(p[0] + "=" + escapeProperty(p[1]))
+	}
+	w.WriteString("::" + escapeData(msg) + "\n")
+}
+
+// The escaping GitHub's runner undoes in workflow commands.
+var (
+	dataEscaper     = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
+	propertyEscaper = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
+)
+
+func escapeData(s string) string { return dataEscaper.Replace(s) }
+
+func escapeProperty(s string) string { return propertyEscaper.Replace(s) }

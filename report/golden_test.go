@@ -1,0 +1,66 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// goldenCases are the reports every format is rendered from.
+func goldenCases(t *testing.T) []struct {
+	name string
+	r    *Report
+} {
+	web := fillStore(t, webHistory())
+	dir := fillStore(t, dirHistory())
+	return []struct {
+		name string
+		r    *Report
+	}{
+		{"web", build(t, web, 2, Options{})},
+		{"dir", build(t, dir, 1, Options{BaseDir: "/work"})},
+	}
+}
+
+var goldenExt = map[string]string{
+	"text": "txt", "json": "json", "csv": "csv", "junit": "junit.xml", "sarif": "sarif",
+	"github": "github.txt", "markdown": "md", "html": "html",
+}
+
+func TestGolden(t *testing.T) {
+	for _, c := range goldenCases(t) {
+		for _, format := range Formats() {
+			t.Run(c.name+"/"+format, func(t *testing.T) {
+				var buf bytes.Buffer
+				if err := Write(&buf, c.r, format); err != nil {
+					t.Fatal(err)
+				}
+				checkGolden(t, filepath.Join("testdata", "golden", c.name+"."+goldenExt[format]), buf.Bytes())
+			})
+		}
+	}
+}
+
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./report -run %s -update to create it)", err, t.Name())
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file; run with -update if the change is intended\n--- got:\n%s", path, got)
+	}
+}

@@ -1,0 +1,174 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// The JSON report is DESIGN.md's schema; fields may be added, never renamed.
+// Times are RFC 3339 in UTC, null when unknown.
+
+type jsonReport struct {
+	Pass    jsonPass     `json:"pass"`
+	Summary jsonSummary  `json:"summary"`
+	URLs    []jsonURL    `json:"urls"`
+	Changes *jsonChanges `json:"changes,omitempty"`
+}
+
+type jsonPass struct {
+	ID             uint64     `json:"id"`
+	Started        *time.Time `json:"started"`
+	Finished       *time.Time `json:"finished"`
+	Complete       bool       `json:"complete"`
+	StartURLs      []string   `json:"start_urls"`
+	State          string     `json:"state"`
+	Root           string     `json:"root,omitempty"`
+	ElapsedSeconds float64    `json:"elapsed_seconds"`
+}
+
+type jsonSummary struct {
+	Pages          int     `json:"pages"`
+	Links          int     `json:"links"`
+	URLs           int     `json:"urls"`
+	Broken         int     `json:"broken"`
+	Skipped        int     `json:"skipped"`
+	Transient      int     `json:"transient"`
+	Unverifiable   int     `json:"unverifiable"`
+	OK             int     `json:"ok"`
+	Suppressed     int     `json:"suppressed"`
+	ReportAfter    string  `json:"report_after,omitempty"`
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
+	// Listed says which URLs "urls" holds: "problems", "all" or "new".
+	Listed string `json:"listed"`
+}
+
+type jsonURL struct {
+	URL         string        `json:"url"`
+	FinalURL    string        `json:"final_url"`
+	Status      int           `json:"status"`
+	Error       string        `json:"error"`
+	Verdict     store.Verdict `json:"verdict"`
+	Broken      bool          `json:"broken"`
+	Action      string        `json:"action"`
+	FirstBroken *time.Time    `json:"first_broken"`
+	LastGood    *time.Time    `json:"last_good"`
+	Referrers   []jsonRef     `json:"referrers"`
+
+	File        string        `json:"file,omitempty"`
+	Note        string        `json:"note,omitempty"`
+	Failures    int           `json:"failures"`
+	Change      Change        `json:"change,omitempty"`
+	PrevVerdict store.Verdict `json:"prev_verdict,omitempty"`
+	Redirects   []store.Hop   `json:"redirects,omitempty"`
+}
+
+type jsonRef struct {
+	Page     string `json:"page"`
+	Line     int    `json:"line"`
+	File     string `json:"file,omitempty"`
+	Fragment string `json:"fragment,omitempty"`
+	Tag      string `json:"tag,omitempty"`
+	Attr     string `json:"attr,omitempty"`
+}
+
+type jsonChanges struct {
+	PreviousPass   uint64    `json:"previous_pass"`
+	New            int       `json:"new"`
+	StillBroken    int       `json:"still_broken"`
+	Fixed          []jsonURL `json:"fixed"`
+	NoLongerLinked []jsonURL `json:"no_longer_linked"`
+}
+
+func writeJSON(w io.Writer, r *Report) error {
+	s := r.Summary
+	out := jsonReport{
+		Pass: jsonPass{
+			ID:             r.Pass.ID,
+			Started:        jsonTime(r.Pass.Started),
+			Finished:       jsonTime(r.Pass.Finished),
+			Complete:       r.Pass.State == store.PassComplete,
+			StartURLs:      r.Pass.StartURLs,
+			State:          string(r.Pass.State),
+			Root:           r.Pass.Root,
+			ElapsedSeconds: seconds(s.Elapsed),
+		},
+		Summary: jsonSummary{
+			Pages: s.Pages, Links: s.Links, URLs: s.URLs,
+			Broken: s.Broken, Skipped: s.Skipped, Transient: s.Transient, Unverifiable: s.Unverifiable,
+			OK: s.OK, Suppressed: s.Suppressed, ElapsedSeconds: seconds(s.Elapsed),
+			Listed: "problems",
+		},
+		URLs: make([]jsonURL, 0, len(r.Entries)),
+	}
+	if out.Pass.StartURLs == nil {
+		out.Pass.StartURLs = []string{}
+	}
+	if !r.Options.ReportAfter.IsZero() {
+		out.Summary.ReportAfter = r.Options.ReportAfter.String()
+	}
+	switch {
+	case r.Options.OnlyNew:
+		out.Summary.Listed = "new"
+	case r.Options.All:
+		out.Summary.Listed = "all"
+	}
+	for _, e := range r.Entries {
+		out.URLs = append(out.URLs, r.jsonURL(e.Record, e.Referrers, e.Change))
+	}
+	if r.Previous != nil {
+		c := &jsonChanges{
+			PreviousPass: r.Previous.ID, New: s.New, StillBroken: s.StillBroken,
+			Fixed: make([]jsonURL, 0, len(r.Fixed)), NoLongerLinked: make([]jsonURL, 0, len(r.Gone)),
+		}
+		for _, rec := range r.Fixed {
+			c.Fixed = append(c.Fixed, r.jsonURL(rec, nil, ChangeFixed))
+		}
+		for _, rec := range r.Gone {
+			c.NoLongerLinked = append(c.NoLongerLinked, r.jsonURL(rec, nil, ChangeNone))
+		}
+		out.Changes = c
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
+
+func (r *Report) jsonURL(rec store.URLRecord, refs []Referrer, change Change) jsonURL {
+	u := jsonURL{
+		URL: rec.URL, FinalURL: rec.FinalURL, Status: rec.Status, Error: rec.Error,
+		Verdict: rec.Verdict, Broken: rec.Verdict == store.VerdictBroken, Action: rec.Action,
+		FirstBroken: jsonTime(rec.FirstBroken), LastGood: jsonTime(rec.LastGood),
+		Referrers: make([]jsonRef, len(refs)),
+		Note:      rec.Note, Failures: rec.Failures, Change: change, Redirects: rec.Redirects,
+	}
+	if u.FinalURL == "" {
+		u.FinalURL = rec.URL
+	}
+	if change == ChangeFixed {
+		u.PrevVerdict = rec.PrevVerdict
+	}
+	u.File, _ = r.File(rec.URL)
+	for i, ref := range refs {
+		file, _ := r.File(ref.Page)
+		u.Referrers[i] = jsonRef{Page: ref.Page, Line: ref.Line, File: file, Fragment: ref.Fragment, Tag: ref.Tag, Attr: ref.Attr}
+	}
+	return u
+}
+
+func jsonTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+// seconds keeps three decimals: milliseconds are all anyone reads.
+func seconds(d time.Duration) float64 {
+	return math.Round(d.Seconds()*1000) / 1000
+}

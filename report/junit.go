@@ -1,0 +1,169 @@
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// The JUnit XML follows the schema CI systems read (Jenkins' junit-10.xsd,
+// also what GitLab and GitHub test reporters accept): one testsuite per
+// section, one testcase per URL. Broken URLs are failures, transient and
+// unverifiable ones are skipped with the reason, so the CI result agrees
+// with the exit code. A pass without problems still gets one passing test
+// case, because CI systems treat a report without any as an error.
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string           `xml:"name,attr"`
+	Tests      int              `xml:"tests,attr"`
+	Failures   int              `xml:"failures,attr"`
+	Errors     int              `xml:"errors,attr"`
+	Skipped    int              `xml:"skipped,attr"`
+	Time       string           `xml:"time,attr"`
+	Timestamp  string           `xml:"timestamp,attr,omitempty"`
+	Properties *junitProperties `xml:"properties,omitempty"`
+	Cases      []junitCase      `xml:"testcase"`
+}
+
+type junitProperties struct {
+	List []junitProperty `xml:"property"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	SystemOut *junitText    `xml:"system-out,omitempty"`
+}
+
+type junitText struct {
+	Text string `xml:",cdata"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",cdata"`
+}
+
+func writeJUnit(w io.Writer, r *Report) error {
+	elapsed := fmt.Sprintf("%.3f", seconds(r.Summary.Elapsed))
+	out := junitSuites{Name: "linkpatrol", Time: elapsed}
+	props := &junitProperties{List: []junitProperty{{Name: "pass", Value: fmt.Sprint(r.Pass.ID)}}}
+	for _, u := range r.Pass.StartURLs {
+		props.List = append(props.List, junitProperty{Name: "start_url", Value: u})
+	}
+	if r.Pass.Root != "" {
+		props.List = append(props.List, junitProperty{Name: "root", Value: r.Pass.Root})
+	}
+	timestamp := ""
+	if !r.Pass.Started.IsZero() {
+		timestamp = r.Pass.Started.UTC().Format("2006-01-02T15:04:05")
+	}
+	sections := r.Sections()
+	if len(sections) == 0 {
+		sections = []Section{{Verdict: store.VerdictOK}}
+	}
+	for _, sec := range sections {
+		suite := junitSuite{
+			Name: "linkpatrol." + string(sec.Verdict), Time: elapsed, Timestamp: timestamp, Properties: props,
+		}
+		class := "linkpatrol." + string(sec.Verdict)
+		for _, e := range sec.Entries {
+			tc := junitCase{Name: r.Location(e.Record.URL), Classname: class, Time: "0"}
+			msg := &junitMessage{Message: r.oneLine(e), Type: string(sec.Verdict), Text: xmlSafe(r.plainDetails(e))}
+			switch sec.Verdict {
+			case store.VerdictBroken:
+				tc.Failure = msg
+				suite.Failures++
+			case store.VerdictTransient, store.VerdictUnverifiable, store.VerdictSkipped:
+				tc.Skipped = &junitMessage{Message: string(sec.Verdict) + ": " + msg.Message}
+				tc.SystemOut = &junitText{Text: msg.Text}
+				suite.Skipped++
+			}
+			suite.Cases = append(suite.Cases, tc)
+		}
+		if len(sec.Entries) == 0 {
+			suite.Cases = append(suite.Cases, junitCase{
+				Name: fmt.Sprintf("pass %d: %s", r.Pass.ID, r.Counts()), Classname: class, Time: elapsed,
+			})
+		}
+		suite.Tests = len(suite.Cases)
+		out.Tests += suite.Tests
+		out.Failures += suite.Failures
+		out.Suites = append(out.Suites, suite)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// oneLine is an entry's problem in one line: what, how long, and whether new.
+func (r *Report) oneLine(e Entry) string {
+	parts := []string{Problem(e.Record)}
+	for _, p := range []string{r.Since(e.Record), r.changeNote(e), e.Record.Note} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// plainDetails lists the URL, where it ends up and every referrer, one per
+// line, for formats that carry a block of text (JUnit).
+func (r *Report) plainDetails(e Entry) string {
+	var b strings.Builder
+	b.WriteString(e.Record.URL + "\n")
+	if final := Redirected(e.Record); final != "" {
+		b.WriteString("redirects to " + final + "\n")
+	}
+	if len(e.Referrers) == 0 {
+		b.WriteString("linked from: " + r.noReferrers(e) + "\n")
+		return b.String()
+	}
+	b.WriteString("linked from:\n")
+	for _, ref := range e.Referrers {
+		fmt.Fprintf(&b, "  %s:%d\n", r.Location(ref.Page), ref.Line)
+	}
+	return b.String()
+}
+
+// xmlSafe replaces what XML 1.0 cannot carry at all (most control
+// characters, as found in the raw text of an invalid URL) with U+FFFD.
+// Attributes get this from encoding/xml; CDATA sections do not.
+func xmlSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' ||
+			r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF {
+			return r
+		}
+		return '\uFFFD'
+	}, s)
+}

@@ -1,0 +1,139 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// Markdown for a pull request or an issue (GitHub Flavored Markdown): the
+// summary, what changed, one table per section. URLs and paths are code
+// spans, so nothing in them is read as markup or HTML.
+
+func writeMarkdown(w io.Writer, r *Report) error {
+	b := bufio.NewWriter(w)
+	s := r.Summary
+	fmt.Fprintf(b, "## linkpatrol: %d broken, %d transient, %d unverifiable\n\n", s.Broken, s.Transient, s.Unverifiable)
+	if msg := r.Incomplete(); msg != "" {
+		fmt.Fprintf(b, "> **%s**\n\n", mdText(msg))
+	}
+	fmt.Fprintf(b, "Pass %d of %s, started %s. %s\n", r.Pass.ID, mdCode(r.Target()), r.started(), mdText(r.Counts()))
+	if line := r.ChangeLine(); line != "" {
+		fmt.Fprintf(b, "\n%s\n", mdText(line))
+	}
+	if len(r.Entries) == 0 {
+		switch {
+		case r.Options.OnlyNew:
+			b.WriteString("\nNo new problems.\n")
+		case s.Suppressed > 0:
+			fmt.Fprintf(b, "\nNo problems to report (%d suppressed).\n", s.Suppressed)
+		default:
+			b.WriteString("\nNo problems found.\n")
+		}
+	}
+	for _, sec := range r.Sections() {
+		fmt.Fprintf(b, "\n### %s (%d)\n\n", SectionTitle(sec.Verdict), len(sec.Entries))
+		if help := SectionHelp(sec.Verdict); help != "" {
+			fmt.Fprintf(b, "%s.\n\n", mdText(capitalize(help)))
+		}
+		if sec.Verdict == store.VerdictOK {
+			for _, e := range sec.Entries {
+				fmt.Fprintf(b, "- %s\n", mdCode(r.Location(e.Record.URL)))
+			}
+			continue
+		}
+		b.WriteString("| # | URL | Problem | Since | Linked from |\n| ---: | --- | --- | --- | --- |\n")
+		for i, e := range sec.Entries {
+			r.markdownRow(b, i+1, e)
+		}
+	}
+	if len(r.Fixed) > 0 {
+		fmt.Fprintf(b, "\n### Fixed since pass %d (%d)\n\n", r.Previous.ID, len(r.Fixed))
+		for _, rec := range r.Fixed {
+			fmt.Fprintf(b, "- %s was %s\n", mdCode(r.Location(rec.URL)), rec.PrevVerdict)
+		}
+	}
+	if len(r.Gone) > 0 {
+		fmt.Fprintf(b, "\n### No longer linked since pass %d (%d)\n\n", r.Previous.ID, len(r.Gone))
+		for _, rec := range r.Gone {
+			fmt.Fprintf(b, "- %s was %s: %s\n", mdCode(r.Location(rec.URL)), rec.Verdict, mdText(Problem(rec)))
+		}
+	}
+	return b.Flush()
+}
+
+func (r *Report) markdownRow(b *bufio.Writer, n int, e Entry) {
+	rec := e.Record
+	target := mdCode(r.Location(rec.URL))
+	if r.changeNote(e) != "" {
+		target += " **new**"
+	}
+	problem := mdText(Problem(rec))
+	if rec.Verdict == store.VerdictSkipped {
+		problem = ""
+	}
+	if final := Redirected(rec); final != "" {
+		problem += "<br>redirects to " + mdCode(r.Location(final))
+	}
+	if rec.Note != "" {
+		problem += "<br>" + mdText(rec.Note)
+	}
+	var refs []string
+	shown := e.Referrers
+	if limit := r.Options.MaxReferrers; limit > 0 && len(shown) > limit {
+		shown = shown[:limit]
+	}
+	for _, ref := range shown {
+		refs = append(refs, mdCode(r.Location(ref.Page)+":"+strconv.Itoa(ref.Line)))
+	}
+	if more := len(e.Referrers) - len(shown); more > 0 {
+		refs = append(refs, fmt.Sprintf("and %d more, see `--format json`", more))
+	}
+	if len(refs) == 0 {
+		refs = append(refs, mdText(r.noReferrers(e)))
+	}
+	fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", n, target, problem, mdText(r.Since(rec)), strings.Join(refs, "<br>"))
+}
+
+// mdCode puts s in a code span that survives a table cell: a fence longer
+// than any run of backticks inside, pipes escaped (GFM splits cells before
+// it reads code spans), line breaks turned into spaces.
+func mdCode(s string) string {
+	s = mdCodeEscaper.Replace(s)
+	longest, run := 0, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+var mdCodeEscaper = strings.NewReplacer("\r", " ", "\n", " ", "|", `\|`)
+
+// mdText escapes prose so that nothing in it is read as markup or HTML.
+var mdEscaper = strings.NewReplacer(
+	"\r", " ", "\n", " ",
+	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`,
+	"<", "&lt;", ">", "&gt;", "&", "&amp;", "|", `\|`, "#", `\#`, "~", `\~`, "!", `\!`,
+)
+
+func mdText(s string) string { return mdEscaper.Replace(s) }
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

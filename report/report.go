@@ -1,0 +1,409 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// Source is the read side of the store that a report needs.
+type Source interface {
+	Pass(id uint64) (store.Pass, error)
+	PreviousComplete(before uint64) (store.Pass, bool, error)
+	// Records calls fn for every URL record last resolved in the pass.
+	Records(passID uint64, fn func(*store.URLRecord) error) error
+	// PageLinks calls fn for every page of the pass that has stored links.
+	PageLinks(passID uint64, fn func(page *store.URLRecord, links []store.Link) error) error
+}
+
+// Options says what to show and how.
+type Options struct {
+	All         bool      // every URL, not only problems
+	OnlyNew     bool      // only problems that are new since the previous complete pass
+	ReportAfter Threshold // problems younger than this are hidden (and counted as suppressed)
+	Now         time.Time // for "broken for 3 days"; zero means time.Now()
+	Width       int       // text width; 0 means 80
+	// MaxReferrers caps the referring pages listed per URL in text and
+	// Markdown (the rest is counted, never dropped silently); 0 means 20,
+	// negative means no cap. JSON, CSV and HTML always list them all.
+	MaxReferrers int
+	// BaseDir is the directory file paths are shown relative to in a check of
+	// a directory; empty means the working directory.
+	BaseDir string
+}
+
+const (
+	defaultWidth        = 80
+	defaultMaxReferrers = 20
+)
+
+// Report is one pass, decided and ordered, ready to be written in any format.
+type Report struct {
+	Pass     store.Pass
+	Previous *store.Pass // newest complete pass before Pass; nil when there is none
+	Options  Options     // as given to Build, with defaults filled in
+	Summary  Summary
+	// Entries are worst-first within sections: broken, transient,
+	// unverifiable, then with All skipped and ok.
+	Entries []Entry
+	// Fixed are URLs that are ok now and were a problem in Previous, by URL.
+	Fixed []store.URLRecord
+	// Gone are problems of Previous that this pass no longer links to, by
+	// URL. Empty unless the pass is complete: an incomplete pass may simply
+	// not have reached them yet.
+	Gone []store.URLRecord
+
+	baseDir string
+}
+
+// Summary counts the whole pass, whatever Options hides.
+type Summary struct {
+	Pages        int // pages parsed
+	Links        int // links found on them
+	URLs         int // distinct URLs resolved
+	OK           int
+	Broken       int
+	Transient    int
+	Unverifiable int
+	Skipped      int
+	Suppressed   int // problems hidden by ReportAfter
+	// New and StillBroken count the reported problems; Fixed and Gone are
+	// len(Report.Fixed) and len(Report.Gone). All four are zero without a
+	// previous complete pass.
+	New         int
+	StillBroken int
+	Fixed       int
+	Gone        int
+	Elapsed     time.Duration
+}
+
+// Problems is the number of broken, transient and unverifiable URLs.
+func (s Summary) Problems() int { return s.Broken + s.Transient + s.Unverifiable }
+
+// Change says how an entry compares with the previous complete pass.
+type Change string
+
+const (
+	ChangeNone  Change = ""      // not a problem, or no previous pass to compare with
+	ChangeNew   Change = "new"   // a problem not reported in the previous pass
+	ChangeStill Change = "still" // a problem that was already reported then
+	ChangeFixed Change = "fixed" // ok now, a problem then
+)
+
+// Entry is one URL with every place that links to it.
+type Entry struct {
+	Record    store.URLRecord
+	Referrers []Referrer // sorted by page, then line
+	Change    Change
+}
+
+// Referrer is one link to an entry's URL.
+type Referrer struct {
+	Page     string // canonical URL of the linking page
+	Line     int
+	Fragment string
+	Tag      string
+	Attr     string
+}
+
+// Pages is the number of distinct pages among the referrers.
+func (e Entry) Pages() int {
+	n := 0
+	for i, r := range e.Referrers {
+		if i == 0 || r.Page != e.Referrers[i-1].Page {
+			n++
+		}
+	}
+	return n
+}
+
+// Build reads pass passID from src and decides what the report shows.
+func Build(src Source, passID uint64, opt Options) (*Report, error) {
+	if opt.Now.IsZero() {
+		opt.Now = time.Now()
+	}
+	if opt.Width <= 0 {
+		opt.Width = defaultWidth
+	}
+	if opt.MaxReferrers == 0 {
+		opt.MaxReferrers = defaultMaxReferrers
+	}
+	pass, err := src.Pass(passID)
+	if err != nil {
+		return nil, fmt.Errorf("read pass %d: %w", passID, err)
+	}
+	r := &Report{Pass: pass, Options: opt, baseDir: opt.BaseDir}
+	if pass.Root != "" && r.baseDir == "" {
+		if r.baseDir, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("working directory for file paths: %w", err)
+		}
+	}
+	prev, ok, err := src.PreviousComplete(passID)
+	if err != nil {
+		return nil, fmt.Errorf("previous complete pass before %d: %w", passID, err)
+	}
+	if ok {
+		r.Previous = &prev
+	}
+
+	s := &r.Summary
+	s.Elapsed = pass.Elapsed
+	if s.Elapsed == 0 && !pass.Finished.IsZero() {
+		s.Elapsed = pass.Finished.Sub(pass.Started)
+	}
+	shown := make(map[string]*Entry)
+	var order []*Entry
+	err = src.Records(passID, func(rec *store.URLRecord) error {
+		s.URLs++
+		if rec.Parsed {
+			s.Pages++
+		}
+		switch rec.Verdict {
+		case store.VerdictOK:
+			s.OK++
+		case store.VerdictBroken:
+			s.Broken++
+		case store.VerdictTransient:
+			s.Transient++
+		case store.VerdictUnverifiable:
+			s.Unverifiable++
+		case store.VerdictSkipped:
+			s.Skipped++
+		}
+		change := r.change(rec)
+		if rec.Verdict.Problem() && r.young(rec, rec.Failures, opt.Now) {
+			s.Suppressed++
+			return nil
+		}
+		switch change {
+		case ChangeNew:
+			s.New++
+		case ChangeStill:
+			s.StillBroken++
+		case ChangeFixed:
+			r.Fixed = append(r.Fixed, *rec)
+		}
+		if !r.wanted(rec, change) {
+			return nil
+		}
+		e := &Entry{Record: *rec, Change: change}
+		shown[rec.URL] = e
+		order = append(order, e)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read records of pass %d: %w", passID, err)
+	}
+	err = src.PageLinks(passID, func(page *store.URLRecord, links []store.Link) error {
+		s.Links += len(links)
+		for _, l := range links {
+			if e := shown[l.URL]; e != nil {
+				e.Referrers = append(e.Referrers, Referrer{Page: page.URL, Line: l.Line, Fragment: l.Fragment, Tag: l.Tag, Attr: l.Attr})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read links of pass %d: %w", passID, err)
+	}
+	if r.Previous != nil && pass.State == store.PassComplete {
+		err = src.Records(r.Previous.ID, func(rec *store.URLRecord) error {
+			if rec.Verdict.Problem() {
+				r.Gone = append(r.Gone, *rec)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read records of previous pass %d: %w", r.Previous.ID, err)
+		}
+	}
+	s.Fixed, s.Gone = len(r.Fixed), len(r.Gone)
+	byURL := func(a, b store.URLRecord) int { return strings.Compare(a.URL, b.URL) }
+	slices.SortFunc(r.Fixed, byURL)
+	slices.SortFunc(r.Gone, byURL)
+
+	r.Entries = make([]Entry, 0, len(order))
+	for _, e := range order {
+		slices.SortFunc(e.Referrers, func(a, b Referrer) int {
+			return cmp.Or(strings.Compare(a.Page, b.Page), cmp.Compare(a.Line, b.Line), strings.Compare(a.Fragment, b.Fragment))
+		})
+		r.Entries = append(r.Entries, *e)
+	}
+	slices.SortStableFunc(r.Entries, compareEntries)
+	return r, nil
+}
+
+// wanted says whether a record that survived ReportAfter gets an entry.
+func (r *Report) wanted(rec *store.URLRecord, change Change) bool {
+	if r.Options.OnlyNew {
+		return change == ChangeNew
+	}
+	return r.Options.All || rec.Verdict.Problem()
+}
+
+// change compares rec with the previous complete pass. Without one, every
+// problem is new: nothing was reported before.
+func (r *Report) change(rec *store.URLRecord) Change {
+	problem := rec.Verdict.Problem()
+	if r.Previous == nil {
+		if problem {
+			return ChangeNew
+		}
+		return ChangeNone
+	}
+	wasProblem := rec.PrevPass == r.Previous.ID && rec.PrevVerdict.Problem()
+	switch {
+	case problem && wasProblem && !r.young(rec, rec.Failures-1, passTime(*r.Previous)):
+		return ChangeStill
+	case problem:
+		return ChangeNew
+	case rec.Verdict == store.VerdictOK && wasProblem:
+		return ChangeFixed
+	}
+	return ChangeNone
+}
+
+// young reports whether a problem that has failed failures passes in a row
+// is still below ReportAfter at time at.
+func (r *Report) young(rec *store.URLRecord, failures int, at time.Time) bool {
+	t := r.Options.ReportAfter
+	if t.Failures > 0 && failures < t.Failures {
+		return true
+	}
+	if t.Age > 0 {
+		since := rec.FirstBroken
+		if since.IsZero() {
+			since = rec.FirstSeen
+		}
+		if !since.IsZero() && at.Sub(since) < t.Age {
+			return true
+		}
+	}
+	return false
+}
+
+func passTime(p store.Pass) time.Time {
+	if !p.Finished.IsZero() {
+		return p.Finished
+	}
+	return p.Started
+}
+
+// sectionOrder is the order of the sections, worst first.
+var sectionOrder = []store.Verdict{
+	store.VerdictBroken, store.VerdictTransient, store.VerdictUnverifiable,
+	store.VerdictSkipped, store.VerdictOK,
+}
+
+func sectionRank(v store.Verdict) int {
+	if i := slices.Index(sectionOrder, v); i >= 0 {
+		return i
+	}
+	return len(sectionOrder)
+}
+
+// compareEntries is the worst-first order.
+func compareEntries(a, b Entry) int {
+	if c := cmp.Compare(sectionRank(a.Record.Verdict), sectionRank(b.Record.Verdict)); c != 0 {
+		return c
+	}
+	if an, bn := a.Record.LastGood.IsZero(), b.Record.LastGood.IsZero(); an != bn {
+		if an {
+			return -1
+		}
+		return 1
+	}
+	if c := compareSince(a.Record.FirstBroken, b.Record.FirstBroken); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.Pages(), a.Pages()); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Record.URL, b.Record.URL)
+}
+
+// compareSince puts the earliest start of breakage first; an unknown start
+// counts as the youngest.
+func compareSince(a, b time.Time) int {
+	switch {
+	case a.IsZero() && b.IsZero():
+		return 0
+	case a.IsZero():
+		return 1
+	case b.IsZero():
+		return -1
+	}
+	return a.Compare(b)
+}
+
+// Section is the entries of one verdict.
+type Section struct {
+	Verdict store.Verdict
+	Entries []Entry
+}
+
+// Sections splits Entries by verdict, in section order, leaving out empty ones.
+func (r *Report) Sections() []Section {
+	var out []Section
+	for i := 0; i < len(r.Entries); {
+		j := i
+		for j < len(r.Entries) && r.Entries[j].Record.Verdict == r.Entries[i].Record.Verdict {
+			j++
+		}
+		out = append(out, Section{Verdict: r.Entries[i].Record.Verdict, Entries: r.Entries[i:j]})
+		i = j
+	}
+	return out
+}
+
+// HasBroken reports whether a broken URL is listed: the condition for exit
+// code 1. It follows OnlyNew and ReportAfter, so a cron job can fail only on
+// what it shows.
+func (r *Report) HasBroken() bool {
+	return len(r.Entries) > 0 && r.Entries[0].Record.Verdict == store.VerdictBroken
+}
+
+// Location is where a person finds u: for a check of a directory, a file://
+// URL becomes the file's path relative to BaseDir (a path ending in / means
+// its index.html); anything else is u itself.
+func (r *Report) Location(u string) string {
+	if p, ok := r.File(u); ok {
+		return p
+	}
+	return u
+}
+
+// File is the path on disk of a file:// URL in a check of a directory.
+func (r *Report) File(u string) (string, bool) {
+	if r.Pass.Root == "" || !strings.HasPrefix(u, "file://") {
+		return "", false
+	}
+	pu, err := url.Parse(u)
+	if err != nil || pu.Scheme != "file" {
+		return "", false
+	}
+	p := pu.Path
+	if p == "" || strings.HasSuffix(p, "/") {
+		p += "index.html"
+	}
+	return r.relative(filepath.Join(r.Pass.Root, filepath.FromSlash(p))), true
+}
+
+// relative shows an absolute path relative to BaseDir when it lies below it;
+// a path that would climb out of it reads better absolute.
+func (r *Report) relative(path string) string {
+	if r.baseDir == "" || !filepath.IsAbs(path) {
+		return path
+	}
+	if rel, err := filepath.Rel(r.baseDir, path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return rel
+	}
+	return path
+}

@@ -1,0 +1,180 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"net/url"
+	"path/filepath"
+
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// SARIF 2.1.0, as code-scanning services read it: one rule per problem
+// verdict, one result per referring page and line (the place to fix), so a
+// broken link in a checked directory is annotated on its line. A problem no
+// page links to (a start URL) is one result located at the URL itself.
+
+const sarifSchema = "https://json.schemastore.org/sarif-2.1.0.json"
+
+type sarifLog struct {
+	Schema  string     `json:"$schema"`
+	Version string     `json:"version"`
+	Runs    []sarifRun `json:"runs"`
+}
+
+type sarifRun struct {
+	Tool        sarifTool         `json:"tool"`
+	Invocations []sarifInvocation `json:"invocations,omitempty"`
+	Results     []sarifResult     `json:"results"`
+}
+
+type sarifTool struct {
+	Driver sarifDriver `json:"driver"`
+}
+
+type sarifDriver struct {
+	Name  string      `json:"name"`
+	Rules []sarifRule `json:"rules"`
+}
+
+type sarifRule struct {
+	ID                   string        `json:"id"`
+	Name                 string        `json:"name"`
+	ShortDescription     sarifMessage  `json:"shortDescription"`
+	DefaultConfiguration sarifRuleConf `json:"defaultConfiguration"`
+}
+
+type sarifRuleConf struct {
+	Level string `json:"level"`
+}
+
+type sarifInvocation struct {
+	ExecutionSuccessful bool   `json:"executionSuccessful"`
+	StartTimeUTC        string `json:"startTimeUtc,omitempty"`
+	EndTimeUTC          string `json:"endTimeUtc,omitempty"`
+}
+
+type sarifMessage struct {
+	Text string `json:"text"`
+}
+
+type sarifResult struct {
+	RuleID     string          `json:"ruleId"`
+	RuleIndex  int             `json:"ruleIndex"`
+	Level      string          `json:"level"`
+	Message    sarifMessage    `json:"message"`
+	Locations  []sarifLocation `json:"locations"`
+	Properties sarifProperties `json:"properties"`
+}
+
+type sarifLocation struct {
+	PhysicalLocation sarifPhysical `json:"physicalLocation"`
+}
+
+type sarifPhysical struct {
+	ArtifactLocation sarifArtifact `json:"artifactLocation"`
+	Region           *sarifRegion  `json:"region,omitempty"`
+}
+
+type sarifArtifact struct {
+	URI       string `json:"uri"`
+	URIBaseID string `json:"uriBaseId,omitempty"`
+}
+
+type sarifRegion struct {
+	StartLine int `json:"startLine"`
+}
+
+type sarifProperties struct {
+	URL     string        `json:"url"`
+	Verdict store.Verdict `json:"verdict"`
+	Status  int           `json:"status,omitempty"`
+	Error   string        `json:"error,omitempty"`
+	Change  Change        `json:"change,omitempty"`
+}
+
+var sarifRules = []struct {
+	verdict store.Verdict
+	rule    sarifRule
+}{
+	{store.VerdictBroken, sarifRule{ID: "LP001", Name: "BrokenLink",
+		ShortDescription: sarifMessage{"A link whose target does not exist or cannot be reached."}, DefaultConfiguration: sarifRuleConf{"error"}}},
+	{store.VerdictTransient, sarifRule{ID: "LP002", Name: "TransientLink",
+		ShortDescription: sarifMessage{"A link whose target failed with a server error or a timeout; it may work next time."}, DefaultConfiguration: sarifRuleConf{"warning"}}},
+	{store.VerdictUnverifiable, sarifRule{ID: "LP003", Name: "UnverifiableLink",
+		ShortDescription: sarifMessage{"A link whose server would not let a robot look (401, 403, 429, bot challenge)."}, DefaultConfiguration: sarifRuleConf{"note"}}},
+}
+
+func writeSARIF(w io.Writer, r *Report) error {
+	run := sarifRun{
+		Tool:    sarifTool{Driver: sarifDriver{Name: "linkpatrol"}},
+		Results: []sarifResult{},
+	}
+	inv := sarifInvocation{ExecutionSuccessful: r.Pass.State == store.PassComplete}
+	if !r.Pass.Started.IsZero() {
+		inv.StartTimeUTC = r.Pass.Started.UTC().Format("2006-01-02T15:04:05Z")
+	}
+	if !r.Pass.Finished.IsZero() {
+		inv.EndTimeUTC = r.Pass.Finished.UTC().Format("2006-01-02T15:04:05Z")
+	}
+	run.Invocations = []sarifInvocation{inv}
+	for _, sr := range sarifRules {
+		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sr.rule)
+	}
+	for _, e := range r.Entries {
+		idx := -1
+		for i, sr := range sarifRules {
+			if sr.verdict == e.Record.Verdict {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			continue // skipped and ok URLs are not findings
+		}
+		rule := sarifRules[idx].rule
+		res := sarifResult{
+			RuleID: rule.ID, RuleIndex: idx, Level: rule.DefaultConfiguration.Level,
+			Properties: sarifProperties{URL: e.Record.URL, Verdict: e.Record.Verdict, Status: e.Record.Status, Error: e.Record.Error, Change: e.Change},
+		}
+		if len(e.Referrers) == 0 {
+			res.Message.Text = r.findingText(e, "")
+			res.Locations = []sarifLocation{{PhysicalLocation: sarifPhysical{ArtifactLocation: r.sarifArtifact(e.Record.URL)}}}
+			run.Results = append(run.Results, res)
+			continue
+		}
+		for _, ref := range e.Referrers {
+			res.Message.Text = r.findingText(e, ref.Fragment)
+			res.Locations = []sarifLocation{{PhysicalLocation: sarifPhysical{
+				ArtifactLocation: r.sarifArtifact(ref.Page),
+				Region:           &sarifRegion{StartLine: max(ref.Line, 1)},
+			}}}
+			run.Results = append(run.Results, res)
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(sarifLog{Schema: sarifSchema, Version: "2.1.0", Runs: []sarifRun{run}})
+}
+
+// sarifArtifact names a file relative to the source root (what code scanning
+// matches against the repository), or the page's own URL.
+func (r *Report) sarifArtifact(page string) sarifArtifact {
+	if file, ok := r.File(page); ok && !filepath.IsAbs(file) {
+		return sarifArtifact{URI: (&url.URL{Path: filepath.ToSlash(file)}).String(), URIBaseID: "%SRCROOT%"}
+	}
+	return sarifArtifact{URI: r.Location(page)}
+}
+
+// findingText is one line for an annotation: the link and what is wrong.
+func (r *Report) findingText(e Entry, fragment string) string {
+	target := r.Location(e.Record.URL)
+	if fragment != "" {
+		target += "#" + fragment
+	}
+	text := SectionTitle(e.Record.Verdict) + " link " + target + ": " + r.oneLine(e)
+	if final := Redirected(e.Record); final != "" {
+		text += "; redirects to " + r.Location(final)
+	}
+	return text
+}

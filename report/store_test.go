@@ -1,0 +1,75 @@
+package report
+
+import (
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// fillStore replays a history into a real bbolt file the way a check does:
+// BeginPass, Commit of the results, UpdatePass with the final state.
+func fillStore(t testing.TB, history []fixturePass) *store.DB {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "linkpatrol.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	for _, fp := range history {
+		var seeds []store.Task
+		for _, u := range fp.pass.StartURLs {
+			seeds = append(seeds, store.Task{URL: u, Action: "parse"})
+		}
+		begun := fp.pass
+		begun.State, begun.Finished, begun.Elapsed = "", time.Time{}, 0
+		p, err := db.BeginPass(begun, seeds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		results := make([]store.Result, len(fp.results))
+		for i, res := range fp.results {
+			res.Record.Pass = p.ID
+			results[i] = res
+		}
+		if err := db.Commit(p.ID, results); err != nil {
+			t.Fatal(err)
+		}
+		p.State, p.Finished, p.Elapsed = fp.pass.State, fp.pass.Finished, fp.pass.Elapsed
+		if err := db.UpdatePass(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
+// TestBuildFromStore builds the golden reports from a real database and
+// checks they are the reports the in-memory replay gives.
+func TestBuildFromStore(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		history []fixturePass
+		pass    uint64
+		opt     Options
+	}{
+		{"web", webHistory(), 2, Options{}},
+		{"web all", webHistory(), 2, Options{All: true}},
+		{"web previous pass", webHistory(), 1, Options{}},
+		{"dir", dirHistory(), 1, Options{BaseDir: "/work"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want := build(t, newMemSource(t, c.history), c.pass, c.opt)
+			got := build(t, fillStore(t, c.history), c.pass, c.opt)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("report from the store differs from the replay:\n got %+v\nwant %+v", got, want)
+			}
+			for _, format := range Formats() {
+				if a, b := render(t, got, format), render(t, want, format); a != b {
+					t.Errorf("%s differs:\n%s\n---\n%s", format, a, b)
+				}
+			}
+		})
+	}
+}

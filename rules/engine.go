@@ -1,0 +1,462 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Config is what New compiles into an Engine. LoadConfig fills it from a
+// config file; the command line then overrides what it sets (Start,
+// Include, Exclude).
+type Config struct {
+	// Start URLs: pages on their scheme+host+port are parsed by default
+	// (for file:/// start URLs: files under the start URL's directory).
+	Start []string
+	// Include are quick regexes (--include) on the canonical URL: a URL
+	// matching none is skipped. The start URLs themselves are exempt, so a
+	// crawl can begin on a page outside the included part.
+	Include []string
+	// Exclude are quick regexes (--exclude): a matching URL is skipped,
+	// start URLs included. Both come before the rules.
+	Exclude []string
+
+	// Rules are tried in order; the first that matches decides.
+	Rules []Rule
+	// Rewrites are regex replacements on the canonical URL, in order.
+	Rewrites []Rewrite
+	// Unwrap are redirect-service patterns, "[host]/path?param=": a
+	// matching URL is replaced by the target in param.
+	Unwrap []string
+	// DropParams are globs of query (and ;path) parameter names dropped
+	// before dedupe. Nil means DefaultDropParams; empty drops none.
+	DropParams []string
+	// Aliases maps a canonical origin ("https://example.com") to origins
+	// that serve the same site and are folded into it.
+	Aliases map[string][]string
+	// AliasStartHosts folds http/https and www./bare variants of each
+	// http(s) start origin into it (explicit Aliases and other start
+	// origins are left alone).
+	AliasStartHosts bool
+	// StripIndex drops a trailing index.html or index.htm from paths.
+	StripIndex bool
+	// CollapseSlashes turns runs of slashes in paths into one.
+	CollapseSlashes bool
+	// Hosts override politeness settings per host glob or CIDR; the first
+	// that matches wins.
+	Hosts []HostRule
+	// LookupEnv resolves ${NAME} in header, cookie and credential values;
+	// nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+}
+
+// Rewrite is a regex replacement on the whole canonical URL; Replace may
+// use $1, ${name}, ... The result must be an absolute URL.
+type Rewrite struct {
+	Source  string // "linkpatrol.toml:30" when it came from a file
+	Regex   string
+	Replace string
+}
+
+// Engine decides what happens to each URL. It is immutable after New and
+// safe for concurrent use.
+type Engine struct {
+	starts     map[string]bool // canonical start URLs
+	origins    map[string]bool // scheme://host[:port] of the start URLs
+	startHosts map[string]bool // host and host:port of the http(s) start URLs
+	fileRoots  []string        // canonical file:///dir/ prefixes of file start URLs
+	include    []quickRule
+	exclude    []quickRule
+	rules      []*rule
+	rw         rewriter
+	hosts      []*hostRule
+	defaults   *Policy
+}
+
+type quickRule struct {
+	re   *regexp.Regexp
+	name string // as shown in Decision.Rule
+}
+
+// Decision is what the engine says about one URL.
+type Decision struct {
+	// URL is the canonical form after rewrites, without fragment: the
+	// dedupe key.
+	URL string
+	// Fragment is the fragment of the URL as given, decoded; kept for the
+	// report and for fragment checks, never fetched.
+	Fragment string
+	Action   Action
+	// Rule says, for people, what decided: "start host", "other host",
+	// "scheme mailto", "--exclude ^https://x/", ...
+	Rule string
+	// Policy holds the settings for requests to URL. It is never nil and
+	// is shared between decisions: callers must not modify it.
+	Policy *Policy
+}
+
+// Policy is the per-URL request and result settings a rule sets. The zero
+// value means "the run's defaults" throughout.
+type Policy struct {
+	Timeout time.Duration // request timeout; 0 = the run's default
+	Recheck Recheck       // per-verdict reuse intervals; zero = the run's default
+	// Accept overrides the verdict for a status code ("ok",
+	// "unverifiable", ...), e.g. 403 from a host that blocks robots.
+	Accept map[int]string
+	// Header and the basic-auth credentials are for requests to the
+	// decided URL only; the crawler asks again for every request, so they
+	// never follow a redirect to another host.
+	Header         http.Header
+	User, Password string
+
+	fromEnv map[string]string // field ("header X-Token", "user", ...) -> env names, for redaction
+}
+
+// Recheck says how long a result with each verdict stays fresh enough to
+// reuse without a request.
+type Recheck struct{ OK, Broken, Transient, Unverifiable time.Duration }
+
+// ignoredSchemes are not resources a link checker can or should verify; a
+// link to them is not recorded at all.
+var ignoredSchemes = map[string]bool{
+	"mailto": true, "tel": true, "javascript": true, "data": true, "sms": true,
+	"about": true, "blob": true, "geo": true, "callto": true, "skype": true,
+	"irc": true, "ircs": true, "magnet": true, "fax": true, "facetime": true,
+	"whatsapp": true, "intent": true, "market": true, "webcal": true,
+	"maps": true, "xmpp": true, "bitcoin": true,
+}
+
+// New compiles cfg. An error names the bad item (and, for a Config that
+// LoadConfig returned, ParseConfig has already reported it with its place
+// in the file).
+func New(cfg Config) (*Engine, error) {
+	e := &Engine{
+		starts:     make(map[string]bool, len(cfg.Start)),
+		origins:    make(map[string]bool, len(cfg.Start)),
+		startHosts: make(map[string]bool, 2*len(cfg.Start)),
+		defaults:   &Policy{},
+	}
+	for i, s := range cfg.Start {
+		if err := e.addStart(s); err != nil {
+			return nil, itemErr(fmt.Sprintf("start URL %q", s), err, "start", i)
+		}
+	}
+	var err error
+	if e.include, err = compileQuick("--include", "include", cfg.Include); err != nil {
+		return nil, err
+	}
+	if e.exclude, err = compileQuick("--exclude", "exclude", cfg.Exclude); err != nil {
+		return nil, err
+	}
+	for i, r := range cfg.Rules {
+		c, err := compileRule(r, i+1, cfg.LookupEnv)
+		if err != nil {
+			return nil, itemErr(itemName("rule", i+1, r.Source), err, "rule", i)
+		}
+		e.rules = append(e.rules, c)
+	}
+	for i, r := range e.rules {
+		if r.matchAll && i < len(e.rules)-1 {
+			return nil, itemErr(itemName("rule", i+1, cfg.Rules[i].Source),
+				fmt.Errorf("has no scheme, host, path_prefix, path or regex, so it matches every URL and rules %d-%d would never apply", i+2, len(e.rules)), "rule", i)
+		}
+	}
+	if err := e.compileRewrites(cfg); err != nil {
+		return nil, err
+	}
+	for i, h := range cfg.Hosts {
+		c, err := compileHostRule(h, i+1)
+		if err != nil {
+			return nil, itemErr(itemName("host", i+1, h.Source), err, "host", i)
+		}
+		e.hosts = append(e.hosts, c)
+	}
+	return e, nil
+}
+
+func itemName(kind string, n int, source string) string {
+	if source != "" {
+		return fmt.Sprintf("%s %d (%s)", kind, n, source)
+	}
+	return fmt.Sprintf("%s %d", kind, n)
+}
+
+func (e *Engine) addStart(s string) error {
+	u, err := Resolve(nil, s)
+	if err != nil {
+		return err
+	}
+	c := Canonicalize(u)
+	switch c.Scheme {
+	case "http", "https":
+		e.origins[c.Scheme+"://"+c.Host] = true
+		e.startHosts[c.Host] = true
+		if c.Port() == "" {
+			e.startHosts[c.Host+":"+defaultPort(c.Scheme)] = true
+		}
+	case "file":
+		e.fileRoots = append(e.fileRoots, c.Scheme+"://"+c.Host+dirOf(c.EscapedPath()))
+	default:
+		return fmt.Errorf("scheme %q is not http, https or file", c.Scheme)
+	}
+	e.starts[c.String()] = true
+	return nil
+}
+
+func compileQuick(flag, key string, exprs []string) ([]quickRule, error) {
+	out := make([]quickRule, 0, len(exprs))
+	for i, x := range exprs {
+		re, err := regexp.Compile(x)
+		if err != nil {
+			return nil, itemErr(fmt.Sprintf("%s %q", flag, x), err, key, i)
+		}
+		out = append(out, quickRule{re: re, name: flag + " " + x})
+	}
+	return out, nil
+}
+
+func (e *Engine) compileRewrites(cfg Config) error {
+	rw := &e.rw
+	for i, u := range cfg.Unwrap {
+		r, err := compileUnwrap(u)
+		if err != nil {
+			return itemErr(fmt.Sprintf("unwrap %q", u), err, "unwrap", i)
+		}
+		rw.unwrap = append(rw.unwrap, r)
+	}
+	for i, r := range cfg.Rewrites {
+		if r.Regex == "" {
+			return itemErr(itemName("rewrite", i+1, r.Source), fieldErr("regex", errors.New("missing")), "rewrite", i)
+		}
+		re, err := regexp.Compile(r.Regex)
+		if err != nil {
+			return itemErr(itemName("rewrite", i+1, r.Source), fieldErr("regex", err), "rewrite", i)
+		}
+		desc := fmt.Sprintf("rewrite %d (%s -> %s)", i+1, r.Regex, r.Replace)
+		if r.Source != "" {
+			desc = r.Source + ": " + desc
+		}
+		rw.regex = append(rw.regex, regexRewrite{desc: desc, re: re, replace: r.Replace})
+	}
+	drop := cfg.DropParams
+	if drop == nil {
+		drop = DefaultDropParams
+	}
+	for i, g := range drop {
+		re, err := compileGlob(strings.ToLower(strings.TrimSpace(g)), 0)
+		if err != nil {
+			return itemErr(fmt.Sprintf("drop_params %q", g), err, "drop_params", i)
+		}
+		rw.drop = append(rw.drop, re)
+	}
+	rw.stripIndex, rw.collapse = cfg.StripIndex, cfg.CollapseSlashes
+	rw.aliases = make(map[string]origin)
+	for _, canon := range slices.Sorted(maps.Keys(cfg.Aliases)) {
+		to, err := parseOrigin(canon)
+		if err != nil {
+			return itemErr(fmt.Sprintf("alias %q", canon), err, "aliases", canon)
+		}
+		for i, a := range cfg.Aliases[canon] {
+			from, err := parseOrigin(a)
+			if err != nil {
+				return itemErr(fmt.Sprintf("alias %q of %q", a, canon), err, "aliases", canon, i)
+			}
+			switch prev, dup := rw.aliases[from.String()]; {
+			case from == to:
+				return itemErr(fmt.Sprintf("alias %q of %q", a, canon), errors.New("is the origin itself"), "aliases", canon, i)
+			case dup:
+				return itemErr(fmt.Sprintf("alias %q of %q", a, canon), fmt.Errorf("is already an alias of %s", prev), "aliases", canon, i)
+			}
+			rw.aliases[from.String()] = to
+		}
+	}
+	for canon := range rw.aliases {
+		if _, chained := rw.aliases[rw.aliases[canon].String()]; chained {
+			to := rw.aliases[canon].String()
+			return itemErr(fmt.Sprintf("alias %q", to), fmt.Errorf("is itself an alias of %s", rw.aliases[to]), "aliases", to)
+		}
+	}
+	if cfg.AliasStartHosts {
+		e.aliasStartHosts()
+	}
+	return nil
+}
+
+// aliasStartHosts folds the http/https and www./bare variants of each
+// http(s) start origin into it, unless the variant is configured already
+// or is a start origin itself.
+func (e *Engine) aliasStartHosts() {
+	for _, o := range slices.Sorted(maps.Keys(e.origins)) {
+		scheme, hostport, _ := strings.Cut(o, "://")
+		host, port := splitHostPort(hostport)
+		hosts := []string{host}
+		if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err != nil && host != "localhost" {
+			if bare, ok := strings.CutPrefix(host, "www."); ok {
+				hosts = append(hosts, bare)
+			} else {
+				hosts = append(hosts, "www."+host)
+			}
+		}
+		to := origin{scheme, hostport}
+		for _, s := range []string{"http", "https"} {
+			for _, h := range hosts {
+				hp := h
+				if port != "" {
+					hp += ":" + port
+				}
+				from := s + "://" + hp
+				if from == o || e.origins[from] {
+					continue
+				}
+				if _, set := e.rw.aliases[from]; !set {
+					e.rw.aliases[from] = to
+				}
+			}
+		}
+	}
+}
+
+// dirOf returns the path up to and including its last slash.
+func dirOf(p string) string {
+	return p[:strings.LastIndexByte(p, '/')+1]
+}
+
+// Decide canonicalizes u (a resolved absolute URL), applies the rewrites
+// and decides its action. Without rules: http(s) URLs on a start
+// scheme+host+port are parsed, other http(s) URLs checked; file URLs under
+// a file start URL's directory are parsed and other file URLs skipped (a
+// web page must not make us read local files); mailto:, tel:,
+// javascript:, data: and other non-fetchable schemes are ignored; any
+// other scheme (ftp, ...) is skipped.
+func (e *Engine) Decide(u *url.URL) Decision {
+	return e.decide(u, nil)
+}
+
+func (e *Engine) decide(u *url.URL, steps *[]Step) Decision {
+	c := Canonicalize(u)
+	asked := c
+	if fetchable(c.Scheme) {
+		c = e.rw.apply(c, steps)
+	}
+	d := Decision{URL: c.String(), Fragment: u.Fragment}
+	var r *rule
+	d.Action, d.Rule, r = e.classify(c, d.URL)
+	d.Policy = e.defaults
+	if r != nil {
+		d.Policy = r.policy
+		if asked.Scheme != c.Scheme || asked.Host != c.Host {
+			// Credentials belong to the hosts a rule names; u itself is
+			// on another host, and a caller may well request u as it is.
+			d.Policy = r.public
+		}
+	}
+	return d
+}
+
+func fetchable(scheme string) bool {
+	return scheme == "http" || scheme == "https" || scheme == "file"
+}
+
+func (e *Engine) classify(c *url.URL, key string) (Action, string, *rule) {
+	onStart := false
+	switch c.Scheme {
+	case "http", "https":
+		if c.Host == "" {
+			return Skip, "no host", nil
+		}
+		onStart = e.origins[c.Scheme+"://"+c.Host]
+	case "file":
+		if !e.underFileRoot(key) {
+			return Skip, "file outside the start directory", nil
+		}
+		onStart = true
+	default:
+		if ignoredSchemes[c.Scheme] {
+			return Ignore, "scheme " + c.Scheme, nil
+		}
+		// Rules may choose between skip and ignore for schemes we cannot
+		// fetch, nothing more.
+		if r := e.firstRule(c, key); r != nil && (r.action == Skip || r.action == Ignore) {
+			return r.action, r.desc, nil
+		}
+		return Skip, "unsupported scheme " + c.Scheme, nil
+	}
+	for _, q := range e.exclude {
+		if q.re.MatchString(key) {
+			return Skip, q.name, nil
+		}
+	}
+	r := e.firstRule(c, key)
+	if e.starts[key] {
+		return Parse, "start URL", r
+	}
+	fallback := "other host"
+	if onStart {
+		fallback = "start host"
+		if c.Scheme == "file" {
+			fallback = "start directory"
+		}
+	}
+	if len(e.include) > 0 {
+		q, ok := firstMatch(e.include, key)
+		if !ok {
+			return Skip, "matches no --include", nil
+		}
+		fallback = q.name
+	}
+	switch {
+	case r != nil && r.action != 0:
+		return r.action, r.desc, r
+	case r != nil:
+		return defaultAction(onStart), r.desc + "; default action (" + hostKind(onStart) + ")", r
+	}
+	return defaultAction(onStart), fallback, nil
+}
+
+func defaultAction(onStart bool) Action {
+	if onStart {
+		return Parse
+	}
+	return Check
+}
+
+func hostKind(onStart bool) string {
+	if onStart {
+		return "start host"
+	}
+	return "other host"
+}
+
+func (e *Engine) firstRule(c *url.URL, key string) *rule {
+	for _, r := range e.rules {
+		if r.match(c, key) {
+			return r
+		}
+	}
+	return nil
+}
+
+func (e *Engine) underFileRoot(key string) bool {
+	for _, r := range e.fileRoots {
+		if strings.HasPrefix(key, r) {
+			return true
+		}
+	}
+	return false
+}
+
+func firstMatch(qs []quickRule, key string) (quickRule, bool) {
+	for _, q := range qs {
+		if q.re.MatchString(key) {
+			return q, true
+		}
+	}
+	return quickRule{}, false
+}

@@ -1,0 +1,150 @@
+package rules
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDecideDefaults(t *testing.T) {
+	e, err := New(Config{Start: []string{"https://Example.com/docs/", "http://127.0.0.1:8080/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		in, url, frag string
+		action        Action
+		rule          string
+	}{
+		{"https://example.com/docs/", "https://example.com/docs/", "", Parse, "start URL"},
+		{"https://example.com/other#x", "https://example.com/other", "x", Parse, "start host"},
+		{"https://EXAMPLE.com:443/a/../b", "https://example.com/b", "", Parse, "start host"},
+		{"http://example.com/", "http://example.com/", "", Check, "other host"},
+		{"https://example.com:8443/", "https://example.com:8443/", "", Check, "other host"},
+		{"https://www.example.com/", "https://www.example.com/", "", Check, "other host"},
+		{"http://127.0.0.1:8080/x", "http://127.0.0.1:8080/x", "", Parse, "start host"},
+		{"http://127.0.0.1/x", "http://127.0.0.1/x", "", Check, "other host"},
+		{"https://example.com/page#caf%C3%A9", "https://example.com/page", "café", Parse, "start host"},
+		{"mailto:a@example.com", "mailto:a@example.com", "", Ignore, "scheme mailto"},
+		{"tel:+4912345", "tel:+4912345", "", Ignore, "scheme tel"},
+		{"JavaScript:void(0)", "javascript:void(0)", "", Ignore, "scheme javascript"},
+		{"data:image/png;base64,AAAA", "data:image/png;base64,AAAA", "", Ignore, "scheme data"},
+		{"ftp://example.com/file", "ftp://example.com/file", "", Skip, "unsupported scheme ftp"},
+		{"file:///etc/passwd", "file:///etc/passwd", "", Skip, "file outside the start directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			d := e.Decide(mustParse(t, tt.in))
+			if d.URL != tt.url || d.Fragment != tt.frag || d.Action != tt.action || d.Rule != tt.rule {
+				t.Errorf("Decide(%s) = {%s %q %s %q}, want {%s %q %s %q}",
+					tt.in, d.URL, d.Fragment, d.Action, d.Rule, tt.url, tt.frag, tt.action, tt.rule)
+			}
+			if d.Policy == nil {
+				t.Error("nil policy")
+			}
+		})
+	}
+}
+
+func TestDecideFileRoot(t *testing.T) {
+	e, err := New(Config{Start: []string{"file:///site/index.html"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		in     string
+		action Action
+		rule   string
+	}{
+		{"file:///site/index.html", Parse, "start URL"},
+		{"file:///site/about/", Parse, "start directory"},
+		{"file:///site/a/../../etc/passwd", Skip, "file outside the start directory"},
+		{"file:///sitemap.xml", Skip, "file outside the start directory"},
+		{"https://example.com/", Check, "other host"},
+	}
+	for _, tt := range tests {
+		d := e.Decide(mustParse(t, tt.in))
+		if d.Action != tt.action || d.Rule != tt.rule {
+			t.Errorf("Decide(%s) = %s %q, want %s %q", tt.in, d.Action, d.Rule, tt.action, tt.rule)
+		}
+	}
+}
+
+func TestDecideIncludeExclude(t *testing.T) {
+	e, err := New(Config{
+		Start:   []string{"https://example.com/"},
+		Include: []string{`^https://example\.com/docs/`, `^https://api\.example\.com/`},
+		Exclude: []string{`/private/`, `\.pdf$`},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		in     string
+		action Action
+		rule   string
+	}{
+		{"https://example.com/", Parse, "start URL"},
+		{"https://example.com/docs/a", Parse, `--include ^https://example\.com/docs/`},
+		{"https://api.example.com/v1", Check, `--include ^https://api\.example\.com/`},
+		{"https://example.com/blog/", Skip, "matches no --include"},
+		{"https://example.com/docs/private/x", Skip, "--exclude /private/"},
+		{"https://example.com/docs/a.pdf", Skip, `--exclude \.pdf$`},
+		{"mailto:x@example.com", Ignore, "scheme mailto"},
+	}
+	for _, tt := range tests {
+		d := e.Decide(mustParse(t, tt.in))
+		if d.Action != tt.action || d.Rule != tt.rule {
+			t.Errorf("Decide(%s) = %s %q, want %s %q", tt.in, d.Action, d.Rule, tt.action, tt.rule)
+		}
+	}
+}
+
+func TestExcludedStartURL(t *testing.T) {
+	e, err := New(Config{Start: []string{"https://example.com/"}, Exclude: []string{"example"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := e.Decide(mustParse(t, "https://example.com/")); d.Action != Skip {
+		t.Errorf("an excluded start URL got %s by %q", d.Action, d.Rule)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	tests := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Start: []string{"ftp://example.com/"}}, `start URL "ftp://example.com/"`},
+		{Config{Start: []string{"http://exa mple.com/"}}, `start URL "http://exa mple.com/"`},
+		{Config{Include: []string{"("}}, `--include "("`},
+		{Config{Exclude: []string{"[a"}}, `--exclude "[a"`},
+	}
+	for _, tt := range tests {
+		_, err := New(tt.cfg)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("New(%+v) error = %v, want one naming %s", tt.cfg, err, tt.want)
+		}
+	}
+}
+
+// BenchmarkLink is the per-link work of the crawler: resolve an attribute
+// value against its page, canonicalize and decide.
+func BenchmarkLink(b *testing.B) {
+	e, err := New(Config{Start: []string{"https://example.com/"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := mustParse(b, "https://example.com/docs/guide/page.html")
+	refs := []string{
+		"other.html", "../index.html#top", "/about/", "https://cdn.example.net/lib.js",
+		"img/photo.jpg", "?page=2", "mailto:hello@example.com", "https://Example.com/Docs/%7Euser/",
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		u, err := Resolve(base, refs[i%len(refs)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = e.Decide(u)
+	}
+}

@@ -1,0 +1,324 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// DefaultDropParams are the query (and ;path) parameters dropped before
+// dedupe when the configuration names none: click trackers, campaign tags
+// and session ids, which change the URL but not the resource. Globs,
+// matched without regard to case.
+var DefaultDropParams = []string{
+	"utm_*", "fbclid", "gclid", "gclsrc", "dclid", "gbraid", "wbraid", "msclkid",
+	"yclid", "twclid", "ttclid", "li_fat_id", "igshid", "mc_cid", "mc_eid",
+	"_ga", "_gl", "_hsenc", "_hsmi", "__hssc", "__hstc", "__hsfp", "mkt_tok",
+	"jsessionid", "phpsessid", "aspsessionid*", "sessionid", "session_id", "cfid", "cftoken",
+}
+
+// Step is one rewrite that changed a URL, for explain.
+type Step struct {
+	Rewrite       string // which rewrite, for people
+	Before, After string
+}
+
+// maxUnwrap bounds how many redirect services are peeled off one URL.
+const maxUnwrap = 5
+
+type rewriter struct {
+	unwrap     []unwrapRule
+	regex      []regexRewrite
+	aliases    map[string]origin // scheme://host[:port] -> canonical origin
+	drop       []*regexp.Regexp
+	stripIndex bool
+	collapse   bool
+}
+
+type unwrapRule struct {
+	desc  string
+	host  *regexp.Regexp // nil: any host
+	path  *regexp.Regexp
+	param string
+}
+
+type regexRewrite struct {
+	desc    string
+	re      *regexp.Regexp
+	replace string
+}
+
+type origin struct{ scheme, host string }
+
+func (o origin) String() string { return o.scheme + "://" + o.host }
+
+// apply runs every rewrite in order on the canonical URL c and returns the
+// canonical result; rec, when not nil, receives each step that changed it.
+func (rw *rewriter) apply(c *url.URL, rec *[]Step) *url.URL {
+	note := func(what string, before, after *url.URL) {
+		if rec != nil {
+			*rec = append(*rec, Step{Rewrite: what, Before: before.String(), After: after.String()})
+		}
+	}
+	for range maxUnwrap {
+		next, what := rw.unwrapOnce(c)
+		if next == nil {
+			break
+		}
+		note(what, c, next)
+		c = next
+	}
+	for _, r := range rw.regex {
+		s := c.String()
+		if !r.re.MatchString(s) {
+			continue
+		}
+		out := r.re.ReplaceAllString(s, r.replace)
+		u, err := Resolve(nil, out)
+		if err != nil || out == s {
+			continue
+		}
+		next := Canonicalize(u)
+		note(r.desc, c, next)
+		c = next
+	}
+	if o, ok := rw.aliases[c.Scheme+"://"+c.Host]; ok {
+		next := *c
+		next.Scheme, next.Host = o.scheme, o.host
+		note("alias "+c.Scheme+"://"+c.Host+" = "+o.String(), c, &next)
+		c = &next
+	}
+	if len(rw.drop) > 0 {
+		if next, dropped := rw.dropParams(c); next != nil {
+			note("drop_params ("+strings.Join(dropped, ", ")+")", c, next)
+			c = next
+		}
+	}
+	if rw.stripIndex {
+		if next := stripIndex(c); next != nil {
+			note("strip_index", c, next)
+			c = next
+		}
+	}
+	if rw.collapse {
+		if next := collapseSlashes(c); next != nil {
+			note("collapse_slashes", c, next)
+			c = next
+		}
+	}
+	return c
+}
+
+// unwrapOnce returns the target of a redirect-service URL, or nil.
+func (rw *rewriter) unwrapOnce(c *url.URL) (*url.URL, string) {
+	if c.RawQuery == "" {
+		return nil, ""
+	}
+	for _, r := range rw.unwrap {
+		if r.host != nil && !r.host.MatchString(c.Hostname()) || !r.path.MatchString(c.Path) {
+			continue
+		}
+		target := queryValue(c.RawQuery, r.param)
+		if target == "" {
+			continue
+		}
+		u, err := Resolve(c, target)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+			continue
+		}
+		return Canonicalize(u), r.desc
+	}
+	return nil, ""
+}
+
+// queryValue returns the first value of name in a raw query, decoded.
+func queryValue(raw, name string) string {
+	for part := range strings.SplitSeq(raw, "&") {
+		k, v, _ := strings.Cut(part, "=")
+		if key, err := url.QueryUnescape(k); err != nil || key != name {
+			continue
+		}
+		if v, err := url.QueryUnescape(v); err == nil {
+			return v
+		}
+	}
+	return ""
+}
+
+// dropParams removes the matching query parameters and ;parameters of path
+// segments (…/page;jsessionid=…), keeping the order of the rest. It returns
+// nil when nothing matched, and the names it dropped.
+func (rw *rewriter) dropParams(c *url.URL) (*url.URL, []string) {
+	var dropped []string
+	query := rw.filterParams(c.RawQuery, "&", &dropped)
+	qChanged := len(dropped) > 0
+	path := c.EscapedPath()
+	pChanged := false
+	if strings.IndexByte(path, ';') >= 0 {
+		segs := strings.Split(path, "/")
+		for i, s := range segs {
+			if first, params, ok := strings.Cut(s, ";"); ok {
+				n := len(dropped)
+				kept := rw.filterParams(params, ";", &dropped)
+				if len(dropped) > n {
+					pChanged = true
+					segs[i] = first
+					if kept != "" {
+						segs[i] += ";" + kept
+					}
+				}
+			}
+		}
+		path = strings.Join(segs, "/")
+	}
+	if !qChanged && !pChanged {
+		return nil, nil
+	}
+	next := *c
+	next.RawQuery = query
+	if pChanged {
+		setEscapedPath(&next, path)
+	}
+	return &next, dropped
+}
+
+// filterParams drops the matching parameters of raw (separated by sep)
+// and appends their names to dropped.
+func (rw *rewriter) filterParams(raw, sep string, dropped *[]string) string {
+	if raw == "" {
+		return raw
+	}
+	parts := strings.Split(raw, sep)
+	kept := parts[:0]
+	for _, p := range parts {
+		name, _, _ := strings.Cut(p, "=")
+		if n, err := url.QueryUnescape(name); err == nil {
+			name = n
+		}
+		if rw.dropped(strings.ToLower(name)) {
+			*dropped = append(*dropped, name)
+		} else {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) == len(parts) {
+		return raw
+	}
+	return strings.Join(kept, sep)
+}
+
+func (rw *rewriter) dropped(name string) bool {
+	for _, g := range rw.drop {
+		if g.MatchString(name) {
+			return true
+		}
+	}
+	return false
+}
+
+func stripIndex(c *url.URL) *url.URL {
+	p := c.EscapedPath()
+	i := strings.LastIndexByte(p, '/')
+	if last := p[i+1:]; last != "index.html" && last != "index.htm" {
+		return nil
+	}
+	next := *c
+	setEscapedPath(&next, p[:i+1])
+	return &next
+}
+
+func collapseSlashes(c *url.URL) *url.URL {
+	p := c.EscapedPath()
+	if !strings.Contains(p, "//") {
+		return nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' && i > 0 && p[i-1] == '/' {
+			continue
+		}
+		b.WriteByte(p[i])
+	}
+	next := *c
+	setEscapedPath(&next, b.String())
+	return &next
+}
+
+// setEscapedPath sets an already canonical escaped path.
+func setEscapedPath(u *url.URL, escaped string) {
+	u.RawPath = escaped
+	if p, err := url.PathUnescape(escaped); err == nil {
+		u.Path = p
+	}
+}
+
+// compileUnwrap reads a redirect-service pattern: "[host glob or
+// scheme://host]/path glob?param=", e.g. "/go/?url=" (any host) or
+// "out.example.com/r?to=".
+func compileUnwrap(pattern string) (unwrapRule, error) {
+	left, param, ok := strings.Cut(pattern, "?")
+	name, ok2 := strings.CutSuffix(param, "=")
+	if !ok || !ok2 || name == "" || strings.ContainsAny(name, "&=?#") {
+		return unwrapRule{}, errors.New(`want "[host]/path?param=", e.g. "/go/?url="`)
+	}
+	r := unwrapRule{desc: "unwrap " + pattern, param: name}
+	if _, rest, ok := strings.Cut(left, "://"); ok {
+		left = rest
+	}
+	slash := strings.IndexByte(left, '/')
+	if slash < 0 {
+		return unwrapRule{}, errors.New(`the path must start with "/", e.g. "/go/?url="`)
+	}
+	if host := left[:slash]; host != "" {
+		re, err := compileHostGlob(host)
+		if err != nil {
+			return unwrapRule{}, fmt.Errorf("host %q: %w", host, err)
+		}
+		r.host = re
+	}
+	re, err := compileGlob(left[slash:], '/')
+	if err != nil {
+		return unwrapRule{}, fmt.Errorf("path %q: %w", left[slash:], err)
+	}
+	r.path = re
+	return r, nil
+}
+
+// compileHostGlob lower-cases a host glob and turns its international
+// labels into punycode, so it compares with canonical hosts.
+func compileHostGlob(glob string) (*regexp.Regexp, error) {
+	glob = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(glob)), ".")
+	if !isASCII(glob) {
+		labels := strings.Split(glob, ".")
+		for i, l := range labels {
+			if !isASCII(l) && !strings.ContainsAny(l, "*?[]\\") {
+				a, err := punycode.ToASCII(l)
+				if err != nil {
+					return nil, fmt.Errorf("label %q: %w", l, err)
+				}
+				labels[i] = a
+			}
+		}
+		glob = strings.Join(labels, ".")
+	}
+	return compileGlob(glob, 0)
+}
+
+// parseOrigin reads "scheme://host[:port]" (nothing after the host) into
+// its canonical form.
+func parseOrigin(s string) (origin, error) {
+	u, err := Resolve(nil, s)
+	if err != nil {
+		return origin{}, err
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return origin{}, errors.New(`want an origin such as "https://example.com"`)
+	}
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return origin{}, errors.New(`want an origin (scheme and host only), such as "https://example.com"`)
+	}
+	c := Canonicalize(u)
+	return origin{c.Scheme, c.Host}, nil
+}

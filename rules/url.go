@@ -1,0 +1,402 @@
+package rules
+
+import (
+	"errors"
+	"net/netip"
+	"net/url"
+	"strings"
+
+	"golang.org/x/net/idna"
+)
+
+// Resolve parses ref (an attribute value as written in a page) relative to
+// base, the way a browser does: leading and trailing C0 controls and spaces
+// are trimmed, tabs and newlines inside are removed, and in http(s) and file
+// URLs a backslash before the query counts as a slash. A reference that
+// cannot be parsed, or an http(s) URL without a host, is an error (the
+// crawler reports it as "invalid URL"). base may be nil when ref is absolute.
+func Resolve(base *url.URL, ref string) (*url.URL, error) {
+	ref = cleanRef(ref)
+	scheme, rest, hasScheme := splitScheme(ref)
+	effective := scheme
+	if !hasScheme && base != nil {
+		effective = base.Scheme
+	}
+	if special(effective) && strings.IndexByte(ref, '\\') >= 0 {
+		ref = slashBackslashes(ref)
+		if hasScheme {
+			rest = ref[len(scheme)+1:]
+		}
+	}
+	if hasScheme && (scheme == "http" || scheme == "https") && !strings.HasPrefix(rest, "//") {
+		// "http:foo" is relative to a base of the same scheme and names
+		// the host foo otherwise, as in browsers.
+		if base != nil && base.Scheme == scheme {
+			ref = rest
+		} else {
+			ref = scheme + "://" + strings.TrimLeft(rest, "/")
+		}
+	}
+	r, err := url.Parse(ref)
+	if err != nil {
+		return nil, unwrapURLError(err)
+	}
+	if !r.IsAbs() {
+		if base == nil {
+			return nil, errors.New("relative URL without a base")
+		}
+		frag, rawFrag := r.Fragment, r.RawFragment
+		r = base.ResolveReference(r)
+		// RFC 3986 5.2.2: the fragment is always the reference's own, even
+		// when it is empty (ResolveReference keeps the base's then).
+		r.Fragment, r.RawFragment = frag, rawFrag
+	}
+	if (r.Scheme == "http" || r.Scheme == "https") && r.Host == "" {
+		return nil, errors.New("missing host")
+	}
+	return r, nil
+}
+
+// unwrapURLError drops the "parse <whole URL>:" prefix of url.Error: the
+// caller already shows the URL next to the error.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// cleanRef trims leading and trailing C0 controls and spaces and removes
+// tab, CR and LF inside, without allocating in the common clean case.
+func cleanRef(s string) string {
+	start, end := 0, len(s)
+	for start < end && s[start] <= ' ' {
+		start++
+	}
+	for end > start && s[end-1] <= ' ' {
+		end--
+	}
+	s = s[start:end]
+	if strings.IndexAny(s, "\t\r\n") < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c != '\t' && c != '\r' && c != '\n' {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// splitScheme returns the lower-cased scheme of an absolute reference and
+// what follows its colon.
+func splitScheme(s string) (scheme, rest string, ok bool) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+		case '0' <= c && c <= '9' || c == '+' || c == '-' || c == '.':
+			if i == 0 {
+				return "", s, false
+			}
+		case c == ':':
+			if i == 0 {
+				return "", s, false
+			}
+			return strings.ToLower(s[:i]), s[i+1:], true
+		default:
+			return "", s, false
+		}
+	}
+	return "", s, false
+}
+
+// special reports the schemes in which browsers read a backslash as a slash.
+func special(scheme string) bool {
+	return scheme == "http" || scheme == "https" || scheme == "file"
+}
+
+func slashBackslashes(s string) string {
+	end := strings.IndexAny(s, "?#")
+	if end < 0 {
+		end = len(s)
+	}
+	return strings.ReplaceAll(s[:end], `\`, "/") + s[end:]
+}
+
+// Canonicalize returns the canonical form of u as a new URL (u is not
+// modified): scheme and host lower-cased, the default port dropped, a
+// trailing dot of the host dropped, an IDN host in punycode, IPv6 literals
+// in their short form, dot segments removed, percent-encoding normalised
+// (upper-case hex, unreserved characters decoded, characters RFC 3986 does
+// not allow escaped), an empty path as "/", an empty query dropped and the
+// fragment removed. The order of query parameters is kept: it can matter to
+// the server. Opaque URLs (mailto:, javascript:, ...) only lose their
+// fragment and get a lower-case scheme.
+func Canonicalize(u *url.URL) *url.URL {
+	c := *u
+	c.Scheme = strings.ToLower(c.Scheme)
+	c.Fragment, c.RawFragment = "", ""
+	if c.Opaque != "" {
+		return &c
+	}
+	c.Host = canonicalHost(c.Scheme, c.Host)
+	path := normalizeEscapes(c.EscapedPath(), pathChars)
+	path = removeDotSegments(path)
+	if path == "" && (c.Host != "" || special(c.Scheme)) {
+		path = "/"
+	}
+	c.RawPath = path
+	if p, err := url.PathUnescape(path); err == nil {
+		c.Path = p
+	}
+	c.RawQuery = normalizeEscapes(c.RawQuery, queryChars)
+	c.ForceQuery = false
+	return &c
+}
+
+var punycode = idna.New(idna.MapForLookup(), idna.Transitional(false), idna.StrictDomainName(false))
+
+// canonicalHost lower-cases host[:port], converts an international name
+// to punycode, drops trailing dots and the scheme's default port.
+func canonicalHost(scheme, hostport string) string {
+	if hostport == "" {
+		return ""
+	}
+	host, port := splitHostPort(hostport)
+	switch {
+	case strings.HasPrefix(host, "["):
+		if a, err := netip.ParseAddr(host[1 : len(host)-1]); err == nil {
+			host = "[" + a.String() + "]"
+		} else {
+			host = strings.ToLower(host)
+		}
+	case isASCII(host):
+		host = lowerASCII(host)
+	default:
+		if a, err := punycode.ToASCII(host); err == nil {
+			host = a
+		} else {
+			host = strings.ToLower(host)
+		}
+	}
+	if strings.HasSuffix(host, ".") {
+		host = strings.TrimRight(host, ".")
+	}
+	port = strings.TrimLeft(port, "0")
+	if port == "" || port == defaultPort(scheme) {
+		return host
+	}
+	return host + ":" + port
+}
+
+// splitHostPort splits what url.Parse leaves in Host; unlike net.SplitHostPort
+// it accepts a missing port and an empty one ("host:").
+func splitHostPort(hostport string) (host, port string) {
+	if strings.HasPrefix(hostport, "[") {
+		if end := strings.IndexByte(hostport, ']'); end >= 0 {
+			host, rest := hostport[:end+1], hostport[end+1:]
+			if strings.HasPrefix(rest, ":") {
+				return host, rest[1:]
+			}
+			return host, ""
+		}
+		return hostport, ""
+	}
+	if i := strings.LastIndexByte(hostport, ':'); i >= 0 && allDigits(hostport[i+1:]) {
+		return hostport[:i], hostport[i+1:]
+	}
+	return hostport, ""
+}
+
+func defaultPort(scheme string) string {
+	switch scheme {
+	case "http":
+		return "80"
+	case "https":
+		return "443"
+	}
+	return ""
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerASCII avoids strings.ToLower's allocation when s is already lower case.
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
+}
+
+// charSet is a byte class as a lookup table.
+type charSet [256]bool
+
+func newCharSet(chars string) *charSet {
+	var s charSet
+	for i := 0; i < len(chars); i++ {
+		s[chars[i]] = true
+	}
+	return &s
+}
+
+// Character classes for normalizeEscapes: which bytes may stay as they are.
+const (
+	unreservedBytes = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~"
+	subDelimBytes   = "!$&'()*+,;="
+)
+
+var (
+	unreservedChars = newCharSet(unreservedBytes)
+	pathChars       = newCharSet(unreservedBytes + subDelimBytes + ":@/")
+	queryChars      = newCharSet(unreservedBytes + subDelimBytes + ":@/?")
+)
+
+// normalizeEscapes rewrites s so that every %XX has upper-case hex, escapes
+// of unreserved characters are decoded, and every byte outside allowed
+// (and every '%' that starts no valid escape) is escaped. Escapes of
+// reserved characters stay escaped: %2F and / mean different things.
+func normalizeEscapes(s string, allowed *charSet) string {
+	if cleanEscapes(s, allowed) {
+		return s
+	}
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			d := unhex(s[i+1])<<4 | unhex(s[i+2])
+			i += 2
+			if unreservedChars[d] {
+				b.WriteByte(d)
+			} else {
+				b.WriteByte('%')
+				b.WriteByte(hex[d>>4])
+				b.WriteByte(hex[d&15])
+			}
+			continue
+		}
+		if c != '%' && allowed[c] {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	return b.String()
+}
+
+// cleanEscapes reports whether normalizeEscapes would return s unchanged,
+// which is the common case and costs no allocation.
+func cleanEscapes(s string, allowed *charSet) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '%' {
+			if i+2 >= len(s) || !isUpperHex(s[i+1]) || !isUpperHex(s[i+2]) {
+				return false
+			}
+			if unreservedChars[unhex(s[i+1])<<4|unhex(s[i+2])] {
+				return false
+			}
+			i += 2
+			continue
+		}
+		if !allowed[c] {
+			return false
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func isUpperHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
+}
+
+// removeDotSegments applies RFC 3986 section 5.2.4 to an escaped path
+// (escapes of '.' are already decoded, so %2E counts as a dot, as in
+// browsers).
+func removeDotSegments(p string) string {
+	if !hasDotSegment(p) {
+		return p
+	}
+	abs := strings.HasPrefix(p, "/")
+	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	out := make([]string, 0, len(segs))
+	for i, s := range segs {
+		last := i == len(segs)-1
+		switch s {
+		case ".":
+			if last {
+				out = append(out, "")
+			}
+		case "..":
+			if len(out) > 0 {
+				out = out[:len(out)-1]
+			}
+			if last {
+				out = append(out, "")
+			}
+		default:
+			out = append(out, s)
+		}
+	}
+	joined := strings.Join(out, "/")
+	if abs {
+		return "/" + joined
+	}
+	return joined
+}
+
+func hasDotSegment(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if p[i] != '.' || (i > 0 && p[i-1] != '/') {
+			continue
+		}
+		j := i + 1
+		if j < len(p) && p[j] == '.' {
+			j++
+		}
+		if j == len(p) || p[j] == '/' {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,195 @@
+package rules
+
+import (
+	"net/url"
+	"testing"
+)
+
+func mustParse(t testing.TB, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatalf("parse %q: %v", s, err)
+	}
+	return u
+}
+
+func TestResolve(t *testing.T) {
+	const base = "https://example.com/docs/guide/page.html?x=1#top"
+	tests := []struct {
+		name, ref, want string
+	}{
+		{"relative file", "other.html", "https://example.com/docs/guide/other.html"},
+		{"parent", "../index.html", "https://example.com/docs/index.html"},
+		{"too many parents", "../../../../a", "https://example.com/a"},
+		{"absolute path", "/about/", "https://example.com/about/"},
+		{"protocol relative", "//cdn.example.net/x.js", "https://cdn.example.net/x.js"},
+		{"absolute", "http://other.org/p", "http://other.org/p"},
+		{"empty is the page itself", "", "https://example.com/docs/guide/page.html?x=1"},
+		{"fragment only", "#sec", "https://example.com/docs/guide/page.html?x=1#sec"},
+		{"query only", "?y=2", "https://example.com/docs/guide/page.html?y=2"},
+		{"surrounding whitespace", " \t\n other.html \r\n", "https://example.com/docs/guide/other.html"},
+		{"newline inside", "oth\ner.ht\tml", "https://example.com/docs/guide/other.html"},
+		{"backslashes", `..\img\a.png`, "https://example.com/docs/img/a.png"},
+		{"backslash in authority", `\\cdn.example.net\x.js`, "https://cdn.example.net/x.js"},
+		{"backslash kept in query", `a.html?p=a\b`, `https://example.com/docs/guide/a.html?p=a\b`},
+		{"same-scheme opaque http", "https:other.html", "https://example.com/docs/guide/other.html"},
+		{"other-scheme opaque http", "http:other.org/x", "http://other.org/x"},
+		{"mailto", "mailto:someone@example.com", "mailto:someone@example.com"},
+		{"javascript", "javascript:void(0)", "javascript:void(0)"},
+		{"upper-case scheme", "HTTPS://Example.COM/A", "https://Example.COM/A"},
+		{"space inside path", "a b.html", "https://example.com/docs/guide/a%20b.html"},
+	}
+	b := mustParse(t, base)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Resolve(b, tt.ref)
+			if err != nil {
+				t.Fatalf("Resolve(%q): %v", tt.ref, err)
+			}
+			if got.String() != tt.want {
+				t.Errorf("Resolve(%q) = %s, want %s", tt.ref, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestResolveBackslashesInFileURLs(t *testing.T) {
+	got, err := Resolve(mustParse(t, "file:///site/a/index.html"), `..\b\c.html`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != "file:///site/b/c.html" {
+		t.Errorf("got %s", got)
+	}
+}
+
+func TestResolveErrors(t *testing.T) {
+	b := mustParse(t, "https://example.com/")
+	for _, ref := range []string{
+		"http://exa mple.com/",
+		"/a%zz",
+		"http://[::1/",
+		"http://host:port/",
+		"http:///nohost",
+		"a\x00b",
+		"%",
+	} {
+		if u, err := Resolve(b, ref); err == nil {
+			t.Errorf("Resolve(%q) = %s, want an error", ref, u)
+		}
+	}
+	if _, err := Resolve(nil, "relative/path"); err == nil {
+		t.Error("a relative reference without a base resolved")
+	}
+}
+
+func TestCanonicalize(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"HTTP://EXAMPLE.COM/", "http://example.com/"},
+		{"http://example.com", "http://example.com/"},
+		{"http://example.com:80/a", "http://example.com/a"},
+		{"https://example.com:443/a", "https://example.com/a"},
+		{"http://example.com:443/a", "http://example.com:443/a"},
+		{"https://example.com:8443/a", "https://example.com:8443/a"},
+		{"http://example.com:/a", "http://example.com/a"},
+		{"http://example.com:0080/a", "http://example.com/a"},
+		{"http://example.com./a", "http://example.com/a"},
+		{"http://example.com/a/./b/../c", "http://example.com/a/c"},
+		{"http://example.com/a/b/..", "http://example.com/a/"},
+		{"http://example.com/a/b/.", "http://example.com/a/b/"},
+		{"http://example.com/../../a", "http://example.com/a"},
+		{"http://example.com/a/%2E%2E/b", "http://example.com/b"},
+		{"http://example.com/a/.hidden/..x", "http://example.com/a/.hidden/..x"},
+		{"http://example.com/a//b", "http://example.com/a//b"},
+		{"http://example.com/%7euser", "http://example.com/~user"},
+		{"http://example.com/%7Euser/%41%62", "http://example.com/~user/Ab"},
+		{"http://example.com/a%2fb", "http://example.com/a%2Fb"},
+		{"http://example.com/a%2Fb", "http://example.com/a%2Fb"},
+		{"http://example.com/a b", "http://example.com/a%20b"},
+		{"http://example.com/a%20b", "http://example.com/a%20b"},
+		{"http://example.com/caf%c3%a9", "http://example.com/caf%C3%A9"},
+		{"http://example.com/café", "http://example.com/caf%C3%A9"},
+		{"http://example.com/[x]", "http://example.com/%5Bx%5D"},
+		{"http://example.com/a!$&'()*+,;=:@b", "http://example.com/a!$&'()*+,;=:@b"},
+		{"http://example.com/?q=a b&r=%7e&s=%2f", "http://example.com/?q=a%20b&r=~&s=%2F"},
+		{"http://example.com/?z=1&a=2", "http://example.com/?z=1&a=2"},
+		{"http://example.com/?a=1+2", "http://example.com/?a=1+2"},
+		{"http://example.com/?a=%zz", "http://example.com/?a=%25zz"},
+		{"http://example.com/a?", "http://example.com/a"},
+		{"http://example.com/a#frag", "http://example.com/a"},
+		{"http://example.com/a?b#", "http://example.com/a?b"},
+		{"http://user:pa%20ss@Example.com/", "http://user:pa%20ss@example.com/"},
+		{"http://[::1]:80/", "http://[::1]/"},
+		{"http://[0:0:0:0:0:0:0:1]:8080/x", "http://[::1]:8080/x"},
+		{"http://[2001:DB8::A]/", "http://[2001:db8::a]/"},
+		{"http://127.0.0.1:80/", "http://127.0.0.1/"},
+		{"http://BÜCHER.example/", "http://xn--bcher-kva.example/"},
+		{"http://xn--bcher-kva.example/", "http://xn--bcher-kva.example/"},
+		{"http://例え.テスト/", "http://xn--r8jz45g.xn--zckzah/"},
+		{"MAILTO:Someone@Example.com", "mailto:Someone@Example.com"},
+		{"file:///site/a/../b.html", "file:///site/b.html"},
+		{"file:", "file:///"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			in := mustParse(t, tt.in)
+			before := in.String()
+			got := Canonicalize(in).String()
+			if got != tt.want {
+				t.Errorf("Canonicalize(%s) = %s, want %s", tt.in, got, tt.want)
+			}
+			if in.String() != before {
+				t.Errorf("input modified: %s became %s", before, in)
+			}
+			if again := Canonicalize(mustParse(t, got)).String(); again != got {
+				t.Errorf("not idempotent: %s became %s", got, again)
+			}
+		})
+	}
+}
+
+func TestActionNames(t *testing.T) {
+	for _, a := range []Action{Parse, Check, Skip, Ignore} {
+		got, err := ParseAction(" " + a.String() + " ")
+		if err != nil || got != a {
+			t.Errorf("ParseAction(%q) = %v, %v", a.String(), got, err)
+		}
+	}
+	if _, err := ParseAction("follow"); err == nil {
+		t.Error("ParseAction accepted an unknown name")
+	}
+	if got := Action(0).String(); got != "Action(0)" {
+		t.Errorf("zero action prints %q", got)
+	}
+}
+
+// FuzzResolveCanonicalize checks that no reference panics Resolve or
+// Canonicalize, and that the canonical form is a fixed point.
+func FuzzResolveCanonicalize(f *testing.F) {
+	for _, s := range []string{
+		"", "a.html", "../x/./y", "//h/p", "http://Ex.COM:80/%7e?a=b#c", `\\h\p`,
+		"http://[::1]:8080/", "mailto:x@y", "http://例え.テスト/", "?", "#", "%2e%2E/",
+		"http://h/a b?c d", "https:foo", "file:///a/b",
+	} {
+		f.Add("https://example.com/dir/page.html", s)
+	}
+	f.Fuzz(func(t *testing.T, base, ref string) {
+		b, err := url.Parse(base)
+		if err != nil || !b.IsAbs() {
+			b = nil
+		}
+		u, err := Resolve(b, ref)
+		if err != nil {
+			return
+		}
+		c := Canonicalize(u).String()
+		p, err := url.Parse(c)
+		if err != nil {
+			t.Fatalf("canonical form %q of %q does not parse: %v", c, ref, err)
+		}
+		if again := Canonicalize(p).String(); again != c {
+			t.Fatalf("not idempotent for %q: %q then %q", ref, c, again)
+		}
+	})
+}

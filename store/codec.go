@@ -1,0 +1,413 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Every stored record, link list and task starts with a format byte, so that a
+// later schema can tell old values from new ones without guessing.
+const (
+	recordFormat1 = 1
+	linksFormat1  = 1
+	taskFormat1   = 1
+)
+
+// errShort and friends are joined to ErrCorrupt by the callers, which add the
+// key; they never reach a user alone.
+var (
+	errShort    = errors.New("value ends early")
+	errOverflow = errors.New("number out of range")
+	errFormat   = errors.New("unknown value format")
+	errTrailing = errors.New("unexpected bytes after value")
+)
+
+// encoder appends a compact binary encoding to buf: unsigned varints,
+// zig-zag varints for signed numbers, and strings as a length and the bytes.
+type encoder struct{ buf []byte }
+
+func (e *encoder) byte(b byte)        { e.buf = append(e.buf, b) }
+func (e *encoder) uvarint(v uint64)   { e.buf = binary.AppendUvarint(e.buf, v) }
+func (e *encoder) varint(v int64)     { e.buf = binary.AppendVarint(e.buf, v) }
+func (e *encoder) int(v int)          { e.varint(int64(v)) }
+func (e *encoder) bool(v bool)        { e.byte(boolByte(v)) }
+func (e *encoder) str(s string)       { e.uvarint(uint64(len(s))); e.buf = append(e.buf, s...) }
+func (e *encoder) strBytes(s []byte)  { e.uvarint(uint64(len(s))); e.buf = append(e.buf, s...) }
+func (e *encoder) raw(b []byte)       { e.buf = append(e.buf, b...) }
+func (e *encoder) reset(buf []byte)   { e.buf = buf[:0] }
+func (e *encoder) bytes() []byte      { return e.buf }
+func (e *encoder) verdict(v Verdict)  { e.str(string(v)) }
+func (e *encoder) uint64BE(v uint64)  { e.buf = binary.BigEndian.AppendUint64(e.buf, v) }
+func (e *encoder) strings(ss []string) {
+	e.uvarint(uint64(len(ss)))
+	for _, s := range ss {
+		e.str(s)
+	}
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// time stores the instant and its zone offset with time's own binary form, so
+// a decoded time prints the same as the one stored (as JSON would); the zero
+// time costs one byte.
+func (e *encoder) time(t time.Time) error {
+	if t.IsZero() {
+		e.uvarint(0)
+		return nil
+	}
+	b, err := t.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("encode time %s: %w", t, err)
+	}
+	e.strBytes(b)
+	return nil
+}
+
+// decoder reads what encoder wrote. The first problem sticks in err and every
+// later read returns a zero value, so decode functions check err once at the end.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail(err error) {
+	if d.err == nil {
+		d.err = err
+	}
+	d.b = nil
+}
+
+func (d *decoder) byte() byte {
+	if len(d.b) == 0 {
+		d.fail(errShort)
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		if n == 0 {
+			d.fail(errShort)
+		} else {
+			d.fail(errOverflow)
+		}
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		if n == 0 {
+			d.fail(errShort)
+		} else {
+			d.fail(errOverflow)
+		}
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) int() int {
+	v := d.varint()
+	if v < math.MinInt || v > math.MaxInt {
+		d.fail(errOverflow)
+		return 0
+	}
+	return int(v)
+}
+
+func (d *decoder) bool() bool {
+	switch d.byte() {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	d.fail(errFormat)
+	return false
+}
+
+// span returns the next length-prefixed bytes without copying; they alias the
+// value being decoded.
+func (d *decoder) span() []byte {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail(errShort)
+		return nil
+	}
+	s := d.b[:n]
+	d.b = d.b[n:]
+	return s
+}
+
+func (d *decoder) str() string { return string(d.span()) }
+
+func (d *decoder) verdict() Verdict { return Verdict(intern(d.span())) }
+
+func (d *decoder) strings() []string {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) { // every string takes at least its length byte
+		d.fail(errShort)
+		return nil
+	}
+	if n == 0 {
+		return nil
+	}
+	ss := make([]string, n)
+	for i := range ss {
+		ss[i] = d.str()
+	}
+	return ss
+}
+
+func (d *decoder) time() time.Time {
+	b := d.span()
+	if len(b) == 0 {
+		return time.Time{}
+	}
+	var t time.Time
+	if err := t.UnmarshalBinary(b); err != nil {
+		d.fail(err)
+		return time.Time{}
+	}
+	return t
+}
+
+func (d *decoder) end() error {
+	if d.err == nil && len(d.b) != 0 {
+		d.err = errTrailing
+	}
+	return d.err
+}
+
+// common holds the strings that recur on almost every record and link (verdicts,
+// actions, element and attribute names). Decoding returns these instead of a
+// fresh copy, which saves an allocation per field. It is never written to.
+var common = func() map[string]string {
+	m := make(map[string]string)
+	for _, s := range []string{
+		string(VerdictOK), string(VerdictBroken), string(VerdictTransient),
+		string(VerdictUnverifiable), string(VerdictSkipped),
+		"parse", "check", "skip",
+		"a", "area", "audio", "base", "blockquote", "body", "del", "embed", "form",
+		"frame", "iframe", "img", "image", "input", "ins", "link", "meta", "object",
+		"q", "script", "source", "style", "track", "use", "video",
+		"href", "src", "srcset", "content", "action", "data", "poster", "cite",
+		"background", "formaction", "xlink:href", "manifest", "longdesc", "icon",
+		"text/html", "text/html; charset=utf-8", "text/css", "image/png", "image/jpeg",
+	} {
+		m[s] = s
+	}
+	return m
+}()
+
+func intern(b []byte) string {
+	if s, ok := common[string(b)]; ok {
+		return s
+	}
+	return string(b)
+}
+
+// appendRecord encodes everything in r except its URL, which is the key.
+// Pass comes first so that a scan for one pass can skip the rest (see recordPass).
+func appendRecord(buf []byte, r *URLRecord) ([]byte, error) {
+	e := encoder{buf: buf}
+	e.byte(recordFormat1)
+	e.uvarint(r.Pass)
+	e.str(r.Action)
+	e.verdict(r.Verdict)
+	e.int(r.Status)
+	e.str(r.Error)
+	e.str(r.Note)
+	e.str(r.ContentType)
+	e.varint(r.Size)
+	e.str(r.FinalURL)
+	e.uvarint(uint64(len(r.Redirects)))
+	for _, h := range r.Redirects {
+		e.str(h.URL)
+		e.int(h.Status)
+	}
+	for _, t := range []time.Time{r.FetchedAt, r.FirstSeen, r.LastGood, r.FirstBroken} {
+		if err := e.time(t); err != nil {
+			return buf, err
+		}
+	}
+	e.str(r.ETag)
+	e.str(r.LastModified)
+	e.int(r.Failures)
+	e.bool(r.Parsed)
+	e.verdict(r.PrevVerdict)
+	e.uvarint(r.PrevPass)
+	return e.bytes(), nil
+}
+
+// recordPass reads only the pass of an encoded record.
+func recordPass(v []byte) (uint64, error) {
+	d := decoder{b: v}
+	if f := d.byte(); d.err == nil && f != recordFormat1 {
+		return 0, fmt.Errorf("record format %d: %w", f, errFormat)
+	}
+	p := d.uvarint()
+	return p, d.err
+}
+
+// decodeRecord fills r from v; url is the key the value was stored under.
+func decodeRecord(url string, v []byte, r *URLRecord) error {
+	d := decoder{b: v}
+	if f := d.byte(); d.err == nil && f != recordFormat1 {
+		return fmt.Errorf("record format %d: %w", f, errFormat)
+	}
+	*r = URLRecord{URL: url}
+	r.Pass = d.uvarint()
+	r.Action = intern(d.span())
+	r.Verdict = d.verdict()
+	r.Status = d.int()
+	r.Error = intern(d.span())
+	r.Note = d.str()
+	r.ContentType = intern(d.span())
+	r.Size = d.varint()
+	r.FinalURL = d.str()
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail(errShort)
+	} else if n > 0 {
+		r.Redirects = make([]Hop, n)
+		for i := range r.Redirects {
+			r.Redirects[i] = Hop{URL: d.str(), Status: d.int()}
+		}
+	}
+	r.FetchedAt = d.time()
+	r.FirstSeen = d.time()
+	r.LastGood = d.time()
+	r.FirstBroken = d.time()
+	r.ETag = d.str()
+	r.LastModified = d.str()
+	r.Failures = d.int()
+	r.Parsed = d.bool()
+	r.PrevVerdict = d.verdict()
+	r.PrevPass = d.uvarint()
+	return d.end()
+}
+
+// appendLinks encodes a page's links. Each URL is stored as the length of the
+// prefix it shares with the previous link's URL and the rest: links on a page
+// mostly share scheme, host and directory, which halves the list.
+func appendLinks(buf []byte, links []Link) []byte {
+	e := encoder{buf: buf}
+	e.byte(linksFormat1)
+	e.uvarint(uint64(len(links)))
+	prev := ""
+	for i := range links {
+		l := &links[i]
+		n := sharedPrefix(prev, l.URL)
+		e.uvarint(uint64(n))
+		e.str(l.URL[n:])
+		e.str(l.Fragment)
+		e.int(l.Line)
+		e.str(l.Tag)
+		e.str(l.Attr)
+		prev = l.URL
+	}
+	return e.bytes()
+}
+
+func sharedPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// linkCount reads only the number of links in an encoded list.
+func linkCount(v []byte) (int, error) {
+	d := decoder{b: v}
+	if f := d.byte(); d.err == nil && f != linksFormat1 {
+		return 0, fmt.Errorf("link list format %d: %w", f, errFormat)
+	}
+	n := d.uvarint()
+	if d.err == nil && n > uint64(len(d.b)) {
+		return 0, errShort
+	}
+	return int(n), d.err
+}
+
+// decodeLinks decodes a list written by appendLinks. All the URLs of the page
+// are rebuilt in one buffer and share one string, one allocation per page.
+func decodeLinks(v []byte) ([]Link, error) {
+	n, err := linkCount(v)
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	d := decoder{b: v}
+	d.byte()
+	d.uvarint()
+	links := make([]Link, n)
+	type bounds struct{ start, end int }
+	spans := make([]bounds, n)
+	// Shared prefixes make the text longer than the encoding; three times
+	// covers typical pages without growing.
+	text := make([]byte, 0, 3*len(v))
+	prev := bounds{}
+	for i := range links {
+		shared := d.uvarint()
+		suffix := d.span()
+		if shared > uint64(prev.end-prev.start) {
+			d.fail(errFormat)
+			break
+		}
+		start := len(text)
+		text = append(text, text[prev.start:prev.start+int(shared)]...)
+		text = append(text, suffix...)
+		spans[i] = bounds{start, len(text)}
+		prev = spans[i]
+		links[i].Fragment = d.str()
+		links[i].Line = d.int()
+		links[i].Tag = intern(d.span())
+		links[i].Attr = intern(d.span())
+	}
+	if err := d.end(); err != nil {
+		return nil, err
+	}
+	all := string(text)
+	for i := range links {
+		links[i].URL = all[spans[i].start:spans[i].end]
+	}
+	return links, nil
+}
+
+// appendTask encodes a frontier task except its URL, which is the key.
+func appendTask(buf []byte, t *Task) []byte {
+	e := encoder{buf: buf}
+	e.byte(taskFormat1)
+	e.str(t.Action)
+	e.int(t.Depth)
+	return e.bytes()
+}
+
+func decodeTask(url string, v []byte) (Task, error) {
+	d := decoder{b: v}
+	if f := d.byte(); d.err == nil && f != taskFormat1 {
+		return Task{}, fmt.Errorf("task format %d: %w", f, errFormat)
+	}
+	t := Task{URL: url, Action: intern(d.span()), Depth: d.int()}
+	return t, d.end()
+}

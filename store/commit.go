@@ -1,0 +1,219 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+
+	"go.etcd.io/bbolt"
+)
+
+const (
+	arenaChunk = 256 << 10
+	arenaSlack = 8 << 10 // more than most records and link lists take
+)
+
+func checkKey(url string) error {
+	switch {
+	case url == "":
+		return errors.New("empty URL")
+	case len(url) > MaxURLLength:
+		return fmt.Errorf("URL of %d bytes is longer than the %d the store can hold: %.80s...", len(url), MaxURLLength, url)
+	}
+	return nil
+}
+
+// Commit writes a batch of finished tasks of the open pass in one
+// transaction. For each result in order it queues the Enqueue tasks that are
+// neither queued already nor resolved in this pass, stores the record
+// (stamping Pass when it is zero), replaces the page's links when SetLinks is
+// set, and takes the record's URL off the frontier. Nothing is written when
+// an error is returned.
+func (db *DB) Commit(passID uint64, results []Result) error {
+	for i := range results {
+		r := &results[i]
+		if err := checkKey(r.Record.URL); err != nil {
+			return fmt.Errorf("commit: result %d: %w", i, err)
+		}
+		if r.Record.Pass != 0 && r.Record.Pass != passID {
+			return fmt.Errorf("commit: result %d (%s) belongs to pass %d, not %d", i, r.Record.URL, r.Record.Pass, passID)
+		}
+		for _, t := range r.Enqueue {
+			if err := checkKey(t.URL); err != nil {
+				return fmt.Errorf("commit: result %d (%s) enqueues a task: %w", i, r.Record.URL, err)
+			}
+		}
+	}
+	err := db.update(func(tx *bbolt.Tx) error {
+		openID, err := db.metaUint(tx, keyOpenPass)
+		if err != nil {
+			return err
+		}
+		if openID != passID || passID == 0 {
+			return fmt.Errorf("pass %d is not open", passID)
+		}
+		urls, links, frontier := tx.Bucket(bucketURLs), tx.Bucket(bucketLinks), tx.Bucket(bucketFrontier)
+		// bbolt holds on to keys and values until the commit, so they are
+		// appended to an arena rather than a buffer reused per Put; an append
+		// never touches bytes handed out before. A new chunk is started when
+		// one fills up, instead of letting append copy everything so far.
+		var arena []byte
+		put := func(b *bbolt.Bucket, key string, encode func([]byte) ([]byte, error)) error {
+			if cap(arena)-len(arena) < arenaSlack {
+				arena = make([]byte, 0, arenaChunk)
+			}
+			start := len(arena)
+			arena = append(arena, key...)
+			mark := len(arena)
+			var err error
+			if arena, err = encode(arena); err != nil {
+				return err
+			}
+			return b.Put(arena[start:mark:mark], arena[mark:])
+		}
+		for i := range results {
+			r := &results[i]
+			for j := range r.Enqueue {
+				t := &r.Enqueue[j]
+				key := []byte(t.URL)
+				if frontier.Get(key) != nil {
+					continue
+				}
+				if v := urls.Get(key); v != nil {
+					p, err := recordPass(v)
+					if err != nil {
+						return db.corrupt("record", key, err)
+					}
+					if p == passID {
+						continue
+					}
+				}
+				if err := put(frontier, t.URL, func(b []byte) ([]byte, error) { return appendTask(b, t), nil }); err != nil {
+					return fmt.Errorf("queue %s: %w", t.URL, err)
+				}
+			}
+			rec := r.Record
+			rec.Pass = passID
+			if err := put(urls, rec.URL, func(b []byte) ([]byte, error) { return appendRecord(b, &rec) }); err != nil {
+				return fmt.Errorf("write record %s: %w", rec.URL, err)
+			}
+			if r.SetLinks {
+				var err error
+				if len(r.Links) == 0 {
+					err = links.Delete([]byte(rec.URL))
+				} else {
+					err = put(links, rec.URL, func(b []byte) ([]byte, error) { return appendLinks(b, r.Links), nil })
+				}
+				if err != nil {
+					return fmt.Errorf("write links of %s: %w", rec.URL, err)
+				}
+			}
+			if err := frontier.Delete([]byte(rec.URL)); err != nil {
+				return fmt.Errorf("dequeue %s: %w", rec.URL, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("commit %d results to pass %d: %w", len(results), passID, err)
+	}
+	return nil
+}
+
+// Get returns the record of a canonical URL.
+func (db *DB) Get(url string) (rec URLRecord, ok bool, err error) {
+	err = db.view(func(tx *bbolt.Tx) error {
+		v := tx.Bucket(bucketURLs).Get([]byte(url))
+		if v == nil {
+			return nil
+		}
+		if err := decodeRecord(url, v, &rec); err != nil {
+			return db.corrupt("record", []byte(url), err)
+		}
+		ok = true
+		return nil
+	})
+	return rec, ok, err
+}
+
+// Links returns the stored links of a page, in the order they were given;
+// none when the page has no stored links.
+func (db *DB) Links(page string) (links []Link, err error) {
+	err = db.view(func(tx *bbolt.Tx) error {
+		v := tx.Bucket(bucketLinks).Get([]byte(page))
+		if v == nil {
+			return nil
+		}
+		if links, err = decodeLinks(v); err != nil {
+			return db.corrupt("links of", []byte(page), err)
+		}
+		return nil
+	})
+	return links, err
+}
+
+// Records calls fn, in URL order, for every URL record resolved in the pass
+// (record.Pass == passID). Each call gets a record of its own. fn runs inside
+// a read transaction: it must not write to db. An error from fn stops the
+// scan and is returned.
+func (db *DB) Records(passID uint64, fn func(*URLRecord) error) error {
+	return db.view(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketURLs).ForEach(func(k, v []byte) error {
+			if p, err := recordPass(v); err != nil {
+				return db.corrupt("record", k, err)
+			} else if p != passID {
+				return nil
+			}
+			rec := new(URLRecord)
+			if err := decodeRecord(string(k), v, rec); err != nil {
+				return db.corrupt("record", k, err)
+			}
+			return callback(func() error { return fn(rec) })
+		})
+	})
+}
+
+// PageLinks calls fn, in URL order, for every page resolved in the pass that
+// has stored links (parsed now, or kept from before as a ghost or a 304), with
+// those links. This one sequential scan is how the referrers of every target
+// are found. fn must not write to db.
+func (db *DB) PageLinks(passID uint64, fn func(page *URLRecord, links []Link) error) error {
+	return db.view(func(tx *bbolt.Tx) error {
+		urls := tx.Bucket(bucketURLs)
+		return tx.Bucket(bucketLinks).ForEach(func(k, v []byte) error {
+			rv := urls.Get(k)
+			if rv == nil {
+				return nil
+			}
+			if p, err := recordPass(rv); err != nil {
+				return db.corrupt("record", k, err)
+			} else if p != passID {
+				return nil
+			}
+			page := new(URLRecord)
+			if err := decodeRecord(string(k), rv, page); err != nil {
+				return db.corrupt("record", k, err)
+			}
+			links, err := decodeLinks(v)
+			if err != nil {
+				return db.corrupt("links of", k, err)
+			}
+			return callback(func() error { return fn(page, links) })
+		})
+	})
+}
+
+// ResolvedIn calls fn with every URL resolved in the pass, in URL order: what
+// a resumed crawl must not fetch again. fn must not write to db.
+func (db *DB) ResolvedIn(passID uint64, fn func(url string) error) error {
+	return db.view(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketURLs).ForEach(func(k, v []byte) error {
+			if p, err := recordPass(v); err != nil {
+				return db.corrupt("record", k, err)
+			} else if p != passID {
+				return nil
+			}
+			url := string(k)
+			return callback(func() error { return fn(url) })
+		})
+	})
+}

@@ -1,0 +1,358 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"runtime/debug"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// Options tune Open.
+type Options struct {
+	Timeout  time.Duration // how long to wait for the file lock; default 2s
+	ReadOnly bool          // report/explain: shared lock, never writes
+
+	// noFreelistSync switches to bbolt's unsynced freelist, only so that
+	// the benchmarks can compare it with the synced one used here.
+	noFreelistSync bool
+}
+
+const defaultTimeout = 2 * time.Second
+
+// The sentinels every Open error wraps, so the command can pick its message
+// and exit code with errors.Is.
+var (
+	ErrLocked      = errors.New("database is in use by another linkpatrol process")
+	ErrNotDatabase = errors.New("not a linkpatrol database")
+	ErrCorrupt     = errors.New("database file is damaged")
+	ErrTooNew      = errors.New("database was written by a newer linkpatrol")
+)
+
+// ErrNoPass is wrapped by Pass and UpdatePass when the pass is not stored.
+var ErrNoPass = errors.New("no such pass")
+
+var (
+	errClosed    = errors.New("database is closed")
+	errNoBuckets = errors.New("an empty bbolt file")
+)
+
+// MaxURLLength is the longest URL the store can key a record, task or link
+// list by (bbolt's key limit). Commit and BeginPass refuse longer ones; the
+// crawler must shorten or drop them first.
+const MaxURLLength = bbolt.MaxKeySize
+
+var (
+	bucketMeta     = []byte("meta")
+	bucketPasses   = []byte("passes")
+	bucketURLs     = []byte("urls")
+	bucketLinks    = []byte("links")
+	bucketFrontier = []byte("frontier")
+	bucketHosts    = []byte("hosts")
+
+	allBuckets = [][]byte{bucketMeta, bucketPasses, bucketURLs, bucketLinks, bucketFrontier, bucketHosts}
+
+	keyMagic    = []byte("magic")
+	keySchema   = []byte("schema")
+	keyNextPass = []byte("next_pass")
+	keyOpenPass = []byte("open_pass")
+
+	magic = []byte("linkpatrol")
+)
+
+// DB is an open linkpatrol database. Its methods are safe for concurrent use;
+// reads run in parallel with each other and with one writer.
+type DB struct {
+	path     string
+	readOnly bool
+
+	opt Options
+	// pruneChunk bounds the keys Prune deletes per transaction, so that
+	// pruning a big file does not hold all its dirty pages in memory at once.
+	pruneChunk int
+
+	// mu is held shared by every operation and exclusively by Close and
+	// Compact, which swap or drop bolt.
+	mu   sync.RWMutex
+	bolt *bbolt.DB
+}
+
+func boltOptions(opt Options, openFile func(string, int, os.FileMode) (*os.File, error)) *bbolt.Options {
+	return &bbolt.Options{
+		Timeout:  opt.Timeout,
+		ReadOnly: opt.ReadOnly,
+		// The freelist is written with every commit (see doc.go): a file
+		// then opens without bbolt's background scan of every page, which
+		// is slow on a big file and would crash, not fail, on a damaged one.
+		NoFreelistSync: opt.noFreelistSync,
+		FreelistType:   bbolt.FreelistMapType,
+		OpenFile:       openFile,
+	}
+}
+
+// Open opens the database at path, creating it unless opt.ReadOnly. Every
+// error names the path and wraps fs.ErrNotExist or one of ErrLocked,
+// ErrNotDatabase, ErrCorrupt, ErrTooNew, with a hint of what to do.
+func Open(path string, opt Options) (*DB, error) {
+	if opt.Timeout <= 0 {
+		opt.Timeout = defaultTimeout
+	}
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && opt.ReadOnly:
+		return nil, fmt.Errorf("open %s: %w (no database yet: run linkpatrol check first)", path, fs.ErrNotExist)
+	case errors.Is(err, fs.ErrNotExist):
+		return open(path, opt)
+	case err != nil:
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	case st.Size() == 0 && opt.ReadOnly:
+		// bbolt would try to initialise it, which a read-only open cannot.
+		return nil, fmt.Errorf("open %s: %w (the file is empty)", path, ErrNotDatabase)
+	case st.Size() == 0 || opt.ReadOnly:
+		return open(path, opt)
+	}
+	// An existing file is first checked read-only: opening someone else's
+	// bbolt file for writing would let bbolt rewrite its freelist, and a
+	// damaged file is safer to inspect without writing.
+	ro := opt
+	ro.ReadOnly = true
+	db, err := open(path, ro)
+	switch {
+	case errors.Is(err, errNoBuckets):
+		// What a crash right after creating the file leaves: adopt it.
+	case err != nil:
+		return nil, err
+	default:
+		if err := db.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return open(path, opt)
+}
+
+func open(path string, opt Options) (*DB, error) {
+	// bbolt opens the file through this hook so that the descriptor, and
+	// with it the lock, can be released if bbolt panics halfway through Open.
+	var file *os.File
+	openFile := func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		f, err := os.OpenFile(name, flag, perm)
+		file = f
+		return f, err
+	}
+	var bdb *bbolt.DB
+	err := guard(path, func() error {
+		var err error
+		bdb, err = bbolt.Open(path, 0o644, boltOptions(opt, openFile))
+		return err
+	})
+	if err != nil {
+		if bdb == nil && file != nil && errors.Is(err, ErrCorrupt) {
+			_ = file.Close()
+		}
+		return nil, openError(path, err)
+	}
+	db := &DB{path: path, readOnly: opt.ReadOnly, opt: opt, pruneChunk: defaultPruneChunk, bolt: bdb}
+	if err := db.check(); err != nil {
+		_ = bdb.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// openError maps bbolt's errors to ours.
+func openError(path string, err error) error {
+	switch {
+	case errors.Is(err, ErrCorrupt):
+		return err
+	case errors.Is(err, bolterrors.ErrTimeout):
+		return fmt.Errorf("open %s: %w (wait for it to finish, or use another database file)", path, ErrLocked)
+	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrVersionMismatch):
+		return fmt.Errorf("open %s: %w (%v; is this the right file?)", path, ErrNotDatabase, err)
+	case errors.As(err, new(*fs.PathError)), errors.As(err, new(syscall.Errno)):
+		// The system refused: permissions, a directory, no locks on this
+		// file system. Its message says what to fix.
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	// bbolt's other complaints (a bad checksum, a file too small for its
+	// page size, ...) are about the bytes in the file.
+	return fmt.Errorf("open %s: %w (%v; restore it from a backup, or move it aside to start afresh)", path, ErrCorrupt, err)
+}
+
+// check verifies, and for a new file writes, the meta bucket.
+func (db *DB) check() error {
+	var fileSize int64
+	if st, err := os.Stat(db.path); err == nil {
+		fileSize = st.Size()
+	}
+	inspect := func(tx *bbolt.Tx) (fresh bool, err error) {
+		// A file shorter than its own page count was cut short by a copy
+		// or a full disk; reading the missing pages would fault.
+		if fileSize > 0 && tx.Size() > fileSize {
+			return false, fmt.Errorf("open %s: %w (it is %d bytes but should hold %d: a truncated copy? restore it from a backup, or move it aside to start afresh)",
+				db.path, ErrCorrupt, fileSize, tx.Size())
+		}
+		meta := tx.Bucket(bucketMeta)
+		if meta == nil {
+			if k, _ := tx.Cursor().First(); k != nil {
+				return false, fmt.Errorf("open %s: %w (it is a bbolt file holding other data; is this the right file?)", db.path, ErrNotDatabase)
+			}
+			return true, nil
+		}
+		if !bytes.Equal(meta.Get(keyMagic), magic) {
+			return false, fmt.Errorf("open %s: %w (its meta bucket lacks the linkpatrol mark; is this the right file?)", db.path, ErrNotDatabase)
+		}
+		v := meta.Get(keySchema)
+		if len(v) != 8 {
+			return false, fmt.Errorf("open %s: %w (schema version unreadable; restore it from a backup, or move it aside to start afresh)", db.path, ErrCorrupt)
+		}
+		switch schema := binary.BigEndian.Uint64(v); {
+		case schema > SchemaVersion:
+			return false, fmt.Errorf("open %s: %w (schema %d, this build reads up to %d: upgrade linkpatrol)", db.path, ErrTooNew, schema, SchemaVersion)
+		case schema < 1:
+			return false, fmt.Errorf("open %s: %w (schema version %d)", db.path, ErrCorrupt, schema)
+		}
+		for _, name := range allBuckets {
+			if tx.Bucket(name) == nil {
+				return false, fmt.Errorf("open %s: %w (bucket %q is missing; restore it from a backup, or move it aside to start afresh)", db.path, ErrCorrupt, name)
+			}
+		}
+		return false, nil
+	}
+	if db.readOnly {
+		return db.view(func(tx *bbolt.Tx) error {
+			fresh, err := inspect(tx)
+			if err == nil && fresh {
+				err = fmt.Errorf("open %s: %w (%w; run linkpatrol check to fill it)", db.path, ErrNotDatabase, errNoBuckets)
+			}
+			return err
+		})
+	}
+	return db.update(func(tx *bbolt.Tx) error {
+		fresh, err := inspect(tx)
+		if err != nil || !fresh {
+			return err
+		}
+		for _, name := range allBuckets {
+			if _, err := tx.CreateBucket(name); err != nil {
+				return fmt.Errorf("create bucket %s: %w", name, err)
+			}
+		}
+		meta := tx.Bucket(bucketMeta)
+		for _, kv := range []struct{ k, v []byte }{
+			{keyMagic, magic},
+			{keySchema, be64(SchemaVersion)},
+			{keyNextPass, be64(1)},
+			{keyOpenPass, be64(0)},
+		} {
+			if err := meta.Put(kv.k, kv.v); err != nil {
+				return fmt.Errorf("write meta %s: %w", kv.k, err)
+			}
+		}
+		return nil
+	})
+}
+
+// Close releases the file and its lock. Later calls do nothing.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.bolt == nil {
+		return nil
+	}
+	err := db.bolt.Close()
+	db.bolt = nil
+	if err != nil {
+		return fmt.Errorf("close %s: %w", db.path, err)
+	}
+	return nil
+}
+
+// Path is the file name the database was opened with.
+func (db *DB) Path() string { return db.path }
+
+// Size is the size of the file on disk in bytes, 0 if it cannot be read.
+func (db *DB) Size() int64 {
+	st, err := os.Stat(db.path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// callerPanic marks a panic raised by a caller's callback, so guard passes
+// it on instead of blaming the file.
+type callerPanic struct{ value any }
+
+// guard runs fn, which reads or writes the mapped file, and turns a panic or
+// memory fault inside bbolt into an error wrapping ErrCorrupt: bbolt trusts
+// the bytes on disk and dereferences whatever a damaged page points at.
+func guard(path string, fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if cp, ok := r.(callerPanic); ok {
+			panic(cp.value)
+		}
+		err = fmt.Errorf("%s: %w (%v; restore it from a backup, or move it aside to start afresh)", path, ErrCorrupt, r)
+	}()
+	return fn()
+}
+
+// callback runs a caller's function inside a transaction, marking its panics
+// as the caller's own.
+func callback(fn func() error) error {
+	defer func() {
+		if r := recover(); r != nil {
+			panic(callerPanic{r})
+		}
+	}()
+	return fn()
+}
+
+func (db *DB) view(fn func(*bbolt.Tx) error) error {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.bolt == nil {
+		return fmt.Errorf("%s: %w", db.path, errClosed)
+	}
+	return guard(db.path, func() error { return db.bolt.View(fn) })
+}
+
+func (db *DB) update(fn func(*bbolt.Tx) error) error {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.bolt == nil {
+		return fmt.Errorf("%s: %w", db.path, errClosed)
+	}
+	if db.readOnly {
+		return fmt.Errorf("%s: opened read-only", db.path)
+	}
+	return guard(db.path, func() error { return db.bolt.Update(fn) })
+}
+
+func be64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+// corrupt reports a stored value that does not decode.
+func (db *DB) corrupt(what string, key []byte, err error) error {
+	return fmt.Errorf("%s: %w: %s %q: %v", db.path, ErrCorrupt, what, key, err)
+}
+
+// metaUint reads one of the counters in the meta bucket.
+func (db *DB) metaUint(tx *bbolt.Tx, key []byte) (uint64, error) {
+	v := tx.Bucket(bucketMeta).Get(key)
+	if len(v) != 8 {
+		return 0, db.corrupt("meta", key, errShort)
+	}
+	return binary.BigEndian.Uint64(v), nil
+}

@@ -1,0 +1,125 @@
+package store
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// openTemp opens a new database in the test's temporary directory.
+func openTemp(t testing.TB) *DB {
+	t.Helper()
+	return openAt(t, filepath.Join(t.TempDir(), "linkpatrol.db"))
+}
+
+func openAt(t testing.TB, path string) *DB {
+	t.Helper()
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+var t0 = time.Date(2026, 11, 20, 3, 0, 0, 0, time.UTC)
+
+// begin starts a pass from the given start URLs, each seeded as a page.
+func begin(t testing.TB, db *DB, starts ...string) Pass {
+	t.Helper()
+	seeds := make([]Task, len(starts))
+	for i, s := range starts {
+		seeds[i] = Task{URL: s, Action: "parse"}
+	}
+	p, err := db.BeginPass(Pass{StartURLs: starts, Started: t0}, seeds)
+	if err != nil {
+		t.Fatalf("BeginPass: %v", err)
+	}
+	return p
+}
+
+func finish(t testing.TB, db *DB, p Pass, state PassState) Pass {
+	t.Helper()
+	p.State = state
+	p.Finished = p.Started.Add(time.Minute)
+	if err := db.UpdatePass(p); err != nil {
+		t.Fatalf("UpdatePass(%d, %s): %v", p.ID, state, err)
+	}
+	return p
+}
+
+func commit(t testing.TB, db *DB, pass uint64, results ...Result) {
+	t.Helper()
+	if err := db.Commit(pass, results); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+}
+
+// page is the result of a parsed page linking to targets, each on its own
+// line, and queuing them.
+func page(url string, targets ...string) Result {
+	r := Result{Record: record(url), SetLinks: true}
+	r.Record.Parsed = true
+	for i, tg := range targets {
+		r.Links = append(r.Links, Link{URL: tg, Line: i + 1, Tag: "a", Attr: "href"})
+		r.Enqueue = append(r.Enqueue, Task{URL: tg, Action: "check", Depth: 1})
+	}
+	return r
+}
+
+func checked(url string, v Verdict, status int) Result {
+	r := Result{Record: record(url)}
+	r.Record.Action, r.Record.Verdict, r.Record.Status = "check", v, status
+	return r
+}
+
+func record(url string) URLRecord {
+	return URLRecord{
+		URL: url, Action: "parse", Verdict: VerdictOK, Status: 200,
+		ContentType: "text/html", FetchedAt: t0, FirstSeen: t0, LastGood: t0,
+	}
+}
+
+// resolved lists the URLs the pass resolved, in the order ResolvedIn gives.
+func resolved(t testing.TB, db *DB, pass uint64) []string {
+	t.Helper()
+	var urls []string
+	if err := db.ResolvedIn(pass, func(u string) error { urls = append(urls, u); return nil }); err != nil {
+		t.Fatalf("ResolvedIn(%d): %v", pass, err)
+	}
+	return urls
+}
+
+func frontierURLs(t testing.TB, db *DB) []string {
+	t.Helper()
+	tasks, err := db.Frontier()
+	if err != nil {
+		t.Fatalf("Frontier: %v", err)
+	}
+	urls := make([]string, len(tasks))
+	for i, tk := range tasks {
+		urls[i] = tk.URL
+	}
+	return urls
+}
+
+// site is a synthetic crawl: page i links to links pages, mostly of the same
+// site, as a generated site would.
+func sitePage(i, links int) Result {
+	url := fmt.Sprintf("http://127.0.0.1:8080/section-%d/page-%d.html", i%50, i)
+	r := Result{Record: record(url), SetLinks: true}
+	r.Record.Parsed = true
+	r.Record.ETag = fmt.Sprintf(`"%x"`, i*7919)
+	for j := range links {
+		tg := fmt.Sprintf("http://127.0.0.1:8080/section-%d/page-%d.html", (i+j)%50, (i*31+j*17)%100_000)
+		if j%5 == 4 {
+			tg = fmt.Sprintf("https://external-%d.example/docs/%d", j, i)
+		}
+		r.Links = append(r.Links, Link{URL: tg, Line: 10 + j*3, Tag: "a", Attr: "href"})
+		if j < 5 {
+			r.Enqueue = append(r.Enqueue, Task{URL: tg, Action: "parse", Depth: 2})
+		}
+	}
+	return r
+}

@@ -1,0 +1,53 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"go.etcd.io/bbolt"
+)
+
+// HostState returns the bytes last stored for host.
+func (db *DB) HostState(host string) (v []byte, ok bool, err error) {
+	err = db.view(func(tx *bbolt.Tx) error {
+		if s := tx.Bucket(bucketHosts).Get([]byte(host)); s != nil {
+			v, ok = bytes.Clone(s), true
+		}
+		return nil
+	})
+	return v, ok, err
+}
+
+// PutHostState stores v for host, replacing what was there; an empty v
+// forgets the host.
+func (db *DB) PutHostState(host string, v []byte) error {
+	if host == "" {
+		return errors.New("put host state: empty host")
+	}
+	if len(host) > bbolt.MaxKeySize {
+		return fmt.Errorf("put host state: host name of %d bytes is too long", len(host))
+	}
+	err := db.update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketHosts)
+		if len(v) == 0 {
+			return b.Delete([]byte(host))
+		}
+		return b.Put([]byte(host), v)
+	})
+	if err != nil {
+		return fmt.Errorf("put host state of %s: %w", host, err)
+	}
+	return nil
+}
+
+// ForEachHostState calls fn for every host with stored state, in host order.
+// v is a copy fn may keep. fn must not write to db.
+func (db *DB) ForEachHostState(fn func(host string, v []byte) error) error {
+	return db.view(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketHosts).ForEach(func(k, v []byte) error {
+			host, state := string(k), bytes.Clone(v)
+			return callback(func() error { return fn(host, state) })
+		})
+	})
+}

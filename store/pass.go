@@ -1,0 +1,246 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+
+	"go.etcd.io/bbolt"
+)
+
+// open reports whether the state is one a pass can be resumed from.
+func (s PassState) open() bool { return s == PassRunning || s == PassStopped }
+
+func (s PassState) valid() bool {
+	return s.open() || s == PassComplete || s == PassAbandoned
+}
+
+func (db *DB) getPass(tx *bbolt.Tx, id uint64) (Pass, bool, error) {
+	v := tx.Bucket(bucketPasses).Get(be64(id))
+	if v == nil {
+		return Pass{}, false, nil
+	}
+	p, err := db.decodePass(be64(id), v)
+	return p, err == nil, err
+}
+
+func (db *DB) decodePass(key, v []byte) (Pass, error) {
+	var p Pass
+	if err := json.Unmarshal(v, &p); err != nil {
+		return Pass{}, db.corrupt("pass", key, err)
+	}
+	if len(key) != 8 || p.ID != binary.BigEndian.Uint64(key) {
+		return Pass{}, db.corrupt("pass", key, fmt.Errorf("holds pass %d", p.ID))
+	}
+	return p, nil
+}
+
+func putPass(tx *bbolt.Tx, p Pass) error {
+	v, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("encode pass %d: %w", p.ID, err)
+	}
+	if err := tx.Bucket(bucketPasses).Put(be64(p.ID), v); err != nil {
+		return fmt.Errorf("write pass %d: %w", p.ID, err)
+	}
+	return nil
+}
+
+// openPass returns the pass in state running or stopped, if any.
+func (db *DB) openPass(tx *bbolt.Tx) (Pass, bool, error) {
+	id, err := db.metaUint(tx, keyOpenPass)
+	if err != nil || id == 0 {
+		return Pass{}, false, err
+	}
+	p, ok, err := db.getPass(tx, id)
+	if err == nil && !ok {
+		err = db.corrupt("meta", keyOpenPass, fmt.Errorf("names pass %d, which is not stored", id))
+	}
+	return p, ok, err
+}
+
+// OpenPass returns the pass in state running or stopped, if any: the one a
+// check resumes.
+func (db *DB) OpenPass() (p Pass, ok bool, err error) {
+	err = db.view(func(tx *bbolt.Tx) error {
+		p, ok, err = db.openPass(tx)
+		return err
+	})
+	return p, ok, err
+}
+
+// LastPass returns the newest pass, whatever its state.
+func (db *DB) LastPass() (p Pass, ok bool, err error) {
+	err = db.view(func(tx *bbolt.Tx) error {
+		k, v := tx.Bucket(bucketPasses).Cursor().Last()
+		if k == nil {
+			return nil
+		}
+		p, err = db.decodePass(k, v)
+		ok = err == nil
+		return err
+	})
+	return p, ok, err
+}
+
+// Pass returns the pass with the given ID; the error wraps ErrNoPass when it
+// is not stored (never begun, or pruned).
+func (db *DB) Pass(id uint64) (p Pass, err error) {
+	err = db.view(func(tx *bbolt.Tx) error {
+		var ok bool
+		p, ok, err = db.getPass(tx, id)
+		if err == nil && !ok {
+			err = fmt.Errorf("pass %d: %w", id, ErrNoPass)
+		}
+		return err
+	})
+	return p, err
+}
+
+// PreviousComplete returns the newest complete pass with an ID below before:
+// what a report compares a pass with.
+func (db *DB) PreviousComplete(before uint64) (p Pass, ok bool, err error) {
+	err = db.view(func(tx *bbolt.Tx) error {
+		c := tx.Bucket(bucketPasses).Cursor()
+		k, v := c.Seek(be64(before))
+		if k == nil {
+			k, v = c.Last()
+		}
+		for ; k != nil; k, v = c.Prev() {
+			if binary.BigEndian.Uint64(k) >= before {
+				continue
+			}
+			var q Pass
+			if q, err = db.decodePass(k, v); err != nil {
+				return err
+			}
+			if q.State == PassComplete {
+				p, ok = q, true
+				return nil
+			}
+		}
+		return nil
+	})
+	return p, ok, err
+}
+
+// BeginPass stores p as a new running pass with the next ID and seeds as its
+// frontier, in one transaction, and returns it with ID and State set. It fails
+// while another pass is open: finish it or mark it abandoned first.
+func (db *DB) BeginPass(p Pass, seeds []Task) (Pass, error) {
+	for _, t := range seeds {
+		if err := checkKey(t.URL); err != nil {
+			return Pass{}, fmt.Errorf("seed: %w", err)
+		}
+	}
+	err := db.update(func(tx *bbolt.Tx) error {
+		if open, ok, err := db.openPass(tx); err != nil {
+			return err
+		} else if ok {
+			return fmt.Errorf("pass %d is still %s: finish it or mark it abandoned before beginning another", open.ID, open.State)
+		}
+		next, err := db.metaUint(tx, keyNextPass)
+		if err != nil {
+			return err
+		}
+		p.ID, p.State = next, PassRunning
+		if err := putPass(tx, p); err != nil {
+			return err
+		}
+		meta := tx.Bucket(bucketMeta)
+		if err := meta.Put(keyNextPass, be64(next+1)); err != nil {
+			return fmt.Errorf("write meta: %w", err)
+		}
+		if err := meta.Put(keyOpenPass, be64(p.ID)); err != nil {
+			return fmt.Errorf("write meta: %w", err)
+		}
+		frontier, err := clearBucket(tx, bucketFrontier)
+		if err != nil {
+			return err
+		}
+		var buf []byte
+		for i := range seeds {
+			// bbolt keeps the value until commit, so each gets its own bytes.
+			buf = appendTask(buf[len(buf):], &seeds[i])
+			if err := frontier.Put([]byte(seeds[i].URL), buf); err != nil {
+				return fmt.Errorf("queue seed %s: %w", seeds[i].URL, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Pass{}, fmt.Errorf("begin pass: %w", err)
+	}
+	return p, nil
+}
+
+// UpdatePass stores changes to a pass: its state, Finished, Elapsed. A pass
+// that leaves the open states (complete, abandoned) drops its frontier and
+// can never be reopened.
+func (db *DB) UpdatePass(p Pass) error {
+	if !p.State.valid() {
+		return fmt.Errorf("update pass %d: unknown state %q", p.ID, p.State)
+	}
+	err := db.update(func(tx *bbolt.Tx) error {
+		old, ok, err := db.getPass(tx, p.ID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return ErrNoPass
+		}
+		openID, err := db.metaUint(tx, keyOpenPass)
+		if err != nil {
+			return err
+		}
+		isOpen := openID == p.ID
+		if !isOpen && p.State.open() {
+			return fmt.Errorf("it is %s and cannot be reopened", old.State)
+		}
+		if err := putPass(tx, p); err != nil {
+			return err
+		}
+		if isOpen && !p.State.open() {
+			if err := tx.Bucket(bucketMeta).Put(keyOpenPass, be64(0)); err != nil {
+				return fmt.Errorf("write meta: %w", err)
+			}
+			if _, err := clearBucket(tx, bucketFrontier); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("update pass %d: %w", p.ID, err)
+	}
+	return nil
+}
+
+// clearBucket empties a bucket by dropping and recreating it, which frees its
+// pages without visiting every key.
+func clearBucket(tx *bbolt.Tx, name []byte) (*bbolt.Bucket, error) {
+	if err := tx.DeleteBucket(name); err != nil {
+		return nil, fmt.Errorf("clear %s: %w", name, err)
+	}
+	b, err := tx.CreateBucket(name)
+	if err != nil {
+		return nil, fmt.Errorf("clear %s: %w", name, err)
+	}
+	return b, nil
+}
+
+// Frontier returns every task queued or in flight in the open pass, in URL
+// order; none when no pass is open.
+func (db *DB) Frontier() (tasks []Task, err error) {
+	err = db.view(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketFrontier).ForEach(func(k, v []byte) error {
+			t, err := decodeTask(string(k), v)
+			if err != nil {
+				return db.corrupt("task", k, err)
+			}
+			tasks = append(tasks, t)
+			return nil
+		})
+	})
+	return tasks, err
+}

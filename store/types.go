@@ -1,0 +1,111 @@
+package store
+
+import "time"
+
+// SchemaVersion is the layout version written into every database file.
+// Open refuses files with a newer version and migrates or refuses older ones.
+const SchemaVersion = 1
+
+// Verdict classifies the outcome for one URL. Only VerdictBroken makes the
+// exit code 1 by default; the others are reported in their own sections.
+type Verdict string
+
+const (
+	VerdictOK           Verdict = "ok"
+	VerdictBroken       Verdict = "broken"       // 4xx (but see unverifiable), 410, DNS failure, refused, invalid URL, redirect loop
+	VerdictTransient    Verdict = "transient"    // 5xx, timeout, connection reset
+	VerdictUnverifiable Verdict = "unverifiable" // 401/403/429/999, bot challenge: a robot was not let in
+	VerdictSkipped      Verdict = "skipped"      // not fetched on purpose (rule, robots, quota, unsupported scheme)
+)
+
+// Problem reports whether the verdict is worth a line in the report.
+func (v Verdict) Problem() bool {
+	return v == VerdictBroken || v == VerdictTransient || v == VerdictUnverifiable
+}
+
+// PassState is where a pass is in its life.
+type PassState string
+
+const (
+	PassRunning  PassState = "running"  // a check is (or was, until it crashed) working on it
+	PassStopped  PassState = "stopped"  // interrupted cleanly; resumable
+	PassComplete PassState = "complete" // the frontier ran dry
+	// PassAbandoned is a pass given up by --new-pass; it is no longer open.
+	PassAbandoned PassState = "abandoned"
+)
+
+// Pass is one complete walk of a site from its start URLs.
+type Pass struct {
+	ID           uint64        `json:"id"`
+	StartURLs    []string      `json:"start_urls"`
+	SettingsHash string        `json:"settings_hash,omitempty"` // hash of the settings that change results
+	State        PassState     `json:"state"`
+	Started      time.Time     `json:"started"`
+	Finished     time.Time     `json:"finished,omitzero"` // zero until the pass ends (complete or stopped)
+	Elapsed      time.Duration `json:"elapsed,omitempty"` // working time summed over every run of the pass
+	Root         string        `json:"root,omitempty"`    // directory on disk when checking a built site (file:// URLs map below it)
+}
+
+// Hop is one step of a redirect chain the crawler followed itself.
+type Hop struct {
+	URL    string `json:"url"`
+	Status int    `json:"status"`
+}
+
+// URLRecord is everything linkpatrol knows about one canonical URL: the
+// latest result and the history across passes.
+type URLRecord struct {
+	URL          string    `json:"url"`    // canonical, without fragment; the raw text for an invalid URL
+	Pass         uint64    `json:"pass"`   // the pass that last resolved this URL
+	Action       string    `json:"action"` // parse | check | skip
+	Verdict      Verdict   `json:"verdict"`
+	Status       int       `json:"status,omitempty"` // final HTTP status; 0 when no response
+	Error        string    `json:"error,omitempty"`  // short error class: "timeout", "dns", "refused", "invalid URL", "redirect loop", ...
+	Note         string    `json:"note,omitempty"`   // extra context for a person: "skipped: robots", "ghost: links from 2026-11-20", ...
+	ContentType  string    `json:"content_type,omitempty"`
+	Size         int64     `json:"size,omitempty"` // body bytes read (after decompression)
+	FinalURL     string    `json:"final_url,omitempty"`
+	Redirects    []Hop     `json:"redirects,omitempty"`
+	FetchedAt    time.Time `json:"fetched_at,omitzero"`
+	ETag         string    `json:"etag,omitempty"`
+	LastModified string    `json:"last_modified,omitempty"`
+	FirstSeen    time.Time `json:"first_seen,omitzero"`
+	LastGood     time.Time `json:"last_good,omitzero"`
+	FirstBroken  time.Time `json:"first_broken,omitzero"` // start of the current run of failures; zero while good
+	Failures     int       `json:"failures,omitempty"`    // consecutive passes that ended in a problem
+	Parsed       bool      `json:"parsed,omitempty"`      // the body was HTML and its links are stored
+	// PrevVerdict and PrevPass are the verdict this URL had when an earlier pass
+	// last resolved it, so a report can say what changed since then.
+	PrevVerdict Verdict `json:"prev_verdict,omitempty"`
+	PrevPass    uint64  `json:"prev_pass,omitempty"`
+}
+
+// Link is one reference from a page to a target, with the line of the
+// attribute (or srcset candidate, or CSS url( token) that carries it.
+type Link struct {
+	URL      string `json:"url"`                // canonical target without fragment; raw text when invalid
+	Fragment string `json:"fragment,omitempty"` // kept for the report, never fetched
+	Line     int    `json:"line"`
+	Tag      string `json:"tag,omitempty"`  // element name: a, img, link, ..., or "style" for CSS
+	Attr     string `json:"attr,omitempty"` // href, src, srcset, content, style, ...
+}
+
+// Task is one frontier entry: a URL queued (or in flight) in the open pass.
+type Task struct {
+	URL    string `json:"url"`
+	Action string `json:"action"`          // parse | check
+	Depth  int    `json:"depth,omitempty"` // hops from a start URL
+}
+
+// Result is what one finished task adds to the store: its record, its
+// links when it is a page that was parsed (or whose old links are replaced),
+// and the URLs it discovered that were new to the pass.
+type Result struct {
+	Record URLRecord
+	// SetLinks replaces the page's stored links with Links (empty deletes
+	// them). When false the stored links are left as they are, which is what
+	// a ghost page or a 304 needs.
+	SetLinks bool
+	Links    []Link
+	Enqueue  []Task
+}

@@ -1,0 +1,22 @@
+// Package throttle owns politeness towards the hosts linkpatrol crawls.
+//
+// For every host (or group of hosts sharing a limiter key) it keeps a token
+// bucket (rate with burst), a sliding flood window (at most N request starts
+// in any window W), a cap on requests in flight, a minimum gap between
+// request starts (configured or from robots.txt Crawl-delay), per-pass
+// request and byte quotas, pauses asked for by the server (429/503 with
+// Retry-After), exponential backoff after failures, and an optional
+// AutoThrottle-style slowdown driven by response latency. Body reads are
+// paced to a per-host and a global bytes-per-second budget.
+//
+// The package never blocks a caller that asks to start a request: Reserve
+// answers either with a Permit or with the time to wait, so one dispatcher
+// can serve many hosts and a slow host never holds up the others. Only the
+// body reader returned by Permit.Body sleeps, and only inside the request it
+// belongs to.
+//
+// It knows nothing of HTML, HTTP clients or the database. robots.txt bodies
+// are parsed with github.com/temoto/robotstxt; per-host state that must
+// survive a restart (pauses, backoff, quota used this pass, the robots.txt
+// cache) is exported as opaque bytes for the store to keep.
+package throttle

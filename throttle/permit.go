@@ -1,0 +1,262 @@
+package throttle
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const (
+	// backoffBase and backoffMax bound the backoff steps: 1 s, 2 s, 4 s …
+	// up to 5 minutes (and never beyond the host's MaxPause).
+	backoffBase = time.Second
+	backoffMax  = 5 * time.Minute
+	// maxRetryAfter bounds a Retry-After in seconds so it fits a Duration.
+	maxRetryAfter = 1 << 31
+)
+
+// Permit is the right to make one request to a host. Done must be called
+// exactly once when the request is over (extra calls are ignored).
+type Permit struct {
+	t    *Throttle
+	l    *limiter
+	read int64 // body bytes counted through Body; guarded by l.mu
+	done bool  // guarded by l.mu
+}
+
+// Outcome is what the throttle learns from one finished request.
+type Outcome struct {
+	Status     int           // HTTP status; 0 when there was no response
+	RetryAfter string        // raw Retry-After header: seconds or an HTTP-date
+	Err        error         // network error (timeout, reset, refused …) or nil
+	Bytes      int64         // body bytes read; those already read through Body are not counted twice
+	Latency    time.Duration // time to first byte
+	Attempt    int           // retries of this URL made before this request (0 on the first try)
+}
+
+// Done releases the permit's in-flight slot and learns from the outcome:
+//
+//   - 429/503 with a usable Retry-After pauses the host until then; a pause
+//     longer than MaxPause defers the host to the next pass.
+//   - 429/503 without one, timeouts and connection errors back the host off
+//     exponentially with jitter; any response below 500 (other than 429)
+//     resets the backoff level.
+//   - The latency feeds the adaptive slowdown.
+//
+// retry says whether to try this URL again: after a 429, a 503, a timeout or
+// a connection error while Attempt < MaxRetries, or always when the host has
+// just been deferred (Reserve then answers ErrDeferred, and deferral is not
+// a failure). after is how long the host's pause or backoff still runs, the
+// earliest moment Reserve can say yes.
+func (p *Permit) Done(o Outcome) (retry bool, after time.Duration) {
+	t, l := p.t, p.l
+	l.mu.Lock()
+	if p.done {
+		l.mu.Unlock()
+		return false, 0
+	}
+	p.done = true
+	if extra := o.Bytes - p.read; extra > 0 {
+		l.usedBytes += extra
+		l.bytesTotal += extra
+	}
+	retry, after = l.learn(t.now, o)
+	l.inFlight--
+	l.mu.Unlock()
+	t.signal()
+	return retry, after
+}
+
+// outcomeClass is how an outcome reflects on the host.
+type outcomeClass int
+
+const (
+	classNeutral  outcomeClass = iota // says nothing about the host's load (500, DNS, our own cancel)
+	classOK                           // the host answered normally
+	classPushback                     // 429 or 503: the host asks us to slow down
+	classFailure                      // timeout, reset, refused: the host may be overloaded
+)
+
+func classify(o Outcome) outcomeClass {
+	if o.Err != nil {
+		var dns *net.DNSError
+		switch {
+		case errors.Is(o.Err, context.Canceled):
+			return classNeutral
+		case errors.As(o.Err, &dns) && dns.IsNotFound:
+			return classNeutral
+		}
+		return classFailure
+	}
+	switch {
+	case o.Status == http.StatusTooManyRequests || o.Status == http.StatusServiceUnavailable:
+		return classPushback
+	case o.Status > 0 && o.Status < 500:
+		return classOK
+	}
+	return classNeutral
+}
+
+// learn updates the host from one outcome and makes the retry decision.
+// The clock is read only when the answer depends on it, which keeps a
+// plain success cheap.
+func (l *limiter) learn(clock func() time.Time, o Outcome) (bool, time.Duration) {
+	class := classify(o)
+	var now time.Time
+	if class == classPushback || class == classFailure || l.set.Adaptive {
+		now = clock()
+	}
+	switch class {
+	case classOK:
+		l.backoffLevel = 0
+	case classPushback:
+		if d, ok := parseRetryAfter(o.RetryAfter, now); ok {
+			l.pause(now, d)
+		} else {
+			l.backOff(now)
+		}
+	case classFailure:
+		l.backOff(now)
+	}
+	var latency time.Duration
+	if o.Err == nil {
+		latency = o.Latency
+	}
+	l.adapt.observe(now, latency, class == classPushback || class == classFailure, l.set, l.inFlight)
+
+	if class != classPushback && class != classFailure {
+		return false, 0
+	}
+	if l.deferred {
+		return true, 0
+	}
+	if o.Attempt >= l.set.MaxRetries {
+		return false, 0
+	}
+	return true, max(l.pausedUntil.Sub(now), l.backoffUntil.Sub(now), 0)
+}
+
+// pause holds the host until now+d. The whole pause is kept, even past
+// MaxPause, so that neither the next pass nor a restart hits the host
+// early; only the waiting for it is given up (deferral).
+func (l *limiter) pause(now time.Time, d time.Duration) {
+	if until := now.Add(d); until.After(l.pausedUntil) {
+		l.pausedUntil = until
+	}
+	if l.set.MaxPause > 0 && d > l.set.MaxPause {
+		l.deferred = true
+	}
+}
+
+// backOff starts the next backoff step. The jitter keeps at least half the
+// step, so it spreads retries out without ever making them pushier.
+func (l *limiter) backOff(now time.Time) {
+	l.backoffLevel++
+	d := backoffMax
+	if l.backoffLevel <= 20 {
+		d = min(d, backoffBase<<(l.backoffLevel-1))
+	}
+	if l.set.MaxPause > 0 {
+		d = min(d, l.set.MaxPause)
+	}
+	d = d/2 + rand.N(d/2+1)
+	if until := now.Add(d); until.After(l.backoffUntil) {
+		l.backoffUntil = until
+	}
+}
+
+// parseRetryAfter reads a Retry-After value: delay-seconds or an HTTP-date.
+// A value that is missing, malformed or not in the future is not usable,
+// and the caller backs off instead: a refusal with "retry now" attached
+// still means the host is struggling.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseUint(v, 10, 64); err == nil {
+		if secs == 0 {
+			return 0, false
+		}
+		return time.Duration(min(secs, maxRetryAfter)) * time.Second, true
+	} else if errors.Is(err, strconv.ErrRange) {
+		return maxRetryAfter * time.Second, true
+	}
+	at, err := http.ParseTime(v)
+	if err != nil || !at.After(now) {
+		return 0, false
+	}
+	return at.Sub(now), true
+}
+
+const (
+	latencyWeight = 0.3  // weight of a new sample in the latency average
+	baselineDrift = 0.01 // how fast the baseline follows a lasting rise
+	slowFactor    = 2    // latency above slowFactor×baseline counts as slow
+	// maxAdaptiveDelay bounds the adaptive gap, as AutoThrottle's max delay.
+	maxAdaptiveDelay = time.Minute
+)
+
+// adaptive is the AutoThrottle-style state of one host. Latency and
+// baseline are tracked for every host (Stats shows them); delay and cap are
+// applied only when the settings ask for Adaptive.
+type adaptive struct {
+	latency  time.Duration // moving average of time to first byte
+	baseline time.Duration // the host's normal latency: the lowest average, drifting up slowly
+	delay    time.Duration // gap between request starts, as AutoThrottle computes it
+	cap      int           // in-flight cap while the host is slow (0 = none)
+	lastCut  time.Time
+}
+
+// observe learns from one response. The gap follows AutoThrottle: aim for
+// latency/concurrency between starts (concurrency = MaxInFlight, or 1),
+// move halfway there each response, and never shorten it after a failure.
+// The in-flight cap is AIMD: halved at most once per latency period while
+// the host is slow or failing, raised by one per response at no more than
+// 1.5× its baseline, and dropped once it reaches MaxInFlight again. Both
+// only ever add to the configured limits.
+func (a *adaptive) observe(now time.Time, latency time.Duration, failed bool, s Settings, inFlight int) {
+	if latency > 0 {
+		if a.latency == 0 {
+			a.latency = latency
+		} else {
+			a.latency += time.Duration(latencyWeight * float64(latency-a.latency))
+		}
+		if a.baseline == 0 || a.latency < a.baseline {
+			a.baseline = a.latency
+		} else {
+			a.baseline += time.Duration(baselineDrift * float64(a.latency-a.baseline))
+		}
+	}
+	if !s.Adaptive {
+		return
+	}
+	if latency > 0 {
+		next := (a.delay + latency/time.Duration(max(1, s.MaxInFlight))) / 2
+		if failed {
+			next = max(next, a.delay)
+		}
+		a.delay = min(next, maxAdaptiveDelay)
+	}
+	switch {
+	case failed || a.latency > slowFactor*a.baseline:
+		if a.lastCut.IsZero() || now.Sub(a.lastCut) >= a.latency {
+			current := a.cap
+			if current == 0 {
+				current = inFlight
+			}
+			a.cap = max(1, current/2)
+			a.lastCut = now
+		}
+	case a.cap > 0 && 2*a.latency <= 3*a.baseline:
+		a.cap++
+		if s.MaxInFlight > 0 && a.cap >= s.MaxInFlight {
+			a.cap = 0
+		}
+	}
+}

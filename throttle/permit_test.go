@@ -1,0 +1,260 @@
+package throttle_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/throttle"
+)
+
+func TestRetryAfterSeconds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{MaxRetries: 3}))
+		retry, after := acquire(t, th, host).Done(throttle.Outcome{Status: 429, RetryAfter: "120"})
+		if !retry || after != 120*time.Second {
+			t.Fatalf("Done = %v, %v; want a retry after 120s", retry, after)
+		}
+		mustWait(t, th, host, 120*time.Second)
+		time.Sleep(119 * time.Second)
+		mustWait(t, th, host, time.Second)
+		time.Sleep(time.Second)
+		if p, _, _ := th.Reserve(host); p == nil {
+			t.Fatal("still paused when the Retry-After ran out")
+		}
+	})
+}
+
+func TestRetryAfterHTTPDate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{MaxRetries: 3}))
+		date := time.Now().Add(90 * time.Second).UTC().Format(http.TimeFormat)
+		retry, after := acquire(t, th, host).Done(throttle.Outcome{Status: 503, RetryAfter: date})
+		if !retry || after != 90*time.Second {
+			t.Fatalf("Done = %v, %v; want a retry after 90s", retry, after)
+		}
+		mustWait(t, th, host, 90*time.Second)
+		if st := th.Stats()[0]; !st.PausedUntil.Equal(time.Now().Add(90*time.Second)) || st.BackoffLevel != 0 {
+			t.Errorf("PausedUntil %v, BackoffLevel %d", st.PausedUntil, st.BackoffLevel)
+		}
+	})
+}
+
+// A Retry-After that cannot be used (malformed, in the past, zero) is a
+// refusal without one: back off.
+func TestRetryAfterUnusable(t *testing.T) {
+	for _, v := range []string{"soon", "-5", "0", "Sat, 01 Jan 1990 00:00:00 GMT"} {
+		synctest.Test(t, func(t *testing.T) {
+			th := throttle.New(fixed(throttle.Settings{MaxRetries: 3}))
+			_, after := acquire(t, th, host).Done(throttle.Outcome{Status: 503, RetryAfter: v})
+			if after < 500*time.Millisecond || after > time.Second {
+				t.Errorf("Retry-After %q: after %v, want a first backoff step in [0.5s, 1s]", v, after)
+			}
+			if st := th.Stats()[0]; st.BackoffLevel != 1 || !st.PausedUntil.IsZero() {
+				t.Errorf("Retry-After %q: backoff level %d, paused until %v", v, st.BackoffLevel, st.PausedUntil)
+			}
+		})
+	}
+}
+
+func TestRetryAfterIgnoredOnOtherStatus(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{MaxRetries: 3}))
+		if retry, _ := acquire(t, th, host).Done(throttle.Outcome{Status: 200, RetryAfter: "600"}); retry {
+			t.Error("retry after a 200")
+		}
+		if p, _, _ := th.Reserve(host); p == nil {
+			t.Error("a 200 with Retry-After paused the host")
+		}
+	})
+}
+
+func TestMaxPauseDefers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{MaxPause: time.Minute, MaxRetries: 1}))
+		th.StartPass(1)
+		retry, after := acquire(t, th, host).Done(throttle.Outcome{Status: 503, RetryAfter: "3600", Attempt: 5})
+		if !retry || after != 0 {
+			t.Fatalf("Done = %v, %v; want retry now so that Reserve defers the URL", retry, after)
+		}
+		if _, _, err := th.Reserve(host); !errors.Is(err, throttle.ErrDeferred) {
+			t.Fatalf("err %v, want ErrDeferred", err)
+		}
+		time.Sleep(59*time.Minute + 30*time.Second)
+		if _, _, err := th.Reserve(host); !errors.Is(err, throttle.ErrDeferred) {
+			t.Fatalf("deferral must last the pass; err %v", err)
+		}
+		if !th.Stats()[0].Deferred {
+			t.Error("Stats does not show the deferral")
+		}
+		// The next pass waits out the rest of the pause, now within the cap.
+		th.StartPass(2)
+		mustWait(t, th, host, 30*time.Second)
+	})
+}
+
+func TestMaxPauseDefersNextPassToo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{MaxPause: time.Hour}))
+		acquire(t, th, host).Done(throttle.Outcome{Status: 429, RetryAfter: "10800"})
+		time.Sleep(time.Hour)
+		th.StartPass(2)
+		if _, _, err := th.Reserve(host); !errors.Is(err, throttle.ErrDeferred) {
+			t.Fatalf("2h of pause left with a 1h cap: err %v, want ErrDeferred", err)
+		}
+	})
+}
+
+func TestBackoffGrowsAndResets(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{MaxRetries: 100}))
+		step := time.Second
+		for level := 1; level <= 12; level++ {
+			retry, after := acquire(t, th, host).Done(throttle.Outcome{Status: 503})
+			if !retry || after < step/2 || after > step {
+				t.Fatalf("failure %d: retry %v after %v, want within [%v, %v]", level, retry, after, step/2, step)
+			}
+			mustWait(t, th, host, after)
+			if got := th.Stats()[0].BackoffLevel; got != level {
+				t.Fatalf("backoff level %d, want %d", got, level)
+			}
+			step = min(2*step, 5*time.Minute)
+		}
+		acquire(t, th, host).Done(throttle.Outcome{Status: 404})
+		if got := th.Stats()[0].BackoffLevel; got != 0 {
+			t.Fatalf("backoff level %d after a normal answer, want 0", got)
+		}
+		if _, after := acquire(t, th, host).Done(throttle.Outcome{Err: os.ErrDeadlineExceeded}); after < 500*time.Millisecond || after > time.Second {
+			t.Errorf("first step after a reset: %v, want within [0.5s, 1s]", after)
+		}
+	})
+}
+
+func TestBackoffCappedByMaxPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{MaxRetries: 100, MaxPause: 10 * time.Second}))
+		for range 8 {
+			if _, after := acquire(t, th, host).Done(throttle.Outcome{Status: 429}); after > 10*time.Second {
+				t.Fatalf("backoff step %v beyond MaxPause 10s", after)
+			}
+		}
+		if _, _, err := th.Reserve(host); err != nil {
+			t.Errorf("backoff deferred the host: %v", err)
+		}
+	})
+}
+
+func TestRetryDecision(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	tests := []struct {
+		name    string
+		o       throttle.Outcome
+		retry   bool
+		backoff bool
+	}{
+		{"503", throttle.Outcome{Status: 503}, true, true},
+		{"429", throttle.Outcome{Status: 429}, true, true},
+		{"timeout", throttle.Outcome{Err: context.DeadlineExceeded}, true, true},
+		{"refused", throttle.Outcome{Err: refused}, true, true},
+		{"200", throttle.Outcome{Status: 200}, false, false},
+		{"404", throttle.Outcome{Status: 404}, false, false},
+		{"500", throttle.Outcome{Status: 500}, false, false},
+		{"no such host", throttle.Outcome{Err: &net.DNSError{Err: "no such host", Name: "x.test", IsNotFound: true}}, false, false},
+		{"canceled by us", throttle.Outcome{Err: context.Canceled}, false, false},
+		{"503 on the last attempt", throttle.Outcome{Status: 503, Attempt: 2}, false, true},
+		{"503 past the last attempt", throttle.Outcome{Status: 503, Attempt: 7}, false, true},
+		{"503 on attempt 1 of 2", throttle.Outcome{Status: 503, Attempt: 1}, true, true},
+	}
+	for _, tt := range tests {
+		synctest.Test(t, func(t *testing.T) {
+			th := throttle.New(fixed(throttle.Settings{MaxRetries: 2}))
+			retry, after := acquire(t, th, host).Done(tt.o)
+			if retry != tt.retry {
+				t.Errorf("%s: retry %v, want %v", tt.name, retry, tt.retry)
+			}
+			if backedOff := th.Stats()[0].BackoffLevel > 0; backedOff != tt.backoff {
+				t.Errorf("%s: backed off %v, want %v", tt.name, backedOff, tt.backoff)
+			}
+			if !retry && after != 0 {
+				t.Errorf("%s: after %v without a retry", tt.name, after)
+			}
+		})
+	}
+}
+
+// respond makes one request to host that answers with status after latency.
+func respond(t *testing.T, th *throttle.Throttle, status int, latency time.Duration) {
+	t.Helper()
+	p := acquire(t, th, host)
+	time.Sleep(latency)
+	p.Done(throttle.Outcome{Status: status, Latency: latency})
+}
+
+func TestAdaptiveSlowdownAndRecovery(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const delay, inFlight = 100 * time.Millisecond, 4
+		th := throttle.New(fixed(throttle.Settings{Adaptive: true, CrawlDelay: delay, MaxInFlight: inFlight}))
+		check := func(phase string) throttle.HostStats {
+			t.Helper()
+			st := th.Stats()[0]
+			if st.Gap < delay || st.MaxInFlight < 1 || st.MaxInFlight > inFlight {
+				t.Fatalf("%s: gap %v, in-flight cap %d; beyond the configured %v and %d", phase, st.Gap, st.MaxInFlight, delay, inFlight)
+			}
+			return st
+		}
+
+		for range 30 {
+			respond(t, th, 200, 20*time.Millisecond)
+			check("healthy")
+		}
+		if st := check("healthy"); st.Gap != delay || st.MaxInFlight != inFlight {
+			t.Fatalf("healthy host slowed down: gap %v, cap %d", st.Gap, st.MaxInFlight)
+		}
+
+		for range 30 {
+			respond(t, th, 200, 2*time.Second)
+			check("slow")
+		}
+		slow := check("slow")
+		if slow.Gap < 400*time.Millisecond || slow.MaxInFlight != 1 {
+			t.Fatalf("slow host not slowed: gap %v, cap %d", slow.Gap, slow.MaxInFlight)
+		}
+		p := acquire(t, th, host)
+		if q, _, _ := th.Reserve(host); q != nil {
+			t.Fatal("a second request in flight while the adaptive cap is 1")
+		}
+		p.Done(throttle.Outcome{Status: 503, Latency: time.Millisecond})
+		if st := check("failure"); st.Gap < slow.Gap {
+			t.Fatalf("a failure shortened the gap from %v to %v", slow.Gap, st.Gap)
+		}
+
+		for range 60 {
+			respond(t, th, 200, 20*time.Millisecond)
+			check("recovering")
+		}
+		if st := check("recovered"); st.Gap != delay || st.MaxInFlight != inFlight {
+			t.Fatalf("recovered host still slowed: gap %v, cap %d", st.Gap, st.MaxInFlight)
+		}
+	})
+}
+
+func TestSlowHostWithoutAdaptive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{MaxInFlight: 4}))
+		for range 10 {
+			respond(t, th, 200, 20*time.Millisecond)
+		}
+		for range 10 {
+			respond(t, th, 200, 5*time.Second)
+		}
+		if st := th.Stats()[0]; st.Gap != 0 || st.MaxInFlight != 4 {
+			t.Errorf("not adaptive, yet gap %v and cap %d", st.Gap, st.MaxInFlight)
+		}
+	})
+}

@@ -1,0 +1,198 @@
+package throttle
+
+import (
+	"bytes"
+	"strings"
+	"time"
+
+	"github.com/temoto/robotstxt"
+)
+
+const (
+	// MaxRobotsSize is how much of a robots.txt body is parsed (RFC 9309
+	// §2.5 asks for at least 500 KiB); the rest is ignored.
+	MaxRobotsSize = 500 << 10
+	// robotsTTL is how long a robots.txt answer is used before it is fetched
+	// again (RFC 9309 §2.4: no more than 24 hours).
+	robotsTTL = 24 * time.Hour
+	// robotsErrorTTL is shorter: "disallow all" after a server error is a
+	// stopgap, and one request an hour is a fair price for noticing that
+	// the server has recovered.
+	robotsErrorTTL = time.Hour
+	// maxCrawlDelay bounds a Crawl-delay: a larger value is almost always a
+	// typo, and the library turns values past ~292 years into negative
+	// durations.
+	maxCrawlDelay = time.Hour
+)
+
+// RobotsKind says how a robots.txt answer came about.
+type RobotsKind string
+
+const (
+	RobotsRules       RobotsKind = "rules"        // a 2xx body, parsed
+	RobotsAllowAll    RobotsKind = "allow all"    // 4xx (unavailable) or too many redirects
+	RobotsDisallowAll RobotsKind = "disallow all" // 5xx, 429 or unreachable
+)
+
+// Robots is one host's robots.txt, parsed. A nil *Robots allows everything
+// and asks for no delay, like a missing file.
+type Robots struct {
+	status int
+	body   []byte // what was parsed, kept so the cache can be stored
+	kind   RobotsKind
+	data   *robotstxt.RobotsData
+}
+
+// ParseRobots turns a robots.txt response into rules following RFC 9309:
+// a 2xx body is parsed (its first MaxRobotsSize bytes, every line that
+// parses); 4xx means no restrictions; 3xx, which reaches here only when the
+// redirect limit ran out, counts as unavailable like 4xx; 429, 5xx, any
+// other status and status 0 (unreachable) disallow everything.
+func ParseRobots(status int, body []byte) *Robots {
+	r := &Robots{status: status}
+	switch {
+	case status >= 200 && status < 300:
+		r.kind = RobotsRules
+		r.body = capRobots(body)
+		r.data = parseLenient(r.body)
+	case status == 429:
+		r.kind = RobotsDisallowAll
+	case status >= 300 && status < 500:
+		r.kind = RobotsAllowAll
+	default:
+		r.kind = RobotsDisallowAll
+	}
+	return r
+}
+
+// capRobots cuts the body to MaxRobotsSize at the last line break, so a
+// line cut in half is not read as a shorter rule.
+func capRobots(body []byte) []byte {
+	if len(body) <= MaxRobotsSize {
+		return bytes.Clone(body)
+	}
+	cut := body[:MaxRobotsSize]
+	if i := bytes.LastIndexAny(cut, "\r\n"); i >= 0 {
+		cut = cut[:i+1]
+	}
+	return bytes.Clone(cut)
+}
+
+// parseLenient parses with the library and, when it rejects the file,
+// drops the lines it rejects and parses the rest. RFC 9309 §2.2 wants every
+// parseable rule used, while the library refuses a whole file over one bad
+// line (a rule before any User-agent, a Crawl-delay that is not a number).
+func parseLenient(body []byte) *robotstxt.RobotsData {
+	if d, err := robotstxt.FromBytes(body); err == nil {
+		return d
+	}
+	var kept bytes.Buffer
+	inGroup := false
+	for _, line := range bytes.FieldsFunc(body, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		if inGroup {
+			if !parses([]byte("user-agent: x\n"), line, nil) {
+				continue
+			}
+		} else {
+			// Outside any group only a User-agent line or a non-group line
+			// (Sitemap, unknown keys) can stand; a User-agent line is the
+			// one after which a rule parses.
+			if !parses(nil, line, nil) {
+				continue
+			}
+			inGroup = parses(nil, line, []byte("\ndisallow: /"))
+		}
+		kept.Write(line)
+		kept.WriteByte('\n')
+	}
+	if d, err := robotstxt.FromBytes(kept.Bytes()); err == nil {
+		return d
+	}
+	// Every line parsed on its own, so this is not expected; an empty rule
+	// set is the reading closest to "the file said nothing usable".
+	d, _ := robotstxt.FromBytes(nil)
+	return d
+}
+
+func parses(before, line, after []byte) bool {
+	b := make([]byte, 0, len(before)+len(line)+len(after))
+	b = append(append(append(b, before...), line...), after...)
+	_, err := robotstxt.FromBytes(b)
+	return err == nil
+}
+
+// Kind says whether the answer is parsed rules, allow all or disallow all.
+func (r *Robots) Kind() RobotsKind {
+	if r == nil {
+		return RobotsAllowAll
+	}
+	return r.kind
+}
+
+// Status is the HTTP status the answer came from (0 = unreachable).
+func (r *Robots) Status() int {
+	if r == nil {
+		return 0
+	}
+	return r.status
+}
+
+// Allowed reports whether userAgent may fetch path, which should be the
+// URL's path with its query (url.URL.RequestURI). The group is chosen by
+// the User-Agent's product token (the part before the first "/" or space),
+// falling back to "*". /robots.txt itself is always allowed.
+func (r *Robots) Allowed(userAgent, path string) bool {
+	if r == nil || path == "/robots.txt" {
+		return true
+	}
+	if path == "" {
+		path = "/"
+	}
+	switch r.kind {
+	case RobotsAllowAll:
+		return true
+	case RobotsDisallowAll:
+		return false
+	}
+	return r.data.TestAgent(path, productToken(userAgent))
+}
+
+// CrawlDelay is the Crawl-delay of the group that applies to userAgent,
+// at most one hour.
+func (r *Robots) CrawlDelay(userAgent string) time.Duration {
+	if r == nil || r.data == nil {
+		return 0
+	}
+	d := r.data.FindGroup(productToken(userAgent)).CrawlDelay
+	if d < 0 || d > maxCrawlDelay {
+		return maxCrawlDelay
+	}
+	return d
+}
+
+// Sitemaps lists the Sitemap URLs the file names, in order.
+func (r *Robots) Sitemaps() []string {
+	if r == nil || r.data == nil {
+		return nil
+	}
+	return append([]string(nil), r.data.Sitemaps...)
+}
+
+// ttl is how long the answer may be used without fetching it again.
+func (r *Robots) ttl() time.Duration {
+	if r.Kind() == RobotsDisallowAll {
+		return robotsErrorTTL
+	}
+	return robotsTTL
+}
+
+// productToken is the part of a User-Agent that robots.txt groups name:
+// "linkpatrol/1.2 (+https://…)" is matched as "linkpatrol".
+func productToken(userAgent string) string {
+	token, _, _ := strings.Cut(strings.TrimSpace(userAgent), "/")
+	token, _, _ = strings.Cut(token, " ")
+	if token == "" {
+		return "*"
+	}
+	return token
+}

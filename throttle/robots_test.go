@@ -1,0 +1,186 @@
+package throttle_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/throttle"
+)
+
+const ourUA = "linkpatrol/1.0 (+https://example.invalid/bot)"
+
+func TestParseRobotsStatus(t *testing.T) {
+	body := []byte("User-agent: *\nDisallow: /\n")
+	tests := []struct {
+		status int
+		kind   throttle.RobotsKind
+		allow  bool
+	}{
+		{200, throttle.RobotsRules, false},
+		{204, throttle.RobotsRules, true}, // an empty 2xx body has no rules
+		{301, throttle.RobotsAllowAll, true},
+		{401, throttle.RobotsAllowAll, true},
+		{403, throttle.RobotsAllowAll, true},
+		{404, throttle.RobotsAllowAll, true},
+		{410, throttle.RobotsAllowAll, true},
+		{429, throttle.RobotsDisallowAll, false},
+		{500, throttle.RobotsDisallowAll, false},
+		{503, throttle.RobotsDisallowAll, false},
+		{0, throttle.RobotsDisallowAll, false},
+		{100, throttle.RobotsDisallowAll, false},
+		{999, throttle.RobotsDisallowAll, false},
+	}
+	for _, tt := range tests {
+		b := body
+		if tt.status == 204 {
+			b = nil
+		}
+		r := throttle.ParseRobots(tt.status, b)
+		if r.Kind() != tt.kind {
+			t.Errorf("status %d: kind %q, want %q", tt.status, r.Kind(), tt.kind)
+		}
+		if got := r.Allowed(ourUA, "/page"); got != tt.allow {
+			t.Errorf("status %d: Allowed(/page) = %v, want %v", tt.status, got, tt.allow)
+		}
+		if !r.Allowed(ourUA, "/robots.txt") {
+			t.Errorf("status %d: /robots.txt itself must stay allowed", tt.status)
+		}
+	}
+}
+
+func TestRobotsGroups(t *testing.T) {
+	r := throttle.ParseRobots(200, []byte(strings.Join([]string{
+		"# comment",
+		"Sitemap: https://example.com/sitemap.xml",
+		"User-agent: *",
+		"Disallow: /",
+		"Crawl-delay: 10",
+		"",
+		"User-agent: LinkPatrol",
+		"Disallow: /private",
+		"Allow: /private/open",
+		"Disallow: /*.pdf$",
+		"Crawl-delay: 2.5",
+		"Sitemap: https://example.com/news.xml",
+	}, "\r\n")))
+	tests := []struct {
+		ua, path string
+		want     bool
+	}{
+		{ourUA, "/", true},
+		{ourUA, "", true},
+		{ourUA, "/page?q=1", true},
+		{ourUA, "/private", false},
+		{ourUA, "/private/x", false},
+		{ourUA, "/private/open/x", true},
+		{ourUA, "/docs/a.pdf", false},
+		{ourUA, "/docs/a.pdf?x", true},
+		{"OtherBot/2.0", "/", false},
+		{"OtherBot/2.0", "/robots.txt", true},
+		{"", "/page", false},
+	}
+	for _, tt := range tests {
+		if got := r.Allowed(tt.ua, tt.path); got != tt.want {
+			t.Errorf("Allowed(%q, %q) = %v, want %v", tt.ua, tt.path, got, tt.want)
+		}
+	}
+	if got := r.CrawlDelay(ourUA); got != 2500*time.Millisecond {
+		t.Errorf("our Crawl-delay = %v, want 2.5s", got)
+	}
+	if got := r.CrawlDelay("OtherBot"); got != 10*time.Second {
+		t.Errorf("* Crawl-delay = %v, want 10s", got)
+	}
+	want := []string{"https://example.com/sitemap.xml", "https://example.com/news.xml"}
+	if got := r.Sitemaps(); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("Sitemaps() = %q, want %q", got, want)
+	}
+}
+
+func TestRobotsCrawlDelayBounded(t *testing.T) {
+	r := throttle.ParseRobots(200, []byte("User-agent: *\nCrawl-delay: 1e300\n"))
+	if got := r.CrawlDelay(ourUA); got != time.Hour {
+		t.Errorf("Crawl-delay 1e300 = %v, want the 1h bound", got)
+	}
+}
+
+// The library rejects a whole file over one bad line; RFC 9309 wants every
+// rule that parses to be kept.
+func TestRobotsLenient(t *testing.T) {
+	r := throttle.ParseRobots(200, []byte(strings.Join([]string{
+		"Disallow: /before-any-group",
+		"User-agent: *",
+		"Crawl-delay: soon",
+		"Disallow: /private",
+		"Crawl-delay: 3",
+	}, "\n")))
+	if r.Allowed(ourUA, "/private/a") {
+		t.Error("/private/a allowed; the rule after the bad Crawl-delay was lost")
+	}
+	if !r.Allowed(ourUA, "/before-any-group") {
+		t.Error("a rule outside any group was applied")
+	}
+	if got := r.CrawlDelay(ourUA); got != 3*time.Second {
+		t.Errorf("Crawl-delay = %v, want 3s", got)
+	}
+}
+
+func TestRobotsSizeCap(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString("User-agent: *\nDisallow: /early\n")
+	for b.Len() < throttle.MaxRobotsSize-100 {
+		b.WriteString("# padding padding padding padding padding padding\n")
+	}
+	b.WriteString("#" + strings.Repeat("x", throttle.MaxRobotsSize-12-b.Len()-2) + "\n")
+	// This rule straddles the cap: cut at the cap it would read
+	// "Disallow: /s" and block every path starting with /s.
+	b.WriteString("Disallow: /straddling-the-cap\n")
+	b.WriteString("Disallow: /late\n")
+	r := throttle.ParseRobots(200, b.Bytes())
+	if r.Allowed(ourUA, "/early") {
+		t.Error("/early allowed; the rule before the cap was lost")
+	}
+	for _, p := range []string{"/late", "/straddling-the-cap", "/something", "/other"} {
+		if !r.Allowed(ourUA, p) {
+			t.Errorf("%s disallowed; bytes past %d must be ignored", p, throttle.MaxRobotsSize)
+		}
+	}
+}
+
+func TestRobotsNil(t *testing.T) {
+	var r *throttle.Robots
+	if !r.Allowed(ourUA, "/x") || r.CrawlDelay(ourUA) != 0 || r.Sitemaps() != nil || r.Kind() != throttle.RobotsAllowAll {
+		t.Error("a nil *Robots must behave like a missing robots.txt")
+	}
+}
+
+func FuzzParseRobots(f *testing.F) {
+	f.Add("User-agent: *\nDisallow: /private\nCrawl-delay: 2\nSitemap: https://x/s.xml\n", "/private/a")
+	f.Add("Disallow: /x\nUser-agent: a\nUser-agent: b\nAllow: /*$\nCrawl-delay: nope\n", "/x")
+	f.Add("User-agent: linkpatrol\r\nDisallow: /*?*$\r\n", "/a?b")
+	f.Add("\xef\xbb\xbfUser-agent:*\rDisallow:\r", "")
+	f.Fuzz(func(t *testing.T, body, path string) {
+		r := throttle.ParseRobots(200, []byte(body))
+		allowed := r.Allowed(ourUA, path)
+		if d := r.CrawlDelay(ourUA); d < 0 || d > time.Hour {
+			t.Fatalf("CrawlDelay = %v", d)
+		}
+		r.Sitemaps()
+		// The stored form must parse to the same answer after a restart.
+		th := throttle.New(throttle.Config{UserAgent: ourUA})
+		th.SetRobots("h:80", r, time.Now())
+		state, err := th.ExportState("h:80")
+		if err != nil {
+			t.Fatal(err)
+		}
+		th2 := throttle.New(throttle.Config{UserAgent: ourUA})
+		if err := th2.ImportState("h:80", state); err != nil {
+			t.Fatal(err)
+		}
+		r2, ok := th2.Robots("h:80")
+		if !ok || r2.Allowed(ourUA, path) != allowed {
+			t.Fatalf("after export and import: ok %v, Allowed %v, want %v", ok, r2.Allowed(ourUA, path), allowed)
+		}
+	})
+}

@@ -1,0 +1,194 @@
+package throttle
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// stateVersion is the layout of exported state; ImportState refuses newer.
+const stateVersion = 1
+
+// savedState is what survives a restart for one host. Quota use and the
+// deferral are tagged with their pass so that a new pass starts clean.
+type savedState struct {
+	Version      int          `json:"v"`
+	Pass         uint64       `json:"pass,omitempty"`
+	PausedUntil  time.Time    `json:"paused_until,omitzero"`
+	Deferred     bool         `json:"deferred,omitempty"`
+	BackoffLevel int          `json:"backoff_level,omitempty"`
+	BackoffUntil time.Time    `json:"backoff_until,omitzero"`
+	UsedRequests int64        `json:"used_requests,omitempty"`
+	UsedBytes    int64        `json:"used_bytes,omitempty"`
+	Robots       *savedRobots `json:"robots,omitempty"`
+}
+
+type savedRobots struct {
+	Status  int       `json:"status"`
+	Body    []byte    `json:"body,omitempty"`
+	Fetched time.Time `json:"fetched"`
+}
+
+// ExportState encodes what must survive a restart for host: its limiter's
+// pause, deferral, backoff and quota used this pass, and host's own
+// robots.txt cache entry. With grouped hosts every host of a group exports
+// the group's limiter state.
+func (t *Throttle) ExportState(host string) ([]byte, error) {
+	t.mu.RLock()
+	l, pass := t.byHost[host], t.pass
+	t.mu.RUnlock()
+	if l == nil {
+		return nil, fmt.Errorf("export state of %s: host not seen", host)
+	}
+	l.mu.Lock()
+	st := savedState{
+		Version:      stateVersion,
+		Pass:         pass,
+		PausedUntil:  l.pausedUntil,
+		Deferred:     l.deferred,
+		BackoffLevel: l.backoffLevel,
+		BackoffUntil: l.backoffUntil,
+		UsedRequests: l.usedRequests,
+		UsedBytes:    l.usedBytes,
+	}
+	if e, ok := l.robots[host]; ok {
+		st.Robots = &savedRobots{Status: e.robots.status, Body: e.robots.body, Fetched: e.fetched}
+	}
+	l.mu.Unlock()
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, fmt.Errorf("export state of %s: %w", host, err)
+	}
+	return b, nil
+}
+
+// ImportState merges state exported earlier into host's limiter, keeping
+// whichever is stricter: the later pause and backoff, the larger quota use
+// (only when exported during the running pass, see StartPass) and the more
+// recently fetched robots.txt. Import before the host's first Reserve so a
+// resumed pass never hits a host before its pause ends.
+func (t *Throttle) ImportState(host string, b []byte) error {
+	var st savedState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return fmt.Errorf("import state of %s: %w", host, err)
+	}
+	if st.Version > stateVersion {
+		return fmt.Errorf("import state of %s: layout version %d is newer than %d", host, st.Version, stateVersion)
+	}
+	l := t.limiterFor(host)
+	t.mu.RLock()
+	pass := t.pass
+	t.mu.RUnlock()
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if st.PausedUntil.After(l.pausedUntil) {
+		l.pausedUntil = st.PausedUntil
+	}
+	if st.BackoffUntil.After(l.backoffUntil) {
+		l.backoffUntil = st.BackoffUntil
+	}
+	l.backoffLevel = max(l.backoffLevel, st.BackoffLevel)
+	if st.Pass == pass {
+		l.deferred = l.deferred || st.Deferred
+		l.usedRequests = max(l.usedRequests, st.UsedRequests)
+		l.usedBytes = max(l.usedBytes, st.UsedBytes)
+	}
+	if sr := st.Robots; sr != nil {
+		if e, ok := l.robots[host]; !ok || sr.Fetched.After(e.fetched) {
+			l.setRobots(host, ParseRobots(sr.Status, sr.Body), sr.Fetched, t.cfg.UserAgent)
+		}
+	}
+	return nil
+}
+
+// HostStats is a snapshot of one limiter key for the status page and the
+// summary.
+type HostStats struct {
+	Key           string
+	Hosts         []string      // the hosts sharing the key
+	Requests      int64         // requests started since the throttle was made
+	Bytes         int64         // body bytes read since the throttle was made
+	Rate          float64       // requests started per second over the last 10 s
+	InFlight      int           // requests running now
+	MaxInFlight   int           // the cap in force now, adaptive included (0 = none)
+	Gap           time.Duration // the minimum gap between starts in force now
+	Latency       time.Duration // moving average of time to first byte
+	PausedUntil   time.Time     // end of a Retry-After pause (zero or past = none)
+	Deferred      bool          // deferred to the next pass
+	BackoffLevel  int           // failures in a row
+	BackoffUntil  time.Time     // end of the current backoff step
+	UsedRequests  int64         // of this pass's request quota
+	UsedBytes     int64         // of this pass's byte quota
+	Waited        time.Duration // time a request to the host was waiting for its turn
+	ReadWait      time.Duration // time body reads waited for the byte budgets
+	Robots        []RobotsStatus
+	IgnoresRobots bool
+}
+
+// RobotsStatus describes one host's cached robots.txt.
+type RobotsStatus struct {
+	Host       string
+	Kind       RobotsKind
+	Status     int
+	Fetched    time.Time
+	Fresh      bool
+	CrawlDelay time.Duration
+}
+
+// Stats returns a snapshot of every limiter key, sorted by key.
+func (t *Throttle) Stats() []HostStats {
+	t.mu.RLock()
+	limiters := make([]*limiter, 0, len(t.byKey))
+	for _, l := range t.byKey {
+		limiters = append(limiters, l)
+	}
+	t.mu.RUnlock()
+	slices.SortFunc(limiters, func(a, b *limiter) int { return strings.Compare(a.key, b.key) })
+
+	now := t.now()
+	out := make([]HostStats, 0, len(limiters))
+	for _, l := range limiters {
+		l.mu.Lock()
+		s := HostStats{
+			Key:           l.key,
+			Hosts:         slices.Clone(l.hosts),
+			Requests:      l.requests,
+			Bytes:         l.bytesTotal,
+			Rate:          l.recent.perSecond(now),
+			InFlight:      l.inFlight,
+			MaxInFlight:   l.maxInFlight(),
+			Gap:           l.gap(),
+			Latency:       l.adapt.latency,
+			PausedUntil:   l.pausedUntil,
+			Deferred:      l.deferred,
+			BackoffLevel:  l.backoffLevel,
+			BackoffUntil:  l.backoffUntil,
+			UsedRequests:  l.usedRequests,
+			UsedBytes:     l.usedBytes,
+			Waited:        l.waited,
+			ReadWait:      l.readWait,
+			IgnoresRobots: l.set.IgnoreRobots,
+		}
+		if !l.waitingSince.IsZero() {
+			s.Waited += now.Sub(l.waitingSince)
+		}
+		for _, h := range s.Hosts {
+			if e, ok := l.robots[h]; ok {
+				s.Robots = append(s.Robots, RobotsStatus{
+					Host:       h,
+					Kind:       e.robots.Kind(),
+					Status:     e.robots.status,
+					Fetched:    e.fetched,
+					Fresh:      now.Sub(e.fetched) < e.robots.ttl(),
+					CrawlDelay: e.robots.CrawlDelay(t.cfg.UserAgent),
+				})
+			}
+		}
+		l.mu.Unlock()
+		out = append(out, s)
+	}
+	return out
+}

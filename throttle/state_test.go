@@ -1,0 +1,158 @@
+package throttle_test
+
+import (
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/throttle"
+)
+
+// restart exports every host of before and imports it into a new throttle
+// with the same config, as the crawler does through the store.
+func restart(t *testing.T, before *throttle.Throttle, cfg throttle.Config, pass uint64) *throttle.Throttle {
+	t.Helper()
+	saved := map[string][]byte{}
+	for _, h := range before.Hosts() {
+		b, err := before.ExportState(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved[h] = b
+	}
+	after := throttle.New(cfg)
+	after.StartPass(pass)
+	for h, b := range saved {
+		if err := after.ImportState(h, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return after
+}
+
+func TestStateKeepsPauseAcrossRestart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{MaxRetries: 1, MaxPause: time.Hour})
+		th := throttle.New(cfg)
+		th.StartPass(1)
+		acquire(t, th, host).Done(throttle.Outcome{Status: 429, RetryAfter: "600"})
+		time.Sleep(4 * time.Minute)
+
+		th = restart(t, th, cfg, 1)
+		mustWait(t, th, host, 6*time.Minute)
+		time.Sleep(6 * time.Minute)
+		if p, _, _ := th.Reserve(host); p == nil {
+			t.Fatal("still paused after the pause ended")
+		}
+	})
+}
+
+func TestStateKeepsBackoffAndDeferral(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{MaxRetries: 5, MaxPause: time.Minute})
+		th := throttle.New(cfg)
+		th.StartPass(1)
+		acquire(t, th, host).Done(throttle.Outcome{Status: 503})
+		acquire(t, th, host).Done(throttle.Outcome{Status: 503})
+		acquire(t, th, "other.test:80").Done(throttle.Outcome{Status: 503, RetryAfter: "7200"})
+		before := th.Stats()
+
+		th = restart(t, th, cfg, 1)
+		after := th.Stats()
+		if after[0].BackoffLevel != 2 || !after[0].BackoffUntil.Equal(before[0].BackoffUntil) {
+			t.Errorf("backoff level %d until %v, want 2 until %v", after[0].BackoffLevel, after[0].BackoffUntil, before[0].BackoffUntil)
+		}
+		if _, _, err := th.Reserve("other.test:80"); !errors.Is(err, throttle.ErrDeferred) {
+			t.Errorf("deferred host after a restart in the same pass: err %v", err)
+		}
+	})
+}
+
+func TestStateQuotaBelongsToItsPass(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{QuotaRequests: 2})
+		th := throttle.New(cfg)
+		th.StartPass(7)
+		acquire(t, th, host).Done(throttle.Outcome{Status: 200})
+		acquire(t, th, host).Done(throttle.Outcome{Status: 200})
+
+		resumed := restart(t, th, cfg, 7)
+		if _, _, err := resumed.Reserve(host); !errors.Is(err, throttle.ErrQuota) {
+			t.Errorf("resumed pass forgot the quota used: err %v", err)
+		}
+		next := restart(t, th, cfg, 8)
+		if p, _, err := next.Reserve(host); p == nil || err != nil {
+			t.Errorf("a new pass kept the old pass's quota: err %v", err)
+		}
+	})
+}
+
+func TestStateKeepsRobots(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{})
+		th := throttle.New(cfg)
+		th.SetRobots(host, throttle.ParseRobots(200, []byte("User-agent: *\nDisallow: /private\nCrawl-delay: 4\n")), time.Now())
+		th.SetRobots("down.test:80", throttle.ParseRobots(503, nil), time.Now())
+		time.Sleep(30 * time.Minute)
+
+		th = restart(t, th, cfg, 1)
+		r, ok := th.Robots(host)
+		if !ok || r.Allowed(ourUA, "/private/x") || !r.Allowed(ourUA, "/public") {
+			t.Fatalf("robots.txt after a restart: fresh %v, rules lost", ok)
+		}
+		acquire(t, th, host).Done(throttle.Outcome{Status: 200})
+		mustWait(t, th, host, 4*time.Second)
+		if r, ok := th.Robots("down.test:80"); !ok || r.Allowed(ourUA, "/") {
+			t.Fatal("the 503 answer should still be cached as disallow all")
+		}
+
+		// A "disallow all" from a server error is fetched again after an hour,
+		// real rules after a day.
+		time.Sleep(31 * time.Minute)
+		if _, ok := th.Robots("down.test:80"); ok {
+			t.Error("a 503 robots.txt answer still fresh after an hour")
+		}
+		if _, ok := th.Robots(host); !ok {
+			t.Error("robots.txt rules stale after an hour")
+		}
+		time.Sleep(23 * time.Hour)
+		if _, ok := th.Robots(host); ok {
+			t.Error("robots.txt rules still fresh after a day")
+		}
+		st := th.Stats()
+		if len(st) != 2 || len(st[1].Robots) != 1 || st[1].Robots[0].Fresh || st[1].Robots[0].CrawlDelay != 4*time.Second {
+			t.Errorf("robots stats = %+v", st)
+		}
+	})
+}
+
+func TestImportKeepsTheStricterState(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{MaxPause: time.Hour})
+		old := throttle.New(cfg)
+		acquire(t, old, host).Done(throttle.Outcome{Status: 429, RetryAfter: "60"})
+		state, err := old.ExportState(host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		th := throttle.New(cfg)
+		acquire(t, th, host).Done(throttle.Outcome{Status: 429, RetryAfter: "300"})
+		if err := th.ImportState(host, state); err != nil {
+			t.Fatal(err)
+		}
+		mustWait(t, th, host, 300*time.Second)
+	})
+}
+
+func TestStateErrors(t *testing.T) {
+	th := throttle.New(throttle.Config{})
+	if _, err := th.ExportState("never.test:80"); err == nil {
+		t.Error("exporting a host never seen should fail")
+	}
+	for _, bad := range []string{"", "{", `{"v": 99}`, `{"paused_until": "yesterday"}`} {
+		if err := th.ImportState(host, []byte(bad)); err == nil {
+			t.Errorf("ImportState(%q) accepted", bad)
+		}
+	}
+}

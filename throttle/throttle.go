@@ -1,0 +1,447 @@
+package throttle
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/net/publicsuffix"
+	"golang.org/x/time/rate"
+)
+
+var (
+	// ErrQuota means the host has used its request or byte quota for this
+	// pass: its remaining URLs are "skipped: quota".
+	ErrQuota = errors.New("host quota for this pass used up")
+	// ErrDeferred means the host asked for a pause longer than MaxPause:
+	// its remaining URLs wait for the next pass and are not reported.
+	ErrDeferred = errors.New("host paused beyond the maximum pause; deferred to the next pass")
+)
+
+const (
+	// maxChunk is the most a paced body read takes at once: small enough
+	// that the budget holds over short intervals, large enough to cost
+	// little per byte.
+	maxChunk = 8 << 10
+	// inFlightHint is what Reserve suggests waiting when only the in-flight
+	// cap binds and no latency is known yet; Ready usually fires sooner.
+	inFlightHint = time.Second
+	// rateSeconds is how many whole seconds the "current rate" in Stats
+	// averages over.
+	rateSeconds = 10
+)
+
+// Config configures a Throttle. The zero value throttles nothing.
+type Config struct {
+	// Settings answers the limits for a host ("host:port"). When Key groups
+	// several hosts, the group takes the settings of the first of its hosts
+	// the throttle sees, so rules should give a group's hosts the same
+	// settings. Nil means no limits.
+	Settings func(host string) Settings
+	// Key maps a host to its limiter key; hosts with the same key share
+	// every limit. It must be idempotent (Key(Key(h)) == Key(h)). Nil keys
+	// each host:port on its own; DomainKey groups by registrable domain.
+	Key func(host string) string
+	// UserAgent chooses the robots.txt group whose Crawl-delay applies.
+	UserAgent string
+	// GlobalBytesPerSec paces body reads across all hosts together (0 = unlimited).
+	GlobalBytesPerSec int64
+	// Now is the clock (nil = time.Now). Body pacing sleeps on real timers,
+	// so tests of it run in a testing/synctest bubble instead.
+	Now func() time.Time
+}
+
+// Throttle holds the politeness state of every host a crawl touches. It is
+// safe for concurrent use.
+type Throttle struct {
+	cfg    Config
+	now    func() time.Time
+	global *rate.Limiter // nil when unlimited
+	ready  chan struct{}
+
+	mu     sync.RWMutex
+	byHost map[string]*limiter
+	byKey  map[string]*limiter
+	pass   uint64
+}
+
+// New returns a Throttle with no hosts yet.
+func New(cfg Config) *Throttle {
+	t := &Throttle{
+		cfg:    cfg,
+		now:    cfg.Now,
+		ready:  make(chan struct{}, 1),
+		byHost: make(map[string]*limiter),
+		byKey:  make(map[string]*limiter),
+	}
+	if t.now == nil {
+		t.now = time.Now
+	}
+	if cfg.GlobalBytesPerSec > 0 {
+		t.global = bytesLimiter(cfg.GlobalBytesPerSec)
+	}
+	return t
+}
+
+// bytesLimiter paces bytes at bps. Its bucket, which is also the largest
+// read, holds at most one chunk and at most 1/20 s of budget, so the free
+// start of a full bucket moves the rate over a 10 s body by under 0.5%.
+func bytesLimiter(bps int64) *rate.Limiter {
+	return rate.NewLimiter(rate.Limit(bps), int(max(1, min(maxChunk, bps/20))))
+}
+
+// DomainKey is a Config.Key that groups hosts by registrable domain (the
+// public suffix list's eTLD+1), so www.example.com:443 and
+// static.example.com:80 share one limiter. Ports are dropped, since one
+// server usually answers every port of a name; IP addresses and names
+// without a public suffix (localhost) are their own key.
+func DomainKey(host string) string {
+	name := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		name = h
+	}
+	name = strings.ToLower(strings.TrimSuffix(name, "."))
+	if net.ParseIP(name) != nil {
+		return name
+	}
+	if d, err := publicsuffix.EffectiveTLDPlusOne(name); err == nil {
+		return d
+	}
+	return name
+}
+
+// Reserve asks to start one request to host ("host:port") now. It never
+// blocks. When the request may start it returns a Permit, with the
+// in-flight slot, a token, a window slot and a request of the quota taken;
+// the caller must call Permit.Done. Otherwise it returns how long to wait
+// before asking again: exact for the rate, window, gap, pause and backoff,
+// a hint when only the in-flight cap binds (Ready fires when a slot frees).
+// The errors are ErrQuota and ErrDeferred (wrapped; use errors.Is).
+func (t *Throttle) Reserve(host string) (*Permit, time.Duration, error) {
+	l := t.limiterFor(host)
+	now := t.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.isDeferred(now) {
+		return nil, 0, fmt.Errorf("%s: %w", host, ErrDeferred)
+	}
+	if l.overQuota() {
+		return nil, 0, fmt.Errorf("%s: %w", host, ErrQuota)
+	}
+	if wait := l.waitAt(now); wait > 0 {
+		if l.waitingSince.IsZero() {
+			l.waitingSince = now
+		}
+		return nil, wait, nil
+	}
+	l.admit(now)
+	return &Permit{t: t, l: l}, 0, nil
+}
+
+// Ready is signalled whenever a permit is done, so a dispatcher that is
+// waiting on timers can ask again at once. The channel holds one signal;
+// signals that find it full are dropped, which loses nothing because the
+// dispatcher re-checks every host it wakes for.
+func (t *Throttle) Ready() <-chan struct{} {
+	return t.ready
+}
+
+func (t *Throttle) signal() {
+	select {
+	case t.ready <- struct{}{}:
+	default:
+	}
+}
+
+// StartPass tells the throttle which pass is running. Quotas and deferrals
+// belong to a pass: a new id clears them for every host, and ImportState
+// restores them only from state exported during the same pass. Calling it
+// again with the running pass's id changes nothing.
+func (t *Throttle) StartPass(pass uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if pass == t.pass {
+		return
+	}
+	t.pass = pass
+	for _, l := range t.byKey {
+		l.mu.Lock()
+		l.usedRequests, l.usedBytes, l.deferred = 0, 0, false
+		l.mu.Unlock()
+	}
+}
+
+// Hosts lists every host the throttle has seen, sorted.
+func (t *Throttle) Hosts() []string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	hosts := make([]string, 0, len(t.byHost))
+	for h := range t.byHost {
+		hosts = append(hosts, h)
+	}
+	slices.Sort(hosts)
+	return hosts
+}
+
+// SetRobots records host's robots.txt as fetched at the given time. Its
+// Crawl-delay for Config.UserAgent becomes a minimum gap for the host's
+// limiter unless the host's settings ignore robots.txt. A nil r is
+// recorded as a missing file (allow all).
+func (t *Throttle) SetRobots(host string, r *Robots, fetched time.Time) {
+	if r == nil {
+		r = ParseRobots(http.StatusNotFound, nil)
+	}
+	l := t.limiterFor(host)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.setRobots(host, r, fetched, t.cfg.UserAgent)
+}
+
+// Robots returns host's cached robots.txt if it is still fresh: fetched
+// within 24 hours, or within one hour for a "disallow all" that came from
+// a server error or an unreachable host.
+func (t *Throttle) Robots(host string) (*Robots, bool) {
+	t.mu.RLock()
+	l := t.byHost[host]
+	t.mu.RUnlock()
+	if l == nil {
+		return nil, false
+	}
+	now := t.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e, ok := l.robots[host]
+	if !ok || now.Sub(e.fetched) >= e.robots.ttl() {
+		return nil, false
+	}
+	return e.robots, true
+}
+
+// limiterFor returns host's limiter, creating it (and asking for its
+// settings) the first time the host or its key is seen.
+func (t *Throttle) limiterFor(host string) *limiter {
+	t.mu.RLock()
+	l := t.byHost[host]
+	t.mu.RUnlock()
+	if l != nil {
+		return l
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if l := t.byHost[host]; l != nil {
+		return l
+	}
+	key := host
+	if t.cfg.Key != nil {
+		key = t.cfg.Key(host)
+	}
+	l = t.byKey[key]
+	if l == nil {
+		var s Settings
+		if t.cfg.Settings != nil {
+			s = t.cfg.Settings(host)
+		}
+		l = newLimiter(key, s.normalized())
+		t.byKey[key] = l
+	}
+	l.mu.Lock()
+	l.hosts = append(l.hosts, host)
+	slices.Sort(l.hosts)
+	l.mu.Unlock()
+	t.byHost[host] = l
+	return l
+}
+
+// robotsEntry is one host's cached robots.txt.
+type robotsEntry struct {
+	robots  *Robots
+	fetched time.Time
+}
+
+// limiter is the politeness state of one key. Every field below mu is
+// guarded by it.
+type limiter struct {
+	key    string
+	set    Settings
+	bucket *rate.Limiter // nil when Rate is unlimited
+	bytes  *rate.Limiter // nil when BytesPerSec is unlimited
+
+	mu    sync.Mutex
+	hosts []string
+
+	starts       window
+	lastStart    time.Time
+	inFlight     int
+	pausedUntil  time.Time
+	deferred     bool
+	backoffLevel int
+	backoffUntil time.Time
+	usedRequests int64
+	usedBytes    int64
+	robots       map[string]robotsEntry
+	robotsGap    time.Duration
+
+	adapt adaptive
+
+	requests     int64
+	bytesTotal   int64
+	recent       recentStarts
+	waitingSince time.Time
+	waited       time.Duration
+	readWait     time.Duration
+}
+
+func newLimiter(key string, s Settings) *limiter {
+	l := &limiter{key: key, set: s, robots: make(map[string]robotsEntry)}
+	if s.Rate > 0 {
+		l.bucket = rate.NewLimiter(rate.Limit(s.Rate), s.Burst)
+	}
+	if s.BytesPerSec > 0 {
+		l.bytes = bytesLimiter(s.BytesPerSec)
+	}
+	return l
+}
+
+// isDeferred reports whether the host is deferred for this pass. A pause
+// that still has more than MaxPause to run defers it, and the deferral
+// sticks for the rest of the pass so all its URLs are treated alike.
+func (l *limiter) isDeferred(now time.Time) bool {
+	if !l.deferred && l.set.MaxPause > 0 && l.pausedUntil.Sub(now) > l.set.MaxPause {
+		l.deferred = true
+	}
+	return l.deferred
+}
+
+func (l *limiter) overQuota() bool {
+	return (l.set.QuotaRequests > 0 && l.usedRequests >= l.set.QuotaRequests) ||
+		(l.set.QuotaBytes > 0 && l.usedBytes >= l.set.QuotaBytes)
+}
+
+// waitAt is how long from now until every limit lets one more request
+// start. Each limit only relaxes as time passes (tokens refill, starts leave
+// the window, gaps and pauses run out), so the longest single wait is the
+// exact answer; only the in-flight cap depends on events instead.
+func (l *limiter) waitAt(now time.Time) time.Duration {
+	var wait time.Duration
+	if l.pausedUntil.After(now) {
+		wait = l.pausedUntil.Sub(now)
+	}
+	if l.backoffUntil.After(now) {
+		wait = max(wait, l.backoffUntil.Sub(now))
+	}
+	if gap := l.gap(); gap > 0 && !l.lastStart.IsZero() {
+		wait = max(wait, l.lastStart.Add(gap).Sub(now))
+	}
+	if l.set.WindowMax > 0 {
+		wait = max(wait, l.starts.waitAt(now, l.set.WindowMax, l.set.Window))
+	}
+	if l.bucket != nil {
+		if tokens := l.bucket.TokensAt(now); tokens < 1 {
+			// Rounded up so that asking again after exactly this long finds
+			// a whole token despite floating point.
+			wait = max(wait, time.Duration(math.Ceil((1-tokens)/l.set.Rate*float64(time.Second))))
+		}
+	}
+	if wait <= 0 {
+		if c := l.maxInFlight(); c > 0 && l.inFlight >= c {
+			wait = inFlightHint
+			if lat := l.adapt.latency; lat > 0 {
+				wait = max(lat, time.Millisecond)
+			}
+		}
+	}
+	return wait
+}
+
+// admit takes everything one request start uses; waitAt has said it may.
+func (l *limiter) admit(now time.Time) {
+	if l.bucket != nil {
+		l.bucket.AllowN(now, 1)
+	}
+	if l.set.WindowMax > 0 {
+		l.starts.add(now, l.set.WindowMax)
+	}
+	l.lastStart = now
+	l.inFlight++
+	l.usedRequests++
+	l.requests++
+	if !l.waitingSince.IsZero() {
+		l.waited += now.Sub(l.waitingSince)
+		l.waitingSince = time.Time{}
+	}
+	l.recent.add(now)
+}
+
+// gap is the minimum time between request starts right now.
+func (l *limiter) gap() time.Duration {
+	g := l.set.CrawlDelay
+	if !l.set.IgnoreRobots {
+		g = max(g, l.robotsGap)
+	}
+	if l.set.Adaptive {
+		g = max(g, l.adapt.delay)
+	}
+	return g
+}
+
+// maxInFlight is the in-flight cap right now (0 = none): the configured
+// one, lowered by the adaptive cap while the host is slow.
+func (l *limiter) maxInFlight() int {
+	c := l.set.MaxInFlight
+	if l.set.Adaptive && l.adapt.cap > 0 && (c == 0 || l.adapt.cap < c) {
+		c = l.adapt.cap
+	}
+	return c
+}
+
+func (l *limiter) setRobots(host string, r *Robots, fetched time.Time, userAgent string) {
+	l.robots[host] = robotsEntry{robots: r, fetched: fetched}
+	l.robotsGap = 0
+	for _, e := range l.robots {
+		l.robotsGap = max(l.robotsGap, e.robots.CrawlDelay(userAgent))
+	}
+}
+
+// recentStarts counts request starts per second over the last rateSeconds
+// seconds, for the current rate in Stats.
+type recentStarts struct {
+	counts [rateSeconds]int64
+	second int64 // the Unix second the latest slot belongs to
+}
+
+func (r *recentStarts) add(now time.Time) {
+	r.advance(now.Unix())
+	r.counts[bucket(r.second)]++
+}
+
+// bucket is second's slot; Euclidean so that a clock before 1970 works too.
+func bucket(second int64) int64 {
+	return (second%rateSeconds + rateSeconds) % rateSeconds
+}
+
+// advance moves to second sec, clearing the seconds that had no starts.
+func (r *recentStarts) advance(sec int64) {
+	if sec <= r.second {
+		return
+	}
+	for s := max(r.second+1, sec-rateSeconds+1); s <= sec; s++ {
+		r.counts[bucket(s)] = 0
+	}
+	r.second = sec
+}
+
+// perSecond is the average rate over the last rateSeconds seconds.
+func (r *recentStarts) perSecond(now time.Time) float64 {
+	r.advance(now.Unix())
+	var sum int64
+	for _, c := range r.counts {
+		sum += c
+	}
+	return float64(sum) / rateSeconds
+}
