@@ -4,10 +4,16 @@ go 1.26.8
 
 require (
 	github.com/PuerkitoBio/goquery v1.13.0 // indirect
+	github.com/VividCortex/ewma v1.2.0 // indirect
+	github.com/acarl005/stripansi v0.0.0-20180116102854-5a71ef0e047d // indirect
 	github.com/andybalholm/cascadia v1.3.4 // indirect
+	github.com/creack/pty v1.1.24 // indirect
+	github.com/mattn/go-runewidth v0.0.16 // indirect
 	github.com/pelletier/go-toml/v2 v2.4.3 // indirect
+	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/spf13/pflag v1.1.0 // indirect
 	github.com/temoto/robotstxt v1.1.2 // indirect
+	github.com/vbauerster/mpb/v8 v8.9.3 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
 	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/net v0.62.0 // indirect

@@ -12,6 +12,7 @@ import (
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
+	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
 // BenchmarkPass crawls a generated site on loopback end to end: fetching,
@@ -22,7 +23,20 @@ import (
 //	go test -run '^$' -bench Pass -benchtime 3x ./crawler/
 func BenchmarkPass(b *testing.B) {
 	for _, pages := range []int{1000, 10000} {
-		b.Run(strconv.Itoa(pages), func(b *testing.B) {
+		b.Run(strconv.Itoa(pages), func(b *testing.B) { benchPass(b, pages, nil) })
+	}
+	// Politeness must cost nothing when its limits do not bind.
+	for name, s := range map[string]throttle.Settings{
+		"throttle-unlimited": {},
+		"throttle-defaults":  rules.StartHostSettings(),
+	} {
+		b.Run("10000-"+name, func(b *testing.B) { benchPass(b, 10000, &s) })
+	}
+}
+
+func benchPass(b *testing.B, pages int, polite *throttle.Settings) {
+	{
+		{
 			site := crawltest.NewSite(crawltest.SiteOptions{Pages: pages, Images: 2, BrokenEvery: 400, Seed: 1})
 			srv := httptest.NewServer(site)
 			defer srv.Close()
@@ -44,7 +58,13 @@ func BenchmarkPass(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				c := crawler.New(crawler.Config{Concurrency: 16}, engine, db)
+				cfg := crawler.Config{Concurrency: 16}
+				if polite != nil {
+					settings := func(string) throttle.Settings { return *polite }
+					cfg.Throttle = throttle.New(throttle.Config{Settings: settings})
+					cfg.HostSettings = settings
+				}
+				c := crawler.New(cfg, engine, db)
 				b.StartTimer()
 				out, err := c.Run(context.Background(), context.Background(), pass, seeds, nil)
 				b.StopTimer()
@@ -58,6 +78,6 @@ func BenchmarkPass(b *testing.B) {
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(pages*b.N)/b.Elapsed().Seconds(), "pages/s")
-		})
+		}
 	}
 }

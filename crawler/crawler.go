@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
+	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
 // Store is what a pass needs from the database.
@@ -21,6 +23,8 @@ type Store interface {
 	Get(url string) (store.URLRecord, bool, error)
 	Links(page string) ([]store.Link, error)
 	Commit(passID uint64, results []store.Result) error
+	PutHostState(host string, v []byte) error
+	ForEachHostState(fn func(host string, v []byte) error) error
 }
 
 // Decider classifies and canonicalizes URLs; *rules.Engine is one.
@@ -41,8 +45,14 @@ type Config struct {
 	BatchSize     int           // results per commit; default 1000
 	BatchInterval time.Duration // longest wait before a commit; default 1s
 	Recheck       rules.Recheck // how long a result stays fresh, per verdict; zero = always fetch
+	RulesRecheck  bool          // some rule sets its own recheck interval
 	Ghost         time.Duration // a failing page good within this still has its old links followed
 	Root          string        // directory served under file:/// for a check of a built site
+	// Throttle keeps every host's politeness; nil means none beyond PerHost.
+	Throttle *throttle.Throttle
+	// HostSettings are the throttle settings of a host, for the crawler's
+	// own questions (does it obey robots.txt?); the throttle has the same.
+	HostSettings func(host string) throttle.Settings
 	Transport     http.RoundTripper
 	Logger        *slog.Logger
 	Now           func() time.Time
@@ -93,6 +103,8 @@ type Crawler struct {
 	client *http.Client
 	tr     http.RoundTripper
 	stats  counters
+	// robotsOnce makes concurrent askers of one host's robots.txt share a fetch.
+	robotsOnce singleflight.Group
 }
 
 // New builds a crawler. The transport is built once so that connections are
@@ -158,10 +170,19 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 	outcomes := make(chan outcome, c.cfg.Concurrency)
 	writes := make(chan store.Result, c.cfg.BatchSize)
 
+	if err := c.loadHostState(pass.ID); err != nil {
+		return Outcome{}, fmt.Errorf("load host state: %w", err)
+	}
 	for range c.cfg.Concurrency {
 		g.Go(func() error {
 			for t := range tasks {
-				o := c.process(fetchCtx, pass, t)
+				var o outcome
+				if t.robots != "" {
+					c.loadRobots(fetchCtx, t.robots, t.host, t.permit)
+					o = outcome{task: t}
+				} else {
+					o = c.process(fetchCtx, pass, t)
+				}
 				select {
 				case outcomes <- o:
 				case <-gctx.Done():
@@ -183,6 +204,9 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 	close(writes)
 	if werr := g.Wait(); werr != nil && err == nil {
 		err = werr
+	}
+	if serr := c.saveHostState(); serr != nil && err == nil {
+		err = fmt.Errorf("save host state: %w", serr)
 	}
 	if tr, ok := c.tr.(interface{ CloseIdleConnections() }); ok {
 		tr.CloseIdleConnections()
@@ -227,6 +251,10 @@ func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.
 		}
 		if err := c.store.Commit(passID, batch); err != nil {
 			return fmt.Errorf("commit %d results: %w", len(batch), err)
+		}
+		// A pause a host asked for must survive a crash, not just a stop.
+		if err := c.saveHostState(); err != nil {
+			return fmt.Errorf("save host state: %w", err)
 		}
 		clear(batch)
 		batch = batch[:0]

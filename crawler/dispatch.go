@@ -3,15 +3,25 @@ package crawler
 import (
 	"context"
 	"net/url"
+	"time"
 
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
+	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
-// task is a frontier entry with the host it is queued under.
+// task is a frontier entry with the host it is queued under and, once the
+// dispatcher staged it, the throttle's permit for its first request.
 type task struct {
 	store.Task
-	host string
+	host    string
+	permit  *throttle.Permit
+	attempt int    // retries so far (after 429/503/timeouts the throttle allows retrying)
+	prev       *store.URLRecord // what an earlier pass (or run) recorded
+	prevLoaded bool             // prev was read when staged
+	fresh      bool             // prev is young enough to reuse without a request
+	robotsOK   bool             // the discoverer found robots.txt allows it
+	robots  string // when set, this is not a URL of the pass but the robots.txt fetch for this host
 }
 
 // target is a URL a page links to, already decided by the rules.
@@ -21,6 +31,9 @@ type target struct {
 	action rules.Action
 	rule   string // who decided, kept on skipped records
 	err    string // "invalid URL" when the reference could not be parsed
+	// robotsOK and disallowed are the discoverer's reading of the host's
+	// robots.txt when it was already known; neither when it was not.
+	robotsOK, disallowed bool
 }
 
 // outcome is what a worker hands back for one task.
@@ -29,14 +42,24 @@ type outcome struct {
 	result  store.Result
 	found   []target
 	stopped bool // cut short by a stop: not committed, done again on resume
+	retry   bool // queue the task again; the host's throttle decides when
 }
 
 type hostQueue struct {
-	name     string
-	tasks    []task
-	inflight int
-	inRing   bool
+	name      string
+	tasks     []task
+	inflight  int
+	inRing    bool
+	notBefore time.Time // the throttle said wait until then
+	robots    robotsState
 }
+
+type robotsState uint8
+
+const (
+	robotsUnknown robotsState = iota
+	robotsLoading
+)
 
 // dispatcher owns the frontier and the dedupe set; only its goroutine
 // touches them.
@@ -46,15 +69,19 @@ type dispatcher struct {
 	seen     map[string]struct{}
 	hosts    map[string]*hostQueue
 	ring     []*hostQueue // hosts with queued tasks and a free slot, round robin
+	waiting  []*hostQueue // hosts the throttle asked to wait, until their notBefore
+	staged   *task        // holds a permit, handed to the next free worker
 	queued   int
 	inflight int
+	wake     *time.Timer
+	wakeAt   time.Time
 }
 
 func newDispatcher(c *Crawler, pass store.Pass, done map[string]struct{}) *dispatcher {
 	return &dispatcher{c: c, pass: pass, seen: done, hosts: make(map[string]*hostQueue)}
 }
 
-func (d *dispatcher) idle() bool { return d.queued == 0 && d.inflight == 0 }
+func (d *dispatcher) idle() bool { return d.queued == 0 && d.inflight == 0 && d.staged == nil }
 
 // push queues a task from the stored frontier; it is already in the store.
 func (d *dispatcher) push(t store.Task) {
@@ -82,42 +109,146 @@ func (d *dispatcher) enqueue(t task) {
 }
 
 func (d *dispatcher) schedule(q *hostQueue) {
-	if !q.inRing && len(q.tasks) > 0 && q.inflight < d.c.cfg.PerHost {
+	if !q.inRing && len(q.tasks) > 0 && q.inflight < d.c.cfg.PerHost && q.robots != robotsLoading && q.notBefore.IsZero() {
 		q.inRing = true
 		d.ring = append(d.ring, q)
 	}
 }
 
-// next returns the task that would be sent now, without taking it.
-func (d *dispatcher) next() (task, bool) {
-	if len(d.ring) == 0 {
-		return task{}, false
+// stage picks the next task to hand to a worker and gets the throttle's
+// permit for it, never blocking: a host that must wait is parked until its
+// time, and the other hosts go on. URLs that must not be fetched at all
+// (robots.txt, quota, a deferred host) are resolved on the spot and
+// returned for writing.
+func (d *dispatcher) stage() []store.Result {
+	var resolved []store.Result
+	for d.staged == nil && len(d.ring) > 0 {
+		q := d.ring[0]
+		t := q.tasks[0]
+		if d.c.mayReuse() {
+			// Only with recheck intervals can a stored result be reused;
+			// otherwise the worker reads it, in parallel.
+			t.prev, t.fresh = d.c.previous(d.pass, t.URL)
+			t.prevLoaded = true
+		}
+		if d.c.cfg.Throttle == nil || t.fresh {
+			// A reuse sends no request, so it costs the host nothing.
+			d.take(q, t)
+			break
+		}
+		u, err := url.Parse(t.URL)
+		if err != nil {
+			d.pop(q)
+			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictBroken, "invalid URL", ""))
+			continue
+		}
+		probe := t
+		if d.c.needsRobots(u.Scheme, q.name) {
+			// The host's robots.txt comes first; its URLs wait for it.
+			probe = task{host: q.name, robots: u.Scheme}
+		} else if !t.robotsOK && !d.c.allowed(u) {
+			d.pop(q)
+			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictSkipped, "robots", "skipped: robots.txt disallows it"))
+			continue
+		}
+		p, wait, err := d.c.cfg.Throttle.Reserve(q.name)
+		switch {
+		case err != nil:
+			class := politeClass(err)
+			note := "skipped: the host's quota for this pass is used up"
+			if class == "deferred" {
+				note = "skipped: the host asked for a pause longer than --max-pause; checked next pass"
+			}
+			d.pop(q)
+			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictSkipped, class, note))
+		case wait > 0:
+			d.park(q, wait)
+		case probe.robots != "":
+			probe.permit = p
+			q.robots = robotsLoading
+			d.ring = d.ring[1:]
+			q.inRing = false
+			d.inflight++
+			q.inflight++
+			d.staged = &probe
+		default:
+			t.permit = p
+			d.take(q, t)
+		}
 	}
-	return d.ring[0].tasks[0], true
+	return resolved
 }
 
-// take removes the task next returned and rotates the ring.
-func (d *dispatcher) take() {
-	q := d.ring[0]
+// take moves the task at the head of q to the staged slot and rotates the ring.
+func (d *dispatcher) take(q *hostQueue, t task) {
+	q.inflight++
+	d.inflight++
+	d.pop(q)
+	d.staged = &t
+	d.c.stats.inflight.Store(int64(d.inflight))
+}
+
+// pop removes the task at the head of q, which is at the head of the ring.
+func (d *dispatcher) pop(q *hostQueue) {
 	q.tasks[0] = task{}
 	q.tasks = q.tasks[1:]
-	q.inflight++
 	d.queued--
-	d.inflight++
 	d.ring = d.ring[1:]
 	q.inRing = false
 	d.schedule(q)
 	d.c.stats.queued.Store(int64(d.queued))
-	d.c.stats.inflight.Store(int64(d.inflight))
 }
 
-func (d *dispatcher) finish(host string) {
-	q := d.hosts[host]
+// park takes q out of the ring until the throttle lets it go again.
+func (d *dispatcher) park(q *hostQueue, wait time.Duration) {
+	d.ring = d.ring[1:]
+	q.inRing = false
+	q.notBefore = time.Now().Add(wait)
+	d.waiting = append(d.waiting, q)
+	if d.wakeAt.IsZero() || q.notBefore.Before(d.wakeAt) {
+		d.wakeAt = q.notBefore
+		if d.wake == nil {
+			d.wake = time.NewTimer(wait)
+		} else {
+			d.wake.Reset(wait)
+		}
+	}
+}
+
+// unpark returns to the ring every parked host whose time has come, or all
+// of them when a permit was released (the in-flight cap may have freed).
+func (d *dispatcher) unpark(all bool) {
+	now := time.Now()
+	kept := d.waiting[:0]
+	d.wakeAt = time.Time{}
+	for _, q := range d.waiting {
+		if all || !q.notBefore.After(now) {
+			q.notBefore = time.Time{}
+			d.schedule(q)
+			continue
+		}
+		kept = append(kept, q)
+		if d.wakeAt.IsZero() || q.notBefore.Before(d.wakeAt) {
+			d.wakeAt = q.notBefore
+		}
+	}
+	clear(d.waiting[len(kept):])
+	d.waiting = kept
+	if !d.wakeAt.IsZero() {
+		d.wake.Reset(time.Until(d.wakeAt))
+	}
+}
+
+func (d *dispatcher) finish(t task) {
+	q := d.hosts[t.host]
+	if t.robots != "" {
+		q.robots = robotsUnknown // known now, or to be fetched again after a stop
+	}
 	q.inflight--
 	d.inflight--
 	d.c.stats.inflight.Store(int64(d.inflight))
-	if len(q.tasks) == 0 && q.inflight == 0 {
-		delete(d.hosts, host)
+	if len(q.tasks) == 0 && q.inflight == 0 && q.notBefore.IsZero() {
+		delete(d.hosts, t.host)
 		return
 	}
 	d.schedule(q)
@@ -128,33 +259,85 @@ func (d *dispatcher) finish(host string) {
 func (d *dispatcher) loop(stop, failed context.Context, tasks chan<- task, outcomes <-chan outcome, writes chan<- store.Result) error {
 	stopCh := stop.Done()
 	stopping := false
+	var ready <-chan struct{}
+	if d.c.cfg.Throttle != nil {
+		ready = d.c.cfg.Throttle.Ready()
+	}
+	defer func() {
+		if d.wake != nil {
+			d.wake.Stop()
+		}
+	}()
 	for {
-		if d.inflight == 0 && (stopping || d.queued == 0) {
+		if !stopping {
+			if err := d.write(failed, writes, d.stage()...); err != nil {
+				return err
+			}
+		}
+		if d.inflight == 0 && (stopping || (d.queued == 0 && len(d.waiting) == 0)) {
 			return nil
 		}
 		var send chan<- task
-		next, ok := d.next()
-		if ok && !stopping {
-			send = tasks
+		var next task
+		if d.staged != nil {
+			send, next = tasks, *d.staged
+		}
+		var wake <-chan time.Time
+		if d.wake != nil && !d.wakeAt.IsZero() {
+			wake = d.wake.C
 		}
 		select {
 		case send <- next:
-			d.take()
+			d.staged = nil
 		case o := <-outcomes:
-			d.finish(o.task.host)
-			if o.stopped {
-				continue
+			d.finish(o.task)
+			switch {
+			case o.stopped, o.task.robots != "":
+			case o.retry:
+				o.task.permit = nil
+				o.task.attempt++
+				d.enqueue(o.task)
+			default:
+				if err := d.handle(failed, o, writes); err != nil {
+					return err
+				}
 			}
-			if err := d.handle(failed, o, writes); err != nil {
-				return err
+		case <-wake:
+			d.unpark(false)
+		case <-ready:
+			if len(d.waiting) > 0 {
+				d.unpark(true)
 			}
 		case <-stopCh:
 			// No new tasks from here on; wait for the ones in flight.
 			stopping, stopCh = true, nil
+			if d.staged != nil {
+				d.release(*d.staged)
+				d.staged = nil
+			}
 		case <-failed.Done():
 			return failed.Err()
 		}
 	}
+}
+
+// release gives back the permit of a task that will not be sent.
+func (d *dispatcher) release(t task) {
+	if t.permit != nil {
+		t.permit.Done(throttle.Outcome{Err: context.Canceled})
+	}
+	d.finish(t)
+}
+
+func (d *dispatcher) write(failed context.Context, writes chan<- store.Result, rs ...store.Result) error {
+	for _, r := range rs {
+		select {
+		case writes <- r:
+		case <-failed.Done():
+			return failed.Err()
+		}
+	}
+	return nil
 }
 
 func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- store.Result) error {
@@ -168,20 +351,15 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 		switch {
 		case t.err != "":
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictBroken, t.err, ""))
+		case t.disallowed:
+			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictSkipped, "robots", "skipped: robots.txt disallows it"))
 		case t.action == rules.Skip:
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictSkipped, "", "skipped: "+t.rule))
 		default:
-			nt := task{Task: store.Task{URL: t.url, Action: t.action.String(), Depth: o.task.Depth + 1}, host: t.host}
+			nt := task{Task: store.Task{URL: t.url, Action: t.action.String(), Depth: o.task.Depth + 1}, host: t.host, robotsOK: t.robotsOK}
 			res.Enqueue = append(res.Enqueue, nt.Task)
 			d.enqueue(nt)
 		}
 	}
-	for _, r := range append([]store.Result{res}, extra...) {
-		select {
-		case writes <- r:
-		case <-failed.Done():
-			return failed.Err()
-		}
-	}
-	return nil
+	return d.write(failed, writes, append([]store.Result{res}, extra...)...)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
+	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
 // drainLimit is how much of a body we read past what we need, so that a
@@ -47,61 +48,94 @@ type hop struct {
 	status      int
 	header      http.Header
 	contentType string
-	body        []byte // only for an HTML page that is to be parsed
+	body        []byte // only for an HTML page that is to be parsed, or robots.txt
 	size        int64  // body bytes read
 	truncated   bool
 	err         error
+	retry       bool          // the throttle says: try this URL again later
+	retryAfter  time.Duration // no sooner than this
 }
 
-// request sends one request under the soft timeout and reads the body only
-// as far as needed: all of an HTML page to parse (up to MaxSize), a little
-// of anything else.
-func (c *Crawler) request(ctx context.Context, method, target string, wantHTML bool, prev *store.URLRecord) hop {
+type requestOpts struct {
+	wantHTML bool             // read an HTML body in full (up to MaxSize) to parse it
+	robots   bool             // read any body up to robotsLimit
+	prev     *store.URLRecord // send If-None-Match / If-Modified-Since from it
+	attempt  int              // retries of this URL so far, for the throttle
+}
+
+// requestWith sends one request under the soft timeout, holding permit p
+// (nil without a throttle), and reads the body only as far as needed: all
+// of an HTML page to parse (up to MaxSize), a little of anything else. It
+// always settles the permit, telling the throttle what the host answered.
+func (c *Crawler) requestWith(ctx context.Context, method, target string, p *throttle.Permit, o requestOpts) (h hop) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
+	var latency time.Duration
+	var counted countingReader
+	if p != nil {
+		defer func() {
+			h.retry, h.retryAfter = p.Done(throttle.Outcome{
+				Status: h.status, RetryAfter: h.header.Get("Retry-After"), Err: h.err,
+				Bytes: counted.n, Latency: latency, Attempt: o.attempt,
+			})
+		}()
+	}
 	req, err := http.NewRequestWithContext(ctx, method, target, nil)
 	if err != nil {
 		return hop{err: err}
 	}
 	req.Header.Set("User-Agent", c.cfg.UserAgent)
-	if wantHTML {
+	if o.wantHTML {
 		req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8")
 	} else {
 		req.Header.Set("Accept", "*/*")
 	}
-	if u, err := url.Parse(target); err == nil {
-		applyPolicy(req, c.rules.Decide(u).Policy)
-	}
-	if prev != nil {
-		if prev.ETag != "" {
-			req.Header.Set("If-None-Match", prev.ETag)
+	if !o.robots {
+		if u, err := url.Parse(target); err == nil {
+			applyPolicy(req, c.rules.Decide(u).Policy)
 		}
-		if prev.LastModified != "" {
-			req.Header.Set("If-Modified-Since", prev.LastModified)
+	}
+	if o.prev != nil {
+		if o.prev.ETag != "" {
+			req.Header.Set("If-None-Match", o.prev.ETag)
+		}
+		if o.prev.LastModified != "" {
+			req.Header.Set("If-Modified-Since", o.prev.LastModified)
 		}
 	}
 	c.stats.requests.Add(1)
+	sent := time.Now()
 	resp, err := c.client.Do(req)
+	latency = time.Since(sent)
 	if err != nil {
 		return hop{err: err}
 	}
 	defer resp.Body.Close()
-	h := hop{status: resp.StatusCode, header: resp.Header, contentType: resp.Header.Get("Content-Type")}
+	h = hop{status: resp.StatusCode, header: resp.Header, contentType: resp.Header.Get("Content-Type")}
 	if method == http.MethodHead {
 		return h
 	}
-	br := bufio.NewReaderSize(resp.Body, 4096)
+	var body io.Reader = resp.Body
+	if p != nil {
+		body = p.Body(ctx, body)
+	}
+	counted.r = body
+	br := bufio.NewReaderSize(&counted, 4096)
 	if h.contentType == "" {
 		sniff, _ := br.Peek(512)
 		h.contentType = http.DetectContentType(sniff)
 	}
-	if wantHTML && resp.StatusCode/100 == 2 && isHTML(h.contentType) {
+	switch {
+	case o.robots:
+		h.body, h.truncated, h.err = readCapped(br, robotsLimit)
+	case o.wantHTML && resp.StatusCode/100 == 2 && isHTML(h.contentType):
 		h.body, h.truncated, h.err = readCapped(br, c.cfg.MaxSize)
-		h.size = int64(len(h.body))
+	default:
+		n, _ := io.Copy(io.Discard, io.LimitReader(br, drainLimit))
+		h.size = n
 		return h
 	}
-	n, _ := io.Copy(io.Discard, io.LimitReader(br, drainLimit))
-	h.size = n
+	h.size = int64(len(h.body))
 	return h
 }
 
@@ -164,10 +198,13 @@ type fetched struct {
 	hop
 	finalURL  string
 	redirects []store.Hop
-	errClass  string // set when the chain itself failed: loop, too many, bad Location
+	errClass  string // set when the chain itself failed: loop, too many, bad Location, robots
+	skipped   bool   // the chain stopped on purpose (robots), not broken
 }
 
-// fetch follows redirects itself, hop by hop, up to MaxRedirects.
+// fetch follows redirects itself, hop by hop, up to MaxRedirects. Every
+// request after the task's first asks the throttle again, and a hop to
+// another host obeys that host's robots.txt.
 func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord) fetched {
 	parse := t.Action == rules.Parse.String()
 	method := http.MethodGet
@@ -175,29 +212,55 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord) fetc
 		method = http.MethodHead
 	}
 	cur := t.URL
+	permit := t.permit
 	visited := map[string]bool{cur: true}
 	var f fetched
 	for {
-		var cond *store.URLRecord
-		if len(f.redirects) == 0 {
-			cond = prev
+		cu, err := url.Parse(cur)
+		if err != nil {
+			f.errClass = "bad redirect"
+			return f
 		}
-		h := c.request(ctx, method, cur, parse, cond)
-		if method == http.MethodHead && headRefused(h) {
+		if len(f.redirects) > 0 {
+			if c.needsRobots(cu.Scheme, cu.Host) {
+				c.loadRobots(ctx, cu.Scheme, cu.Host, nil)
+			}
+			if !c.allowed(cu) {
+				f.errClass, f.skipped = "robots", true
+				return f
+			}
+		}
+		opts := requestOpts{wantHTML: parse, attempt: t.attempt}
+		if len(f.redirects) == 0 {
+			opts.prev = prev
+		}
+		if permit == nil && len(f.redirects) > 0 {
+			if permit, err = c.acquire(ctx, cu.Host); err != nil {
+				f.err = err
+				return f
+			}
+		}
+		h := c.requestWith(ctx, method, cur, permit, opts)
+		permit = nil
+		if method == http.MethodHead && headRefused(h) && !h.retry {
 			method = http.MethodGet
-			h = c.request(ctx, method, cur, parse, cond)
+			if permit, err = c.acquire(ctx, cu.Host); err != nil {
+				f.err = err
+				return f
+			}
+			h = c.requestWith(ctx, method, cur, permit, opts)
+			permit = nil
 		}
 		f.hop = h
 		f.finalURL = cur
-		if h.err != nil || !isRedirect(h.status) {
+		if h.err != nil || h.retry || !isRedirect(h.status) {
 			return f
 		}
 		loc := h.header.Get("Location")
 		if loc == "" {
 			return f
 		}
-		base, _ := url.Parse(cur)
-		next, err := rules.Resolve(base, loc)
+		next, err := rules.Resolve(cu, loc)
 		if err != nil {
 			f.errClass = "bad redirect"
 			return f
@@ -236,17 +299,17 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	defer c.stats.done.Add(1)
 	o := outcome{task: t}
 	now := c.cfg.Now()
-	prev, hadPrev, err := c.store.Get(t.URL)
-	if err != nil {
-		c.cfg.Logger.Warn("read previous result", "url", t.URL, "err", err)
-		hadPrev = false
+	if t.fresh {
+		return c.reuse(pass, t, *t.prev)
 	}
-	var prevp *store.URLRecord
+	if !t.prevLoaded {
+		t.prev, _ = c.previous(pass, t.URL)
+	}
+	prevp := t.prev
+	hadPrev := prevp != nil
+	var prev store.URLRecord
 	if hadPrev {
-		prevp = &prev
-		if prev.Pass != pass.ID && c.fresh(prev, now) {
-			return c.reuse(pass, t, prev)
-		}
+		prev = *prevp
 	}
 
 	hardCtx, cancel := context.WithTimeout(ctx, 2*c.cfg.Timeout)
@@ -258,6 +321,10 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	f := c.fetch(hardCtx, t, conditional)
 	if f.err != nil && ctx.Err() != nil {
 		o.stopped = true
+		return o
+	}
+	if f.retry {
+		o.retry = true
 		return o
 	}
 	if f.err != nil && hardCtx.Err() != nil {
@@ -277,6 +344,10 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 		rec.LastModified = f.header.Get("Last-Modified")
 	}
 	switch {
+	case f.skipped:
+		rec.Verdict, rec.Error, rec.Note = store.VerdictSkipped, f.errClass, "skipped: robots.txt disallows a redirect target"
+	case politeClass(f.err) != "":
+		rec.Verdict, rec.Error, rec.Note = store.VerdictSkipped, politeClass(f.err), "skipped: "+f.err.Error()
 	case f.errClass != "":
 		rec.Verdict, rec.Error = store.VerdictBroken, f.errClass
 	case f.err != nil:
@@ -322,6 +393,20 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	}
 	o.result.Record = rec
 	return o
+}
+
+// previous reads what is known of u from earlier passes (or earlier runs of
+// this pass) and whether it is fresh enough to reuse without a request.
+func (c *Crawler) previous(pass store.Pass, u string) (*store.URLRecord, bool) {
+	prev, ok, err := c.store.Get(u)
+	if err != nil {
+		c.cfg.Logger.Warn("read previous result", "url", u, "err", err)
+		return nil, false
+	}
+	if !ok {
+		return nil, false
+	}
+	return &prev, prev.Pass != pass.ID && c.fresh(prev, c.cfg.Now())
 }
 
 // history carries the URL's past into its new record.

@@ -51,9 +51,27 @@ func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) (
 			// An image or a script on our own host is verified, not parsed.
 			action = rules.Check
 		}
-		found = append(found, target{url: d.URL, host: hostOf(d.URL), action: action, rule: d.Rule})
+		tg := target{url: d.URL, host: hostOf(d.URL), action: action, rule: d.Rule}
+		c.robotsVerdict(&tg, u)
+		found = append(found, tg)
 	}
 	return links, found
+}
+
+// robotsVerdict reads robots.txt for a target whose host's file is already
+// known, here on a worker, so the dispatcher does not have to.
+func (c *Crawler) robotsVerdict(tg *target, u *url.URL) {
+	if tg.action != rules.Parse && tg.action != rules.Check {
+		return
+	}
+	if c.needsRobots(u.Scheme, tg.host) {
+		return // not known yet: the dispatcher asks once it is
+	}
+	if c.allowed(u) {
+		tg.robotsOK = true
+	} else {
+		tg.disallowed = true
+	}
 }
 
 func hostOf(raw string) string {
@@ -90,21 +108,20 @@ func (c *Crawler) storedTargets(page string) []target {
 			continue
 		}
 		action := d.Action
-		if action == rules.Parse && resourceTag(l.Tag, l.Attr) {
+		if action == rules.Parse && extract.KindOf(l.Tag, l.Attr) == extract.KindResource {
 			action = rules.Check
 		}
-		found = append(found, target{url: d.URL, host: u.Host, action: action, rule: d.Rule})
+		tg := target{url: d.URL, host: u.Host, action: action, rule: d.Rule}
+		c.robotsVerdict(&tg, u)
+		found = append(found, tg)
 	}
 	return found
 }
 
-// resourceTag tells a stored link to an embedded resource from one to a page.
-func resourceTag(tag, attr string) bool {
-	switch tag {
-	case "a", "area", "iframe", "frame", "meta":
-		return false
-	}
-	return tag != "" || attr != ""
+// mayReuse says whether any stored result could be fresh enough to reuse.
+func (c *Crawler) mayReuse() bool {
+	r := c.cfg.Recheck
+	return r.OK > 0 || r.Broken > 0 || r.Unverifiable > 0 || c.cfg.RulesRecheck
 }
 
 // fresh says whether a stored result is young enough to reuse without a

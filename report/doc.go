@@ -10,7 +10,7 @@
 //   - Sections, in this order: broken (what makes the exit code 1), transient,
 //     unverifiable, then (only with Options.All) skipped and ok.
 //   - Worst-first within a section: never good (LastGood zero) first, then the
-//     longest broken (earliest FirstBroken), then the most referring pages,
+//     longest since last good (by day), then the most referring pages,
 //     then the URL, so the order is stable from one run to the next.
 //   - By default the problems (broken, transient, unverifiable) are listed;
 //     All lists every URL of the pass.

@@ -320,13 +320,23 @@ func compareEntries(a, b Entry) int {
 		}
 		return 1
 	}
-	if c := compareSince(a.Record.FirstBroken, b.Record.FirstBroken); c != 0 {
+	// Longest since last good is worst. Days, not instants: the URLs of one
+	// pass were last good milliseconds apart, and that order means nothing
+	// to a person, while the number of pages linking to a URL does.
+	if c := compareSince(dayOf(a.Record.LastGood), dayOf(b.Record.LastGood)); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(b.Pages(), a.Pages()); c != 0 {
 		return c
 	}
 	return strings.Compare(a.Record.URL, b.Record.URL)
+}
+
+func dayOf(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC().Truncate(24 * time.Hour)
 }
 
 // compareSince puts the earliest start of breakage first; an unknown start

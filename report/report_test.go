@@ -41,13 +41,21 @@ func TestWorstFirst(t *testing.T) {
 			want: []string{"b", "a"},
 		},
 		{
-			name: "earliest first broken first",
+			name: "longest since last good first, by day",
 			entries: []Entry{
 				entry("a", store.VerdictBroken, t0, t0.Add(48*time.Hour)),
-				entry("b", store.VerdictBroken, t0, t0.Add(time.Hour)),
-				entry("c", store.VerdictBroken, t0, time.Time{}),
+				entry("b", store.VerdictBroken, t0.Add(-48*time.Hour), t0.Add(time.Hour)),
+				entry("c", store.VerdictBroken, t0.Add(24*time.Hour), time.Time{}),
 			},
 			want: []string{"b", "a", "c"},
+		},
+		{
+			name: "last good the same day: more referring pages first",
+			entries: []Entry{
+				entry("a", store.VerdictBroken, t0.Add(time.Hour), t0, "p1"),
+				entry("b", store.VerdictBroken, t0, t0, "p1", "p2"),
+			},
+			want: []string{"b", "a"},
 		},
 		{
 			name: "more referring pages first, repeated links on one page count once",

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -164,8 +165,12 @@ func New(cfg Config) (*Engine, error) {
 	}
 	for i, r := range e.rules {
 		if r.matchAll && i < len(e.rules)-1 {
+			later := fmt.Sprintf("rule %d", i+2)
+			if i+2 < len(e.rules) {
+				later = fmt.Sprintf("rules %d-%d", i+2, len(e.rules))
+			}
 			return nil, itemErr(itemName("rule", i+1, cfg.Rules[i].Source),
-				fmt.Errorf("has no scheme, host, path_prefix, path or regex, so it matches every URL and rules %d-%d would never apply", i+2, len(e.rules)), "rule", i)
+				fmt.Errorf("has no scheme, host, path_prefix, path or regex, so it matches every URL and %s would never apply", later), "rule", i)
 		}
 	}
 	if err := e.compileRewrites(cfg); err != nil {
@@ -291,41 +296,47 @@ func (e *Engine) compileRewrites(cfg Config) error {
 
 // aliasStartHosts folds the http/https and www./bare variants of each
 // http(s) start origin into it, unless the variant is configured already
-// or is a start origin itself.
+// or is a start origin itself. Variants of the same scheme are assigned
+// first and https origins before http ones, so with both https://a and
+// http://a as start URLs, https://www.a goes to https://a.
 func (e *Engine) aliasStartHosts() {
-	for _, o := range slices.Sorted(maps.Keys(e.origins)) {
-		scheme, hostport, _ := strings.Cut(o, "://")
-		host, port := splitHostPort(hostport)
-		hosts := []string{host}
-		if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err != nil && host != "localhost" {
-			if bare, ok := strings.CutPrefix(host, "www."); ok {
-				hosts = append(hosts, bare)
-			} else {
-				hosts = append(hosts, "www."+host)
-			}
+	httpsFirst := func(o string) int {
+		if strings.HasPrefix(o, "https:") {
+			return 0
 		}
-		to := origin{scheme, hostport}
-		for _, s := range []string{"http", "https"} {
-			for _, h := range hosts {
-				hp := h
-				if port != "" {
-					hp += ":" + port
+		return 1
+	}
+	origins := slices.SortedFunc(maps.Keys(e.origins), func(a, b string) int {
+		return cmp.Or(cmp.Compare(httpsFirst(a), httpsFirst(b)), cmp.Compare(a, b))
+	})
+	for _, sameScheme := range []bool{true, false} {
+		for _, o := range origins {
+			scheme, hostport, _ := strings.Cut(o, "://")
+			host, port := splitHostPort(hostport)
+			hosts := []string{host}
+			if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err != nil && host != "localhost" {
+				if bare, ok := strings.CutPrefix(host, "www."); ok {
+					hosts = append(hosts, bare)
+				} else {
+					hosts = append(hosts, "www."+host)
 				}
-				from := s + "://" + hp
-				if from == o || e.origins[from] {
+			}
+			s := scheme
+			if !sameScheme {
+				s = map[string]string{"http": "https", "https": "http"}[scheme]
+			}
+			for _, h := range hosts {
+				if port != "" {
+					h += ":" + port
+				}
+				from := s + "://" + h
+				if _, set := e.rw.aliases[from]; set || e.origins[from] {
 					continue
 				}
-				if _, set := e.rw.aliases[from]; !set {
-					e.rw.aliases[from] = to
-				}
+				e.rw.aliases[from] = origin{scheme, hostport}
 			}
 		}
 	}
-}
-
-// dirOf returns the path up to and including its last slash.
-func dirOf(p string) string {
-	return p[:strings.LastIndexByte(p, '/')+1]
 }
 
 // Decide canonicalizes u (a resolved absolute URL), applies the rewrites
@@ -342,7 +353,7 @@ func (e *Engine) Decide(u *url.URL) Decision {
 func (e *Engine) decide(u *url.URL, steps *[]Step) Decision {
 	c := Canonicalize(u)
 	asked := c
-	if fetchable(c.Scheme) {
+	if c.Scheme == "file" || (c.Scheme == "http" || c.Scheme == "https") && c.Host != "" {
 		c = e.rw.apply(c, steps)
 	}
 	d := Decision{URL: c.String(), Fragment: u.Fragment}
@@ -358,10 +369,6 @@ func (e *Engine) decide(u *url.URL, steps *[]Step) Decision {
 		}
 	}
 	return d
-}
-
-func fetchable(scheme string) bool {
-	return scheme == "http" || scheme == "https" || scheme == "file"
 }
 
 func (e *Engine) classify(c *url.URL, key string) (Action, string, *rule) {
@@ -459,4 +466,9 @@ func firstMatch(qs []quickRule, key string) (quickRule, bool) {
 		}
 	}
 	return quickRule{}, false
+}
+
+// dirOf returns the path up to and including its last slash.
+func dirOf(p string) string {
+	return p[:strings.LastIndexByte(p, '/')+1]
 }

@@ -148,3 +148,30 @@ func BenchmarkLink(b *testing.B) {
 		_ = e.Decide(u)
 	}
 }
+
+// BenchmarkLinkExampleConfig is BenchmarkLink with the rules and rewrites
+// of the example config.
+func BenchmarkLinkExampleConfig(b *testing.B) {
+	f, err := ParseConfig("example.toml", []byte(ExampleConfig()), func(string) (string, bool) { return "", false })
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.Config.Start = f.Start
+	e, err := New(f.Config)
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := mustParse(b, "https://example.com/docs/guide/page.html")
+	refs := []string{
+		"other.html?utm_source=x&id=2", "../index.html#top", "/private/x", "https://cdn.example.com/downloads/a/b.pdf",
+		"http://www.example.com/img/photo.jpg", "?page=2", "mailto:hello@example.com", "https://www.linkedin.com/in/x",
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		u, err := Resolve(base, refs[i%len(refs)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = e.Decide(u)
+	}
+}

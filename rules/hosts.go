@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -186,9 +187,9 @@ func (r *hostRule) matches(name, hostport string, ip netip.Addr) bool {
 // overrides the settings it names.
 func (e *Engine) HostSettings(host string, ip net.IP) (throttle.Settings, string) {
 	name, hostport := normalizeHostPort(host)
-	s, from := OtherHostSettings(), "default for third-party hosts"
-	if e.startHosts[name] || e.startHosts[hostport] {
-		s, from = StartHostSettings(), "default for start hosts"
+	s, from, kind := OtherHostSettings(), "default for third-party hosts", "third-party"
+	if e.startHosts[hostport] {
+		s, from, kind = StartHostSettings(), "default for start hosts", "start-host"
 	}
 	addr, ok := netip.AddrFromSlice(ip)
 	if !ok {
@@ -199,7 +200,7 @@ func (e *Engine) HostSettings(host string, ip net.IP) (throttle.Settings, string
 			for _, f := range r.apply {
 				f(&s)
 			}
-			return s, r.desc + " over the " + strings.TrimPrefix(from, "default for ") + " default"
+			return s, r.desc + " over the " + kind + " default"
 		}
 	}
 	return s, from
@@ -232,7 +233,7 @@ func FormatSettings(s throttle.Settings) string {
 		add("rate unlimited")
 	}
 	if s.WindowMax > 0 {
-		add("window %d/%s", s.WindowMax, s.Window)
+		add("window %d/%s", s.WindowMax, formatDuration(s.Window))
 	}
 	if s.MaxInFlight > 0 {
 		add("in flight %d", s.MaxInFlight)
@@ -240,19 +241,19 @@ func FormatSettings(s throttle.Settings) string {
 		add("in flight per --per-host")
 	}
 	if s.BytesPerSec > 0 {
-		add("%d bytes/s", s.BytesPerSec)
+		add("%s/s", formatBytes(s.BytesPerSec))
 	}
 	if s.QuotaRequests > 0 {
 		add("quota %d requests", s.QuotaRequests)
 	}
 	if s.QuotaBytes > 0 {
-		add("quota %d bytes", s.QuotaBytes)
+		add("quota %s", formatBytes(s.QuotaBytes))
 	}
 	if s.CrawlDelay > 0 {
-		add("crawl delay %s", s.CrawlDelay)
+		add("crawl delay %s", formatDuration(s.CrawlDelay))
 	}
 	if s.MaxPause > 0 {
-		add("max pause %s", s.MaxPause)
+		add("max pause %s", formatDuration(s.MaxPause))
 	}
 	if s.MaxRetries > 0 {
 		add("retries %d", s.MaxRetries)
@@ -264,6 +265,19 @@ func FormatSettings(s throttle.Settings) string {
 		add("robots.txt ignored")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// formatBytes prints a size in the largest unit that divides it evenly.
+func formatBytes(n int64) string {
+	for _, u := range []struct {
+		size int64
+		name string
+	}{{1 << 30, "GiB"}, {1e9, "GB"}, {1 << 20, "MiB"}, {1e6, "MB"}, {1 << 10, "KiB"}, {1e3, "kB"}} {
+		if n >= u.size && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }
 
 func trimFloat(f float64) string {

@@ -178,14 +178,24 @@ func ParseDuration(s string) (time.Duration, error) {
 	return total, nil
 }
 
-// formatDuration prints whole days as "7d" and the rest as Go does.
+// formatDuration prints durations the way people write them: "7d",
+// "1d12h", "10m" rather than "168h0m0s".
 func formatDuration(d time.Duration) string {
 	const day = 24 * time.Hour
-	if d >= day && d%day == 0 {
-		return strconv.FormatInt(int64(d/day), 10) + "d"
+	days := ""
+	if d >= day {
+		days = strconv.FormatInt(int64(d/day), 10) + "d"
+		d %= day
+		if d == 0 {
+			return days
+		}
 	}
-	if d > day {
-		return strconv.FormatInt(int64(d/day), 10) + "d" + (d % day).String()
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
 	}
-	return d.String()
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return days + s
 }

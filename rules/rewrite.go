@@ -54,10 +54,29 @@ type origin struct{ scheme, host string }
 
 func (o origin) String() string { return o.scheme + "://" + o.host }
 
-// apply runs every rewrite in order on the canonical URL c and returns the
-// canonical result; rec, when not nil, receives each step that changed it.
+// maxRounds bounds how often the rewrites run over a URL until it stops
+// changing: one rewrite can make another apply (a collapsed path that now
+// matches an unwrap pattern), and the crawler decides the result again.
+const maxRounds = 4
+
+// apply runs the rewrites in order on the canonical URL c, again while a
+// round changes it, and returns the canonical result; rec, when not nil,
+// receives each step that changed it.
 func (rw *rewriter) apply(c *url.URL, rec *[]Step) *url.URL {
+	for range maxRounds {
+		next, changed := rw.round(c, rec)
+		if !changed {
+			break
+		}
+		c = next
+	}
+	return c
+}
+
+func (rw *rewriter) round(c *url.URL, rec *[]Step) (*url.URL, bool) {
+	changed := false
 	note := func(what string, before, after *url.URL) {
+		changed = true
 		if rec != nil {
 			*rec = append(*rec, Step{Rewrite: what, Before: before.String(), After: after.String()})
 		}
@@ -108,7 +127,7 @@ func (rw *rewriter) apply(c *url.URL, rec *[]Step) *url.URL {
 			c = next
 		}
 	}
-	return c
+	return c, changed
 }
 
 // unwrapOnce returns the target of a redirect-service URL, or nil.
@@ -187,7 +206,7 @@ func (rw *rewriter) dropParams(c *url.URL) (*url.URL, []string) {
 // filterParams drops the matching parameters of raw (separated by sep)
 // and appends their names to dropped.
 func (rw *rewriter) filterParams(raw, sep string, dropped *[]string) string {
-	if raw == "" {
+	if raw == "" || !rw.anyDropped(raw, sep) {
 		return raw
 	}
 	parts := strings.Split(raw, sep)
@@ -207,6 +226,21 @@ func (rw *rewriter) filterParams(raw, sep string, dropped *[]string) string {
 		return raw
 	}
 	return strings.Join(kept, sep)
+}
+
+// anyDropped is filterParams' allocation-free look ahead for the common
+// query that has nothing to drop.
+func (rw *rewriter) anyDropped(raw, sep string) bool {
+	for p := range strings.SplitSeq(raw, sep) {
+		name, _, _ := strings.Cut(p, "=")
+		if strings.ContainsAny(name, "%+ABCDEFGHIJKLMNOPQRSTUVWXYZ") {
+			return true // decoding or lower-casing needed: let filterParams decide
+		}
+		if rw.dropped(name) {
+			return true
+		}
+	}
+	return false
 }
 
 func (rw *rewriter) dropped(name string) bool {

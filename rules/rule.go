@@ -233,20 +233,18 @@ func compilePolicy(r Rule, lookup func(string) (string, bool)) (*Policy, error) 
 		}
 		p.Accept[code] = v
 	}
-	secret := func(field, v string, path ...string) (string, error) {
+	// secret expands ${NAME} in the value of field (and key, for tables)
+	// and remembers, under redact, which variables it came from.
+	secret := func(redact, v, field string, key ...string) (string, error) {
 		out, names, err := expandEnv(v, lookup)
 		if err != nil {
-			return "", fieldErr(field, err, path...)
+			return "", fieldErr(field, err, key...)
 		}
 		if len(names) > 0 {
 			if p.fromEnv == nil {
 				p.fromEnv = make(map[string]string)
 			}
-			key := field
-			if len(path) > 0 {
-				key += " " + http.CanonicalHeaderKey(path[0])
-			}
-			p.fromEnv[key] = strings.Join(names, ", $")
+			p.fromEnv[redact] = strings.Join(names, ", $")
 		}
 		return out, nil
 	}
@@ -258,7 +256,7 @@ func compilePolicy(r Rule, lookup func(string) (string, bool)) (*Policy, error) 
 		case "Host", "Content-Length", "Transfer-Encoding", "Connection":
 			return nil, fieldErr("headers", fmt.Errorf("header %s is set by the crawler", name), name)
 		}
-		v, err := secret("header", r.Headers[name], name)
+		v, err := secret("header "+http.CanonicalHeaderKey(name), r.Headers[name], "headers", name)
 		if err != nil {
 			return nil, err
 		}
@@ -277,7 +275,7 @@ func compilePolicy(r Rule, lookup func(string) (string, bool)) (*Policy, error) 
 			if c.Valid() != nil || strings.ContainsAny(name, "=;, ") {
 				return nil, fieldErr("cookies", fmt.Errorf("%q is not a cookie name", name), name)
 			}
-			v, err := secret("cookie", r.Cookies[name], name)
+			v, err := secret("cookie "+name, r.Cookies[name], "cookies", name)
 			if err != nil {
 				return nil, err
 			}
@@ -295,14 +293,14 @@ func compilePolicy(r Rule, lookup func(string) (string, bool)) (*Policy, error) 
 		if r.User == "" {
 			return nil, fieldErr("password", errors.New("a password without a user"))
 		}
-		u, err := secret("user", r.User)
+		u, err := secret("user", r.User, "user")
 		if err != nil {
 			return nil, err
 		}
 		if strings.Contains(u, ":") {
 			return nil, fieldErr("user", errors.New("a basic-auth user cannot contain \":\""))
 		}
-		pw, err := secret("password", r.Password)
+		pw, err := secret("password", r.Password, "password")
 		if err != nil {
 			return nil, err
 		}

@@ -144,10 +144,15 @@ func Canonicalize(u *url.URL) *url.URL {
 		return &c
 	}
 	c.Host = canonicalHost(c.Scheme, c.Host)
-	path := normalizeEscapes(c.EscapedPath(), pathChars)
+	path := normalizeEscapes(escapedPath(u), pathChars)
 	path = removeDotSegments(path)
 	if path == "" && (c.Host != "" || special(c.Scheme)) {
 		path = "/"
+	}
+	if c.Host == "" && strings.HasPrefix(path, "//") {
+		// Without "//" before it, the path's first segment would read
+		// as a host.
+		c.OmitHost = false
 	}
 	c.RawPath = path
 	if p, err := url.PathUnescape(path); err == nil {
@@ -156,6 +161,18 @@ func Canonicalize(u *url.URL) *url.URL {
 	c.RawQuery = normalizeEscapes(c.RawQuery, queryChars)
 	c.ForceQuery = false
 	return &c
+}
+
+// escapedPath is u.EscapedPath, except that it keeps the path as written
+// (with its %2F, say) even when it has characters Go would escape, which
+// normalizeEscapes escapes anyway.
+func escapedPath(u *url.URL) string {
+	if u.RawPath != "" {
+		if p, err := url.PathUnescape(u.RawPath); err == nil && p == u.Path {
+			return u.RawPath
+		}
+	}
+	return u.EscapedPath()
 }
 
 var punycode = idna.New(idna.MapForLookup(), idna.Transitional(false), idna.StrictDomainName(false))
@@ -177,24 +194,29 @@ func canonicalHost(scheme, hostport string) string {
 	case isASCII(host):
 		host = lowerASCII(host)
 	default:
-		if a, err := punycode.ToASCII(host); err == nil {
+		// Lower-case first: the lookup mapping accepts some upper-case
+		// letters only in their lower-case form, and a host that stays
+		// Unicode must still be the same after a second round.
+		host = strings.ToLower(host)
+		if a, err := punycode.ToASCII(host); err == nil && plainHost(a) {
 			host = a
-		} else {
-			host = strings.ToLower(host)
 		}
 	}
 	if strings.HasSuffix(host, ".") {
 		host = strings.TrimRight(host, ".")
 	}
-	port = strings.TrimLeft(port, "0")
+	if allDigits(port) {
+		port = strings.TrimLeft(port, "0")
+	}
 	if port == "" || port == defaultPort(scheme) {
 		return host
 	}
 	return host + ":" + port
 }
 
-// splitHostPort splits what url.Parse leaves in Host; unlike net.SplitHostPort
-// it accepts a missing port and an empty one ("host:").
+// splitHostPort splits what url.Parse leaves in Host at the first colon
+// outside brackets; unlike net.SplitHostPort it accepts a missing port and
+// an empty one ("host:").
 func splitHostPort(hostport string) (host, port string) {
 	if strings.HasPrefix(hostport, "[") {
 		if end := strings.IndexByte(hostport, ']'); end >= 0 {
@@ -206,10 +228,21 @@ func splitHostPort(hostport string) (host, port string) {
 		}
 		return hostport, ""
 	}
-	if i := strings.LastIndexByte(hostport, ':'); i >= 0 && allDigits(hostport[i+1:]) {
+	if i := strings.IndexByte(hostport, ':'); i >= 0 {
 		return hostport[:i], hostport[i+1:]
 	}
 	return hostport, ""
+}
+
+// plainHost reports whether h has only the characters of a DNS name (the
+// lenient IDNA profile can map a character to a space, say).
+func plainHost(h string) bool {
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; !unreservedChars[c] {
+			return false
+		}
+	}
+	return h != ""
 }
 
 func defaultPort(scheme string) string {

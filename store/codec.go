@@ -29,24 +29,15 @@ var (
 // zig-zag varints for signed numbers, and strings as a length and the bytes.
 type encoder struct{ buf []byte }
 
-func (e *encoder) byte(b byte)        { e.buf = append(e.buf, b) }
-func (e *encoder) uvarint(v uint64)   { e.buf = binary.AppendUvarint(e.buf, v) }
-func (e *encoder) varint(v int64)     { e.buf = binary.AppendVarint(e.buf, v) }
-func (e *encoder) int(v int)          { e.varint(int64(v)) }
-func (e *encoder) bool(v bool)        { e.byte(boolByte(v)) }
-func (e *encoder) str(s string)       { e.uvarint(uint64(len(s))); e.buf = append(e.buf, s...) }
-func (e *encoder) strBytes(s []byte)  { e.uvarint(uint64(len(s))); e.buf = append(e.buf, s...) }
-func (e *encoder) raw(b []byte)       { e.buf = append(e.buf, b...) }
-func (e *encoder) reset(buf []byte)   { e.buf = buf[:0] }
-func (e *encoder) bytes() []byte      { return e.buf }
-func (e *encoder) verdict(v Verdict)  { e.str(string(v)) }
-func (e *encoder) uint64BE(v uint64)  { e.buf = binary.BigEndian.AppendUint64(e.buf, v) }
-func (e *encoder) strings(ss []string) {
-	e.uvarint(uint64(len(ss)))
-	for _, s := range ss {
-		e.str(s)
-	}
-}
+func (e *encoder) byte(b byte)       { e.buf = append(e.buf, b) }
+func (e *encoder) uvarint(v uint64)  { e.buf = binary.AppendUvarint(e.buf, v) }
+func (e *encoder) varint(v int64)    { e.buf = binary.AppendVarint(e.buf, v) }
+func (e *encoder) int(v int)         { e.varint(int64(v)) }
+func (e *encoder) bool(v bool)       { e.byte(boolByte(v)) }
+func (e *encoder) str(s string)      { e.uvarint(uint64(len(s))); e.buf = append(e.buf, s...) }
+func (e *encoder) strBytes(s []byte) { e.uvarint(uint64(len(s))); e.buf = append(e.buf, s...) }
+func (e *encoder) bytes() []byte     { return e.buf }
+func (e *encoder) verdict(v Verdict) { e.str(string(v)) }
 
 func boolByte(v bool) byte {
 	if v {
@@ -159,22 +150,6 @@ func (d *decoder) span() []byte {
 func (d *decoder) str() string { return string(d.span()) }
 
 func (d *decoder) verdict() Verdict { return Verdict(intern(d.span())) }
-
-func (d *decoder) strings() []string {
-	n := d.uvarint()
-	if n > uint64(len(d.b)) { // every string takes at least its length byte
-		d.fail(errShort)
-		return nil
-	}
-	if n == 0 {
-		return nil
-	}
-	ss := make([]string, n)
-	for i := range ss {
-		ss[i] = d.str()
-	}
-	return ss
-}
 
 func (d *decoder) time() time.Time {
 	b := d.span()

@@ -44,6 +44,7 @@ type checkOptions struct {
 	ghost       time.Duration
 	commitBatch int
 	commitEvery time.Duration
+	polite      politeFlags
 }
 
 func checkFlags(o *checkOptions) *pflag.FlagSet {
@@ -65,6 +66,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.DurationVar(&o.recheck.Broken, "recheck-broken", 0, "reuse a broken result younger than this")
 	fs.DurationVar(&o.recheck.Unverifiable, "recheck-unverifiable", 0, "reuse an unverifiable result younger than this")
 	fs.DurationVar(&o.ghost, "ghost", 7*24*time.Hour, "follow the old links of a page that fails now but was good within this")
+	o.polite.register(fs)
 	fs.IntVar(&o.commitBatch, "commit-batch", 1000, "results committed to the database in one transaction, at most")
 	fs.DurationVar(&o.commitEvery, "commit-every", time.Second, "longest time between commits; a crash loses at most this much work")
 	return fs
@@ -94,9 +96,14 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
-	engine, err := rules.New(rules.Config{Start: starts, Include: o.include, Exclude: o.exclude})
+	engine, err := rules.New(rules.Config{Start: starts, Include: o.include, Exclude: o.exclude,
+		Hosts: o.polite.hostRules(fs, starts)})
 	if err != nil {
 		return exitUsage, usageError{err}
+	}
+	globalBPS, err := parseBytesFlag("global-bandwidth", o.polite.globalBandwidth)
+	if err != nil {
+		return exitUsage, err
 	}
 	db, err := store.Open(o.db, store.Options{Timeout: 2 * time.Second})
 	if err != nil {
@@ -116,7 +123,10 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if ua == "" {
 		ua = "linkpatrol/" + version + " (+https://github.com/linkpatrol/linkpatrol)"
 	}
+	th, hostSettings := newThrottle(engine, ua, globalBPS)
 	c := crawler.New(crawler.Config{
+		Throttle:      th,
+		HostSettings:  hostSettings,
 		Concurrency:   o.concurrency,
 		PerHost:       o.perHost,
 		Timeout:       o.timeout,
@@ -158,7 +168,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	switch {
 	case !outcome.Complete:
 		return exitStopped, nil
-	case rep.Summary.Broken > 0:
+	case rep.HasBroken():
 		return exitProblems, nil
 	}
 	return exitOK, nil

@@ -60,7 +60,7 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	if err := report.Write(stdout, rep, *format); err != nil {
 		return exitUsage, fmt.Errorf("write report: %w", err)
 	}
-	if rep.Summary.Broken > 0 {
+	if rep.HasBroken() {
 		return exitProblems, nil
 	}
 	return exitOK, nil

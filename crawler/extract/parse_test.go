@@ -253,3 +253,17 @@ func TestScanTagRejectsNonTags(t *testing.T) {
 		}
 	}
 }
+
+func TestValueLines(t *testing.T) {
+	val := []byte("a\nbb\n\nc")
+	exact := valueLines{val: val, line: 10, exact: true}
+	for _, q := range []struct{ off, line int }{{0, 10}, {2, 11}, {6, 13}, {1, 10}, {5, 12}, {7, 13}, {99, 13}} {
+		if got := exact.at(q.off); got != q.line {
+			t.Errorf("exact: line at %d = %d, want %d", q.off, got, q.line)
+		}
+	}
+	fallback := valueLines{line: 4}
+	if got := fallback.at(6); got != 4 {
+		t.Errorf("fallback: line at 6 = %d, want 4", got)
+	}
+}

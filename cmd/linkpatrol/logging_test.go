@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestLoggerLevels(t *testing.T) {
+	for _, c := range []struct {
+		verbosity int
+		want      []string // messages that get through, of debug, info, warn, error
+	}{
+		{0, []string{"warn", "error"}},
+		{1, []string{"info", "warn", "error"}},
+		{2, []string{"debug", "info", "warn", "error"}},
+		{3, []string{"debug", "info", "warn", "error"}},
+	} {
+		var buf bytes.Buffer
+		log, err := newLogger(&buf, c.verbosity, "text")
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Debug("debug")
+		log.Info("info")
+		log.Warn("warn")
+		log.Error("error")
+		var got []string
+		for line := range strings.Lines(buf.String()) {
+			_, msg, _ := strings.Cut(line, "msg=")
+			got = append(got, strings.Fields(msg)[0])
+		}
+		if strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("-v×%d logged %v, want %v", c.verbosity, got, c.want)
+		}
+	}
+}
+
+func TestLoggerFormats(t *testing.T) {
+	var text bytes.Buffer
+	log, err := newLogger(&text, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("fetched", "url", "http://127.0.0.1/a b", "status", 404)
+	if got := text.String(); !strings.Contains(got, `level=INFO msg=fetched url="http://127.0.0.1/a b" status=404`) {
+		t.Errorf("text record = %q", got)
+	}
+
+	var js bytes.Buffer
+	log, err = newLogger(&js, 1, "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("fetched", "url", "http://127.0.0.1/", "status", 404)
+	var rec struct {
+		Time   string `json:"time"`
+		Level  string `json:"level"`
+		Msg    string `json:"msg"`
+		URL    string `json:"url"`
+		Status int    `json:"status"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &rec); err != nil {
+		t.Fatalf("json record %q: %v", js.String(), err)
+	}
+	if rec.Time == "" || rec.Level != "INFO" || rec.Msg != "fetched" || rec.URL != "http://127.0.0.1/" || rec.Status != 404 {
+		t.Errorf("json record = %+v", rec)
+	}
+
+	if _, err := newLogger(&js, 0, "xml"); err == nil || !strings.Contains(err.Error(), `"xml"`) {
+		t.Errorf("an unknown format gave %v", err)
+	}
+}

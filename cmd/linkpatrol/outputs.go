@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/linkpatrol/linkpatrol/report"
+)
+
+// outputFile is one -o value: where a report goes and in which format.
+type outputFile struct {
+	path   string
+	format string
+}
+
+// parseOutputs checks every -o value. Call it right after the flags are
+// parsed, so a typo is reported before a pass, not after an hour of crawling.
+//
+// A value is a path whose extension names the format (report.html,
+// links.junit.xml, results.sarif), or FORMAT:PATH for a name whose
+// extension says nothing (github:annotations.txt).
+func parseOutputs(outputs []string) ([]outputFile, error) {
+	files := make([]outputFile, 0, len(outputs))
+	seen := make(map[string]string, len(outputs))
+	for _, o := range outputs {
+		f, err := parseOutput(o)
+		if err != nil {
+			return nil, err
+		}
+		key := filepath.Clean(f.path)
+		if prev, dup := seen[key]; dup {
+			return nil, fmt.Errorf("-o %s: the same file as -o %s", o, prev)
+		}
+		seen[key] = o
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+func parseOutput(o string) (outputFile, error) {
+	if name, path, ok := strings.Cut(o, ":"); ok && slices.Contains(report.Formats(), name) {
+		if path == "" {
+			return outputFile{}, fmt.Errorf("-o %s: no file name after the format", o)
+		}
+		return outputFile{path: path, format: name}, nil
+	}
+	if o == "" {
+		return outputFile{}, errors.New("-o needs a file name")
+	}
+	format, ok := report.FormatForPath(o)
+	if !ok {
+		return outputFile{}, fmt.Errorf("-o %s: cannot tell the format from the file name; use an extension (.txt .json .csv .xml .sarif .md .html) or FORMAT:%s with FORMAT one of %s",
+			o, o, strings.Join(report.Formats(), ", "))
+	}
+	return outputFile{path: o, format: format}, nil
+}
+
+// writeOutputs writes rep to every -o file, then to stdout.
+//
+// format is the --format value, or "" when the flag was not given. Standard
+// output gets the report in format; with "" it gets text when there is no
+// -o, and nothing when there are -o files: asking for files moves the
+// report there, and --format asks for it on standard output as well.
+//
+// Each file is written to a temporary file beside it and renamed over it,
+// so a reader (a web server, a CI step) never sees half a report and a
+// failed run leaves the previous report in place. Every file is attempted;
+// the errors name their files.
+func writeOutputs(stdout io.Writer, rep *report.Report, format string, outputs []string) error {
+	files, err := parseOutputs(outputs)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, f := range files {
+		if err := writeAtomic(f.path, func(w io.Writer) error { return report.Write(w, rep, f.format) }); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if format == "" && len(files) == 0 {
+		format = "text"
+	}
+	if format != "" {
+		if err := report.Write(stdout, rep, format); err != nil {
+			errs = append(errs, fmt.Errorf("standard output: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// writeAtomic replaces path with what write produces, or leaves it alone.
+// A symlink is followed, so a link into a web root updates its target. A
+// file that is replaced keeps its permissions; a new one is world-readable
+// like any file a user creates, since reports are meant to be published.
+func writeAtomic(path string, write func(io.Writer) error) (err error) {
+	target := path
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		target = resolved
+	}
+	mode := fs.FileMode(0o644)
+	if st, err := os.Stat(target); err == nil {
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("write %s: not a regular file", path)
+		}
+		mode = st.Mode().Perm()
+	}
+
+	tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	bw := bufio.NewWriter(tmp)
+	if err := write(bw); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	// Sync before rename: after a crash the name must not point at a file
+	// whose data never reached the disk.
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), target); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

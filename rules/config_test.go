@@ -1,0 +1,305 @@
+package rules
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n%s", name, got)
+	}
+}
+
+func noEnv(string) (string, bool) { return "", false }
+
+func TestExampleConfigGolden(t *testing.T) {
+	golden(t, "example.toml", ExampleConfig())
+}
+
+func TestExampleConfigLoads(t *testing.T) {
+	f, err := ParseConfig("example.toml", []byte(ExampleConfig()), noEnv)
+	if err != nil {
+		t.Fatalf("the example does not load:\n%v", err)
+	}
+	if f.Concurrency != 16 || f.Timeout != 20*time.Second || f.MaxSize != 10<<20 ||
+		f.Recheck.OK != 24*time.Hour || f.Ghost != 7*24*time.Hour || len(f.Config.Rules) != 5 ||
+		len(f.Config.Hosts) != 2 || f.Config.Rules[1].Source != "example.toml:115" {
+		t.Errorf("unexpected values from the example: %+v", f)
+	}
+	f.Config.Start = f.Start
+	if _, err := New(f.Config); err != nil {
+		t.Errorf("New on the example's Config: %v", err)
+	}
+}
+
+// TestExampleConfigCoversEveryKey finds every key the decoder knows in the
+// example, commented out or not.
+func TestExampleConfigCoversEveryKey(t *testing.T) {
+	example := ExampleConfig()
+	var keys []string
+	var walk func(reflect.Type)
+	walk = func(typ reflect.Type) {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			keys = append(keys, strings.Split(f.Tag.Get("toml"), ",")[0])
+			switch ft := f.Type; {
+			case ft.Kind() == reflect.Struct:
+				walk(ft)
+			case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
+				walk(ft.Elem())
+			}
+		}
+	}
+	walk(reflect.TypeFor[fileDoc]())
+	for _, k := range keys {
+		table := regexp.MustCompile(`(?m)^\[\[?` + regexp.QuoteMeta(k) + `\]\]?`)
+		key := regexp.MustCompile(`(?m)(^|[{,]|^#)\s*` + regexp.QuoteMeta(k) + ` = `)
+		if !table.MatchString(example) && !key.MatchString(example) {
+			t.Errorf("key %q is not in the example config", k)
+		}
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	env := func(k string) (string, bool) {
+		if k == "SET" {
+			return "value", true
+		}
+		return "", false
+	}
+	tests := []struct {
+		name, doc, want string
+	}{
+		{"syntax", "concurrency = = 3\n", "linkpatrol.toml:1:15: "},
+		{"unknown key", "concurrency = 3\nbogus = 1\n", "linkpatrol.toml:2:1: unknown key bogus"},
+		{"unknown rule key", "[[rule]]\nhost = \"a\"\nactoin = \"skip\"\n", "linkpatrol.toml:3:1: unknown key rule.actoin"},
+		{"wrong type", "concurrency = \"many\"\n", "linkpatrol.toml:1:15: "},
+		{"bad duration", "ghost = \"7 days\"\n", "linkpatrol.toml:1:9: ghost: duration \"7 days\""},
+		{"duration without quotes", "timeout = 30\n", "linkpatrol.toml:1:11: timeout: want a duration in quotes"},
+		{"zero timeout", "timeout = \"0s\"\n", "linkpatrol.toml:1:11: a timeout of 0"},
+		{"recheck duration", "[recheck]\nok = \"1x\"\n", "linkpatrol.toml:2:6: recheck.ok: duration"},
+		{"unknown recheck verdict", "[recheck]\nfine = \"1h\"\n", "linkpatrol.toml:2:1: unknown key recheck.fine"},
+		{"bad size", "max_size = \"10 parsecs\"\n", "linkpatrol.toml:1:12: max_size: size"},
+		{"zero size", "max_size = 0\n", "linkpatrol.toml:1:12: max_size must be more than 0"},
+		{"concurrency", "concurrency = 0\n", "linkpatrol.toml:1:15: concurrency must be at least 1"},
+		{"per_host above concurrency", "concurrency = 4\nper_host = 8\n", "linkpatrol.toml:2:12: per_host 8 is more than concurrency 4"},
+		{"report_after", "report_after = \"soon\"\n", "linkpatrol.toml:1:16: report_after"},
+		{"start scheme", "start = [\"https://a.example/\", \"ftp://b.example/\"]\n", "linkpatrol.toml:1:32: start \"ftp://b.example/\""},
+		{"sitemap", "sitemaps = [\"not a url\"]\n", "linkpatrol.toml:1:13: sitemap"},
+		{"bad include", "include = [\"ok\", \"(\"]\n", "linkpatrol.toml:1:18: --include \"(\""},
+		{"bad regex on line 7", "start = [\"https://example.com/\"]\n\n[[rule]]\nhost = \"example.com\"\naction = \"skip\"\n\nregex = '(unclosed'\n",
+			"linkpatrol.toml:7:9: rule 1 (linkpatrol.toml:3) regex: error parsing regexp"},
+		{"bad glob", "[[rule]]\npath = \"/a/[b\"\naction = \"skip\"\n", "linkpatrol.toml:2:8: rule 1 (linkpatrol.toml:1) path: unclosed ["},
+		{"bad action", "[[rule]]\nhost = \"a\"\naction = \"follow\"\n", "linkpatrol.toml:3:10: rule 1 (linkpatrol.toml:1) action: unknown action"},
+		{"skip with settings", "[[rule]]\nhost = \"a\"\naction = \"skip\"\ntimeout = \"5s\"\n", "linkpatrol.toml:3:10: rule 1 (linkpatrol.toml:1) action: action skip never fetches"},
+		{"headers without host", "[[rule]]\npath_prefix = \"/x/\"\nheaders = { \"X-A\" = \"b\" }\n", "linkpatrol.toml:3:11: rule 1 (linkpatrol.toml:1) headers: headers, cookies and credentials need a host"},
+		{"credentials for every host", "[[rule]]\nhost = \"*\"\nuser = \"u\"\npassword = \"p\"\n", "linkpatrol.toml:3:8: rule 1 (linkpatrol.toml:1) user: "},
+		{"missing env", "[[rule]]\nhost = \"a\"\nheaders = { \"X-Token\" = \"${NOPE}\" }\n", "linkpatrol.toml:3:25: rule 1 (linkpatrol.toml:1) headers.X-Token: environment variable NOPE is not set"},
+		{"bad header name", "[[rule]]\nhost = \"a\"\nheaders = { \"X Token\" = \"${SET}\" }\n", "linkpatrol.toml:3:25: rule 1 (linkpatrol.toml:1) headers.X Token: \"X Token\" is not a header name"},
+		{"bad accept", "[[rule]]\nhost = \"a\"\naccept = { \"40x\" = \"ok\" }\n", "linkpatrol.toml:3:20: rule 1 (linkpatrol.toml:1) accept.40x: \"40x\" is not an HTTP status code"},
+		{"bad accept verdict", "[[rule]]\nhost = \"a\"\naccept = { 403 = \"fine\" }\n", "linkpatrol.toml:3:18: rule 1 (linkpatrol.toml:1) accept.403: unknown verdict"},
+		{"rule recheck", "[[rule]]\nhost = \"a\"\nrecheck = { ok = \"1d\", later = \"2d\" }\n", "linkpatrol.toml:3:32: rule 1 (linkpatrol.toml:1) recheck.later: unknown verdict"},
+		{"catch-all not last", "[[rule]]\naction = \"check\"\n\n[[rule]]\nhost = \"a\"\naction = \"skip\"\n", "linkpatrol.toml:1:3: rule 1 (linkpatrol.toml:1): has no scheme, host, path_prefix, path or regex, so it matches every URL and rule 2 would never apply"},
+		{"rewrite regex", "[[rewrite]]\nregex = \"[\"\nreplace = \"x\"\n", "linkpatrol.toml:2:9: rewrite 1 (linkpatrol.toml:1) regex: "},
+		{"unwrap", "unwrap = [\"/go/?url\"]\n", "linkpatrol.toml:1:11: unwrap \"/go/?url\": want"},
+		{"drop_params", "drop_params = [\"utm_[\"]\n", "linkpatrol.toml:1:16: drop_params \"utm_[\": unclosed ["},
+		{"alias twice", "[aliases]\n\"https://a.example\" = [\"https://www.a.example\"]\n\"https://b.example\" = [\"https://www.a.example\"]\n",
+			"linkpatrol.toml:3:24: alias \"https://www.a.example\" of \"https://b.example\": is already an alias of https://a.example"},
+		{"alias with path", "[aliases]\n\"https://a.example\" = [\"https://b.example/x\"]\n", "linkpatrol.toml:2:24: alias \"https://b.example/x\" of \"https://a.example\": want an origin"},
+		{"host without match", "[[host]]\nrate = \"1/s\"\n", "linkpatrol.toml:1:3: host 1 (linkpatrol.toml:1): a [[host]] needs match"},
+		{"host both", "[[host]]\nmatch = \"a\"\ncidr = \"10.0.0.0/8\"\nrate = \"1/s\"\n", "linkpatrol.toml:3:8: host 1 (linkpatrol.toml:1) cidr: give match or cidr"},
+		{"host rate", "[[host]]\nmatch = \"a\"\nrate = \"fast\"\n", "linkpatrol.toml:3:8: host 1 (linkpatrol.toml:1) rate: "},
+		{"host cidr", "[[host]]\ncidr = \"10.0.0.0/33\"\nrate = \"1/s\"\n", "linkpatrol.toml:2:8: host 1 (linkpatrol.toml:1) cidr: "},
+		{"host bytes", "[[host]]\nmatch = \"a\"\nbytes_per_sec = \"lots\"\n", "linkpatrol.toml:3:17: host.bytes_per_sec: size"},
+		{"host negative", "[[host]]\nmatch = \"a\"\nburst = -1\n", "linkpatrol.toml:3:9: host 1 (linkpatrol.toml:1) burst: -1 is negative"},
+		{"host nothing set", "[[host]]\nmatch = \"a\"\n", "linkpatrol.toml:1:3: host 1 (linkpatrol.toml:1): a [[host]] sets no politeness setting"},
+		{"second rule, inline", "rule = [{ host = \"a\" }, { regex = \"(\" }]\n", "linkpatrol.toml:1:35: rule 2 (linkpatrol.toml:1) regex: "},
+		{"table under array table", "[[rule]]\nhost = \"a\"\n[[rule]]\nhost = \"b\"\n[rule.headers]\n\"X Y\" = \"1\"\n", "linkpatrol.toml:6:9: rule 2 (linkpatrol.toml:3) headers.X Y: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfig("linkpatrol.toml", []byte(tt.doc), env)
+			if err == nil {
+				t.Fatalf("no error; want %q", tt.want)
+			}
+			if !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("error\n  %v\nwant it to start with\n  %s", err, tt.want)
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Errorf("%T is not a *ConfigError", err)
+			}
+		})
+	}
+}
+
+func TestConfigReportsAllUnknownKeys(t *testing.T) {
+	_, err := ParseConfig("c.toml", []byte("a = 1\nb = 2\n"), noEnv)
+	if err == nil || err.Error() != "c.toml:1:1: unknown key a\nc.toml:2:1: unknown key b" {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestConfigValues(t *testing.T) {
+	doc := `start = ["https://example.com/", "public/"]
+report_after = "36h"
+max_size = 4096
+drop_params = []
+
+[recheck]
+broken = "2h"
+
+[[rule]]
+host = "staging.example.com"
+headers = { "X-Token" = "${TOKEN}" }
+cookies = { session = "abc" }
+user = "audit"
+password = "${PASS}"
+`
+	env := map[string]string{"TOKEN": "t0k3n", "PASS": "hunter2"}
+	f, err := ParseConfig("c.toml", []byte(doc), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.ReportAfter != (ReportAfter{Duration: 36 * time.Hour}) || f.MaxSize != 4096 || f.Recheck.Broken != 2*time.Hour {
+		t.Errorf("values: %+v", f)
+	}
+	if f.Config.DropParams == nil || len(f.Config.DropParams) != 0 {
+		t.Errorf("drop_params = [] gave %#v, want an empty list", f.Config.DropParams)
+	}
+	for key, want := range map[string]bool{"start": true, "report_after": true, "recheck": true, "recheck.broken": true, "recheck.ok": false, "timeout": false} {
+		if f.IsSet(key) != want {
+			t.Errorf("IsSet(%q) = %v", key, !want)
+		}
+	}
+	if err := f.Errorf("report_after", "not with --only-new"); err.Error() != "c.toml:2:16: not with --only-new" {
+		t.Errorf("Errorf: %v", err)
+	}
+	f.Config.Start = []string{"https://example.com/"}
+	e, err := New(f.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := e.Decide(mustParse(t, "https://staging.example.com/")).Policy
+	if p.Header.Get("X-Token") != "t0k3n" || p.Header.Get("Cookie") != "session=abc" || p.User != "audit" || p.Password != "hunter2" {
+		t.Errorf("policy: %+v", p)
+	}
+	s := p.String()
+	for _, secret := range []string{"t0k3n", "hunter2", "abc"} {
+		if strings.Contains(s, secret) {
+			t.Errorf("Policy.String shows a secret: %s", s)
+		}
+	}
+	if want := "header Cookie: <redacted>; header X-Token: <from $TOKEN>; basic auth audit:<redacted>"; s != want {
+		t.Errorf("Policy.String() = %q, want %q", s, want)
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "linkpatrol.toml")
+	if err := os.WriteFile(path, []byte("concurrency = 3\n\n[[rule]]\nregex = \"(\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadConfig(path)
+	if err == nil || !strings.HasPrefix(err.Error(), path+":4:9: ") {
+		t.Errorf("LoadConfig error = %v, want one at %s:4:9", err, path)
+	}
+	if _, err := LoadConfig(filepath.Join(t.TempDir(), "missing.toml")); err == nil {
+		t.Error("a missing file loaded")
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"30s", 30 * time.Second, true},
+		{"1h30m", 90 * time.Minute, true},
+		{"7d", 7 * 24 * time.Hour, true},
+		{"2w", 14 * 24 * time.Hour, true},
+		{"1d12h", 36 * time.Hour, true},
+		{"0.5d", 12 * time.Hour, true},
+		{"0", 0, true},
+		{"-1h", 0, false},
+		{"7 days", 0, false},
+		{"d", 0, false},
+		{"", 0, false},
+		{"99999999999999w", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := ParseDuration(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v, ok=%v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+	for d, want := range map[time.Duration]string{
+		7 * 24 * time.Hour: "7d", 36 * time.Hour: "1d12h", 10 * time.Minute: "10m",
+		90 * time.Second: "1m30s", 2 * time.Hour: "2h", 0: "0s",
+	} {
+		if got := formatDuration(d); got != want {
+			t.Errorf("formatDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func TestParseReportAfter(t *testing.T) {
+	for in, want := range map[string]ReportAfter{
+		"3": {Passes: 3}, "36h": {Duration: 36 * time.Hour}, "2d": {Duration: 48 * time.Hour}, "0": {},
+	} {
+		got, err := ParseReportAfter(in)
+		if err != nil || got != want {
+			t.Errorf("ParseReportAfter(%q) = %+v, %v", in, got, err)
+		}
+	}
+	if _, err := ParseReportAfter("soon"); err == nil {
+		t.Error("ParseReportAfter accepted \"soon\"")
+	}
+}
+
+// FuzzParseConfig feeds arbitrary documents to the loader: it must never
+// panic, every error must carry a position, and what loads must compile.
+func FuzzParseConfig(f *testing.F) {
+	f.Add(ExampleConfig())
+	f.Add("[[rule]]\nhost = \"a\"\nregex = \"(\"\n")
+	f.Add("rule = [{ host = \"a\", headers = { X = \"${A}\" } }]\n[aliases]\n\"https://a\" = [\"http://a\"]\n")
+	f.Add("[[host]]\ncidr = \"::1/128\"\nrate = \"1/s\"\n[[rule]]\n[rule.recheck]\nok = \"1d\"\n")
+	f.Fuzz(func(t *testing.T, doc string) {
+		file, err := ParseConfig("f.toml", []byte(doc), func(k string) (string, bool) { return "v", k == "A" })
+		if err != nil {
+			for _, line := range strings.Split(err.Error(), "\n") {
+				if !strings.HasPrefix(line, "f.toml:") {
+					t.Fatalf("error without a position: %q", line)
+				}
+			}
+			return
+		}
+		if _, err := New(file.Config); err != nil {
+			t.Fatalf("loaded, but New fails: %v", err)
+		}
+	})
+}

@@ -1,0 +1,54 @@
+package rules
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestExplainGolden runs a handful of URLs through the example config and
+// compares what explain prints with testdata/explain.golden.
+func TestExplainGolden(t *testing.T) {
+	env := func(k string) (string, bool) { return "s3cret-" + k, true }
+	doc := ExampleConfig() + `
+[[rule]]
+host = "intranet.example.org"
+headers = { "X-Token" = "${INTRANET_TOKEN}" }
+user = "audit"
+password = "${INTRANET_PASSWORD}"
+`
+	// The example ends with a rule for every ftp URL; this one comes
+	// after it and is reached by its host.
+	f, err := ParseConfig("linkpatrol.toml", []byte(doc), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Config.Start = f.Start
+	e, err := New(f.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, u := range []string{
+		"HTTP://WWW.Example.COM:80/docs/./guide/../index.html?utm_source=news&page=2#Install",
+		"https://example.com/private/report.html",
+		"https://cdn.example.com/downloads/2024/q1/report.pdf",
+		"https://t.example.org/go/?url=https%3A%2F%2Fblog.example.com%2F2024%2Fhello%3Ffbclid%3Dx",
+		"https://www.linkedin.com/company/example",
+		"https://intranet.example.org/wiki/",
+		"https://staging.example.com/",
+		"http://10.1.2.3:8080/status",
+		"mailto:webmaster@example.com",
+		"ftp://ftp.example.com/pub/",
+		"not a url",
+	} {
+		if err := e.Explain(u).Write(&b); err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString("\n")
+	}
+	out := b.String()
+	if strings.Contains(out, "s3cret") {
+		t.Errorf("explain prints a secret:\n%s", out)
+	}
+	golden(t, "explain.golden", out)
+}

@@ -1,0 +1,302 @@
+package store
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const (
+	home  = "http://127.0.0.1/"
+	about = "http://127.0.0.1/about"
+	gone  = "http://127.0.0.1/gone"
+	ext   = "https://example.invalid/x"
+)
+
+func TestCommitStoresRecordsAndLinks(t *testing.T) {
+	db := openTemp(t)
+	p := begin(t, db, home)
+	r := page(home, about, ext)
+	r.Links[1].Fragment = "section-2"
+	r.Record.Redirects = []Hop{{URL: "http://127.0.0.1", Status: 301}}
+	commit(t, db, p.ID, r)
+
+	got, ok, err := db.Get(home)
+	want := r.Record
+	want.Pass = p.ID
+	if !ok || err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("Get = %+v, %v, %v;\nwant %+v", got, ok, err, want)
+	}
+	links, err := db.Links(home)
+	if err != nil || !reflect.DeepEqual(links, r.Links) {
+		t.Errorf("Links = %+v, %v; want %+v", links, err, r.Links)
+	}
+	if _, ok, err := db.Get(about); ok || err != nil {
+		t.Errorf("Get of an unresolved URL = %v, %v", ok, err)
+	}
+	if links, err := db.Links(about); links != nil || err != nil {
+		t.Errorf("Links of a page without links = %v, %v", links, err)
+	}
+	if got := frontierURLs(t, db); !reflect.DeepEqual(got, []string{about, ext}) {
+		t.Errorf("frontier = %q, want the two targets", got)
+	}
+}
+
+func TestCommitFrontier(t *testing.T) {
+	tests := []struct {
+		name  string
+		batch []Result
+		want  []string // frontier after the batch; home was the seed
+	}{
+		{"enqueued then done in one batch", []Result{page(home, about), checked(about, VerdictOK, 200)}, nil},
+		{"done then enqueued in one batch", []Result{checked(about, VerdictOK, 200), page(home, about)}, nil},
+		{"enqueued twice", []Result{page(home, about, about)}, []string{about}},
+		{"done without links", []Result{checked(home, VerdictBroken, 404)}, nil},
+		{"page links to itself", []Result{page(home, home, about)}, []string{about}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := openTemp(t)
+			p := begin(t, db, home)
+			commit(t, db, p.ID, tt.batch...)
+			if got := frontierURLs(t, db); !slices.Equal(got, tt.want) {
+				t.Errorf("frontier = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCommitKeepsTheFirstQueuedTask(t *testing.T) {
+	db := openTemp(t)
+	p := begin(t, db, home)
+	first := page(home, about)
+	second := page("http://127.0.0.1/deep", about)
+	second.Enqueue[0].Depth = 7
+	commit(t, db, p.ID, first)
+	commit(t, db, p.ID, second)
+	tasks, err := db.Frontier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []Task{{URL: about, Action: "check", Depth: 1}}; !reflect.DeepEqual(tasks, want) {
+		t.Errorf("frontier = %+v, want %+v", tasks, want)
+	}
+}
+
+func TestCommitQueuesURLsResolvedInEarlierPasses(t *testing.T) {
+	db := openTemp(t)
+	p1 := begin(t, db, home)
+	commit(t, db, p1.ID, page(home, about), checked(about, VerdictOK, 200))
+	finish(t, db, p1, PassComplete)
+
+	p2 := begin(t, db, home)
+	commit(t, db, p2.ID, page(home, about))
+	if got := frontierURLs(t, db); !slices.Equal(got, []string{about}) {
+		t.Errorf("frontier = %q; a URL resolved in pass 1 must be queued again in pass 2", got)
+	}
+}
+
+func TestCommitLinks(t *testing.T) {
+	tests := []struct {
+		name   string
+		second Result
+		want   []string // targets of home's stored links after the second commit
+	}{
+		{"SetLinks false keeps the old links", Result{Record: record(home)}, []string{about, gone}},
+		{"SetLinks replaces them", page(home, ext), []string{ext}},
+		{"SetLinks with none deletes them", Result{Record: record(home), SetLinks: true}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := openTemp(t)
+			p := begin(t, db, home)
+			commit(t, db, p.ID, page(home, about, gone))
+			commit(t, db, p.ID, tt.second)
+			links, err := db.Links(home)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, l := range links {
+				got = append(got, l.URL)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("links = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCommitRejects(t *testing.T) {
+	long := home + strings.Repeat("x", MaxURLLength)
+	wrongPass := page(home, about)
+	wrongPass.Record.Pass = 99
+	tests := []struct {
+		name  string
+		pass  uint64 // 0: the open pass
+		batch []Result
+	}{
+		{"a pass that is not open", 42, []Result{page(home)}},
+		{"pass zero", 0, nil},
+		{"a record of another pass", 0, []Result{wrongPass}},
+		{"an empty URL", 0, []Result{page("")}},
+		{"a URL too long for a key", 0, []Result{page(long)}},
+		{"a task with a URL too long", 0, []Result{page(home, long)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := openTemp(t)
+			p := begin(t, db, home)
+			pass := tt.pass
+			if pass == 0 && tt.name != "pass zero" {
+				pass = p.ID
+			}
+			// A good result first: a refused batch must not leave it behind.
+			batch := append([]Result{page(about, gone)}, tt.batch...)
+			if err := db.Commit(pass, batch); err == nil {
+				t.Fatal("Commit succeeded")
+			}
+			if _, ok, _ := db.Get(about); ok {
+				t.Error("a refused batch wrote its first record")
+			}
+			if got := frontierURLs(t, db); !slices.Equal(got, []string{home}) {
+				t.Errorf("a refused batch changed the frontier: %q", got)
+			}
+		})
+	}
+}
+
+func TestCommitToAClosedPassFails(t *testing.T) {
+	db := openTemp(t)
+	p := begin(t, db, home)
+	finish(t, db, p, PassComplete)
+	if err := db.Commit(p.ID, []Result{page(home)}); err == nil {
+		t.Error("Commit to a complete pass succeeded")
+	}
+}
+
+// twoPasses leaves pass 1 complete with home, about and gone, and pass 2
+// open having re-resolved home (now linking to ext and about) and ext.
+func twoPasses(t *testing.T) (*DB, Pass, Pass) {
+	t.Helper()
+	db := openTemp(t)
+	p1 := begin(t, db, home)
+	commit(t, db, p1.ID, page(home, about, gone), page(about, home), checked(gone, VerdictBroken, 404))
+	p1 = finish(t, db, p1, PassComplete)
+	p2 := begin(t, db, home)
+	commit(t, db, p2.ID, page(home, ext, about), checked(ext, VerdictOK, 200))
+	return db, p1, p2
+}
+
+func TestScansFilterByPass(t *testing.T) {
+	db, p1, p2 := twoPasses(t)
+	tests := []struct {
+		pass      uint64
+		records   []string
+		pageLinks map[string][]string
+	}{
+		{p1.ID, []string{about, gone}, map[string][]string{about: {home}}},
+		{p2.ID, []string{home, ext}, map[string][]string{home: {ext, about}}},
+		{99, nil, map[string][]string{}},
+	}
+	for _, tt := range tests {
+		var recs []string
+		err := db.Records(tt.pass, func(r *URLRecord) error {
+			if r.Pass != tt.pass {
+				t.Errorf("Records(%d) gave a record of pass %d", tt.pass, r.Pass)
+			}
+			recs = append(recs, r.URL)
+			return nil
+		})
+		if err != nil || !slices.Equal(recs, tt.records) {
+			t.Errorf("Records(%d) = %q, %v; want %q", tt.pass, recs, err, tt.records)
+		}
+		if got := resolved(t, db, tt.pass); !slices.Equal(got, tt.records) {
+			t.Errorf("ResolvedIn(%d) = %q, want %q", tt.pass, got, tt.records)
+		}
+		pages := map[string][]string{}
+		err = db.PageLinks(tt.pass, func(pg *URLRecord, links []Link) error {
+			if pg.Pass != tt.pass || !pg.Parsed {
+				t.Errorf("PageLinks(%d) gave page %+v", tt.pass, pg)
+			}
+			for _, l := range links {
+				pages[pg.URL] = append(pages[pg.URL], l.URL)
+			}
+			return nil
+		})
+		if err != nil || !reflect.DeepEqual(pages, tt.pageLinks) {
+			t.Errorf("PageLinks(%d) = %q, %v; want %q", tt.pass, pages, err, tt.pageLinks)
+		}
+	}
+}
+
+func TestScanCallbacks(t *testing.T) {
+	db, _, p2 := twoPasses(t)
+	stop := errors.New("stop")
+	scans := map[string]func(func() error) error{
+		"Records": func(fn func() error) error { return db.Records(p2.ID, func(*URLRecord) error { return fn() }) },
+		"PageLinks": func(fn func() error) error {
+			return db.PageLinks(p2.ID, func(*URLRecord, []Link) error { return fn() })
+		},
+		"ResolvedIn": func(fn func() error) error { return db.ResolvedIn(p2.ID, func(string) error { return fn() }) },
+		"ForEachHostState": func(fn func() error) error {
+			return db.ForEachHostState(func(string, []byte) error { return fn() })
+		},
+	}
+	if err := db.PutHostState("127.0.0.1", []byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	for name, scan := range scans {
+		calls := 0
+		if err := scan(func() error { calls++; return stop }); !errors.Is(err, stop) || calls != 1 {
+			t.Errorf("%s: a callback error gave %v after %d calls; want it back after 1", name, err, calls)
+		}
+		// A panic in the callback is the caller's: it must come out as it
+		// went in, not be reported as a damaged file.
+		func() {
+			defer func() {
+				if r := recover(); r != "callback bug" {
+					t.Errorf("%s: recovered %v, want the callback's own panic", name, r)
+				}
+			}()
+			_ = scan(func() error { panic("callback bug") })
+		}()
+		if _, _, err := db.OpenPass(); err != nil {
+			t.Errorf("%s: the database is unusable after a callback panicked: %v", name, err)
+		}
+	}
+}
+
+func TestHostState(t *testing.T) {
+	db := openTemp(t)
+	if _, ok, err := db.HostState("a.example"); ok || err != nil {
+		t.Errorf("HostState of an unknown host = %v, %v", ok, err)
+	}
+	v := []byte("paused until 10:00")
+	for _, h := range []string{"b.example", "a.example"} {
+		if err := db.PutHostState(h, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v[0] = 'X' // the store must not keep the caller's slice
+	got, ok, err := db.HostState("a.example")
+	if !ok || err != nil || string(got) != "paused until 10:00" {
+		t.Errorf("HostState = %q, %v, %v", got, ok, err)
+	}
+	if err := db.PutHostState("b.example", nil); err != nil {
+		t.Fatal(err)
+	}
+	var hosts []string
+	err = db.ForEachHostState(func(h string, v []byte) error {
+		hosts = append(hosts, h+"="+string(v))
+		return nil
+	})
+	if err != nil || !slices.Equal(hosts, []string{"a.example=paused until 10:00"}) {
+		t.Errorf("ForEachHostState = %q, %v; an empty Put should have forgotten b.example", hosts, err)
+	}
+	if err := db.PutHostState("", v); err == nil {
+		t.Error("PutHostState with an empty host succeeded")
+	}
+}

@@ -1,0 +1,199 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// history stores five passes: 1 complete (home, about, gone), 2 complete
+// (home, about), 3 abandoned (about), 4 complete (home), 5 open (ext).
+func history(t *testing.T, db *DB) {
+	t.Helper()
+	steps := []struct {
+		state   PassState
+		results []Result
+	}{
+		{PassComplete, []Result{page(home, about, gone), page(about), checked(gone, VerdictBroken, 404)}},
+		{PassComplete, []Result{page(home, about), page(about)}},
+		{PassAbandoned, []Result{page(about, ext)}},
+		{PassComplete, []Result{page(home)}},
+		{PassRunning, []Result{checked(ext, VerdictOK, 200)}},
+	}
+	for _, s := range steps {
+		p := begin(t, db, home)
+		commit(t, db, p.ID, s.results...)
+		if s.state != PassRunning {
+			finish(t, db, p, s.state)
+		}
+	}
+}
+
+func TestPrune(t *testing.T) {
+	tests := []struct {
+		keep       int
+		want       PruneStats
+		passesLeft []uint64
+		urlsLeft   []string
+	}{
+		{keep: 3, want: PruneStats{}, passesLeft: []uint64{1, 2, 3, 4, 5}, urlsLeft: []string{about, ext, gone, home}},
+		{keep: 5, want: PruneStats{}, passesLeft: []uint64{1, 2, 3, 4, 5}, urlsLeft: []string{about, ext, gone, home}},
+		// Pass 1 goes, and gone, last resolved in it.
+		{keep: 2, want: PruneStats{Passes: 1, URLs: 1}, passesLeft: []uint64{2, 3, 4, 5}, urlsLeft: []string{about, ext, home}},
+		// Passes 1-3 go, and about, last resolved (with its link) in pass 3.
+		{keep: 1, want: PruneStats{Passes: 3, URLs: 2, LinkLists: 1, Links: 1}, passesLeft: []uint64{4, 5}, urlsLeft: []string{ext, home}},
+	}
+	for _, tt := range tests {
+		for _, chunk := range []int{1, defaultPruneChunk} {
+			db := openTemp(t)
+			db.pruneChunk = chunk
+			history(t, db)
+			st, err := db.Prune(tt.keep)
+			if err != nil || st != tt.want {
+				t.Errorf("Prune(%d) (chunk %d) = %+v, %v; want %+v", tt.keep, chunk, st, err, tt.want)
+			}
+			var passes []uint64
+			for id := uint64(1); id <= 5; id++ {
+				if _, err := db.Pass(id); err == nil {
+					passes = append(passes, id)
+				} else if !errors.Is(err, ErrNoPass) {
+					t.Fatal(err)
+				}
+			}
+			if !slices.Equal(passes, tt.passesLeft) {
+				t.Errorf("Prune(%d): passes left %v, want %v", tt.keep, passes, tt.passesLeft)
+			}
+			var urls []string
+			for id := uint64(1); id <= 5; id++ {
+				urls = append(urls, resolved(t, db, id)...)
+			}
+			slices.Sort(urls)
+			slices.Sort(tt.urlsLeft)
+			if !slices.Equal(urls, tt.urlsLeft) {
+				t.Errorf("Prune(%d): URLs left %q, want %q", tt.keep, urls, tt.urlsLeft)
+			}
+			for _, u := range []string{about, gone} {
+				if !slices.Contains(urls, u) {
+					if links, _ := db.Links(u); links != nil {
+						t.Errorf("Prune(%d): the links of pruned %s remain", tt.keep, u)
+					}
+				}
+			}
+			if got, ok, _ := db.OpenPass(); !ok || got.ID != 5 {
+				t.Errorf("Prune(%d) touched the open pass: %+v, %v", tt.keep, got, ok)
+			}
+		}
+	}
+}
+
+func TestPruneRejectsKeepZero(t *testing.T) {
+	db := openTemp(t)
+	history(t, db)
+	if _, err := db.Prune(0); err == nil {
+		t.Error("Prune(0) succeeded")
+	}
+}
+
+// bloated returns a database whose first pass, 3,000 pages with 20 links,
+// has been pruned away, leaving most of the file free.
+func bloated(t *testing.T) (*DB, Pass) {
+	t.Helper()
+	db := openTemp(t)
+	p := begin(t, db, home)
+	results := make([]Result, 0, 500)
+	for i := range 3000 {
+		results = append(results, sitePage(i, 20))
+		if len(results) == cap(results) {
+			commit(t, db, p.ID, results...)
+			results = results[:0]
+		}
+	}
+	finish(t, db, p, PassComplete)
+	p2 := begin(t, db, home)
+	commit(t, db, p2.ID, page(home, about))
+	p2 = finish(t, db, p2, PassComplete)
+	if _, err := db.Prune(1); err != nil {
+		t.Fatal(err)
+	}
+	return db, p2
+}
+
+func TestCompact(t *testing.T) {
+	db, p2 := bloated(t)
+	path := db.Path()
+	before, after, err := db.Compact(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after >= before/2 || after != db.Size() {
+		t.Errorf("Compact: %d -> %d bytes (Size %d); most of the file was free", before, after, db.Size())
+	}
+	if got := resolved(t, db, p2.ID); !slices.Equal(got, []string{home}) {
+		t.Errorf("after Compact the pass resolved %q", got)
+	}
+	if links, err := db.Links(home); err != nil || len(links) != 1 || links[0].URL != about {
+		t.Errorf("after Compact Links = %+v, %v", links, err)
+	}
+	// The lock moved to the new file with it.
+	if _, err := Open(path, Options{Timeout: 50 * time.Millisecond}); !errors.Is(err, ErrLocked) {
+		t.Errorf("Open during the compacted DB's life: err = %v, want ErrLocked", err)
+	}
+	p3 := begin(t, db, home)
+	commit(t, db, p3.ID, page(home, ext))
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+		t.Errorf("Compact left files behind: %v", entries)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openAt(t, path)
+	if got := resolved(t, db, p3.ID); !slices.Equal(got, []string{home}) {
+		t.Errorf("after reopening the compacted file, pass 3 resolved %q", got)
+	}
+
+	// Done once, a second compaction is not worth it.
+	before, after, err = db.Compact(context.Background())
+	if err != nil || before != after {
+		t.Errorf("second Compact = %d, %d, %v; want no rewrite", before, after, err)
+	}
+}
+
+func TestCompactCancelled(t *testing.T) {
+	db, p2 := bloated(t)
+	info, err := os.Stat(db.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := db.Compact(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Compact with a cancelled context: err = %v", err)
+	}
+	now, err := os.Stat(db.Path())
+	if err != nil || !os.SameFile(info, now) {
+		t.Error("a cancelled Compact replaced the file")
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(db.Path())); len(entries) != 1 {
+		t.Errorf("a cancelled Compact left files behind: %v", entries)
+	}
+	if got := resolved(t, db, p2.ID); !slices.Equal(got, []string{home}) {
+		t.Errorf("after a cancelled Compact the pass resolved %q", got)
+	}
+}
+
+func TestCompactSmallFileIsLeftAlone(t *testing.T) {
+	db := openTemp(t)
+	history(t, db)
+	info, _ := os.Stat(db.Path())
+	before, after, err := db.Compact(context.Background())
+	if err != nil || before != after || before != info.Size() {
+		t.Errorf("Compact = %d, %d, %v; want no rewrite of a %d-byte file", before, after, err, info.Size())
+	}
+	if now, _ := os.Stat(db.Path()); !os.SameFile(info, now) {
+		t.Error("Compact replaced a file it had nothing to gain from")
+	}
+}
