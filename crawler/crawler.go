@@ -53,9 +53,9 @@ type Config struct {
 	// HostSettings are the throttle settings of a host, for the crawler's
 	// own questions (does it obey robots.txt?); the throttle has the same.
 	HostSettings func(host string) throttle.Settings
-	Transport     http.RoundTripper
-	Logger        *slog.Logger
-	Now           func() time.Time
+	Transport    http.RoundTripper
+	Logger       *slog.Logger
+	Now          func() time.Time
 }
 
 func (c *Config) setDefaults() {

@@ -14,14 +14,14 @@ import (
 // dispatcher staged it, the throttle's permit for its first request.
 type task struct {
 	store.Task
-	host    string
-	permit  *throttle.Permit
-	attempt int    // retries so far (after 429/503/timeouts the throttle allows retrying)
+	host       string
+	permit     *throttle.Permit
+	attempt    int              // retries so far (after 429/503/timeouts the throttle allows retrying)
 	prev       *store.URLRecord // what an earlier pass (or run) recorded
 	prevLoaded bool             // prev was read when staged
 	fresh      bool             // prev is young enough to reuse without a request
 	robotsOK   bool             // the discoverer found robots.txt allows it
-	robots  string // when set, this is not a URL of the pass but the robots.txt fetch for this host
+	robots     string           // when set, this is not a URL of the pass but the robots.txt fetch for this host
 }
 
 // target is a URL a page links to, already decided by the rules.
