@@ -37,7 +37,7 @@ type Config struct {
 	// matching URL is replaced by the target in param.
 	Unwrap []string
 	// DropParams are globs of query (and ;path) parameter names dropped
-	// before dedupe. Nil means DefaultDropParams; empty drops none.
+	// before dedupe. Nil means DefaultDropParams(); empty drops none.
 	DropParams []string
 	// Aliases maps a canonical origin ("https://example.com") to origins
 	// that serve the same site and are folded into it.
@@ -176,6 +176,14 @@ func New(cfg Config) (*Engine, error) {
 	if err := e.compileRewrites(cfg); err != nil {
 		return nil, err
 	}
+	// A start URL that a rewrite moves (an alias to another origin, say)
+	// is still the start: its new form and origin count as well.
+	for _, s := range slices.Sorted(maps.Keys(e.starts)) {
+		u, _ := url.Parse(s)
+		if r := e.rw.apply(u, nil).String(); r != s {
+			_ = e.addStart(r)
+		}
+	}
 	for i, h := range cfg.Hosts {
 		c, err := compileHostRule(h, i+1)
 		if err != nil {
@@ -252,7 +260,7 @@ func (e *Engine) compileRewrites(cfg Config) error {
 	}
 	drop := cfg.DropParams
 	if drop == nil {
-		drop = DefaultDropParams
+		drop = DefaultDropParams()
 	}
 	for i, g := range drop {
 		re, err := compileGlob(strings.ToLower(strings.TrimSpace(g)), 0)

@@ -8,15 +8,17 @@ import (
 	"strings"
 )
 
-// DefaultDropParams are the query (and ;path) parameters dropped before
-// dedupe when the configuration names none: click trackers, campaign tags
-// and session ids, which change the URL but not the resource. Globs,
-// matched without regard to case.
-var DefaultDropParams = []string{
-	"utm_*", "fbclid", "gclid", "gclsrc", "dclid", "gbraid", "wbraid", "msclkid",
-	"yclid", "twclid", "ttclid", "li_fat_id", "igshid", "mc_cid", "mc_eid",
-	"_ga", "_gl", "_hsenc", "_hsmi", "__hssc", "__hstc", "__hsfp", "mkt_tok",
-	"jsessionid", "phpsessid", "aspsessionid*", "sessionid", "session_id", "cfid", "cftoken",
+// DefaultDropParams returns the query (and ;path) parameters dropped
+// before dedupe when the configuration names none: click trackers,
+// campaign tags and session ids, which change the URL but not the
+// resource. Globs, matched without regard to case.
+func DefaultDropParams() []string {
+	return []string{
+		"utm_*", "fbclid", "gclid", "gclsrc", "dclid", "gbraid", "wbraid", "msclkid",
+		"yclid", "twclid", "ttclid", "li_fat_id", "igshid", "mc_cid", "mc_eid",
+		"_ga", "_gl", "_hsenc", "_hsmi", "__hssc", "__hstc", "__hsfp", "mkt_tok",
+		"jsessionid", "phpsessid", "aspsessionid*", "sessionid", "session_id", "cfid", "cftoken",
+	}
 }
 
 // Step is one rewrite that changed a URL, for explain.

@@ -170,3 +170,18 @@ func FuzzRewrite(f *testing.F) {
 		}
 	})
 }
+
+func TestStartURLMovedByAlias(t *testing.T) {
+	e, err := New(Config{
+		Start:   []string{"https://example.net/"},
+		Aliases: map[string][]string{"https://example.com": {"https://example.net"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]Action{"https://example.net/": Parse, "https://example.net/a": Parse, "https://example.com/b": Parse, "https://other.example/": Check} {
+		if d := e.Decide(mustParse(t, in)); d.Action != want {
+			t.Errorf("%s: %s by %s, want %s", in, d.Action, d.Rule, want)
+		}
+	}
+}

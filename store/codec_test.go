@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -277,81 +276,6 @@ func FuzzDecodeTask(f *testing.F) {
 		}
 		if again, err := decodeTask("k", appendTask(nil, &tk)); err != nil || again != tk {
 			t.Fatalf("re-encoding changed the task: %+v, %v; want %+v", again, err, tk)
-		}
-	})
-}
-
-// The benchmarks below are how the encoding was chosen (see doc.go): JSON
-// against the binary codec for a record and for link lists of typical sizes.
-
-func BenchmarkCodec(b *testing.B) {
-	rec := sitePage(42, 20).Record
-	rec.FinalURL = rec.URL
-	rec.LastModified = t0.Format(time.RFC1123)
-	for _, n := range []int{20, 100} {
-		links := sitePage(42, n).Links
-		b.Run(fmt.Sprintf("links%d/binary/encode", n), func(b *testing.B) {
-			var v []byte
-			for b.Loop() {
-				v = appendLinks(v[:0], links)
-			}
-			b.ReportMetric(float64(len(v)), "bytes/value")
-		})
-		b.Run(fmt.Sprintf("links%d/binary/decode", n), func(b *testing.B) {
-			v := appendLinks(nil, links)
-			for b.Loop() {
-				if _, err := decodeLinks(v); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		b.Run(fmt.Sprintf("links%d/json/encode", n), func(b *testing.B) {
-			var v []byte
-			for b.Loop() {
-				v, _ = json.Marshal(links)
-			}
-			b.ReportMetric(float64(len(v)), "bytes/value")
-		})
-		b.Run(fmt.Sprintf("links%d/json/decode", n), func(b *testing.B) {
-			v, _ := json.Marshal(links)
-			for b.Loop() {
-				var out []Link
-				if err := json.Unmarshal(v, &out); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-	b.Run("record/binary/encode", func(b *testing.B) {
-		var v []byte
-		for b.Loop() {
-			v, _ = appendRecord(v[:0], &rec)
-		}
-		b.ReportMetric(float64(len(v)), "bytes/value")
-	})
-	b.Run("record/binary/decode", func(b *testing.B) {
-		v, _ := appendRecord(nil, &rec)
-		var out URLRecord
-		for b.Loop() {
-			if err := decodeRecord(rec.URL, v, &out); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("record/json/encode", func(b *testing.B) {
-		var v []byte
-		for b.Loop() {
-			v, _ = json.Marshal(&rec)
-		}
-		b.ReportMetric(float64(len(v)), "bytes/value")
-	})
-	b.Run("record/json/decode", func(b *testing.B) {
-		v, _ := json.Marshal(&rec)
-		for b.Loop() {
-			var out URLRecord
-			if err := json.Unmarshal(v, &out); err != nil {
-				b.Fatal(err)
-			}
 		}
 	})
 }

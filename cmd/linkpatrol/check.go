@@ -45,6 +45,10 @@ type checkOptions struct {
 	commitBatch int
 	commitEvery time.Duration
 	polite      politeFlags
+	noReuse     bool
+	reportAfter report.Threshold
+	onlyNew     bool
+	keepPasses  int
 }
 
 func checkFlags(o *checkOptions) *pflag.FlagSet {
@@ -62,9 +66,15 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.StringArrayVar(&o.include, "include", nil, "only follow URLs matching this `regex` (repeatable)")
 	fs.StringArrayVar(&o.exclude, "exclude", nil, "skip URLs matching this `regex` (repeatable)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
-	fs.DurationVar(&o.recheck.OK, "recheck-ok", 0, "reuse a good result younger than this instead of fetching again (0 = always fetch)")
-	fs.DurationVar(&o.recheck.Broken, "recheck-broken", 0, "reuse a broken result younger than this")
-	fs.DurationVar(&o.recheck.Unverifiable, "recheck-unverifiable", 0, "reuse an unverifiable result younger than this")
+	// 20h rather than a full day: a nightly cron pass then refetches what
+	// the previous night fetched, while a second run the same day reuses it.
+	fs.DurationVar(&o.recheck.OK, "recheck-ok", 20*time.Hour, "reuse a good result younger than this instead of fetching it again (0 = always fetch)")
+	fs.DurationVar(&o.recheck.Broken, "recheck-broken", 3*time.Hour, "reuse a broken result younger than this")
+	fs.DurationVar(&o.recheck.Unverifiable, "recheck-unverifiable", 20*time.Hour, "reuse an unverifiable result younger than this")
+	fs.BoolVar(&o.noReuse, "no-reuse", false, "fetch everything again, ignoring the recheck intervals (conditional requests are still used)")
+	fs.Var(&o.reportAfter, "report-after", "keep a problem out of the report until it has lasted this long (36h, 2d) or this many passes (3); it is still recorded and counted")
+	fs.BoolVar(&o.onlyNew, "only-new", false, "report only problems that are new since the last complete pass (the exit code follows)")
+	fs.IntVar(&o.keepPasses, "keep-passes", 10, "complete passes kept in the database; older data is pruned")
 	fs.DurationVar(&o.ghost, "ghost", 7*24*time.Hour, "follow the old links of a page that fails now but was good within this")
 	o.polite.register(fs)
 	fs.IntVar(&o.commitBatch, "commit-batch", 1000, "results committed to the database in one transaction, at most")
@@ -123,6 +133,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if ua == "" {
 		ua = "linkpatrol/" + version + " (+https://github.com/linkpatrol/linkpatrol)"
 	}
+	if o.noReuse {
+		o.recheck = rules.Recheck{}
+	}
 	th, hostSettings := newThrottle(engine, ua, globalBPS)
 	c := crawler.New(crawler.Config{
 		Throttle:      th,
@@ -157,8 +170,13 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if runErr != nil {
 		return exitUsage, fmt.Errorf("pass %d: %w (what was committed is kept; run again to resume)", pass.ID, runErr)
 	}
+	if outcome.Complete {
+		if err := housekeeping(ctx, db, o.keepPasses); err != nil {
+			return exitUsage, err
+		}
+	}
 
-	rep, err := report.Build(db, pass.ID, report.Options{All: o.all, Now: time.Now()})
+	rep, err := report.Build(db, pass.ID, report.Options{All: o.all, Now: time.Now(), ReportAfter: o.reportAfter, OnlyNew: o.onlyNew})
 	if err != nil {
 		return exitUsage, err
 	}
@@ -172,6 +190,22 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		return exitProblems, nil
 	}
 	return exitOK, nil
+}
+
+// housekeeping keeps the database from growing night after night: old
+// passes and the URLs only they saw are pruned, and the file is compacted
+// when enough of it has become free space.
+func housekeeping(ctx context.Context, db *store.DB, keep int) error {
+	if keep <= 0 {
+		return nil
+	}
+	if _, err := db.Prune(keep); err != nil {
+		return fmt.Errorf("prune %s: %w", db.Path(), err)
+	}
+	if _, _, err := db.Compact(ctx); err != nil {
+		return fmt.Errorf("compact %s: %w", db.Path(), err)
+	}
+	return nil
 }
 
 // startURLs turns the arguments into canonical start URLs. A directory is

@@ -13,9 +13,9 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
@@ -403,14 +403,18 @@ func writeSummaryStats(w io.Writer, rep *report.Report, hosts []throttle.HostSta
 		return cmp.Or(cmp.Compare(b.Requests, a.Requests), strings.Compare(a.Key, b.Key))
 	})
 	const rows = 20
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "HOST\tREQUESTS\tBYTES\tWAITED\tLATENCY\tPROBLEMS\t")
-	for _, h := range busiest[:min(rows, len(busiest))] {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t\n", h.Key, h.Requests, humanBytes(h.Bytes),
-			roundDuration(h.Waited+h.ReadWait), roundDuration(h.Latency), problems[h.Key])
+	shown, rest := busiest[:min(rows, len(busiest))], busiest[min(rows, len(busiest)):]
+	width := len("HOST")
+	for _, h := range shown {
+		width = max(width, len(h.Key))
 	}
-	tw.Flush()
-	if rest := busiest[min(rows, len(busiest)):]; len(rest) > 0 {
+	const row = "%-*s  %8s  %8s  %7s  %7s  %8s\n"
+	fmt.Fprintf(w, row, width, "HOST", "REQUESTS", "BYTES", "WAITED", "LATENCY", "PROBLEMS")
+	for _, h := range shown {
+		fmt.Fprintf(w, row, width, h.Key, strconv.FormatInt(h.Requests, 10), humanBytes(h.Bytes),
+			roundDuration(h.Waited+h.ReadWait), roundDuration(h.Latency), strconv.Itoa(problems[h.Key]))
+	}
+	if len(rest) > 0 {
 		var n int64
 		for _, h := range rest {
 			n += h.Requests
@@ -460,7 +464,9 @@ func hostOf(rawURL string) string {
 	if err != nil {
 		return ""
 	}
-	return strings.ToLower(u.Hostname())
+	// The crawler asks the throttle by the URL's host as written, port
+	// included, so that is what HostStats.Hosts holds.
+	return strings.ToLower(u.Host)
 }
 
 // roundDuration keeps two significant units at most, which is all a person

@@ -61,6 +61,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.site.PageBytes, "page-bytes", 6000, "approximate size of a page")
 	fs.Int64Var(&c.site.Seed, "seed", 1, "seed of the generated links and text")
 	fs.DurationVar(&c.site.Latency, "latency", 0, "delay added to every response, e.g. 20ms")
+	fs.BoolVar(&c.site.ETags, "etags", false, "send ETags and answer If-None-Match with 304")
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "loopback address to serve the site on (port 0 picks a free one)")
 	fs.StringVar(&c.externalAddr, "external-addr", "", "loopback address of a second, \"external\" site every page links to once")
 	if err := fs.Parse(args); err != nil {

@@ -2,6 +2,7 @@ package crawltest
 
 import (
 	"bytes"
+	"hash/fnv"
 	"net/http"
 	"strconv"
 	"strings"
@@ -37,6 +38,10 @@ type SiteOptions struct {
 	Seed int64
 	// PageBytes pads each page with text to roughly this size. Default 6000.
 	PageBytes int
+	// ETags makes every 200 answer carry an ETag (a hash of its body) and
+	// answers a matching If-None-Match with 304 and no body, as a static
+	// web server does.
+	ETags bool
 }
 
 const (
@@ -137,6 +142,17 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Site) write(w http.ResponseWriter, r *http.Request, status int, contentType string, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", contentType)
+	if s.opt.ETags && status == http.StatusOK {
+		f := fnv.New64a()
+		f.Write(body)
+		etag := `"` + strconv.FormatUint(f.Sum64(), 36) + `"`
+		h.Set("ETag", etag)
+		if r.Header.Get("If-None-Match") == etag {
+			s.counts.notModified.Add(1)
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	if r.Method == http.MethodHead {

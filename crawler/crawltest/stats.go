@@ -21,6 +21,8 @@ type Stats struct {
 	// MaxPerURL is the most requests any one URI received, all methods
 	// together.
 	MaxPerURL int64 `json:"max_per_url"`
+	// NotModified counts the 304 answers to conditional requests (ETags).
+	NotModified int64 `json:"not_modified"`
 }
 
 // Stats returns a snapshot of the counters. Taken while requests are being
@@ -39,6 +41,7 @@ type counters struct {
 	bytes       atomic.Int64
 	inFlight    atomic.Int64
 	maxInFlight atomic.Int64
+	notModified atomic.Int64
 	methods     sync.Map // method → *atomic.Int64
 	uris        sync.Map // request URI → *uriHits
 }
@@ -92,6 +95,7 @@ func (c *counters) snapshot() Stats {
 		Requests:    c.requests.Load(),
 		Bytes:       c.bytes.Load(),
 		MaxInFlight: c.maxInFlight.Load(),
+		NotModified: c.notModified.Load(),
 		ByMethod:    map[string]int64{},
 	}
 	c.methods.Range(func(k, v any) bool {
@@ -114,6 +118,7 @@ func (c *counters) snapshot() Stats {
 func (c *counters) reset() {
 	c.requests.Store(0)
 	c.bytes.Store(0)
+	c.notModified.Store(0)
 	c.maxInFlight.Store(c.inFlight.Load())
 	c.methods.Clear()
 	c.uris.Clear()
