@@ -285,3 +285,11 @@ func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.
 // errStopped marks results of tasks cut short by a stop; they stay in the
 // frontier and are done again on resume.
 var errStopped = errors.New("stopped")
+
+// Hosts is the throttle's view of every host, for a status page or summary.
+func (c *Crawler) Hosts() []throttle.HostStats {
+	if c.cfg.Throttle == nil {
+		return nil
+	}
+	return c.cfg.Throttle.Stats()
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -326,7 +327,8 @@ func linkCount(v []byte) (int, error) {
 }
 
 // decodeLinks decodes a list written by appendLinks. All the URLs of the page
-// are rebuilt in one buffer and share one string, one allocation per page.
+// are rebuilt in one strings.Builder and are substrings of its one string:
+// one allocation for the text of the page rather than one per link.
 func decodeLinks(v []byte) ([]Link, error) {
 	n, err := linkCount(v)
 	if err != nil || n == 0 {
@@ -338,9 +340,10 @@ func decodeLinks(v []byte) ([]Link, error) {
 	links := make([]Link, n)
 	type bounds struct{ start, end int }
 	spans := make([]bounds, n)
-	// Shared prefixes make the text longer than the encoding; three times
-	// covers typical pages without growing.
-	text := make([]byte, 0, 3*len(v))
+	var text strings.Builder
+	// Shared prefixes make the text longer than its encoding; twice the
+	// encoding covers a typical page without growing.
+	text.Grow(2 * len(v))
 	prev := bounds{}
 	for i := range links {
 		shared := d.uvarint()
@@ -349,10 +352,11 @@ func decodeLinks(v []byte) ([]Link, error) {
 			d.fail(errFormat)
 			break
 		}
-		start := len(text)
-		text = append(text, text[prev.start:prev.start+int(shared)]...)
-		text = append(text, suffix...)
-		spans[i] = bounds{start, len(text)}
+		start := text.Len()
+		// String does not copy; an earlier part of the text is appended.
+		text.WriteString(text.String()[prev.start : prev.start+int(shared)])
+		text.Write(suffix)
+		spans[i] = bounds{start, text.Len()}
 		prev = spans[i]
 		links[i].Fragment = d.str()
 		links[i].Line = d.int()
@@ -362,7 +366,7 @@ func decodeLinks(v []byte) ([]Link, error) {
 	if err := d.end(); err != nil {
 		return nil, err
 	}
-	all := string(text)
+	all := text.String()
 	for i := range links {
 		links[i].URL = all[spans[i].start:spans[i].end]
 	}

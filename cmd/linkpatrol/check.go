@@ -49,11 +49,23 @@ type checkOptions struct {
 	reportAfter report.Threshold
 	onlyNew     bool
 	keepPasses  int
+	config      string
+	outputs     []string
+	verbose     int
+	logFormat   string
+	statusAddr  string
+	statusPub   bool
 }
 
 func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
+	fs.StringVar(&o.config, "config", "", "config `file` with rules and settings (default ./linkpatrol.toml when it exists)")
 	fs.StringVar(&o.db, "db", defaultDB, "database `file` that holds every pass")
+	fs.StringArrayVarP(&o.outputs, "output", "o", nil, "also write the report to `FILE`, format from its extension, or FORMAT:FILE (repeatable)")
+	fs.CountVarP(&o.verbose, "verbose", "v", "log what the pass does (-vv: more); a summary per host at the end")
+	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&o.statusAddr, "status-addr", "", "serve a live status page at `HOST:PORT` while the pass runs (loopback only)")
+	fs.BoolVar(&o.statusPub, "status-public", false, "allow --status-addr on a non-loopback address")
 	fs.IntVarP(&o.concurrency, "concurrency", "c", 16, "requests in flight in total")
 	fs.IntVar(&o.perHost, "per-host", 8, "requests in flight to one host")
 	fs.DurationVar(&o.timeout, "timeout", 20*time.Second, "soft timeout of one request; a whole task may take twice this")
@@ -95,19 +107,36 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		}
 		return exitUsage, usageError{err}
 	}
-	if fs.NArg() == 0 {
+	file, err := loadConfig(o.config)
+	if err != nil {
+		return exitUsage, err
+	}
+	if err := mergeConfig(fs, &o, file); err != nil {
+		return exitUsage, err
+	}
+	args = fs.Args()
+	if len(args) == 0 && file != nil {
+		args = file.Start
+	}
+	if len(args) == 0 {
 		fs.Usage()
 		return exitUsage, usagef("check needs at least one start URL or a directory")
 	}
 	if !slices.Contains(report.Formats(), o.format) {
 		return exitUsage, usagef("unknown format %q (choose from %s)", o.format, strings.Join(report.Formats(), ", "))
 	}
-	starts, root, err := startURLs(fs.Args())
+	if _, err := parseOutputs(o.outputs); err != nil {
+		return exitUsage, usageError{err}
+	}
+	log, err := newLogger(stderr, o.verbose, o.logFormat)
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
-	engine, err := rules.New(rules.Config{Start: starts, Include: o.include, Exclude: o.exclude,
-		Hosts: o.polite.hostRules(fs, starts)})
+	starts, root, err := startURLs(args)
+	if err != nil {
+		return exitUsage, usageError{err}
+	}
+	engine, err := rules.New(rulesConfig(file, starts, o.include, o.exclude, o.polite.hostRules(fs, starts)))
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
@@ -121,7 +150,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	}
 	defer db.Close()
 
-	pass, queue, done, err := openPass(db, engine, starts, root, o.newPass)
+	pass, queue, done, err := openPass(db, engine, starts, root, settingsHash(file, &o), o.newPass)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -150,10 +179,22 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		Root:          root,
 		BatchSize:     o.commitBatch,
 		BatchInterval: o.commitEvery,
+		RulesRecheck:  file != nil && rulesSetRecheck(file),
+		Logger:        log,
 	}, engine, db)
+	log.Info("pass", "id", pass.ID, "start", starts, "queued", len(queue), "resumed", len(done) > 0)
 
+	if o.statusAddr != "" {
+		u, stopStatus, err := serveStatus(ctx, o.statusAddr, o.statusPub, pass, c)
+		if err != nil {
+			return exitUsage, usageError{err}
+		}
+		defer stopStatus()
+		fmt.Fprintln(stderr, "status page:", u)
+	}
 	began := time.Now()
-	progressDone := startProgress(stderr, c, o.quiet)
+	// The bar would redraw over log lines on the same stream.
+	progressDone := startProgress(stderr, c, o.quiet || o.verbose > 0)
 	outcome, runErr := c.Run(stop, hard, pass, queue, done)
 	progressDone()
 
@@ -180,8 +221,15 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return exitUsage, err
 	}
-	if err := report.Write(stdout, rep, o.format); err != nil {
+	format := o.format
+	if !fs.Changed("format") && (file == nil || !file.IsSet("format")) {
+		format = "" // text on stdout, unless -o moved the report to files
+	}
+	if err := writeOutputs(stdout, rep, format, o.outputs); err != nil {
 		return exitUsage, fmt.Errorf("write report: %w", err)
+	}
+	if o.verbose > 0 {
+		writeSummaryStats(stderr, rep, c.Hosts())
 	}
 	switch {
 	case !outcome.Complete:
@@ -233,7 +281,7 @@ func startURLs(args []string) (starts []string, root string, err error) {
 
 // openPass resumes the unfinished pass when it has the same start URLs, or
 // begins a new one.
-func openPass(db *store.DB, engine *rules.Engine, starts []string, root string, fresh bool) (store.Pass, []store.Task, map[string]struct{}, error) {
+func openPass(db *store.DB, engine *rules.Engine, starts []string, root, settings string, fresh bool) (store.Pass, []store.Task, map[string]struct{}, error) {
 	open, ok, err := db.OpenPass()
 	if err != nil {
 		return store.Pass{}, nil, nil, usageError{err}
@@ -242,6 +290,10 @@ func openPass(db *store.DB, engine *rules.Engine, starts []string, root string, 
 		if !slices.Equal(open.StartURLs, starts) || open.Root != root {
 			return store.Pass{}, nil, nil, usagef("%s holds an unfinished pass %d of %s; run that again to resume it, add --new-pass to abandon it, or use another --db",
 				db.Path(), open.ID, strings.Join(open.StartURLs, " "))
+		}
+		if open.SettingsHash != "" && open.SettingsHash != settings {
+			return store.Pass{}, nil, nil, usagef("pass %d in %s began with other rules or settings (config file, --include/--exclude, --max-size, --ignore-robots); run it with the same ones to resume, or add --new-pass to start again",
+				open.ID, db.Path())
 		}
 		queue, err := db.Frontier()
 		if err != nil {
@@ -278,7 +330,7 @@ func openPass(db *store.DB, engine *rules.Engine, starts []string, root string, 
 		}
 		seeds = append(seeds, store.Task{URL: d.URL, Action: action.String()})
 	}
-	pass, err := db.BeginPass(store.Pass{StartURLs: starts, Root: root, Started: time.Now()}, seeds)
+	pass, err := db.BeginPass(store.Pass{StartURLs: starts, Root: root, Started: time.Now(), SettingsHash: settings}, seeds)
 	if err != nil {
 		return store.Pass{}, nil, nil, usageError{err}
 	}

@@ -4,22 +4,27 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
 )
 
 func runExplain(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := pflag.NewFlagSet("explain", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var starts, include, exclude []string
+	var o checkOptions
+	var starts []string
+	fs.StringVar(&o.config, "config", "", "config `file` (default ./linkpatrol.toml when it exists)")
+	fs.StringVar(&o.db, "db", defaultDB, "database whose last pass supplies the start URLs when neither --start nor the config does")
 	fs.StringArrayVar(&starts, "start", nil, "start `URL` of the site (repeatable); its host is parsed, others checked")
-	fs.StringArrayVar(&include, "include", nil, "as for check")
-	fs.StringArrayVar(&exclude, "exclude", nil, "as for check")
+	fs.StringArrayVar(&o.include, "include", nil, "as for check")
+	fs.StringArrayVar(&o.exclude, "exclude", nil, "as for check")
+	o.polite.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: linkpatrol explain [flags] URL\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(stderr, "Usage: linkpatrol explain [flags] URL\n\nShows each rewriting step, the canonical URL, the rule that decides it\n(with its file:line), the action, and the politeness settings of its host.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -31,15 +36,44 @@ func runExplain(args []string, stdout, stderr io.Writer) (int, error) {
 		fs.Usage()
 		return exitUsage, usagef("explain takes one URL")
 	}
-	engine, err := rules.New(rules.Config{Start: starts, Include: include, Exclude: exclude})
+	file, err := loadConfig(o.config)
+	if err != nil {
+		return exitUsage, err
+	}
+	if err := mergeConfig(fs, &o, file); err != nil {
+		return exitUsage, err
+	}
+	if len(starts) == 0 && file != nil {
+		starts = file.Start
+	}
+	if len(starts) == 0 {
+		starts = lastStartURLs(o.db)
+	}
+	canonical, _, err := startURLs(starts)
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
-	u, err := url.Parse(fs.Arg(0))
-	if err != nil || !u.IsAbs() {
-		return exitUsage, usagef("%q is not an absolute URL", fs.Arg(0))
+	engine, err := rules.New(rulesConfig(file, canonical, o.include, o.exclude, o.polite.hostRules(fs, canonical)))
+	if err != nil {
+		return exitUsage, usageError{err}
 	}
-	d := engine.Decide(u)
-	fmt.Fprintf(stdout, "url:       %s\ncanonical: %s\naction:    %s\nrule:      %s\n", fs.Arg(0), d.URL, d.Action, d.Rule)
+	if err := engine.Explain(fs.Arg(0)).Write(stdout); err != nil {
+		return exitUsage, fmt.Errorf("write explanation: %w", err)
+	}
 	return exitOK, nil
+}
+
+// lastStartURLs reads the start URLs of the newest pass, if the database
+// exists and is free; explain is a question, so it never waits or fails here.
+func lastStartURLs(path string) []string {
+	db, err := store.Open(path, store.Options{ReadOnly: true, Timeout: 200 * time.Millisecond})
+	if err != nil {
+		return nil
+	}
+	defer db.Close()
+	p, ok, err := db.LastPass()
+	if err != nil || !ok || p.Root != "" {
+		return nil
+	}
+	return p.StartURLs
 }

@@ -40,6 +40,8 @@ Usage:
   linkpatrol check [flags] URL|DIR ...   run or resume a pass, print the problems
   linkpatrol report [flags]              render the last pass again, in any format
   linkpatrol explain [flags] URL         which rule decides this URL, and why
+  linkpatrol config check FILE           validate a config file without crawling
+  linkpatrol config example              print a commented example with every key
   linkpatrol version
 
 Run 'linkpatrol COMMAND --help' for a command's flags.
@@ -65,6 +67,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = runReport(args[1:], stdout, stderr)
 	case "explain":
 		code, err = runExplain(args[1:], stdout, stderr)
+	case "config":
+		code, err = runConfig(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "linkpatrol", version)
 		return exitOK

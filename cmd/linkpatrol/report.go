@@ -21,6 +21,11 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	format := fs.StringP("format", "f", "text", "report format: "+strings.Join(report.Formats(), ", "))
 	all := fs.Bool("all", false, "list every URL seen, not only problems")
 	passID := fs.Uint64("pass", 0, "render this pass (default: the newest)")
+	var outputs []string
+	var reportAfter report.Threshold
+	fs.StringArrayVarP(&outputs, "output", "o", nil, "also write the report to `FILE`, format from its extension, or FORMAT:FILE (repeatable)")
+	fs.Var(&reportAfter, "report-after", "leave out problems younger than this (36h, 2d) or seen in fewer passes (3)")
+	onlyNew := fs.Bool("only-new", false, "only problems that are new since the previous complete pass (the exit code follows)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: linkpatrol report [flags]\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -35,6 +40,9 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	if !slices.Contains(report.Formats(), *format) {
 		return exitUsage, usagef("unknown format %q (choose from %s)", *format, strings.Join(report.Formats(), ", "))
+	}
+	if _, err := parseOutputs(outputs); err != nil {
+		return exitUsage, usageError{err}
 	}
 	// A check holding the file must not make report hang: fail fast.
 	d, err := store.Open(*db, store.Options{ReadOnly: true, Timeout: 500 * time.Millisecond})
@@ -53,11 +61,15 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 		id = last.ID
 	}
-	rep, err := report.Build(d, id, report.Options{All: *all, Now: time.Now()})
+	rep, err := report.Build(d, id, report.Options{All: *all, Now: time.Now(), ReportAfter: reportAfter, OnlyNew: *onlyNew})
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
-	if err := report.Write(stdout, rep, *format); err != nil {
+	f := *format
+	if !fs.Changed("format") {
+		f = ""
+	}
+	if err := writeOutputs(stdout, rep, f, outputs); err != nil {
 		return exitUsage, fmt.Errorf("write report: %w", err)
 	}
 	if rep.HasBroken() {

@@ -90,13 +90,15 @@ func serveStatus(ctx context.Context, addr string, public bool, pass store.Pass,
 		srv.Serve(ln)
 	}()
 	var once sync.Once
+	var unhook func() bool
 	stop = func() {
 		once.Do(func() {
+			unhook()
 			srv.Close()
 			<-served
 		})
 	}
-	context.AfterFunc(ctx, stop)
+	unhook = context.AfterFunc(ctx, stop)
 	return "http://" + ln.Addr().String() + "/", stop, nil
 }
 

@@ -373,3 +373,30 @@ func TestHumanBytesAndDurations(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkStatusPage renders one reload of the page and of its JSON for a
+// pass that has touched 5000 hosts (a site linking out a lot).
+func BenchmarkStatusPage(b *testing.B) {
+	now := time.Date(2026, 3, 1, 2, 0, 0, 0, time.UTC)
+	hosts := make([]throttle.HostStats, 5000)
+	for i := range hosts {
+		key := fmt.Sprintf("host%04d.example:443", i)
+		hosts[i] = throttle.HostStats{Key: key, Hosts: []string{key}, Requests: int64(i), Bytes: int64(i) * 1000, Rate: float64(i % 7),
+			Robots: []throttle.RobotsStatus{{Host: key, Kind: throttle.RobotsRules, Status: 200, Fresh: true, Fetched: now}}}
+	}
+	pass := store.Pass{ID: 1, StartURLs: []string{"https://www.example.org/"}}
+	b.Run("html", func(b *testing.B) {
+		for b.Loop() {
+			if err := statusPage.Execute(io.Discard, newStatusView(buildStatus(pass, time.Minute, crawler.Progress{}, hosts, now))); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("json", func(b *testing.B) {
+		for b.Loop() {
+			if err := json.NewEncoder(io.Discard).Encode(buildStatus(pass, time.Minute, crawler.Progress{}, hosts, now)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

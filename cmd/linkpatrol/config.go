@@ -1,0 +1,150 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/linkpatrol/linkpatrol/report"
+	"github.com/linkpatrol/linkpatrol/rules"
+)
+
+// loadConfig reads --config, or linkpatrol.toml in the working directory
+// when it exists and no --config was given. It returns nil when there is
+// no file to read.
+func loadConfig(path string) (*rules.File, error) {
+	if path == "" {
+		if _, err := os.Stat(rules.DefaultConfigFile); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		path = rules.DefaultConfigFile
+	}
+	f, err := rules.LoadConfig(path)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return f, nil
+}
+
+// mergeConfig fills every option the user did not give as a flag from the
+// config file, so flags win over the file and the file over the defaults.
+func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
+	if f == nil {
+		return nil
+	}
+	take := func(flag, key string, apply func()) {
+		if !flags.Changed(flag) && f.IsSet(key) {
+			apply()
+		}
+	}
+	take("db", "db", func() { o.db = f.DB })
+	take("concurrency", "concurrency", func() { o.concurrency = f.Concurrency })
+	take("per-host", "per_host", func() { o.perHost = f.PerHost })
+	take("timeout", "timeout", func() { o.timeout = f.Timeout })
+	take("max-size", "max_size", func() { o.maxSize = f.MaxSize })
+	take("max-time", "max_time", func() { o.maxTime = f.MaxTime })
+	take("user-agent", "user_agent", func() { o.userAgent = f.UserAgent })
+	take("format", "format", func() { o.format = f.Format })
+	take("output", "output", func() { o.outputs = f.Output })
+	take("all", "all", func() { o.all = f.All })
+	take("quiet", "quiet", func() { o.quiet = f.Quiet })
+	take("recheck-ok", "recheck.ok", func() { o.recheck.OK = f.Recheck.OK })
+	take("recheck-broken", "recheck.broken", func() { o.recheck.Broken = f.Recheck.Broken })
+	take("recheck-unverifiable", "recheck.unverifiable", func() { o.recheck.Unverifiable = f.Recheck.Unverifiable })
+	take("ghost", "ghost", func() { o.ghost = f.Ghost })
+	take("report-after", "report_after", func() {
+		o.reportAfter = report.Threshold{Failures: f.ReportAfter.Passes, Age: f.ReportAfter.Duration}
+	})
+	take("keep-passes", "keep_passes", func() { o.keepPasses = f.KeepPasses })
+	take("commit-batch", "commit_batch", func() { o.commitBatch = f.CommitBatch })
+	take("commit-every", "commit_every", func() { o.commitEvery = f.CommitEvery })
+	take("include", "include", func() { o.include = f.Config.Include })
+	take("exclude", "exclude", func() { o.exclude = f.Config.Exclude })
+	if f.IsSet("format") && !flags.Changed("format") && !slices.Contains(report.Formats(), f.Format) {
+		return usageError{f.Errorf("format", "unknown format %q (choose from %s)", f.Format, strings.Join(report.Formats(), ", "))}
+	}
+	return nil
+}
+
+// rulesConfig is the rules part of the run: the file's rules with the
+// command line's quick rules and politeness flags on top.
+func rulesConfig(f *rules.File, starts, include, exclude []string, hosts []rules.HostRule) rules.Config {
+	var cfg rules.Config
+	if f != nil {
+		cfg = f.Config
+	}
+	cfg.Start = starts
+	cfg.Include = include
+	cfg.Exclude = exclude
+	cfg.Hosts = append(hosts, cfg.Hosts...)
+	return cfg
+}
+
+// settingsHash fingerprints what changes a pass's results, so a resumed pass
+// is not silently finished under different rules than it began with.
+func settingsHash(f *rules.File, o *checkOptions) string {
+	h := sha256.New()
+	if f != nil {
+		if b, err := os.ReadFile(f.Path); err == nil {
+			h.Write(b)
+		}
+	}
+	fmt.Fprintf(h, "\x00%q\x00%q\x00%d\x00%t", o.include, o.exclude, o.maxSize, o.polite.ignoreRobots)
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func runConfig(args []string, stdout, stderr io.Writer) (int, error) {
+	const usage = "Usage:\n  linkpatrol config check FILE   validate a config file without crawling\n  linkpatrol config example      print a commented example with every key\n"
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage, usagef("config needs a subcommand")
+	}
+	switch args[0] {
+	case "example":
+		fmt.Fprint(stdout, rules.ExampleConfig())
+		return exitOK, nil
+	case "check":
+		if len(args) != 2 {
+			return exitUsage, usagef("config check takes one file")
+		}
+		f, err := rules.LoadConfig(args[1])
+		if err != nil {
+			return exitUsage, usageError{err}
+		}
+		var o checkOptions
+		fs := checkFlags(&o)
+		if err := mergeConfig(fs, &o, f); err != nil {
+			return exitUsage, err
+		}
+		if _, err := rules.New(rulesConfig(f, f.Start, f.Config.Include, f.Config.Exclude, nil)); err != nil {
+			return exitUsage, usageError{err}
+		}
+		fmt.Fprintf(stdout, "%s: ok (%d rules, %d rewrites, %d host settings)\n", args[1], len(f.Config.Rules), len(f.Config.Rewrites), len(f.Config.Hosts))
+		return exitOK, nil
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return exitOK, nil
+	}
+	fmt.Fprint(stderr, usage)
+	return exitUsage, usagef("unknown config subcommand %q", args[0])
+}
+
+// rulesSetRecheck says whether a rule of the file sets its own recheck
+// interval, which makes stored results reusable even when the run's own
+// intervals are all zero.
+func rulesSetRecheck(f *rules.File) bool {
+	for _, r := range f.Config.Rules {
+		if len(r.Recheck) > 0 {
+			return true
+		}
+	}
+	return false
+}
