@@ -202,7 +202,9 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 	err := d.loop(ctx, gctx, tasks, outcomes, writes)
 	close(tasks)
 	close(writes)
-	if werr := g.Wait(); werr != nil && err == nil {
+	// The dispatcher only sees that the group failed; the cause is the
+	// group's own error.
+	if werr := g.Wait(); werr != nil && (err == nil || errors.Is(err, context.Canceled)) {
 		err = werr
 	}
 	if serr := c.saveHostState(); serr != nil && err == nil {

@@ -131,8 +131,9 @@ func (d *dispatcher) stage() []store.Result {
 			t.prev, t.fresh = d.c.previous(d.pass, t.URL)
 			t.prevLoaded = true
 		}
-		if d.c.cfg.Throttle == nil || t.fresh {
-			// A reuse sends no request, so it costs the host nothing.
+		if d.c.cfg.Throttle == nil || t.fresh || q.name == "" {
+			// A reuse sends no request and a file is read from disk: neither
+			// costs a host anything.
 			d.take(q, t)
 			break
 		}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/linkpatrol/linkpatrol/store"
 	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
@@ -76,7 +77,13 @@ func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Pe
 		h := c.requestWith(ctx, http.MethodGet, target, p, requestOpts{robots: true})
 		p = nil
 		if h.err != nil {
-			return 0, nil
+			if v, _ := classifyError(h.err); v == store.VerdictBroken {
+				// No such host, or nothing listening: there is no server to
+				// protect, and the links to it must be reported for what
+				// they are, not skipped as if robots.txt forbade them.
+				return http.StatusNotFound, nil
+			}
+			return 0, nil // overloaded or timing out: RFC 9309 says keep off
 		}
 		if !isRedirect(h.status) {
 			return h.status, h.body
@@ -146,6 +153,9 @@ func (c *Crawler) saveHostState() error {
 		return nil
 	}
 	for _, h := range c.cfg.Throttle.Hosts() {
+		if h == "" {
+			continue
+		}
 		b, err := c.cfg.Throttle.ExportState(h)
 		if err != nil {
 			return err

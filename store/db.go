@@ -226,20 +226,20 @@ func (db *DB) check() error {
 		}
 		return false, nil
 	}
-	if db.readOnly {
-		return db.view(func(tx *bbolt.Tx) error {
-			fresh, err := inspect(tx)
-			if err == nil && fresh {
-				err = fmt.Errorf("open %s: %w (%w; run linkpatrol check to fill it)", db.path, ErrNotDatabase, errNoBuckets)
-			}
-			return err
-		})
+	var fresh bool
+	err := db.view(func(tx *bbolt.Tx) (err error) {
+		fresh, err = inspect(tx)
+		return err
+	})
+	switch {
+	case err != nil || !fresh:
+		return err
+	case db.readOnly:
+		return fmt.Errorf("open %s: %w (%w; run linkpatrol check to fill it)", db.path, ErrNotDatabase, errNoBuckets)
 	}
+	// Only a new file is written to here: opening an existing one must not
+	// change it.
 	return db.update(func(tx *bbolt.Tx) error {
-		fresh, err := inspect(tx)
-		if err != nil || !fresh {
-			return err
-		}
 		for _, name := range allBuckets {
 			if _, err := tx.CreateBucket(name); err != nil {
 				return fmt.Errorf("create bucket %s: %w", name, err)

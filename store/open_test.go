@@ -59,6 +59,32 @@ func TestOpenCreatesAndReopens(t *testing.T) {
 	}
 }
 
+// Opening and closing an existing database, for reading or writing, must
+// leave the file as it was: a report run must not disturb a backup's mtime
+// or bytes, and a check only writes what it commits.
+func TestOpenDoesNotWriteAnExistingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lp.db")
+	db := openAt(t, path)
+	p := begin(t, db, home)
+	commit(t, db, p.ID, page(home, about))
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(path)
+	for _, ro := range []bool{true, false} {
+		db, err := Open(path, Options{ReadOnly: ro})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
+			t.Errorf("Open and Close (read-only %v) changed the file", ro)
+		}
+	}
+}
+
 func TestOpenReadOnlyNeedsAnExistingDatabase(t *testing.T) {
 	dir := t.TempDir()
 	_, err := Open(filepath.Join(dir, "missing.db"), Options{ReadOnly: true})
