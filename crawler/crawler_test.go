@@ -429,3 +429,24 @@ func mkdirWrite(path, body string) error {
 	}
 	return os.WriteFile(path, []byte(body), 0o644)
 }
+
+// A URL too long to be a database key is a reported problem, not a failed
+// commit that stops the pass.
+func TestOverlongURL(t *testing.T) {
+	long := "/" + strings.Repeat("a", store.MaxURLLength+10)
+	srv := httptest.NewServer(page(`<a href="` + long + `">long</a><a href="/x">x</a>`))
+	defer srv.Close()
+	r := runPass(t, crawler.Config{}, srv.URL+"/")
+	if !r.outcome.Complete {
+		t.Fatal("pass did not complete")
+	}
+	var found bool
+	for u, rec := range r.records {
+		if len(u) == store.MaxURLLength && rec.Error == "URL too long" && rec.Verdict == store.VerdictBroken {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("the overlong URL was not reported as too long")
+	}
+}

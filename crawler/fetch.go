@@ -54,6 +54,9 @@ type hop struct {
 	err         error
 	retry       bool          // the throttle says: try this URL again later
 	retryAfter  time.Duration // no sooner than this
+	// consumeErr is what requestOpts.consume said about a body it read to
+	// the end without a network error: the body itself is bad.
+	consumeErr error
 }
 
 type requestOpts struct {
@@ -61,6 +64,10 @@ type requestOpts struct {
 	robots   bool             // read any body up to robotsLimit
 	prev     *store.URLRecord // send If-None-Match / If-Modified-Since from it
 	attempt  int              // retries of this URL so far, for the throttle
+	// consume, when set, reads a 2xx body itself as it arrives (a sitemap,
+	// parsed while it streams in); errors reading from the network are
+	// kept apart from what consume says about the content.
+	consume func(io.Reader) error
 }
 
 // requestWith sends one request under the soft timeout, holding permit p
@@ -126,6 +133,13 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 		h.contentType = http.DetectContentType(sniff)
 	}
 	switch {
+	case o.consume != nil && resp.StatusCode/100 == 2:
+		h.consumeErr = o.consume(br)
+		h.size = counted.n
+		if counted.err != nil {
+			h.err, h.consumeErr = counted.err, nil
+		}
+		return h
 	case o.robots:
 		h.body, h.truncated, h.err = readCapped(br, robotsLimit)
 	case o.wantHTML && resp.StatusCode/100 == 2 && isHTML(h.contentType):
@@ -204,11 +218,12 @@ type fetched struct {
 
 // fetch follows redirects itself, hop by hop, up to MaxRedirects. Every
 // request after the task's first asks the throttle again, and a hop to
-// another host obeys that host's robots.txt.
-func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord) fetched {
+// another host obeys that host's robots.txt. With consume set the final
+// body is fetched with GET and handed to it (see requestOpts.consume).
+func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, consume func(io.Reader) error) fetched {
 	parse := t.Action == rules.Parse.String()
 	method := http.MethodGet
-	if !parse {
+	if !parse && consume == nil {
 		method = http.MethodHead
 	}
 	cur := t.URL
@@ -230,7 +245,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord) fetc
 				return f
 			}
 		}
-		opts := requestOpts{wantHTML: parse, attempt: t.attempt}
+		opts := requestOpts{wantHTML: parse, attempt: t.attempt, consume: consume}
 		if len(f.redirects) == 0 {
 			opts.prev = prev
 		}
@@ -318,7 +333,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	if hadPrev && prev.Parsed && prev.Verdict == store.VerdictOK {
 		conditional = prevp
 	}
-	f := c.fetch(hardCtx, t, conditional)
+	f := c.fetch(hardCtx, t, conditional, nil)
 	if f.err != nil && ctx.Err() != nil {
 		o.stopped = true
 		return o

@@ -27,18 +27,26 @@ func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) (
 	links := make([]store.Link, 0, len(p.Links))
 	found := make([]target, 0, len(p.Links))
 	seen := make(map[string]struct{}, len(p.Links))
+	invalid := func(l extract.Link, raw, why string) {
+		raw = clip(raw)
+		links = append(links, store.Link{URL: raw, Line: l.Line, Tag: l.Tag, Attr: l.Attr})
+		if _, dup := seen[raw]; !dup {
+			seen[raw] = struct{}{}
+			found = append(found, target{url: raw, err: why})
+		}
+	}
 	for _, l := range p.Links {
 		u, err := rules.Resolve(base, l.URL)
 		if err != nil {
-			links = append(links, store.Link{URL: l.URL, Line: l.Line, Tag: l.Tag, Attr: l.Attr})
-			if _, dup := seen[l.URL]; !dup {
-				seen[l.URL] = struct{}{}
-				found = append(found, target{url: l.URL, err: "invalid URL"})
-			}
+			invalid(l, l.URL, "invalid URL")
 			continue
 		}
 		d := c.rules.Decide(u)
 		if d.Action == rules.Ignore {
+			continue
+		}
+		if len(d.URL) > store.MaxURLLength {
+			invalid(l, d.URL, "URL too long")
 			continue
 		}
 		links = append(links, store.Link{URL: d.URL, Fragment: d.Fragment, Line: l.Line, Tag: l.Tag, Attr: l.Attr})
@@ -72,6 +80,15 @@ func (c *Crawler) robotsVerdict(tg *target, u *url.URL) {
 	} else {
 		tg.disallowed = true
 	}
+}
+
+// clip shortens a URL that is too long to be a database key; such a URL
+// is reported as a problem under its first MaxURLLength bytes.
+func clip(u string) string {
+	if len(u) > store.MaxURLLength {
+		return u[:store.MaxURLLength]
+	}
+	return u
 }
 
 func hostOf(raw string) string {

@@ -134,15 +134,20 @@ func politeClass(err error) string {
 	return ""
 }
 
-// countingReader counts body bytes for the throttle's Outcome.
+// countingReader counts body bytes for the throttle's Outcome, and keeps
+// the first error reading them other than the end of the body.
 type countingReader struct {
-	r io.Reader
-	n int64
+	r   io.Reader
+	n   int64
+	err error
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	if err != nil && err != io.EOF && c.err == nil {
+		c.err = err
+	}
 	return n, err
 }
 

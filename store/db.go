@@ -71,10 +71,8 @@ var (
 // DB is an open linkpatrol database. Its methods are safe for concurrent use;
 // reads run in parallel with each other and with one writer.
 type DB struct {
-	path     string
-	readOnly bool
-
-	opt Options
+	path string
+	opt  Options
 	// pruneChunk bounds the keys Prune deletes per transaction, so that
 	// pruning a big file does not hold all its dirty pages in memory at once.
 	pruneChunk int
@@ -159,7 +157,7 @@ func open(path string, opt Options) (*DB, error) {
 		}
 		return nil, openError(path, err)
 	}
-	db := &DB{path: path, readOnly: opt.ReadOnly, opt: opt, pruneChunk: defaultPruneChunk, bolt: bdb}
+	db := &DB{path: path, opt: opt, pruneChunk: defaultPruneChunk, bolt: bdb}
 	if err := db.check(); err != nil {
 		_ = bdb.Close()
 		return nil, err
@@ -234,7 +232,7 @@ func (db *DB) check() error {
 	switch {
 	case err != nil || !fresh:
 		return err
-	case db.readOnly:
+	case db.opt.ReadOnly:
 		return fmt.Errorf("open %s: %w (%w; run linkpatrol check to fill it)", db.path, ErrNotDatabase, errNoBuckets)
 	}
 	// Only a new file is written to here: opening an existing one must not
@@ -335,7 +333,7 @@ func (db *DB) update(fn func(*bbolt.Tx) error) error {
 	if db.bolt == nil {
 		return fmt.Errorf("%s: %w", db.path, errClosed)
 	}
-	if db.readOnly {
+	if db.opt.ReadOnly {
 		return fmt.Errorf("%s: opened read-only", db.path)
 	}
 	return guard(db.path, func() error { return db.bolt.Update(fn) })

@@ -156,7 +156,7 @@ func (db *DB) Compact(ctx context.Context) (before, after int64, err error) {
 	if db.bolt == nil {
 		return 0, 0, fmt.Errorf("compact %s: %w", db.path, errClosed)
 	}
-	if db.readOnly {
+	if db.opt.ReadOnly {
 		return 0, 0, fmt.Errorf("compact %s: opened read-only", db.path)
 	}
 	st, err := os.Stat(db.path)

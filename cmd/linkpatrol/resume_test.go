@@ -76,10 +76,12 @@ func TestResumeAfterKills(t *testing.T) {
 				}
 				exited := make(chan error, 1)
 				go func() { exited <- cmd.Wait() }()
+				// Interrupt once the server has answered a random number of
+				// requests, at least a batch, so every run makes progress
+				// however slow the machine (or the race detector) is.
+				target := site.Stats().Requests + int64(batch+rng.IntN(3*batch))
 				var err error
-				select {
-				case err = <-exited:
-				case <-time.After(time.Duration(150+rng.IntN(250)) * time.Millisecond):
+				if waitForRequests(site, target, exited, &err) {
 					cmd.Process.Signal(sig)
 					err = <-exited
 					kills++
@@ -115,5 +117,23 @@ func TestResumeAfterKills(t *testing.T) {
 				t.Errorf("%d requests over %d interruptions; an uninterrupted pass needs %d, the bound is %d", st.Requests, kills, cleanRequests, limit)
 			}
 		})
+	}
+}
+
+// waitForRequests waits until the site has served n requests in all, or the
+// process has exited (its error is stored in err). It reports whether the
+// process is still running.
+func waitForRequests(site *crawltest.Site, n int64, exited <-chan error, err *error) bool {
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case *err = <-exited:
+			return false
+		case <-tick.C:
+			if site.Stats().Requests >= n {
+				return true
+			}
+		}
 	}
 }

@@ -1,0 +1,243 @@
+package crawler
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"golang.org/x/net/html/charset"
+
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+const (
+	// maxSitemapSize is how much of a sitemap is read, after decompression:
+	// the sitemaps.org protocol caps a file at 50 MB (52,428,800 bytes)
+	// uncompressed.
+	maxSitemapSize = 50 << 20
+	// maxSitemapNesting bounds how deep elements may nest in a sitemap. A
+	// valid one needs four levels (urlset, url, an extension element, its
+	// child); the bound keeps a hostile file from growing the decoder's
+	// stack without limit.
+	maxSitemapNesting = 64
+	// gzipLayers is how many gzip layers are undone: a .xml.gz file sent
+	// with Content-Encoding: gzip is compressed twice, and nothing real is
+	// compressed three times.
+	gzipLayers = 2
+)
+
+// errNotSitemap marks a document that parsed as XML but whose root is
+// neither <urlset> nor <sitemapindex>.
+var errNotSitemap = errors.New("not a sitemap: the document is neither <urlset> nor <sitemapindex>")
+
+type sitemapKind uint8
+
+const (
+	sitemapNone   sitemapKind = iota
+	sitemapURLSet             // <urlset><url><loc>: pages
+	sitemapIndex              // <sitemapindex><sitemap><loc>: more sitemaps
+)
+
+// entryTag is the element that holds each <loc>; it is also the Tag of the
+// stored link, so a sitemap's links say which kind they are.
+func (k sitemapKind) entryTag() string {
+	switch k {
+	case sitemapURLSet:
+		return "url"
+	case sitemapIndex:
+		return "sitemap"
+	}
+	return ""
+}
+
+type sitemapEntry struct {
+	loc  string // trimmed, entity-decoded
+	line int    // line the URL text starts on
+}
+
+type sitemapDoc struct {
+	kind    sitemapKind
+	entries []sitemapEntry
+	more    bool // there were more than the limit; the rest was not read
+	// truncated says the file was larger than maxSitemapSize and only its
+	// first part was read.
+	truncated bool
+}
+
+// readSitemap undoes any gzip layers of a sitemap body and parses it,
+// keeping at most limit entries. What was parsed before an error is
+// returned with it. A file cut off at maxSitemapSize is not an error: the
+// entries of its first part are kept and doc.truncated says so.
+func readSitemap(body io.Reader, limit int) (sitemapDoc, error) {
+	capped := &cappedReader{r: body, left: maxSitemapSize}
+	r, err := gunzip(capped)
+	if err != nil {
+		return sitemapDoc{}, err
+	}
+	// The cap is on the uncompressed size, so the decompressed stream is
+	// capped as well; the first cap only bounds what a lying gzip header
+	// could make us download.
+	inner := &cappedReader{r: r, left: maxSitemapSize}
+	doc, err := parseSitemap(inner, limit)
+	doc.truncated = capped.hit || inner.hit
+	if doc.truncated && err != nil && doc.kind != sitemapNone {
+		// The document ends where the cap cut it, mid-element: that is
+		// the cap, not the file's fault.
+		err = nil
+	}
+	return doc, err
+}
+
+// gunzip undoes gzip layers, recognised by the gzip magic bytes whatever the
+// headers said: Go's transport already decodes a Content-Encoding it asked
+// for, so a body still starting with 1f 8b is a .gz file (served as
+// application/gzip, application/x-gzip or octet-stream) or was compressed
+// twice. Plain XML can never start with those bytes.
+func gunzip(r io.Reader) (io.Reader, error) {
+	br := bufio.NewReader(r)
+	for range gzipLayers {
+		magic, err := br.Peek(2)
+		if err != nil || magic[0] != 0x1f || magic[1] != 0x8b {
+			return br, nil
+		}
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		br = bufio.NewReader(zr)
+	}
+	return br, nil
+}
+
+// parseSitemap reads a sitemap or a sitemap index with a streaming decoder,
+// so a 50 MB file never sits in memory; only the entries kept do.
+// Namespaces are honoured: <loc> counts only in the root element's
+// namespace, so the <image:loc> of an image extension is not a page.
+func parseSitemap(r io.Reader, limit int) (sitemapDoc, error) {
+	var doc sitemapDoc
+	dec := xml.NewDecoder(r)
+	dec.CharsetReader = charset.NewReaderLabel
+	var (
+		ns      string // the root element's namespace
+		depth   int
+		inEntry bool // inside <url> or <sitemap>
+		inLoc   bool
+		text    bool // the current <loc> has had text other than white space
+		tooLong bool
+		loc     []byte
+		line    int
+	)
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			if doc.kind == sitemapNone {
+				return doc, errNotSitemap
+			}
+			return doc, nil
+		}
+		if err != nil {
+			return doc, sitemapError(err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			depth++
+			if depth > maxSitemapNesting {
+				return doc, fmt.Errorf("elements nested more than %d deep", maxSitemapNesting)
+			}
+			switch {
+			case depth == 1:
+				ns = t.Name.Space
+				switch t.Name.Local {
+				case "urlset":
+					doc.kind = sitemapURLSet
+				case "sitemapindex":
+					doc.kind = sitemapIndex
+				default:
+					return doc, errNotSitemap
+				}
+			case depth == 2:
+				inEntry = t.Name.Space == ns && t.Name.Local == doc.kind.entryTag()
+			case depth == 3 && inEntry && t.Name.Space == ns && t.Name.Local == "loc":
+				inLoc, text, tooLong, loc = true, false, false, loc[:0]
+				line, _ = dec.InputPos()
+			}
+		case xml.CharData:
+			if !inLoc || depth != 3 {
+				continue
+			}
+			if !text {
+				// The URL starts on the line of its first character, which
+				// may be below the <loc> tag.
+				lead := len(t) - len(bytes.TrimLeft(t, " \t\r\n"))
+				line += bytes.Count(t[:lead], []byte("\n"))
+				text = lead < len(t)
+			}
+			if len(loc)+len(t) > store.MaxURLLength {
+				tooLong = true
+				continue
+			}
+			loc = append(loc, t...)
+		case xml.EndElement:
+			if inLoc && depth == 3 {
+				inLoc = false
+				u := strings.TrimSpace(string(loc))
+				if u != "" && !tooLong {
+					if len(doc.entries) >= limit {
+						doc.more = true
+						return doc, nil
+					}
+					doc.entries = append(doc.entries, sitemapEntry{loc: u, line: line})
+				}
+			}
+			if depth == 2 {
+				inEntry = false
+			}
+			depth--
+			if depth == 0 {
+				// Whatever follows the root element is not part of the
+				// sitemap; nothing is gained by reading it.
+				return doc, nil
+			}
+		}
+	}
+}
+
+// sitemapError keeps what a person needs from a decoder error: the line,
+// and the message without the package prefix.
+func sitemapError(err error) error {
+	var se *xml.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("XML syntax error on line %d: %s", se.Line, se.Msg)
+	}
+	return err
+}
+
+// cappedReader reads at most left bytes of r and records whether r had
+// more, so a file cut off at the cap can be told from one that ended.
+type cappedReader struct {
+	r    io.Reader
+	left int64
+	hit  bool
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		if !c.hit {
+			var one [1]byte
+			n, _ := io.ReadFull(c.r, one[:])
+			c.hit = n > 0
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
