@@ -150,8 +150,9 @@ action = "ignore"
 #
 # match is a host glob (with ":port" it matches the port too); cidr matches
 # the resolved address. Keys left out keep the default: start hosts are
-# brisk (no rate limit beyond per_host), third-party hosts conservative
-# (rate "1/s", burst 2, max_in_flight 2).
+# brisk (no rate limit beyond per_host, no adaptive slowdown), third-party
+# hosts conservative
+# (rate "1/s", burst 2, max_in_flight 2, adaptive).
 
 [[host]]
 match = "*.example.com"

@@ -127,7 +127,7 @@ for tool in $tools; do
 	fi
 	echo "running $tool..." >&2
 	case "$tool" in
-	linkpatrol) measure linkpatrol "$tmp/linkpatrol" check --concurrency "$concurrency" --db "$tmp/linkpatrol.db" --format json "$url" ;;
+	linkpatrol) measure linkpatrol "$tmp/linkpatrol" check --concurrency "$concurrency" --per-host "$concurrency" --db "$tmp/linkpatrol.db" --format json "$url" ;;
 	muffet) measure muffet "$muffet" -c "$concurrency" --max-connections-per-host "$concurrency" --format json -t 30 "$url" ;;
 	*) echo "bench.sh: unknown tool $tool (linkpatrol, muffet)" >&2; exit 2 ;;
 	esac

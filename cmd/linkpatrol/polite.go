@@ -19,7 +19,7 @@ type politeFlags struct {
 	burst, retries                                       int
 	quotaRequests                                        int64
 	maxPause, crawlDelay                                 string
-	ignoreRobots                                         bool
+	ignoreRobots, adaptive                               bool
 }
 
 func (p *politeFlags) register(fs *pflag.FlagSet) {
@@ -34,6 +34,7 @@ func (p *politeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&p.crawlDelay, "crawl-delay", "", "minimum gap between requests to one of the site's hosts, e.g. 200ms")
 	fs.BoolVar(&p.ignoreRobots, "ignore-robots", false, "ignore robots.txt on the site's own hosts (never on others)")
 	fs.IntVar(&p.retries, "retries", 0, "retries of a URL after 429, 503, timeouts or connection errors")
+	fs.BoolVar(&p.adaptive, "adaptive", false, "slow down on the site's own hosts when their response times climb (always on for third-party hosts)")
 }
 
 // hostRules turns the flags the user gave into a [[host]] rule per start
@@ -47,7 +48,7 @@ func (p *politeFlags) hostRules(fs *pflag.FlagSet, starts []string) []rules.Host
 		}
 		return false
 	}
-	if !changed("rate", "burst", "window", "bandwidth", "quota-requests", "quota-bytes", "max-pause", "crawl-delay", "ignore-robots", "retries") {
+	if !changed("rate", "burst", "window", "bandwidth", "quota-requests", "quota-bytes", "max-pause", "crawl-delay", "ignore-robots", "retries", "adaptive") {
 		return nil
 	}
 	var out []rules.HostRule
@@ -66,6 +67,9 @@ func (p *politeFlags) hostRules(fs *pflag.FlagSet, starts []string) []rules.Host
 		}
 		if fs.Changed("ignore-robots") {
 			r.IgnoreRobots = &p.ignoreRobots
+		}
+		if fs.Changed("adaptive") {
+			r.Adaptive = &p.adaptive
 		}
 		if fs.Changed("retries") {
 			r.MaxRetries = &p.retries
