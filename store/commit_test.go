@@ -2,10 +2,12 @@ package store
 
 import (
 	"errors"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 const (
@@ -298,5 +300,33 @@ func TestHostState(t *testing.T) {
 	}
 	if err := db.PutHostState("", v); err == nil {
 		t.Error("PutHostState with an empty host succeeded")
+	}
+}
+
+// With SyncEvery a commit does not wait for fsync, and what was committed
+// is there after the file is reopened (Close syncs).
+func TestSyncEveryKeepsCommits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lp.db")
+	db, err := Open(path, Options{SyncEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := db.BeginPass(Pass{StartURLs: []string{"http://a/"}}, []Task{{URL: "http://a/", Action: "parse"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Commit(p.ID, []Result{{Record: URLRecord{URL: "http://a/", Verdict: VerdictOK}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if rec, ok, err := db.Get("http://a/"); err != nil || !ok || rec.Verdict != VerdictOK {
+		t.Errorf("after reopen: %+v %v %v", rec, ok, err)
 	}
 }

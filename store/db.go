@@ -20,6 +20,13 @@ import (
 type Options struct {
 	Timeout  time.Duration // how long to wait for the file lock; default 2s
 	ReadOnly bool          // report/explain: shared lock, never writes
+	// SyncEvery, when positive, stops commits from waiting for fsync: a
+	// commit is complete once the operating system has it, which a killed
+	// process (even SIGKILL) cannot undo, and the file is fsynced at most
+	// this often, and on Close. It makes small, frequent commits cheap, so
+	// a kill loses only a handful of results; the price is that a power
+	// loss may lose up to SyncEvery of commits. Zero fsyncs every commit.
+	SyncEvery time.Duration
 
 	// noFreelistSync switches to bbolt's unsynced freelist, only so that
 	// the benchmarks can compare it with the synced one used here.
@@ -81,6 +88,9 @@ type DB struct {
 	// Compact, which swap or drop bolt.
 	mu   sync.RWMutex
 	bolt *bbolt.DB
+
+	syncMu   sync.Mutex // guards lastSync; see Options.SyncEvery
+	lastSync time.Time
 }
 
 func boltOptions(opt Options, openFile func(string, int, os.FileMode) (*os.File, error)) *bbolt.Options {
@@ -91,6 +101,7 @@ func boltOptions(opt Options, openFile func(string, int, os.FileMode) (*os.File,
 		// then opens without bbolt's background scan of every page, which
 		// is slow on a big file and would crash, not fail, on a damaged one.
 		NoFreelistSync: opt.noFreelistSync,
+		NoSync:         opt.SyncEvery > 0,
 		FreelistType:   bbolt.FreelistMapType,
 		OpenFile:       openFile,
 	}
@@ -265,7 +276,13 @@ func (db *DB) Close() error {
 	if db.bolt == nil {
 		return nil
 	}
-	err := db.bolt.Close()
+	var err error
+	if db.opt.SyncEvery > 0 && !db.opt.ReadOnly {
+		err = guard(db.path, db.bolt.Sync)
+	}
+	if cerr := db.bolt.Close(); err == nil {
+		err = cerr
+	}
 	db.bolt = nil
 	if err != nil {
 		return fmt.Errorf("close %s: %w", db.path, err)
@@ -336,7 +353,27 @@ func (db *DB) update(fn func(*bbolt.Tx) error) error {
 	if db.opt.ReadOnly {
 		return fmt.Errorf("%s: opened read-only", db.path)
 	}
-	return guard(db.path, func() error { return db.bolt.Update(fn) })
+	if err := guard(db.path, func() error { return db.bolt.Update(fn) }); err != nil {
+		return err
+	}
+	return db.syncIfDue()
+}
+
+// syncIfDue fsyncs the file when SyncEvery has passed since the last time.
+func (db *DB) syncIfDue() error {
+	if db.opt.SyncEvery <= 0 {
+		return nil
+	}
+	db.syncMu.Lock()
+	defer db.syncMu.Unlock()
+	if time.Since(db.lastSync) < db.opt.SyncEvery {
+		return nil
+	}
+	if err := guard(db.path, db.bolt.Sync); err != nil {
+		return fmt.Errorf("sync %s: %w", db.path, err)
+	}
+	db.lastSync = time.Now()
+	return nil
 }
 
 func be64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
