@@ -3,12 +3,15 @@ package crawler_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -238,5 +241,89 @@ func TestRetryAfterPauseSurvivesRestart(t *testing.T) {
 	got, _, _ := db.Get(srv.URL + "/busy")
 	if got.Verdict != store.VerdictOK {
 		t.Errorf("/busy after the pause: %+v", got)
+	}
+}
+
+// smallBuffers keeps the kernel from absorbing a body on the crawler's
+// behalf, so the server's clock measures what the crawler actually read.
+func smallBuffers(opt int) func(network, address string, c syscall.RawConn) error {
+	return func(network, address string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, opt, 4096)
+		})
+		if err != nil {
+			return err
+		}
+		return serr
+	}
+}
+
+// TestBandwidthHoldsAtTheServer reads a 10-second body under a bytes/s
+// budget and has the server time it: within 5% of the budget.
+func TestBandwidthHoldsAtTheServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads a 10-second body")
+	}
+	const budget, size = 50_000, 500_000
+	var mu sync.Mutex
+	var began, ended time.Time
+	body := []byte("<!doctype html><p>" + strings.Repeat("x", size))
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		mu.Lock()
+		began = time.Now()
+		mu.Unlock()
+		for b := body; len(b) > 0; {
+			n := min(len(b), 4096)
+			if _, err := w.Write(b[:n]); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			b = b[n:]
+		}
+		mu.Lock()
+		ended = time.Now()
+		mu.Unlock()
+	})
+	lc := net.ListenConfig{Control: smallBuffers(syscall.SO_SNDBUF)}
+	l, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(handler)
+	srv.Listener = l
+	srv.Start()
+	defer srv.Close()
+
+	dialer := &net.Dialer{Control: smallBuffers(syscall.SO_RCVBUF)}
+	start := srv.URL + "/"
+	engine, err := rules.New(rules.Config{Start: []string{start}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := func(string) throttle.Settings { return throttle.Settings{BytesPerSec: budget, IgnoreRobots: true} }
+	db := openDB(t)
+	seeds := []store.Task{{URL: start, Action: "parse"}}
+	pass, err := db.BeginPass(store.Pass{StartURLs: []string{start}}, seeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := crawler.New(crawler.Config{Timeout: time.Minute, Throttle: throttle.New(throttle.Config{Settings: settings}),
+		HostSettings: settings, Transport: &http.Transport{DialContext: dialer.DialContext}}, engine, db)
+	if _, err := c.Run(context.Background(), context.Background(), pass, seeds, nil); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	rate := float64(len(body)) / ended.Sub(began).Seconds()
+	t.Logf("server measured %.0f bytes/s over %s (budget %d)", rate, ended.Sub(began).Round(time.Millisecond), budget)
+	if rate < budget*0.95 || rate > budget*1.05 {
+		t.Errorf("server measured %.0f bytes/s, want %d ±5%%", rate, budget)
 	}
 }
