@@ -56,6 +56,19 @@ type Config struct {
 	Transport    http.RoundTripper
 	Logger       *slog.Logger
 	Now          func() time.Time
+
+	// Sitemaps are sitemap or sitemap index URLs (gzip'd or not) whose
+	// pages seed the pass, decided by the rules like links.
+	Sitemaps []string
+	// RobotsSitemaps also reads the sitemaps named by the Sitemap: lines of
+	// the robots.txt of each start URL's host.
+	RobotsSitemaps bool
+	// SitemapLimit caps the distinct URLs a pass takes from all its
+	// sitemaps; default DefaultSitemapLimit.
+	SitemapLimit int
+	// CheckFragments stores the id and <a name> anchors of every page
+	// parsed (URLRecord.IDs), so the report can check links to page#frag.
+	CheckFragments bool
 }
 
 func (c *Config) setDefaults() {
@@ -91,6 +104,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.SitemapLimit <= 0 {
+		c.SitemapLimit = DefaultSitemapLimit
 	}
 }
 
@@ -177,10 +193,15 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 		g.Go(func() error {
 			for t := range tasks {
 				var o outcome
-				if t.robots != "" {
+				switch {
+				case t.robots != "":
 					c.loadRobots(fetchCtx, t.robots, t.host, t.permit)
 					o = outcome{task: t}
-				} else {
+				case t.sitemapsOf != "":
+					o = c.robotsSitemaps(fetchCtx, t)
+				case t.Action == actionSitemap:
+					o = c.processSitemap(fetchCtx, pass, t)
+				default:
 					o = c.process(fetchCtx, pass, t)
 				}
 				select {
@@ -194,10 +215,12 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 	}
 	g.Go(func() error { return c.writeLoop(gctx, pass.ID, writes) })
 
+	resumed := len(done) > 0
 	d := newDispatcher(c, pass, done)
 	for _, t := range queue {
 		d.push(t)
 	}
+	d.seedSitemaps(resumed)
 	var outc Outcome
 	err := d.loop(ctx, gctx, tasks, outcomes, writes)
 	close(tasks)

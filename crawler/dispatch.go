@@ -2,6 +2,7 @@ package crawler
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"time"
 
@@ -22,6 +23,9 @@ type task struct {
 	fresh      bool             // prev is young enough to reuse without a request
 	robotsOK   bool             // the discoverer found robots.txt allows it
 	robots     string           // when set, this is not a URL of the pass but the robots.txt fetch for this host
+	// sitemapsOf, when set (the scheme), makes this not a URL of the pass
+	// but the reading of the Sitemap: lines of the host's robots.txt.
+	sitemapsOf string
 }
 
 // target is a URL a page links to, already decided by the rules.
@@ -34,6 +38,7 @@ type target struct {
 	// robotsOK and disallowed are the discoverer's reading of the host's
 	// robots.txt when it was already known; neither when it was not.
 	robotsOK, disallowed bool
+	sitemap              bool // a sitemap to read, listed by an index or robots.txt
 }
 
 // outcome is what a worker hands back for one task.
@@ -75,10 +80,13 @@ type dispatcher struct {
 	inflight int
 	wake     *time.Timer
 	wakeAt   time.Time
+	// sitemapURLs are the URLs taken from sitemaps in this pass, at most
+	// Config.SitemapLimit.
+	sitemapURLs map[string]struct{}
 }
 
 func newDispatcher(c *Crawler, pass store.Pass, done map[string]struct{}) *dispatcher {
-	return &dispatcher{c: c, pass: pass, seen: done, hosts: make(map[string]*hostQueue)}
+	return &dispatcher{c: c, pass: pass, seen: done, hosts: make(map[string]*hostQueue), sitemapURLs: make(map[string]struct{})}
 }
 
 func (d *dispatcher) idle() bool { return d.queued == 0 && d.inflight == 0 && d.staged == nil }
@@ -122,13 +130,18 @@ func (d *dispatcher) schedule(q *hostQueue) {
 // returned for writing.
 func (d *dispatcher) stage() []store.Result {
 	var resolved []store.Result
-	for d.staged == nil && len(d.ring) > 0 {
+	// Only with a worker free: a permit is the right to send now, and one
+	// held while every worker is busy would be spent late, bunching the
+	// host's requests past its window.
+	for d.staged == nil && len(d.ring) > 0 && d.inflight < d.c.cfg.Concurrency {
 		q := d.ring[0]
 		t := q.tasks[0]
-		if d.c.mayReuse() {
+		if d.c.mayReuse() && t.sitemapsOf == "" {
 			// Only with recheck intervals can a stored result be reused;
-			// otherwise the worker reads it, in parallel.
+			// otherwise the worker reads it, in parallel. A sitemap is
+			// always read again: what it lists is the point.
 			t.prev, t.fresh = d.c.previous(d.pass, t.URL)
+			t.fresh = t.fresh && t.Action != actionSitemap
 			t.prevLoaded = true
 		}
 		if d.c.cfg.Throttle == nil || t.fresh || q.name == "" {
@@ -147,6 +160,11 @@ func (d *dispatcher) stage() []store.Result {
 		if d.c.needsRobots(u.Scheme, q.name) {
 			// The host's robots.txt comes first; its URLs wait for it.
 			probe = task{host: q.name, robots: u.Scheme}
+		} else if t.sitemapsOf != "" {
+			// The file is known (or ignored, and the worker asks the
+			// throttle itself if it must fetch it).
+			d.take(q, t)
+			break
 		} else if !t.robotsOK && !d.c.allowed(u) {
 			d.pop(q)
 			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictSkipped, "robots", "skipped: robots.txt disallows it"))
@@ -344,7 +362,13 @@ func (d *dispatcher) write(failed context.Context, writes chan<- store.Result, r
 func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- store.Result) error {
 	res := o.result
 	var extra []store.Result
+	fromSitemap := o.task.Action == actionSitemap || o.task.sitemapsOf != ""
+	notTaken := 0
 	for _, t := range o.found {
+		if fromSitemap && !d.sitemapAllows(t) {
+			notTaken++
+			continue
+		}
 		if _, dup := d.seen[t.url]; dup {
 			continue
 		}
@@ -358,9 +382,27 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictSkipped, "", "skipped: "+t.rule))
 		default:
 			nt := task{Task: store.Task{URL: t.url, Action: t.action.String(), Depth: o.task.Depth + 1}, host: t.host, robotsOK: t.robotsOK}
+			if t.sitemap {
+				nt.Action = actionSitemap
+				if o.task.sitemapsOf != "" {
+					nt.Depth = 0 // named by robots.txt: as good as configured
+				}
+			}
 			res.Enqueue = append(res.Enqueue, nt.Task)
 			d.enqueue(nt)
 		}
+	}
+	if notTaken > 0 && o.task.sitemapsOf == "" {
+		note := fmt.Sprintf("the pass took the most URLs it takes from sitemaps (%d): %d entries of this one were not taken", d.c.cfg.SitemapLimit, notTaken)
+		if res.Record.Note != "" {
+			note = res.Record.Note + "; " + note
+		}
+		res.Record.Note = note
+	}
+	if o.task.sitemapsOf != "" {
+		// Reading robots.txt resolves no URL of the pass: its sitemaps are
+		// queued, not committed, and found again by the next run.
+		return d.write(failed, writes, extra...)
 	}
 	return d.write(failed, writes, append([]store.Result{res}, extra...)...)
 }

@@ -10,4 +10,9 @@
 // commits them to the store in batches. A result and the frontier entries it
 // adds are always committed in the same transaction, so a crash between
 // batches loses nothing but work that is simply done again on resume.
+//
+// Sitemaps (Config.Sitemaps, and with RobotsSitemaps the Sitemap: lines of
+// the start hosts' robots.txt) are tasks of their own kind in the same
+// frontier; see sitemap.go. With CheckFragments every parsed page's anchors
+// are stored on its record for the report's fragment check.
 package crawler

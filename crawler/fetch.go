@@ -330,7 +330,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	hardCtx, cancel := context.WithTimeout(ctx, 2*c.cfg.Timeout)
 	defer cancel()
 	var conditional *store.URLRecord
-	if hadPrev && prev.Parsed && prev.Verdict == store.VerdictOK {
+	if hadPrev && prev.Parsed && prev.Verdict == store.VerdictOK && !c.needsAnchors(prev) {
 		conditional = prevp
 	}
 	f := c.fetch(hardCtx, t, conditional, nil)
@@ -346,6 +346,56 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 		f.err = fmt.Errorf("task took longer than %s: %w", 2*c.cfg.Timeout, context.DeadlineExceeded)
 	}
 
+	if f.status == http.StatusNotModified && conditional != nil && f.err == nil && f.errClass == "" && !f.skipped {
+		// Unchanged since last time: keep what we knew, links included.
+		o.result = c.reused(pass, t, prev, now)
+		o.found = c.storedTargets(t.URL)
+		o.result.Record.Status = prev.Status
+		c.stats.pages.Add(1)
+		return o
+	}
+	rec := c.fetchedRecord(pass, t, f, now)
+	if f.truncated {
+		rec.Note = fmt.Sprintf("page larger than %d bytes: only the first part was checked", c.cfg.MaxSize)
+	}
+
+	if rec.Verdict == store.VerdictOK && f.body != nil {
+		final, err := url.Parse(f.finalURL)
+		if err == nil && c.rules.Decide(final).Action == rules.Parse {
+			links, found, ids := c.extractLinks(final, f.body, f.contentType)
+			o.result.SetLinks = true
+			o.result.Links = links
+			o.found = found
+			rec.Parsed = true
+			if !f.truncated {
+				// Anchors past the cut are unknown: without any, the page's
+				// fragments are not checked rather than all reported.
+				rec.IDs = ids
+			}
+			c.stats.pages.Add(1)
+		}
+	}
+	if !rec.Parsed && hadPrev && prev.Parsed && rec.Verdict.Problem() && c.ghost(prev, now) {
+		// A page good recently is failing: follow its old links anyway so
+		// one broken index page does not hide the rest of the site.
+		rec.Parsed = true
+		rec.Note = "ghost: following its links from " + prev.LastGood.Format("2006-01-02")
+		o.found = c.storedTargets(t.URL)
+	} else if !rec.Parsed {
+		o.result.SetLinks = true // a page that stopped being one loses its links
+	}
+	history(&rec, prevp, pass.ID, now)
+	if rec.Verdict.Problem() {
+		c.stats.problems.Add(1)
+	}
+	o.result.Record = rec
+	return o
+}
+
+// fetchedRecord is the record of a fetch that ran to its end, classified by
+// how the chain ended: a stop on purpose, a refusal by the throttle, a
+// broken chain, a failed request or the final status.
+func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Time) store.URLRecord {
 	rec := store.URLRecord{
 		URL: t.URL, Pass: pass.ID, Action: t.Action, FetchedAt: now,
 		Status: f.status, ContentType: f.contentType, Size: f.size,
@@ -367,47 +417,11 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 		rec.Verdict, rec.Error = store.VerdictBroken, f.errClass
 	case f.err != nil:
 		rec.Verdict, rec.Error = classifyError(f.err)
-	case f.status == http.StatusNotModified && conditional != nil:
-		// Unchanged since last time: keep what we knew, links included.
-		o.result = c.reused(pass, t, prev, now)
-		o.found = c.storedTargets(t.URL)
-		o.result.Record.Status = prev.Status
-		c.stats.pages.Add(1)
-		return o
 	default:
 		u, _ := url.Parse(t.URL)
 		rec.Verdict, rec.Error = classifyStatus(f.status, f.header, c.rules.Decide(u).Policy)
 	}
-	if f.truncated {
-		rec.Note = fmt.Sprintf("page larger than %d bytes: only the first part was checked", c.cfg.MaxSize)
-	}
-
-	if rec.Verdict == store.VerdictOK && f.body != nil {
-		final, err := url.Parse(f.finalURL)
-		if err == nil && c.rules.Decide(final).Action == rules.Parse {
-			links, found := c.extractLinks(final, f.body, f.contentType)
-			o.result.SetLinks = true
-			o.result.Links = links
-			o.found = found
-			rec.Parsed = true
-			c.stats.pages.Add(1)
-		}
-	}
-	if !rec.Parsed && hadPrev && prev.Parsed && rec.Verdict.Problem() && c.ghost(prev, now) {
-		// A page good recently is failing: follow its old links anyway so
-		// one broken index page does not hide the rest of the site.
-		rec.Parsed = true
-		rec.Note = "ghost: following its links from " + prev.LastGood.Format("2006-01-02")
-		o.found = c.storedTargets(t.URL)
-	} else if !rec.Parsed {
-		o.result.SetLinks = true // a page that stopped being one loses its links
-	}
-	history(&rec, prevp, pass.ID, now)
-	if rec.Verdict.Problem() {
-		c.stats.problems.Add(1)
-	}
-	o.result.Record = rec
-	return o
+	return rec
 }
 
 // previous reads what is known of u from earlier passes (or earlier runs of

@@ -2,6 +2,7 @@ package crawler
 
 import (
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler/extract"
@@ -10,14 +11,19 @@ import (
 )
 
 // extractLinks turns a page body into its stored links and the targets to
-// hand to the dispatcher. It runs on a worker, so the per-link cost
-// (resolving, canonicalizing, deciding) is spread over all cores.
-func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) ([]store.Link, []target) {
+// hand to the dispatcher, and with CheckFragments its anchors (see
+// anchors). It runs on a worker, so the per-link cost (resolving,
+// canonicalizing, deciding) is spread over all cores.
+func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) ([]store.Link, []target, []string) {
 	doc, err := extract.DecodeUTF8(body, contentType)
 	if err != nil {
 		doc = body
 	}
-	p := extract.Extract(doc, extract.Options{})
+	p := extract.Extract(doc, extract.Options{IDs: c.cfg.CheckFragments})
+	var ids []string
+	if c.cfg.CheckFragments {
+		ids = anchors(p.IDs)
+	}
 	base := page
 	if p.Base != "" {
 		if b, err := rules.Resolve(page, p.Base); err == nil {
@@ -63,7 +69,16 @@ func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) (
 		c.robotsVerdict(&tg, u)
 		found = append(found, tg)
 	}
-	return links, found
+	return links, found, ids
+}
+
+// anchors is the set of fragments a page can be linked to (its id and
+// <a name> values), sorted and without repeats. It is never nil: a page
+// without any is told apart from a record whose anchors were not collected.
+func anchors(ids []string) []string {
+	out := append(make([]string, 0, len(ids)), ids...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // robotsVerdict reads robots.txt for a target whose host's file is already
@@ -144,6 +159,9 @@ func (c *Crawler) mayReuse() bool {
 // fresh says whether a stored result is young enough to reuse without a
 // request. A transient failure is never replayed as if it were final.
 func (c *Crawler) fresh(prev store.URLRecord, now time.Time) bool {
+	if c.needsAnchors(prev) {
+		return false
+	}
 	var ttl time.Duration
 	switch prev.Verdict {
 	case store.VerdictOK:
@@ -168,6 +186,12 @@ func (c *Crawler) fresh(prev store.URLRecord, now time.Time) bool {
 		}
 	}
 	return ttl > 0 && !prev.FetchedAt.IsZero() && now.Sub(prev.FetchedAt) < ttl
+}
+
+// needsAnchors says whether a page stored without its anchors must be
+// fetched again for the fragment checks: it was parsed before they were on.
+func (c *Crawler) needsAnchors(prev store.URLRecord) bool {
+	return c.cfg.CheckFragments && prev.Parsed && prev.IDs == nil
 }
 
 func pick(d, fallback time.Duration) time.Duration {

@@ -132,8 +132,9 @@ func TestRateAndWindowHoldAtTheServer(t *testing.T) {
 	s := throttle.Settings{Rate: 20, Burst: 3, WindowMax: 8, Window: 500 * time.Millisecond}
 	politePass(t, openDB(t), srv.URL+"/", s, context.Background())
 	// Arrivals can bunch by a scheduling delay after leaving the client on
-	// time; a few milliseconds of slack keep that noise out of the proof.
-	const slack = 5 * time.Millisecond
+	// time (more so under -race on a busy machine); a little slack keeps
+	// that noise out of the proof.
+	const slack = 20 * time.Millisecond
 	if n := rec.maxInWindow(time.Second - slack); n > 20+3 {
 		t.Errorf("%d requests within one second; rate 20/s with burst 3 allows 23", n)
 	}

@@ -70,11 +70,12 @@ type sitemapDoc struct {
 }
 
 // readSitemap undoes any gzip layers of a sitemap body and parses it,
-// keeping at most limit entries. What was parsed before an error is
-// returned with it. A file cut off at maxSitemapSize is not an error: the
-// entries of its first part are kept and doc.truncated says so.
-func readSitemap(body io.Reader, limit int) (sitemapDoc, error) {
-	capped := &cappedReader{r: body, left: maxSitemapSize}
+// keeping at most limit entries and reading at most maxSize bytes
+// (maxSitemapSize but in tests). What was parsed before an error is
+// returned with it. A file cut off at maxSize is not an error: the entries
+// of its first part are kept and doc.truncated says so.
+func readSitemap(body io.Reader, limit int, maxSize int64) (sitemapDoc, error) {
+	capped := &cappedReader{r: body, left: maxSize}
 	r, err := gunzip(capped)
 	if err != nil {
 		return sitemapDoc{}, err
@@ -82,7 +83,7 @@ func readSitemap(body io.Reader, limit int) (sitemapDoc, error) {
 	// The cap is on the uncompressed size, so the decompressed stream is
 	// capped as well; the first cap only bounds what a lying gzip header
 	// could make us download.
-	inner := &cappedReader{r: r, left: maxSitemapSize}
+	inner := &cappedReader{r: r, left: maxSize}
 	doc, err := parseSitemap(inner, limit)
 	doc.truncated = capped.hit || inner.hit
 	if doc.truncated && err != nil && doc.kind != sitemapNone {
@@ -128,7 +129,6 @@ func parseSitemap(r io.Reader, limit int) (sitemapDoc, error) {
 		inEntry bool // inside <url> or <sitemap>
 		inLoc   bool
 		text    bool // the current <loc> has had text other than white space
-		tooLong bool
 		loc     []byte
 		line    int
 	)
@@ -163,7 +163,7 @@ func parseSitemap(r io.Reader, limit int) (sitemapDoc, error) {
 			case depth == 2:
 				inEntry = t.Name.Space == ns && t.Name.Local == doc.kind.entryTag()
 			case depth == 3 && inEntry && t.Name.Space == ns && t.Name.Local == "loc":
-				inLoc, text, tooLong, loc = true, false, false, loc[:0]
+				inLoc, text, loc = true, false, loc[:0]
 				line, _ = dec.InputPos()
 			}
 		case xml.CharData:
@@ -177,16 +177,17 @@ func parseSitemap(r io.Reader, limit int) (sitemapDoc, error) {
 				line += bytes.Count(t[:lead], []byte("\n"))
 				text = lead < len(t)
 			}
-			if len(loc)+len(t) > store.MaxURLLength {
-				tooLong = true
-				continue
+			// One byte past the longest URL the store keeps is enough to
+			// report it as too long.
+			if room := store.MaxURLLength + 1 - len(loc); len(t) > room {
+				t = t[:max(room, 0)]
 			}
 			loc = append(loc, t...)
 		case xml.EndElement:
 			if inLoc && depth == 3 {
 				inLoc = false
 				u := strings.TrimSpace(string(loc))
-				if u != "" && !tooLong {
+				if u != "" {
 					if len(doc.entries) >= limit {
 						doc.more = true
 						return doc, nil

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/linkpatrol/linkpatrol/store"
 )
 
 var csvHeader = []string{
@@ -36,6 +38,20 @@ func writeCSV(w io.Writer, r *Report) error {
 		for _, ref := range e.Referrers {
 			file, _ := r.File(ref.Page)
 			copy(row[10:], []string{cell(ref.Page), strconv.Itoa(ref.Line), cell(file), cell(ref.Fragment)})
+			if err := cw.Write(row); err != nil {
+				return err
+			}
+		}
+	}
+	// A missing fragment reads like a broken link whose error says why; its
+	// fragment is in the fragment column.
+	for _, m := range r.Fragments {
+		for _, ref := range m.Referrers {
+			file, _ := r.File(ref.Page)
+			row := []string{
+				string(store.VerdictBroken), cell(m.URL), "", "", "missing fragment", "", "", "", "", "",
+				cell(ref.Page), strconv.Itoa(ref.Line), cell(file), cell(m.Fragment),
+			}
 			if err := cw.Write(row); err != nil {
 				return err
 			}

@@ -143,6 +143,9 @@ func (r *Report) Counts() string {
 	fmt.Fprintf(&b, "%s parsed, %s, %s: %d broken, %d transient, %d unverifiable, %d skipped",
 		plural(s.Pages, "page", "pages"), plural(s.Links, "link", "links"), plural(s.URLs, "URL", "URLs"),
 		s.Broken, s.Transient, s.Unverifiable, s.Skipped)
+	if r.checksFragments() {
+		fmt.Fprintf(&b, "; %s", plural(s.MissingFragments, "missing fragment", "missing fragments"))
+	}
 	if s.Suppressed > 0 {
 		fmt.Fprintf(&b, "; %d suppressed by --report-after %s", s.Suppressed, r.Options.ReportAfter)
 	}
@@ -217,6 +220,9 @@ func (r *Report) isStart(u string) bool {
 func (r *Report) noReferrers(e Entry) string {
 	if r.isStart(e.Record.URL) {
 		return "a start URL; no page links to it"
+	}
+	if e.Record.Action == "sitemap" {
+		return "a sitemap the pass was seeded from"
 	}
 	return "no referring page stored"
 }

@@ -27,6 +27,19 @@
 // referrers listed per URL (Options.MaxReferrers) and say how many more
 // there are; JSON, CSV, HTML and the annotations list them all.
 //
+// With Options.CheckFragments, links to page#fragment whose page (parsed in
+// the pass, with its anchors stored) has no such id or <a name> are listed
+// in a section of their own after the others, "Missing fragments", in every
+// format: JSON adds "missing_fragments" (a list of {url, fragment, error:
+// "missing fragment", referrers}) and summary.missing_fragments, both only
+// when the check ran; CSV adds rows with verdict broken and error "missing
+// fragment"; JUnit a failing suite; SARIF rule LP004. They make HasBroken
+// true. See fragments.go for the matching rules.
+//
+// A sitemap the pass was seeded from is a URL like any other, with action
+// "sitemap"; the URLs it listed name it, and the line of their <loc>, as
+// their referrer.
+//
 // For a check of a directory (Pass.Root set), file:// URLs are shown as
 // paths below the working directory (site/about/index.html:12), which is
 // also what GitHub annotations and SARIF point at.

@@ -44,6 +44,18 @@ func writeGitHub(w io.Writer, r *Report) error {
 			writeCommand(bw, level, props, msg)
 		}
 	}
+	for _, m := range r.Fragments {
+		for _, ref := range m.Referrers {
+			msg := r.fragmentText(m)
+			props := [][2]string{{"title", "Missing fragment"}}
+			if file, ok := r.File(ref.Page); ok {
+				props = [][2]string{{"file", file}, {"line", strconv.Itoa(max(ref.Line, 1))}, {"title", "Missing fragment"}}
+			} else {
+				msg += " (linked from " + ref.Page + ":" + strconv.Itoa(ref.Line) + ")"
+			}
+			writeCommand(bw, "error", props, msg)
+		}
+	}
 	if msg := r.Incomplete(); msg != "" {
 		writeCommand(bw, "warning", [][2]string{{"title", "linkpatrol"}}, msg)
 	}

@@ -17,12 +17,14 @@ func goldenCases(t *testing.T) []struct {
 } {
 	web := fillStore(t, webHistory())
 	dir := fillStore(t, dirHistory())
+	frag := fillStore(t, fragHistory())
 	return []struct {
 		name string
 		r    *Report
 	}{
 		{"web", build(t, web, 2, Options{})},
 		{"dir", build(t, dir, 1, Options{BaseDir: "/work"})},
+		{"fragments", build(t, frag, 1, Options{CheckFragments: true})},
 	}
 }
 

@@ -58,6 +58,13 @@ type htmlData struct {
 	Rows        []htmlRow
 	Fixed       []htmlGone
 	Gone        []htmlGone
+	Fragments   []htmlFragment
+	FragHelp    string
+}
+
+type htmlFragment struct {
+	Target string
+	Refs   []htmlRef
 }
 
 type htmlRow struct {
@@ -102,6 +109,7 @@ func writeHTML(w io.Writer, r *Report) error {
 		d.PreviousID, d.HasPrevious = r.Previous.ID, true
 	}
 	switch {
+	case !r.nothingListed():
 	case r.Options.OnlyNew:
 		d.Empty = "No new problems."
 	case r.Summary.Suppressed > 0:
@@ -109,6 +117,14 @@ func writeHTML(w io.Writer, r *Report) error {
 	default:
 		d.Empty = "No problems found."
 	}
+	for _, m := range r.Fragments {
+		f := htmlFragment{Target: r.Location(m.URL) + "#" + m.Fragment}
+		for _, ref := range m.Referrers {
+			f.Refs = append(f.Refs, htmlRef{Where: r.Location(ref.Page), Line: ref.Line, Tag: ref.Tag, Attr: ref.Attr})
+		}
+		d.Fragments = append(d.Fragments, f)
+	}
+	d.FragHelp = capitalize(MissingFragmentHelp) + "."
 	for _, sec := range r.Sections() {
 		d.Verdicts = append(d.Verdicts, sec.Verdict)
 	}

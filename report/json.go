@@ -17,6 +17,20 @@ type jsonReport struct {
 	Summary jsonSummary  `json:"summary"`
 	URLs    []jsonURL    `json:"urls"`
 	Changes *jsonChanges `json:"changes,omitempty"`
+	// MissingFragments is present (perhaps empty) only when fragments were
+	// checked, so its absence means "not checked", not "none missing".
+	MissingFragments *[]jsonFragment `json:"missing_fragments,omitempty"`
+}
+
+// jsonFragment is a link to url#fragment whose page lacks the anchor. Its
+// error is always "missing fragment", so the entries read alike when a
+// tool merges them with the broken URLs.
+type jsonFragment struct {
+	URL       string    `json:"url"`
+	File      string    `json:"file,omitempty"`
+	Fragment  string    `json:"fragment"`
+	Error     string    `json:"error"`
+	Referrers []jsonRef `json:"referrers"`
 }
 
 type jsonPass struct {
@@ -44,6 +58,8 @@ type jsonSummary struct {
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
 	// Listed says which URLs "urls" holds: "problems", "all" or "new".
 	Listed string `json:"listed"`
+	// MissingFragments is present only when fragments were checked.
+	MissingFragments *int `json:"missing_fragments,omitempty"`
 }
 
 type jsonURL struct {
@@ -132,6 +148,17 @@ func writeJSON(w io.Writer, r *Report) error {
 		}
 		out.Changes = c
 	}
+	if r.checksFragments() {
+		n := s.MissingFragments
+		out.Summary.MissingFragments = &n
+		frags := make([]jsonFragment, 0, len(r.Fragments))
+		for _, m := range r.Fragments {
+			f := jsonFragment{URL: m.URL, Fragment: m.Fragment, Error: "missing fragment", Referrers: r.jsonRefs(m.Referrers)}
+			f.File, _ = r.File(m.URL)
+			frags = append(frags, f)
+		}
+		out.MissingFragments = &frags
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
@@ -143,7 +170,7 @@ func (r *Report) jsonURL(rec store.URLRecord, refs []Referrer, change Change) js
 		URL: rec.URL, FinalURL: rec.FinalURL, Status: rec.Status, Error: rec.Error,
 		Verdict: rec.Verdict, Broken: rec.Verdict == store.VerdictBroken, Action: rec.Action,
 		FirstBroken: jsonTime(rec.FirstBroken), LastGood: jsonTime(rec.LastGood),
-		Referrers: make([]jsonRef, len(refs)),
+		Referrers: r.jsonRefs(refs),
 		Note:      rec.Note, Failures: rec.Failures, Change: change, Redirects: rec.Redirects,
 	}
 	if u.FinalURL == "" {
@@ -153,11 +180,16 @@ func (r *Report) jsonURL(rec store.URLRecord, refs []Referrer, change Change) js
 		u.PrevVerdict = rec.PrevVerdict
 	}
 	u.File, _ = r.File(rec.URL)
+	return u
+}
+
+func (r *Report) jsonRefs(refs []Referrer) []jsonRef {
+	out := make([]jsonRef, len(refs))
 	for i, ref := range refs {
 		file, _ := r.File(ref.Page)
-		u.Referrers[i] = jsonRef{Page: ref.Page, Line: ref.Line, File: file, Fragment: ref.Fragment, Tag: ref.Tag, Attr: ref.Attr}
+		out[i] = jsonRef{Page: ref.Page, Line: ref.Line, File: file, Fragment: ref.Fragment, Tag: ref.Tag, Attr: ref.Attr}
 	}
-	return u
+	return out
 }
 
 func jsonTime(t time.Time) *time.Time {

@@ -81,7 +81,7 @@ func writeJUnit(w io.Writer, r *Report) error {
 		timestamp = r.Pass.Started.UTC().Format("2006-01-02T15:04:05")
 	}
 	sections := r.Sections()
-	if len(sections) == 0 {
+	if r.nothingListed() {
 		sections = []Section{{Verdict: store.VerdictOK}}
 	}
 	for _, sec := range sections {
@@ -109,6 +109,26 @@ func writeJUnit(w io.Writer, r *Report) error {
 			})
 		}
 		suite.Tests = len(suite.Cases)
+		out.Tests += suite.Tests
+		out.Failures += suite.Failures
+		out.Suites = append(out.Suites, suite)
+	}
+	if len(r.Fragments) > 0 {
+		// Failures, like broken links: they make the exit code 1 too.
+		class := "linkpatrol.missing-fragment"
+		suite := junitSuite{Name: class, Time: elapsed, Timestamp: timestamp, Properties: props}
+		for _, m := range r.Fragments {
+			var b strings.Builder
+			b.WriteString(m.Link() + "\nlinked from:\n")
+			for _, ref := range m.Referrers {
+				fmt.Fprintf(&b, "  %s:%d\n", r.Location(ref.Page), ref.Line)
+			}
+			suite.Cases = append(suite.Cases, junitCase{
+				Name: r.Location(m.URL) + "#" + m.Fragment, Classname: class, Time: "0",
+				Failure: &junitMessage{Message: "missing fragment", Type: "missing-fragment", Text: xmlSafe(b.String())},
+			})
+		}
+		suite.Tests, suite.Failures = len(suite.Cases), len(suite.Cases)
 		out.Tests += suite.Tests
 		out.Failures += suite.Failures
 		out.Suites = append(out.Suites, suite)

@@ -17,7 +17,11 @@ import (
 func writeMarkdown(w io.Writer, r *Report) error {
 	b := bufio.NewWriter(w)
 	s := r.Summary
-	fmt.Fprintf(b, "## linkpatrol: %d broken, %d transient, %d unverifiable\n\n", s.Broken, s.Transient, s.Unverifiable)
+	fmt.Fprintf(b, "## linkpatrol: %d broken, %d transient, %d unverifiable", s.Broken, s.Transient, s.Unverifiable)
+	if r.checksFragments() {
+		fmt.Fprintf(b, ", %d missing fragments", s.MissingFragments)
+	}
+	b.WriteString("\n\n")
 	if msg := r.Incomplete(); msg != "" {
 		fmt.Fprintf(b, "> **%s**\n\n", mdText(msg))
 	}
@@ -25,7 +29,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	if line := r.ChangeLine(); line != "" {
 		fmt.Fprintf(b, "\n%s\n", mdText(line))
 	}
-	if len(r.Entries) == 0 {
+	if r.nothingListed() {
 		switch {
 		case r.Options.OnlyNew:
 			b.WriteString("\nNo new problems.\n")
@@ -49,6 +53,13 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		b.WriteString("| # | URL | Problem | Since | Linked from |\n| ---: | --- | --- | --- | --- |\n")
 		for i, e := range sec.Entries {
 			r.markdownRow(b, i+1, e)
+		}
+	}
+	if len(r.Fragments) > 0 {
+		fmt.Fprintf(b, "\n### Missing fragments (%d)\n\n%s.\n\n", len(r.Fragments), mdText(capitalize(MissingFragmentHelp)))
+		b.WriteString("| # | Link | Linked from |\n| ---: | --- | --- |\n")
+		for i, m := range r.Fragments {
+			fmt.Fprintf(b, "| %d | %s | %s |\n", i+1, mdCode(r.Location(m.URL)+"#"+m.Fragment), r.markdownRefs(m.Referrers, "no referring page stored"))
 		}
 	}
 	if len(r.Fixed) > 0 {
@@ -82,21 +93,27 @@ func (r *Report) markdownRow(b *bufio.Writer, n int, e Entry) {
 	if rec.Note != "" {
 		problem += "<br>" + mdText(rec.Note)
 	}
+	fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", n, target, problem, mdText(r.Since(rec)), r.markdownRefs(e.Referrers, r.noReferrers(e)))
+}
+
+// markdownRefs is a table cell listing page:line, at most MaxReferrers, or
+// none when there are no referrers.
+func (r *Report) markdownRefs(all []Referrer, none string) string {
 	var refs []string
-	shown := e.Referrers
+	shown := all
 	if limit := r.Options.MaxReferrers; limit > 0 && len(shown) > limit {
 		shown = shown[:limit]
 	}
 	for _, ref := range shown {
 		refs = append(refs, mdCode(r.Location(ref.Page)+":"+strconv.Itoa(ref.Line)))
 	}
-	if more := len(e.Referrers) - len(shown); more > 0 {
+	if more := len(all) - len(shown); more > 0 {
 		refs = append(refs, fmt.Sprintf("and %d more, see `--format json`", more))
 	}
 	if len(refs) == 0 {
-		refs = append(refs, mdText(r.noReferrers(e)))
+		refs = append(refs, mdText(none))
 	}
-	fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", n, target, problem, mdText(r.Since(rec)), strings.Join(refs, "<br>"))
+	return strings.Join(refs, "<br>")
 }
 
 // mdCode puts s in a code span that survives a table cell: a fence longer

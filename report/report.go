@@ -37,6 +37,12 @@ type Options struct {
 	// BaseDir is the directory file paths are shown relative to in a check of
 	// a directory; empty means the working directory.
 	BaseDir string
+	// CheckFragments lists the links to page#fragment whose page has no
+	// such anchor (see MissingFragment); they count as broken for
+	// HasBroken. The pass must have been crawled with the crawler's
+	// CheckFragments, which stores each page's anchors. Ignored with
+	// OnlyNew.
+	CheckFragments bool
 }
 
 const (
@@ -59,6 +65,9 @@ type Report struct {
 	// URL. Empty unless the pass is complete: an incomplete pass may simply
 	// not have reached them yet.
 	Gone []store.URLRecord
+	// Fragments are the missing fragments, by URL then fragment; only with
+	// Options.CheckFragments.
+	Fragments []MissingFragment
 
 	baseDir string
 }
@@ -74,6 +83,8 @@ type Summary struct {
 	Unverifiable int
 	Skipped      int
 	Suppressed   int // problems hidden by ReportAfter
+	// MissingFragments is len(Report.Fragments).
+	MissingFragments int
 	// New and StillBroken count the reported problems; Fixed and Gone are
 	// len(Report.Fixed) and len(Report.Gone). All four are zero without a
 	// previous complete pass.
@@ -201,11 +212,25 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read records of pass %d: %w", passID, err)
 	}
+	var fragRefs map[fragmentKey][]Referrer
+	if r.checksFragments() {
+		fragRefs = make(map[fragmentKey][]Referrer)
+	}
 	err = src.PageLinks(passID, func(page *store.URLRecord, links []store.Link) error {
 		s.Links += len(links)
 		for _, l := range links {
-			if e := shown[l.URL]; e != nil {
-				e.Referrers = append(e.Referrers, Referrer{Page: page.URL, Line: l.Line, Fragment: l.Fragment, Tag: l.Tag, Attr: l.Attr})
+			e := shown[l.URL]
+			fragment := fragRefs != nil && !alwaysThere(l.Fragment)
+			if e == nil && !fragment {
+				continue
+			}
+			ref := Referrer{Page: page.URL, Line: l.Line, Fragment: l.Fragment, Tag: l.Tag, Attr: l.Attr}
+			if e != nil {
+				e.Referrers = append(e.Referrers, ref)
+			}
+			if fragment {
+				k := fragmentKey{l.URL, l.Fragment}
+				fragRefs[k] = append(fragRefs[k], ref)
 			}
 		}
 		return nil
@@ -213,6 +238,12 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read links of pass %d: %w", passID, err)
 	}
+	if len(fragRefs) > 0 {
+		if err := r.checkFragments(src, passID, fragRefs); err != nil {
+			return nil, fmt.Errorf("check the fragments of pass %d: %w", passID, err)
+		}
+	}
+	s.MissingFragments = len(r.Fragments)
 	if r.Previous != nil && pass.State == store.PassComplete {
 		err = src.Records(r.Previous.ID, func(rec *store.URLRecord) error {
 			if rec.Verdict.Problem() {
@@ -231,9 +262,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 
 	r.Entries = make([]Entry, 0, len(order))
 	for _, e := range order {
-		slices.SortFunc(e.Referrers, func(a, b Referrer) int {
-			return cmp.Or(strings.Compare(a.Page, b.Page), cmp.Compare(a.Line, b.Line), strings.Compare(a.Fragment, b.Fragment))
-		})
+		slices.SortFunc(e.Referrers, compareReferrers)
 		r.Entries = append(r.Entries, *e)
 	}
 	slices.SortStableFunc(r.Entries, compareEntries)
@@ -373,11 +402,22 @@ func (r *Report) Sections() []Section {
 	return out
 }
 
-// HasBroken reports whether a broken URL is listed: the condition for exit
-// code 1. It follows OnlyNew and ReportAfter, so a cron job can fail only on
-// what it shows.
+// HasBroken reports whether a broken URL or a missing fragment is listed:
+// the condition for exit code 1. It follows OnlyNew and ReportAfter, so a
+// cron job can fail only on what it shows.
 func (r *Report) HasBroken() bool {
-	return len(r.Entries) > 0 && r.Entries[0].Record.Verdict == store.VerdictBroken
+	return len(r.Entries) > 0 && r.Entries[0].Record.Verdict == store.VerdictBroken || len(r.Fragments) > 0
+}
+
+// checksFragments says whether the report looks for missing fragments.
+func (r *Report) checksFragments() bool {
+	return r.Options.CheckFragments && !r.Options.OnlyNew
+}
+
+// nothingListed says the report lists nothing at all: no entry, no
+// missing fragment.
+func (r *Report) nothingListed() bool {
+	return len(r.Entries) == 0 && len(r.Fragments) == 0
 }
 
 // Location is where a person finds u: for a check of a directory, a file://

@@ -91,6 +91,8 @@ type sarifProperties struct {
 	Status  int           `json:"status,omitempty"`
 	Error   string        `json:"error,omitempty"`
 	Change  Change        `json:"change,omitempty"`
+	// Fragment is set on missing fragment results only.
+	Fragment string `json:"fragment,omitempty"`
 }
 
 var sarifRules = []struct {
@@ -104,6 +106,11 @@ var sarifRules = []struct {
 	{store.VerdictUnverifiable, sarifRule{ID: "LP003", Name: "UnverifiableLink",
 		ShortDescription: sarifMessage{"A link whose server would not let a robot look (401, 403, 429, bot challenge)."}, DefaultConfiguration: sarifRuleConf{"note"}}},
 }
+
+// sarifFragmentRule follows sarifRules in the driver's rules, and only when
+// fragments were checked.
+var sarifFragmentRule = sarifRule{ID: "LP004", Name: "MissingFragment",
+	ShortDescription: sarifMessage{"A link to a part of a page (#fragment) that the page does not have."}, DefaultConfiguration: sarifRuleConf{"error"}}
 
 func writeSARIF(w io.Writer, r *Report) error {
 	run := sarifRun{
@@ -120,6 +127,9 @@ func writeSARIF(w io.Writer, r *Report) error {
 	run.Invocations = []sarifInvocation{inv}
 	for _, sr := range sarifRules {
 		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sr.rule)
+	}
+	if r.checksFragments() {
+		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifFragmentRule)
 	}
 	for _, e := range r.Entries {
 		idx := -1
@@ -151,6 +161,19 @@ func writeSARIF(w io.Writer, r *Report) error {
 			run.Results = append(run.Results, res)
 		}
 	}
+	for _, m := range r.Fragments {
+		for _, ref := range m.Referrers {
+			run.Results = append(run.Results, sarifResult{
+				RuleID: sarifFragmentRule.ID, RuleIndex: len(sarifRules), Level: sarifFragmentRule.DefaultConfiguration.Level,
+				Message: sarifMessage{r.fragmentText(m)},
+				Locations: []sarifLocation{{PhysicalLocation: sarifPhysical{
+					ArtifactLocation: r.sarifArtifact(ref.Page),
+					Region:           &sarifRegion{StartLine: max(ref.Line, 1)},
+				}}},
+				Properties: sarifProperties{URL: m.URL, Verdict: store.VerdictBroken, Error: "missing fragment", Fragment: m.Fragment},
+			})
+		}
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
@@ -164,6 +187,11 @@ func (r *Report) sarifArtifact(page string) sarifArtifact {
 		return sarifArtifact{URI: (&url.URL{Path: filepath.ToSlash(file)}).String(), URIBaseID: "%SRCROOT%"}
 	}
 	return sarifArtifact{URI: r.Location(page)}
+}
+
+// fragmentText is one line for an annotation of a missing fragment.
+func (r *Report) fragmentText(m MissingFragment) string {
+	return "Missing fragment " + r.Location(m.URL) + "#" + m.Fragment + ": the page has no element with this id or name"
 }
 
 // findingText is one line for an annotation: the link and what is wrong.

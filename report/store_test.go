@@ -58,6 +58,7 @@ func TestBuildFromStore(t *testing.T) {
 		{"web all", webHistory(), 2, Options{All: true}},
 		{"web previous pass", webHistory(), 1, Options{}},
 		{"dir", dirHistory(), 1, Options{BaseDir: "/work"}},
+		{"fragments", fragHistory(), 1, Options{CheckFragments: true}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			want := build(t, newMemSource(t, c.history), c.pass, c.opt)

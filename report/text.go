@@ -23,7 +23,7 @@ func writeText(w io.Writer, r *Report) error {
 	if line := r.ChangeLine(); line != "" {
 		t.para("", line)
 	}
-	if len(r.Entries) == 0 {
+	if r.nothingListed() {
 		t.blank()
 		switch {
 		case r.Options.OnlyNew:
@@ -48,6 +48,22 @@ func writeText(w io.Writer, r *Report) error {
 		num := len(strconv.Itoa(len(sec.Entries))) + 2
 		for i, e := range sec.Entries {
 			t.entry(r, i+1, num, e)
+		}
+	}
+	if len(r.Fragments) > 0 {
+		t.blank()
+		title := fmt.Sprintf("Missing fragments (%d): %s", len(r.Fragments), MissingFragmentHelp)
+		lines := wrapText(title, t.width)
+		for _, l := range lines {
+			t.line(l)
+		}
+		t.line(strings.Repeat("-", min(len(lines[0]), t.width)))
+		num := len(strconv.Itoa(len(r.Fragments))) + 2
+		for i, m := range r.Fragments {
+			t.long(fmt.Sprintf("%*d. ", num-2, i+1), r.Location(m.URL)+"#"+m.Fragment, 0)
+			indent := strings.Repeat(" ", num)
+			t.line(indent + "linked from:")
+			t.referrers(r, indent, m.Referrers)
 		}
 	}
 	if len(r.Fixed) > 0 {
@@ -124,7 +140,12 @@ func (t *textWriter) entry(r *Report, n, num int, e Entry) {
 		return
 	}
 	t.line(indent + "linked from:")
-	shown := e.Referrers
+	t.referrers(r, indent, e.Referrers)
+}
+
+// referrers lists page:line under "linked from:", at most MaxReferrers.
+func (t *textWriter) referrers(r *Report, indent string, refs []Referrer) {
+	shown := refs
 	if limit := r.Options.MaxReferrers; limit > 0 && len(shown) > limit {
 		shown = shown[:limit]
 	}
@@ -132,7 +153,7 @@ func (t *textWriter) entry(r *Report, n, num int, e Entry) {
 		line := ":" + strconv.Itoa(ref.Line)
 		t.long(indent+"  ", r.Location(ref.Page)+line, len(line))
 	}
-	if more := len(e.Referrers) - len(shown); more > 0 {
+	if more := len(refs) - len(shown); more > 0 {
 		t.para(indent+"  ", fmt.Sprintf("and %d more, see --format json", more))
 	}
 }

@@ -15,6 +15,8 @@ const (
 	recordFormat1 = 1
 	linksFormat1  = 1
 	taskFormat1   = 1
+	// recordIDsTag starts the optional URLRecord.IDs at the end of a record.
+	recordIDsTag = 1
 )
 
 // errShort and friends are joined to ErrCorrupt by the callers, which add the
@@ -180,7 +182,7 @@ var common = func() map[string]string {
 	for _, s := range []string{
 		string(VerdictOK), string(VerdictBroken), string(VerdictTransient),
 		string(VerdictUnverifiable), string(VerdictSkipped),
-		"parse", "check", "skip",
+		"parse", "check", "skip", "sitemap", "url", "loc",
 		"a", "area", "audio", "base", "blockquote", "body", "del", "embed", "form",
 		"frame", "iframe", "img", "image", "input", "ins", "link", "meta", "object",
 		"q", "script", "source", "style", "track", "use", "video",
@@ -230,6 +232,15 @@ func appendRecord(buf []byte, r *URLRecord) ([]byte, error) {
 	e.bool(r.Parsed)
 	e.verdict(r.PrevVerdict)
 	e.uvarint(r.PrevPass)
+	// IDs come last, tagged, and only when collected, so records written
+	// before they existed decode unchanged, and nil stays nil.
+	if r.IDs != nil {
+		e.byte(recordIDsTag)
+		e.uvarint(uint64(len(r.IDs)))
+		for _, id := range r.IDs {
+			e.str(id)
+		}
+	}
 	return e.bytes(), nil
 }
 
@@ -278,6 +289,22 @@ func decodeRecord(url string, v []byte, r *URLRecord) error {
 	r.Parsed = d.bool()
 	r.PrevVerdict = d.verdict()
 	r.PrevPass = d.uvarint()
+	if d.err == nil && len(d.b) > 0 {
+		if d.byte() != recordIDsTag {
+			d.fail(errFormat)
+		}
+		n := d.uvarint()
+		switch {
+		case d.err != nil:
+		case n > uint64(len(d.b)):
+			d.fail(errShort)
+		default:
+			r.IDs = make([]string, n)
+			for i := range r.IDs {
+				r.IDs[i] = d.str()
+			}
+		}
+	}
 	return d.end()
 }
 

@@ -78,6 +78,11 @@ type URLRecord struct {
 	// last resolved it, so a report can say what changed since then.
 	PrevVerdict Verdict `json:"prev_verdict,omitempty"`
 	PrevPass    uint64  `json:"prev_pass,omitempty"`
+	// IDs are the fragments a parsed page can be linked to (its id and
+	// <a name> values), sorted, for the report's fragment check. Nil when
+	// they were not collected (fragment checks off, not a page, a page cut
+	// off at the size cap); empty, not nil, for a page that has none.
+	IDs []string `json:"ids,omitempty"`
 }
 
 // Link is one reference from a page to a target, with the line of the

@@ -55,6 +55,10 @@ type checkOptions struct {
 	logFormat   string
 	statusAddr  string
 	statusPub   bool
+	sitemaps    []string
+	robotsMaps  bool
+	sitemapMax  int
+	fragments   bool
 }
 
 func checkFlags(o *checkOptions) *pflag.FlagSet {
@@ -89,6 +93,10 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.IntVar(&o.keepPasses, "keep-passes", 10, "complete passes kept in the database; older data is pruned")
 	fs.DurationVar(&o.ghost, "ghost", 7*24*time.Hour, "follow the old links of a page that fails now but was good within this")
 	o.polite.register(fs)
+	fs.StringArrayVar(&o.sitemaps, "sitemap", nil, "also start from the URLs of this sitemap `URL` (indexes and .gz too; repeatable)")
+	fs.BoolVar(&o.robotsMaps, "robots-sitemaps", false, "also start from the sitemaps named in the start hosts' robots.txt")
+	fs.IntVar(&o.sitemapMax, "sitemap-limit", crawler.DefaultSitemapLimit, "most URLs taken from sitemaps in a pass")
+	fs.BoolVar(&o.fragments, "check-fragments", false, "report links to page#frag where the page has no such id or <a name>")
 	fs.IntVar(&o.commitBatch, "commit-batch", 32, "results committed to the database in one transaction, at most; a kill loses at most this many")
 	fs.DurationVar(&o.commitEvery, "commit-every", time.Second, "longest time between commits, and between fsyncs of the database (what a power loss may cost)")
 	return fs
@@ -170,20 +178,24 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	}
 	th, hostSettings := newThrottle(engine, ua, globalBPS)
 	c := crawler.New(crawler.Config{
-		Throttle:      th,
-		HostSettings:  hostSettings,
-		Concurrency:   o.concurrency,
-		PerHost:       o.perHost,
-		Timeout:       o.timeout,
-		MaxSize:       o.maxSize,
-		UserAgent:     ua,
-		Recheck:       o.recheck,
-		Ghost:         o.ghost,
-		Root:          root,
-		BatchSize:     o.commitBatch,
-		BatchInterval: o.commitEvery,
-		RulesRecheck:  file != nil && rulesSetRecheck(file),
-		Logger:        log,
+		Throttle:       th,
+		HostSettings:   hostSettings,
+		Concurrency:    o.concurrency,
+		PerHost:        o.perHost,
+		Timeout:        o.timeout,
+		MaxSize:        o.maxSize,
+		UserAgent:      ua,
+		Recheck:        o.recheck,
+		Ghost:          o.ghost,
+		Root:           root,
+		BatchSize:      o.commitBatch,
+		BatchInterval:  o.commitEvery,
+		RulesRecheck:   file != nil && rulesSetRecheck(file),
+		Sitemaps:       o.sitemaps,
+		RobotsSitemaps: o.robotsMaps,
+		SitemapLimit:   o.sitemapMax,
+		CheckFragments: o.fragments,
+		Logger:         log,
 	}, engine, db)
 	log.Info("pass", "id", pass.ID, "start", starts, "queued", len(queue), "resumed", len(done) > 0)
 
@@ -220,7 +232,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		}
 	}
 
-	rep, err := report.Build(db, pass.ID, report.Options{All: o.all, Now: time.Now(), ReportAfter: o.reportAfter, OnlyNew: o.onlyNew})
+	rep, err := report.Build(db, pass.ID, report.Options{All: o.all, Now: time.Now(), ReportAfter: o.reportAfter, OnlyNew: o.onlyNew, CheckFragments: o.fragments})
 	if err != nil {
 		return exitUsage, err
 	}

@@ -66,6 +66,10 @@ func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
 	take("keep-passes", "keep_passes", func() { o.keepPasses = f.KeepPasses })
 	take("commit-batch", "commit_batch", func() { o.commitBatch = f.CommitBatch })
 	take("commit-every", "commit_every", func() { o.commitEvery = f.CommitEvery })
+	take("sitemap", "sitemaps", func() { o.sitemaps = f.Sitemaps })
+	take("robots-sitemaps", "robots_sitemaps", func() { o.robotsMaps = f.RobotsSitemaps })
+	take("sitemap-limit", "sitemap_limit", func() { o.sitemapMax = f.SitemapLimit })
+	take("check-fragments", "check_fragments", func() { o.fragments = f.CheckFragments })
 	take("include", "include", func() { o.include = f.Config.Include })
 	take("exclude", "exclude", func() { o.exclude = f.Config.Exclude })
 	if f.IsSet("format") && !flags.Changed("format") && !slices.Contains(report.Formats(), f.Format) {
@@ -97,7 +101,7 @@ func settingsHash(f *rules.File, o *checkOptions) string {
 			h.Write(b)
 		}
 	}
-	fmt.Fprintf(h, "\x00%q\x00%q\x00%d\x00%t", o.include, o.exclude, o.maxSize, o.polite.ignoreRobots)
+	fmt.Fprintf(h, "\x00%q\x00%q\x00%d\x00%t\x00%t", o.include, o.exclude, o.maxSize, o.polite.ignoreRobots, o.fragments)
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 

@@ -25,6 +25,7 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	var reportAfter report.Threshold
 	fs.StringArrayVarP(&outputs, "output", "o", nil, "also write the report to `FILE`, format from its extension, or FORMAT:FILE (repeatable)")
 	fs.Var(&reportAfter, "report-after", "leave out problems younger than this (36h, 2d) or seen in fewer passes (3)")
+	fragments := fs.Bool("check-fragments", false, "report links to page#frag where the page has no such anchor (the check must have stored anchors: check --check-fragments)")
 	onlyNew := fs.Bool("only-new", false, "only problems that are new since the previous complete pass (the exit code follows)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: linkpatrol report [flags]\n\nFlags:\n%s", fs.FlagUsages())
@@ -61,7 +62,7 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 		id = last.ID
 	}
-	rep, err := report.Build(d, id, report.Options{All: *all, Now: time.Now(), ReportAfter: reportAfter, OnlyNew: *onlyNew})
+	rep, err := report.Build(d, id, report.Options{All: *all, Now: time.Now(), ReportAfter: reportAfter, OnlyNew: *onlyNew, CheckFragments: *fragments})
 	if err != nil {
 		return exitUsage, usageError{err}
 	}

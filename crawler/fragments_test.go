@@ -1,0 +1,115 @@
+package crawler_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/crawler"
+	"github.com/linkpatrol/linkpatrol/report"
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+func fragmentSite(t *testing.T, c *counter) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", page(`<!doctype html>
+<p id="intro">intro</p>
+<a href="#intro">here</a>
+<a href="#top">top</a>
+<a href="/doc#install">install</a>
+<a href="/doc#nowhere">nowhere</a>
+<a href="/doc#caf%C3%A9">café</a>
+<a href="/big#end">the end of a big page</a>
+<a href="/gone#x">a broken page</a>`))
+	mux.Handle("/doc", page(`<h2 id="install">Install</h2><a name="café"></a><p id="install">again</p>`))
+	mux.Handle("/big", page(`<p id="start">`+strings.Repeat("x", 4096)+`<p id="end">`))
+	srv := httptest.NewServer(c.wrap(mux))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// completePass runs a pass to its end and marks it complete, as a check does.
+func completePass(t *testing.T, db *store.DB, cfg crawler.Config, start string) map[string]store.URLRecord {
+	t.Helper()
+	out, recs := seededPass(t, db, cfg, context.Background(), start)
+	if !out.Complete {
+		t.Fatal("pass did not complete")
+	}
+	pass, ok, err := db.OpenPass()
+	if err != nil || !ok {
+		t.Fatalf("open pass: %v %v", ok, err)
+	}
+	pass.State, pass.Finished = store.PassComplete, time.Now()
+	if err := db.UpdatePass(pass); err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func TestFragmentsCheckedAgainstParsedPages(t *testing.T) {
+	var c counter
+	srv := fragmentSite(t, &c)
+	db := openDB(t)
+	recs := completePass(t, db, crawler.Config{CheckFragments: true, MaxSize: 2048}, srv.URL+"/")
+	if got := recs[srv.URL+"/doc"].IDs; !slices.Equal(got, []string{"café", "install"}) {
+		t.Errorf("/doc anchors %q, want café and install, sorted, once each", got)
+	}
+	if got := recs[srv.URL+"/big"].IDs; got != nil {
+		t.Errorf("/big was cut at the size cap, so its anchors are unknown, not %q", got)
+	}
+
+	last, _, err := db.LastPass()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := report.Build(db, last.ID, report.Options{CheckFragments: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var missing []string
+	for _, m := range rep.Fragments {
+		for _, ref := range m.Referrers {
+			missing = append(missing, strings.TrimPrefix(m.Link(), srv.URL)+" line "+strconv.Itoa(ref.Line))
+		}
+	}
+	if want := []string{"/doc#nowhere line 6"}; !slices.Equal(missing, want) {
+		t.Errorf("missing fragments %q, want %q", missing, want)
+	}
+	if !rep.HasBroken() {
+		t.Error("a missing fragment must make the exit code 1")
+	}
+}
+
+// Pages stored before fragment checks were on have no anchors: with the
+// checks on they are fetched again instead of reused, and reused after.
+func TestFragmentChecksRefetchPagesWithoutAnchors(t *testing.T) {
+	var c counter
+	srv := fragmentSite(t, &c)
+	db := openDB(t)
+	cfg := crawler.Config{Recheck: rules.Recheck{OK: time.Hour}}
+	if recs := completePass(t, db, cfg, srv.URL+"/"); recs[srv.URL+"/doc"].IDs != nil {
+		t.Fatal("anchors stored without CheckFragments")
+	}
+	cfg.CheckFragments = true
+	recs := completePass(t, db, cfg, srv.URL+"/")
+	if n := c.get("GET /doc"); n != 2 {
+		t.Errorf("/doc fetched %d times over two passes, want 2: its anchors were missing", n)
+	}
+	if len(recs[srv.URL+"/doc"].IDs) != 2 {
+		t.Errorf("/doc anchors after the refetch: %q", recs[srv.URL+"/doc"].IDs)
+	}
+	recs = completePass(t, db, cfg, srv.URL+"/")
+	if n := c.get("GET /doc"); n != 2 {
+		t.Errorf("/doc fetched %d times over three passes, want 2: the third reuses it", n)
+	}
+	if len(recs[srv.URL+"/doc"].IDs) != 2 {
+		t.Errorf("the reused record lost its anchors: %q", recs[srv.URL+"/doc"].IDs)
+	}
+}

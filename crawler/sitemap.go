@@ -1,0 +1,287 @@
+package crawler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+	"github.com/linkpatrol/linkpatrol/throttle"
+)
+
+// Sitemaps seed a pass with pages no link may reach. A sitemap is a task
+// like any other (action "sitemap"): it waits for its host's throttle and
+// robots.txt, it is committed with the URLs it lists as that result's
+// Enqueue, and it stays in the frontier until it is read, so a resumed pass
+// reads exactly the sitemaps it had not read yet. Its entries are stored as
+// its links (tag "url" or "sitemap", attribute "loc", with their lines), so
+// the report names the sitemap and line that listed a broken URL.
+
+const (
+	// actionSitemap is the action of a sitemap's task and of its record.
+	actionSitemap = "sitemap"
+	// DefaultSitemapLimit is how many URLs a pass takes from sitemaps when
+	// Config.SitemapLimit is 0: as many as one sitemap file may list.
+	DefaultSitemapLimit = 50000
+	// maxSitemapDepth bounds nested sitemap indexes. The protocol lets an
+	// index list only sitemaps, but some sites nest indexes anyway.
+	maxSitemapDepth = 3
+)
+
+// processSitemap fetches a sitemap and reads it as it streams in. A sitemap
+// that fails (a 404, a timeout, something that is not a sitemap) is a
+// record like any URL's; whatever it listed before a syntax error is still
+// taken.
+func (c *Crawler) processSitemap(ctx context.Context, pass store.Pass, t task) outcome {
+	defer c.stats.done.Add(1)
+	o := outcome{task: t}
+	now := c.cfg.Now()
+	if !t.prevLoaded {
+		t.prev, _ = c.previous(pass, t.URL)
+	}
+	hardCtx, cancel := context.WithTimeout(ctx, 2*c.cfg.Timeout)
+	defer cancel()
+	var doc sitemapDoc
+	f := c.fetch(hardCtx, t, nil, func(r io.Reader) error {
+		var err error
+		doc, err = readSitemap(r, c.cfg.SitemapLimit, maxSitemapSize)
+		return err
+	})
+	if f.err != nil && ctx.Err() != nil {
+		o.stopped = true
+		return o
+	}
+	if f.retry {
+		o.retry = true
+		return o
+	}
+	if f.err != nil && hardCtx.Err() != nil {
+		f.err = fmt.Errorf("task took longer than %s: %w", 2*c.cfg.Timeout, context.DeadlineExceeded)
+	}
+	rec := c.fetchedRecord(pass, t, f, now)
+	var notes []string
+	if f.consumeErr != nil && rec.Verdict == store.VerdictOK {
+		rec.Verdict, rec.Error = store.VerdictBroken, "bad sitemap"
+		if errors.Is(f.consumeErr, errNotSitemap) {
+			rec.Error = "not a sitemap"
+		}
+		notes = append(notes, f.consumeErr.Error())
+	}
+	if doc.truncated {
+		notes = append(notes, fmt.Sprintf("sitemap larger than %d MB: only the first part was read", maxSitemapSize>>20))
+	}
+	if doc.more {
+		notes = append(notes, fmt.Sprintf("lists more than %d URLs: the rest was not read", c.cfg.SitemapLimit))
+	}
+	base, err := url.Parse(f.finalURL)
+	if err != nil {
+		base = nil
+	}
+	var links []store.Link
+	links, o.found, notes = c.sitemapTargets(base, t, doc, notes)
+	o.result.SetLinks = true
+	o.result.Links = links
+	rec.Note = strings.Join(notes, "; ")
+	history(&rec, t.prev, pass.ID, now)
+	if rec.Verdict.Problem() {
+		c.stats.problems.Add(1)
+	}
+	o.result.Record = rec
+	return o
+}
+
+// sitemapTargets decides every entry of a sitemap like a link: resolved
+// (against the sitemap's final URL, though the protocol wants absolute
+// URLs), rewritten and given its action by the rules. An index's entries
+// are sitemaps to read in turn, unless indexes nest too deep.
+func (c *Crawler) sitemapTargets(base *url.URL, t task, doc sitemapDoc, notes []string) ([]store.Link, []target, []string) {
+	tag := doc.kind.entryTag()
+	nested := doc.kind == sitemapIndex
+	follow := !nested || t.Depth < maxSitemapDepth
+	if !follow && len(doc.entries) > 0 {
+		notes = append(notes, fmt.Sprintf("sitemap indexes nested more than %d deep: the sitemaps this one lists were not read", maxSitemapDepth))
+	}
+	links := make([]store.Link, 0, len(doc.entries))
+	var found []target
+	seen := make(map[string]struct{}, len(doc.entries))
+	invalid := func(e sitemapEntry, raw, why string) {
+		raw = clip(raw)
+		links = append(links, store.Link{URL: raw, Line: e.line, Tag: tag, Attr: "loc"})
+		if _, dup := seen[raw]; !dup && follow {
+			seen[raw] = struct{}{}
+			found = append(found, target{url: raw, err: why})
+		}
+	}
+	for _, e := range doc.entries {
+		u, err := rules.Resolve(base, e.loc)
+		if err != nil {
+			invalid(e, e.loc, "invalid URL")
+			continue
+		}
+		d := c.rules.Decide(u)
+		if d.Action == rules.Ignore {
+			continue
+		}
+		if len(d.URL) > store.MaxURLLength {
+			invalid(e, d.URL, "URL too long")
+			continue
+		}
+		links = append(links, store.Link{URL: d.URL, Fragment: d.Fragment, Line: e.line, Tag: tag, Attr: "loc"})
+		if _, dup := seen[d.URL]; dup || !follow {
+			continue
+		}
+		seen[d.URL] = struct{}{}
+		tg := target{url: d.URL, host: hostOf(d.URL), action: d.Action, rule: d.Rule, sitemap: nested}
+		c.robotsVerdict(&tg, u)
+		found = append(found, tg)
+	}
+	return links, found, notes
+}
+
+// robotsSitemaps reads the Sitemap: lines of a start host's robots.txt. The
+// file is usually known by now (the throttle fetched it before the host's
+// first request); it is fetched here, through the throttle, for a host whose
+// robots.txt is otherwise ignored.
+func (c *Crawler) robotsSitemaps(ctx context.Context, t task) outcome {
+	o := outcome{task: t}
+	var r *throttle.Robots
+	if c.cfg.Throttle != nil {
+		c.loadRobots(ctx, t.sitemapsOf, t.host, nil)
+		r, _ = c.cfg.Throttle.Robots(t.host)
+	} else {
+		r = throttle.ParseRobots(c.fetchRobots(ctx, t.URL, nil))
+	}
+	if ctx.Err() != nil {
+		o.stopped = true
+		return o
+	}
+	base, err := url.Parse(t.URL)
+	if err != nil {
+		return o
+	}
+	for _, s := range r.Sitemaps() {
+		u, err := rules.Resolve(base, s)
+		if err != nil {
+			o.found = append(o.found, target{url: clip(s), err: "invalid URL"})
+			continue
+		}
+		d := c.rules.Decide(u)
+		if d.Action == rules.Ignore {
+			continue
+		}
+		if len(d.URL) > store.MaxURLLength {
+			o.found = append(o.found, target{url: clip(d.URL), err: "URL too long"})
+			continue
+		}
+		tg := target{url: d.URL, host: hostOf(d.URL), action: d.Action, rule: d.Rule, sitemap: true}
+		c.robotsVerdict(&tg, u)
+		o.found = append(o.found, tg)
+	}
+	return o
+}
+
+// seedSitemaps queues, at the start of a run, the configured sitemaps and
+// the reading of each start host's robots.txt for its Sitemap: lines. None
+// of them is written to the frontier: a sitemap read in this pass is in the
+// done set and is not queued again, and one not read yet is simply queued
+// again by the next run. resumed says this run continues a pass.
+func (d *dispatcher) seedSitemaps(resumed bool) {
+	c := d.c
+	var roots []string
+	for _, s := range c.cfg.Sitemaps {
+		u, err := rules.Resolve(nil, s)
+		if err != nil {
+			c.cfg.Logger.Warn("ignoring sitemap", "url", s, "err", err)
+			continue
+		}
+		canon := c.rules.Decide(u).URL
+		roots = append(roots, canon)
+		d.push(store.Task{URL: canon, Action: actionSitemap})
+	}
+	if c.cfg.RobotsSitemaps {
+		origins := make(map[string]bool)
+		for _, s := range d.pass.StartURLs {
+			u, err := url.Parse(s)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || origins[u.Scheme+"://"+u.Host] {
+				continue
+			}
+			origins[u.Scheme+"://"+u.Host] = true
+			robotsURL := u.Scheme + "://" + u.Host + "/robots.txt"
+			d.enqueue(task{Task: store.Task{URL: robotsURL}, host: u.Host, sitemapsOf: u.Scheme})
+			if c.cfg.Throttle == nil {
+				continue
+			}
+			if r, ok := c.cfg.Throttle.Robots(u.Host); ok {
+				for _, s := range r.Sitemaps() {
+					if su, err := rules.Resolve(u, s); err == nil {
+						roots = append(roots, c.rules.Decide(su).URL)
+					}
+				}
+			}
+		}
+	}
+	if resumed {
+		d.recountSitemaps(roots)
+	}
+}
+
+// recountSitemaps refills, on resume, the set of URLs the pass has taken from
+// sitemaps, so that SitemapLimit holds across runs and not per run: every
+// sitemap read in this pass is reached from the roots through the index
+// entries stored as its links. An entry over the limit was stored but not
+// taken; counting it too only matters once the limit is reached, and then
+// the count stops at the limit anyway.
+func (d *dispatcher) recountSitemaps(roots []string) {
+	c := d.c
+	visited := make(map[string]bool)
+	for len(roots) > 0 && len(d.sitemapURLs) < c.cfg.SitemapLimit {
+		s := roots[len(roots)-1]
+		roots = roots[:len(roots)-1]
+		if visited[s] {
+			continue
+		}
+		visited[s] = true
+		rec, ok, err := c.store.Get(s)
+		if err != nil {
+			c.cfg.Logger.Warn("read sitemap record", "url", s, "err", err)
+			continue
+		}
+		if !ok || rec.Pass != d.pass.ID || rec.Action != actionSitemap {
+			continue
+		}
+		links, err := c.store.Links(s)
+		if err != nil {
+			c.cfg.Logger.Warn("read sitemap entries", "url", s, "err", err)
+			continue
+		}
+		for _, l := range links {
+			switch {
+			case l.Tag == sitemapIndex.entryTag():
+				roots = append(roots, l.URL)
+			case len(d.sitemapURLs) < c.cfg.SitemapLimit:
+				d.sitemapURLs[l.URL] = struct{}{}
+			}
+		}
+	}
+}
+
+// sitemapAllows says whether the pass takes a target a sitemap listed: at
+// most SitemapLimit distinct URLs in all, and no further sitemap once they
+// are all taken.
+func (d *dispatcher) sitemapAllows(t target) bool {
+	if t.sitemap {
+		return len(d.sitemapURLs) < d.c.cfg.SitemapLimit
+	}
+	if _, ok := d.sitemapURLs[t.url]; ok {
+		return true
+	}
+	if len(d.sitemapURLs) >= d.c.cfg.SitemapLimit {
+		return false
+	}
+	d.sitemapURLs[t.url] = struct{}{}
+	return true
+}

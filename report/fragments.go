@@ -1,0 +1,125 @@
+package report
+
+import (
+	"cmp"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// Missing fragments are checked here, not in the crawler: a link to
+// page#frag can only be judged once page is parsed, which may be long after
+// the link was found, while the report has both at hand. The crawler (with
+// its CheckFragments) stores every parsed page's anchors in URLRecord.IDs;
+// Build matches the fragments of the pass's links against them.
+//
+// A missing fragment is a problem like a broken link (HasBroken counts it,
+// so the exit code is 1), listed in a section of its own because the URL
+// itself works. Its page is checked only when it was parsed in the pass,
+// is ok, and had its anchors collected (a page fetched before the checks
+// were on, or cut off at the size cap, is not judged). Fragments have no
+// history of their own: OnlyNew leaves them out (nothing could say whether
+// one is new) and ReportAfter does not delay them (a missing anchor does
+// not come and go like a flaky server).
+
+// MissingFragment is a link to URL#Fragment whose page has no element with
+// that id or name.
+type MissingFragment struct {
+	URL       string // the page, canonical, without the fragment
+	Fragment  string // as linked, percent-decoded
+	Referrers []Referrer
+}
+
+// Link is the URL as a person would follow it, fragment included.
+func (m MissingFragment) Link() string { return m.URL + "#" + m.Fragment }
+
+// MissingFragmentHelp says in a few words what the missing fragments
+// section means.
+const MissingFragmentHelp = "the page exists but has no element with this id or name; these make the exit code 1"
+
+type fragmentKey struct{ url, fragment string }
+
+// alwaysThere are the fragments HTML resolves without looking for an
+// element: the empty one and "top" (in any case) are the top of the page.
+func alwaysThere(fragment string) bool {
+	return fragment == "" || strings.EqualFold(fragment, "top")
+}
+
+// anchorSet answers whether a page has a fragment, given its IDs (sorted,
+// as the crawler stores them).
+type anchorSet struct {
+	ids     []string
+	decoded map[string]bool // percent-decoded forms of the IDs that contain escapes
+}
+
+func newAnchorSet(ids []string) anchorSet {
+	a := anchorSet{ids: ids}
+	if !slices.IsSorted(ids) {
+		a.ids = slices.Sorted(slices.Values(ids))
+	}
+	for _, id := range ids {
+		if !strings.Contains(id, "%") {
+			continue
+		}
+		if d, err := url.PathUnescape(id); err == nil && d != id {
+			if a.decoded == nil {
+				a.decoded = make(map[string]bool)
+			}
+			a.decoded[d] = true
+		}
+	}
+	return a
+}
+
+// has follows HTML's "find a potential indicated element": an id (or <a
+// name>) equal to the fragment as written in the URL, or else equal to it
+// percent-decoded. A link's fragment is stored decoded, so the first case
+// is an ID whose own decoding equals it (id="a%20b" is found by #a%20b).
+func (a anchorSet) has(fragment string) bool {
+	if alwaysThere(fragment) {
+		return true
+	}
+	if _, ok := slices.BinarySearch(a.ids, fragment); ok {
+		return true
+	}
+	return a.decoded[fragment]
+}
+
+// checkFragments reads the pages that fragment links point to and keeps the
+// links whose fragment their page lacks. refs holds every link with a
+// fragment, by page and fragment.
+func (r *Report) checkFragments(src Source, passID uint64, refs map[fragmentKey][]Referrer) error {
+	wanted := make(map[string][]string)
+	for k := range refs {
+		wanted[k.url] = append(wanted[k.url], k.fragment)
+	}
+	err := src.Records(passID, func(rec *store.URLRecord) error {
+		frags := wanted[rec.URL]
+		if len(frags) == 0 || !rec.Parsed || rec.Verdict != store.VerdictOK || rec.IDs == nil {
+			return nil
+		}
+		anchors := newAnchorSet(rec.IDs)
+		for _, f := range frags {
+			if anchors.has(f) {
+				continue
+			}
+			rs := refs[fragmentKey{rec.URL, f}]
+			slices.SortFunc(rs, compareReferrers)
+			r.Fragments = append(r.Fragments, MissingFragment{URL: rec.URL, Fragment: f, Referrers: rs})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(r.Fragments, func(a, b MissingFragment) int {
+		return cmp.Or(strings.Compare(a.URL, b.URL), strings.Compare(a.Fragment, b.Fragment))
+	})
+	return nil
+}
+
+func compareReferrers(a, b Referrer) int {
+	return cmp.Or(strings.Compare(a.Page, b.Page), cmp.Compare(a.Line, b.Line), strings.Compare(a.Fragment, b.Fragment))
+}

@@ -1,0 +1,225 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+func anchoredPage(u string, ids []string, links ...store.Link) store.Result {
+	p := page(u, links...)
+	p.Record.IDs = ids
+	return p
+}
+
+func fragLink(u, fragment string, line int) store.Link {
+	return store.Link{URL: u, Fragment: fragment, Line: line, Tag: "a", Attr: "href"}
+}
+
+// fragHistory is one pass crawled with fragment checks: links to anchors
+// that exist (as written, percent-decoded, "top"), that do not, and to
+// pages whose anchors cannot be judged.
+func fragHistory() []fixturePass {
+	const home, guide = "https://example.com/", "https://example.com/guide/"
+	return []fixturePass{{
+		pass: store.Pass{StartURLs: []string{home}, State: store.PassComplete, Started: night2, Finished: night2.Add(time.Minute), Elapsed: time.Minute},
+		results: []store.Result{
+			anchoredPage(home, []string{"intro", "main"},
+				fragLink(home, "intro", 3),
+				fragLink(home, "Top", 4),
+				fragLink(home, "gone", 5),
+				fragLink(guide, "install", 6),
+				fragLink(guide, "setup", 7),
+				fragLink(guide, "café", 8),
+				fragLink(guide, "a b", 9),
+				fragLink(guide, `<script>alert("x")</script>`, 10),
+				fragLink("https://example.com/old/", "x", 11),
+				fragLink("https://example.com/legacy/", "x", 12),
+				store.Link{URL: "https://example.com/icons.svg", Fragment: "star", Line: 13, Tag: "img", Attr: "src"},
+				fragLink("https://example.com/empty/", "anything", 14),
+			),
+			anchoredPage(guide, []string{"a%20b", "café", "install"}, fragLink(guide, "setup", 2), fragLink(home, "gone", 30)),
+			// Parsed before fragment checks were on: its anchors are unknown.
+			page("https://example.com/legacy/"),
+			// Collected, and it has none.
+			anchoredPage("https://example.com/empty/", []string{}),
+			target(store.URLRecord{URL: "https://example.com/old/", Verdict: store.VerdictBroken, Status: 404, FirstSeen: night2, FirstBroken: night2, Failures: 1}),
+			target(store.URLRecord{URL: "https://example.com/icons.svg", Verdict: store.VerdictOK, Status: 200, LastGood: night2}),
+		},
+	}}
+}
+
+func TestAnchorSet(t *testing.T) {
+	a := newAnchorSet([]string{"install", "a%20b", "café", "Section", "%zz"})
+	for frag, want := range map[string]bool{
+		"":        true, // the top of the page
+		"top":     true,
+		"TOP":     true,
+		"install": true,
+		"Install": false, // ids are case-sensitive
+		"section": false,
+		"Section": true,
+		"café":    true,
+		"a b":     true, // #a%20b, decoded, finds id="a%20b" as written
+		"a%20b":   true,
+		"%zz":     true, // an id that is not a valid escape is only itself
+		"missing": false,
+	} {
+		if got := a.has(frag); got != want {
+			t.Errorf("has(%q) = %v, want %v", frag, got, want)
+		}
+	}
+}
+
+func TestMissingFragments(t *testing.T) {
+	src := fillStore(t, fragHistory())
+	r := build(t, src, 1, Options{CheckFragments: true})
+	var got []string
+	for _, m := range r.Fragments {
+		var refs []string
+		for _, ref := range m.Referrers {
+			refs = append(refs, fmt.Sprintf("%s:%d", ref.Page, ref.Line))
+		}
+		got = append(got, m.Link()+" <- "+strings.Join(refs, " "))
+	}
+	want := []string{
+		"https://example.com/#gone <- https://example.com/:5 https://example.com/guide/:30",
+		"https://example.com/empty/#anything <- https://example.com/:14",
+		`https://example.com/guide/#<script>alert("x")</script> <- https://example.com/:10`,
+		"https://example.com/guide/#setup <- https://example.com/:7 https://example.com/guide/:2",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("missing fragments:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if r.Summary.MissingFragments != 4 || !r.HasBroken() {
+		t.Errorf("summary %d, HasBroken %v", r.Summary.MissingFragments, r.HasBroken())
+	}
+	if !strings.Contains(r.Counts(), "4 missing fragments") {
+		t.Errorf("counts %q do not mention the missing fragments", r.Counts())
+	}
+
+	if r := build(t, src, 1, Options{}); len(r.Fragments) != 0 || strings.Contains(r.Counts(), "fragment") {
+		t.Error("fragments checked without CheckFragments")
+	}
+	if r := build(t, src, 1, Options{CheckFragments: true, OnlyNew: true}); len(r.Fragments) != 0 {
+		t.Error("OnlyNew cannot tell a new missing fragment from an old one, so it lists none")
+	}
+}
+
+// A pass whose only problem is a missing fragment fails: HasBroken is the
+// exit code's question.
+func TestMissingFragmentAloneFails(t *testing.T) {
+	const home = "https://example.com/"
+	src := fillStore(t, []fixturePass{{
+		pass:    store.Pass{StartURLs: []string{home}, State: store.PassComplete, Started: night2},
+		results: []store.Result{anchoredPage(home, []string{"a"}, fragLink(home, "b", 1))},
+	}})
+	r := build(t, src, 1, Options{CheckFragments: true})
+	if len(r.Entries) != 0 || !r.HasBroken() {
+		t.Fatalf("entries %d, HasBroken %v; want no entry and a failure", len(r.Entries), r.HasBroken())
+	}
+	for _, format := range []string{"text", "markdown", "html"} {
+		if out := render(t, r, format); strings.Contains(out, "No problems found") {
+			t.Errorf("%s says no problems found next to a missing fragment", format)
+		}
+	}
+}
+
+func TestMissingFragmentsJSON(t *testing.T) {
+	const home = "https://example.com/"
+	src := fillStore(t, []fixturePass{{
+		pass:    store.Pass{StartURLs: []string{home}, State: store.PassComplete, Started: night2},
+		results: []store.Result{anchoredPage(home, []string{"a"}, fragLink(home, "a", 1))},
+	}})
+	decode := func(r *Report) map[string]any {
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(render(t, r, "json")), &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc
+	}
+	doc := decode(build(t, src, 1, Options{}))
+	if _, ok := doc["missing_fragments"]; ok {
+		t.Error("missing_fragments present although fragments were not checked")
+	}
+	doc = decode(build(t, src, 1, Options{CheckFragments: true}))
+	if list, ok := doc["missing_fragments"].([]any); !ok || len(list) != 0 {
+		t.Errorf("missing_fragments = %#v, want an empty list: checked, none missing", doc["missing_fragments"])
+	}
+	if n, ok := doc["summary"].(map[string]any)["missing_fragments"]; !ok || n != 0.0 {
+		t.Errorf("summary.missing_fragments = %v, want 0", n)
+	}
+}
+
+// FuzzFragmentWriters feeds hostile page URLs and fragments through every
+// format's missing fragments section.
+func FuzzFragmentWriters(f *testing.F) {
+	f.Add("https://example.com/", "<script>alert(1)</script>", 12, "", 80)
+	f.Add("file:///a b/", "]]>\x00\n::error::x", -3, "/work/site", 40)
+	f.Add("=cmd|' /C calc'!A0", "`|*_[x](y)", 1<<30, "", 24)
+	f.Fuzz(func(t *testing.T, pageURL, fragment string, line int, root string, width int) {
+		if pageURL == "" || alwaysThere(fragment) {
+			return
+		}
+		src := newMemSource(t, []fixturePass{{
+			pass:    store.Pass{StartURLs: []string{pageURL}, Root: root, State: store.PassComplete, Started: night2},
+			results: []store.Result{anchoredPage(pageURL, []string{}, store.Link{URL: pageURL, Fragment: fragment, Line: line, Tag: "a", Attr: "href"})},
+		}})
+		r := build(t, src, 1, Options{Width: width % 200, BaseDir: "/work", CheckFragments: true})
+		if len(r.Fragments) != 1 || !r.HasBroken() {
+			t.Fatalf("%d missing fragments, want 1", len(r.Fragments))
+		}
+		if w := r.Options.Width; w >= 40 {
+			for i, l := range strings.Split(render(t, r, "text"), "\n") {
+				if n := utf8.RuneCountInString(l); n > w {
+					t.Errorf("text line %d is %d wide (width %d): %q", i+1, n, w, l)
+				}
+			}
+		}
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(render(t, r, "json")), &doc); err != nil {
+			t.Fatalf("json: %v", err)
+		}
+		if err := json.Unmarshal([]byte(render(t, r, "sarif")), &doc); err != nil {
+			t.Fatalf("sarif: %v", err)
+		}
+		if err := validateJUnit([]byte(render(t, r, "junit"))); err != nil {
+			t.Fatalf("junit: %v", err)
+		}
+		rows, err := csv.NewReader(strings.NewReader(render(t, r, "csv"))).ReadAll()
+		if err != nil || len(rows) != 2 || rows[1][4] != "missing fragment" || rows[1][13] != cell(fragment) {
+			t.Fatalf("csv: %v, rows %q", err, rows)
+		}
+		for _, l := range strings.Split(strings.TrimSuffix(render(t, r, "github"), "\n"), "\n") {
+			if !strings.HasPrefix(l, "::error ") && !strings.HasPrefix(l, "linkpatrol pass 1 of ") {
+				t.Fatalf("github: a line that is neither an annotation nor the summary: %q", l)
+			}
+		}
+		hdoc, err := html.Parse(strings.NewReader(render(t, r, "html")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		scripts := 0
+		walk(hdoc, func(n *html.Node) {
+			if n.Type == html.ElementNode && n.DataAtom == atom.Script {
+				scripts++
+			}
+		})
+		if scripts != 1 {
+			t.Fatalf("html: %d script elements, want only ours", scripts)
+		}
+		if prose := stripCodeSpans(render(t, r, "markdown")); strings.Contains(prose, "<script") {
+			t.Fatalf("markdown: raw <script> outside a code span")
+		}
+	})
+}
