@@ -136,6 +136,10 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if _, err := parseOutputs(o.outputs); err != nil {
 		return exitUsage, usageError{err}
 	}
+	if o.polite.groupHosts != "host" && o.polite.groupHosts != "domain" {
+		return exitUsage, usagef("--group-hosts %q: want host or domain", o.polite.groupHosts)
+	}
+
 	log, err := newLogger(stderr, o.verbose, o.logFormat)
 	if err != nil {
 		return exitUsage, usageError{err}
@@ -176,7 +180,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if o.noReuse {
 		o.recheck = rules.Recheck{}
 	}
-	th, hostSettings := newThrottle(engine, ua, globalBPS)
+	cidr := file != nil && hasCIDRRules(file.Config.Hosts)
+	th, hostSettings := newThrottle(engine, ua, globalBPS, cidr, o.polite.groupHosts == "domain")
 	c := crawler.New(crawler.Config{
 		Throttle:       th,
 		HostSettings:   hostSettings,

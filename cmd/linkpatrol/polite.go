@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
+	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -20,6 +24,7 @@ type politeFlags struct {
 	quotaRequests                                        int64
 	maxPause, crawlDelay                                 string
 	ignoreRobots, adaptive                               bool
+	groupHosts                                           string
 }
 
 func (p *politeFlags) register(fs *pflag.FlagSet) {
@@ -34,6 +39,7 @@ func (p *politeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&p.crawlDelay, "crawl-delay", "", "minimum gap between requests to one of the site's hosts, e.g. 200ms")
 	fs.BoolVar(&p.ignoreRobots, "ignore-robots", false, "ignore robots.txt on the site's own hosts (never on others)")
 	fs.IntVar(&p.retries, "retries", 0, "retries of a URL after 429, 503, timeouts or connection errors")
+	fs.StringVar(&p.groupHosts, "group-hosts", "host", "what shares one set of limits: host (each host:port) or domain (all hosts of a registrable domain)")
 	fs.BoolVar(&p.adaptive, "adaptive", false, "slow down on the site's own hosts when their response times climb (always on for third-party hosts)")
 }
 
@@ -80,18 +86,58 @@ func (p *politeFlags) hostRules(fs *pflag.FlagSet, starts []string) []rules.Host
 }
 
 // newThrottle builds the throttle with the engine's per-host settings,
-// remembered per host: the crawler asks on every task.
-func newThrottle(engine *rules.Engine, userAgent string, global int64) (*throttle.Throttle, func(string) throttle.Settings) {
+// remembered per host: the crawler asks on every task. When some rule
+// matches by CIDR, a host's settings depend on its resolved address, which
+// is looked up once per host. byDomain groups hosts of one registrable
+// domain under one set of limits.
+func newThrottle(engine *rules.Engine, userAgent string, global int64, resolve, byDomain bool) (*throttle.Throttle, func(string) throttle.Settings) {
 	var cache sync.Map
 	settings := func(host string) throttle.Settings {
 		if s, ok := cache.Load(host); ok {
 			return s.(throttle.Settings)
 		}
-		s, _ := engine.HostSettings(host, nil)
+		var ip net.IP
+		if resolve {
+			ip = lookupIP(host)
+		}
+		s, _ := engine.HostSettings(host, ip)
 		cache.Store(host, s)
 		return s
 	}
-	return throttle.New(throttle.Config{Settings: settings, UserAgent: userAgent, GlobalBytesPerSec: global}), settings
+	cfg := throttle.Config{Settings: settings, UserAgent: userAgent, GlobalBytesPerSec: global}
+	if byDomain {
+		cfg.Key = throttle.DomainKey
+	}
+	return throttle.New(cfg), settings
+}
+
+// lookupIP resolves a host name for CIDR rules; an IP literal is itself,
+// and a name that does not resolve in time matches no CIDR rule.
+func lookupIP(hostport string) net.IP {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil {
+		return ip
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	if err != nil || len(addrs) == 0 {
+		return nil
+	}
+	return addrs[0].IP
+}
+
+// hasCIDRRules says whether any [[host]] rule matches by address.
+func hasCIDRRules(hosts []rules.HostRule) bool {
+	for _, h := range hosts {
+		if h.CIDR != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // parseBytesFlag reads a byte size flag; "" is 0 (unlimited).

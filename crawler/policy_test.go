@@ -1,0 +1,145 @@
+package crawler_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/crawler"
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// TestCredentialsStayOnTheirHost: a rule's header and basic auth reach the
+// host it names and no other, not even when that host redirects there.
+func TestCredentialsStayOnTheirHost(t *testing.T) {
+	type seen struct{ path, token, auth string }
+	var mu sync.Mutex
+	var other []seen
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		other = append(other, seen{r.URL.Path, r.Header.Get("X-Token"), r.Header.Get("Authorization")})
+		mu.Unlock()
+		fmt.Fprint(w, "ok")
+	}))
+	defer elsewhere.Close()
+	var staging []seen
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		staging = append(staging, seen{r.URL.Path, r.Header.Get("X-Token"), r.Header.Get("Authorization")})
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, `<a href="/away">away</a><a href="%s/direct">direct</a>`, elsewhere.URL)
+		case "/away":
+			http.Redirect(w, r, elsewhere.URL+"/redirected", http.StatusFound)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer site.Close()
+
+	start := site.URL + "/"
+	engine, err := rules.New(rules.Config{Start: []string{start}, Rules: []rules.Rule{{
+		Source: "test", Host: site.Listener.Addr().String(),
+		Headers: map[string]string{"X-Token": "s3cret"}, User: "u", Password: "p",
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t)
+	seeds := []store.Task{{URL: start, Action: "parse"}}
+	pass, err := db.BeginPass(store.Pass{StartURLs: []string{start}, Started: time.Now()}, seeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := crawler.New(crawler.Config{Timeout: 5 * time.Second}, engine, db)
+	if _, err := c.Run(context.Background(), context.Background(), pass, seeds, nil); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(staging) == 0 || len(other) != 2 {
+		t.Fatalf("requests: %d to the site, %d elsewhere (want 2 elsewhere)", len(staging), len(other))
+	}
+	for _, s := range staging {
+		if s.token != "s3cret" || s.auth == "" {
+			t.Errorf("site %s: token %q, auth %q; the rule's credentials are missing", s.path, s.token, s.auth)
+		}
+	}
+	for _, s := range other {
+		if s.token != "" || s.auth != "" {
+			t.Errorf("other host %s got token %q, auth %q", s.path, s.token, s.auth)
+		}
+	}
+}
+
+// TestGhostPageKeepsItsLinksFollowed: an index page that was good last
+// pass and fails now still has its old links followed, and says so.
+func TestGhostPageKeepsItsLinksFollowed(t *testing.T) {
+	var mu sync.Mutex
+	down := false
+	var c counter
+	mux := http.NewServeMux()
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		d := down
+		mu.Unlock()
+		if d {
+			http.Error(w, "oops", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<a href="/a">a</a><a href="/gone">gone</a>`)
+	})
+	mux.HandleFunc("/a", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") })
+	srv := httptest.NewServer(c.wrap(mux))
+	defer srv.Close()
+	start := srv.URL + "/"
+	db := openDB(t)
+	engine, err := rules.New(rules.Config{Start: []string{start}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass := func() store.Pass {
+		t.Helper()
+		seeds := []store.Task{{URL: start, Action: "parse"}}
+		p, err := db.BeginPass(store.Pass{StartURLs: []string{start}, Started: time.Now()}, seeds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cr := crawler.New(crawler.Config{Ghost: 7 * 24 * time.Hour}, engine, db)
+		if out, err := cr.Run(context.Background(), context.Background(), p, seeds, nil); err != nil || !out.Complete {
+			t.Fatalf("pass: %v", err)
+		}
+		p.State = store.PassComplete
+		if err := db.UpdatePass(p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	pass()
+	mu.Lock()
+	down = true
+	mu.Unlock()
+	second := pass()
+
+	home, _, _ := db.Get(start)
+	if home.Verdict != store.VerdictTransient || home.Note == "" {
+		t.Errorf("failing index: %+v, want transient with a ghost note", home)
+	}
+	for _, path := range []string{"/a", "/gone"} {
+		rec, ok, _ := db.Get(srv.URL + path)
+		if !ok || rec.Pass != second.ID {
+			t.Errorf("%s was not checked in the second pass through the ghost page: %+v", path, rec)
+		}
+	}
+	if n := c.get("GET /a"); n != 2 {
+		t.Errorf("/a fetched %d times over two passes, want 2", n)
+	}
+}
