@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -448,5 +449,43 @@ func TestOverlongURL(t *testing.T) {
 	}
 	if !found {
 		t.Error("the overlong URL was not reported as too long")
+	}
+}
+
+// In a site on disk, a page reachable at two URLs (index.html and its
+// directory) is parsed once, and a scheme-relative link is checked over
+// the network, not as a local file.
+func TestDirectoryPageParsedOnce(t *testing.T) {
+	ext := httptest.NewServer(page("ok"))
+	defer ext.Close()
+	dir := t.TempDir()
+	if err := mkdirWrite(filepath.Join(dir, "index.html"), "<a href=\"index.html\">self</a>\n<a href=\"missing.html\">x</a>\n<a href=\"sub\">sub</a>\n<a href=\""+strings.TrimPrefix(ext.URL, "http:")+"/cdn.js\">cdn</a>"); err != nil {
+		t.Fatal(err)
+	}
+	if err := mkdirWrite(filepath.Join(dir, "sub", "index.html"), "<a href=\"../missing.html\">x</a>"); err != nil {
+		t.Fatal(err)
+	}
+	r := runPass(t, crawler.Config{Root: dir}, "file:///")
+	var parsed []string
+	err := r.db.PageLinks(r.pass.ID, func(p *store.URLRecord, links []store.Link) error {
+		for _, l := range links {
+			if strings.HasSuffix(l.URL, "/missing.html") {
+				parsed = append(parsed, p.URL)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(parsed)
+	if want := []string{"file:///", "file:///sub/"}; !slices.Equal(parsed, want) {
+		t.Errorf("pages that link missing.html: %v, want %v (each page once)", parsed, want)
+	}
+	if rec, ok := r.records["http://"+strings.TrimPrefix(ext.URL, "http://")+"/cdn.js"]; ok {
+		t.Errorf("a scheme-relative link became http, want https: %+v", rec)
+	}
+	if _, ok := r.records["https://"+strings.TrimPrefix(ext.URL, "http://")+"/cdn.js"]; !ok {
+		t.Error("the scheme-relative link was not checked as https")
 	}
 }

@@ -201,7 +201,10 @@ func headRefused(h hop) bool {
 	}
 	switch h.status {
 	case http.StatusMethodNotAllowed, http.StatusNotImplemented, http.StatusBadRequest,
-		http.StatusForbidden:
+		http.StatusForbidden, http.StatusNotFound, http.StatusGone, http.StatusInternalServerError:
+		// A HEAD answer that would make the URL a problem is confirmed with
+		// GET: some servers answer HEAD wrongly, and a false "broken" costs
+		// a person's time, while a real one costs one more request.
 		return true
 	}
 	return false
@@ -361,7 +364,19 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 
 	if rec.Verdict == store.VerdictOK && f.body != nil {
 		final, err := url.Parse(f.finalURL)
-		if err == nil && c.rules.Decide(final).Action == rules.Parse {
+		d := rules.Decision{}
+		if err == nil {
+			d = c.rules.Decide(final)
+		}
+		if d.Action == rules.Parse && len(f.redirects) > 0 {
+			// The page lives where the redirects end: it is parsed there,
+			// once, however many URLs lead to it (/ and /index.html, a
+			// directory with and without its slash), so none of its links
+			// is reported twice.
+			tg := target{url: d.URL, host: final.Host, action: rules.Parse, rule: d.Rule}
+			c.robotsVerdict(&tg, final)
+			o.found = append(o.found, tg)
+		} else if d.Action == rules.Parse {
 			links, found, ids := c.extractLinks(final, f.body, f.contentType)
 			o.result.SetLinks = true
 			o.result.Links = links
@@ -435,7 +450,10 @@ func (c *Crawler) previous(pass store.Pass, u string) (*store.URLRecord, bool) {
 	if !ok {
 		return nil, false
 	}
-	return &prev, prev.Pass != pass.ID && c.fresh(prev, c.cfg.Now())
+	// A file costs nothing to read again, and a site on disk is checked
+	// right after it was edited: its results are never reused.
+	local := strings.HasPrefix(u, "file:")
+	return &prev, !local && prev.Pass != pass.ID && c.fresh(prev, c.cfg.Now())
 }
 
 // history carries the URL's past into its new record.

@@ -3,6 +3,7 @@ package crawler
 import (
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler/extract"
@@ -42,7 +43,13 @@ func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) (
 		}
 	}
 	for _, l := range p.Links {
-		u, err := rules.Resolve(base, l.URL)
+		ref := l.URL
+		if base.Scheme == "file" && strings.HasPrefix(strings.TrimLeft(ref, " \t\n\r\f"), "//") {
+			// On the deployed site a scheme-relative link is another host
+			// over https; resolved against file: it would be a local path.
+			ref = "https:" + strings.TrimLeft(ref, " \t\n\r\f")
+		}
+		u, err := rules.Resolve(base, ref)
 		if err != nil {
 			invalid(l, l.URL, "invalid URL")
 			continue
@@ -153,7 +160,7 @@ func (c *Crawler) storedTargets(page string) []target {
 // mayReuse says whether any stored result could be fresh enough to reuse.
 func (c *Crawler) mayReuse() bool {
 	r := c.cfg.Recheck
-	return r.OK > 0 || r.Broken > 0 || r.Unverifiable > 0 || c.cfg.RulesRecheck
+	return r.OK > 0 || r.Broken > 0 || r.Unverifiable > 0 || r.Transient > 0 || c.cfg.RulesRecheck
 }
 
 // fresh says whether a stored result is young enough to reuse without a
@@ -170,6 +177,9 @@ func (c *Crawler) fresh(prev store.URLRecord, now time.Time) bool {
 		ttl = c.cfg.Recheck.Broken
 	case store.VerdictUnverifiable:
 		ttl = c.cfg.Recheck.Unverifiable
+	case store.VerdictTransient:
+		// Reused as transient, never as final: only when asked for.
+		ttl = c.cfg.Recheck.Transient
 	default:
 		return false
 	}
@@ -182,6 +192,8 @@ func (c *Crawler) fresh(prev store.URLRecord, now time.Time) bool {
 				ttl = pick(p.Recheck.Broken, ttl)
 			case store.VerdictUnverifiable:
 				ttl = pick(p.Recheck.Unverifiable, ttl)
+			case store.VerdictTransient:
+				ttl = pick(p.Recheck.Transient, ttl)
 			}
 		}
 	}

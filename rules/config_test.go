@@ -45,7 +45,7 @@ func TestExampleConfigLoads(t *testing.T) {
 		t.Fatalf("the example does not load:\n%v", err)
 	}
 	if f.Concurrency != 16 || f.Timeout != 20*time.Second || f.MaxSize != 10<<20 ||
-		f.Recheck.OK != 24*time.Hour || f.Ghost != 7*24*time.Hour || len(f.Config.Rules) != 5 ||
+		f.Recheck.OK != 20*time.Hour || f.CommitBatch != 32 || f.KeepPasses != 10 || f.Ghost != 7*24*time.Hour || len(f.Config.Rules) != 5 ||
 		len(f.Config.Hosts) != 2 || f.Config.Rules[1].Source != "example.toml:115" {
 		t.Errorf("unexpected values from the example: %+v", f)
 	}

@@ -27,14 +27,14 @@ timeout = "20s"          # one request; a whole task may take twice this
 max_size = "10MiB"       # largest HTML page read, after decompression
 max_time = "0s"          # stop after this long and exit 3; the next run resumes (0: no limit)
 user_agent = ""          # empty: linkpatrol and its version
-commit_batch = 1000      # results committed to the database in one transaction, at most
-commit_every = "1s"      # longest time between commits: a crash loses at most this much
+commit_batch = 32        # results per transaction, at most: what a kill may cost
+commit_every = "1s"      # longest time between commits, and between fsyncs
 
 # ---- Seeding --------------------------------------------------------------
 
 sitemaps = []            # sitemap URLs (indexes and .gz too) that add start URLs
 robots_sitemaps = false  # also follow the Sitemap: lines of the start hosts' robots.txt
-sitemap_limit = 0        # most URLs taken from sitemaps (0: the built-in cap)
+sitemap_limit = 50000    # most URLs taken from sitemaps in a pass
 
 # ---- The report -----------------------------------------------------------
 
@@ -52,7 +52,7 @@ report_after = 0
 # A page that fails now but was good within this long still has its old
 # links followed, so one broken index page does not hide the rest.
 ghost = "7d"
-keep_passes = 30         # passes kept in the database; older ones are pruned
+keep_passes = 10         # complete passes kept in the database; older ones are pruned
 
 # ---- Quick scope (like --include / --exclude) ------------------------------
 
@@ -83,10 +83,10 @@ collapse_slashes = false # /a//b -> /a/b
 [recheck]
 # How long a result is reused in the next pass before the URL is fetched
 # again, per verdict (0: always fetch).
-ok = "24h"
-broken = "4h"
-transient = "1h"
-unverifiable = "24h"
+ok = "20h"
+broken = "3h"
+transient = "0s"         # 0: a timeout or 5xx is always tried again next pass
+unverifiable = "20h"
 
 [aliases]
 # Origins that serve the same site as the canonical origin on the left.

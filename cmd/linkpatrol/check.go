@@ -78,7 +78,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.StringVar(&o.userAgent, "user-agent", "", "User-Agent header (default names linkpatrol and its version)")
 	fs.StringVarP(&o.format, "format", "f", "text", "report format: "+strings.Join(report.Formats(), ", "))
 	fs.BoolVar(&o.all, "all", false, "list every URL seen, not only problems")
-	fs.BoolVar(&o.newPass, "new-pass", false, "abandon an unfinished pass and start a new one")
+	fs.BoolVar(&o.newPass, "new-pass", false, "start a new pass: abandon an unfinished one, or start here though the database holds another site's passes")
 	fs.StringArrayVar(&o.include, "include", nil, "only follow URLs matching this `regex` (repeatable)")
 	fs.StringArrayVar(&o.exclude, "exclude", nil, "skip URLs matching this `regex` (repeatable)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
@@ -87,6 +87,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.DurationVar(&o.recheck.OK, "recheck-ok", 20*time.Hour, "reuse a good result younger than this instead of fetching it again (0 = always fetch)")
 	fs.DurationVar(&o.recheck.Broken, "recheck-broken", 3*time.Hour, "reuse a broken result younger than this")
 	fs.DurationVar(&o.recheck.Unverifiable, "recheck-unverifiable", 20*time.Hour, "reuse an unverifiable result younger than this")
+	fs.DurationVar(&o.recheck.Transient, "recheck-transient", 0, "reuse a transient failure (timeout, 5xx) younger than this, as transient (0 = always try again)")
 	fs.BoolVar(&o.noReuse, "no-reuse", false, "fetch everything again, ignoring the recheck intervals (conditional requests are still used)")
 	fs.Var(&o.reportAfter, "report-after", "keep a problem out of the report until it has lasted this long (36h, 2d) or this many passes (3); it is still recorded and counted")
 	fs.BoolVar(&o.onlyNew, "only-new", false, "report only problems that are new since the last complete pass (the exit code follows)")
@@ -332,6 +333,22 @@ func openPass(db *store.DB, engine *rules.Engine, starts []string, root, setting
 			return store.Pass{}, nil, nil, usageError{err}
 		}
 		return open, queue, done, nil
+	}
+	if !ok && !fresh {
+		// Another site's history would be read as this one's: its results
+		// reused, its problems "fixed". Say so rather than mix them.
+		last, had, err := db.LastPass()
+		if err != nil {
+			return store.Pass{}, nil, nil, usageError{err}
+		}
+		if had && (!slices.Equal(last.StartURLs, starts) || last.Root != root) {
+			what := strings.Join(last.StartURLs, " ")
+			if last.Root != "" {
+				what = last.Root
+			}
+			return store.Pass{}, nil, nil, usagef("%s holds the passes of %s; use another --db for this site, or add --new-pass to start its history here",
+				db.Path(), what)
+		}
 	}
 	if ok {
 		open.State = store.PassAbandoned

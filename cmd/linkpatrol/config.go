@@ -59,6 +59,7 @@ func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
 	take("recheck-ok", "recheck.ok", func() { o.recheck.OK = f.Recheck.OK })
 	take("recheck-broken", "recheck.broken", func() { o.recheck.Broken = f.Recheck.Broken })
 	take("recheck-unverifiable", "recheck.unverifiable", func() { o.recheck.Unverifiable = f.Recheck.Unverifiable })
+	take("recheck-transient", "recheck.transient", func() { o.recheck.Transient = f.Recheck.Transient })
 	take("ghost", "ghost", func() { o.ghost = f.Ghost })
 	take("report-after", "report_after", func() {
 		o.reportAfter = report.Threshold{Failures: f.ReportAfter.Passes, Age: f.ReportAfter.Duration}

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -19,7 +22,7 @@ func runExplain(args []string, stdout, stderr io.Writer) (int, error) {
 	var starts []string
 	fs.StringVar(&o.config, "config", "", "config `file` (default ./linkpatrol.toml when it exists)")
 	fs.StringVar(&o.db, "db", defaultDB, "database whose last pass supplies the start URLs when neither --start nor the config does")
-	fs.StringArrayVar(&starts, "start", nil, "start `URL` of the site (repeatable); its host is parsed, others checked")
+	fs.StringArrayVar(&starts, "start", nil, "start `URL` (repeatable) or directory of the site; its host is parsed, others checked")
 	fs.StringArrayVar(&o.include, "include", nil, "as for check")
 	fs.StringArrayVar(&o.exclude, "exclude", nil, "as for check")
 	o.polite.register(fs)
@@ -49,7 +52,7 @@ func runExplain(args []string, stdout, stderr io.Writer) (int, error) {
 	if len(starts) == 0 {
 		starts = lastStartURLs(o.db)
 	}
-	canonical, _, err := startURLs(starts)
+	canonical, root, err := startURLs(starts)
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
@@ -57,10 +60,38 @@ func runExplain(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
-	if err := engine.Explain(fs.Arg(0)).Write(stdout); err != nil {
+	target := fs.Arg(0)
+	if root != "" {
+		// A file of the site on disk stands for its URL under file:///.
+		if rel, ok := fileUnder(root, target); ok {
+			target = "file:///" + rel
+		}
+	}
+	ex := engine.Explain(target)
+	if err := ex.Write(stdout); err != nil {
 		return exitUsage, fmt.Errorf("write explanation: %w", err)
 	}
+	if ex.Err != "" {
+		return exitUsage, usagef("%q: %s", fs.Arg(0), ex.Err)
+	}
 	return exitOK, nil
+}
+
+// fileUnder turns a path to a file of the site at root into its path
+// relative to the root, slash-separated.
+func fileUnder(root, path string) (string, bool) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", false
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return "", false
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
 }
 
 // lastStartURLs reads the start URLs of the newest pass, if the database
@@ -72,8 +103,11 @@ func lastStartURLs(path string) []string {
 	}
 	defer db.Close()
 	p, ok, err := db.LastPass()
-	if err != nil || !ok || p.Root != "" {
+	if err != nil || !ok {
 		return nil
+	}
+	if p.Root != "" {
+		return []string{p.Root}
 	}
 	return p.StartURLs
 }
