@@ -337,16 +337,8 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 		conditional = prevp
 	}
 	f := c.fetch(hardCtx, t, conditional, nil)
-	if f.err != nil && ctx.Err() != nil {
-		o.stopped = true
+	if c.settle(ctx, hardCtx, &f, &o) {
 		return o
-	}
-	if f.retry {
-		o.retry = true
-		return o
-	}
-	if f.err != nil && hardCtx.Err() != nil {
-		f.err = fmt.Errorf("task took longer than %s: %w", 2*c.cfg.Timeout, context.DeadlineExceeded)
 	}
 
 	if f.status == http.StatusNotModified && conditional != nil && f.err == nil && f.errClass == "" && !f.skipped {
@@ -437,6 +429,24 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 		rec.Verdict, rec.Error = classifyStatus(f.status, f.header, c.rules.Decide(u).Policy)
 	}
 	return rec
+}
+
+// settle says whether a fetch ended its task without a result: cut short
+// by a stop (the task stays queued and is done again on resume) or to be
+// retried when the throttle allows. It names a task that overran the hard
+// timeout.
+func (c *Crawler) settle(ctx, hardCtx context.Context, f *fetched, o *outcome) bool {
+	switch {
+	case f.err != nil && ctx.Err() != nil:
+		o.stopped = true
+		return true
+	case f.retry:
+		o.retry = true
+		return true
+	case f.err != nil && hardCtx.Err() != nil:
+		f.err = fmt.Errorf("task took longer than %s: %w", 2*c.cfg.Timeout, context.DeadlineExceeded)
+	}
+	return false
 }
 
 // previous reads what is known of u from earlier passes (or earlier runs of

@@ -31,17 +31,7 @@ func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) (
 			base = b
 		}
 	}
-	links := make([]store.Link, 0, len(p.Links))
-	found := make([]target, 0, len(p.Links))
-	seen := make(map[string]struct{}, len(p.Links))
-	invalid := func(l extract.Link, raw, why string) {
-		raw = clip(raw)
-		links = append(links, store.Link{URL: raw, Line: l.Line, Tag: l.Tag, Attr: l.Attr})
-		if _, dup := seen[raw]; !dup {
-			seen[raw] = struct{}{}
-			found = append(found, target{url: raw, err: why})
-		}
-	}
+	col := newRefs(c, base, len(p.Links), true)
 	for _, l := range p.Links {
 		ref := l.URL
 		if base.Scheme == "file" && strings.HasPrefix(strings.TrimLeft(ref, " \t\n\r\f"), "//") {
@@ -49,34 +39,68 @@ func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) (
 			// over https; resolved against file: it would be a local path.
 			ref = "https:" + strings.TrimLeft(ref, " \t\n\r\f")
 		}
-		u, err := rules.Resolve(base, ref)
-		if err != nil {
-			invalid(l, l.URL, "invalid URL")
-			continue
-		}
-		d := c.rules.Decide(u)
-		if d.Action == rules.Ignore {
-			continue
-		}
-		if len(d.URL) > store.MaxURLLength {
-			invalid(l, d.URL, "URL too long")
-			continue
-		}
-		links = append(links, store.Link{URL: d.URL, Fragment: d.Fragment, Line: l.Line, Tag: l.Tag, Attr: l.Attr})
-		if _, dup := seen[d.URL]; dup {
-			continue
-		}
-		seen[d.URL] = struct{}{}
-		action := d.Action
-		if action == rules.Parse && l.Kind == extract.KindResource {
-			// An image or a script on our own host is verified, not parsed.
-			action = rules.Check
-		}
-		tg := target{url: d.URL, host: hostOf(d.URL), action: action, rule: d.Rule}
-		c.robotsVerdict(&tg, u)
-		found = append(found, tg)
+		// An image or a script on our own host is verified, not parsed.
+		col.add(ref, store.Link{Line: l.Line, Tag: l.Tag, Attr: l.Attr}, l.Kind == extract.KindResource, false)
 	}
-	return links, found, ids
+	return col.links, col.found, ids
+}
+
+// refs turns the references of one document (a page's links, a sitemap's
+// entries) into its stored links and the targets for the dispatcher:
+// resolved, rewritten and decided by the rules, deduplicated, and read
+// against robots.txt where the host's file is known.
+type refs struct {
+	c      *Crawler
+	base   *url.URL
+	follow bool // false: record the links, hand nothing on
+	links  []store.Link
+	found  []target
+	seen   map[string]struct{}
+}
+
+func newRefs(c *Crawler, base *url.URL, n int, follow bool) *refs {
+	return &refs{c: c, base: base, follow: follow, links: make([]store.Link, 0, n),
+		found: make([]target, 0, n), seen: make(map[string]struct{}, n)}
+}
+
+// add records one reference; link carries its line, tag and attribute.
+// A resource that the rules would parse is only checked; a sitemap entry
+// of an index is itself a sitemap to read.
+func (r *refs) add(ref string, link store.Link, resource, sitemap bool) {
+	u, err := rules.Resolve(r.base, ref)
+	if err != nil {
+		r.invalid(link, ref, "invalid URL")
+		return
+	}
+	d := r.c.rules.Decide(u)
+	if d.Action == rules.Ignore {
+		return
+	}
+	if len(d.URL) > store.MaxURLLength {
+		r.invalid(link, d.URL, "URL too long")
+		return
+	}
+	link.URL, link.Fragment = d.URL, d.Fragment
+	r.links = append(r.links, link)
+	if _, dup := r.seen[d.URL]; dup || !r.follow {
+		return
+	}
+	r.seen[d.URL] = struct{}{}
+	tg := target{url: d.URL, host: hostOf(d.URL), action: d.Action, rule: d.Rule, sitemap: sitemap}
+	if resource && tg.action == rules.Parse {
+		tg.action = rules.Check
+	}
+	r.c.robotsVerdict(&tg, u)
+	r.found = append(r.found, tg)
+}
+
+func (r *refs) invalid(link store.Link, raw, why string) {
+	link.URL = clip(raw)
+	r.links = append(r.links, link)
+	if _, dup := r.seen[link.URL]; !dup && r.follow {
+		r.seen[link.URL] = struct{}{}
+		r.found = append(r.found, target{url: link.URL, err: why})
+	}
 }
 
 // anchors is the set of fragments a page can be linked to (its id and

@@ -51,16 +51,8 @@ func (c *Crawler) processSitemap(ctx context.Context, pass store.Pass, t task) o
 		doc, err = readSitemap(r, c.cfg.SitemapLimit, maxSitemapSize)
 		return err
 	})
-	if f.err != nil && ctx.Err() != nil {
-		o.stopped = true
+	if c.settle(ctx, hardCtx, &f, &o) {
 		return o
-	}
-	if f.retry {
-		o.retry = true
-		return o
-	}
-	if f.err != nil && hardCtx.Err() != nil {
-		f.err = fmt.Errorf("task took longer than %s: %w", 2*c.cfg.Timeout, context.DeadlineExceeded)
 	}
 	rec := c.fetchedRecord(pass, t, f, now)
 	var notes []string
@@ -105,41 +97,11 @@ func (c *Crawler) sitemapTargets(base *url.URL, t task, doc sitemapDoc, notes []
 	if !follow && len(doc.entries) > 0 {
 		notes = append(notes, fmt.Sprintf("sitemap indexes nested more than %d deep: the sitemaps this one lists were not read", maxSitemapDepth))
 	}
-	links := make([]store.Link, 0, len(doc.entries))
-	var found []target
-	seen := make(map[string]struct{}, len(doc.entries))
-	invalid := func(e sitemapEntry, raw, why string) {
-		raw = clip(raw)
-		links = append(links, store.Link{URL: raw, Line: e.line, Tag: tag, Attr: "loc"})
-		if _, dup := seen[raw]; !dup && follow {
-			seen[raw] = struct{}{}
-			found = append(found, target{url: raw, err: why})
-		}
-	}
+	col := newRefs(c, base, len(doc.entries), follow)
 	for _, e := range doc.entries {
-		u, err := rules.Resolve(base, e.loc)
-		if err != nil {
-			invalid(e, e.loc, "invalid URL")
-			continue
-		}
-		d := c.rules.Decide(u)
-		if d.Action == rules.Ignore {
-			continue
-		}
-		if len(d.URL) > store.MaxURLLength {
-			invalid(e, d.URL, "URL too long")
-			continue
-		}
-		links = append(links, store.Link{URL: d.URL, Fragment: d.Fragment, Line: e.line, Tag: tag, Attr: "loc"})
-		if _, dup := seen[d.URL]; dup || !follow {
-			continue
-		}
-		seen[d.URL] = struct{}{}
-		tg := target{url: d.URL, host: hostOf(d.URL), action: d.Action, rule: d.Rule, sitemap: nested}
-		c.robotsVerdict(&tg, u)
-		found = append(found, tg)
+		col.add(e.loc, store.Link{Line: e.line, Tag: tag, Attr: "loc"}, false, nested)
 	}
-	return links, found, notes
+	return col.links, col.found, notes
 }
 
 // robotsSitemaps reads the Sitemap: lines of a start host's robots.txt. The
