@@ -275,7 +275,7 @@ func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.
 			return nil
 		}
 		if err := c.store.Commit(passID, batch); err != nil {
-			return fmt.Errorf("commit %d results: %w", len(batch), err)
+			return err // the store names the batch and the file
 		}
 		// A pause a host asked for must survive a crash, not just a stop.
 		if err := c.saveHostState(); err != nil {

@@ -27,7 +27,7 @@ func runExplain(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringArrayVar(&o.exclude, "exclude", nil, "as for check")
 	o.polite.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: linkpatrol explain [flags] URL\n\nShows each rewriting step, the canonical URL, the rule that decides it\n(with its file:line), the action, and the politeness settings of its host.\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol explain [flags] URL\n\nShows each rewriting step, the canonical URL, the rule that decides it\n(with its file:line), the action, and the politeness settings of its host.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {

@@ -91,3 +91,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	return code
 }
+
+// helpWriter is where a command's usage goes: stdout when it was asked for
+// (so it can be paged), stderr when it explains a mistake.
+func helpWriter(args []string, stdout, stderr io.Writer) io.Writer {
+	for _, a := range args {
+		if a == "-h" || a == "--help" {
+			return stdout
+		}
+	}
+	return stderr
+}

@@ -28,7 +28,7 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	fragments := fs.Bool("check-fragments", false, "report links to page#frag where the page has no such anchor (the check must have stored anchors: check --check-fragments)")
 	onlyNew := fs.Bool("only-new", false, "only problems that are new since the previous complete pass (the exit code follows)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: linkpatrol report [flags]\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol report [flags]\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -73,7 +73,10 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	if err := writeOutputs(stdout, rep, f, outputs); err != nil {
 		return exitUsage, fmt.Errorf("write report: %w", err)
 	}
-	if rep.HasBroken() {
+	switch {
+	case rep.Pass.State != store.PassComplete:
+		return exitStopped, nil // as check said: the pass is not finished
+	case rep.HasBroken():
 		return exitProblems, nil
 	}
 	return exitOK, nil

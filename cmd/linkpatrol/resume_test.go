@@ -137,3 +137,42 @@ func waitForRequests(site *crawltest.Site, n int64, exited <-chan error, err *er
 		}
 	}
 }
+
+// TestFullDiskKeepsCommittedState: when the database cannot grow (a full
+// disk, here a file-size limit on the process), check says so in one line
+// and exits 2, what was committed stays readable, and the same command
+// resumes once there is room.
+func TestFullDiskKeepsCommittedState(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs real processes")
+	}
+	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 2000, BrokenEvery: 50, Seed: 9})
+	srv := httptest.NewServer(site)
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "full.db")
+	args := []string{"check", "--db", db, "--format", "json", srv.URL + "/"}
+
+	// ulimit -f counts 1 KiB blocks: 1 MiB is far less than the pass needs.
+	limited := exec.Command("sh", append([]string{"-c", `ulimit -f 1024 && exec "$0" "$@"`, binary}, args...)...)
+	var stderr bytes.Buffer
+	limited.Stderr = &stderr
+	err := limited.Run()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != exitUsage {
+		t.Fatalf("with a full disk: %v, want exit 2\n%s", err, stderr.String())
+	}
+	if msg := strings.TrimSpace(stderr.String()); strings.Count(msg, "\n") > 0 || !strings.Contains(msg, "too large") {
+		t.Errorf("want one line naming the cause, got %q", msg)
+	}
+	if r := runBinary(t, "report", "--db", db, "--format", "json"); r.code == exitUsage {
+		t.Fatalf("the committed state is unreadable: %s", r.stderr)
+	}
+	r := runBinary(t, args...)
+	if r.code != exitProblems {
+		t.Fatalf("resume after the disk was freed: exit %d\n%s", r.code, r.stderr)
+	}
+	rep := decodeReport(t, r.stdout)
+	if !rep.Pass.Complete || len(rep.URLs) != len(site.Expected().Broken) {
+		t.Errorf("resumed pass: complete %v, %d problems, want %d", rep.Pass.Complete, len(rep.URLs), len(site.Expected().Broken))
+	}
+}
