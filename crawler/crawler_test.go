@@ -94,6 +94,33 @@ func runPassOn(t *testing.T, db *store.DB, cfg crawler.Config, starts ...string)
 	return passResult{db: db, pass: pass, outcome: out, records: recs}
 }
 
+// resumeOrBegin does what `linkpatrol check` does with a database: the
+// open pass is resumed from its stored frontier and done set, or a new pass
+// begins at start.
+func resumeOrBegin(t *testing.T, db *store.DB, start string) (store.Pass, []store.Task, map[string]struct{}) {
+	t.Helper()
+	pass, ok, err := db.OpenPass()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := map[string]struct{}{}
+	if !ok {
+		queue := []store.Task{{URL: start, Action: "parse"}}
+		if pass, err = db.BeginPass(store.Pass{StartURLs: []string{start}, Started: time.Now()}, queue); err != nil {
+			t.Fatal(err)
+		}
+		return pass, queue, done
+	}
+	queue, err := db.Frontier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.ResolvedIn(pass.ID, func(u string) error { done[u] = struct{}{}; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return pass, queue, done
+}
+
 func page(body string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

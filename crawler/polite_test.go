@@ -86,23 +86,7 @@ func politePass(t *testing.T, db *store.DB, start string, s throttle.Settings, s
 	}
 	settings := func(string) throttle.Settings { return s }
 	th := throttle.New(throttle.Config{Settings: settings, UserAgent: "linkpatrol-test"})
-	pass, ok, err := db.OpenPass()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var queue []store.Task
-	done := map[string]struct{}{}
-	if ok {
-		if queue, err = db.Frontier(); err != nil {
-			t.Fatal(err)
-		}
-		db.ResolvedIn(pass.ID, func(u string) error { done[u] = struct{}{}; return nil })
-	} else {
-		queue = []store.Task{{URL: start, Action: "parse"}}
-		if pass, err = db.BeginPass(store.Pass{StartURLs: []string{start}, Started: time.Now()}, queue); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pass, queue, done := resumeOrBegin(t, db, start)
 	c := crawler.New(crawler.Config{Concurrency: 8, UserAgent: "linkpatrol-test", Timeout: 5 * time.Second,
 		Throttle: th, HostSettings: settings}, engine, db)
 	out, err := c.Run(stop, context.Background(), pass, queue, done)

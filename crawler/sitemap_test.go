@@ -113,25 +113,7 @@ func seededPass(t *testing.T, db *store.DB, cfg crawler.Config, stop context.Con
 	if err != nil {
 		t.Fatal(err)
 	}
-	pass, ok, err := db.OpenPass()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var queue []store.Task
-	done := map[string]struct{}{}
-	if ok {
-		if queue, err = db.Frontier(); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.ResolvedIn(pass.ID, func(u string) error { done[u] = struct{}{}; return nil }); err != nil {
-			t.Fatal(err)
-		}
-	} else {
-		queue = []store.Task{{URL: start, Action: "parse"}}
-		if pass, err = db.BeginPass(store.Pass{StartURLs: []string{start}, Started: time.Now()}, queue); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pass, queue, done := resumeOrBegin(t, db, start)
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 5 * time.Second
 	}
