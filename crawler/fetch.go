@@ -37,9 +37,6 @@ func newTransport(cfg Config) *http.Transport {
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: 256 << 10,
 	}
-	if cfg.Root != "" {
-		tr.RegisterProtocol("file", newFileTransport(cfg.Root))
-	}
 	return tr
 }
 
@@ -215,8 +212,9 @@ type fetched struct {
 	hop
 	finalURL  string
 	redirects []store.Hop
-	errClass  string // set when the chain itself failed: loop, too many, bad Location, robots
+	errClass  string // set when the chain itself failed: loop, too many, bad Location, robots; or why a file could not be read
 	skipped   bool   // the chain stopped on purpose (robots), not broken
+	local     bool   // read from a checked directory: no status, ok unless errClass says why not
 }
 
 // fetch follows redirects itself, hop by hop, up to MaxRedirects. Every
@@ -336,9 +334,14 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	if hadPrev && prev.Parsed && prev.Verdict == store.VerdictOK && !c.needsAnchors(prev) {
 		conditional = prevp
 	}
-	f := c.fetch(hardCtx, t, conditional, nil)
-	if c.settle(ctx, hardCtx, &f, &o) {
-		return o
+	var f fetched
+	if _, _, local := c.siteOf(t.URL); local {
+		f = c.readLocal(t)
+	} else {
+		f = c.fetch(hardCtx, t, conditional, nil)
+		if c.settle(ctx, hardCtx, &f, &o) {
+			return o
+		}
 	}
 
 	if f.status == http.StatusNotModified && conditional != nil && f.err == nil && f.errClass == "" && !f.skipped {
@@ -354,17 +357,18 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 		rec.Note = fmt.Sprintf("page larger than %d bytes: only the first part was checked", c.cfg.MaxSize)
 	}
 
-	if rec.Verdict == store.VerdictOK && f.body != nil {
+	moved := f.finalURL != t.URL
+	if rec.Verdict == store.VerdictOK && (f.body != nil || moved) {
 		final, err := url.Parse(f.finalURL)
 		d := rules.Decision{}
 		if err == nil {
 			d = c.rules.Decide(final)
 		}
-		if d.Action == rules.Parse && len(f.redirects) > 0 {
-			// The page lives where the redirects end: it is parsed there,
-			// once, however many URLs lead to it (/ and /index.html, a
-			// directory with and without its slash), so none of its links
-			// is reported twice.
+		if d.Action == rules.Parse && moved {
+			// The page lives where the redirects end (or, on disk, at the
+			// directory's slash): it is parsed there, once, however many
+			// URLs lead to it (/ and /index.html, a directory with and
+			// without its slash), so none of its links is reported twice.
 			tg := target{url: d.URL, host: final.Host, action: rules.Parse, rule: d.Rule}
 			c.robotsVerdict(&tg, final)
 			o.found = append(o.found, tg)
@@ -382,9 +386,10 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 			c.stats.pages.Add(1)
 		}
 	}
-	if !rec.Parsed && hadPrev && prev.Parsed && rec.Verdict.Problem() && c.ghost(prev, now) {
+	if !rec.Parsed && hadPrev && prev.Parsed && rec.Verdict.Problem() && !f.local && c.ghost(prev, now) {
 		// A page good recently is failing: follow its old links anyway so
-		// one broken index page does not hide the rest of the site.
+		// one broken index page does not hide the rest of the site. (Not
+		// a file: a missing one is gone, not failing for a while.)
 		rec.Parsed = true
 		rec.Note = "ghost: following its links from " + prev.LastGood.Format("2006-01-02")
 		o.found = c.storedTargets(t.URL)
@@ -422,6 +427,8 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 		rec.Verdict, rec.Error, rec.Note = store.VerdictSkipped, politeClass(f.err), "skipped: "+f.err.Error()
 	case f.errClass != "":
 		rec.Verdict, rec.Error = store.VerdictBroken, f.errClass
+	case f.local:
+		rec.Verdict = store.VerdictOK
 	case f.err != nil:
 		rec.Verdict, rec.Error = classifyError(f.err)
 	default:

@@ -57,6 +57,14 @@ func Resolve(base *url.URL, ref string) (*url.URL, error) {
 	return r, nil
 }
 
+// Scheme is the scheme a reference is written with, lower-cased, read as
+// Resolve reads it; "" for a relative reference. A resolved URL cannot tell
+// file:///x written in a page from /x resolved against a file: page.
+func Scheme(ref string) string {
+	scheme, _, _ := splitScheme(cleanRef(ref))
+	return scheme
+}
+
 // unwrapURLError drops the "parse <whole URL>:" prefix of url.Error: the
 // caller already shows the URL next to the error.
 func unwrapURLError(err error) error {

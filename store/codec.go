@@ -15,8 +15,11 @@ const (
 	recordFormat1 = 1
 	linksFormat1  = 1
 	taskFormat1   = 1
-	// recordIDsTag starts the optional URLRecord.IDs at the end of a record.
-	recordIDsTag = 1
+	// Optional fields come after the fixed ones, each after its tag, in
+	// tag order: recordIDsTag starts URLRecord.IDs, recordSeedTag says
+	// URLRecord.Seed. Records written before a tag existed decode unchanged.
+	recordIDsTag  = 1
+	recordSeedTag = 2
 )
 
 // errShort and friends are joined to ErrCorrupt by the callers, which add the
@@ -241,6 +244,9 @@ func appendRecord(buf []byte, r *URLRecord) ([]byte, error) {
 			e.str(id)
 		}
 	}
+	if r.Seed {
+		e.byte(recordSeedTag)
+	}
 	return e.bytes(), nil
 }
 
@@ -289,20 +295,31 @@ func decodeRecord(url string, v []byte, r *URLRecord) error {
 	r.Parsed = d.bool()
 	r.PrevVerdict = d.verdict()
 	r.PrevPass = d.uvarint()
-	if d.err == nil && len(d.b) > 0 {
-		if d.byte() != recordIDsTag {
+	last := byte(0)
+	for d.err == nil && len(d.b) > 0 {
+		tag := d.byte()
+		if tag <= last {
 			d.fail(errFormat)
+			break
 		}
-		n := d.uvarint()
-		switch {
-		case d.err != nil:
-		case n > uint64(len(d.b)):
-			d.fail(errShort)
-		default:
-			r.IDs = make([]string, n)
-			for i := range r.IDs {
-				r.IDs[i] = d.str()
+		last = tag
+		switch tag {
+		case recordIDsTag:
+			n := d.uvarint()
+			switch {
+			case d.err != nil:
+			case n > uint64(len(d.b)):
+				d.fail(errShort)
+			default:
+				r.IDs = make([]string, n)
+				for i := range r.IDs {
+					r.IDs[i] = d.str()
+				}
 			}
+		case recordSeedTag:
+			r.Seed = true
+		default:
+			d.fail(errFormat)
 		}
 	}
 	return d.end()

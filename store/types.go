@@ -43,7 +43,14 @@ type Pass struct {
 	Started      time.Time     `json:"started"`
 	Finished     time.Time     `json:"finished,omitzero"` // zero until the pass ends (complete or stopped)
 	Elapsed      time.Duration `json:"elapsed,omitempty"` // working time summed over every run of the pass
-	Root         string        `json:"root,omitempty"`    // directory on disk when checking a built site (file:// URLs map below it)
+	Root         string        `json:"root,omitempty"`    // directory on disk when checking a built site (file:// URLs map below it); the first of Roots
+	// Roots are every directory of a check of built sites, absolute; a
+	// file: URL names the file below the one whose path it starts with
+	// (see LocalFile).
+	Roots []string `json:"roots,omitempty"`
+	// RelativePaths says the directories were given as relative paths, so
+	// files are shown relative to the working directory, not absolute.
+	RelativePaths bool `json:"relative_paths,omitempty"`
 }
 
 // Hop is one step of a redirect chain the crawler followed itself.
@@ -83,6 +90,9 @@ type URLRecord struct {
 	// they were not collected (fragment checks off, not a page, a page cut
 	// off at the size cap); empty, not nil, for a page that has none.
 	IDs []string `json:"ids,omitempty"`
+	// Seed says the pass started from this URL (a start URL, or a file of a
+	// checked directory) rather than reaching it by a link.
+	Seed bool `json:"seed,omitempty"`
 }
 
 // Link is one reference from a page to a target, with the line of the
