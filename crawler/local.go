@@ -128,9 +128,9 @@ func (s *site) local(u *url.URL) *url.URL {
 
 // Local verdicts, as the report names them.
 const (
-	errNoFile    = "no such file"
-	errNoIndex   = "no index.html"
-	errOutside   = "outside the checked directory"
+	errNoFile     = "no such file"
+	errNoIndex    = "no index.html"
+	errOutside    = "outside the checked directory"
 	errNotRegular = "not a regular file"
 )
 
