@@ -151,7 +151,7 @@ func (t Traps) CheckRun(run int, template string) (Trap, bool) {
 // distinct query strings.
 func (t Traps) CheckQuery(seen int, path string) (Trap, bool) {
 	if t.MaxQueryVariants > 0 && seen >= t.MaxQueryVariants {
-		return Trap{TrapQueryVariants, fmt.Sprintf("%s already has %d distinct query strings", path, seen)}, true
+		return Trap{TrapQueryVariants, fmt.Sprintf("more than %d distinct query strings on %s", t.MaxQueryVariants, path)}, true
 	}
 	return Trap{}, false
 }
