@@ -380,6 +380,11 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 			notTaken++
 			continue
 		}
+		if len(t.url) > store.MaxURLLength {
+			// However it got here (a rewrite, a redirect), a URL the store
+			// cannot key is a result, not a batch that fails to commit.
+			t.url, t.err = clip(t.url), "URL too long"
+		}
 		if _, dup := d.seen[t.url]; dup {
 			continue
 		}

@@ -403,13 +403,24 @@ func (e *Engine) decide(u *url.URL, steps *[]Step) Decision {
 	if r != nil {
 		d.Policy = r.policy
 		d.Traps = r.traps
-		if asked.Scheme != c.Scheme || asked.Host != c.Host {
+		if asked.Scheme != c.Scheme || asked.Host != c.Host || !r.secretsFor(asked) {
 			// Credentials belong to the hosts a rule names; u itself is
 			// on another host, and a caller may well request u as it is.
+			// Nor do they go over plain http unless the rule says so.
 			d.Policy = r.public
 		}
 	}
 	return d
+}
+
+// Warnings lists what is valid in the rules but probably not meant, for
+// config check.
+func (e *Engine) Warnings() []string {
+	var w []string
+	for _, r := range e.rules {
+		w = append(w, r.warnings()...)
+	}
+	return w
 }
 
 func (e *Engine) classify(c *url.URL, key string) (Action, string, *rule) {

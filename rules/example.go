@@ -128,8 +128,8 @@ replace = 'https://example.com/blog/$1/$2'
 # Settings for requests to matched URLs: timeout, recheck, accept (status ->
 # verdict: ok, broken, transient, unverifiable), headers, cookies, user and
 # password (basic auth). Headers, cookies and credentials need a host in the
-# same rule and go only to URLs on it, never across a redirect to another
-# host. Values may use ${NAME} for environment variables; explain never
+# same rule and go only to URLs on it, over https only unless the rule says
+# scheme = "http", never across a redirect that changes scheme, host or port. Values may use ${NAME} for environment variables; explain never
 # prints them.
 
 [[rule]]
@@ -144,6 +144,7 @@ timeout = "60s"
 recheck = { ok = "7d" }
 
 [[rule]]
+scheme = "https"
 host = "staging.example.com"
 action = "parse"
 headers = { "X-Audit" = "linkpatrol" }

@@ -66,6 +66,26 @@ type rule struct {
 	traps        Traps // the run's, with this rule's own limits on top
 	keepSessions bool
 	matchAll     bool
+	// cleartextOK: the rule names scheme "http" itself, so its secrets may
+	// go over plain http. Without a scheme they go over https only.
+	cleartextOK bool
+}
+
+// secretsFor says whether a request to u may carry the rule's headers,
+// cookies and credentials: only over https, unless the rule names plain
+// http explicitly, so that an https page redirecting to http (or a link
+// written with http://) never sends them in cleartext.
+func (r *rule) secretsFor(u *url.URL) bool {
+	return u.Scheme == "https" || r.cleartextOK
+}
+
+// warnings are what config check says about a rule that is valid but
+// probably not what was meant.
+func (r *rule) warnings() []string {
+	if r.policy != r.public && r.scheme == "" {
+		return []string{r.desc + `: headers, cookies and credentials without a scheme are sent over https only; add scheme = "https" to say so, or scheme = "http" to allow cleartext`}
+	}
+	return nil
 }
 
 func (r *rule) match(u *url.URL, key string) bool {
@@ -189,6 +209,7 @@ func compileRule(r Rule, n int, lookup func(string) (string, bool), traps Traps)
 	if p.Header != nil || p.User != "" || p.Password != "" {
 		c.public = &Policy{Timeout: p.Timeout, Recheck: p.Recheck, Accept: p.Accept}
 	}
+	c.cleartextOK = c.scheme == "http"
 	return c, nil
 }
 

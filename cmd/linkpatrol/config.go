@@ -158,8 +158,12 @@ func runConfig(args []string, stdout, stderr io.Writer) (int, error) {
 		if err := mergeConfig(fs, &o, f); err != nil {
 			return exitUsage, err
 		}
-		if _, err := rules.New(rulesConfig(f, &o, f.Start, nil)); err != nil {
+		e, err := rules.New(rulesConfig(f, &o, f.Start, nil))
+		if err != nil {
 			return exitUsage, usageError{err}
+		}
+		for _, w := range e.Warnings() {
+			fmt.Fprintln(stderr, "warning:", w)
 		}
 		fmt.Fprintf(stdout, "%s: ok (%d rules, %d rewrites, %d host settings)\n", args[1], len(f.Config.Rules), len(f.Config.Rewrites), len(f.Config.Hosts))
 		return exitOK, nil
