@@ -258,10 +258,11 @@ type Progress struct {
 	Problems int64 // broken, transient or unverifiable so far this run
 	Requests int64 // HTTP requests sent, redirects and fallbacks included
 	Reused   int64 // results taken from an earlier pass without a request
+	Traps    int64 // pages held back as suspected spider traps this run
 }
 
 type counters struct {
-	done, pages, queued, inflight, problems, requests, reused atomic.Int64
+	done, pages, queued, inflight, problems, requests, reused, traps atomic.Int64
 }
 
 // Progress returns the current counters.
@@ -270,7 +271,7 @@ func (c *Crawler) Progress() Progress {
 	return Progress{
 		Done: s.done.Load(), Pages: s.pages.Load(), Queued: s.queued.Load(),
 		InFlight: s.inflight.Load(), Problems: s.problems.Load(),
-		Requests: s.requests.Load(), Reused: s.reused.Load(),
+		Requests: s.requests.Load(), Reused: s.reused.Load(), Traps: s.traps.Load(),
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/rules"
@@ -40,6 +41,8 @@ type target struct {
 	// robots.txt when it was already known; neither when it was not.
 	robotsOK, disallowed bool
 	sitemap              bool // a sitemap to read, listed by an index or robots.txt
+	// traps is set for a page to parse that spider-trap limits apply to.
+	traps *trapInfo
 }
 
 // outcome is what a worker hands back for one task.
@@ -94,6 +97,7 @@ type dispatcher struct {
 	// sitemapURLs are the URLs taken from sitemaps in this pass, at most
 	// Config.SitemapLimit.
 	sitemapURLs map[string]struct{}
+	traps       trapState // counted over seen; see traps.go
 	// ends and waiters finish the records whose redirects lead to a URL
 	// another task resolves (see chain.go).
 	ends    ends
@@ -101,8 +105,13 @@ type dispatcher struct {
 }
 
 func newDispatcher(c *Crawler, pass store.Pass, seen *claims) *dispatcher {
-	return &dispatcher{c: c, pass: pass, seen: seen, hosts: make(map[string]*hostQueue), sitemapURLs: make(map[string]struct{}),
+	d := &dispatcher{c: c, pass: pass, seen: seen, hosts: make(map[string]*hostQueue),
+		sitemapURLs: make(map[string]struct{}), traps: newTrapState(),
 		ends: newEnds(), waiters: make(map[string][]waiting)}
+	for u := range seen.m {
+		d.traps.admitted(u, "")
+	}
+	return d
 }
 
 func (d *dispatcher) idle() bool {
@@ -114,6 +123,7 @@ func (d *dispatcher) push(t store.Task) {
 	if !d.seen.claim(t.URL) {
 		return
 	}
+	d.traps.admitted(t.URL, "")
 	host := ""
 	if u, err := url.Parse(t.URL); err == nil {
 		host = u.Host
@@ -392,23 +402,32 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 	var extra []store.Result
 	fromSitemap := o.task.Action == actionSitemap || o.task.sitemapsOf != ""
 	notTaken := 0
+	pageTemplate := sync.OnceValue(func() string { return templateOf(o.task.URL) })
 	for _, t := range o.found {
 		if fromSitemap && !d.sitemapAllows(t) {
 			notTaken++
 			continue
 		}
+		if len(t.url) > store.MaxURLLength {
+			// However it got here (a rewrite, a redirect), a URL the store
+			// cannot key is a result, not a batch that fails to commit.
+			t.url, t.err = clip(t.url), "URL too long"
+		}
 		if !d.seen.claim(t.url) {
 			continue
 		}
+		trap, held, run := d.traps.admit(&t, o.task, pageTemplate, !fromSitemap)
 		switch {
 		case t.err != "":
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictBroken, t.err, ""))
 		case t.disallowed:
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictSkipped, "robots", "skipped: robots.txt disallows it"))
+		case held:
+			extra = append(extra, d.c.heldBack(d.pass, t.url, trap))
 		case t.action == rules.Skip:
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictSkipped, "", "skipped: "+t.rule))
 		default:
-			nt := task{Task: store.Task{URL: t.url, Action: t.action.String(), Depth: o.task.Depth + 1}, host: t.host, robotsOK: t.robotsOK}
+			nt := task{Task: store.Task{URL: t.url, Action: t.action.String(), Depth: o.task.Depth + 1, Run: run}, host: t.host, robotsOK: t.robotsOK}
 			if t.sitemap {
 				nt.Action = actionSitemap
 				if o.task.sitemapsOf != "" {

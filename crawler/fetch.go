@@ -65,6 +65,10 @@ type requestOpts struct {
 	robots   bool             // read any body up to robotsLimit
 	prev     *store.URLRecord // send If-None-Match / If-Modified-Since from it
 	attempt  int              // retries of this URL so far, for the throttle
+	// public: a redirect left the origin (scheme, host, port) the task
+	// began on, so the rule's headers and credentials stay behind, as
+	// curl does since CVE-2022-27776.
+	public bool
 	// consume, when set, reads a 2xx body itself as it arrives (a sitemap,
 	// parsed while it streams in); errors reading from the network are
 	// kept apart from what consume says about the content.
@@ -98,7 +102,7 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 	} else {
 		req.Header.Set("Accept", "*/*")
 	}
-	if !o.robots {
+	if !o.robots && !o.public {
 		if u, err := url.Parse(target); err == nil {
 			applyPolicy(req, c.rules.Decide(u).Policy)
 		}
@@ -259,12 +263,16 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 	permit := t.permit
 	visited := map[string]bool{cur: true}
 	var f fetched
+	var first *url.URL
 	for {
 		f.finalURL, f.reached = cur, true
 		cu, err := url.Parse(cur)
 		if err != nil {
 			f.errClass = "bad redirect"
 			return f
+		}
+		if first == nil {
+			first = cu
 		}
 		if len(f.redirects) > 0 {
 			if c.needsRobots(cu.Scheme, cu.Host) {
@@ -275,7 +283,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 				return f
 			}
 		}
-		opts := requestOpts{wantHTML: parse, attempt: t.attempt, consume: consume}
+		opts := requestOpts{wantHTML: parse, attempt: t.attempt, consume: consume, public: !sameOrigin(first, cu)}
 		if len(f.redirects) == 0 {
 			opts.prev = prev
 		}
@@ -309,9 +317,23 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			f.errClass = "bad redirect"
 			return f
 		}
+		if cu.Scheme != "file" && next.Scheme != "http" && next.Scheme != "https" {
+			// A web server can only redirect to a web address: it must
+			// never make us read a local file (file:), in any mode. (The
+			// directory-mode transport redirects /dir to /dir/ itself.)
+			f.errClass = "redirect to " + next.Scheme + ":"
+			return f
+		}
 		f.redirects = append(f.redirects, store.Hop{URL: cur, Status: h.status})
 		cur = rules.Canonicalize(next).String()
 		f.reached = false
+		if len(cur) > store.MaxURLLength {
+			// Like a link that long: a result of its own, never a key the
+			// store cannot hold.
+			f.errClass = "URL too long"
+			f.finalURL = clip(cur)
+			return f
+		}
 		if visited[cur] {
 			f.errClass = "redirect loop"
 			f.finalURL = cur
@@ -340,6 +362,25 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			return f
 		}
 	}
+}
+
+// sameOrigin compares scheme, host and port, a missing port being the
+// scheme's default.
+func sameOrigin(a, b *url.URL) bool {
+	return a.Scheme == b.Scheme && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch u.Scheme {
+	case "https":
+		return "443"
+	case "http":
+		return "80"
+	}
+	return ""
 }
 
 func isRedirect(status int) bool {
@@ -391,7 +432,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	if len(f.redirects) > 0 {
 		return c.chain(hardCtx, pass, t, f, now)
 	}
-	c.upgrade(hardCtx, t, &f)
+	c.upgrade(hardCtx, t, t.URL, &f)
 	rec := c.fetchedRecord(pass, t, f, now)
 	if c.parseInto(&rec, &o.result, &o.found, f) && t.Action != rules.Parse.String() {
 		rec.Action = rules.Parse.String()
@@ -418,7 +459,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 // a resource (an <img> or a <link> to it) is parsed like any other,
 // whichever link the walk met first, and the site's own stylesheets are
 // read for their url() and @import.
-func (c *Crawler) upgrade(ctx context.Context, t task, f *fetched) {
+func (c *Crawler) upgrade(ctx context.Context, t task, first string, f *fetched) {
 	if t.Action != rules.Check.String() || f.body != nil || !f.reached || f.err != nil || f.errClass != "" ||
 		f.status/100 != 2 || !parsable(f.contentType) {
 		return
@@ -431,7 +472,8 @@ func (c *Crawler) upgrade(ctx context.Context, t task, f *fetched) {
 	if err != nil {
 		return // the check stands; the throttle said no more requests now
 	}
-	h := c.requestWith(ctx, http.MethodGet, f.finalURL, p, requestOpts{wantHTML: true, attempt: t.attempt})
+	fu, _ := url.Parse(first)
+	h := c.requestWith(ctx, http.MethodGet, f.finalURL, p, requestOpts{wantHTML: true, attempt: t.attempt, public: fu == nil || !sameOrigin(fu, u)})
 	if h.err == nil && !h.retry {
 		f.hop = h
 	}
@@ -516,7 +558,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		if key == "" {
 			ft.URL = f.finalURL // not recorded: only its outcome is passed on
 		} else {
-			c.upgrade(hardCtx, ft, &f)
+			c.upgrade(hardCtx, ft, t.URL, &f)
 		}
 		fe := f
 		fe.redirects = nil

@@ -60,6 +60,8 @@ type checkOptions struct {
 	robotsMaps   bool
 	sitemapMax   int
 	fragments    bool
+	traps        rules.Traps
+	keepSIDs     bool
 }
 
 func checkFlags(o *checkOptions) *pflag.FlagSet {
@@ -100,6 +102,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.BoolVar(&o.robotsMaps, "robots-sitemaps", false, "also start from the sitemaps named in the start hosts' robots.txt")
 	fs.IntVar(&o.sitemapMax, "sitemap-limit", crawler.DefaultSitemapLimit, "most URLs taken from sitemaps in a pass")
 	fs.BoolVar(&o.fragments, "check-fragments", false, "report links to page#frag where the page has no such id or <a name>")
+	registerTrapFlags(fs, o)
 	fs.IntVar(&o.commitBatch, "commit-batch", 32, "results committed to the database in one transaction, at most; a kill loses at most this many")
 	fs.DurationVar(&o.commitEvery, "commit-every", time.Second, "longest time between commits, and between fsyncs of the database (what a power loss may cost)")
 	return fs
@@ -151,7 +154,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
-	engine, err := rules.New(rulesConfig(file, starts, o.include, o.exclude, o.polite.hostRules(fs, starts)))
+	engine, err := rules.New(rulesConfig(file, &o, starts, o.polite.hostRules(fs, starts)))
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
@@ -316,7 +319,7 @@ func openPass(db *store.DB, engine *rules.Engine, starts []string, root, setting
 				db.Path(), open.ID, strings.Join(open.StartURLs, " "))
 		}
 		if open.SettingsHash != "" && open.SettingsHash != settings {
-			return store.Pass{}, nil, nil, usagef("pass %d in %s began with other rules or settings (config file, --include/--exclude, --max-size, --ignore-robots); run it with the same ones to resume, or add --new-pass to start again",
+			return store.Pass{}, nil, nil, usagef("pass %d in %s began with other rules or settings (config file, --include/--exclude, --max-size, --ignore-robots, spider-trap limits); run it with the same ones to resume, or add --new-pass to start again",
 				open.ID, db.Path())
 		}
 		queue, err := db.Frontier()
