@@ -277,12 +277,14 @@ func (c *Crawler) Progress() Progress {
 
 func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.Result) error {
 	batch := make([]store.Result, 0, c.cfg.BatchSize)
+	queued := 0 // tasks the batch puts on the frontier
 	tick := time.NewTicker(c.cfg.BatchInterval)
 	defer tick.Stop()
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
+		queued = 0
 		if err := c.store.Commit(passID, batch); err != nil {
 			return err // the store names the batch and the file
 		}
@@ -301,7 +303,10 @@ func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.
 				return flush()
 			}
 			batch = append(batch, r)
-			if len(batch) >= c.cfg.BatchSize {
+			queued += len(r.Enqueue)
+			// A commit is bounded by its new tasks too, so that it takes
+			// well under the grace period a stop gives it.
+			if len(batch) >= c.cfg.BatchSize || queued >= maxPageLinks {
 				if err := flush(); err != nil {
 					return err
 				}

@@ -495,19 +495,23 @@ func (c *Crawler) parseInto(rec *store.URLRecord, res *store.Result, found *[]ta
 	var links []store.Link
 	var fnd []target
 	var ids []string
+	more := false
 	if isCSS(f.contentType) {
 		links, fnd = c.stylesheetLinks(final, f.body)
 		if c.cfg.CheckFragments {
 			ids = []string{} // nothing to link to, and known to be so
 		}
 	} else {
-		links, fnd, ids = c.extractLinks(final, f.body, f.contentType)
+		links, fnd, ids, more = c.extractLinks(final, f.body, f.contentType)
 	}
 	res.SetLinks = true
 	res.Links = links
 	*found = fnd
 	rec.Parsed = true
-	if !f.truncated {
+	if more {
+		rec.Note = strings.TrimPrefix(rec.Note+"; "+fmt.Sprintf("page has more than %d links: only the first %d were checked", maxPageLinks, maxPageLinks), "; ")
+	}
+	if !f.truncated && !more {
 		// Anchors past the cut are unknown: without any, the page's
 		// fragments are not checked rather than all reported.
 		rec.IDs = ids

@@ -15,12 +15,12 @@ import (
 // hand to the dispatcher, and with CheckFragments its anchors (see
 // anchors). It runs on a worker, so the per-link cost (resolving,
 // canonicalizing, deciding) is spread over all cores.
-func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) ([]store.Link, []target, []string) {
+func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) ([]store.Link, []target, []string, bool) {
 	doc, err := extract.DecodeUTF8(body, contentType)
 	if err != nil {
 		doc = body
 	}
-	p := extract.Extract(doc, extract.Options{IDs: c.cfg.CheckFragments})
+	p := extract.Extract(doc, extract.Options{IDs: c.cfg.CheckFragments, MaxLinks: maxPageLinks})
 	var ids []string
 	if c.cfg.CheckFragments {
 		ids = anchors(p.IDs)
@@ -42,7 +42,7 @@ func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) (
 		// An image or a script on our own host is verified, not parsed.
 		col.add(ref, store.Link{Line: l.Line, Tag: l.Tag, Attr: l.Attr}, l.Kind == extract.KindResource, false)
 	}
-	return col.links, col.found, ids
+	return col.links, col.found, ids, p.More
 }
 
 // stylesheetLinks is extractLinks for a CSS file: its references are
@@ -55,6 +55,12 @@ func (c *Crawler) stylesheetLinks(sheet *url.URL, body []byte) ([]store.Link, []
 	}
 	return col.links, col.found
 }
+
+// maxPageLinks bounds what one page costs by its links, not only by its
+// bytes: every link becomes a stored link, a frontier entry and a task, and
+// a page of a million links took minutes and a gigabyte to commit. Past it,
+// the page is treated like one larger than --max-size.
+const maxPageLinks = 100_000
 
 // refs turns the references of one document (a page's links, a sitemap's
 // entries) into its stored links and the targets for the dispatcher:
