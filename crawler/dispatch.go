@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/rules"
@@ -39,6 +40,8 @@ type target struct {
 	// robots.txt when it was already known; neither when it was not.
 	robotsOK, disallowed bool
 	sitemap              bool // a sitemap to read, listed by an index or robots.txt
+	// traps is set for a page to parse that spider-trap limits apply to.
+	traps *trapInfo
 }
 
 // outcome is what a worker hands back for one task.
@@ -83,10 +86,16 @@ type dispatcher struct {
 	// sitemapURLs are the URLs taken from sitemaps in this pass, at most
 	// Config.SitemapLimit.
 	sitemapURLs map[string]struct{}
+	traps       trapState // counted over seen; see traps.go
 }
 
 func newDispatcher(c *Crawler, pass store.Pass, done map[string]struct{}) *dispatcher {
-	return &dispatcher{c: c, pass: pass, seen: done, hosts: make(map[string]*hostQueue), sitemapURLs: make(map[string]struct{})}
+	d := &dispatcher{c: c, pass: pass, seen: done, hosts: make(map[string]*hostQueue),
+		sitemapURLs: make(map[string]struct{}), traps: newTrapState()}
+	for u := range done {
+		d.traps.admitted(u, "")
+	}
+	return d
 }
 
 func (d *dispatcher) idle() bool { return d.queued == 0 && d.inflight == 0 && d.staged == nil }
@@ -97,6 +106,7 @@ func (d *dispatcher) push(t store.Task) {
 		return
 	}
 	d.seen[t.URL] = struct{}{}
+	d.traps.admitted(t.URL, "")
 	host := ""
 	if u, err := url.Parse(t.URL); err == nil {
 		host = u.Host
@@ -364,24 +374,33 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 	var extra []store.Result
 	fromSitemap := o.task.Action == actionSitemap || o.task.sitemapsOf != ""
 	notTaken := 0
+	pageTemplate := sync.OnceValue(func() string { return templateOf(o.task.URL) })
 	for _, t := range o.found {
 		if fromSitemap && !d.sitemapAllows(t) {
 			notTaken++
 			continue
 		}
+		if len(t.url) > store.MaxURLLength {
+			// However it got here (a rewrite, a redirect), a URL the store
+			// cannot key is a result, not a batch that fails to commit.
+			t.url, t.err = clip(t.url), "URL too long"
+		}
 		if _, dup := d.seen[t.url]; dup {
 			continue
 		}
 		d.seen[t.url] = struct{}{}
+		trap, held, run := d.traps.admit(&t, o.task, pageTemplate, !fromSitemap)
 		switch {
 		case t.err != "":
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictBroken, t.err, ""))
 		case t.disallowed:
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictSkipped, "robots", "skipped: robots.txt disallows it"))
+		case held:
+			extra = append(extra, d.c.heldBack(d.pass, t.url, trap))
 		case t.action == rules.Skip:
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictSkipped, "", "skipped: "+t.rule))
 		default:
-			nt := task{Task: store.Task{URL: t.url, Action: t.action.String(), Depth: o.task.Depth + 1}, host: t.host, robotsOK: t.robotsOK}
+			nt := task{Task: store.Task{URL: t.url, Action: t.action.String(), Depth: o.task.Depth + 1, Run: run}, host: t.host, robotsOK: t.robotsOK}
 			if t.sitemap {
 				nt.Action = actionSitemap
 				if o.task.sitemapsOf != "" {

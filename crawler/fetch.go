@@ -64,6 +64,10 @@ type requestOpts struct {
 	robots   bool             // read any body up to robotsLimit
 	prev     *store.URLRecord // send If-None-Match / If-Modified-Since from it
 	attempt  int              // retries of this URL so far, for the throttle
+	// public: a redirect left the origin (scheme, host, port) the task
+	// began on, so the rule's headers and credentials stay behind, as
+	// curl does since CVE-2022-27776.
+	public bool
 	// consume, when set, reads a 2xx body itself as it arrives (a sitemap,
 	// parsed while it streams in); errors reading from the network are
 	// kept apart from what consume says about the content.
@@ -97,7 +101,7 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 	} else {
 		req.Header.Set("Accept", "*/*")
 	}
-	if !o.robots {
+	if !o.robots && !o.public {
 		if u, err := url.Parse(target); err == nil {
 			applyPolicy(req, c.rules.Decide(u).Policy)
 		}
@@ -233,11 +237,15 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 	permit := t.permit
 	visited := map[string]bool{cur: true}
 	var f fetched
+	var first *url.URL
 	for {
 		cu, err := url.Parse(cur)
 		if err != nil {
 			f.errClass = "bad redirect"
 			return f
+		}
+		if first == nil {
+			first = cu
 		}
 		if len(f.redirects) > 0 {
 			if c.needsRobots(cu.Scheme, cu.Host) {
@@ -248,7 +256,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 				return f
 			}
 		}
-		opts := requestOpts{wantHTML: parse, attempt: t.attempt, consume: consume}
+		opts := requestOpts{wantHTML: parse, attempt: t.attempt, consume: consume, public: !sameOrigin(first, cu)}
 		if len(f.redirects) == 0 {
 			opts.prev = prev
 		}
@@ -283,8 +291,22 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			f.errClass = "bad redirect"
 			return f
 		}
+		if cu.Scheme != "file" && next.Scheme != "http" && next.Scheme != "https" {
+			// A web server can only redirect to a web address: it must
+			// never make us read a local file (file:), in any mode. (The
+			// directory-mode transport redirects /dir to /dir/ itself.)
+			f.errClass = "redirect to " + next.Scheme + ":"
+			return f
+		}
 		f.redirects = append(f.redirects, store.Hop{URL: cur, Status: h.status})
 		cur = rules.Canonicalize(next).String()
+		if len(cur) > store.MaxURLLength {
+			// Like a link that long: a result of its own, never a key the
+			// store cannot hold.
+			f.errClass = "URL too long"
+			f.finalURL = clip(cur)
+			return f
+		}
 		if visited[cur] {
 			f.errClass = "redirect loop"
 			f.finalURL = cur
@@ -301,6 +323,25 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			return f
 		}
 	}
+}
+
+// sameOrigin compares scheme, host and port, a missing port being the
+// scheme's default.
+func sameOrigin(a, b *url.URL) bool {
+	return a.Scheme == b.Scheme && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch u.Scheme {
+	case "https":
+		return "443"
+	case "http":
+		return "80"
+	}
+	return ""
 }
 
 func isRedirect(status int) bool {
@@ -369,12 +410,15 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 			c.robotsVerdict(&tg, final)
 			o.found = append(o.found, tg)
 		} else if d.Action == rules.Parse {
-			links, found, ids := c.extractLinks(final, f.body, f.contentType)
+			links, found, ids, more := c.extractLinks(final, f.body, f.contentType)
 			o.result.SetLinks = true
 			o.result.Links = links
 			o.found = found
 			rec.Parsed = true
-			if !f.truncated {
+			if more {
+				rec.Note = strings.TrimPrefix(rec.Note+"; "+fmt.Sprintf("page has more than %d links: only the first %d were checked", maxPageLinks, maxPageLinks), "; ")
+			}
+			if !f.truncated && !more {
 				// Anchors past the cut are unknown: without any, the page's
 				// fragments are not checked rather than all reported.
 				rec.IDs = ids

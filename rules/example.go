@@ -67,6 +67,23 @@ keep_passes = 10         # complete passes kept in the database; older ones are 
 #include = []
 #exclude = ['\.(zip|tar\.gz|iso)$']
 
+# ---- Spider traps ---------------------------------------------------------
+#
+# A page that would be parsed is held back as a suspected trap (not fetched;
+# listed as skipped with the reason and the key that lets it through) when:
+max_hops = 50            # it is more links than this from a start URL or sitemap entry
+max_path_segments = 20   # its path has more segments than this
+max_path_repeats = 2     # a segment (or run of them) repeats more often in a row: /a/a/a/
+max_query_variants = 100 # its path already has this many distinct query strings
+max_template_run = 40    # it is one of more pages of one template (/cal/#/#) in a
+                         # row, each found on the one before: an endless calendar
+# 0 turns a limit off. A [[rule]] may set any of them for the URLs it matches.
+# Query and ;path parameters that carry a session id (jsessionid, and sid,
+# session, ... with a random-looking value; ASP.NET's /(S(...))/ segments)
+# are dropped before dedupe, so every link with a fresh session id is the
+# same URL; keep_session_ids = true keeps them (also per [[rule]]).
+keep_session_ids = false
+
 # ---- Rewrites, applied before dedupe, in this order -----------------------
 #
 # 1. unwrap, 2. [[rewrite]], 3. [aliases] and alias_start_hosts,
@@ -120,8 +137,8 @@ unverifiable = "0s"
 # Settings for requests to matched URLs: timeout, recheck, accept (status ->
 # verdict: ok, broken, transient, unverifiable), headers, cookies, user and
 # password (basic auth). Headers, cookies and credentials need a host in the
-# same rule and go only to URLs on it, never across a redirect to another
-# host. Values may use ${NAME} for environment variables; explain never
+# same rule and go only to URLs on it, over https only unless the rule says
+# scheme = "http", never across a redirect that changes scheme, host or port. Values may use ${NAME} for environment variables; explain never
 # prints them.
 
 #[[rule]]
@@ -136,6 +153,7 @@ unverifiable = "0s"
 #recheck = { ok = "7d" }
 
 #[[rule]]
+#scheme = "https"
 #host = "staging.example.com"
 #action = "parse"
 #headers = { "X-Audit" = "linkpatrol" }
@@ -150,6 +168,17 @@ unverifiable = "0s"
 #regex = '^https://(www\.)?(linkedin|facebook|instagram)\.com/'
 #action = "check"
 #accept = { "403" = "unverifiable", "999" = "unverifiable" }
+
+#[[rule]]
+## An archive only reachable through its "next" links, and whose ?sid= is
+## a story id that merely looks like a session id.
+#path_prefix = "/archive/"
+#max_template_run = 500
+#max_hops = 600
+#max_path_segments = 20
+#max_path_repeats = 2
+#max_query_variants = 100
+#keep_session_ids = true
 
 #[[rule]]
 #scheme = "ftp"
