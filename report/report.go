@@ -74,7 +74,7 @@ type Report struct {
 
 // Summary counts the whole pass, whatever Options hides.
 type Summary struct {
-	Pages        int // pages parsed
+	Pages        int // pages parsed (or found unchanged) by this pass, not reused
 	Links        int // links found on them
 	URLs         int // distinct URLs resolved
 	OK           int
@@ -83,6 +83,13 @@ type Summary struct {
 	Unverifiable int
 	Skipped      int
 	Suppressed   int // problems hidden by ReportAfter
+	// Reused counts results carried over from an earlier pass without a
+	// request (younger than their recheck interval); ReusedFrom are the
+	// passes that fetched them, ascending, and ReusedOldest/ReusedNewest
+	// when the oldest and the newest of them was fetched.
+	Reused                     int
+	ReusedFrom                 []uint64
+	ReusedOldest, ReusedNewest time.Time
 	// MissingFragments is len(Report.Fragments).
 	MissingFragments int
 	// New and StillBroken count the reported problems; Fixed and Gone are
@@ -93,6 +100,21 @@ type Summary struct {
 	Fixed       int
 	Gone        int
 	Elapsed     time.Duration
+}
+
+func (s *Summary) reused(rec *store.URLRecord) {
+	s.Reused++
+	if i, found := slices.BinarySearch(s.ReusedFrom, rec.ReusedFrom); !found {
+		s.ReusedFrom = slices.Insert(s.ReusedFrom, i, rec.ReusedFrom)
+	}
+	if t := rec.FetchedAt; !t.IsZero() {
+		if s.ReusedOldest.IsZero() || t.Before(s.ReusedOldest) {
+			s.ReusedOldest = t
+		}
+		if t.After(s.ReusedNewest) {
+			s.ReusedNewest = t
+		}
+	}
 }
 
 // Problems is the number of broken, transient and unverifiable URLs.
@@ -122,6 +144,11 @@ type Referrer struct {
 	Fragment string
 	Tag      string
 	Attr     string
+}
+
+func stylesheet(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "text/css")
 }
 
 // Pages is the number of distinct pages among the referrers.
@@ -173,8 +200,10 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	var order []*Entry
 	err = src.Records(passID, func(rec *store.URLRecord) error {
 		s.URLs++
-		if rec.Parsed {
-			s.Pages++
+		if rec.ReusedFrom != 0 {
+			s.reused(rec)
+		} else if rec.Parsed && !stylesheet(rec.ContentType) {
+			s.Pages++ // a stylesheet read for its url()s is no page
 		}
 		switch rec.Verdict {
 		case store.VerdictOK:
