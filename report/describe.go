@@ -126,9 +126,14 @@ func (r *Report) Target() string {
 	}
 }
 
-// Headline is one sentence naming the pass and when it started.
+// Headline is one sentence naming the pass, when it started and the config
+// file it was run with (a ./linkpatrol.toml is read without being named).
 func (r *Report) Headline() string {
-	return fmt.Sprintf("linkpatrol pass %d of %s, started %s.", r.Pass.ID, r.Target(), r.started())
+	config := ""
+	if r.Pass.Config != "" {
+		config = ", config " + r.Pass.Config
+	}
+	return fmt.Sprintf("linkpatrol pass %d of %s, started %s%s.", r.Pass.ID, r.Target(), r.started(), config)
 }
 
 func (r *Report) started() string {
@@ -182,6 +187,26 @@ func (r *Report) ReuseLine() string {
 		plural(s.Reused, "result", "results"), from, when)
 }
 
+// Nothing is the sentence for a report that lists nothing, or "" when it
+// lists something. An unfinished pass has found nothing so far, which is
+// not the same as nothing.
+func (r *Report) Nothing() string {
+	if !r.nothingListed() {
+		return ""
+	}
+	so := "."
+	if r.Pass.State != store.PassComplete {
+		so = " so far."
+	}
+	switch {
+	case r.Options.OnlyNew:
+		return "No new problems" + so
+	case r.Summary.Suppressed > 0:
+		return fmt.Sprintf("No problems to report%s (%d suppressed by --report-after)", strings.TrimSuffix(so, "."), r.Summary.Suppressed) + "."
+	}
+	return "No problems found" + so
+}
+
 // ReusedNote marks a result that this pass did not fetch, or "".
 func (r *Report) ReusedNote(rec store.URLRecord) string {
 	if rec.ReusedFrom == 0 {
@@ -194,15 +219,17 @@ func (r *Report) ReusedNote(rec store.URLRecord) string {
 }
 
 // ChangeLine says what changed since the previous complete pass, or "" when
-// there is none.
+// there is none. It counts problems, the word the summary's broken,
+// transient and unverifiable add up to: "still broken" beside "6 broken"
+// would count transient ones as broken.
 func (r *Report) ChangeLine() string {
 	if r.Previous == nil {
 		return ""
 	}
 	s := r.Summary
-	return fmt.Sprintf("Since pass %d (%s): %d new, %d fixed, %d still broken, %d no longer linked.",
+	return fmt.Sprintf("Since pass %d (%s): %s, %d still there, %d fixed, %d no longer linked.",
 		r.Previous.ID, passTime(*r.Previous).In(r.Options.Now.Location()).Format("2006-01-02 15:04"),
-		s.New, s.Fixed, s.StillBroken, s.Gone)
+		plural(s.New, "new problem", "new problems"), s.StillBroken, s.Fixed, s.Gone)
 }
 
 // SectionTitle names a section for people.
@@ -265,4 +292,56 @@ func (r *Report) noReferrers(e Entry) string {
 		return "a sitemap the pass was seeded from"
 	}
 	return "no referring page stored"
+}
+
+// pageRefs is one referring page and the lines on which it links to a URL.
+type pageRefs struct {
+	Page  string
+	Lines []int
+}
+
+// maxLinesShown is how many line numbers of one page are listed before the
+// rest are counted.
+const maxLinesShown = 8
+
+// lines is ":12" for one line, or ": lines 3, 7, ... (746)" for several.
+func (p pageRefs) lines() string {
+	if len(p.Lines) == 1 {
+		return ":" + strconv.Itoa(p.Lines[0])
+	}
+	var b strings.Builder
+	b.WriteString(": lines ")
+	for i, l := range p.Lines {
+		if i == maxLinesShown {
+			fmt.Fprintf(&b, ", ... (%d)", len(p.Lines))
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(l))
+	}
+	return b.String()
+}
+
+func pageWord(n int) string {
+	if n == 1 {
+		return "page"
+	}
+	return "pages"
+}
+
+// byPage groups referrers (sorted by page, then line) by page.
+func byPage(refs []Referrer) []pageRefs {
+	var out []pageRefs
+	for _, ref := range refs {
+		if n := len(out); n > 0 && out[n-1].Page == ref.Page {
+			if last := out[n-1].Lines; last[len(last)-1] != ref.Line {
+				out[n-1].Lines = append(last, ref.Line)
+			}
+			continue
+		}
+		out = append(out, pageRefs{Page: ref.Page, Lines: []int{ref.Line}})
+	}
+	return out
 }

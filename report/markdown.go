@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/linkpatrol/linkpatrol/store"
@@ -31,15 +30,8 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			fmt.Fprintf(b, "\n%s\n", mdText(line))
 		}
 	}
-	if r.nothingListed() {
-		switch {
-		case r.Options.OnlyNew:
-			b.WriteString("\nNo new problems.\n")
-		case s.Suppressed > 0:
-			fmt.Fprintf(b, "\nNo problems to report (%d suppressed).\n", s.Suppressed)
-		default:
-			b.WriteString("\nNo problems found.\n")
-		}
+	if msg := r.Nothing(); msg != "" {
+		fmt.Fprintf(b, "\n%s\n", msg)
 	}
 	for _, sec := range r.Sections() {
 		fmt.Fprintf(b, "\n### %s (%d)\n\n", SectionTitle(sec.Verdict), len(sec.Entries))
@@ -98,19 +90,20 @@ func (r *Report) markdownRow(b *bufio.Writer, n int, e Entry) {
 	fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", n, target, problem, mdText(r.Since(rec)), r.markdownRefs(e.Referrers, r.noReferrers(e)))
 }
 
-// markdownRefs is a table cell listing page:line, at most MaxReferrers, or
-// none when there are no referrers.
+// markdownRefs is a table cell listing each referring page once with its
+// lines, at most MaxReferrers pages, or none when there are no referrers.
 func (r *Report) markdownRefs(all []Referrer, none string) string {
 	var refs []string
-	shown := all
+	pages := byPage(all)
+	shown := pages
 	if limit := r.Options.MaxReferrers; limit > 0 && len(shown) > limit {
 		shown = shown[:limit]
 	}
-	for _, ref := range shown {
-		refs = append(refs, mdCode(r.Location(ref.Page)+":"+strconv.Itoa(ref.Line)))
+	for _, p := range shown {
+		refs = append(refs, mdCode(r.Location(p.Page)+p.lines()))
 	}
-	if more := len(all) - len(shown); more > 0 {
-		refs = append(refs, fmt.Sprintf("and %d more, see `--format json`", more))
+	if more := len(pages) - len(shown); more > 0 {
+		refs = append(refs, fmt.Sprintf("and %d more %s, see `--format json`", more, pageWord(more)))
 	}
 	if len(refs) == 0 {
 		refs = append(refs, mdText(none))

@@ -172,6 +172,8 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read pass %d: %w", passID, err)
 	}
+	// Missing fragments found by the check stay in every later report.
+	opt.CheckFragments = opt.CheckFragments || pass.CheckFragments
 	r := &Report{Pass: pass, Options: opt, baseDir: opt.BaseDir}
 	if pass.Root != "" && r.baseDir == "" {
 		if r.baseDir, err = os.Getwd(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -67,7 +68,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
 	fs.StringVar(&o.config, "config", "", "config `file` with rules and settings (default ./linkpatrol.toml when it exists)")
 	fs.StringVar(&o.db, "db", defaultDB, "database `file` that holds every pass")
-	fs.StringArrayVarP(&o.outputs, "output", "o", nil, "also write the report to `FILE`, format from its extension, or FORMAT:FILE (repeatable)")
+	fs.StringArrayVarP(&o.outputs, "output", "o", nil, "also write the report to `FILE`, format from its extension, or FORMAT:FILE (repeatable); standard output still gets it unless -q")
 	fs.CountVarP(&o.verbose, "verbose", "v", "log what the pass does (-vv: more); a summary per host at the end")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&o.statusAddr, "status-addr", "", "serve a live status page at `HOST:PORT` while the pass runs (loopback only)")
@@ -83,7 +84,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.BoolVar(&o.newPass, "new-pass", false, "start a new pass: abandon an unfinished one, or start here though the database holds another site's passes")
 	fs.StringArrayVar(&o.include, "include", nil, "only follow URLs matching this `regex` (repeatable)")
 	fs.StringArrayVar(&o.exclude, "exclude", nil, "skip URLs matching this `regex` (repeatable)")
-	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line, and with -o no report on standard output")
 	// 20h rather than a full day: a nightly cron pass then refetches what
 	// the previous night fetched, while a second run the same day reuses it.
 	// Only for targets that are only checked (third-party links above all,
@@ -183,6 +184,15 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return exitUsage, err
 	}
+	if file != nil {
+		pass.Config = file.Path
+	}
+	// A pass that stores anchors is reported with its fragment checks, by
+	// check and by every later report.
+	pass.CheckFragments = pass.CheckFragments || o.fragments
+	if err := db.UpdatePass(pass); err != nil {
+		return exitUsage, fmt.Errorf("save pass %d: %w", pass.ID, err)
+	}
 
 	stop, hard, cleanup := stopContexts(ctx, o.maxTime)
 	defer cleanup()
@@ -228,7 +238,11 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	}
 	began := time.Now()
 	// The bar would redraw over log lines on the same stream.
-	progressDone := startProgress(stderr, c, o.quiet || o.verbose > 0)
+	noBar := o.quiet || o.verbose > 0
+	if tty := terminal(stderr, noBar); tty != nil && len(done) > 0 {
+		fmt.Fprintf(tty, "resuming pass %d: %s URLs already done\n", pass.ID, thousands(len(done)))
+	}
+	progressDone := startProgress(stderr, c, noBar, stop.Done())
 	outcome, runErr := c.Run(stop, hard, pass, queue, done)
 	progressDone()
 
@@ -255,11 +269,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return exitUsage, err
 	}
-	format := o.format
-	if !fs.Changed("format") && (file == nil || !file.IsSet("format")) {
-		format = "" // text on stdout, unless -o moved the report to files
-	}
-	if err := writeOutputs(stdout, rep, format, o.outputs); err != nil {
+	if err := writeOutputs(stdout, rep, stdoutFormat(o.format, o.quiet, o.outputs), o.outputs); err != nil {
 		return exitUsage, fmt.Errorf("write report: %w", err)
 	}
 	if o.verbose > 0 {
@@ -467,4 +477,13 @@ func stopContexts(ctx context.Context, maxTime time.Duration) (stop, hard contex
 		cancelStop()
 		cancelHard()
 	}
+}
+
+// thousands writes n with a comma every three digits: 1,902.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
