@@ -207,6 +207,16 @@ func (r *Report) Nothing() string {
 	return "No problems found" + so
 }
 
+// MovedHelp says what the permanent redirects section is for.
+const MovedHelp = "the links work but have moved for good; update them to the target (not counted in the exit code)"
+
+// MovedTo names the permanent redirect of a moved link: "301 Moved
+// Permanently to", followed by the target.
+func MovedTo(rec store.URLRecord) string {
+	s := rec.Redirects[0].Status
+	return strconv.Itoa(s) + " " + http.StatusText(s) + " to"
+}
+
 // ReusedNote marks a result that this pass did not fetch, or "".
 func (r *Report) ReusedNote(rec store.URLRecord) string {
 	if rec.ReusedFrom == 0 {
@@ -247,21 +257,6 @@ func SectionTitle(v store.Verdict) string {
 		return "OK"
 	}
 	return string(v)
-}
-
-// SectionHelp says in a few words what a section means, or "".
-func SectionHelp(v store.Verdict) string {
-	switch v {
-	case store.VerdictBroken:
-		return "dead links; these make the exit code 1"
-	case store.VerdictTransient:
-		return "server errors and timeouts; they may work next time"
-	case store.VerdictUnverifiable:
-		return "the server would not let a robot look"
-	case store.VerdictSkipped:
-		return "not checked on purpose"
-	}
-	return ""
 }
 
 // changeNote marks an entry for people: only "new" is worth a word, and only

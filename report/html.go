@@ -118,7 +118,7 @@ func writeHTML(w io.Writer, r *Report) error {
 		}
 		d.Fragments = append(d.Fragments, f)
 	}
-	d.FragHelp = capitalize(MissingFragmentHelp) + "."
+	d.FragHelp = capitalize(r.FragmentHelp()) + "."
 	for _, sec := range r.Sections() {
 		d.Verdicts = append(d.Verdicts, sec.Verdict)
 	}

@@ -35,7 +35,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	}
 	for _, sec := range r.Sections() {
 		fmt.Fprintf(b, "\n### %s (%d)\n\n", SectionTitle(sec.Verdict), len(sec.Entries))
-		if help := SectionHelp(sec.Verdict); help != "" {
+		if help := r.SectionHelp(sec.Verdict); help != "" {
 			fmt.Fprintf(b, "%s.\n\n", mdText(capitalize(help)))
 		}
 		if sec.Verdict == store.VerdictOK {
@@ -50,10 +50,18 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		}
 	}
 	if len(r.Fragments) > 0 {
-		fmt.Fprintf(b, "\n### Missing fragments (%d)\n\n%s.\n\n", len(r.Fragments), mdText(capitalize(MissingFragmentHelp)))
+		fmt.Fprintf(b, "\n### Missing fragments (%d)\n\n%s.\n\n", len(r.Fragments), mdText(capitalize(r.FragmentHelp())))
 		b.WriteString("| # | Link | Linked from |\n| ---: | --- | --- |\n")
 		for i, m := range r.Fragments {
 			fmt.Fprintf(b, "| %d | %s | %s |\n", i+1, mdCode(r.Location(m.URL)+"#"+m.Fragment), r.markdownRefs(m.Referrers, "no referring page stored"))
+		}
+	}
+	if len(r.Moved) > 0 {
+		fmt.Fprintf(b, "\n### Permanent redirects (%d)\n\n%s.\n\n", len(r.Moved), mdText(capitalize(MovedHelp)))
+		b.WriteString("| # | Link | Moved to | Linked from |\n| ---: | --- | --- | --- |\n")
+		for i, e := range r.Moved {
+			fmt.Fprintf(b, "| %d | %s | %s %s | %s |\n", i+1, mdCode(r.Location(e.Record.URL)), mdText(MovedTo(e.Record)),
+				mdCode(r.Location(e.Record.FinalURL)), r.markdownRefs(e.Referrers, r.noReferrers(e)))
 		}
 	}
 	if len(r.Fixed) > 0 {

@@ -33,14 +33,10 @@ func writeText(w io.Writer, r *Report) error {
 	for _, sec := range r.Sections() {
 		t.blank()
 		title := fmt.Sprintf("%s (%d)", SectionTitle(sec.Verdict), len(sec.Entries))
-		if help := SectionHelp(sec.Verdict); help != "" {
+		if help := r.SectionHelp(sec.Verdict); help != "" {
 			title += ": " + help
 		}
-		lines := wrapText(title, t.width)
-		for _, l := range lines {
-			t.line(l)
-		}
-		t.line(strings.Repeat("-", min(len(lines[0]), t.width)))
+		t.title(title)
 		num := len(strconv.Itoa(len(sec.Entries))) + 2
 		for i, e := range sec.Entries {
 			t.entry(r, i+1, num, e)
@@ -48,18 +44,29 @@ func writeText(w io.Writer, r *Report) error {
 	}
 	if len(r.Fragments) > 0 {
 		t.blank()
-		title := fmt.Sprintf("Missing fragments (%d): %s", len(r.Fragments), MissingFragmentHelp)
-		lines := wrapText(title, t.width)
-		for _, l := range lines {
-			t.line(l)
-		}
-		t.line(strings.Repeat("-", min(len(lines[0]), t.width)))
+		t.title(fmt.Sprintf("Missing fragments (%d): %s", len(r.Fragments), r.FragmentHelp()))
 		num := len(strconv.Itoa(len(r.Fragments))) + 2
 		for i, m := range r.Fragments {
 			t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(m.URL) + "#" + m.Fragment)
 			indent := strings.Repeat(" ", num)
 			t.line(indent + "linked from:")
 			t.referrers(r, indent, m.Referrers)
+		}
+	}
+	if len(r.Moved) > 0 {
+		t.blank()
+		t.title(fmt.Sprintf("Permanent redirects (%d): %s", len(r.Moved), MovedHelp))
+		num := len(strconv.Itoa(len(r.Moved))) + 2
+		for i, e := range r.Moved {
+			t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(e.Record.URL))
+			indent := strings.Repeat(" ", num)
+			t.line(indent + MovedTo(e.Record) + " " + r.Location(e.Record.FinalURL))
+			if len(e.Referrers) == 0 {
+				t.para(indent, "linked from: "+r.noReferrers(e))
+				continue
+			}
+			t.line(indent + "linked from:")
+			t.referrers(r, indent, e.Referrers)
 		}
 	}
 	if len(r.Fixed) > 0 {
@@ -88,6 +95,15 @@ func (t *textWriter) line(s string) {
 }
 
 func (t *textWriter) blank() { t.w.WriteByte('\n') }
+
+// title writes a section title, filled, and underlines its first line.
+func (t *textWriter) title(s string) {
+	lines := wrapText(s, t.width)
+	for _, l := range lines {
+		t.line(l)
+	}
+	t.line(strings.Repeat("-", min(len(lines[0]), t.width)))
+}
 
 // para writes s filled to the width, every line after indent.
 func (t *textWriter) para(indent, s string) {

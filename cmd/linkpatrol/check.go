@@ -49,6 +49,7 @@ type checkOptions struct {
 	noReuse     bool
 	reportAfter report.Threshold
 	onlyNew     bool
+	failOn      string
 	keepPasses  int
 	config      string
 	outputs     []string
@@ -96,6 +97,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.DurationVar(&o.recheck.Unverifiable, "recheck-unverifiable", 0, "reuse an unverifiable result younger than this (0 = always check again)")
 	fs.BoolVar(&o.noReuse, "no-reuse", false, "fetch everything again, ignoring the recheck intervals (conditional requests are still used)")
 	fs.Var(&o.reportAfter, "report-after", "keep a problem out of the report until it has lasted this long (36h, 2d) or this many passes (3); it is still recorded and counted")
+	fs.StringVar(&o.failOn, "fail-on", "broken", "which problems make the exit code 1: "+strings.Join(report.FailOnValues(), ", ")+" (internal: only links to the site itself)")
 	fs.BoolVar(&o.onlyNew, "only-new", false, "report only problems that are new since the last complete pass (the exit code follows)")
 	fs.IntVar(&o.keepPasses, "keep-passes", 10, "complete passes kept in the database; older data is pruned")
 	fs.DurationVar(&o.ghost, "ghost", 7*24*time.Hour, "follow the old links of a page that fails now but was good within this")
@@ -137,6 +139,10 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if len(args) == 0 {
 		fs.Usage()
 		return exitUsage, usagef("check needs at least one start URL or a directory")
+	}
+	failOn, err := report.ParseFailOn(o.failOn)
+	if err != nil {
+		return exitUsage, usageError{err}
 	}
 	if !slices.Contains(report.Formats(), o.format) {
 		return exitUsage, usagef("unknown format %q (choose from %s)", o.format, strings.Join(report.Formats(), ", "))
@@ -265,7 +271,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		}
 	}
 
-	rep, err := report.Build(db, pass.ID, report.Options{All: o.all, Now: time.Now(), ReportAfter: o.reportAfter, OnlyNew: o.onlyNew, CheckFragments: o.fragments})
+	rep, err := report.Build(db, pass.ID, report.Options{All: o.all, Now: time.Now(), ReportAfter: o.reportAfter, OnlyNew: o.onlyNew, CheckFragments: o.fragments, FailOn: failOn})
 	if err != nil {
 		return exitUsage, err
 	}

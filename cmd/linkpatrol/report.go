@@ -27,6 +27,7 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	quiet := fs.BoolP("quiet", "q", false, "with -o, no report on standard output")
 	fs.Var(&reportAfter, "report-after", "leave out problems younger than this (36h, 2d) or seen in fewer passes (3)")
 	fragments := fs.Bool("check-fragments", false, "report links to page#frag where the page has no such anchor (the check must have stored anchors: check --check-fragments)")
+	failOnFlag := fs.String("fail-on", "broken", "which problems make the exit code 1: "+strings.Join(report.FailOnValues(), ", "))
 	onlyNew := fs.Bool("only-new", false, "only problems that are new since the previous complete pass (the exit code follows)")
 	fs.Usage = func() {
 		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol report [flags]\n\nFlags:\n%s", fs.FlagUsages())
@@ -39,6 +40,10 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	if fs.NArg() > 0 {
 		return exitUsage, usagef("report takes no arguments, got %q", fs.Args())
+	}
+	failOn, err := report.ParseFailOn(*failOnFlag)
+	if err != nil {
+		return exitUsage, usageError{err}
 	}
 	if !slices.Contains(report.Formats(), *format) {
 		return exitUsage, usagef("unknown format %q (choose from %s)", *format, strings.Join(report.Formats(), ", "))
@@ -67,7 +72,7 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 		return exitUsage, usagef("cannot report pass %d: %s keeps each URL's latest result only, and pass %d (the newest) has replaced what pass %d found; run report without --pass, or keep the -o files of each run",
 			*passID, *db, id, *passID)
 	}
-	rep, err := report.Build(d, id, report.Options{All: *all, Now: time.Now(), ReportAfter: reportAfter, OnlyNew: *onlyNew, CheckFragments: *fragments})
+	rep, err := report.Build(d, id, report.Options{All: *all, Now: time.Now(), ReportAfter: reportAfter, OnlyNew: *onlyNew, CheckFragments: *fragments, FailOn: failOn})
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
