@@ -24,7 +24,7 @@ type Store interface {
 	Get(url string) (store.URLRecord, bool, error)
 	Links(page string) ([]store.Link, error)
 	Commit(passID uint64, results []store.Result) error
-	PutHostState(host string, v []byte) error
+	PutHostStates(states map[string][]byte) error
 	ForEachHostState(fn func(host string, v []byte) error) error
 }
 
