@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,7 +24,7 @@ type Store interface {
 	Get(url string) (store.URLRecord, bool, error)
 	Links(page string) ([]store.Link, error)
 	Commit(passID uint64, results []store.Result) error
-	PutHostState(host string, v []byte) error
+	PutHostStates(states map[string][]byte) error
 	ForEachHostState(fn func(host string, v []byte) error) error
 }
 
@@ -31,6 +32,11 @@ type Store interface {
 type Decider interface {
 	Decide(u *url.URL) rules.Decision
 }
+
+// DefaultMaxRedirects is how many redirects a link may take: 20, as in
+// Chrome and Firefox, so a link that works in a browser is never reported
+// as "too many redirects".
+const DefaultMaxRedirects = 20
 
 // Config holds the settings of one pass. The zero value of a field means
 // its default.
@@ -40,7 +46,7 @@ type Config struct {
 	Timeout       time.Duration // soft timeout of one request; the whole task gets twice this; default 20s
 	Grace         time.Duration // how long in-flight tasks may finish after a stop; default 2s
 	MaxSize       int64         // HTML body cap, after decompression; default 10 MB
-	MaxRedirects  int           // default 10
+	MaxRedirects  int           // redirects followed; default DefaultMaxRedirects
 	UserAgent     string
 	BatchSize     int           // results per commit; default 1000
 	BatchInterval time.Duration // longest wait before a commit; default 1s
@@ -88,7 +94,7 @@ func (c *Config) setDefaults() {
 		c.MaxSize = 10 << 20
 	}
 	if c.MaxRedirects <= 0 {
-		c.MaxRedirects = 10
+		c.MaxRedirects = DefaultMaxRedirects
 	}
 	if c.UserAgent == "" {
 		c.UserAgent = "linkpatrol"
@@ -121,6 +127,11 @@ type Crawler struct {
 	stats  counters
 	// robotsOnce makes concurrent askers of one host's robots.txt share a fetch.
 	robotsOnce singleflight.Group
+	// claims are the URLs of the running pass that some task resolves.
+	claims *claims
+	// dns holds, by host name, nil for a name that resolved and the error
+	// for one that does not exist (see hosts.go).
+	dns sync.Map
 }
 
 // New builds a crawler. The transport is built once so that connections are
@@ -186,17 +197,27 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 	outcomes := make(chan outcome, c.cfg.Concurrency)
 	writes := make(chan store.Result, c.cfg.BatchSize)
 
+	c.claims = &claims{m: done}
 	if err := c.loadHostState(pass.ID); err != nil {
 		return Outcome{}, fmt.Errorf("load host state: %w", err)
 	}
+	probes := make(chan task)
 	for range c.cfg.Concurrency {
+		g.Go(func() error {
+			for t := range probes {
+				c.probeHost(fetchCtx, t)
+				select {
+				case outcomes <- outcome{task: t}:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+			}
+			return nil
+		})
 		g.Go(func() error {
 			for t := range tasks {
 				var o outcome
 				switch {
-				case t.robots != "":
-					c.loadRobots(fetchCtx, t.robots, t.host, t.permit)
-					o = outcome{task: t}
 				case t.sitemapsOf != "":
 					o = c.robotsSitemaps(fetchCtx, t)
 				case t.Action == actionSitemap:
@@ -216,14 +237,15 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 	g.Go(func() error { return c.writeLoop(gctx, pass.ID, writes) })
 
 	resumed := len(done) > 0
-	d := newDispatcher(c, pass, done)
+	d := newDispatcher(c, pass, c.claims)
 	for _, t := range queue {
 		d.push(t)
 	}
 	d.seedSitemaps(resumed)
 	var outc Outcome
-	err := d.loop(ctx, gctx, tasks, outcomes, writes)
+	err := d.loop(ctx, gctx, tasks, probes, outcomes, writes)
 	close(tasks)
+	close(probes)
 	close(writes)
 	// The dispatcher only sees that the group failed; the cause is the
 	// group's own error.

@@ -46,7 +46,7 @@ func TestExampleConfigLoads(t *testing.T) {
 		t.Fatalf("the example does not load:\n%v", err)
 	}
 	if f.Concurrency != 16 || f.Timeout != 20*time.Second || f.MaxSize != 10<<20 ||
-		f.Recheck.OK != 20*time.Hour || f.CommitBatch != 32 || f.KeepPasses != 10 || f.Ghost != 7*24*time.Hour {
+		f.Recheck.OK != 20*time.Hour || f.CommitBatch != 32 || f.KeepPasses != 10 || f.Ghost != 7*24*time.Hour || f.MaxRedirects != 20 {
 		t.Errorf("unexpected values from the example: %+v", f)
 	}
 	// Saved as linkpatrol.toml, the example must not quietly change what a

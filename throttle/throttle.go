@@ -177,6 +177,25 @@ func (t *Throttle) StartPass(pass uint64) {
 	}
 }
 
+// Changed lists, sorted, the hosts whose state (see ExportState) may have
+// changed since the last call, so that only they are saved again: a pass
+// that meets many hosts must not rewrite all of them at every commit.
+func (t *Throttle) Changed() []string {
+	t.mu.RLock()
+	var hosts []string
+	for _, l := range t.byKey {
+		l.mu.Lock()
+		if l.dirty {
+			l.dirty = false
+			hosts = append(hosts, l.hosts...)
+		}
+		l.mu.Unlock()
+	}
+	t.mu.RUnlock()
+	slices.Sort(hosts)
+	return hosts
+}
+
 // Hosts lists every host the throttle has seen, sorted.
 func (t *Throttle) Hosts() []string {
 	t.mu.RLock()
@@ -274,6 +293,9 @@ type limiter struct {
 
 	mu    sync.Mutex
 	hosts []string
+	// dirty: state that ExportState saves changed since Changed last
+	// reported the limiter's hosts.
+	dirty bool
 
 	starts       window
 	lastStart    time.Time
@@ -313,7 +335,7 @@ func newLimiter(key string, s Settings) *limiter {
 // sticks for the rest of the pass so all its URLs are treated alike.
 func (l *limiter) isDeferred(now time.Time) bool {
 	if !l.deferred && l.set.MaxPause > 0 && l.pausedUntil.Sub(now) > l.set.MaxPause {
-		l.deferred = true
+		l.deferred, l.dirty = true, true
 	}
 	return l.deferred
 }
@@ -370,6 +392,7 @@ func (l *limiter) admit(now time.Time) {
 	l.lastStart = now
 	l.inFlight++
 	l.usedRequests++
+	l.dirty = true
 	l.requests++
 	if !l.waitingSince.IsZero() {
 		l.waited += now.Sub(l.waitingSince)
@@ -402,6 +425,7 @@ func (l *limiter) maxInFlight() int {
 
 func (l *limiter) setRobots(host string, r *Robots, fetched time.Time, userAgent string) {
 	l.robots[host] = robotsEntry{robots: r, fetched: fetched}
+	l.dirty = true
 	l.robotsGap = 0
 	for _, e := range l.robots {
 		l.robotsGap = max(l.robotsGap, e.robots.CrawlDelay(userAgent))
