@@ -44,6 +44,12 @@ type Pass struct {
 	Finished     time.Time     `json:"finished,omitzero"` // zero until the pass ends (complete or stopped)
 	Elapsed      time.Duration `json:"elapsed,omitempty"` // working time summed over every run of the pass
 	Root         string        `json:"root,omitempty"`    // directory on disk when checking a built site (file:// URLs map below it)
+	// Config is the config file the pass was run with, as named (or found
+	// in the working directory); empty for none.
+	Config string `json:"config,omitempty"`
+	// CheckFragments says the pass stored anchors, so that every report of
+	// it checks fragments, with or without the flag.
+	CheckFragments bool `json:"check_fragments,omitempty"`
 }
 
 // Hop is one step of a redirect chain the crawler followed itself.
