@@ -3,6 +3,7 @@ package throttle
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -23,12 +24,16 @@ type savedState struct {
 	UsedRequests int64        `json:"used_requests,omitempty"`
 	UsedBytes    int64        `json:"used_bytes,omitempty"`
 	Robots       *savedRobots `json:"robots,omitempty"`
+	// Held are the URLs paused on their own, with the end of each pause;
+	// like PausedUntil they outlive the pass.
+	Held map[string]time.Time `json:"held,omitempty"`
 }
 
 type savedRobots struct {
 	Status  int       `json:"status"`
 	Body    []byte    `json:"body,omitempty"`
 	Fetched time.Time `json:"fetched"`
+	Cause   string    `json:"cause,omitempty"`
 }
 
 // ExportState encodes what must survive a restart for host: its limiter's
@@ -52,9 +57,10 @@ func (t *Throttle) ExportState(host string) ([]byte, error) {
 		BackoffUntil: l.backoffUntil,
 		UsedRequests: l.usedRequests,
 		UsedBytes:    l.usedBytes,
+		Held:         maps.Clone(l.held),
 	}
 	if e, ok := l.robots[host]; ok {
-		st.Robots = &savedRobots{Status: e.robots.status, Body: e.robots.body, Fetched: e.fetched}
+		st.Robots = &savedRobots{Status: e.robots.status, Body: e.robots.body, Fetched: e.fetched, Cause: e.robots.cause}
 	}
 	l.mu.Unlock()
 	b, err := json.Marshal(st)
@@ -91,6 +97,14 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 		l.backoffUntil = st.BackoffUntil
 	}
 	l.backoffLevel = max(l.backoffLevel, st.BackoffLevel)
+	for k, until := range st.Held {
+		if l.held == nil {
+			l.held = make(map[string]time.Time)
+		}
+		if until.After(l.held[k]) {
+			l.held[k] = until
+		}
+	}
 	if st.Pass == pass {
 		l.deferred = l.deferred || st.Deferred
 		l.usedRequests = max(l.usedRequests, st.UsedRequests)
@@ -98,7 +112,11 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 	}
 	if sr := st.Robots; sr != nil {
 		if e, ok := l.robots[host]; !ok || sr.Fetched.After(e.fetched) {
-			l.setRobots(host, ParseRobots(sr.Status, sr.Body), sr.Fetched, t.cfg.UserAgent)
+			r := ParseRobots(sr.Status, sr.Body)
+			if sr.Status == 0 {
+				r.cause = sr.Cause
+			}
+			l.setRobots(host, r, sr.Fetched, t.cfg.UserAgent)
 		}
 	}
 	return nil
