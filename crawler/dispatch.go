@@ -2,6 +2,7 @@ package crawler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"time"
@@ -48,6 +49,9 @@ type outcome struct {
 	found   []target
 	stopped bool // cut short by a stop: not committed, done again on resume
 	retry   bool // queue the task again; the host's throttle decides when
+	// deferred is set when the result holds back a URL of the site's own
+	// hosts to a later run, to the end of the server's pause.
+	deferred time.Time
 }
 
 type hostQueue struct {
@@ -83,6 +87,11 @@ type dispatcher struct {
 	// sitemapURLs are the URLs taken from sitemaps in this pass, at most
 	// Config.SitemapLimit.
 	sitemapURLs map[string]struct{}
+	// deferred counts the URLs of the site's own hosts held back to a
+	// later run by a server's pause; resumeAfter is when the last of those
+	// pauses ends.
+	deferred    int
+	resumeAfter time.Time
 }
 
 func newDispatcher(c *Crawler, pass store.Pass, done map[string]struct{}) *dispatcher {
@@ -156,6 +165,13 @@ func (d *dispatcher) stage() []store.Result {
 			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictBroken, "invalid URL", ""))
 			continue
 		}
+		if _, held := d.c.cfg.Throttle.Deferred(q.name, t.URL); held {
+			// Before robots.txt: a host that asked for a long pause is not
+			// asked for its robots.txt either.
+			d.pop(q)
+			resolved = append(resolved, d.deferral(t))
+			continue
+		}
 		probe := t
 		if d.c.needsRobots(u.Scheme, q.name) {
 			// The host's robots.txt comes first; its URLs wait for it.
@@ -167,19 +183,17 @@ func (d *dispatcher) stage() []store.Result {
 			break
 		} else if !t.robotsOK && !d.c.allowed(u) {
 			d.pop(q)
-			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictSkipped, "robots", "skipped: robots.txt disallows it"))
+			resolved = append(resolved, d.c.robotsRefusal(d.pass, t.URL, q.name))
 			continue
 		}
 		p, wait, err := d.c.cfg.Throttle.Reserve(q.name)
 		switch {
-		case err != nil:
-			class := politeClass(err)
-			note := "skipped: the host's quota for this pass is used up"
-			if class == "deferred" {
-				note = "skipped: the host asked for a pause longer than --max-pause; checked next pass"
-			}
+		case errors.Is(err, throttle.ErrDeferred):
 			d.pop(q)
-			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictSkipped, class, note))
+			resolved = append(resolved, d.deferral(t))
+		case err != nil:
+			d.pop(q)
+			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictSkipped, politeClass(err), "skipped: the host's quota for this pass is used up"))
 		case wait > 0:
 			d.park(q, wait)
 		case probe.robots != "":
@@ -196,6 +210,25 @@ func (d *dispatcher) stage() []store.Result {
 		}
 	}
 	return resolved
+}
+
+// deferral resolves a task held back by a server's pause, counting it
+// when it leaves the pass unfinished.
+func (d *dispatcher) deferral(t task) store.Result {
+	d.c.stats.done.Add(1)
+	res, until := d.c.deferral(d.pass, t, t.URL)
+	d.noteDeferred(until)
+	return res
+}
+
+func (d *dispatcher) noteDeferred(until time.Time) {
+	if until.IsZero() {
+		return
+	}
+	d.deferred++
+	if until.After(d.resumeAfter) {
+		d.resumeAfter = until
+	}
 }
 
 // take moves the task at the head of q to the staged slot and rotates the ring.
@@ -361,6 +394,7 @@ func (d *dispatcher) write(failed context.Context, writes chan<- store.Result, r
 
 func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- store.Result) error {
 	res := o.result
+	d.noteDeferred(o.deferred)
 	var extra []store.Result
 	fromSitemap := o.task.Action == actionSitemap || o.task.sitemapsOf != ""
 	notTaken := 0
@@ -382,7 +416,7 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 		case t.err != "":
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictBroken, t.err, ""))
 		case t.disallowed:
-			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictSkipped, "robots", "skipped: robots.txt disallows it"))
+			extra = append(extra, d.c.robotsRefusal(d.pass, t.url, t.host))
 		case t.action == rules.Skip:
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictSkipped, "", "skipped: "+t.rule))
 		default:

@@ -85,10 +85,15 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 	var counted countingReader
 	if p != nil {
 		defer func() {
-			h.retry, h.retryAfter = p.Done(throttle.Outcome{
+			out := throttle.Outcome{
 				Status: h.status, RetryAfter: h.header.Get("Retry-After"), Err: h.err,
 				Bytes: counted.n, Latency: latency, Attempt: o.attempt,
-			})
+			}
+			if !o.robots {
+				// robots.txt speaks for the whole host; any other URL for itself.
+				out.Key = target
+			}
+			h.retry, h.retryAfter = p.Done(out)
 		}()
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, nil)
@@ -221,6 +226,11 @@ type fetched struct {
 	redirects []store.Hop
 	errClass  string // set when the chain itself failed: loop, too many, bad Location, robots
 	skipped   bool   // the chain stopped on purpose (robots), not broken
+	// verdict is that of a chain that failed (errClass) when it is not
+	// broken: a hop to a host whose robots.txt could not be read is
+	// transient. note says more for a person.
+	verdict store.Verdict
+	note    string
 }
 
 // fetch follows redirects itself, hop by hop, up to MaxRedirects. Every
@@ -252,6 +262,11 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 				c.loadRobots(ctx, cu.Scheme, cu.Host, nil)
 			}
 			if !c.allowed(cu) {
+				f.finalURL = cur
+				if r, _ := c.cfg.Throttle.Robots(cu.Host); r.Failed() {
+					f.errClass, f.verdict, f.note = robotsFailure(r), store.VerdictTransient, heldByRobots
+					return f
+				}
 				f.errClass, f.skipped = "robots", true
 				return f
 			}
@@ -261,8 +276,8 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			opts.prev = prev
 		}
 		if permit == nil && len(f.redirects) > 0 {
-			if permit, err = c.acquire(ctx, cu.Host); err != nil {
-				f.err = err
+			if permit, err = c.acquire(ctx, cu.Host, cur); err != nil {
+				f.err, f.finalURL = err, cur
 				return f
 			}
 		}
@@ -270,8 +285,8 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		permit = nil
 		if method == http.MethodHead && headRefused(h) && !h.retry {
 			method = http.MethodGet
-			if permit, err = c.acquire(ctx, cu.Host); err != nil {
-				f.err = err
+			if permit, err = c.acquire(ctx, cu.Host, cur); err != nil {
+				f.err, f.finalURL = err, cur
 				return f
 			}
 			h = c.requestWith(ctx, method, cur, permit, opts)
@@ -288,7 +303,8 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		}
 		next, err := rules.Resolve(cu, loc)
 		if err != nil {
-			f.errClass = "bad redirect"
+			f.errClass = "invalid URL"
+			f.note = fmt.Sprintf("the redirect's Location is not a valid URL: %.200q", loc)
 			return f
 		}
 		if cu.Scheme != "file" && next.Scheme != "http" && next.Scheme != "https" {
@@ -381,6 +397,12 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	if c.settle(ctx, hardCtx, &f, &o) {
 		return o
 	}
+	if errors.Is(f.err, throttle.ErrDeferred) {
+		// A later request of the chain (a redirect target, GET after a
+		// refused HEAD) is held back by a server's pause.
+		o.result, o.deferred = c.deferral(pass, t, f.finalURL)
+		return o
+	}
 
 	if f.status == http.StatusNotModified && conditional != nil && f.err == nil && f.errClass == "" && !f.skipped {
 		// Unchanged since last time: keep what we knew, links included.
@@ -462,7 +484,10 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 	case politeClass(f.err) != "":
 		rec.Verdict, rec.Error, rec.Note = store.VerdictSkipped, politeClass(f.err), "skipped: "+f.err.Error()
 	case f.errClass != "":
-		rec.Verdict, rec.Error = store.VerdictBroken, f.errClass
+		rec.Verdict, rec.Error, rec.Note = store.VerdictBroken, f.errClass, f.note
+		if f.verdict != "" {
+			rec.Verdict = f.verdict
+		}
 	case f.err != nil:
 		rec.Verdict, rec.Error = classifyError(f.err)
 	default:
@@ -549,6 +574,12 @@ func history(rec *store.URLRecord, prev *store.URLRecord, passID uint64, now tim
 
 // immediate builds the record of a URL that is resolved without a request.
 func (c *Crawler) immediate(pass store.Pass, u string, v store.Verdict, errClass, note string) store.Result {
+	c.stats.done.Add(1)
+	return c.unfetched(pass, u, v, errClass, note)
+}
+
+// unfetched is immediate for a task whose worker counts it done itself.
+func (c *Crawler) unfetched(pass store.Pass, u string, v store.Verdict, errClass, note string) store.Result {
 	now := c.cfg.Now()
 	rec := store.URLRecord{URL: u, Pass: pass.ID, Verdict: v, Error: errClass, Note: note, Action: "check"}
 	if v == store.VerdictSkipped {
@@ -560,7 +591,6 @@ func (c *Crawler) immediate(pass store.Pass, u string, v store.Verdict, errClass
 		prevp = &prev
 	}
 	history(&rec, prevp, pass.ID, now)
-	c.stats.done.Add(1)
 	if v.Problem() {
 		c.stats.problems.Add(1)
 	}

@@ -122,7 +122,8 @@ func unreachable(err error) bool {
 	var op *net.OpError
 	var header tls.RecordHeaderError
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &addr) ||
-		errors.As(err, &header) || errors.As(err, &op) && op.Op == "remote error"
+		errors.As(err, &header) || errors.As(err, &op) && op.Op == "remote error" ||
+		strings.Contains(err.Error(), "server gave HTTP response to HTTPS client")
 }
 
 // learn updates the host from one outcome and makes the retry decision.
