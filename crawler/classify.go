@@ -95,6 +95,8 @@ func classifyError(err error) (store.Verdict, string) {
 		return store.VerdictTransient, "unreachable"
 	case strings.Contains(err.Error(), "response headers exceeded"):
 		return store.VerdictBroken, "headers too large"
+	case strings.Contains(err.Error(), "failed to parse Location header"):
+		return store.VerdictBroken, "invalid URL" // in a redirect's Location
 	case strings.Contains(err.Error(), "malformed HTTP"):
 		return store.VerdictBroken, "bad response"
 	case strings.Contains(err.Error(), "unsupported protocol scheme"):

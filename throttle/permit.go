@@ -98,7 +98,7 @@ func classify(o Outcome) outcomeClass {
 			return classNeutral
 		case errors.As(o.Err, &dns) && dns.IsNotFound:
 			return classNeutral
-		case unreachable(o.Err):
+		case notLoad(o.Err):
 			return classNeutral
 		}
 		return classFailure
@@ -112,18 +112,21 @@ func classify(o Outcome) outcomeClass {
 	return classNeutral
 }
 
-// unreachable says whether a request failed before any server could be
-// burdened by it: nothing listens on the port, the address is not one, or
-// the server refused the TLS handshake at once. Backing off would only
-// make the pass slower (three links to a closed port once cost 51 s), and
-// trying again cannot succeed.
-func unreachable(err error) bool {
+// notLoad says whether a request failed in a way that says nothing about
+// the host's load: nothing listens on the port, the address is not one,
+// the server refused the TLS handshake at once or does not speak TLS, or
+// it answered a redirect whose Location is not a URL. Backing off would
+// only make the pass slower (three links to a closed port once cost 51 s),
+// and trying again cannot succeed.
+func notLoad(err error) bool {
 	var addr *net.AddrError
 	var op *net.OpError
 	var header tls.RecordHeaderError
+	msg := err.Error()
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &addr) ||
 		errors.As(err, &header) || errors.As(err, &op) && op.Op == "remote error" ||
-		strings.Contains(err.Error(), "server gave HTTP response to HTTPS client")
+		strings.Contains(msg, "server gave HTTP response to HTTPS client") ||
+		strings.Contains(msg, "failed to parse Location header")
 }
 
 // learn updates the host from one outcome and makes the retry decision.
