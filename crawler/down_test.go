@@ -16,9 +16,10 @@ import (
 )
 
 // politeRun runs (or resumes) the pass of db from start with the throttle
-// on, every host with settings s, and returns its outcome, the records of
-// the pass and the throttle's view of the hosts.
-func politeRun(t *testing.T, db *store.DB, start string, s throttle.Settings) (crawler.Outcome, map[string]store.URLRecord, []throttle.HostStats) {
+// on, every host with settings s, until it ends or stop is cancelled, and
+// returns its outcome, the records of the pass and the throttle's view of
+// the hosts.
+func politeRun(t *testing.T, db *store.DB, start string, s throttle.Settings, stop context.Context) (crawler.Outcome, map[string]store.URLRecord, []throttle.HostStats) {
 	t.Helper()
 	engine, err := rules.New(rules.Config{Start: []string{start}})
 	if err != nil {
@@ -27,9 +28,9 @@ func politeRun(t *testing.T, db *store.DB, start string, s throttle.Settings) (c
 	settings := func(string) throttle.Settings { return s }
 	th := throttle.New(throttle.Config{Settings: settings, UserAgent: "linkpatrol-test"})
 	pass, queue, done := resumeOrBegin(t, db, start)
-	c := crawler.New(crawler.Config{Concurrency: 4, UserAgent: "linkpatrol-test", Timeout: 2 * time.Second,
+	c := crawler.New(crawler.Config{Concurrency: 8, UserAgent: "linkpatrol-test", Timeout: 5 * time.Second,
 		Throttle: th, HostSettings: settings}, engine, db)
-	out, err := c.Run(context.Background(), context.Background(), pass, queue, done)
+	out, err := c.Run(stop, context.Background(), pass, queue, done)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestPassSurvivesHostileHosts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, recs, _ := politeRun(t, openDB(t), tt.start, throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2})
+			out, recs, _ := politeRun(t, openDB(t), tt.start, throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}, context.Background())
 			u := tt.url
 			if u == "" {
 				u = tt.start
@@ -184,7 +185,7 @@ func TestRetryAfterOnOneURLDefersOnlyIt(t *testing.T) {
 	srv := pauseSite(t, &c, 1, "")
 	db := openDB(t)
 	s := throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}
-	out, recs, hosts := politeRun(t, db, srv.URL+"/", s)
+	out, recs, hosts := politeRun(t, db, srv.URL+"/", s, context.Background())
 	if out.Complete || out.Deferred != 1 || out.ResumeAfter.Before(time.Now().Add(50*time.Minute)) {
 		t.Errorf("outcome %+v: want incomplete, 1 URL deferred for about an hour", out)
 	}
@@ -210,7 +211,7 @@ func TestRetryAfterOnOneURLDefersOnlyIt(t *testing.T) {
 	// Resumed before the hour is up: nothing is asked again, the URL is
 	// still held, the pass still not complete.
 	before := c.get("GET /a")
-	out, recs, _ = politeRun(t, db, srv.URL+"/", s)
+	out, recs, _ = politeRun(t, db, srv.URL+"/", s, context.Background())
 	if out.Complete || out.Deferred != 1 || recs[srv.URL+"/slow0"].Error != "rate-limited" {
 		t.Errorf("resumed: outcome %+v, /slow0 %+v", out, recs[srv.URL+"/slow0"])
 	}
@@ -227,7 +228,7 @@ func TestRetryAfterOnOneURLDefersOnlyIt(t *testing.T) {
 func TestRetryAfterOnTwoURLsDefersTheHost(t *testing.T) {
 	var c counter
 	srv := pauseSite(t, &c, 2, "")
-	out, recs, hosts := politeRun(t, openDB(t), srv.URL+"/", throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2, MaxInFlight: 1})
+	out, recs, hosts := politeRun(t, openDB(t), srv.URL+"/", throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2, MaxInFlight: 1}, context.Background())
 	if len(hosts) != 1 || !hosts[0].Deferred {
 		t.Errorf("two URLs paused for an hour, host not deferred: %+v", hosts)
 	}
@@ -259,7 +260,7 @@ func TestRetryAfterOnAThirdPartyHostIsUnverifiable(t *testing.T) {
 	defer other.Close()
 	var c counter
 	srv := pauseSite(t, &c, 0, `<a href="`+other.URL+`/x">x</a>`)
-	out, recs, _ := politeRun(t, openDB(t), srv.URL+"/", throttle.Settings{MaxPause: 2 * time.Minute, MaxRetries: 1})
+	out, recs, _ := politeRun(t, openDB(t), srv.URL+"/", throttle.Settings{MaxPause: 2 * time.Minute, MaxRetries: 1}, context.Background())
 	if !out.Complete || out.Deferred != 0 {
 		t.Errorf("outcome %+v: a third party's pause leaves the pass complete", out)
 	}
@@ -274,7 +275,7 @@ func TestRefusedConnectionIsNotBackedOff(t *testing.T) {
 	closed := closedPort(t)
 	srv := httptest.NewServer(page(`<a href="http://` + closed + `/a">a</a><a href="http://` + closed + `/b">b</a><a href="http://` + closed + `/c">c</a>`))
 	defer srv.Close()
-	_, recs, hosts := politeRun(t, openDB(t), srv.URL+"/", throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2})
+	_, recs, hosts := politeRun(t, openDB(t), srv.URL+"/", throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}, context.Background())
 	for _, p := range []string{"/a", "/b", "/c"} {
 		if rec := recs["http://"+closed+p]; rec.Verdict != store.VerdictBroken || rec.Error != "refused" {
 			t.Errorf("%s: %s %q, want broken refused", p, rec.Verdict, rec.Error)
