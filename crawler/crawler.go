@@ -263,10 +263,11 @@ type Progress struct {
 	Problems int64 // broken, transient or unverifiable so far this run
 	Requests int64 // HTTP requests sent, redirects and fallbacks included
 	Reused   int64 // results taken from an earlier pass without a request
+	Traps    int64 // pages held back as suspected spider traps this run
 }
 
 type counters struct {
-	done, pages, queued, inflight, problems, requests, reused atomic.Int64
+	done, pages, queued, inflight, problems, requests, reused, traps atomic.Int64
 }
 
 // Progress returns the current counters.
@@ -275,18 +276,20 @@ func (c *Crawler) Progress() Progress {
 	return Progress{
 		Done: s.done.Load(), Pages: s.pages.Load(), Queued: s.queued.Load(),
 		InFlight: s.inflight.Load(), Problems: s.problems.Load(),
-		Requests: s.requests.Load(), Reused: s.reused.Load(),
+		Requests: s.requests.Load(), Reused: s.reused.Load(), Traps: s.traps.Load(),
 	}
 }
 
 func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.Result) error {
 	batch := make([]store.Result, 0, c.cfg.BatchSize)
+	queued := 0 // tasks the batch puts on the frontier
 	tick := time.NewTicker(c.cfg.BatchInterval)
 	defer tick.Stop()
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
+		queued = 0
 		if err := c.store.Commit(passID, batch); err != nil {
 			return err // the store names the batch and the file
 		}
@@ -305,7 +308,10 @@ func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.
 				return flush()
 			}
 			batch = append(batch, r)
-			if len(batch) >= c.cfg.BatchSize {
+			queued += len(r.Enqueue)
+			// A commit is bounded by its new tasks too, so that it takes
+			// well under the grace period a stop gives it.
+			if len(batch) >= c.cfg.BatchSize || queued >= maxPageLinks {
 				if err := flush(); err != nil {
 					return err
 				}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/rules"
@@ -40,6 +41,8 @@ type target struct {
 	// robots.txt when it was already known; neither when it was not.
 	robotsOK, disallowed bool
 	sitemap              bool // a sitemap to read, listed by an index or robots.txt
+	// traps is set for a page to parse that spider-trap limits apply to.
+	traps *trapInfo
 }
 
 // outcome is what a worker hands back for one task.
@@ -87,6 +90,7 @@ type dispatcher struct {
 	// sitemapURLs are the URLs taken from sitemaps in this pass, at most
 	// Config.SitemapLimit.
 	sitemapURLs map[string]struct{}
+	traps       trapState // counted over seen; see traps.go
 	// deferred counts the URLs of the site's own hosts held back to a
 	// later run by a server's pause; resumeAfter is when the last of those
 	// pauses ends.
@@ -95,7 +99,12 @@ type dispatcher struct {
 }
 
 func newDispatcher(c *Crawler, pass store.Pass, done map[string]struct{}) *dispatcher {
-	return &dispatcher{c: c, pass: pass, seen: done, hosts: make(map[string]*hostQueue), sitemapURLs: make(map[string]struct{})}
+	d := &dispatcher{c: c, pass: pass, seen: done, hosts: make(map[string]*hostQueue),
+		sitemapURLs: make(map[string]struct{}), traps: newTrapState()}
+	for u := range done {
+		d.traps.admitted(u, "")
+	}
+	return d
 }
 
 func (d *dispatcher) idle() bool { return d.queued == 0 && d.inflight == 0 && d.staged == nil }
@@ -106,6 +115,7 @@ func (d *dispatcher) push(t store.Task) {
 		return
 	}
 	d.seen[t.URL] = struct{}{}
+	d.traps.admitted(t.URL, "")
 	host := ""
 	if u, err := url.Parse(t.URL); err == nil {
 		host = u.Host
@@ -165,7 +175,7 @@ func (d *dispatcher) stage() []store.Result {
 			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictBroken, "invalid URL", ""))
 			continue
 		}
-		if _, held := d.c.cfg.Throttle.Deferred(q.name, t.URL); held {
+		if _, held := d.c.cfg.Throttle.Deferred(q.name, t.URL); held && t.sitemapsOf == "" {
 			// Before robots.txt: a host that asked for a long pause is not
 			// asked for its robots.txt either.
 			d.pop(q)
@@ -398,6 +408,7 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 	var extra []store.Result
 	fromSitemap := o.task.Action == actionSitemap || o.task.sitemapsOf != ""
 	notTaken := 0
+	pageTemplate := sync.OnceValue(func() string { return templateOf(o.task.URL) })
 	for _, t := range o.found {
 		if fromSitemap && !d.sitemapAllows(t) {
 			notTaken++
@@ -412,15 +423,18 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 			continue
 		}
 		d.seen[t.url] = struct{}{}
+		trap, held, run := d.traps.admit(&t, o.task, pageTemplate, !fromSitemap)
 		switch {
 		case t.err != "":
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictBroken, t.err, ""))
 		case t.disallowed:
 			extra = append(extra, d.c.robotsRefusal(d.pass, t.url, t.host))
+		case held:
+			extra = append(extra, d.c.heldBack(d.pass, t.url, trap))
 		case t.action == rules.Skip:
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictSkipped, "", "skipped: "+t.rule))
 		default:
-			nt := task{Task: store.Task{URL: t.url, Action: t.action.String(), Depth: o.task.Depth + 1}, host: t.host, robotsOK: t.robotsOK}
+			nt := task{Task: store.Task{URL: t.url, Action: t.action.String(), Depth: o.task.Depth + 1, Run: run}, host: t.host, robotsOK: t.robotsOK}
 			if t.sitemap {
 				nt.Action = actionSitemap
 				if o.task.sitemapsOf != "" {

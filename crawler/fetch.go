@@ -432,12 +432,15 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 			c.robotsVerdict(&tg, final)
 			o.found = append(o.found, tg)
 		} else if d.Action == rules.Parse {
-			links, found, ids := c.extractLinks(final, f.body, f.contentType)
+			links, found, ids, more := c.extractLinks(final, f.body, f.contentType)
 			o.result.SetLinks = true
 			o.result.Links = links
 			o.found = found
 			rec.Parsed = true
-			if !f.truncated {
+			if more {
+				rec.Note = strings.TrimPrefix(rec.Note+"; "+fmt.Sprintf("page has more than %d links: only the first %d were checked", maxPageLinks, maxPageLinks), "; ")
+			}
+			if !f.truncated && !more {
 				// Anchors past the cut are unknown: without any, the page's
 				// fragments are not checked rather than all reported.
 				rec.IDs = ids

@@ -1,10 +1,12 @@
 package crawler_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
@@ -43,5 +45,31 @@ func TestRedirectToFileNeverFollowed(t *testing.T) {
 		if _, ok := r.records["file:///secret.html"]; ok {
 			t.Errorf("root %q: the redirect target was recorded", root)
 		}
+	}
+}
+
+// A page's cost is bounded by its links: past the most a page may hold,
+// the rest is not read, and the record says so, as for a page over
+// --max-size. (BenchmarkStopOnHugePage measures time and memory.)
+func TestPageLinksBounded(t *testing.T) {
+	t.Parallel()
+	const n = 100_010
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "<a href=\"/#%d\">%d</a>\n", i, i)
+	}
+	srv := httptest.NewServer(page(b.String()))
+	defer srv.Close()
+	r := runPass(t, crawler.Config{}, srv.URL+"/")
+	rec := r.records[srv.URL+"/"]
+	if !strings.Contains(rec.Note, "more than 100000 links") {
+		t.Errorf("note %q does not say the page was cut", rec.Note)
+	}
+	links, err := r.db.Links(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(links) != 100_000 {
+		t.Errorf("%d links stored, want the first 100000", len(links))
 	}
 }

@@ -15,12 +15,12 @@ import (
 // hand to the dispatcher, and with CheckFragments its anchors (see
 // anchors). It runs on a worker, so the per-link cost (resolving,
 // canonicalizing, deciding) is spread over all cores.
-func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) ([]store.Link, []target, []string) {
+func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) ([]store.Link, []target, []string, bool) {
 	doc, err := extract.DecodeUTF8(body, contentType)
 	if err != nil {
 		doc = body
 	}
-	p := extract.Extract(doc, extract.Options{IDs: c.cfg.CheckFragments})
+	p := extract.Extract(doc, extract.Options{IDs: c.cfg.CheckFragments, MaxLinks: maxPageLinks})
 	var ids []string
 	if c.cfg.CheckFragments {
 		ids = anchors(p.IDs)
@@ -42,8 +42,14 @@ func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) (
 		// An image or a script on our own host is verified, not parsed.
 		col.add(ref, store.Link{Line: l.Line, Tag: l.Tag, Attr: l.Attr}, l.Kind == extract.KindResource, false)
 	}
-	return col.links, col.found, ids
+	return col.links, col.found, ids, p.More
 }
+
+// maxPageLinks bounds what one page costs by its links, not only by its
+// bytes: every link becomes a stored link, a frontier entry and a task, and
+// a page of a million links took minutes and a gigabyte to commit. Past it,
+// the page is treated like one larger than --max-size.
+const maxPageLinks = 100_000
 
 // refs turns the references of one document (a page's links, a sitemap's
 // entries) into its stored links and the targets for the dispatcher:
@@ -90,6 +96,7 @@ func (r *refs) add(ref string, link store.Link, resource, sitemap bool) {
 	if resource && tg.action == rules.Parse {
 		tg.action = rules.Check
 	}
+	r.c.trapInfo(&tg, d.Traps)
 	r.c.robotsVerdict(&tg, u)
 	r.found = append(r.found, tg)
 }
@@ -175,6 +182,7 @@ func (c *Crawler) storedTargets(page string) []target {
 			action = rules.Check
 		}
 		tg := target{url: d.URL, host: u.Host, action: action, rule: d.Rule}
+		c.trapInfo(&tg, d.Traps)
 		c.robotsVerdict(&tg, u)
 		found = append(found, tg)
 	}

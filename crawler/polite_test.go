@@ -84,7 +84,7 @@ func politePass(t *testing.T, db *store.DB, start string, s throttle.Settings, s
 	return out
 }
 
-func openDB(t *testing.T) *store.DB {
+func openDB(t testing.TB) *store.DB {
 	t.Helper()
 	db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), store.Options{})
 	if err != nil {

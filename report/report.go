@@ -343,7 +343,10 @@ func (r *Report) wanted(rec *store.URLRecord, change Change) bool {
 	if r.Options.OnlyNew {
 		return change == ChangeNew
 	}
-	return r.Options.All || rec.Verdict.Problem()
+	// A page held back as a suspected spider trap is listed even so: it is
+	// part of the site that was not checked, and the entry says which
+	// setting would let it through.
+	return r.Options.All || rec.Verdict.Problem() || rec.Error == "trap"
 }
 
 // change compares rec with the previous complete pass. Without one, every

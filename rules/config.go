@@ -159,6 +159,17 @@ type fileDoc struct {
 	StripIndex      bool                `toml:"strip_index"`
 	CollapseSlashes bool                `toml:"collapse_slashes"`
 	Host            []docHost           `toml:"host"`
+	docTraps
+	KeepSessionIDs bool `toml:"keep_session_ids"`
+}
+
+// docTraps are the spider-trap limits, at the top level and in a [[rule]].
+type docTraps struct {
+	MaxHops          *int `toml:"max_hops"`
+	MaxPathSegments  *int `toml:"max_path_segments"`
+	MaxPathRepeats   *int `toml:"max_path_repeats"`
+	MaxQueryVariants *int `toml:"max_query_variants"`
+	MaxTemplateRun   *int `toml:"max_template_run"`
 }
 
 type docRecheck struct {
@@ -182,6 +193,8 @@ type docRule struct {
 	Cookies    map[string]string `toml:"cookies"`
 	User       string            `toml:"user"`
 	Password   string            `toml:"password"`
+	docTraps
+	KeepSessionIDs bool `toml:"keep_session_ids"`
 }
 
 type docRewrite struct {
@@ -322,6 +335,16 @@ func (c *checker) engineConfig(name string, doc *fileDoc, lookupEnv func(string)
 		DropParams: doc.DropParams, Aliases: doc.Aliases,
 		AliasStartHosts: doc.AliasStartHosts, StripIndex: doc.StripIndex,
 		CollapseSlashes: doc.CollapseSlashes, LookupEnv: lookupEnv,
+		KeepSessionIDs: doc.KeepSessionIDs,
+	}
+	// A limit the file leaves out is 0 here; the command starts from
+	// DefaultTraps and takes only the keys the file sets (File.IsSet).
+	var err error
+	cfg.Traps, _, err = Rule{MaxHops: doc.MaxHops, MaxPathSegments: doc.MaxPathSegments,
+		MaxPathRepeats: doc.MaxPathRepeats, MaxQueryVariants: doc.MaxQueryVariants,
+		MaxTemplateRun: doc.MaxTemplateRun}.trapLimits(Traps{})
+	if fe := (*fieldError)(nil); errors.As(err, &fe) {
+		c.add([]any{fe.field[0]}, fe.Error())
 	}
 	if c.idx.has("drop_params") && cfg.DropParams == nil {
 		cfg.DropParams = []string{}
@@ -332,7 +355,9 @@ func (c *checker) engineConfig(name string, doc *fileDoc, lookupEnv func(string)
 			Scheme: r.Scheme, Host: r.Host, PathPrefix: r.PathPrefix, Path: r.Path,
 			Regex: r.Regex, Action: r.Action, Timeout: r.Timeout, Recheck: r.Recheck,
 			Accept: r.Accept, Headers: r.Headers, Cookies: r.Cookies,
-			User: r.User, Password: r.Password,
+			User: r.User, Password: r.Password, KeepSessionIDs: r.KeepSessionIDs,
+			MaxHops: r.MaxHops, MaxPathSegments: r.MaxPathSegments, MaxPathRepeats: r.MaxPathRepeats,
+			MaxQueryVariants: r.MaxQueryVariants, MaxTemplateRun: r.MaxTemplateRun,
 		})
 	}
 	for i, r := range doc.Rewrite {

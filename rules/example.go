@@ -62,6 +62,23 @@ keep_passes = 10         # complete passes kept in the database; older ones are 
 include = []
 exclude = ['\.(zip|tar\.gz|iso)$']
 
+# ---- Spider traps ---------------------------------------------------------
+#
+# A page that would be parsed is held back as a suspected trap (not fetched;
+# listed as skipped with the reason and the key that lets it through) when:
+max_hops = 50            # it is more links than this from a start URL or sitemap entry
+max_path_segments = 20   # its path has more segments than this
+max_path_repeats = 2     # a segment (or run of them) repeats more often in a row: /a/a/a/
+max_query_variants = 100 # its path already has this many distinct query strings
+max_template_run = 40    # it is one of more pages of one template (/cal/#/#) in a
+                         # row, each found on the one before: an endless calendar
+# 0 turns a limit off. A [[rule]] may set any of them for the URLs it matches.
+# Query and ;path parameters that carry a session id (jsessionid, and sid,
+# session, ... with a random-looking value; ASP.NET's /(S(...))/ segments)
+# are dropped before dedupe, so every link with a fresh session id is the
+# same URL; keep_session_ids = true keeps them (also per [[rule]]).
+keep_session_ids = false
+
 # ---- Rewrites, applied before dedupe, in this order -----------------------
 #
 # 1. unwrap, 2. [[rewrite]], 3. [aliases] and alias_start_hosts,
@@ -142,6 +159,17 @@ headers = { "X-Audit" = "linkpatrol" }
 regex = '^https://(www\.)?(linkedin|facebook|instagram)\.com/'
 action = "check"
 accept = { "403" = "unverifiable", "999" = "unverifiable" }
+
+# [[rule]]
+# # An archive only reachable through its "next" links, and whose ?sid= is
+# # a story id that merely looks like a session id.
+# path_prefix = "/archive/"
+# max_template_run = 500
+# max_hops = 600
+# max_path_segments = 20
+# max_path_repeats = 2
+# max_query_variants = 100
+# keep_session_ids = true
 
 [[rule]]
 scheme = "ftp"

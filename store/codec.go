@@ -17,6 +17,8 @@ const (
 	taskFormat1   = 1
 	// recordIDsTag starts the optional URLRecord.IDs at the end of a record.
 	recordIDsTag = 1
+	// taskRunTag starts the optional Task.Run at the end of a task.
+	taskRunTag = 1
 )
 
 // errShort and friends are joined to ErrCorrupt by the callers, which add the
@@ -406,6 +408,12 @@ func appendTask(buf []byte, t *Task) []byte {
 	e.byte(taskFormat1)
 	e.str(t.Action)
 	e.int(t.Depth)
+	// Run comes last, tagged, and only when set, so tasks written before it
+	// existed decode unchanged.
+	if t.Run != 0 {
+		e.byte(taskRunTag)
+		e.int(t.Run)
+	}
 	return e.bytes()
 }
 
@@ -415,5 +423,11 @@ func decodeTask(url string, v []byte) (Task, error) {
 		return Task{}, fmt.Errorf("task format %d: %w", f, errFormat)
 	}
 	t := Task{URL: url, Action: intern(d.span()), Depth: d.int()}
+	if d.err == nil && len(d.b) > 0 {
+		if d.byte() != taskRunTag {
+			d.fail(errFormat)
+		}
+		t.Run = d.int()
+	}
 	return t, d.end()
 }

@@ -106,6 +106,10 @@ type Task struct {
 	URL    string `json:"url"`
 	Action string `json:"action"`          // parse | check
 	Depth  int    `json:"depth,omitempty"` // hops from a start URL
+	// Run counts the pages of the same template before this one, each found
+	// on the one before (rules.Template): the crawler's spider-trap state
+	// that belongs to a URL, kept with it so a resumed pass goes on counting.
+	Run int `json:"run,omitempty"`
 }
 
 // Result is what one finished task adds to the store: its record, its

@@ -59,6 +59,8 @@ type checkOptions struct {
 	robotsMaps  bool
 	sitemapMax  int
 	fragments   bool
+	traps       rules.Traps
+	keepSIDs    bool
 }
 
 func checkFlags(o *checkOptions) *pflag.FlagSet {
@@ -98,6 +100,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.BoolVar(&o.robotsMaps, "robots-sitemaps", false, "also start from the sitemaps named in the start hosts' robots.txt")
 	fs.IntVar(&o.sitemapMax, "sitemap-limit", crawler.DefaultSitemapLimit, "most URLs taken from sitemaps in a pass")
 	fs.BoolVar(&o.fragments, "check-fragments", false, "report links to page#frag where the page has no such id or <a name>")
+	registerTrapFlags(fs, o)
 	fs.IntVar(&o.commitBatch, "commit-batch", 32, "results committed to the database in one transaction, at most; a kill loses at most this many")
 	fs.DurationVar(&o.commitEvery, "commit-every", time.Second, "longest time between commits, and between fsyncs of the database (what a power loss may cost)")
 	return fs
@@ -149,7 +152,14 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
-	engine, err := rules.New(rulesConfig(file, starts, o.include, o.exclude, o.polite.hostRules(fs, starts)))
+	for _, sm := range o.sitemaps {
+		if u, err := url.Parse(sm); err != nil {
+			return exitUsage, usagef("--sitemap %q is not a URL", redact(sm))
+		} else if err := noUserinfo("--sitemap", u); err != nil {
+			return exitUsage, usageError{err}
+		}
+	}
+	engine, err := rules.New(rulesConfig(file, &o, starts, o.polite.hostRules(fs, starts)))
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
@@ -287,12 +297,56 @@ func startURLs(args []string) (starts []string, root string, err error) {
 			return []string{"file:///"}, abs, nil
 		}
 		u, err := url.Parse(a)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if err != nil {
+			return nil, "", fmt.Errorf("%q is neither a directory nor an http(s) URL", redact(a))
+		}
+		if err := noUserinfo("start URL", u); err != nil {
+			return nil, "", err
+		}
+		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, "", fmt.Errorf("%q is neither a directory nor an http(s) URL", a)
 		}
 		starts = append(starts, rules.Canonicalize(u).String())
 	}
 	return starts, "", nil
+}
+
+// noUserinfo refuses a URL given with user:password@: it would be printed
+// in the log, the status page and every report, stored in the database,
+// and inherited by every relative link. A rule scoped to the origin carries
+// credentials instead, with the password from the environment. The error
+// never shows the password.
+func noUserinfo(what string, u *url.URL) error {
+	if u.User == nil {
+		return nil
+	}
+	host := u.Host
+	if host == "" {
+		host = "HOST"
+	}
+	user := u.User.Username()
+	if user == "" {
+		user = "USER"
+	}
+	clean := *u
+	clean.User = nil
+	return fmt.Errorf("%s %s: credentials in a URL would be printed and stored everywhere; give it without them and put them in a rule of linkpatrol.toml, the password in the environment:\n  [[rule]]\n  scheme = %q\n  host = %q\n  user = %q\n  password = \"${LINKPATROL_PASSWORD}\"",
+		what, &clean, u.Scheme, host, user)
+}
+
+// redact hides the password of something that may or may not parse as a
+// URL, for an error message.
+func redact(s string) string {
+	at := strings.LastIndexByte(s, '@')
+	scheme := strings.Index(s, "://")
+	if at < 0 || scheme < 0 || at < scheme {
+		return s
+	}
+	userinfo := s[scheme+3 : at]
+	if user, _, ok := strings.Cut(userinfo, ":"); ok {
+		return s[:scheme+3] + user + ":xxxxx" + s[at:]
+	}
+	return s
 }
 
 // openPass resumes the unfinished pass when it has the same start URLs, or
@@ -308,7 +362,7 @@ func openPass(db *store.DB, engine *rules.Engine, starts []string, root, setting
 				db.Path(), open.ID, strings.Join(open.StartURLs, " "))
 		}
 		if open.SettingsHash != "" && open.SettingsHash != settings {
-			return store.Pass{}, nil, nil, usagef("pass %d in %s began with other rules or settings (config file, --include/--exclude, --max-size, --ignore-robots); run it with the same ones to resume, or add --new-pass to start again",
+			return store.Pass{}, nil, nil, usagef("pass %d in %s began with other rules or settings (config file, --include/--exclude, --max-size, --ignore-robots, spider-trap limits); run it with the same ones to resume, or add --new-pass to start again",
 				open.ID, db.Path())
 		}
 		queue, err := db.Frontier()

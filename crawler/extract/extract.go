@@ -71,11 +71,18 @@ type Page struct {
 	// Title is the text of the first <title>, with white space runs
 	// collapsed to one space and trimmed.
 	Title string
+	// More says the document holds more than Options.MaxLinks links:
+	// reading stopped there, so Links, IDs and Title hold what came before.
+	More bool
 }
 
 // Options tunes Extract.
 type Options struct {
 	IDs bool // collect id and <a name> anchors into Page.IDs
+	// MaxLinks, when above 0, stops reading after that many links (see
+	// Page.More), so a page's cost is bounded by its links, not only by
+	// its bytes.
+	MaxLinks int
 }
 
 // Extract finds every link in an HTML document that is already UTF-8 (see
@@ -91,6 +98,11 @@ func (e *extractor) run(z *html.Tokenizer) Page {
 	off := 0
 	textOf := "" // element whose raw text the next text token is
 	for {
+		if max := e.opt.MaxLinks; max > 0 && len(e.page.Links) > max {
+			clear(e.page.Links[max:])
+			e.page.Links, e.page.More = e.page.Links[:max], true
+			break
+		}
 		tt := z.Next()
 		if tt == html.ErrorToken {
 			break
