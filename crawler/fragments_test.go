@@ -88,12 +88,13 @@ func TestFragmentsCheckedAgainstParsedPages(t *testing.T) {
 }
 
 // Pages stored before fragment checks were on have no anchors: with the
-// checks on they are fetched again instead of reused, and reused after.
+// checks on they are fetched again instead of reused, and reused after
+// (pages are reused only when asked for, with Recheck.Pages).
 func TestFragmentChecksRefetchPagesWithoutAnchors(t *testing.T) {
 	var c counter
 	srv := fragmentSite(t, &c)
 	db := openDB(t)
-	cfg := crawler.Config{Recheck: rules.Recheck{OK: time.Hour}}
+	cfg := crawler.Config{Recheck: rules.Recheck{OK: time.Hour, Pages: time.Hour}}
 	if recs := completePass(t, db, cfg, srv.URL+"/"); recs[srv.URL+"/doc"].IDs != nil {
 		t.Fatal("anchors stored without CheckFragments")
 	}

@@ -192,11 +192,15 @@ func (c *Crawler) storedTargets(page string) []target {
 // mayReuse says whether any stored result could be fresh enough to reuse.
 func (c *Crawler) mayReuse() bool {
 	r := c.cfg.Recheck
-	return r.OK > 0 || r.Broken > 0 || r.Unverifiable > 0 || r.Transient > 0 || c.cfg.RulesRecheck
+	return r.OK > 0 || r.Pages > 0 || r.Broken > 0 || r.Unverifiable > 0 || r.Transient > 0 || c.cfg.RulesRecheck
 }
 
 // fresh says whether a stored result is young enough to reuse without a
-// request. A transient failure is never replayed as if it were final.
+// request. A transient failure is never replayed as if it were final. A
+// parsed page falls under Recheck.Pages, not OK: the site's own pages are
+// what a user edits between two runs, and revalidating one costs a 304.
+// A rule's own interval is the user asking for exactly those URLs, so it
+// applies to pages too.
 func (c *Crawler) fresh(prev store.URLRecord, now time.Time) bool {
 	if c.needsAnchors(prev) {
 		return false
@@ -205,6 +209,9 @@ func (c *Crawler) fresh(prev store.URLRecord, now time.Time) bool {
 	switch prev.Verdict {
 	case store.VerdictOK:
 		ttl = c.cfg.Recheck.OK
+		if prev.Parsed {
+			ttl = c.cfg.Recheck.Pages
+		}
 	case store.VerdictBroken:
 		ttl = c.cfg.Recheck.Broken
 	case store.VerdictUnverifiable:
@@ -250,31 +257,35 @@ func (c *Crawler) ghost(prev store.URLRecord, now time.Time) bool {
 }
 
 // reuse answers a task from a fresh stored result, without a request.
+// It is not a page parsed now, and not one more pass that saw the URL fail.
 func (c *Crawler) reuse(pass store.Pass, t task, prev store.URLRecord) outcome {
 	c.stats.reused.Add(1)
 	o := outcome{task: t, result: c.reused(pass, t, prev, prev.FetchedAt)}
+	o.result.Record.ReusedFrom = prev.Pass
+	if prev.ReusedFrom != 0 {
+		o.result.Record.ReusedFrom = prev.ReusedFrom // the pass that fetched it
+	}
 	if prev.Parsed {
 		o.found = c.storedTargets(t.URL)
-		c.stats.pages.Add(1)
 	}
 	if prev.Verdict.Problem() {
 		c.stats.problems.Add(1)
 	}
+	c.cfg.Logger.Debug("reused", "url", t.URL, "verdict", prev.Verdict, "from_pass", o.result.Record.ReusedFrom, "fetched", prev.FetchedAt.Format(time.RFC3339))
 	return o
 }
 
 // reused carries a stored result into this pass; fetchedAt says when it was
-// last confirmed (now for a 304, the old time for a fresh reuse).
+// last confirmed (now for a 304, the old time for a fresh reuse). The run
+// of failures is left alone: --report-after counts passes that fetched.
 func (c *Crawler) reused(pass store.Pass, t task, prev store.URLRecord, fetchedAt time.Time) store.Result {
 	rec := prev
 	rec.Pass = pass.ID
 	rec.Action = t.Action
 	rec.FetchedAt = fetchedAt
+	rec.ReusedFrom = 0
 	if prev.Pass != pass.ID {
 		rec.PrevVerdict, rec.PrevPass = prev.Verdict, prev.Pass
-		if rec.Verdict.Problem() {
-			rec.Failures++
-		}
 	}
 	if rec.Verdict == store.VerdictOK && fetchedAt.After(rec.LastGood) {
 		rec.LastGood = fetchedAt

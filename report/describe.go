@@ -172,6 +172,46 @@ func (r *Report) Counts() string {
 	return b.String()
 }
 
+// ReuseLine says which results were carried over from earlier passes
+// without a request, and from when, or "" when every URL was fetched.
+func (r *Report) ReuseLine() string {
+	s := r.Summary
+	if s.Reused == 0 {
+		return ""
+	}
+	var from string
+	switch n := len(s.ReusedFrom); n {
+	case 1:
+		from = "pass " + strconv.FormatUint(s.ReusedFrom[0], 10)
+	case 2:
+		from = fmt.Sprintf("passes %d and %d", s.ReusedFrom[0], s.ReusedFrom[1])
+	default:
+		from = fmt.Sprintf("passes %d to %d", s.ReusedFrom[0], s.ReusedFrom[n-1])
+	}
+	when := ""
+	if !s.ReusedOldest.IsZero() {
+		newest, oldest := age(r.Options.Now.Sub(s.ReusedNewest)), age(r.Options.Now.Sub(s.ReusedOldest))
+		if newest == oldest {
+			when = ", checked " + oldest + " ago"
+		} else {
+			when = ", checked " + newest + " to " + oldest + " ago"
+		}
+	}
+	return fmt.Sprintf("%s reused from %s%s, without a new request; --no-reuse fetches everything.",
+		plural(s.Reused, "result", "results"), from, when)
+}
+
+// ReusedNote marks a result that this pass did not fetch, or "".
+func (r *Report) ReusedNote(rec store.URLRecord) string {
+	if rec.ReusedFrom == 0 {
+		return ""
+	}
+	if rec.FetchedAt.IsZero() {
+		return fmt.Sprintf("reused from pass %d", rec.ReusedFrom)
+	}
+	return fmt.Sprintf("reused from pass %d, checked %s ago", rec.ReusedFrom, age(r.Options.Now.Sub(rec.FetchedAt)))
+}
+
 // ChangeLine says what changed since the previous complete pass, or "" when
 // there is none.
 func (r *Report) ChangeLine() string {

@@ -62,6 +62,10 @@ type jsonSummary struct {
 	Suppressed     int     `json:"suppressed"`
 	ReportAfter    string  `json:"report_after,omitempty"`
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
+	// Reused counts results carried over from earlier passes without a
+	// request; ReusedFrom are those passes.
+	Reused     int      `json:"reused"`
+	ReusedFrom []uint64 `json:"reused_from,omitempty"`
 	// Listed says which URLs "urls" holds: "problems", "all" or "new".
 	Listed string `json:"listed"`
 	// MissingFragments is present only when fragments were checked.
@@ -86,6 +90,10 @@ type jsonURL struct {
 	Change      Change        `json:"change,omitempty"`
 	PrevVerdict store.Verdict `json:"prev_verdict,omitempty"`
 	Redirects   []store.Hop   `json:"redirects,omitempty"`
+	// ReusedFrom is the pass whose result this entry carries over without
+	// a request, and CheckedAt when that pass fetched it.
+	ReusedFrom uint64     `json:"reused_from,omitempty"`
+	CheckedAt  *time.Time `json:"checked_at"`
 }
 
 type jsonRef struct {
@@ -124,6 +132,7 @@ func writeJSON(w io.Writer, r *Report) error {
 			Pages: s.Pages, Links: s.Links, URLs: s.URLs,
 			Broken: s.Broken, Skipped: s.Skipped, Transient: s.Transient, Unverifiable: s.Unverifiable,
 			OK: s.OK, Suppressed: s.Suppressed, ElapsedSeconds: seconds(s.Elapsed),
+			Reused: s.Reused, ReusedFrom: s.ReusedFrom,
 			Listed: "problems",
 		},
 		URLs: make([]jsonURL, 0, len(r.Entries)),
@@ -180,6 +189,7 @@ func (r *Report) jsonURL(rec store.URLRecord, refs []Referrer, change Change) js
 		FirstBroken: jsonTime(rec.FirstBroken), LastGood: jsonTime(rec.LastGood),
 		Referrers: r.jsonRefs(refs),
 		Note:      rec.Note, Failures: rec.Failures, Change: change, Redirects: rec.Redirects,
+		ReusedFrom: rec.ReusedFrom, CheckedAt: jsonTime(rec.FetchedAt),
 	}
 	if u.FinalURL == "" {
 		u.FinalURL = rec.URL

@@ -26,8 +26,10 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		fmt.Fprintf(b, "> **%s**\n\n", mdText(msg))
 	}
 	fmt.Fprintf(b, "Pass %d of %s, started %s. %s\n", r.Pass.ID, mdCode(r.Target()), r.started(), mdText(r.Counts()))
-	if line := r.ChangeLine(); line != "" {
-		fmt.Fprintf(b, "\n%s\n", mdText(line))
+	for _, line := range []string{r.ReuseLine(), r.ChangeLine()} {
+		if line != "" {
+			fmt.Fprintf(b, "\n%s\n", mdText(line))
+		}
 	}
 	if r.nothingListed() {
 		switch {

@@ -78,7 +78,7 @@ type Report struct {
 
 // Summary counts the whole pass, whatever Options hides.
 type Summary struct {
-	Pages        int // pages parsed
+	Pages        int // pages parsed (or found unchanged) by this pass, not reused
 	Links        int // links found on them
 	URLs         int // distinct URLs resolved
 	OK           int
@@ -87,6 +87,13 @@ type Summary struct {
 	Unverifiable int
 	Skipped      int
 	Suppressed   int // problems hidden by ReportAfter
+	// Reused counts results carried over from an earlier pass without a
+	// request (younger than their recheck interval); ReusedFrom are the
+	// passes that fetched them, ascending, and ReusedOldest/ReusedNewest
+	// when the oldest and the newest of them was fetched.
+	Reused                     int
+	ReusedFrom                 []uint64
+	ReusedOldest, ReusedNewest time.Time
 	// MissingFragments is len(Report.Fragments).
 	MissingFragments int
 	// New and StillBroken count the reported problems; Fixed and Gone are
@@ -97,6 +104,21 @@ type Summary struct {
 	Fixed       int
 	Gone        int
 	Elapsed     time.Duration
+}
+
+func (s *Summary) reused(rec *store.URLRecord) {
+	s.Reused++
+	if i, found := slices.BinarySearch(s.ReusedFrom, rec.ReusedFrom); !found {
+		s.ReusedFrom = slices.Insert(s.ReusedFrom, i, rec.ReusedFrom)
+	}
+	if t := rec.FetchedAt; !t.IsZero() {
+		if s.ReusedOldest.IsZero() || t.Before(s.ReusedOldest) {
+			s.ReusedOldest = t
+		}
+		if t.After(s.ReusedNewest) {
+			s.ReusedNewest = t
+		}
+	}
 }
 
 // Problems is the number of broken, transient and unverifiable URLs.
@@ -181,7 +203,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			starts = append(starts, *rec)
 		}
 		s.URLs++
-		if rec.Parsed {
+		if rec.ReusedFrom != 0 {
+			s.reused(rec)
+		} else if rec.Parsed {
 			s.Pages++
 		}
 		switch rec.Verdict {

@@ -20,6 +20,9 @@ func writeText(w io.Writer, r *Report) error {
 	}
 	t.para("", r.Headline())
 	t.para("", r.Counts())
+	if line := r.ReuseLine(); line != "" {
+		t.para("", line)
+	}
 	if line := r.ChangeLine(); line != "" {
 		t.para("", line)
 	}
@@ -124,7 +127,7 @@ func (t *textWriter) entry(r *Report, n, num int, e Entry) {
 	if rec.Verdict == store.VerdictSkipped {
 		parts = parts[:0]
 	}
-	for _, p := range []string{r.Since(rec), r.changeNote(e), rec.Note} {
+	for _, p := range []string{r.Since(rec), r.changeNote(e), rec.Note, r.ReusedNote(rec)} {
 		if p != "" {
 			parts = append(parts, p)
 		}

@@ -174,6 +174,7 @@ type docTraps struct {
 
 type docRecheck struct {
 	OK           any `toml:"ok"`
+	Pages        any `toml:"pages"`
 	Broken       any `toml:"broken"`
 	Transient    any `toml:"transient"`
 	Unverifiable any `toml:"unverifiable"`
@@ -251,6 +252,7 @@ func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)
 	c.duration(&f.Ghost, doc.Ghost, "ghost")
 	c.duration(&f.CommitEvery, doc.CommitEvery, "commit_every")
 	c.duration(&f.Recheck.OK, doc.Recheck.OK, "recheck", "ok")
+	c.duration(&f.Recheck.Pages, doc.Recheck.Pages, "recheck", "pages")
 	c.duration(&f.Recheck.Broken, doc.Recheck.Broken, "recheck", "broken")
 	c.duration(&f.Recheck.Transient, doc.Recheck.Transient, "recheck", "transient")
 	c.duration(&f.Recheck.Unverifiable, doc.Recheck.Unverifiable, "recheck", "unverifiable")

@@ -133,8 +133,10 @@ type Policy struct {
 }
 
 // Recheck says how long a result with each verdict stays fresh enough to
-// reuse without a request.
-type Recheck struct{ OK, Broken, Transient, Unverifiable time.Duration }
+// reuse without a request. OK is for targets that are only checked; a good
+// page that was parsed is reused only within Pages (by default never: a
+// conditional request costs a 304 and finds the links added since).
+type Recheck struct{ OK, Pages, Broken, Transient, Unverifiable time.Duration }
 
 // ignoredSchemes are not resources a link checker can or should verify; a
 // link to them is not recorded at all.

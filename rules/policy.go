@@ -74,7 +74,7 @@ func (r Recheck) String() string {
 	for _, f := range []struct {
 		name string
 		d    time.Duration
-	}{{"ok", r.OK}, {"broken", r.Broken}, {"transient", r.Transient}, {"unverifiable", r.Unverifiable}} {
+	}{{"ok", r.OK}, {"pages", r.Pages}, {"broken", r.Broken}, {"transient", r.Transient}, {"unverifiable", r.Unverifiable}} {
 		if f.d > 0 {
 			parts = append(parts, f.name+"="+formatDuration(f.d))
 		}

@@ -89,6 +89,11 @@ type URLRecord struct {
 	// they were not collected (fragment checks off, not a page, a page cut
 	// off at the size cap); empty, not nil, for a page that has none.
 	IDs []string `json:"ids,omitempty"`
+	// ReusedFrom is the pass whose fetch this record carries over without
+	// a request (a result young enough for its recheck interval); zero when
+	// this pass fetched or revalidated the URL itself. FetchedAt stays the
+	// time of that fetch.
+	ReusedFrom uint64 `json:"reused_from,omitempty"`
 }
 
 // Link is one reference from a page to a target, with the line of the

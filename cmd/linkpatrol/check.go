@@ -86,10 +86,13 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
 	// 20h rather than a full day: a nightly cron pass then refetches what
 	// the previous night fetched, while a second run the same day reuses it.
-	fs.DurationVar(&o.recheck.OK, "recheck-ok", 20*time.Hour, "reuse a good result younger than this instead of fetching it again (0 = always fetch)")
-	fs.DurationVar(&o.recheck.Broken, "recheck-broken", 3*time.Hour, "reuse a broken result younger than this")
-	fs.DurationVar(&o.recheck.Unverifiable, "recheck-unverifiable", 20*time.Hour, "reuse an unverifiable result younger than this")
-	fs.DurationVar(&o.recheck.Transient, "recheck-transient", 0, "reuse a transient failure (timeout, 5xx) younger than this, as transient (0 = always try again)")
+	// Only for targets that are only checked (third-party links above all,
+	// where politeness makes reuse worth it): the site's own pages are
+	// revalidated and problems checked again, so a fix shows at once.
+	fs.DurationVar(&o.recheck.OK, "recheck-ok", 20*time.Hour, "reuse a good result of a link that is only checked (another site, an image) younger than this (0 = always fetch)")
+	fs.DurationVar(&o.recheck.Pages, "recheck-pages", 0, "reuse a good page of the site younger than this, links included (0 = always revalidate, a 304 when unchanged)")
+	fs.DurationVar(&o.recheck.Broken, "recheck-broken", 0, "reuse a broken result younger than this (0 = always check again)")
+	fs.DurationVar(&o.recheck.Unverifiable, "recheck-unverifiable", 0, "reuse an unverifiable result younger than this (0 = always check again)")
 	fs.BoolVar(&o.noReuse, "no-reuse", false, "fetch everything again, ignoring the recheck intervals (conditional requests are still used)")
 	fs.Var(&o.reportAfter, "report-after", "keep a problem out of the report until it has lasted this long (36h, 2d) or this many passes (3); it is still recorded and counted")
 	fs.BoolVar(&o.onlyNew, "only-new", false, "report only problems that are new since the last complete pass (the exit code follows)")

@@ -57,6 +57,7 @@ func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
 	take("all", "all", func() { o.all = f.All })
 	take("quiet", "quiet", func() { o.quiet = f.Quiet })
 	take("recheck-ok", "recheck.ok", func() { o.recheck.OK = f.Recheck.OK })
+	take("recheck-pages", "recheck.pages", func() { o.recheck.Pages = f.Recheck.Pages })
 	take("recheck-broken", "recheck.broken", func() { o.recheck.Broken = f.Recheck.Broken })
 	take("recheck-unverifiable", "recheck.unverifiable", func() { o.recheck.Unverifiable = f.Recheck.Unverifiable })
 	take("recheck-transient", "recheck.transient", func() { o.recheck.Transient = f.Recheck.Transient })
