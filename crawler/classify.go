@@ -32,7 +32,10 @@ func classifyStatus(status int, h http.Header, p *rules.Policy) (store.Verdict, 
 	case status >= 200 && status < 300:
 		return store.VerdictOK, ""
 	case status == http.StatusNotModified:
-		return store.VerdictOK, ""
+		// The one 304 that is fine, the answer to a conditional request,
+		// never gets here (process keeps the stored page); to a request
+		// with no condition it leaves a browser without a page.
+		return store.VerdictBroken, "304 to an unconditional request"
 	case status == http.StatusUnauthorized, status == http.StatusForbidden,
 		status == http.StatusTooManyRequests, status == 999:
 		return store.VerdictUnverifiable, ""

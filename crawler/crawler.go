@@ -35,6 +35,11 @@ type Decider interface {
 	StartHost(host string) bool
 }
 
+// DefaultMaxRedirects is how many redirects a link may take: 20, as in
+// Chrome and Firefox, so a link that works in a browser is never reported
+// as "too many redirects".
+const DefaultMaxRedirects = 20
+
 // Config holds the settings of one pass. The zero value of a field means
 // its default.
 type Config struct {
@@ -43,7 +48,7 @@ type Config struct {
 	Timeout       time.Duration // soft timeout of one request; the whole task gets twice this; default 20s
 	Grace         time.Duration // how long in-flight tasks may finish after a stop; default 2s
 	MaxSize       int64         // HTML body cap, after decompression; default 10 MB
-	MaxRedirects  int           // default 10
+	MaxRedirects  int           // redirects followed; default DefaultMaxRedirects
 	UserAgent     string
 	BatchSize     int           // results per commit; default 1000
 	BatchInterval time.Duration // longest wait before a commit; default 1s
@@ -91,7 +96,7 @@ func (c *Config) setDefaults() {
 		c.MaxSize = 10 << 20
 	}
 	if c.MaxRedirects <= 0 {
-		c.MaxRedirects = 10
+		c.MaxRedirects = DefaultMaxRedirects
 	}
 	if c.UserAgent == "" {
 		c.UserAgent = "linkpatrol"
@@ -124,6 +129,8 @@ type Crawler struct {
 	stats  counters
 	// robotsOnce makes concurrent askers of one host's robots.txt share a fetch.
 	robotsOnce singleflight.Group
+	// claims are the URLs of the running pass that some task resolves.
+	claims *claims
 }
 
 // New builds a crawler. The transport is built once so that connections are
@@ -194,6 +201,7 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 	outcomes := make(chan outcome, c.cfg.Concurrency)
 	writes := make(chan store.Result, c.cfg.BatchSize)
 
+	c.claims = &claims{m: done}
 	if err := c.loadHostState(pass.ID); err != nil {
 		return Outcome{}, fmt.Errorf("load host state: %w", err)
 	}
@@ -228,7 +236,7 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 		// Held back by a pause last time: recorded, but still to be done.
 		delete(done, t.URL)
 	}
-	d := newDispatcher(c, pass, done)
+	d := newDispatcher(c, pass, c.claims)
 	for _, t := range queue {
 		d.push(t)
 	}

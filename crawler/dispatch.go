@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -52,9 +53,21 @@ type outcome struct {
 	found   []target
 	stopped bool // cut short by a stop: not committed, done again on resume
 	retry   bool // queue the task again; the host's throttle decides when
-	// deferred is set when the result holds back a URL of the site's own
-	// hosts to a later run, to the end of the server's pause.
+	// deferred is set when the result holds back URLs of the site's own
+	// hosts (held of them) to a later run, to the end of the server's
+	// pause.
 	deferred time.Time
+	held     int
+	// hops are the records of the redirect targets the task claimed, the
+	// chain's end last; found are that page's links when it was parsed.
+	hops []store.Result
+	// waitOn, when set, is a URL another task resolves, where the task's
+	// redirects lead: waits (the task's URL first, then the targets it
+	// claimed) are finished from its result, and result is not used.
+	waitOn string
+	waits  []waiting
+	// released are redirect targets claimed by a task that is retried.
+	released []string
 }
 
 type hostQueue struct {
@@ -78,7 +91,7 @@ const (
 type dispatcher struct {
 	c        *Crawler
 	pass     store.Pass
-	seen     map[string]struct{}
+	seen     *claims
 	hosts    map[string]*hostQueue
 	ring     []*hostQueue // hosts with queued tasks and a free slot, round robin
 	waiting  []*hostQueue // hosts the throttle asked to wait, until their notBefore
@@ -96,25 +109,31 @@ type dispatcher struct {
 	// pauses ends.
 	deferred    int
 	resumeAfter time.Time
+	// ends and waiters finish the records whose redirects lead to a URL
+	// another task resolves (see chain.go).
+	ends    ends
+	waiters map[string][]waiting
 }
 
-func newDispatcher(c *Crawler, pass store.Pass, done map[string]struct{}) *dispatcher {
-	d := &dispatcher{c: c, pass: pass, seen: done, hosts: make(map[string]*hostQueue),
-		sitemapURLs: make(map[string]struct{}), traps: newTrapState()}
-	for u := range done {
+func newDispatcher(c *Crawler, pass store.Pass, seen *claims) *dispatcher {
+	d := &dispatcher{c: c, pass: pass, seen: seen, hosts: make(map[string]*hostQueue),
+		sitemapURLs: make(map[string]struct{}), traps: newTrapState(),
+		ends: newEnds(), waiters: make(map[string][]waiting)}
+	for u := range seen.m {
 		d.traps.admitted(u, "")
 	}
 	return d
 }
 
-func (d *dispatcher) idle() bool { return d.queued == 0 && d.inflight == 0 && d.staged == nil }
+func (d *dispatcher) idle() bool {
+	return d.queued == 0 && d.inflight == 0 && d.staged == nil && len(d.waiters) == 0
+}
 
 // push queues a task from the stored frontier; it is already in the store.
 func (d *dispatcher) push(t store.Task) {
-	if _, dup := d.seen[t.URL]; dup {
+	if !d.seen.claim(t.URL) {
 		return
 	}
-	d.seen[t.URL] = struct{}{}
 	d.traps.admitted(t.URL, "")
 	host := ""
 	if u, err := url.Parse(t.URL); err == nil {
@@ -227,15 +246,16 @@ func (d *dispatcher) stage() []store.Result {
 func (d *dispatcher) deferral(t task) store.Result {
 	d.c.stats.done.Add(1)
 	res, until := d.c.deferral(d.pass, t, t.URL)
-	d.noteDeferred(until)
+	d.noteDeferred(until, 1)
 	return res
 }
 
-func (d *dispatcher) noteDeferred(until time.Time) {
+// noteDeferred counts n URLs of the site held back until then.
+func (d *dispatcher) noteDeferred(until time.Time, n int) {
 	if until.IsZero() {
 		return
 	}
-	d.deferred++
+	d.deferred += n
 	if until.After(d.resumeAfter) {
 		d.resumeAfter = until
 	}
@@ -337,7 +357,13 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks chan<- task, outco
 			}
 		}
 		if d.inflight == 0 && (stopping || (d.queued == 0 && len(d.waiting) == 0)) {
-			return nil
+			if stopping || len(d.waiters) == 0 {
+				return nil
+			}
+			if err := d.write(failed, writes, d.loops()...); err != nil {
+				return err
+			}
+			continue
 		}
 		var send chan<- task
 		var next task
@@ -359,6 +385,7 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks chan<- task, outco
 				o.task.permit = nil
 				o.task.attempt++
 				d.enqueue(o.task)
+				d.unclaim(o.task, o.released)
 			default:
 				if err := d.handle(failed, o, writes); err != nil {
 					return err
@@ -391,20 +418,24 @@ func (d *dispatcher) release(t task) {
 	d.finish(t)
 }
 
+// write hands results to the writer, and finishes the records that waited
+// on them.
 func (d *dispatcher) write(failed context.Context, writes chan<- store.Result, rs ...store.Result) error {
-	for _, r := range rs {
+	rs = slices.Clip(rs)
+	for i := 0; i < len(rs); i++ {
 		select {
-		case writes <- r:
+		case writes <- rs[i]:
 		case <-failed.Done():
 			return failed.Err()
 		}
+		rs = append(rs, d.settled(&rs[i].Record)...)
 	}
 	return nil
 }
 
 func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- store.Result) error {
 	res := o.result
-	d.noteDeferred(o.deferred)
+	d.noteDeferred(o.deferred, max(o.held, 1))
 	var extra []store.Result
 	fromSitemap := o.task.Action == actionSitemap || o.task.sitemapsOf != ""
 	notTaken := 0
@@ -419,10 +450,9 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 			// cannot key is a result, not a batch that fails to commit.
 			t.url, t.err = clip(t.url), "URL too long"
 		}
-		if _, dup := d.seen[t.url]; dup {
+		if !d.seen.claim(t.url) {
 			continue
 		}
-		d.seen[t.url] = struct{}{}
 		trap, held, run := d.traps.admit(&t, o.task, pageTemplate, !fromSitemap)
 		switch {
 		case t.err != "":
@@ -456,6 +486,19 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 		// Reading robots.txt resolves no URL of the pass: its sitemaps are
 		// queued, not committed, and found again by the next run.
 		return d.write(failed, writes, extra...)
+	}
+	if len(o.hops) > 0 {
+		// The links found are the chain's end's, and so is their queueing.
+		last := &o.hops[len(o.hops)-1]
+		last.Enqueue, res.Enqueue = res.Enqueue, nil
+		extra = append(o.hops, extra...)
+	}
+	if o.waitOn != "" {
+		rs, err := d.wait(o.waitOn, o.waits)
+		if err != nil {
+			return err
+		}
+		return d.write(failed, writes, append(rs, extra...)...)
 	}
 	return d.write(failed, writes, append([]store.Result{res}, extra...)...)
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -289,5 +290,66 @@ func TestRefusedConnectionIsNotBackedOff(t *testing.T) {
 		if h.BackoffLevel != 0 || h.Requests != 4 {
 			t.Errorf("closed port: backoff level %d, %d requests; want 0 and 4", h.BackoffLevel, h.Requests)
 		}
+	}
+}
+
+// A redirect to a URL of the site held back by a pause holds back the
+// whole chain: both URLs stay queued for the run after the pause, whether
+// the redirect finds the URL held (a new pass the next night) or is itself
+// the one told to wait.
+func TestRedirectToAHeldURLIsHeldBack(t *testing.T) {
+	t.Run("held before", func(t *testing.T) { redirectToHeld(t, true) })
+	t.Run("held by the redirect", func(t *testing.T) { redirectToHeld(t, false) })
+}
+
+func redirectToHeld(t *testing.T, heldBefore bool) {
+	var c counter
+	var redirect atomic.Bool
+	srv := pauseSite(t, &c, 1, `<a href="/r">r</a>`)
+	srv.Config.Handler = c.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/r" && redirect.Load():
+			http.Redirect(w, r, "/slow0", http.StatusFound)
+		case r.URL.Path == "/" && redirect.Load():
+			page(`<a href="/r">r</a>`)(w, r)
+		case r.URL.Path == "/":
+			page(`<a href="/slow0">slow</a>`)(w, r)
+		case r.URL.Path == "/slow0":
+			w.Header().Set("Retry-After", "3600")
+			http.Error(w, "too many", http.StatusTooManyRequests)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	db := openDB(t)
+	s := throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}
+	if heldBefore {
+		politeRun(t, db, srv.URL+"/", s, context.Background())
+		// The next night, a new pass: /r now redirects to the URL still held.
+		open, _, err := db.OpenPass()
+		if err != nil {
+			t.Fatal(err)
+		}
+		open.State = store.PassAbandoned
+		if err := db.UpdatePass(open); err != nil {
+			t.Fatal(err)
+		}
+	}
+	redirect.Store(true)
+	out, recs, _ := politeRun(t, db, srv.URL+"/", s, context.Background())
+	for _, p := range []string{"/r", "/slow0"} {
+		if rec := recs[srv.URL+p]; rec.Verdict != store.VerdictTransient || rec.Error != "rate-limited" {
+			t.Errorf("%s: %s %q, want transient rate-limited", p, rec.Verdict, rec.Error)
+		}
+	}
+	if out.Complete || out.Deferred != 2 {
+		t.Errorf("outcome %+v: want both URLs of the chain deferred", out)
+	}
+	queue, err := db.Frontier()
+	if err != nil || len(queue) != 2 {
+		t.Errorf("frontier %v (%v): want /r and /slow0 kept queued", queue, err)
+	}
+	if n := c.get("GET /slow0"); n != 1 {
+		t.Errorf("/slow0 requested %d times, want 1: it is held", n)
 	}
 }

@@ -45,6 +45,17 @@ func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) (
 	return col.links, col.found, ids, p.More
 }
 
+// stylesheetLinks is extractLinks for a CSS file: its references are
+// resolved against the stylesheet's own URL, as browsers do.
+func (c *Crawler) stylesheetLinks(sheet *url.URL, body []byte) ([]store.Link, []target) {
+	ls := extract.Stylesheet(body)
+	col := newRefs(c, sheet, len(ls), true)
+	for _, l := range ls {
+		col.add(l.URL, store.Link{Line: l.Line, Tag: l.Tag, Attr: l.Attr}, true, false)
+	}
+	return col.links, col.found
+}
+
 // maxPageLinks bounds what one page costs by its links, not only by its
 // bytes: every link becomes a stored link, a frontier entry and a task, and
 // a page of a million links took minutes and a gigabyte to commit. Past it,
@@ -78,6 +89,10 @@ func (r *refs) add(ref string, link store.Link, resource, sitemap bool) {
 		r.invalid(link, ref, "invalid URL")
 		return
 	}
+	if u.Scheme == "file" && r.base.Scheme != "file" {
+		r.invalid(link, u.String(), errFileOnWeb)
+		return
+	}
 	d := r.c.rules.Decide(u)
 	if d.Action == rules.Ignore {
 		return
@@ -101,6 +116,11 @@ func (r *refs) add(ref string, link store.Link, resource, sitemap bool) {
 	r.found = append(r.found, tg)
 }
 
+// errFileOnWeb is the error of a file: link on a web page: it names a file
+// on the author's disk, which no visitor can follow.
+const errFileOnWeb = "file: link on a web page"
+
+// invalid records a reference that is broken as written.
 func (r *refs) invalid(link store.Link, raw, why string) {
 	link.URL = clip(raw)
 	r.links = append(r.links, link)
@@ -173,6 +193,10 @@ func (c *Crawler) storedTargets(page string) []target {
 			found = append(found, target{url: l.URL, err: "invalid URL"})
 			continue
 		}
+		if u.Scheme == "file" && !strings.HasPrefix(page, "file:") {
+			found = append(found, target{url: l.URL, err: errFileOnWeb})
+			continue
+		}
 		d := c.rules.Decide(u)
 		if d.Action == rules.Ignore {
 			continue
@@ -187,6 +211,37 @@ func (c *Crawler) storedTargets(page string) []target {
 		found = append(found, tg)
 	}
 	return found
+}
+
+// redirectTargets are the URLs a reused redirect led through and to, as
+// targets to walk on to, as the fetch that followed it recorded them.
+func (c *Crawler) redirectTargets(t task, prev store.URLRecord) []target {
+	var found []target
+	for i, raw := range append(hopURLs(prev.Redirects[min(1, len(prev.Redirects)):]), prev.FinalURL) {
+		u, err := url.Parse(raw)
+		if err != nil {
+			continue
+		}
+		d := c.rules.Decide(u)
+		if d.Action != rules.Parse && d.Action != rules.Check {
+			continue
+		}
+		tg := target{url: d.URL, host: u.Host, action: d.Action, rule: d.Rule}
+		if t.Action == rules.Check.String() || i < len(prev.Redirects)-1 {
+			tg.action = rules.Check // a resource stays one, unless it answers HTML
+		}
+		c.robotsVerdict(&tg, u)
+		found = append(found, tg)
+	}
+	return found
+}
+
+func hopURLs(hops []store.Hop) []string {
+	out := make([]string, len(hops))
+	for i, h := range hops {
+		out[i] = h.URL
+	}
+	return out
 }
 
 // mayReuse says whether any stored result could be fresh enough to reuse.
@@ -267,6 +322,11 @@ func (c *Crawler) reuse(pass store.Pass, t task, prev store.URLRecord) outcome {
 	}
 	if prev.Parsed {
 		o.found = c.storedTargets(t.URL)
+		c.countPage(prev.ContentType)
+	} else if prev.FinalURL != "" {
+		// A reused redirect carries the walk on to where it led, or the
+		// page behind it and all it links to would drop out of the pass.
+		o.found = c.redirectTargets(t, prev)
 	}
 	if prev.Verdict.Problem() {
 		c.stats.problems.Add(1)

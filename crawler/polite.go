@@ -129,14 +129,15 @@ func robotsFailure(r *throttle.Robots) string {
 	}
 }
 
-// deferral is the record of task t held back by a server's pause beyond
-// what this run may wait (a Retry-After past MaxPause) on the request for
-// target (t's URL, or a later hop of its chain). It is never hidden: on a
+// heldBackBy says what a URL held back by a server's pause beyond what
+// this run may wait (a Retry-After past MaxPause) on the request for target
+// (the URL, or a later hop of its chain) becomes. It is never hidden: on a
 // third-party host the URL could not be verified, and that is its verdict;
 // on the site's own hosts it is provisional and stays queued, the pass is
 // not complete, and running the same command again checks it. until is
-// the end of the pause for the site's own hosts, zero for a third party.
-func (c *Crawler) deferral(pass store.Pass, t task, target string) (res store.Result, until time.Time) {
+// the end of the pause on the site's own hosts, zero on a third party's.
+// The error class is always "rate-limited".
+func (c *Crawler) heldBackBy(target string) (v store.Verdict, note string, until time.Time) {
 	host := hostOf(target)
 	end, _ := c.cfg.Throttle.Deferred(host, target)
 	var maxPause time.Duration
@@ -145,15 +146,32 @@ func (c *Crawler) deferral(pass store.Pass, t task, target string) (res store.Re
 	}
 	wait := fmt.Sprintf("Retry-After %s (until %s)", roughly(end.Sub(c.cfg.Now())), end.Local().Format("2006-01-02 15:04"))
 	if c.rules.StartHost(host) {
-		res = c.unfetched(pass, t.URL, store.VerdictTransient, "rate-limited",
-			fmt.Sprintf("%s, longer than --max-pause %s; run the same command again after then to check it", wait, roughly(maxPause)))
-		res.Record.Action = t.Action
-		res.Requeue = &store.Task{URL: t.URL, Action: t.Action, Depth: t.Depth}
-		return res, end
+		return store.VerdictTransient, fmt.Sprintf("%s, longer than --max-pause %s; run the same command again after then to check it", wait, roughly(maxPause)), end
 	}
-	res = c.unfetched(pass, t.URL, store.VerdictUnverifiable, "rate-limited",
-		fmt.Sprintf("%s, longer than the %s this run waits for a third-party host (max_pause of a [[host]] rule)", wait, roughly(maxPause)))
-	return res, time.Time{}
+	return store.VerdictUnverifiable, fmt.Sprintf("%s, longer than the %s this run waits for a third-party host (max_pause of a [[host]] rule)", wait, roughly(maxPause)), time.Time{}
+}
+
+// deferral is the result of task t held back by a pause on the request
+// for target (see heldBackBy), kept queued when until is not zero.
+func (c *Crawler) deferral(pass store.Pass, t task, target string) (res store.Result, until time.Time) {
+	v, note, until := c.heldBackBy(target)
+	res = c.unfetched(pass, t.URL, v, "rate-limited", note)
+	if !until.IsZero() {
+		res.Record.Action = t.Action
+		requeue(&res, t.Depth)
+	}
+	return res, until
+}
+
+// heldOwn says whether rec is that of a URL of the site's own hosts held
+// back by a pause, kept queued (see heldBackBy).
+func heldOwn(rec store.URLRecord) bool {
+	return rec.Error == "rate-limited" && rec.Verdict == store.VerdictTransient
+}
+
+// requeue keeps the URL of res queued, to be done again on resume.
+func requeue(res *store.Result, depth int) {
+	res.Requeue = &store.Task{URL: res.Record.URL, Action: res.Record.Action, Depth: depth}
 }
 
 // roughly rounds a duration for people: 59m58s is "1h".

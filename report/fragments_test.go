@@ -74,6 +74,10 @@ func TestAnchorSet(t *testing.T) {
 		"a%20b":   true,
 		"%zz":     true, // an id that is not a valid escape is only itself
 		"missing": false,
+		// Text fragments scroll to text, whatever the ids.
+		":~:text=hello":          true,
+		"missing:~:text=a,b":     true,
+		"install:~:text=install": true,
 	} {
 		if got := a.has(frag); got != want {
 			t.Errorf("has(%q) = %v, want %v", frag, got, want)

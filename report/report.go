@@ -150,6 +150,11 @@ type Referrer struct {
 	Attr     string
 }
 
+func stylesheet(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "text/css")
+}
+
 // Pages is the number of distinct pages among the referrers.
 func (e Entry) Pages() int {
 	n := 0
@@ -205,8 +210,8 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		s.URLs++
 		if rec.ReusedFrom != 0 {
 			s.reused(rec)
-		} else if rec.Parsed {
-			s.Pages++
+		} else if rec.Parsed && !stylesheet(rec.ContentType) {
+			s.Pages++ // a stylesheet read for its url()s is no page
 		}
 		switch rec.Verdict {
 		case store.VerdictOK:

@@ -49,6 +49,7 @@ type File struct {
 	RobotsSitemaps bool // also seed from the Sitemap: lines of robots.txt
 	SitemapLimit   int  // most URLs taken from sitemaps (0 = the command's default)
 	CommitBatch    int
+	MaxRedirects   int // redirects followed before a link is "too many redirects"
 	CommitEvery    time.Duration
 
 	// Config is the rules part. Its Start is left empty: the command sets
@@ -147,6 +148,7 @@ type fileDoc struct {
 	RobotsSitemaps  bool                `toml:"robots_sitemaps"`
 	SitemapLimit    int                 `toml:"sitemap_limit"`
 	CommitBatch     int                 `toml:"commit_batch"`
+	MaxRedirects    int                 `toml:"max_redirects"`
 	CommitEvery     any                 `toml:"commit_every"`
 	Include         []string            `toml:"include"`
 	Exclude         []string            `toml:"exclude"`
@@ -243,8 +245,8 @@ func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)
 		Output: doc.Output, All: doc.All, Quiet: doc.Quiet, KeepPasses: doc.KeepPasses,
 		CheckFragments: doc.CheckFragments, Sitemaps: doc.Sitemaps,
 		RobotsSitemaps: doc.RobotsSitemaps, SitemapLimit: doc.SitemapLimit,
-		CommitBatch: doc.CommitBatch,
-		index:       idx,
+		CommitBatch: doc.CommitBatch, MaxRedirects: doc.MaxRedirects,
+		index: idx,
 	}
 	c := &checker{idx: idx}
 	c.duration(&f.Timeout, doc.Timeout, "timeout")
@@ -286,7 +288,7 @@ func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)
 	}{
 		{"concurrency", f.Concurrency, 1}, {"per_host", f.PerHost, 1},
 		{"keep_passes", f.KeepPasses, 0}, {"sitemap_limit", f.SitemapLimit, 0},
-		{"commit_batch", f.CommitBatch, 1},
+		{"commit_batch", f.CommitBatch, 1}, {"max_redirects", f.MaxRedirects, 1},
 	} {
 		if idx.has(k.key) && k.v < k.min {
 			c.add([]any{k.key}, fmt.Sprintf("%s must be at least %d", k.key, k.min))

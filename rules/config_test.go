@@ -45,7 +45,7 @@ func TestExampleConfigLoads(t *testing.T) {
 		t.Fatalf("the example does not load:\n%v", err)
 	}
 	if f.Concurrency != 16 || f.Timeout != 20*time.Second || f.MaxSize != 10<<20 ||
-		f.Recheck.OK != 20*time.Hour || f.CommitBatch != 32 || f.KeepPasses != 10 || f.Ghost != 7*24*time.Hour {
+		f.Recheck.OK != 20*time.Hour || f.CommitBatch != 32 || f.KeepPasses != 10 || f.Ghost != 7*24*time.Hour || f.MaxRedirects != 20 {
 		t.Errorf("unexpected values from the example: %+v", f)
 	}
 	// Saved as linkpatrol.toml, the example must not quietly change what a
@@ -68,7 +68,7 @@ func TestExampleConfigRulesLoadWhenUncommented(t *testing.T) {
 		t.Fatalf("the example's rules do not load when uncommented:\n%v", err)
 	}
 	if len(f.Start) != 1 || len(f.Config.Rules) != 6 || len(f.Config.Hosts) != 2 || len(f.Config.Rewrites) != 1 ||
-		f.Config.Rules[1].Source != "example.toml:139" {
+		f.Config.Rules[1].Source != "example.toml:140" {
 		t.Errorf("unexpected values from the uncommented example: %+v", f)
 	}
 	f.Config.Start = f.Start

@@ -457,7 +457,7 @@ func (e *Engine) classify(c *url.URL, key string) (Action, string, *rule) {
 		return Skip, "unsupported scheme " + c.Scheme, nil
 	}
 	for _, q := range e.exclude {
-		if q.re.MatchString(key) {
+		if matchAsWritten(q.re, key) {
 			return Skip, q.name, nil
 		}
 	}
@@ -522,7 +522,7 @@ func (e *Engine) underFileRoot(key string) bool {
 
 func firstMatch(qs []quickRule, key string) (quickRule, bool) {
 	for _, q := range qs {
-		if q.re.MatchString(key) {
+		if matchAsWritten(q.re, key) {
 			return q, true
 		}
 	}

@@ -30,6 +30,7 @@ concurrency = 16         # requests in flight in total
 per_host = 8             # requests in flight to one host (at most concurrency)
 timeout = "20s"          # one request; a whole task may take twice this
 max_size = "10MiB"       # largest HTML page read, after decompression
+max_redirects = 20       # redirects followed, as browsers do; one more is "too many redirects"
 max_time = "0s"          # stop after this long and exit 3; the next run resumes (0: no limit)
 user_agent = ""          # empty: linkpatrol and its version
 commit_batch = 32        # results per transaction, at most: what a kill may cost

@@ -27,40 +27,41 @@ import (
 const defaultDB = "linkpatrol.db"
 
 type checkOptions struct {
-	db          string
-	concurrency int
-	perHost     int
-	timeout     time.Duration
-	maxSize     int64
-	maxTime     time.Duration
-	userAgent   string
-	format      string
-	all         bool
-	newPass     bool
-	include     []string
-	exclude     []string
-	quiet       bool
-	recheck     rules.Recheck
-	ghost       time.Duration
-	commitBatch int
-	commitEvery time.Duration
-	polite      politeFlags
-	noReuse     bool
-	reportAfter report.Threshold
-	onlyNew     bool
-	keepPasses  int
-	config      string
-	outputs     []string
-	verbose     int
-	logFormat   string
-	statusAddr  string
-	statusPub   bool
-	sitemaps    []string
-	robotsMaps  bool
-	sitemapMax  int
-	fragments   bool
-	traps       rules.Traps
-	keepSIDs    bool
+	db           string
+	concurrency  int
+	perHost      int
+	timeout      time.Duration
+	maxSize      int64
+	maxRedirects int
+	maxTime      time.Duration
+	userAgent    string
+	format       string
+	all          bool
+	newPass      bool
+	include      []string
+	exclude      []string
+	quiet        bool
+	recheck      rules.Recheck
+	ghost        time.Duration
+	commitBatch  int
+	commitEvery  time.Duration
+	polite       politeFlags
+	noReuse      bool
+	reportAfter  report.Threshold
+	onlyNew      bool
+	keepPasses   int
+	config       string
+	outputs      []string
+	verbose      int
+	logFormat    string
+	statusAddr   string
+	statusPub    bool
+	sitemaps     []string
+	robotsMaps   bool
+	sitemapMax   int
+	fragments    bool
+	traps        rules.Traps
+	keepSIDs     bool
 }
 
 func checkFlags(o *checkOptions) *pflag.FlagSet {
@@ -76,6 +77,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.IntVar(&o.perHost, "per-host", 8, "requests in flight to one host")
 	fs.DurationVar(&o.timeout, "timeout", 20*time.Second, "soft timeout of one request; a whole task may take twice this")
 	fs.Int64Var(&o.maxSize, "max-size", 10<<20, "largest HTML page read, in bytes after decompression")
+	fs.IntVar(&o.maxRedirects, "max-redirects", crawler.DefaultMaxRedirects, "redirects followed, as browsers do; one more makes the link \"too many redirects\"")
 	fs.DurationVar(&o.maxTime, "max-time", 0, "stop after this long and exit 3; run again to resume (0 = no limit)")
 	fs.StringVar(&o.userAgent, "user-agent", "", "User-Agent header (default names linkpatrol and its version)")
 	fs.StringVarP(&o.format, "format", "f", "text", "report format: "+strings.Join(report.Formats(), ", "))
@@ -203,6 +205,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		PerHost:        o.perHost,
 		Timeout:        o.timeout,
 		MaxSize:        o.maxSize,
+		MaxRedirects:   o.maxRedirects,
 		UserAgent:      ua,
 		Recheck:        o.recheck,
 		Ghost:          o.ghost,

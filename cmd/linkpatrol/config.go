@@ -50,6 +50,7 @@ func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
 	take("per-host", "per_host", func() { o.perHost = f.PerHost })
 	take("timeout", "timeout", func() { o.timeout = f.Timeout })
 	take("max-size", "max_size", func() { o.maxSize = f.MaxSize })
+	take("max-redirects", "max_redirects", func() { o.maxRedirects = f.MaxRedirects })
 	take("max-time", "max_time", func() { o.maxTime = f.MaxTime })
 	take("user-agent", "user_agent", func() { o.userAgent = f.UserAgent })
 	take("format", "format", func() { o.format = f.Format })
