@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,7 +24,7 @@ type Store interface {
 	Get(url string) (store.URLRecord, bool, error)
 	Links(page string) ([]store.Link, error)
 	Commit(passID uint64, results []store.Result) error
-	PutHostState(host string, v []byte) error
+	PutHostStates(states map[string][]byte) error
 	ForEachHostState(fn func(host string, v []byte) error) error
 }
 
@@ -131,6 +132,9 @@ type Crawler struct {
 	robotsOnce singleflight.Group
 	// claims are the URLs of the running pass that some task resolves.
 	claims *claims
+	// dns holds, by host name, nil for a name that resolved and the error
+	// for one that does not exist (see hosts.go).
+	dns sync.Map
 }
 
 // New builds a crawler. The transport is built once so that connections are
@@ -205,14 +209,23 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 	if err := c.loadHostState(pass.ID); err != nil {
 		return Outcome{}, fmt.Errorf("load host state: %w", err)
 	}
+	probes := make(chan task)
 	for range c.cfg.Concurrency {
+		g.Go(func() error {
+			for t := range probes {
+				c.probeHost(fetchCtx, t)
+				select {
+				case outcomes <- outcome{task: t}:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+			}
+			return nil
+		})
 		g.Go(func() error {
 			for t := range tasks {
 				var o outcome
 				switch {
-				case t.robots != "":
-					c.loadRobots(fetchCtx, t.robots, t.host, t.permit)
-					o = outcome{task: t}
 				case t.sitemapsOf != "":
 					o = c.robotsSitemaps(fetchCtx, t)
 				case t.Action == actionSitemap:
@@ -242,8 +255,9 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 	}
 	d.seedSitemaps(resumed)
 	var outc Outcome
-	err := d.loop(ctx, gctx, tasks, outcomes, writes)
+	err := d.loop(ctx, gctx, tasks, probes, outcomes, writes)
 	close(tasks)
+	close(probes)
 	close(writes)
 	// The dispatcher only sees that the group failed; the cause is the
 	// group's own error.

@@ -25,7 +25,8 @@ type task struct {
 	prevLoaded bool             // prev was read when staged
 	fresh      bool             // prev is young enough to reuse without a request
 	robotsOK   bool             // the discoverer found robots.txt allows it
-	robots     string           // when set, this is not a URL of the pass but the robots.txt fetch for this host
+	robots     string           // when set, this is not a URL of the pass but the probe of this host: its name, and robots.txt when permit is set
+	third      bool             // counted against the third-party share of the workers
 	// sitemapsOf, when set (the scheme), makes this not a URL of the pass
 	// but the reading of the Sitemap: lines of the host's robots.txt.
 	sitemapsOf string
@@ -77,6 +78,7 @@ type hostQueue struct {
 	inRing    bool
 	notBefore time.Time // the throttle said wait until then
 	robots    robotsState
+	own       bool // a host of the site: a start host, or one the rules parse
 }
 
 type robotsState uint8
@@ -86,20 +88,27 @@ const (
 	robotsLoading
 )
 
-// dispatcher owns the frontier and the dedupe set; only its goroutine
-// touches them.
+// dispatcher owns the frontier; only its goroutine touches it. The dedupe
+// set is shared with workers following redirects (see chain.go).
 type dispatcher struct {
-	c        *Crawler
-	pass     store.Pass
-	seen     *claims
-	hosts    map[string]*hostQueue
-	ring     []*hostQueue // hosts with queued tasks and a free slot, round robin
-	waiting  []*hostQueue // hosts the throttle asked to wait, until their notBefore
-	staged   *task        // holds a permit, handed to the next free worker
-	queued   int
-	inflight int
-	wake     *time.Timer
-	wakeAt   time.Time
+	c     *Crawler
+	pass  store.Pass
+	seen  *claims
+	hosts map[string]*hostQueue
+	ring  []*hostQueue // hosts with queued tasks and a free slot, round robin
+	// thirdParked are third-party hosts taken out of the ring while
+	// third-party tasks hold their share of the workers (see hosts.go).
+	thirdParked []*hostQueue
+	third       int // third-party tasks on workers
+	ownHosts    map[string]bool
+	probe       *task        // a host probe (name, robots.txt) for the probe workers
+	probing     int          // probes in flight
+	waiting     []*hostQueue // hosts the throttle asked to wait, until their notBefore
+	staged      *task        // holds a permit, handed to the next free worker
+	queued      int
+	inflight    int
+	wake        *time.Timer
+	wakeAt      time.Time
 	// sitemapURLs are the URLs taken from sitemaps in this pass, at most
 	// Config.SitemapLimit.
 	sitemapURLs map[string]struct{}
@@ -118,7 +127,12 @@ type dispatcher struct {
 func newDispatcher(c *Crawler, pass store.Pass, seen *claims) *dispatcher {
 	d := &dispatcher{c: c, pass: pass, seen: seen, hosts: make(map[string]*hostQueue),
 		sitemapURLs: make(map[string]struct{}), traps: newTrapState(),
-		ends: newEnds(), waiters: make(map[string][]waiting)}
+		ends: newEnds(), waiters: make(map[string][]waiting), ownHosts: make(map[string]bool)}
+	for _, s := range pass.StartURLs {
+		if u, err := url.Parse(s); err == nil {
+			d.ownHosts[u.Host] = true
+		}
+	}
 	for u := range seen.m {
 		d.traps.admitted(u, "")
 	}
@@ -126,7 +140,7 @@ func newDispatcher(c *Crawler, pass store.Pass, seen *claims) *dispatcher {
 }
 
 func (d *dispatcher) idle() bool {
-	return d.queued == 0 && d.inflight == 0 && d.staged == nil && len(d.waiters) == 0
+	return d.queued == 0 && d.inflight == 0 && d.staged == nil && len(d.waiters) == 0 && d.probing == 0 && d.probe == nil
 }
 
 // push queues a task from the stored frontier; it is already in the store.
@@ -145,8 +159,12 @@ func (d *dispatcher) push(t store.Task) {
 func (d *dispatcher) enqueue(t task) {
 	q := d.hosts[t.host]
 	if q == nil {
-		q = &hostQueue{name: t.host}
+		q = &hostQueue{name: t.host, own: d.ownHosts[t.host]}
 		d.hosts[t.host] = q
+	}
+	if t.Action == rules.Parse.String() && !q.own {
+		q.own = true
+		d.ownHosts[t.host] = true
 	}
 	q.tasks = append(q.tasks, t)
 	d.queued++
@@ -171,9 +189,14 @@ func (d *dispatcher) stage() []store.Result {
 	// Only with a worker free: a permit is the right to send now, and one
 	// held while every worker is busy would be spent late, bunching the
 	// host's requests past its window.
-	for d.staged == nil && len(d.ring) > 0 && d.inflight < d.c.cfg.Concurrency {
+	for d.staged == nil && len(d.ring) > 0 {
 		q := d.ring[0]
 		t := q.tasks[0]
+		if err := d.c.deadHost(q.name); err != nil {
+			d.pop(q)
+			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictBroken, "dns", "no such host: every URL of "+q.name+" settled at once"))
+			continue
+		}
 		if d.c.mayReuse() && t.sitemapsOf == "" {
 			// Only with recheck intervals can a stored result be reused;
 			// otherwise the worker reads it, in parallel. A sitemap is
@@ -185,6 +208,9 @@ func (d *dispatcher) stage() []store.Result {
 		if d.c.cfg.Throttle == nil || t.fresh || q.name == "" {
 			// A reuse sends no request and a file is read from disk: neither
 			// costs a host anything.
+			if d.inflight >= d.c.cfg.Concurrency {
+				break
+			}
 			d.take(q, t)
 			break
 		}
@@ -202,9 +228,23 @@ func (d *dispatcher) stage() []store.Result {
 			continue
 		}
 		probe := t
-		if d.c.needsRobots(u.Scheme, q.name) {
-			// The host's robots.txt comes first; its URLs wait for it.
+		robots := d.c.needsRobots(u.Scheme, q.name)
+		if robots || d.c.needsDNS(u) {
+			// The host's name and robots.txt come first; its URLs wait
+			// for them, and the probe waits on no worker.
+			if d.probe != nil || d.probing >= d.c.cfg.Concurrency {
+				break
+			}
 			probe = task{host: q.name, robots: u.Scheme}
+			if !robots {
+				d.startProbe(q, probe)
+				continue
+			}
+		} else if d.inflight >= d.c.cfg.Concurrency {
+			break
+		} else if d.thirdFull(q) {
+			d.parkThird(q)
+			continue
 		} else if t.sitemapsOf != "" {
 			// The file is known (or ignored, and the worker asks the
 			// throttle itself if it must fetch it).
@@ -227,12 +267,7 @@ func (d *dispatcher) stage() []store.Result {
 			d.park(q, wait)
 		case probe.robots != "":
 			probe.permit = p
-			q.robots = robotsLoading
-			d.ring = d.ring[1:]
-			q.inRing = false
-			d.inflight++
-			q.inflight++
-			d.staged = &probe
+			d.startProbe(q, probe)
 		default:
 			t.permit = p
 			d.take(q, t)
@@ -265,6 +300,10 @@ func (d *dispatcher) noteDeferred(until time.Time, n int) {
 func (d *dispatcher) take(q *hostQueue, t task) {
 	q.inflight++
 	d.inflight++
+	t.third = !q.own && !t.fresh
+	if t.third {
+		d.third++
+	}
 	d.pop(q)
 	d.staged = &t
 	d.c.stats.inflight.Store(int64(d.inflight))
@@ -323,11 +362,18 @@ func (d *dispatcher) unpark(all bool) {
 
 func (d *dispatcher) finish(t task) {
 	q := d.hosts[t.host]
-	if t.robots != "" {
-		q.robots = robotsUnknown // known now, or to be fetched again after a stop
-	}
 	q.inflight--
-	d.inflight--
+	switch {
+	case t.robots != "":
+		q.robots = robotsUnknown // known now, or to be fetched again after a stop
+		d.probing--
+	case t.third:
+		d.third--
+		d.unparkThird()
+		fallthrough
+	default:
+		d.inflight--
+	}
 	d.c.stats.inflight.Store(int64(d.inflight))
 	if len(q.tasks) == 0 && q.inflight == 0 && q.notBefore.IsZero() {
 		delete(d.hosts, t.host)
@@ -338,7 +384,7 @@ func (d *dispatcher) finish(t task) {
 
 // loop hands tasks to workers and turns their outcomes into writes until
 // the frontier is empty, or until stop is cancelled and nothing is in flight.
-func (d *dispatcher) loop(stop, failed context.Context, tasks chan<- task, outcomes <-chan outcome, writes chan<- store.Result) error {
+func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- task, outcomes <-chan outcome, writes chan<- store.Result) error {
 	stopCh := stop.Done()
 	stopping := false
 	var ready <-chan struct{}
@@ -356,7 +402,7 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks chan<- task, outco
 				return err
 			}
 		}
-		if d.inflight == 0 && (stopping || (d.queued == 0 && len(d.waiting) == 0)) {
+		if d.inflight == 0 && d.probing == 0 && (stopping || (d.queued == 0 && len(d.waiting) == 0)) {
 			if stopping || len(d.waiters) == 0 {
 				return nil
 			}
@@ -365,10 +411,13 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks chan<- task, outco
 			}
 			continue
 		}
-		var send chan<- task
-		var next task
+		var send, sendProbe chan<- task
+		var next, nextProbe task
 		if d.staged != nil {
 			send, next = tasks, *d.staged
+		}
+		if d.probe != nil {
+			sendProbe, nextProbe = probes, *d.probe
 		}
 		var wake <-chan time.Time
 		if d.wake != nil && !d.wakeAt.IsZero() {
@@ -377,6 +426,8 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks chan<- task, outco
 		select {
 		case send <- next:
 			d.staged = nil
+		case sendProbe <- nextProbe:
+			d.probe = nil
 		case o := <-outcomes:
 			d.finish(o.task)
 			switch {
@@ -403,6 +454,10 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks chan<- task, outco
 			if d.staged != nil {
 				d.release(*d.staged)
 				d.staged = nil
+			}
+			if d.probe != nil {
+				d.release(*d.probe)
+				d.probe = nil
 			}
 		case <-failed.Done():
 			return failed.Err()

@@ -70,7 +70,9 @@ func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Pe
 	for hops := 0; hops <= 5; hops++ {
 		u, err := url.Parse(target)
 		if err != nil {
-			return throttle.UnreachableRobots("invalid redirect")
+			// Only a redirect leads here: like too many redirects, the
+			// file is unavailable (RFC 9309 §2.3.1.2), which allows all.
+			return throttle.ParseRobots(http.StatusNotFound, nil)
 		}
 		if p == nil {
 			if p, err = c.acquire(ctx, u.Host, ""); err != nil {
@@ -94,7 +96,7 @@ func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Pe
 		}
 		next, err := u.Parse(h.header.Get("Location"))
 		if err != nil {
-			return throttle.UnreachableRobots("invalid redirect")
+			return throttle.ParseRobots(http.StatusNotFound, nil)
 		}
 		target = next.String()
 	}
@@ -242,13 +244,16 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// saveHostState writes the throttle's per-host state (pauses, backoff,
-// quota used, robots.txt) so that a restart never hits a paused host early.
+// saveHostState writes the per-host state (pauses, backoff, quota used,
+// robots.txt) that changed since it last did, in one transaction, so that
+// a restart never hits a paused host early.
 func (c *Crawler) saveHostState() error {
 	if c.cfg.Throttle == nil {
 		return nil
 	}
-	for _, h := range c.cfg.Throttle.Hosts() {
+	changed := c.cfg.Throttle.Changed()
+	states := make(map[string][]byte, len(changed))
+	for _, h := range changed {
 		if h == "" {
 			continue
 		}
@@ -256,11 +261,9 @@ func (c *Crawler) saveHostState() error {
 		if err != nil {
 			return err
 		}
-		if err := c.store.PutHostState(h, b); err != nil {
-			return err
-		}
+		states[h] = b
 	}
-	return nil
+	return c.store.PutHostStates(states)
 }
 
 // loadHostState restores what saveHostState wrote.
@@ -269,10 +272,21 @@ func (c *Crawler) loadHostState(passID uint64) error {
 		return nil
 	}
 	c.cfg.Throttle.StartPass(passID)
-	return c.store.ForEachHostState(func(host string, b []byte) error {
+	// State that no pass needs any more is forgotten, so that what is kept
+	// grows with the hosts that matter now, not with every host ever met.
+	expired := make(map[string][]byte)
+	err := c.store.ForEachHostState(func(host string, b []byte) error {
+		if c.cfg.Throttle.Expired(b) {
+			expired[host] = nil
+			return nil
+		}
 		if err := c.cfg.Throttle.ImportState(host, b); err != nil {
 			c.cfg.Logger.Warn("ignoring saved host state", "host", host, "err", err)
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return c.store.PutHostStates(expired)
 }

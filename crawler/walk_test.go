@@ -1,16 +1,21 @@
 package crawler_test
 
 import (
+	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
+	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
 // messySite has what real documentation sites do that a walk must get
@@ -223,4 +228,113 @@ func TestReusedRedirectCarriesTheWalk(t *testing.T) {
 			t.Errorf("%s: in the second pass, not in the first", u)
 		}
 	}
+}
+
+// Third-party hosts that hang, and hosts whose names do not exist, never
+// hold every worker: the site's own pages are all fetched while the
+// third-party requests still hang, and a host that does not resolve settles
+// all its URLs at once.
+func TestThirdPartyHostsDoNotStarveTheSite(t *testing.T) {
+	verifyNoLeaks(t)
+	if _, err := net.DefaultResolver.LookupHost(t.Context(), "nothing.invalid"); !isNotFound(err) {
+		t.Skipf("the resolver here does not answer for .invalid names (%v)", err)
+	}
+	const ownPages = 20
+	release := make(chan struct{})
+	var hung sync.WaitGroup
+	var slow []string
+	for range 4 {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.NotFound(w, r)
+				return
+			}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}))
+		t.Cleanup(srv.Close)
+		slow = append(slow, srv.URL)
+	}
+	var ownMu sync.Mutex
+	ownServed := map[string]bool{}
+	allOwn := make(chan struct{})
+	mux := http.NewServeMux()
+	var home strings.Builder
+	for i := range ownPages {
+		fmt.Fprintf(&home, "<a href=\"/p/%d\">own</a>\n", i)
+	}
+	for _, s := range slow {
+		for j := range 5 {
+			fmt.Fprintf(&home, "<a href=\"%s/x%d\">slow</a>\n", s, j)
+		}
+	}
+	for h := range 3 {
+		for j := range 10 {
+			fmt.Fprintf(&home, "<a href=\"http://dead%d.invalid/x%d\">dead</a>\n", h, j)
+		}
+	}
+	mux.Handle("/{$}", page(home.String()))
+	mux.HandleFunc("/p/{n}", func(w http.ResponseWriter, r *http.Request) {
+		ownMu.Lock()
+		ownServed[r.URL.Path] = true
+		if len(ownServed) == ownPages {
+			close(allOwn)
+		}
+		ownMu.Unlock()
+		page(`own page`)(w, r)
+	})
+	own := httptest.NewServer(mux)
+	t.Cleanup(own.Close)
+
+	settings := func(string) throttle.Settings { return throttle.Settings{} }
+	th := throttle.New(throttle.Config{Settings: settings, UserAgent: "linkpatrol-test"})
+	engine, err := rules.New(rules.Config{Start: []string{own.URL + "/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t)
+	seeds := []store.Task{{URL: own.URL + "/", Action: "parse"}}
+	pass, err := db.BeginPass(store.Pass{StartURLs: []string{own.URL + "/"}, Started: time.Now()}, seeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := crawler.New(crawler.Config{Concurrency: 4, Timeout: time.Minute, Throttle: th, HostSettings: settings}, engine, db)
+	done := make(chan crawler.Outcome, 1)
+	hung.Add(1)
+	go func() {
+		defer hung.Done()
+		out, err := c.Run(t.Context(), t.Context(), pass, seeds, nil)
+		if err != nil {
+			t.Errorf("run: %v", err)
+		}
+		done <- out
+	}()
+	select {
+	case <-allOwn:
+	case <-done:
+		t.Fatal("the pass ended while third-party requests hung")
+	case <-time.After(time.Minute):
+		t.Fatal("the site's own pages waited for hanging third-party hosts")
+	}
+	close(release)
+	hung.Wait()
+	if out := <-done; !out.Complete {
+		t.Fatal("pass did not complete")
+	}
+	recs := records(t, db, pass.ID)
+	for h := range 3 {
+		for j := range 10 {
+			u := fmt.Sprintf("http://dead%d.invalid/x%d", h, j)
+			if rec := recs[u]; rec.Verdict != store.VerdictBroken || rec.Error != "dns" || !strings.Contains(rec.Note, "no such host") {
+				t.Errorf("%s: got %s %q %q, want broken dns, no such host", u, rec.Verdict, rec.Error, rec.Note)
+			}
+		}
+	}
+}
+
+func isNotFound(err error) bool {
+	var dnsErr *net.DNSError
+	return errors.As(err, &dnsErr) && dnsErr.IsNotFound
 }

@@ -68,7 +68,7 @@ func (p *Permit) Done(o Outcome) (retry bool, after time.Duration) {
 		l.mu.Unlock()
 		return false, 0
 	}
-	p.done = true
+	p.done, l.dirty = true, true
 	if extra := o.Bytes - p.read; extra > 0 {
 		l.usedBytes += extra
 		l.bytesTotal += extra

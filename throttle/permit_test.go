@@ -319,7 +319,14 @@ func TestHeldURLSurvivesRestartAndEnds(t *testing.T) {
 		th := throttle.New(cfg)
 		th.StartPass(1)
 		acquire(t, th, host).Done(throttle.Outcome{Status: 429, RetryAfter: "3600", Key: u})
+		saved, err := th.ExportState(host)
+		if err != nil {
+			t.Fatal(err)
+		}
 		th = restart(t, th, cfg, 2)
+		if th.Expired(saved) {
+			t.Fatal("state holding a URL's pause counted as expired")
+		}
 		if _, ok := th.Deferred(host, u); !ok {
 			t.Fatal("the hold was lost across a restart and a new pass")
 		}

@@ -90,6 +90,8 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// What was just read needs no saving again.
+	defer func(dirty bool) { l.dirty = dirty }(l.dirty)
 	if st.PausedUntil.After(l.pausedUntil) {
 		l.pausedUntil = st.PausedUntil
 	}
@@ -209,4 +211,38 @@ func (t *Throttle) Stats() []HostStats {
 		out = append(out, s)
 	}
 	return out
+}
+
+// holding says whether a URL's own pause is still running.
+func holding(held map[string]time.Time, now time.Time) bool {
+	for _, until := range held {
+		if until.After(now) {
+			return true
+		}
+	}
+	return false
+}
+
+// Expired says whether state exported earlier holds nothing a pass still
+// needs: no pause or backoff left to run (a URL's own included), a robots.txt old enough to be
+// fetched again anyway, and quota use or a deferral only of another pass
+// than the running one (see StartPass). Such state can be forgotten.
+// State that cannot be read is not expired: ImportState reports it.
+func (t *Throttle) Expired(b []byte) bool {
+	var st savedState
+	if err := json.Unmarshal(b, &st); err != nil || st.Version > stateVersion {
+		return false
+	}
+	t.mu.RLock()
+	pass := t.pass
+	t.mu.RUnlock()
+	now := t.now()
+	switch {
+	case st.Pass == pass && (st.UsedRequests > 0 || st.UsedBytes > 0 || st.Deferred),
+		st.PausedUntil.After(now), st.BackoffUntil.After(now), holding(st.Held, now):
+		return false
+	case st.Robots != nil:
+		return now.Sub(st.Robots.Fetched) >= ParseRobots(st.Robots.Status, st.Robots.Body).ttl()
+	}
+	return true
 }

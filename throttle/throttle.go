@@ -163,6 +163,7 @@ func (t *Throttle) Deferred(host, key string) (time.Time, bool) {
 	case !ok:
 	case !until.After(now):
 		delete(l.held, key)
+		l.dirty = true
 	case l.set.MaxPause > 0 && until.Sub(now) > l.set.MaxPause:
 		return until, true
 	default:
@@ -170,6 +171,7 @@ func (t *Throttle) Deferred(host, key string) (time.Time, bool) {
 		if until.After(l.pausedUntil) {
 			l.pausedUntil = until
 		}
+		l.dirty = true
 	}
 	return time.Time{}, false
 }
@@ -205,6 +207,25 @@ func (t *Throttle) StartPass(pass uint64) {
 		l.usedRequests, l.usedBytes, l.deferred = 0, 0, false
 		l.mu.Unlock()
 	}
+}
+
+// Changed lists, sorted, the hosts whose state (see ExportState) may have
+// changed since the last call, so that only they are saved again: a pass
+// that meets many hosts must not rewrite all of them at every commit.
+func (t *Throttle) Changed() []string {
+	t.mu.RLock()
+	var hosts []string
+	for _, l := range t.byKey {
+		l.mu.Lock()
+		if l.dirty {
+			l.dirty = false
+			hosts = append(hosts, l.hosts...)
+		}
+		l.mu.Unlock()
+	}
+	t.mu.RUnlock()
+	slices.Sort(hosts)
+	return hosts
 }
 
 // Hosts lists every host the throttle has seen, sorted.
@@ -304,6 +325,9 @@ type limiter struct {
 
 	mu    sync.Mutex
 	hosts []string
+	// dirty: state that ExportState saves changed since Changed last
+	// reported the limiter's hosts.
+	dirty bool
 
 	starts       window
 	lastStart    time.Time
@@ -344,7 +368,7 @@ func newLimiter(key string, s Settings) *limiter {
 // sticks for the rest of the pass so all its URLs are treated alike.
 func (l *limiter) isDeferred(now time.Time) bool {
 	if !l.deferred && l.set.MaxPause > 0 && l.pausedUntil.Sub(now) > l.set.MaxPause {
-		l.deferred = true
+		l.deferred, l.dirty = true, true
 	}
 	return l.deferred
 }
@@ -401,6 +425,7 @@ func (l *limiter) admit(now time.Time) {
 	l.lastStart = now
 	l.inFlight++
 	l.usedRequests++
+	l.dirty = true
 	l.requests++
 	if !l.waitingSince.IsZero() {
 		l.waited += now.Sub(l.waitingSince)
@@ -433,6 +458,7 @@ func (l *limiter) maxInFlight() int {
 
 func (l *limiter) setRobots(host string, r *Robots, fetched time.Time, userAgent string) {
 	l.robots[host] = robotsEntry{robots: r, fetched: fetched}
+	l.dirty = true
 	l.robotsGap = 0
 	for _, e := range l.robots {
 		l.robotsGap = max(l.robotsGap, e.robots.CrawlDelay(userAgent))
