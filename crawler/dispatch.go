@@ -194,7 +194,11 @@ func (d *dispatcher) stage() []store.Result {
 		t := q.tasks[0]
 		if err := d.c.deadHost(q.name); err != nil {
 			d.pop(q)
-			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictBroken, "dns", "no such host: every URL of "+q.name+" settled at once"))
+			class, note := "dns", "no such host: every URL of "+q.name+" settled at once"
+			if errors.Is(err, errInvalidHost) {
+				class, note = "invalid host", ""
+			}
+			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictBroken, class, note))
 			continue
 		}
 		if d.c.mayReuse() && t.sitemapsOf == "" {
