@@ -110,15 +110,7 @@ func writeHTML(w io.Writer, r *Report) error {
 	if r.Previous != nil {
 		d.PreviousID, d.HasPrevious = r.Previous.ID, true
 	}
-	switch {
-	case !r.nothingListed():
-	case r.Options.OnlyNew:
-		d.Empty = "No new problems."
-	case r.Summary.Suppressed > 0:
-		d.Empty = "No problems to report."
-	default:
-		d.Empty = "No problems found."
-	}
+	d.Empty = r.Nothing()
 	for _, m := range r.Fragments {
 		f := htmlFragment{Target: r.Location(m.URL) + "#" + m.Fragment}
 		for _, ref := range m.Referrers {
@@ -126,7 +118,7 @@ func writeHTML(w io.Writer, r *Report) error {
 		}
 		d.Fragments = append(d.Fragments, f)
 	}
-	d.FragHelp = capitalize(MissingFragmentHelp) + "."
+	d.FragHelp = capitalize(r.FragmentHelp()) + "."
 	for _, sec := range r.Sections() {
 		d.Verdicts = append(d.Verdicts, sec.Verdict)
 	}

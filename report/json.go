@@ -20,6 +20,9 @@ type jsonReport struct {
 	// MissingFragments is present (perhaps empty) only when fragments were
 	// checked, so its absence means "not checked", not "none missing".
 	MissingFragments *[]jsonFragment `json:"missing_fragments,omitempty"`
+	// PermanentRedirects are good links whose first hop is a 301 or 308:
+	// update them to final_url. Never a failure.
+	PermanentRedirects []jsonURL `json:"permanent_redirects"`
 }
 
 // jsonFragment is a link to url#fragment whose page lacks the anchor. Its
@@ -64,8 +67,10 @@ type jsonSummary struct {
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
 	// Reused counts results carried over from earlier passes without a
 	// request; ReusedFrom are those passes.
-	Reused     int      `json:"reused"`
-	ReusedFrom []uint64 `json:"reused_from,omitempty"`
+	Reused int `json:"reused"`
+	// PermanentRedirects is len of the report's permanent_redirects.
+	PermanentRedirects int      `json:"permanent_redirects"`
+	ReusedFrom         []uint64 `json:"reused_from,omitempty"`
 	// Listed says which URLs "urls" holds: "problems", "all" or "new".
 	Listed string `json:"listed"`
 	// MissingFragments is present only when fragments were checked.
@@ -132,7 +137,7 @@ func writeJSON(w io.Writer, r *Report) error {
 			Pages: s.Pages, Links: s.Links, URLs: s.URLs,
 			Broken: s.Broken, Skipped: s.Skipped, Transient: s.Transient, Unverifiable: s.Unverifiable,
 			OK: s.OK, Suppressed: s.Suppressed, ElapsedSeconds: seconds(s.Elapsed),
-			Reused: s.Reused, ReusedFrom: s.ReusedFrom,
+			Reused: s.Reused, ReusedFrom: s.ReusedFrom, PermanentRedirects: s.Moved,
 			Listed: "problems",
 		},
 		URLs: make([]jsonURL, 0, len(r.Entries)),
@@ -164,6 +169,10 @@ func writeJSON(w io.Writer, r *Report) error {
 			c.NoLongerLinked = append(c.NoLongerLinked, r.jsonURL(rec, nil, ChangeNone))
 		}
 		out.Changes = c
+	}
+	out.PermanentRedirects = make([]jsonURL, 0, len(r.Moved))
+	for _, e := range r.Moved {
+		out.PermanentRedirects = append(out.PermanentRedirects, r.jsonURL(e.Record, e.Referrers, ChangeNone))
 	}
 	if r.checksFragments() {
 		n := s.MissingFragments

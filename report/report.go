@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -43,6 +44,9 @@ type Options struct {
 	// CheckFragments, which stores each page's anchors. Ignored with
 	// OnlyNew.
 	CheckFragments bool
+	// FailOn says which listed problems make HasBroken true; "" means
+	// FailBroken.
+	FailOn FailOn
 }
 
 const (
@@ -72,6 +76,10 @@ type Report struct {
 	// is empty when one was (or none has been tried yet): the pass then
 	// checked nothing, which is a bad night, never a clean one.
 	StartFailure string
+	// Moved are good links whose first hop is a permanent redirect (301,
+	// 308): a warning to update the link to Record.FinalURL, never a
+	// failure. By URL; empty with OnlyNew.
+	Moved []Entry
 
 	baseDir string
 }
@@ -96,6 +104,8 @@ type Summary struct {
 	ReusedOldest, ReusedNewest time.Time
 	// MissingFragments is len(Report.Fragments).
 	MissingFragments int
+	// Moved is len(Report.Moved).
+	Moved int
 	// New and StillBroken count the reported problems; Fixed and Gone are
 	// len(Report.Fixed) and len(Report.Gone). All four are zero without a
 	// previous complete pass.
@@ -181,6 +191,8 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read pass %d: %w", passID, err)
 	}
+	// Missing fragments found by the check stay in every later report.
+	opt.CheckFragments = opt.CheckFragments || pass.CheckFragments
 	r := &Report{Pass: pass, Options: opt, baseDir: opt.BaseDir}
 	if pass.Root != "" && r.baseDir == "" {
 		if r.baseDir, err = os.Getwd(); err != nil {
@@ -201,6 +213,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		s.Elapsed = pass.Finished.Sub(pass.Started)
 	}
 	shown := make(map[string]*Entry)
+	moved := make(map[string]*Entry)
 	var order []*Entry
 	var starts []store.URLRecord
 	err = src.Records(passID, func(rec *store.URLRecord) error {
@@ -224,6 +237,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			s.Unverifiable++
 		case store.VerdictSkipped:
 			s.Skipped++
+		}
+		if !opt.OnlyNew && permanentlyMoved(rec) {
+			moved[rec.URL] = &Entry{Record: *rec}
 		}
 		change := r.change(rec)
 		if rec.Verdict.Problem() && r.young(rec, rec.Failures, opt.Now) {
@@ -256,14 +272,17 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	err = src.PageLinks(passID, func(page *store.URLRecord, links []store.Link) error {
 		s.Links += len(links)
 		for _, l := range links {
-			e := shown[l.URL]
+			e, m := shown[l.URL], moved[l.URL]
 			fragment := fragRefs != nil && !alwaysThere(l.Fragment)
-			if e == nil && !fragment {
+			if e == nil && m == nil && !fragment {
 				continue
 			}
 			ref := Referrer{Page: page.URL, Line: l.Line, Fragment: l.Fragment, Tag: l.Tag, Attr: l.Attr}
 			if e != nil {
 				e.Referrers = append(e.Referrers, ref)
+			}
+			if m != nil {
+				m.Referrers = append(m.Referrers, ref)
 			}
 			if fragment {
 				k := fragmentKey{l.URL, l.Fragment}
@@ -299,6 +318,13 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	byURL := func(a, b store.URLRecord) int { return strings.Compare(a.URL, b.URL) }
 	slices.SortFunc(r.Fixed, byURL)
 	slices.SortFunc(r.Gone, byURL)
+
+	for _, m := range moved {
+		slices.SortFunc(m.Referrers, compareReferrers)
+		r.Moved = append(r.Moved, *m)
+	}
+	slices.SortFunc(r.Moved, func(a, b Entry) int { return strings.Compare(a.Record.URL, b.Record.URL) })
+	s.Moved = len(r.Moved)
 
 	r.Entries = make([]Entry, 0, len(order))
 	for _, e := range order {
@@ -365,6 +391,16 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (string
 		msg += fmt.Sprintf(" (and %d more start URLs failed)", n)
 	}
 	return msg + ".", nil
+}
+
+// permanentlyMoved says whether a good URL's first hop is a permanent
+// redirect: the link works, but should point at where it ends.
+func permanentlyMoved(rec *store.URLRecord) bool {
+	if rec.Verdict != store.VerdictOK || len(rec.Redirects) == 0 || Redirected(*rec) == "" {
+		return false
+	}
+	s := rec.Redirects[0].Status
+	return s == http.StatusMovedPermanently || s == http.StatusPermanentRedirect
 }
 
 // wanted says whether a record that survived ReportAfter gets an entry.
@@ -501,13 +537,6 @@ func (r *Report) Sections() []Section {
 		i = j
 	}
 	return out
-}
-
-// HasBroken reports whether a broken URL or a missing fragment is listed:
-// the condition for exit code 1. It follows OnlyNew and ReportAfter, so a
-// cron job can fail only on what it shows.
-func (r *Report) HasBroken() bool {
-	return len(r.Entries) > 0 && r.Entries[0].Record.Verdict == store.VerdictBroken || len(r.Fragments) > 0
 }
 
 // checksFragments says whether the report looks for missing fragments.

@@ -50,6 +50,12 @@ type Pass struct {
 	// ResumeAfter is when the last of those pauses ends.
 	Deferred    int       `json:"deferred,omitempty"`
 	ResumeAfter time.Time `json:"resume_after,omitzero"`
+	// Config is the config file the pass was run with, as named (or found
+	// in the working directory); empty for none.
+	Config string `json:"config,omitempty"`
+	// CheckFragments says the pass stored anchors, so that every report of
+	// it checks fragments, with or without the flag.
+	CheckFragments bool `json:"check_fragments,omitempty"`
 }
 
 // Hop is one step of a redirect chain the crawler followed itself.

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -49,6 +50,7 @@ type checkOptions struct {
 	noReuse      bool
 	reportAfter  report.Threshold
 	onlyNew      bool
+	failOn       string
 	keepPasses   int
 	config       string
 	outputs      []string
@@ -68,7 +70,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
 	fs.StringVar(&o.config, "config", "", "config `file` with rules and settings (default ./linkpatrol.toml when it exists)")
 	fs.StringVar(&o.db, "db", defaultDB, "database `file` that holds every pass")
-	fs.StringArrayVarP(&o.outputs, "output", "o", nil, "also write the report to `FILE`, format from its extension, or FORMAT:FILE (repeatable)")
+	fs.StringArrayVarP(&o.outputs, "output", "o", nil, "also write the report to `FILE`, format from its extension, or FORMAT:FILE (repeatable); standard output still gets it unless -q")
 	fs.CountVarP(&o.verbose, "verbose", "v", "log what the pass does (-vv: more); a summary per host at the end")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&o.statusAddr, "status-addr", "", "serve a live status page at `HOST:PORT` while the pass runs (loopback only)")
@@ -85,7 +87,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.BoolVar(&o.newPass, "new-pass", false, "start a new pass: abandon an unfinished one, or start here though the database holds another site's passes")
 	fs.StringArrayVar(&o.include, "include", nil, "only follow URLs matching this `regex` (repeatable)")
 	fs.StringArrayVar(&o.exclude, "exclude", nil, "skip URLs matching this `regex` (repeatable)")
-	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line, and with -o no report on standard output")
 	// 20h rather than a full day: a nightly cron pass then refetches what
 	// the previous night fetched, while a second run the same day reuses it.
 	// Only for targets that are only checked (third-party links above all,
@@ -97,6 +99,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.DurationVar(&o.recheck.Unverifiable, "recheck-unverifiable", 0, "reuse an unverifiable result younger than this (0 = always check again)")
 	fs.BoolVar(&o.noReuse, "no-reuse", false, "fetch everything again, ignoring the recheck intervals (conditional requests are still used)")
 	fs.Var(&o.reportAfter, "report-after", "keep a problem out of the report until it has lasted this long (36h, 2d) or this many passes (3); it is still recorded and counted")
+	fs.StringVar(&o.failOn, "fail-on", "broken", "which problems make the exit code 1: "+strings.Join(report.FailOnValues(), ", ")+" (internal: only links to the site itself)")
 	fs.BoolVar(&o.onlyNew, "only-new", false, "report only problems that are new since the last complete pass (the exit code follows)")
 	fs.IntVar(&o.keepPasses, "keep-passes", 10, "complete passes kept in the database; older data is pruned")
 	fs.DurationVar(&o.ghost, "ghost", 7*24*time.Hour, "follow the old links of a page that fails now but was good within this")
@@ -138,6 +141,10 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if len(args) == 0 {
 		fs.Usage()
 		return exitUsage, usagef("check needs at least one start URL or a directory")
+	}
+	failOn, err := report.ParseFailOn(o.failOn)
+	if err != nil {
+		return exitUsage, usageError{err}
 	}
 	if !slices.Contains(report.Formats(), o.format) {
 		return exitUsage, usagef("unknown format %q (choose from %s)", o.format, strings.Join(report.Formats(), ", "))
@@ -185,6 +192,15 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return exitUsage, err
 	}
+	if file != nil {
+		pass.Config = file.Path
+	}
+	// A pass that stores anchors is reported with its fragment checks, by
+	// check and by every later report.
+	pass.CheckFragments = pass.CheckFragments || o.fragments
+	if err := db.UpdatePass(pass); err != nil {
+		return exitUsage, fmt.Errorf("save pass %d: %w", pass.ID, err)
+	}
 
 	stop, hard, cleanup := stopContexts(ctx, o.maxTime)
 	defer cleanup()
@@ -231,7 +247,11 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	}
 	began := time.Now()
 	// The bar would redraw over log lines on the same stream.
-	progressDone := startProgress(stderr, c, o.quiet || o.verbose > 0)
+	noBar := o.quiet || o.verbose > 0
+	if tty := terminal(stderr, noBar); tty != nil && len(done) > 0 {
+		fmt.Fprintf(tty, "resuming pass %d: %s URLs already done\n", pass.ID, thousands(len(done)))
+	}
+	progressDone := startProgress(stderr, c, noBar, stop.Done())
 	outcome, runErr := c.Run(stop, hard, pass, queue, done)
 	progressDone()
 
@@ -255,15 +275,11 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		}
 	}
 
-	rep, err := report.Build(db, pass.ID, report.Options{All: o.all, Now: time.Now(), ReportAfter: o.reportAfter, OnlyNew: o.onlyNew, CheckFragments: o.fragments})
+	rep, err := report.Build(db, pass.ID, report.Options{All: o.all, Now: time.Now(), ReportAfter: o.reportAfter, OnlyNew: o.onlyNew, CheckFragments: o.fragments, FailOn: failOn})
 	if err != nil {
 		return exitUsage, err
 	}
-	format := o.format
-	if !fs.Changed("format") && (file == nil || !file.IsSet("format")) {
-		format = "" // text on stdout, unless -o moved the report to files
-	}
-	if err := writeOutputs(stdout, rep, format, o.outputs); err != nil {
+	if err := writeOutputs(stdout, rep, stdoutFormat(o.format, o.quiet, o.outputs), o.outputs); err != nil {
 		return exitUsage, fmt.Errorf("write report: %w", err)
 	}
 	if o.verbose > 0 {
@@ -465,4 +481,13 @@ func stopContexts(ctx context.Context, maxTime time.Duration) (stop, hard contex
 		cancelStop()
 		cancelHard()
 	}
+}
+
+// thousands writes n with a comma every three digits: 1,902.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -72,7 +72,7 @@ Run 'linkpatrol COMMAND --help' for a command's flags.
 // exitCodesHelp is the exit code table of the help texts.
 const exitCodesHelp = `Exit codes:
   0  no problems
-  1  problems found (broken links)
+  1  problems found (broken links; --fail-on says which count)
   2  usage, config or database error
   3  stopped before the pass finished (signal, --max-time), or URLs of the
      site held back by the server's Retry-After: run the same command again

@@ -62,12 +62,11 @@ func parseOutput(o string) (outputFile, error) {
 	return outputFile{path: o, format: format}, nil
 }
 
-// writeOutputs writes rep to every -o file, then to stdout.
+// writeOutputs writes rep to every -o file, then to stdout in format.
 //
-// format is the --format value, or "" when the flag was not given. Standard
-// output gets the report in format; with "" it gets text when there is no
-// -o, and nothing when there are -o files: asking for files moves the
-// report there, and --format asks for it on standard output as well.
+// An -o file adds an output, as LinkChecker's -F does: standard output
+// still gets the report (a cron job with -o still mails it), unless format
+// is "" (see stdoutFormat).
 //
 // Each file is written to a temporary file beside it and renamed over it,
 // so a reader (a web server, a CI step) never sees half a report and a
@@ -84,15 +83,22 @@ func writeOutputs(stdout io.Writer, rep *report.Report, format string, outputs [
 			errs = append(errs, err)
 		}
 	}
-	if format == "" && len(files) == 0 {
-		format = "text"
-	}
 	if format != "" {
 		if err := report.Write(stdout, rep, format); err != nil {
 			errs = append(errs, fmt.Errorf("standard output: %w", err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// stdoutFormat is the format of the report on standard output, or "" for
+// none: -q with -o files leaves standard output silent (the report is in
+// the files), and -q alone still prints it, since it would go nowhere.
+func stdoutFormat(format string, quiet bool, outputs []string) string {
+	if quiet && len(outputs) > 0 {
+		return ""
+	}
+	return format
 }
 
 // writeAtomic replaces path with what write produces, or leaves it alone.
