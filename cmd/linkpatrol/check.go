@@ -119,7 +119,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	fs := checkFlags(&o)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol check [flags] URL|DIR ...\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol check [flags] URL|DIR ...\n\nFlags:\n%s\n%s", fs.FlagUsages(), exitCodesHelp)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -256,6 +256,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	progressDone()
 
 	pass.Elapsed += time.Since(began)
+	pass.Deferred, pass.ResumeAfter = outcome.Deferred, outcome.ResumeAfter
 	if outcome.Complete {
 		pass.State = store.PassComplete
 	} else {
@@ -284,13 +285,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if o.verbose > 0 {
 		writeSummaryStats(stderr, rep, c.Hosts())
 	}
-	switch {
-	case !outcome.Complete:
-		return exitStopped, nil
-	case rep.HasBroken():
-		return exitProblems, nil
-	}
-	return exitOK, nil
+	return exitCode(rep), nil
 }
 
 // housekeeping keeps the database from growing night after night: old
