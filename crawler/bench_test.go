@@ -41,7 +41,9 @@ func benchPass(b *testing.B, pages int, polite *throttle.Settings) {
 			srv := httptest.NewServer(site)
 			defer srv.Close()
 			start := srv.URL + "/"
-			engine, err := rules.New(rules.Config{Start: []string{start}})
+			// With the spider-trap limits of a default run, which must
+			// not cut an ordinary site.
+			engine, err := rules.New(rules.Config{Start: []string{start}, Traps: rules.DefaultTraps()})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -73,6 +75,9 @@ func benchPass(b *testing.B, pages int, polite *throttle.Settings) {
 				}
 				if st := site.Stats(); st.RepeatedURLs != 0 {
 					b.Fatalf("%d URLs requested more than once", st.RepeatedURLs)
+				}
+				if n := c.Progress().Traps; n != 0 {
+					b.Fatalf("%d pages of an ordinary site held back as spider traps", n)
 				}
 				db.Close()
 				b.StartTimer()

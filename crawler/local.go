@@ -141,6 +141,7 @@ const (
 // and never opened (a pipe would block the run forever).
 func (c *Crawler) readLocal(t task) fetched {
 	f := fetched{local: true, finalURL: t.URL}
+	f.reached = true
 	s, rel, ok := c.siteOf(t.URL)
 	if !ok || s.root == nil {
 		f.errClass = errOutside
@@ -181,7 +182,13 @@ func (c *Crawler) readLocal(t task) fetched {
 	// Go's table says text/html; charset=utf-8 without looking; a static
 	// host sends plain text/html and lets the page's <meta charset> say.
 	f.contentType, _, _ = strings.Cut(mime.TypeByExtension(path.Ext(name)), ";")
-	if t.Action != rules.Parse.String() || (f.contentType != "" && !isHTML(f.contentType)) {
+	// A page, or a stylesheet, is read whatever the link was (an <img> or
+	// a <link> to a page parses it, as over HTTP); anything else is only
+	// looked at, or sniffed when its name says nothing.
+	if f.contentType != "" && !parsable(f.contentType) {
+		return f
+	}
+	if u, err := url.Parse(t.URL); err != nil || c.rules.Decide(u).Action != rules.Parse {
 		return f
 	}
 	body, truncated, ct, err := s.read(name, c.cfg.MaxSize, f.contentType)
@@ -191,7 +198,7 @@ func (c *Crawler) readLocal(t task) fetched {
 	}
 	s.bytes.Add(int64(len(body)))
 	f.contentType = ct
-	if isHTML(ct) {
+	if parsable(ct) {
 		f.body, f.truncated, f.size = body, truncated, int64(len(body))
 	}
 	return f

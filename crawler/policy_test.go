@@ -46,7 +46,7 @@ func TestCredentialsStayOnTheirHost(t *testing.T) {
 
 	start := site.URL + "/"
 	engine, err := rules.New(rules.Config{Start: []string{start}, Rules: []rules.Rule{{
-		Source: "test", Host: site.Listener.Addr().String(),
+		Source: "test", Scheme: "http", Host: site.Listener.Addr().String(),
 		Headers: map[string]string{"X-Token": "s3cret"}, User: "u", Password: "p",
 	}}})
 	if err != nil {

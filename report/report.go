@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,6 +44,9 @@ type Options struct {
 	// CheckFragments, which stores each page's anchors. Ignored with
 	// OnlyNew.
 	CheckFragments bool
+	// FailOn says which listed problems make HasBroken true; "" means
+	// FailBroken.
+	FailOn FailOn
 }
 
 const (
@@ -71,13 +75,21 @@ type Report struct {
 	// Orphans are the pages the pass started from (Record.Seed: every page
 	// of a checked directory) that no other page links to, by URL.
 	Orphans []string
+	// StartFailure says why no start URL could be fetched and parsed, or
+	// is empty when one was (or none has been tried yet): the pass then
+	// checked nothing, which is a bad night, never a clean one.
+	StartFailure string
+	// Moved are good links whose first hop is a permanent redirect (301,
+	// 308): a warning to update the link to Record.FinalURL, never a
+	// failure. By URL; empty with OnlyNew.
+	Moved []Entry
 
 	baseDir string
 }
 
 // Summary counts the whole pass, whatever Options hides.
 type Summary struct {
-	Pages        int // pages parsed
+	Pages        int // pages parsed (or found unchanged) by this pass, not reused
 	Links        int // links found on them
 	URLs         int // distinct URLs resolved
 	OK           int
@@ -86,8 +98,17 @@ type Summary struct {
 	Unverifiable int
 	Skipped      int
 	Suppressed   int // problems hidden by ReportAfter
+	// Reused counts results carried over from an earlier pass without a
+	// request (younger than their recheck interval); ReusedFrom are the
+	// passes that fetched them, ascending, and ReusedOldest/ReusedNewest
+	// when the oldest and the newest of them was fetched.
+	Reused                     int
+	ReusedFrom                 []uint64
+	ReusedOldest, ReusedNewest time.Time
 	// MissingFragments is len(Report.Fragments).
 	MissingFragments int
+	// Moved is len(Report.Moved).
+	Moved int
 	// New and StillBroken count the reported problems; Fixed and Gone are
 	// len(Report.Fixed) and len(Report.Gone). All four are zero without a
 	// previous complete pass.
@@ -100,6 +121,21 @@ type Summary struct {
 	// Orphans is len(Report.Orphans).
 	Seeds, Orphans int
 	Elapsed        time.Duration
+}
+
+func (s *Summary) reused(rec *store.URLRecord) {
+	s.Reused++
+	if i, found := slices.BinarySearch(s.ReusedFrom, rec.ReusedFrom); !found {
+		s.ReusedFrom = slices.Insert(s.ReusedFrom, i, rec.ReusedFrom)
+	}
+	if t := rec.FetchedAt; !t.IsZero() {
+		if s.ReusedOldest.IsZero() || t.Before(s.ReusedOldest) {
+			s.ReusedOldest = t
+		}
+		if t.After(s.ReusedNewest) {
+			s.ReusedNewest = t
+		}
+	}
 }
 
 // Problems is the number of broken, transient and unverifiable URLs.
@@ -131,6 +167,11 @@ type Referrer struct {
 	Attr     string
 }
 
+func stylesheet(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "text/css")
+}
+
 // Pages is the number of distinct pages among the referrers.
 func (e Entry) Pages() int {
 	n := 0
@@ -157,6 +198,8 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read pass %d: %w", passID, err)
 	}
+	// Missing fragments found by the check stay in every later report.
+	opt.CheckFragments = opt.CheckFragments || pass.CheckFragments
 	r := &Report{Pass: pass, Options: opt, baseDir: opt.BaseDir}
 	if len(pass.Dirs()) > 0 && r.baseDir == "" {
 		if r.baseDir, err = os.Getwd(); err != nil {
@@ -177,9 +220,14 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		s.Elapsed = pass.Finished.Sub(pass.Started)
 	}
 	shown := make(map[string]*Entry)
+	moved := make(map[string]*Entry)
 	var order []*Entry
 	unlinked := make(map[string]struct{})
+	var starts []store.URLRecord
 	err = src.Records(passID, func(rec *store.URLRecord) error {
+		if r.isStart(rec.URL) {
+			starts = append(starts, *rec)
+		}
 		s.URLs++
 		if rec.Seed {
 			s.Seeds++
@@ -187,8 +235,10 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 				unlinked[rec.URL] = struct{}{}
 			}
 		}
-		if rec.Parsed {
-			s.Pages++
+		if rec.ReusedFrom != 0 {
+			s.reused(rec)
+		} else if rec.Parsed && !stylesheet(rec.ContentType) {
+			s.Pages++ // a stylesheet read for its url()s is no page
 		}
 		switch rec.Verdict {
 		case store.VerdictOK:
@@ -201,6 +251,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			s.Unverifiable++
 		case store.VerdictSkipped:
 			s.Skipped++
+		}
+		if !opt.OnlyNew && permanentlyMoved(rec) {
+			moved[rec.URL] = &Entry{Record: *rec}
 		}
 		change := r.change(rec)
 		if rec.Verdict.Problem() && r.young(rec, rec.Failures, opt.Now) {
@@ -236,14 +289,17 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			if len(unlinked) > 0 && l.URL != page.URL {
 				delete(unlinked, l.URL)
 			}
-			e := shown[l.URL]
+			e, m := shown[l.URL], moved[l.URL]
 			fragment := fragRefs != nil && !alwaysThere(l.Fragment)
-			if e == nil && !fragment {
+			if e == nil && m == nil && !fragment {
 				continue
 			}
 			ref := Referrer{Page: page.URL, Line: l.Line, Fragment: l.Fragment, Tag: l.Tag, Attr: l.Attr}
 			if e != nil {
 				e.Referrers = append(e.Referrers, ref)
+			}
+			if m != nil {
+				m.Referrers = append(m.Referrers, ref)
 			}
 			if fragment {
 				k := fragmentKey{l.URL, l.Fragment}
@@ -263,6 +319,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	s.MissingFragments = len(r.Fragments)
 	r.Orphans = slices.Sorted(maps.Keys(unlinked))
 	s.Orphans = len(r.Orphans)
+	if r.StartFailure, err = startFailure(src, pass, starts); err != nil {
+		return nil, fmt.Errorf("read the start URLs of pass %d: %w", passID, err)
+	}
 	if r.Previous != nil && pass.State == store.PassComplete {
 		err = src.Records(r.Previous.ID, func(rec *store.URLRecord) error {
 			if rec.Verdict.Problem() {
@@ -279,6 +338,13 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	slices.SortFunc(r.Fixed, byURL)
 	slices.SortFunc(r.Gone, byURL)
 
+	for _, m := range moved {
+		slices.SortFunc(m.Referrers, compareReferrers)
+		r.Moved = append(r.Moved, *m)
+	}
+	slices.SortFunc(r.Moved, func(a, b Entry) int { return strings.Compare(a.Record.URL, b.Record.URL) })
+	s.Moved = len(r.Moved)
+
 	r.Entries = make([]Entry, 0, len(order))
 	for _, e := range order {
 		slices.SortFunc(e.Referrers, compareReferrers)
@@ -288,12 +354,83 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	return r, nil
 }
 
+// startFailure says why none of the pass's start URLs was fetched and
+// parsed, or "" when one was, or when one has not been tried yet. A start
+// URL that redirects counts as parsed when the page it lands on was, and
+// one the rules only check counts when it is ok.
+func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (string, error) {
+	if len(starts) == 0 || len(starts) < len(pass.StartURLs) {
+		return "", nil
+	}
+	landed := map[string]*store.URLRecord{}
+	for _, rec := range starts {
+		switch {
+		case rec.Verdict != store.VerdictOK:
+		case rec.Parsed || rec.Action != "parse":
+			return "", nil
+		case Redirected(rec) != "":
+			landed[rec.FinalURL] = nil
+		}
+	}
+	if len(landed) > 0 {
+		err := src.Records(pass.ID, func(rec *store.URLRecord) error {
+			if _, ok := landed[rec.URL]; ok {
+				landed[rec.URL] = rec
+			}
+			return nil
+		})
+		if err != nil {
+			return "", err
+		}
+		for _, rec := range landed {
+			if rec != nil && rec.Verdict == store.VerdictOK && rec.Parsed {
+				return "", nil
+			}
+		}
+	}
+	first := starts[0]
+	why := Problem(first)
+	switch {
+	case first.Verdict != store.VerdictOK:
+	case Redirected(first) != "" && landed[first.FinalURL] != nil && landed[first.FinalURL].Verdict != store.VerdictOK:
+		why = "redirects to " + first.FinalURL + ": " + Problem(*landed[first.FinalURL])
+	case Redirected(first) != "":
+		why = "redirects to " + first.FinalURL + ", which was not parsed"
+	default:
+		why = "not an HTML page"
+		if first.ContentType != "" {
+			why += " (" + first.ContentType + ")"
+		}
+	}
+	msg := fmt.Sprintf("FAILED: no start URL could be fetched and parsed, so nothing behind it was checked. %s: %s", first.URL, why)
+	if first.Note != "" && first.Verdict != store.VerdictOK {
+		msg += "; " + first.Note
+	}
+	if n := len(starts) - 1; n > 0 {
+		msg += fmt.Sprintf(" (and %d more start URLs failed)", n)
+	}
+	return msg + ".", nil
+}
+
+// permanentlyMoved says whether a good URL's first hop is a permanent
+// redirect: the link works, but should point at where it ends.
+func permanentlyMoved(rec *store.URLRecord) bool {
+	if rec.Verdict != store.VerdictOK || len(rec.Redirects) == 0 || Redirected(*rec) == "" {
+		return false
+	}
+	s := rec.Redirects[0].Status
+	return s == http.StatusMovedPermanently || s == http.StatusPermanentRedirect
+}
+
 // wanted says whether a record that survived ReportAfter gets an entry.
 func (r *Report) wanted(rec *store.URLRecord, change Change) bool {
 	if r.Options.OnlyNew {
 		return change == ChangeNew
 	}
-	return r.Options.All || rec.Verdict.Problem()
+	// A page held back as a suspected spider trap is listed even so: it is
+	// part of the site that was not checked, and the entry says which
+	// setting would let it through.
+	return r.Options.All || rec.Verdict.Problem() || rec.Error == "trap"
 }
 
 // change compares rec with the previous complete pass. Without one, every
@@ -419,13 +556,6 @@ func (r *Report) Sections() []Section {
 		i = j
 	}
 	return out
-}
-
-// HasBroken reports whether a broken URL or a missing fragment is listed:
-// the condition for exit code 1. It follows OnlyNew and ReportAfter, so a
-// cron job can fail only on what it shows.
-func (r *Report) HasBroken() bool {
-	return len(r.Entries) > 0 && r.Entries[0].Record.Verdict == store.VerdictBroken || len(r.Fragments) > 0
 }
 
 // checksFragments says whether the report looks for missing fragments.

@@ -43,12 +43,14 @@ type File struct {
 	Recheck        Recheck
 	Ghost          time.Duration
 	ReportAfter    ReportAfter
+	FailOn         string // which problems make the exit code 1; the command checks the value
 	KeepPasses     int
 	CheckFragments bool
 	Sitemaps       []string
 	RobotsSitemaps bool // also seed from the Sitemap: lines of robots.txt
 	SitemapLimit   int  // most URLs taken from sitemaps (0 = the command's default)
 	CommitBatch    int
+	MaxRedirects   int // redirects followed before a link is "too many redirects"
 	CommitEvery    time.Duration
 
 	// Config is the rules part. Its Start is left empty: the command sets
@@ -141,12 +143,14 @@ type fileDoc struct {
 	Recheck         docRecheck          `toml:"recheck"`
 	Ghost           any                 `toml:"ghost"`
 	ReportAfter     any                 `toml:"report_after"`
+	FailOn          string              `toml:"fail_on"`
 	KeepPasses      int                 `toml:"keep_passes"`
 	CheckFragments  bool                `toml:"check_fragments"`
 	Sitemaps        []string            `toml:"sitemaps"`
 	RobotsSitemaps  bool                `toml:"robots_sitemaps"`
 	SitemapLimit    int                 `toml:"sitemap_limit"`
 	CommitBatch     int                 `toml:"commit_batch"`
+	MaxRedirects    int                 `toml:"max_redirects"`
 	CommitEvery     any                 `toml:"commit_every"`
 	Include         []string            `toml:"include"`
 	Exclude         []string            `toml:"exclude"`
@@ -159,10 +163,22 @@ type fileDoc struct {
 	StripIndex      bool                `toml:"strip_index"`
 	CollapseSlashes bool                `toml:"collapse_slashes"`
 	Host            []docHost           `toml:"host"`
+	docTraps
+	KeepSessionIDs bool `toml:"keep_session_ids"`
+}
+
+// docTraps are the spider-trap limits, at the top level and in a [[rule]].
+type docTraps struct {
+	MaxHops          *int `toml:"max_hops"`
+	MaxPathSegments  *int `toml:"max_path_segments"`
+	MaxPathRepeats   *int `toml:"max_path_repeats"`
+	MaxQueryVariants *int `toml:"max_query_variants"`
+	MaxTemplateRun   *int `toml:"max_template_run"`
 }
 
 type docRecheck struct {
 	OK           any `toml:"ok"`
+	Pages        any `toml:"pages"`
 	Broken       any `toml:"broken"`
 	Transient    any `toml:"transient"`
 	Unverifiable any `toml:"unverifiable"`
@@ -182,6 +198,8 @@ type docRule struct {
 	Cookies    map[string]string `toml:"cookies"`
 	User       string            `toml:"user"`
 	Password   string            `toml:"password"`
+	docTraps
+	KeepSessionIDs bool `toml:"keep_session_ids"`
 }
 
 type docRewrite struct {
@@ -226,11 +244,11 @@ func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)
 	f := &File{
 		Path: name, Start: doc.Start, DB: doc.DB, Concurrency: doc.Concurrency,
 		PerHost: doc.PerHost, UserAgent: doc.UserAgent, Format: doc.Format,
-		Output: doc.Output, All: doc.All, Quiet: doc.Quiet, KeepPasses: doc.KeepPasses,
+		Output: doc.Output, All: doc.All, Quiet: doc.Quiet, KeepPasses: doc.KeepPasses, FailOn: doc.FailOn,
 		CheckFragments: doc.CheckFragments, Sitemaps: doc.Sitemaps,
 		RobotsSitemaps: doc.RobotsSitemaps, SitemapLimit: doc.SitemapLimit,
-		CommitBatch: doc.CommitBatch,
-		index:       idx,
+		CommitBatch: doc.CommitBatch, MaxRedirects: doc.MaxRedirects,
+		index: idx,
 	}
 	c := &checker{idx: idx}
 	c.duration(&f.Timeout, doc.Timeout, "timeout")
@@ -238,6 +256,7 @@ func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)
 	c.duration(&f.Ghost, doc.Ghost, "ghost")
 	c.duration(&f.CommitEvery, doc.CommitEvery, "commit_every")
 	c.duration(&f.Recheck.OK, doc.Recheck.OK, "recheck", "ok")
+	c.duration(&f.Recheck.Pages, doc.Recheck.Pages, "recheck", "pages")
 	c.duration(&f.Recheck.Broken, doc.Recheck.Broken, "recheck", "broken")
 	c.duration(&f.Recheck.Transient, doc.Recheck.Transient, "recheck", "transient")
 	c.duration(&f.Recheck.Unverifiable, doc.Recheck.Unverifiable, "recheck", "unverifiable")
@@ -271,7 +290,7 @@ func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)
 	}{
 		{"concurrency", f.Concurrency, 1}, {"per_host", f.PerHost, 1},
 		{"keep_passes", f.KeepPasses, 0}, {"sitemap_limit", f.SitemapLimit, 0},
-		{"commit_batch", f.CommitBatch, 1},
+		{"commit_batch", f.CommitBatch, 1}, {"max_redirects", f.MaxRedirects, 1},
 	} {
 		if idx.has(k.key) && k.v < k.min {
 			c.add([]any{k.key}, fmt.Sprintf("%s must be at least %d", k.key, k.min))
@@ -322,6 +341,16 @@ func (c *checker) engineConfig(name string, doc *fileDoc, lookupEnv func(string)
 		DropParams: doc.DropParams, Aliases: doc.Aliases,
 		AliasStartHosts: doc.AliasStartHosts, StripIndex: doc.StripIndex,
 		CollapseSlashes: doc.CollapseSlashes, LookupEnv: lookupEnv,
+		KeepSessionIDs: doc.KeepSessionIDs,
+	}
+	// A limit the file leaves out is 0 here; the command starts from
+	// DefaultTraps and takes only the keys the file sets (File.IsSet).
+	var err error
+	cfg.Traps, _, err = Rule{MaxHops: doc.MaxHops, MaxPathSegments: doc.MaxPathSegments,
+		MaxPathRepeats: doc.MaxPathRepeats, MaxQueryVariants: doc.MaxQueryVariants,
+		MaxTemplateRun: doc.MaxTemplateRun}.trapLimits(Traps{})
+	if fe := (*fieldError)(nil); errors.As(err, &fe) {
+		c.add([]any{fe.field[0]}, fe.Error())
 	}
 	if c.idx.has("drop_params") && cfg.DropParams == nil {
 		cfg.DropParams = []string{}
@@ -332,7 +361,9 @@ func (c *checker) engineConfig(name string, doc *fileDoc, lookupEnv func(string)
 			Scheme: r.Scheme, Host: r.Host, PathPrefix: r.PathPrefix, Path: r.Path,
 			Regex: r.Regex, Action: r.Action, Timeout: r.Timeout, Recheck: r.Recheck,
 			Accept: r.Accept, Headers: r.Headers, Cookies: r.Cookies,
-			User: r.User, Password: r.Password,
+			User: r.User, Password: r.Password, KeepSessionIDs: r.KeepSessionIDs,
+			MaxHops: r.MaxHops, MaxPathSegments: r.MaxPathSegments, MaxPathRepeats: r.MaxPathRepeats,
+			MaxQueryVariants: r.MaxQueryVariants, MaxTemplateRun: r.MaxTemplateRun,
 		})
 	}
 	for i, r := range doc.Rewrite {

@@ -50,6 +50,14 @@ type Config struct {
 	StripIndex bool
 	// CollapseSlashes turns runs of slashes in paths into one.
 	CollapseSlashes bool
+	// KeepSessionIDs keeps query and ;path parameters that carry a session
+	// id (see sessionID), which are otherwise dropped before dedupe: with a
+	// fresh session id on every link, a site is an endless set of URLs.
+	KeepSessionIDs bool
+	// Traps are the run's spider-trap limits; a [[rule]] may set its own.
+	// The zero value turns them all off; the command starts from
+	// DefaultTraps.
+	Traps Traps
 	// Hosts override politeness settings per host glob or CIDR; the first
 	// that matches wins.
 	Hosts []HostRule
@@ -79,6 +87,7 @@ type Engine struct {
 	rw         rewriter
 	hosts      []*hostRule
 	defaults   *Policy
+	traps      Traps
 }
 
 type quickRule struct {
@@ -101,6 +110,9 @@ type Decision struct {
 	// Policy holds the settings for requests to URL. It is never nil and
 	// is shared between decisions: callers must not modify it.
 	Policy *Policy
+	// Traps are the spider-trap limits for URL: the run's, or those of the
+	// rule that decided.
+	Traps Traps
 }
 
 // Policy is the per-URL request and result settings a rule sets. The zero
@@ -121,8 +133,10 @@ type Policy struct {
 }
 
 // Recheck says how long a result with each verdict stays fresh enough to
-// reuse without a request.
-type Recheck struct{ OK, Broken, Transient, Unverifiable time.Duration }
+// reuse without a request. OK is for targets that are only checked; a good
+// page that was parsed is reused only within Pages (by default never: a
+// conditional request costs a 304 and finds the links added since).
+type Recheck struct{ OK, Pages, Broken, Transient, Unverifiable time.Duration }
 
 // ignoredSchemes are not resources a link checker can or should verify; a
 // link to them is not recorded at all.
@@ -143,6 +157,7 @@ func New(cfg Config) (*Engine, error) {
 		origins:    make(map[string]bool, len(cfg.Start)),
 		startHosts: make(map[string]bool, 2*len(cfg.Start)),
 		defaults:   &Policy{},
+		traps:      cfg.Traps,
 	}
 	for i, s := range cfg.Start {
 		if err := e.addStart(s); err != nil {
@@ -157,7 +172,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	for i, r := range cfg.Rules {
-		c, err := compileRule(r, i+1, cfg.LookupEnv)
+		c, err := compileRule(r, i+1, cfg.LookupEnv, cfg.Traps)
 		if err != nil {
 			return nil, itemErr(itemName("rule", i+1, r.Source), err, "rule", i)
 		}
@@ -270,6 +285,7 @@ func (e *Engine) compileRewrites(cfg Config) error {
 		rw.drop = append(rw.drop, re)
 	}
 	rw.stripIndex, rw.collapse = cfg.StripIndex, cfg.CollapseSlashes
+	rw.sessions = !cfg.KeepSessionIDs
 	rw.aliases = make(map[string]origin)
 	for _, canon := range slices.Sorted(maps.Keys(cfg.Aliases)) {
 		to, err := parseOrigin(canon)
@@ -347,6 +363,13 @@ func (e *Engine) aliasStartHosts() {
 	}
 }
 
+// StartHost reports whether host ("host" or "host:port") is one of the
+// start URLs' hosts: the site's own, as opposed to a third party's.
+func (e *Engine) StartHost(host string) bool {
+	_, hostport := normalizeHostPort(host)
+	return e.startHosts[hostport]
+}
+
 // Decide canonicalizes u (a resolved absolute URL), applies the rewrites
 // and decides its action. Without rules: http(s) URLs on a start
 // scheme+host+port are parsed, other http(s) URLs checked; file URLs under
@@ -361,22 +384,52 @@ func (e *Engine) Decide(u *url.URL) Decision {
 func (e *Engine) decide(u *url.URL, steps *[]Step) Decision {
 	c := Canonicalize(u)
 	asked := c
-	if c.Scheme == "file" || (c.Scheme == "http" || c.Scheme == "https") && c.Host != "" {
+	rewrite := (c.Scheme == "file" || (c.Scheme == "http" || c.Scheme == "https") && c.Host != "")
+	nsteps := 0
+	if steps != nil {
+		nsteps = len(*steps)
+	}
+	if rewrite {
 		c = e.rw.apply(c, steps)
 	}
 	d := Decision{URL: c.String(), Fragment: u.Fragment}
 	var r *rule
 	d.Action, d.Rule, r = e.classify(c, d.URL)
+	if rewrite && r != nil && r.keepSessions && e.rw.sessions {
+		// The rule that matches the URL without its session ids keeps
+		// them: rewrite it again, with the session ids left in.
+		if steps != nil {
+			*steps = (*steps)[:nsteps]
+		}
+		rw := e.rw
+		rw.sessions = false
+		c = rw.apply(asked, steps)
+		d.URL = c.String()
+		d.Action, d.Rule, r = e.classify(c, d.URL)
+	}
 	d.Policy = e.defaults
+	d.Traps = e.traps
 	if r != nil {
 		d.Policy = r.policy
-		if asked.Scheme != c.Scheme || asked.Host != c.Host {
+		d.Traps = r.traps
+		if asked.Scheme != c.Scheme || asked.Host != c.Host || !r.secretsFor(asked) {
 			// Credentials belong to the hosts a rule names; u itself is
 			// on another host, and a caller may well request u as it is.
+			// Nor do they go over plain http unless the rule says so.
 			d.Policy = r.public
 		}
 	}
 	return d
+}
+
+// Warnings lists what is valid in the rules but probably not meant, for
+// config check.
+func (e *Engine) Warnings() []string {
+	var w []string
+	for _, r := range e.rules {
+		w = append(w, r.warnings()...)
+	}
+	return w
 }
 
 func (e *Engine) classify(c *url.URL, key string) (Action, string, *rule) {
@@ -404,7 +457,7 @@ func (e *Engine) classify(c *url.URL, key string) (Action, string, *rule) {
 		return Skip, "unsupported scheme " + c.Scheme, nil
 	}
 	for _, q := range e.exclude {
-		if q.re.MatchString(key) {
+		if matchAsWritten(q.re, key) {
 			return Skip, q.name, nil
 		}
 	}
@@ -469,7 +522,7 @@ func (e *Engine) underFileRoot(key string) bool {
 
 func firstMatch(qs []quickRule, key string) (quickRule, bool) {
 	for _, q := range qs {
-		if q.re.MatchString(key) {
+		if matchAsWritten(q.re, key) {
 			return q, true
 		}
 	}

@@ -22,6 +22,7 @@ type Explanation struct {
 	Action    Action
 	Rule      string // what decided, with file:line for a config rule
 	Policy    string // redacted, "defaults" when no rule sets anything
+	Traps     Traps  // spider-trap limits, which apply when Action is Parse
 	// Host and its politeness settings; empty for URLs that are never
 	// fetched from a host (mailto:, file:, ...).
 	Host           string
@@ -42,6 +43,7 @@ func (e *Engine) Explain(raw string) Explanation {
 	d := e.decide(u, &x.Steps)
 	x.URL, x.Fragment, x.Action, x.Rule = d.URL, d.Fragment, d.Action, d.Rule
 	x.Policy = d.Policy.String()
+	x.Traps = d.Traps
 	if final, err := Resolve(nil, d.URL); err == nil && (final.Scheme == "http" || final.Scheme == "https") && d.Action != Ignore {
 		x.Host = final.Host
 		x.Politeness, x.PolitenessFrom = e.HostSettings(final.Host, nil)
@@ -79,6 +81,9 @@ func (x Explanation) Write(w io.Writer) error {
 	line("rule", x.Rule)
 	if x.Action == Parse || x.Action == Check {
 		line("policy", x.Policy)
+	}
+	if x.Action == Parse {
+		line("traps", x.Traps.String())
 	}
 	if x.Host != "" && (x.Action == Parse || x.Action == Check) {
 		line("host", x.Host)

@@ -37,6 +37,7 @@ type rewriter struct {
 	drop       []*regexp.Regexp
 	stripIndex bool
 	collapse   bool
+	sessions   bool // drop parameters and path segments that carry a session id
 }
 
 type unwrapRule struct {
@@ -111,7 +112,7 @@ func (rw *rewriter) round(c *url.URL, rec *[]Step) (*url.URL, bool) {
 		note("alias "+c.Scheme+"://"+c.Host+" = "+o.String(), c, &next)
 		c = &next
 	}
-	if len(rw.drop) > 0 {
+	if len(rw.drop) > 0 || rw.sessions {
 		if next, dropped := rw.dropParams(c); next != nil {
 			note("drop_params ("+strings.Join(dropped, ", ")+")", c, next)
 			c = next
@@ -177,6 +178,12 @@ func (rw *rewriter) dropParams(c *url.URL) (*url.URL, []string) {
 	qChanged := len(dropped) > 0
 	path := c.EscapedPath()
 	pChanged := false
+	if rw.sessions && (strings.Contains(path, "))") || strings.Contains(path, "%29%29")) {
+		if p, n := dropCookielessSessions(path); n > 0 {
+			path, pChanged = p, true
+			dropped = append(dropped, "session id segment")
+		}
+	}
 	if strings.IndexByte(path, ';') >= 0 {
 		segs := strings.Split(path, "/")
 		for i, s := range segs {
@@ -214,12 +221,15 @@ func (rw *rewriter) filterParams(raw, sep string, dropped *[]string) string {
 	parts := strings.Split(raw, sep)
 	kept := parts[:0]
 	for _, p := range parts {
-		name, _, _ := strings.Cut(p, "=")
+		name, value, _ := strings.Cut(p, "=")
 		if n, err := url.QueryUnescape(name); err == nil {
 			name = n
 		}
-		if rw.dropped(strings.ToLower(name)) {
+		lower := strings.ToLower(name)
+		if rw.dropped(lower) {
 			*dropped = append(*dropped, name)
+		} else if rw.sessions && sessionName(lower) && sessionValue(value) {
+			*dropped = append(*dropped, name+" (session id)")
 		} else {
 			kept = append(kept, p)
 		}
@@ -238,11 +248,65 @@ func (rw *rewriter) anyDropped(raw, sep string) bool {
 		if strings.ContainsAny(name, "%+ABCDEFGHIJKLMNOPQRSTUVWXYZ") {
 			return true // decoding or lower-casing needed: let filterParams decide
 		}
-		if rw.dropped(name) {
+		if rw.dropped(name) || rw.sessions && sessionName(name) {
 			return true
 		}
 	}
 	return false
+}
+
+// sessionName says whether a parameter name (lower case) is one that
+// servers put session ids in. Names that only sometimes carry one, such
+// as sid (a story id on some sites), are dropped only with a value that
+// looks like a session id.
+func sessionName(name string) bool {
+	switch name {
+	case "sid", "sess", "session", "ssid", "sessid", "s_id":
+		return true
+	}
+	return strings.Contains(name, "sessid") || strings.Contains(name, "sessionid") ||
+		strings.Contains(name, "session_id") || strings.Contains(name, "sess_id")
+}
+
+// sessionValue says whether a raw parameter value looks like a session id
+// rather than a word or a number: at least 16 letters and digits (and - or
+// _), with both letters and digits in it, as random tokens have.
+func sessionValue(v string) bool {
+	if len(v) < 16 {
+		return false
+	}
+	letters, digits := false, false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case '0' <= c && c <= '9':
+			digits = true
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+			letters = true
+		case c == '-' || c == '_':
+		default:
+			return false
+		}
+	}
+	return letters && digits
+}
+
+// cookieless matches the path segment in which ASP.NET keeps a session id
+// when cookies are off: /(S(lit3py55t21z5v55vlm25s55))/page.aspx.
+var cookieless = regexp.MustCompile(`^\((?:[A-Za-z]\([A-Za-z0-9_-]*\))+\)$`)
+
+// dropCookielessSessions removes cookieless session segments from an
+// escaped path, returning how many it removed.
+func dropCookielessSessions(path string) (string, int) {
+	segs := strings.Split(path, "/")
+	kept := segs[:0]
+	for _, s := range segs {
+		if u, err := url.PathUnescape(s); err == nil && cookieless.MatchString(u) {
+			continue
+		}
+		kept = append(kept, s)
+	}
+	n := len(segs) - len(kept)
+	return strings.Join(kept, "/"), n
 }
 
 func (rw *rewriter) dropped(name string) bool {

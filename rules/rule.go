@@ -41,6 +41,12 @@ type Rule struct {
 	Cookies  map[string]string
 	User     string
 	Password string
+
+	// KeepSessionIDs keeps the session-id parameters of the matched URLs
+	// (matched without them) instead of dropping them.
+	KeepSessionIDs bool
+	// Spider-trap limits for the matched URLs; nil keeps the run's.
+	MaxHops, MaxPathSegments, MaxPathRepeats, MaxQueryVariants, MaxTemplateRun *int
 }
 
 type rule struct {
@@ -56,8 +62,30 @@ type rule struct {
 	// public is policy without headers and credentials, for a URL that
 	// only a rewrite brought to this rule's hosts: the request may still
 	// go to the host as written (a redirect hop, say).
-	public   *Policy
-	matchAll bool
+	public       *Policy
+	traps        Traps // the run's, with this rule's own limits on top
+	keepSessions bool
+	matchAll     bool
+	// cleartextOK: the rule names scheme "http" itself, so its secrets may
+	// go over plain http. Without a scheme they go over https only.
+	cleartextOK bool
+}
+
+// secretsFor says whether a request to u may carry the rule's headers,
+// cookies and credentials: only over https, unless the rule names plain
+// http explicitly, so that an https page redirecting to http (or a link
+// written with http://) never sends them in cleartext.
+func (r *rule) secretsFor(u *url.URL) bool {
+	return u.Scheme == "https" || r.cleartextOK
+}
+
+// warnings are what config check says about a rule that is valid but
+// probably not what was meant.
+func (r *rule) warnings() []string {
+	if r.policy != r.public && r.scheme == "" {
+		return []string{r.desc + `: headers, cookies and credentials without a scheme are sent over https only; add scheme = "https" to say so, or scheme = "http" to allow cleartext`}
+	}
+	return nil
 }
 
 func (r *rule) match(u *url.URL, key string) bool {
@@ -79,7 +107,7 @@ func (r *rule) match(u *url.URL, key string) bool {
 	if r.path != nil && !r.path.MatchString(u.Path) {
 		return false
 	}
-	return r.re == nil || r.re.MatchString(key)
+	return r.re == nil || matchAsWritten(r.re, key)
 }
 
 // describe lists a rule's criteria for people: "host *.example.com, path_prefix /private/".
@@ -99,8 +127,8 @@ func (r Rule) describe() string {
 	return strings.Join(c, ", ")
 }
 
-func compileRule(r Rule, n int, lookup func(string) (string, bool)) (*rule, error) {
-	c := &rule{desc: fmt.Sprintf("rule %d (%s)", n, r.describe())}
+func compileRule(r Rule, n int, lookup func(string) (string, bool), traps Traps) (*rule, error) {
+	c := &rule{desc: fmt.Sprintf("rule %d (%s)", n, r.describe()), keepSessions: r.KeepSessionIDs}
 	if r.Source != "" {
 		c.desc = r.Source + ": " + c.desc
 	}
@@ -169,11 +197,45 @@ func compileRule(r Rule, n int, lookup func(string) (string, bool)) (*rule, erro
 		}
 		return nil, fieldErr(field, errors.New("headers, cookies and credentials need a host (not just \"*\") in the same rule, so they go only to the hosts it names"))
 	}
+	var setsTraps bool
+	c.traps, setsTraps, err = r.trapLimits(traps)
+	if err != nil {
+		return nil, err
+	}
+	if setsTraps && (c.action == Skip || c.action == Ignore) {
+		return nil, fieldErr("action", fmt.Errorf("action %s never fetches, so the rule's spider-trap limits would have no effect", c.action))
+	}
 	c.policy, c.public = p, p
 	if p.Header != nil || p.User != "" || p.Password != "" {
 		c.public = &Policy{Timeout: p.Timeout, Recheck: p.Recheck, Accept: p.Accept}
 	}
+	c.cleartextOK = c.scheme == "http"
 	return c, nil
+}
+
+// trapLimits puts the rule's own spider-trap limits on top of the run's.
+func (r Rule) trapLimits(run Traps) (Traps, bool, error) {
+	set := false
+	for _, f := range []struct {
+		v   *int
+		dst *int
+		key string
+	}{
+		{r.MaxHops, &run.MaxHops, TrapHops.Key},
+		{r.MaxPathSegments, &run.MaxPathSegments, TrapPathSegments.Key},
+		{r.MaxPathRepeats, &run.MaxPathRepeats, TrapPathRepeats.Key},
+		{r.MaxQueryVariants, &run.MaxQueryVariants, TrapQueryVariants.Key},
+		{r.MaxTemplateRun, &run.MaxTemplateRun, TrapTemplateRun.Key},
+	} {
+		if f.v == nil {
+			continue
+		}
+		if *f.v < 0 {
+			return Traps{}, false, fieldErr(f.key, fmt.Errorf("%d is negative (0 turns the limit off)", *f.v))
+		}
+		*f.dst, set = *f.v, true
+	}
+	return run, set, nil
 }
 
 // specificHost rejects a missing host criterion and globs that match

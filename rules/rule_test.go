@@ -165,7 +165,9 @@ func TestCredentialsStayOnTheirHost(t *testing.T) {
 		creds bool
 	}{
 		{"https://staging.example.com/a", true},
-		{"http://staging.example.com:8080/a", true},
+		// Without scheme = "http" in the rule, never in cleartext.
+		{"http://staging.example.com:8080/a", false},
+		{"http://staging.example.com/a", false},
 		{"https://staging.example.com.evil.example/a", false},
 		{"https://evil.example/?h=staging.example.com", false},
 		{"https://example.com/", false},
@@ -186,6 +188,35 @@ func TestCredentialsStayOnTheirHost(t *testing.T) {
 	}
 	if p := e.Decide(mustParse(t, unwrapped.URL)).Policy; p.User != "u" {
 		t.Errorf("the unwrapped URL itself gets no credentials: %s", p)
+	}
+}
+
+func TestCredentialsOverHTTPOnlyWhenNamed(t *testing.T) {
+	t.Parallel()
+	creds := Rule{Host: "intranet.example", User: "u", Password: "p"}
+	plain := creds
+	plain.Scheme = "http"
+	for _, tt := range []struct {
+		rule     Rule
+		url      string
+		creds    bool
+		warnings int
+	}{
+		{creds, "https://intranet.example/", true, 1},
+		{creds, "http://intranet.example/", false, 1},
+		{plain, "http://intranet.example/", true, 0},
+		{plain, "https://intranet.example/", false, 0}, // the rule does not match https at all
+	} {
+		e, err := New(Config{Rules: []Rule{tt.rule}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.Decide(mustParse(t, tt.url)).Policy.User != ""; got != tt.creds {
+			t.Errorf("scheme %q, %s: credentials %v, want %v", tt.rule.Scheme, tt.url, got, tt.creds)
+		}
+		if w := e.Warnings(); len(w) != tt.warnings || len(w) > 0 && !strings.Contains(w[0], `scheme = "https"`) {
+			t.Errorf("scheme %q: warnings %q, want %d naming the scheme", tt.rule.Scheme, w, tt.warnings)
+		}
 	}
 }
 

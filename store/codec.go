@@ -15,11 +15,13 @@ const (
 	recordFormat1 = 1
 	linksFormat1  = 1
 	taskFormat1   = 1
-	// Optional fields come after the fixed ones, each after its tag, in
-	// tag order: recordIDsTag starts URLRecord.IDs, recordSeedTag says
-	// URLRecord.Seed. Records written before a tag existed decode unchanged.
-	recordIDsTag  = 1
-	recordSeedTag = 2
+	// Optional fields follow a record's fixed part, each after its tag, so
+	// records written before a field existed decode unchanged.
+	recordIDsTag    = 1 // URLRecord.IDs
+	recordReusedTag = 2 // URLRecord.ReusedFrom
+	recordSeedTag   = 3 // URLRecord.Seed, a flag
+	// taskRunTag starts the optional Task.Run at the end of a task.
+	taskRunTag = 1
 )
 
 // errShort and friends are joined to ErrCorrupt by the callers, which add the
@@ -244,6 +246,10 @@ func appendRecord(buf []byte, r *URLRecord) ([]byte, error) {
 			e.str(id)
 		}
 	}
+	if r.ReusedFrom != 0 {
+		e.byte(recordReusedTag)
+		e.uvarint(r.ReusedFrom)
+	}
 	if r.Seed {
 		e.byte(recordSeedTag)
 	}
@@ -295,15 +301,8 @@ func decodeRecord(url string, v []byte, r *URLRecord) error {
 	r.Parsed = d.bool()
 	r.PrevVerdict = d.verdict()
 	r.PrevPass = d.uvarint()
-	last := byte(0)
 	for d.err == nil && len(d.b) > 0 {
-		tag := d.byte()
-		if tag <= last {
-			d.fail(errFormat)
-			break
-		}
-		last = tag
-		switch tag {
+		switch d.byte() {
 		case recordIDsTag:
 			n := d.uvarint()
 			switch {
@@ -316,6 +315,8 @@ func decodeRecord(url string, v []byte, r *URLRecord) error {
 					r.IDs[i] = d.str()
 				}
 			}
+		case recordReusedTag:
+			r.ReusedFrom = d.uvarint()
 		case recordSeedTag:
 			r.Seed = true
 		default:
@@ -423,6 +424,12 @@ func appendTask(buf []byte, t *Task) []byte {
 	e.byte(taskFormat1)
 	e.str(t.Action)
 	e.int(t.Depth)
+	// Run comes last, tagged, and only when set, so tasks written before it
+	// existed decode unchanged.
+	if t.Run != 0 {
+		e.byte(taskRunTag)
+		e.int(t.Run)
+	}
 	return e.bytes()
 }
 
@@ -432,5 +439,11 @@ func decodeTask(url string, v []byte) (Task, error) {
 		return Task{}, fmt.Errorf("task format %d: %w", f, errFormat)
 	}
 	t := Task{URL: url, Action: intern(d.span()), Depth: d.int()}
+	if d.err == nil && len(d.b) > 0 {
+		if d.byte() != taskRunTag {
+			d.fail(errFormat)
+		}
+		t.Run = d.int()
+	}
 	return t, d.end()
 }

@@ -279,3 +279,21 @@ func FuzzDecodeTask(f *testing.F) {
 		}
 	})
 }
+
+// TestTaskRunRoundTrip: a task's template run survives the frontier, and a
+// task written without one (as before Run existed) reads back as run 0.
+func TestTaskRunRoundTrip(t *testing.T) {
+	for _, want := range []Task{
+		{URL: "u", Action: "parse", Depth: 7, Run: 3},
+		{URL: "u", Action: "check", Depth: 1},
+	} {
+		got, err := decodeTask("u", appendTask(nil, &want))
+		if err != nil || got != want {
+			t.Errorf("round trip = %+v, %v; want %+v", got, err, want)
+		}
+	}
+	old := []byte{taskFormat1, 5, 'p', 'a', 'r', 's', 'e', 4} // format 1, "parse", depth 2
+	if got, err := decodeTask("u", old); err != nil || got != (Task{URL: "u", Action: "parse", Depth: 2}) {
+		t.Errorf("old task = %+v, %v", got, err)
+	}
+}

@@ -43,7 +43,19 @@ type Pass struct {
 	Started      time.Time     `json:"started"`
 	Finished     time.Time     `json:"finished,omitzero"` // zero until the pass ends (complete or stopped)
 	Elapsed      time.Duration `json:"elapsed,omitempty"` // working time summed over every run of the pass
-	Root         string        `json:"root,omitempty"`    // directory on disk when checking a built site (file:// URLs map below it); the first of Roots
+	Root         string        `json:"root,omitempty"`    // directory on disk when checking a built site (file:// URLs map below it)
+	// Deferred counts the URLs of the site's own hosts that a server's
+	// pause (a Retry-After longer than the run may wait) held back to a
+	// later run of this pass; while any are, the pass is not complete.
+	// ResumeAfter is when the last of those pauses ends.
+	Deferred    int       `json:"deferred,omitempty"`
+	ResumeAfter time.Time `json:"resume_after,omitzero"`
+	// Config is the config file the pass was run with, as named (or found
+	// in the working directory); empty for none.
+	Config string `json:"config,omitempty"`
+	// CheckFragments says the pass stored anchors, so that every report of
+	// it checks fragments, with or without the flag.
+	CheckFragments bool `json:"check_fragments,omitempty"`
 	// Roots are every directory of a check of built sites, absolute; a
 	// file: URL names the file below the one whose path it starts with
 	// (see LocalFile).
@@ -90,7 +102,11 @@ type URLRecord struct {
 	// they were not collected (fragment checks off, not a page, a page cut
 	// off at the size cap); empty, not nil, for a page that has none.
 	IDs []string `json:"ids,omitempty"`
-	// Seed says the pass started from this URL (a start URL, or a file of a
+	// ReusedFrom is the pass whose fetch this record carries over without
+	// a request (a result young enough for its recheck interval); zero when
+	// this pass fetched or revalidated the URL itself. FetchedAt stays the
+	// time of that fetch.
+	ReusedFrom uint64 `json:"reused_from,omitempty"`
 	// checked directory) rather than reaching it by a link.
 	Seed bool `json:"seed,omitempty"`
 }
@@ -110,6 +126,10 @@ type Task struct {
 	URL    string `json:"url"`
 	Action string `json:"action"`          // parse | check
 	Depth  int    `json:"depth,omitempty"` // hops from a start URL
+	// Run counts the pages of the same template before this one, each found
+	// on the one before (rules.Template): the crawler's spider-trap state
+	// that belongs to a URL, kept with it so a resumed pass goes on counting.
+	Run int `json:"run,omitempty"`
 }
 
 // Result is what one finished task adds to the store: its record, its
@@ -123,4 +143,8 @@ type Result struct {
 	SetLinks bool
 	Links    []Link
 	Enqueue  []Task
+	// Requeue, when set, keeps the URL on the frontier as this task
+	// although its record is written: the record is provisional (held back
+	// by a server's pause) and the URL is done again when the pass resumes.
+	Requeue *Task
 }

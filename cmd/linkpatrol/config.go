@@ -50,6 +50,7 @@ func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
 	take("per-host", "per_host", func() { o.perHost = f.PerHost })
 	take("timeout", "timeout", func() { o.timeout = f.Timeout })
 	take("max-size", "max_size", func() { o.maxSize = f.MaxSize })
+	take("max-redirects", "max_redirects", func() { o.maxRedirects = f.MaxRedirects })
 	take("max-time", "max_time", func() { o.maxTime = f.MaxTime })
 	take("user-agent", "user_agent", func() { o.userAgent = f.UserAgent })
 	take("format", "format", func() { o.format = f.Format })
@@ -57,6 +58,7 @@ func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
 	take("all", "all", func() { o.all = f.All })
 	take("quiet", "quiet", func() { o.quiet = f.Quiet })
 	take("recheck-ok", "recheck.ok", func() { o.recheck.OK = f.Recheck.OK })
+	take("recheck-pages", "recheck.pages", func() { o.recheck.Pages = f.Recheck.Pages })
 	take("recheck-broken", "recheck.broken", func() { o.recheck.Broken = f.Recheck.Broken })
 	take("recheck-unverifiable", "recheck.unverifiable", func() { o.recheck.Unverifiable = f.Recheck.Unverifiable })
 	take("recheck-transient", "recheck.transient", func() { o.recheck.Transient = f.Recheck.Transient })
@@ -64,6 +66,7 @@ func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
 	take("report-after", "report_after", func() {
 		o.reportAfter = report.Threshold{Failures: f.ReportAfter.Passes, Age: f.ReportAfter.Duration}
 	})
+	take("fail-on", "fail_on", func() { o.failOn = f.FailOn })
 	take("keep-passes", "keep_passes", func() { o.keepPasses = f.KeepPasses })
 	take("commit-batch", "commit_batch", func() { o.commitBatch = f.CommitBatch })
 	take("commit-every", "commit_every", func() { o.commitEvery = f.CommitEvery })
@@ -71,6 +74,12 @@ func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
 	take("robots-sitemaps", "robots_sitemaps", func() { o.robotsMaps = f.RobotsSitemaps })
 	take("sitemap-limit", "sitemap_limit", func() { o.sitemapMax = f.SitemapLimit })
 	take("check-fragments", "check_fragments", func() { o.fragments = f.CheckFragments })
+	take(rules.TrapHops.Flag[2:], rules.TrapHops.Key, func() { o.traps.MaxHops = f.Config.Traps.MaxHops })
+	take(rules.TrapPathSegments.Flag[2:], rules.TrapPathSegments.Key, func() { o.traps.MaxPathSegments = f.Config.Traps.MaxPathSegments })
+	take(rules.TrapPathRepeats.Flag[2:], rules.TrapPathRepeats.Key, func() { o.traps.MaxPathRepeats = f.Config.Traps.MaxPathRepeats })
+	take(rules.TrapQueryVariants.Flag[2:], rules.TrapQueryVariants.Key, func() { o.traps.MaxQueryVariants = f.Config.Traps.MaxQueryVariants })
+	take(rules.TrapTemplateRun.Flag[2:], rules.TrapTemplateRun.Key, func() { o.traps.MaxTemplateRun = f.Config.Traps.MaxTemplateRun })
+	take("keep-session-ids", "keep_session_ids", func() { o.keepSIDs = f.Config.KeepSessionIDs })
 	take("include", "include", func() { o.include = f.Config.Include })
 	take("exclude", "exclude", func() { o.exclude = f.Config.Exclude })
 	if f.IsSet("format") && !flags.Changed("format") && !slices.Contains(report.Formats(), f.Format) {
@@ -80,17 +89,40 @@ func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
 }
 
 // rulesConfig is the rules part of the run: the file's rules with the
-// command line's quick rules and politeness flags on top.
-func rulesConfig(f *rules.File, starts, include, exclude []string, hosts []rules.HostRule) rules.Config {
+// command line's quick rules, spider-trap limits and politeness flags on
+// top (o has the file's settings merged already).
+func rulesConfig(f *rules.File, o *checkOptions, starts []string, hosts []rules.HostRule) rules.Config {
 	var cfg rules.Config
 	if f != nil {
 		cfg = f.Config
 	}
 	cfg.Start = starts
-	cfg.Include = include
-	cfg.Exclude = exclude
+	cfg.Include = o.include
+	cfg.Exclude = o.exclude
+	cfg.Traps = o.traps
+	cfg.KeepSessionIDs = o.keepSIDs
 	cfg.Hosts = append(hosts, cfg.Hosts...)
 	return cfg
+}
+
+// registerTrapFlags declares the spider-trap flags, one per rules.TrapRule,
+// with DefaultTraps as their defaults.
+func registerTrapFlags(fs *pflag.FlagSet, o *checkOptions) {
+	o.traps = rules.DefaultTraps()
+	for _, f := range []struct {
+		rule  rules.TrapRule
+		v     *int
+		usage string
+	}{
+		{rules.TrapHops, &o.traps.MaxHops, "hold back pages more than this many links from the start URLs as a suspected spider trap"},
+		{rules.TrapPathSegments, &o.traps.MaxPathSegments, "hold back pages whose path has more segments than this"},
+		{rules.TrapPathRepeats, &o.traps.MaxPathRepeats, "hold back pages whose path repeats a segment (or run of them) more often in a row: /a/a/a/"},
+		{rules.TrapQueryVariants, &o.traps.MaxQueryVariants, "hold back pages of a path that has this many distinct query strings already (faceted listings)"},
+		{rules.TrapTemplateRun, &o.traps.MaxTemplateRun, "hold back pages after this many of one template (/cal/#/#) in a row, each found on the one before (endless calendars)"},
+	} {
+		fs.IntVar(f.v, f.rule.Flag[2:], *f.v, f.usage+"; 0 = no limit")
+	}
+	fs.BoolVar(&o.keepSIDs, "keep-session-ids", false, "keep query and ;path parameters that look like session ids (sid=<token>, jsessionid, ...) instead of dropping them before dedupe")
 }
 
 // settingsHash fingerprints what changes a pass's results, so a resumed pass
@@ -102,7 +134,7 @@ func settingsHash(f *rules.File, o *checkOptions) string {
 			h.Write(b)
 		}
 	}
-	fmt.Fprintf(h, "\x00%q\x00%q\x00%d\x00%t\x00%t", o.include, o.exclude, o.maxSize, o.polite.ignoreRobots, o.fragments)
+	fmt.Fprintf(h, "\x00%q\x00%q\x00%d\x00%t\x00%t\x00%+v\x00%t", o.include, o.exclude, o.maxSize, o.polite.ignoreRobots, o.fragments, o.traps, o.keepSIDs)
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
@@ -129,8 +161,12 @@ func runConfig(args []string, stdout, stderr io.Writer) (int, error) {
 		if err := mergeConfig(fs, &o, f); err != nil {
 			return exitUsage, err
 		}
-		if _, err := rules.New(rulesConfig(f, f.Start, f.Config.Include, f.Config.Exclude, nil)); err != nil {
+		e, err := rules.New(rulesConfig(f, &o, f.Start, nil))
+		if err != nil {
 			return exitUsage, usageError{err}
+		}
+		for _, w := range e.Warnings() {
+			fmt.Fprintln(stderr, "warning:", w)
 		}
 		fmt.Fprintf(stdout, "%s: ok (%d rules, %d rewrites, %d host settings)\n", args[1], len(f.Config.Rules), len(f.Config.Rewrites), len(f.Config.Hosts))
 		return exitOK, nil

@@ -36,9 +36,9 @@ func tree(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-// runIn runs the binary in dir with extra environment. The deadline is a
+// runWith runs the binary in dir with extra environment. The deadline is a
 // guard against a hang (a named pipe read forever), not a timing check.
-func runIn(t *testing.T, dir string, env []string, args ...string) result {
+func runWith(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -99,7 +99,7 @@ type dirReport struct {
 func checkDir(t *testing.T, wd string, want int, args ...string) (dirReport, result) {
 	t.Helper()
 	args = append([]string{"check", "--format", "json", "--all"}, args...)
-	r := runIn(t, wd, nil, args...)
+	r := runWith(t, wd, nil, args...)
 	if r.code != want {
 		t.Fatalf("%v: exit %d, want %d\n%s%s", args, r.code, want, r.stderr, r.stdout)
 	}
@@ -275,10 +275,10 @@ func TestDirFilesAndGlobs(t *testing.T) {
 	if _, ok := byFile(rep)["other/there.html"]; !ok {
 		t.Error("two directories: the second one was not checked")
 	}
-	if r := runIn(t, wd, nil, "check", "--db", db(), "public", "https://example.com/"); r.code != exitUsage {
+	if r := runWith(t, wd, nil, "check", "--db", db(), "public", "https://example.com/"); r.code != exitUsage {
 		t.Errorf("a directory and a URL together: exit %d, want 2", r.code)
 	}
-	if r := runIn(t, wd, nil, "check", "--db", db(), "public/*.nothing"); r.code != exitUsage || !strings.Contains(r.stderr, "matches no file") {
+	if r := runWith(t, wd, nil, "check", "--db", db(), "public/*.nothing"); r.code != exitUsage || !strings.Contains(r.stderr, "matches no file") {
 		t.Errorf("a pattern matching nothing: exit %d: %s", r.code, r.stderr)
 	}
 }
@@ -318,7 +318,7 @@ func TestDirHistoryKeyedByPath(t *testing.T) {
 	})
 	db := filepath.Join(t.TempDir(), "db")
 	checkDir(t, wd, exitOK, "--db", db, "a")
-	if r := runIn(t, wd, nil, "check", "--db", db, "b"); r.code != exitUsage || !strings.Contains(r.stderr, filepath.Join(wd, "a")) {
+	if r := runWith(t, wd, nil, "check", "--db", db, "b"); r.code != exitUsage || !strings.Contains(r.stderr, filepath.Join(wd, "a")) {
 		t.Errorf("another directory on the same database: exit %d, want 2 naming %s: %s", r.code, filepath.Join(wd, "a"), r.stderr)
 	}
 	rep, _ := checkDir(t, wd, exitProblems, "--db", db, "--new-pass", "b")
@@ -336,7 +336,7 @@ func TestDirDatabaseStaysOutOfTheSite(t *testing.T) {
 	site := tree(t, map[string]string{"index.html": `<a href="x.html">x</a>`})
 	cache := t.TempDir()
 	env := []string{"XDG_CACHE_HOME=" + cache, "HOME=" + cache}
-	if r := runIn(t, site, env, "check", "."); r.code != exitProblems {
+	if r := runWith(t, site, env, "check", "."); r.code != exitProblems {
 		t.Fatalf("check .: exit %d\n%s", r.code, r.stderr)
 	}
 	entries, _ := os.ReadDir(site)
@@ -345,12 +345,12 @@ func TestDirDatabaseStaysOutOfTheSite(t *testing.T) {
 			t.Errorf("check . wrote %s into the checked directory", e.Name())
 		}
 	}
-	r := runIn(t, site, env, "report")
+	r := runWith(t, site, env, "report")
 	if r.code != exitProblems || !strings.Contains(r.stdout, "x.html") {
 		t.Errorf("report from the same directory: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	// --db says otherwise: then it is where it is told.
-	if r := runIn(t, site, env, "check", "--db", "here.db", "."); r.code != exitProblems {
+	if r := runWith(t, site, env, "check", "--db", "here.db", "."); r.code != exitProblems {
 		t.Fatalf("check --db here.db .: exit %d\n%s", r.code, r.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(site, "here.db")); err != nil {
@@ -364,14 +364,14 @@ func TestDirPathsAsGiven(t *testing.T) {
 	t.Parallel()
 	wd := tree(t, map[string]string{"site/index.html": `<a href="sub/x.html">x</a>`})
 	db := filepath.Join(t.TempDir(), "db")
-	rel := runIn(t, wd, nil, "check", "-v", "--db", db, "site")
+	rel := runWith(t, wd, nil, "check", "-v", "--db", db, "site")
 	if !strings.Contains(rel.stdout, filepath.Join("site", "sub", "x.html")) || strings.Contains(rel.stdout, wd) {
 		t.Errorf("relative argument, want relative paths:\n%s", rel.stdout)
 	}
 	if !hostRow(rel.stderr, "site") {
 		t.Errorf("-v host table does not name the directory site:\n%s", rel.stderr)
 	}
-	abs := runIn(t, wd, nil, "check", "-v", "--db", db, "--new-pass", filepath.Join(wd, "site"))
+	abs := runWith(t, wd, nil, "check", "-v", "--db", db, "--new-pass", filepath.Join(wd, "site"))
 	if !strings.Contains(abs.stdout, filepath.Join(wd, "site", "sub", "x.html")) {
 		t.Errorf("absolute argument, want absolute paths:\n%s", abs.stdout)
 	}
@@ -453,7 +453,7 @@ func TestDirMissingFileIsOneStat(t *testing.T) {
 		fmt.Fprintf(&page, "<img src=\"img/%d.png\">\n", i)
 	}
 	wd := tree(t, map[string]string{"site/index.html": page.String()})
-	r := runIn(t, wd, nil, "check", "-v", "--db", filepath.Join(t.TempDir(), "db"), "site")
+	r := runWith(t, wd, nil, "check", "-v", "--db", filepath.Join(t.TempDir(), "db"), "site")
 	if r.code != exitProblems || !strings.Contains(r.stdout, "Broken (40)") {
 		t.Fatalf("exit %d, want 40 broken\n%s", r.code, r.stdout)
 	}

@@ -27,6 +27,7 @@ func runExplain(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringArrayVar(&o.include, "include", nil, "as for check")
 	fs.StringArrayVar(&o.exclude, "exclude", nil, "as for check")
 	o.polite.register(fs)
+	registerTrapFlags(fs, &o)
 	fs.Usage = func() {
 		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol explain [flags] URL\n\nShows each rewriting step, the canonical URL, the rule that decides it\n(with its file:line), the action, and the politeness settings of its host.\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -58,7 +59,7 @@ func runExplain(args []string, stdout, stderr io.Writer) (int, error) {
 		return exitUsage, usageError{err}
 	}
 	canonical := targets.starts
-	engine, err := rules.New(rulesConfig(file, canonical, o.include, o.exclude, o.polite.hostRules(fs, canonical)))
+	engine, err := rules.New(rulesConfig(file, &o, canonical, o.polite.hostRules(fs, canonical)))
 	if err != nil {
 		return exitUsage, usageError{err}
 	}

@@ -11,6 +11,12 @@
 //	/__stats     its request counters as JSON (crawltest.Stats)
 //	/__reset     zeroes the counters, for the next run against the same site
 //	/__expected  what a correct checker must find, as JSON (crawltest.Expected)
+//	/__traps     with -traps, the requests each spider trap received
+//
+// With -traps the site has four spider traps beside it under /traps/ (an
+// endless calendar, a session-id trap, a growing relative path and a
+// faceted listing; see crawltest.TrapSite): crawl both start URLs,
+// URL/ and URL/traps/.
 //
 // It refuses any address that is not loopback: it exists to be crawled as
 // hard as possible, which no other machine should see.
@@ -44,6 +50,7 @@ type config struct {
 	site         crawltest.SiteOptions
 	addr         string
 	externalAddr string
+	traps        bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -63,6 +70,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.site.Latency, "latency", 0, "delay added to every response, e.g. 20ms")
 	fs.BoolVar(&c.site.ETags, "etags", false, "send ETags and answer If-None-Match with 304")
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "loopback address to serve the site on (port 0 picks a free one)")
+	fs.BoolVar(&c.traps, "traps", false, "serve spider traps beside the site, under /traps/ (see /__traps)")
 	fs.StringVar(&c.externalAddr, "external-addr", "", "loopback address of a second, \"external\" site every page links to once")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -121,17 +129,21 @@ type server struct {
 	ln   net.Listener
 }
 
-func listen(addr string, opt crawltest.SiteOptions) (*server, error) {
+func listen(addr string, opt crawltest.SiteOptions, traps bool) (*server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	site := crawltest.NewSite(opt)
+	var ts *crawltest.TrapSite
+	if traps {
+		ts = crawltest.NewTrapSite(site)
+	}
 	return &server{
 		url:  "http://" + ln.Addr().String(),
 		site: site,
 		ln:   ln,
-		http: &http.Server{Handler: newHandler(site), ReadHeaderTimeout: 10 * time.Second},
+		http: &http.Server{Handler: newHandler(site, ts), ReadHeaderTimeout: 10 * time.Second},
 	}, nil
 }
 
@@ -147,14 +159,14 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		// (to one of its first 100 pages) resolves.
 		ext, err := listen(cfg.externalAddr, crawltest.SiteOptions{
 			Pages: cfg.site.Pages, Seed: cfg.site.Seed, Latency: cfg.site.Latency, PageBytes: cfg.site.PageBytes,
-		})
+		}, false)
 		if err != nil {
 			return err
 		}
 		servers = append(servers, ext)
 		cfg.site.External = ext.url
 	}
-	site, err := listen(cfg.addr, cfg.site)
+	site, err := listen(cfg.addr, cfg.site, cfg.traps)
 	if err != nil {
 		return err
 	}
@@ -164,6 +176,9 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "sitegen: %d pages at %s/ (counters: /__stats, /__reset, /__expected)\n", cfg.site.Pages, site.url)
 	if cfg.site.External != "" {
 		fmt.Fprintf(stderr, "sitegen: external site at %s/\n", cfg.site.External)
+	}
+	if cfg.traps {
+		fmt.Fprintf(stderr, "sitegen: spider traps at %s%s (counters: /__traps)\n", site.url, crawltest.TrapsPath)
 	}
 
 	errc := make(chan error, len(servers))
@@ -189,12 +204,17 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	return err
 }
 
-// newHandler serves the site and, beside it, the counters and the
-// expectations; requests for those are not counted. It routes by hand rather
-// than with a ServeMux, which would answer unclean paths with redirects of
-// its own that the site never counted.
-func newHandler(site *crawltest.Site) http.Handler {
+// newHandler serves the site (with traps beside it unless traps is nil)
+// and, beside it, the counters and the expectations; requests for those are
+// not counted. It routes by hand rather than with a ServeMux, which would
+// answer unclean paths with redirects of its own that the site never
+// counted.
+func newHandler(site *crawltest.Site, traps *crawltest.TrapSite) http.Handler {
 	expected := sync.OnceValue(site.Expected)
+	var pages http.Handler = site
+	if traps != nil {
+		pages = traps
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/__stats":
@@ -204,8 +224,14 @@ func newHandler(site *crawltest.Site) http.Handler {
 			writeJSON(w, site.Stats())
 		case "/__expected":
 			writeJSON(w, expected())
+		case "/__traps":
+			if traps == nil {
+				http.NotFound(w, r)
+				return
+			}
+			writeJSON(w, traps.Requests())
 		default:
-			site.ServeHTTP(w, r)
+			pages.ServeHTTP(w, r)
 		}
 	})
 }

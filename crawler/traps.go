@@ -1,0 +1,125 @@
+package crawler
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// Spider traps (rules.Traps) are held back where the dispatcher admits a
+// URL to the pass, because two of the limits need counts over the pass:
+//
+//   - the distinct query strings of each path, which are a function of the
+//     dedupe set alone: every URL that enters it is counted, whatever
+//     becomes of it, so a resumed pass, whose dedupe set is rebuilt from the
+//     store (the URLs resolved in the pass and the frontier), counts the
+//     same and decides the same;
+//   - the template run and the hops of a page, which belong to the URL and
+//     travel with it in its frontier entry (store.Task.Run and Depth).
+//
+// Only pages to parse are held back: a link that is only checked leads
+// nowhere. Sitemap entries are never held back: the site lists them.
+
+// trapInfo is what a worker works out for a page to parse, so the
+// dispatcher only has to count.
+type trapInfo struct {
+	limits    rules.Traps
+	path      *rules.Trap // held back by the URL alone (path segments, repeats)
+	template  string
+	queryPath string // "" without a query
+}
+
+// trapInfo fills in tg's trap info when it is a page to parse; canon is
+// its canonical URL (the dedupe key), limits the rules' for it.
+func (c *Crawler) trapInfo(tg *target, limits rules.Traps) {
+	if tg.action != rules.Parse || tg.sitemap || limits == (rules.Traps{}) {
+		return
+	}
+	u, err := url.Parse(tg.url)
+	if err != nil {
+		return
+	}
+	ti := &trapInfo{limits: limits, template: rules.Template(u), queryPath: rules.QueryPath(u)}
+	if trap, held := limits.CheckPath(u); held {
+		ti.path = &trap
+	}
+	tg.traps = ti
+}
+
+// trapState is the dispatcher's count of query strings per path.
+type trapState struct {
+	variants map[string]int // rules.QueryPath -> distinct URLs admitted
+}
+
+func newTrapState() trapState { return trapState{variants: make(map[string]int)} }
+
+// admitted counts a URL that entered the dedupe set; queryPath is
+// rules.QueryPath of it, or "" to have it parsed here.
+func (s *trapState) admitted(raw, queryPath string) {
+	if queryPath == "" {
+		if !strings.Contains(raw, "?") {
+			return
+		}
+		u, err := url.Parse(raw)
+		if err != nil || u.RawQuery == "" {
+			return
+		}
+		queryPath = rules.QueryPath(u)
+	}
+	s.variants[queryPath]++
+}
+
+// admit counts tg, a URL new to the pass found on page, and with apply
+// decides whether it is held back; otherwise it returns its template run.
+func (s *trapState) admit(tg *target, page task, pageTemplate func() string, apply bool) (rules.Trap, bool, int) {
+	ti := tg.traps
+	if ti == nil {
+		s.admitted(tg.url, "")
+		return rules.Trap{}, false, 0
+	}
+	// Counted after the check: the limit is on the query strings before it.
+	if ti.queryPath != "" {
+		defer s.admitted(tg.url, ti.queryPath)
+	}
+	if !apply {
+		return rules.Trap{}, false, 0
+	}
+	if ti.path != nil {
+		return *ti.path, true, 0
+	}
+	if ti.queryPath != "" {
+		if trap, held := ti.limits.CheckQuery(s.variants[ti.queryPath], ti.queryPath); held {
+			return trap, true, 0
+		}
+	}
+	run := 0
+	if ti.template == pageTemplate() {
+		run = page.Run + 1
+	}
+	if trap, held := ti.limits.CheckRun(run, ti.template); held {
+		return trap, true, run
+	}
+	if trap, held := ti.limits.CheckHops(page.Depth + 1); held {
+		return trap, true, run
+	}
+	return rules.Trap{}, false, run
+}
+
+// heldBack is the result of a URL held back as a suspected trap: skipped,
+// with the reason and the setting that lets it through.
+func (c *Crawler) heldBack(pass store.Pass, u string, trap rules.Trap) store.Result {
+	c.stats.traps.Add(1)
+	return c.immediate(pass, u, store.VerdictSkipped, "trap", trap.Note())
+}
+
+// templateOf is rules.Template of a URL given as text, "" when it does
+// not parse.
+func templateOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return rules.Template(u)
+}

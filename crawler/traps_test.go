@@ -1,0 +1,185 @@
+package crawler_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/crawler"
+	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// trapBudget is what one trap may cost behind its entry page (the first
+// month, the listing without a query): "at most ~100 requests".
+const trapBudget = 100
+
+// trapSite serves a generated site with the four traps beside it; the pass
+// starts at both "/" and the traps' index.
+func trapSite(t *testing.T, pages int) (*crawltest.TrapSite, *httptest.Server, []string) {
+	t.Helper()
+	ts := crawltest.NewTrapSite(crawltest.NewSite(crawltest.SiteOptions{Pages: pages, Images: 2, BrokenEvery: 20, Seed: 11}))
+	srv := httptest.NewServer(ts)
+	t.Cleanup(srv.Close)
+	return ts, srv, []string{srv.URL + "/", srv.URL + crawltest.TrapsPath}
+}
+
+func trapEngine(t *testing.T, starts []string) *rules.Engine {
+	t.Helper()
+	e, err := rules.New(rules.Config{Start: starts, Traps: rules.DefaultTraps()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func records(t *testing.T, db *store.DB, pass uint64) map[string]store.URLRecord {
+	t.Helper()
+	recs := make(map[string]store.URLRecord)
+	if err := db.Records(pass, func(r *store.URLRecord) error { recs[r.URL] = *r; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// checkTraps holds a finished pass over a trap site to what issue 12 asks:
+// each trap costs at most trapBudget requests at the server, every ordinary
+// page is checked once, and what was held back is listed with its reason
+// and the setting that lets it through.
+func checkTraps(t *testing.T, ts *crawltest.TrapSite, srvURL string, recs map[string]store.URLRecord) {
+	t.Helper()
+	for name, st := range ts.Requests() {
+		t.Logf("trap %s: %d requests, %d distinct URLs", name, st.Requests, st.DistinctURLs)
+		if st.DistinctURLs > 1+trapBudget {
+			t.Errorf("trap %s: %d distinct URLs requested, more than its entry and %d", name, st.DistinctURLs, trapBudget)
+		}
+	}
+	// Session ids are dropped, so the shop is its ordinary pages, once each.
+	if st := ts.Requests()[crawltest.TrapSession]; st.DistinctURLs != 1+crawltest.ShopItems {
+		t.Errorf("session trap: %d distinct URLs, want the shop and its %d items", st.DistinctURLs, crawltest.ShopItems)
+	}
+
+	want := ts.Site().Expected()
+	parsed, held := 0, map[string]int{}
+	for u, r := range recs {
+		path := strings.TrimPrefix(u, srvURL)
+		if !strings.HasPrefix(path, crawltest.TrapsPath) {
+			if r.Verdict == store.VerdictSkipped {
+				t.Errorf("ordinary URL %s skipped: %s", path, r.Note)
+			}
+			if r.Parsed && !strings.HasPrefix(r.ContentType, "text/css") { // the stylesheet is read too
+				parsed++
+			}
+			continue
+		}
+		if r.Error != "trap" {
+			continue
+		}
+		if !strings.HasPrefix(r.Note, "skipped: suspected trap (") || !strings.Contains(r.Note, "--max-") || !strings.Contains(r.Note, "[[rule]]") {
+			t.Errorf("%s: note %q does not give the reason and the setting", path, r.Note)
+		}
+		rule, _, _ := strings.Cut(strings.TrimPrefix(r.Note, "skipped: suspected trap ("), ":")
+		held[rule]++
+	}
+	if parsed != want.Pages {
+		t.Errorf("%d ordinary pages parsed, want all %d", parsed, want.Pages)
+	}
+	if st := ts.Site().Stats(); st.RepeatedURLs != 0 {
+		t.Errorf("%d ordinary URLs requested more than once", st.RepeatedURLs)
+	}
+	t.Logf("held back: %v", held)
+	for _, rule := range []string{"template-run", "path-repeats", "query-variants"} {
+		if held[rule] == 0 {
+			t.Errorf("nothing held back by %s", rule)
+		}
+	}
+	for _, sid := range []string{"sid="} {
+		for u := range recs {
+			if strings.Contains(u, sid) {
+				t.Errorf("a session id survived into %s", u)
+			}
+		}
+	}
+}
+
+// TestTrapsCostBoundedRequests is the trap site of issue 12 §4: an endless
+// calendar, a session-id trap, a growing relative path and a faceted
+// listing beside an ordinary site.
+func TestTrapsCostBoundedRequests(t *testing.T) {
+	verifyNoLeaks(t)
+	ts, srv, starts := trapSite(t, 300)
+	db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	seeds := []store.Task{{URL: starts[0], Action: "parse"}, {URL: starts[1], Action: "parse"}}
+	pass, err := db.BeginPass(store.Pass{StartURLs: starts, Started: time.Now()}, seeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := crawler.New(crawler.Config{Concurrency: 8}, trapEngine(t, starts), db)
+	out, err := c.Run(context.Background(), context.Background(), pass, seeds, nil)
+	if err != nil || !out.Complete {
+		t.Fatalf("run: complete %v, %v", out.Complete, err)
+	}
+	checkTraps(t, ts, srv.URL, records(t, db, pass.ID))
+	if c.Progress().Traps == 0 {
+		t.Error("Progress counts no pages held back")
+	}
+}
+
+// TestTrapStateSurvivesResume stops a pass in the middle of the faceted
+// listing and the calendar and resumes it from the store: the counts go on
+// where they were, so the traps cost no more than in one run.
+func TestTrapStateSurvivesResume(t *testing.T) {
+	verifyNoLeaks(t)
+	ts, srv, starts := trapSite(t, 100)
+	stop, cancel := context.WithCancel(context.Background())
+	var once sync.Once
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req := ts.Requests()
+		if req[crawltest.TrapFacets].DistinctURLs >= trapBudget/2 && req[crawltest.TrapCalendar].DistinctURLs >= 30 {
+			once.Do(cancel)
+		}
+		ts.ServeHTTP(w, r)
+	})
+	db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	seeds := []store.Task{{URL: starts[0], Action: "parse"}, {URL: starts[1], Action: "parse"}}
+	pass, err := db.BeginPass(store.Pass{StartURLs: starts, Started: time.Now()}, seeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine := trapEngine(t, starts)
+	cfg := crawler.Config{Concurrency: 4, Grace: time.Nanosecond}
+	out, err := crawler.New(cfg, engine, db).Run(stop, context.Background(), pass, seeds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Complete {
+		t.Fatal("the pass finished before the stop; the test needs it stopped inside the traps")
+	}
+	queue, err := db.Frontier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := map[string]struct{}{}
+	if err := db.ResolvedIn(pass.ID, func(u string) error { done[u] = struct{}{}; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	out, err = crawler.New(cfg, engine, db).Run(context.Background(), context.Background(), pass, queue, done)
+	if err != nil || !out.Complete {
+		t.Fatalf("resume: complete %v, %v", out.Complete, err)
+	}
+	checkTraps(t, ts, srv.URL, records(t, db, pass.ID))
+}
