@@ -103,8 +103,7 @@ func (r *refs) add(ref string, link store.Link, resource, sitemap bool) {
 			return
 		}
 		u = r.site.local(u)
-	}
-	if u.Scheme == "file" && r.base.Scheme != "file" {
+	} else if u.Scheme == "file" && r.base.Scheme != "file" {
 		r.invalid(link, u.String(), errFileOnWeb)
 		return
 	}

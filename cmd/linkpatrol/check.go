@@ -343,12 +343,16 @@ func parseTargets(args []string, root string) (checkTargets, error) {
 	var t checkTargets
 	var dirs, files, holders []string
 	for _, a := range args {
-		if u, err := url.Parse(a); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
+		if strings.Contains(a, "://") {
+			u, err := url.Parse(a)
+			if err != nil {
+				return t, fmt.Errorf("%q is neither a directory nor an http(s) URL", redact(a))
+			}
 			if err := noUserinfo("start URL", u); err != nil {
 				return t, err
 			}
-			if u.Host == "" {
-				return t, fmt.Errorf("%q has no host", redact(a))
+			if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return t, fmt.Errorf("%q is neither a directory nor an http(s) URL", a)
 			}
 			t.starts = append(t.starts, rules.Canonicalize(u).String())
 			continue
