@@ -31,6 +31,9 @@ type Store interface {
 // Decider classifies and canonicalizes URLs; *rules.Engine is one.
 type Decider interface {
 	Decide(u *url.URL) rules.Decision
+	// StartHost says whether a host is the site's own: a pause that holds
+	// back its URLs leaves the pass unfinished, not just a URL unverified.
+	StartHost(host string) bool
 }
 
 // DefaultMaxRedirects is how many redirects a link may take: 20, as in
@@ -158,8 +161,13 @@ func New(cfg Config, decider Decider, st Store) *Crawler {
 
 // Outcome says how a Run ended.
 type Outcome struct {
-	Complete bool // the frontier ran dry; false when stopped
+	Complete bool // the frontier ran dry and nothing was deferred; false when stopped
 	Fetched  int64
+	// Deferred counts the URLs of the site's own hosts that a server's
+	// pause held back to a later run (they stay queued; the pass is not
+	// complete); ResumeAfter is when the last of those pauses ends.
+	Deferred    int
+	ResumeAfter time.Time
 }
 
 // Run works on pass until its frontier is empty or ctx is cancelled.
@@ -237,6 +245,10 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 	g.Go(func() error { return c.writeLoop(gctx, pass.ID, writes) })
 
 	resumed := len(done) > 0
+	for _, t := range queue {
+		// Held back by a pause last time: recorded, but still to be done.
+		delete(done, t.URL)
+	}
 	d := newDispatcher(c, pass, c.claims)
 	for _, t := range queue {
 		d.push(t)
@@ -259,7 +271,8 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 		tr.CloseIdleConnections()
 	}
 	outc.Fetched = c.stats.requests.Load()
-	outc.Complete = err == nil && ctx.Err() == nil && d.idle()
+	outc.Deferred, outc.ResumeAfter = d.deferred, d.resumeAfter
+	outc.Complete = err == nil && ctx.Err() == nil && d.idle() && d.deferred == 0
 	return outc, err
 }
 

@@ -86,10 +86,15 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 	var counted countingReader
 	if p != nil {
 		defer func() {
-			h.retry, h.retryAfter = p.Done(throttle.Outcome{
+			out := throttle.Outcome{
 				Status: h.status, RetryAfter: h.header.Get("Retry-After"), Err: h.err,
 				Bytes: counted.n, Latency: latency, Attempt: o.attempt,
-			})
+			}
+			if !o.robots {
+				// robots.txt speaks for the whole host; any other URL for itself.
+				out.Key = target
+			}
+			h.retry, h.retryAfter = p.Done(out)
 		}()
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, nil)
@@ -233,6 +238,11 @@ type fetched struct {
 	redirects []store.Hop
 	errClass  string // set when the chain itself failed: loop, too many, bad Location, robots
 	skipped   bool   // the chain stopped on purpose (robots), not broken
+	// verdict is that of a chain that failed (errClass) when it is not
+	// broken: a hop to a host whose robots.txt could not be read is
+	// transient. note says more for a person.
+	verdict store.Verdict
+	note    string
 	// reached says finalURL is what hop, err, errClass or skipped are about;
 	// false when the chain stopped before requesting it (a loop, too many
 	// redirects, or pendingOn).
@@ -279,6 +289,10 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 				c.loadRobots(ctx, cu.Scheme, cu.Host, nil)
 			}
 			if !c.allowed(cu) {
+				if r, _ := c.cfg.Throttle.Robots(cu.Host); r.Failed() {
+					f.errClass, f.verdict, f.note = robotsFailure(r), store.VerdictTransient, heldByRobots
+					return f
+				}
 				f.errClass, f.skipped = "robots", true
 				return f
 			}
@@ -288,7 +302,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			opts.prev = prev
 		}
 		if permit == nil && len(f.redirects) > 0 {
-			if permit, err = c.acquire(ctx, cu.Host); err != nil {
+			if permit, err = c.acquire(ctx, cu.Host, cur); err != nil {
 				f.err = err
 				return f
 			}
@@ -297,7 +311,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		permit = nil
 		if method == http.MethodHead && headRefused(h) && !h.retry {
 			method = http.MethodGet
-			if permit, err = c.acquire(ctx, cu.Host); err != nil {
+			if permit, err = c.acquire(ctx, cu.Host, cur); err != nil {
 				f.err = err
 				return f
 			}
@@ -314,7 +328,8 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		}
 		next, err := rules.Resolve(cu, loc)
 		if err != nil {
-			f.errClass = "bad redirect"
+			f.errClass = "invalid URL"
+			f.note = fmt.Sprintf("the redirect's Location is not a valid URL: %.200q", loc)
 			return f
 		}
 		if cu.Scheme != "file" && next.Scheme != "http" && next.Scheme != "https" {
@@ -420,6 +435,11 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	if c.settle(ctx, hardCtx, &f, &o) {
 		return o
 	}
+	if errors.Is(f.err, throttle.ErrDeferred) && len(f.redirects) == 0 {
+		// GET after a refused HEAD is held back by a server's pause.
+		o.result, o.deferred = c.deferral(pass, t, f.finalURL)
+		return o
+	}
 
 	if f.status == http.StatusNotModified && conditional != nil && len(f.redirects) == 0 && f.err == nil && f.errClass == "" && !f.skipped {
 		// Unchanged since last time: keep what we knew, links included.
@@ -468,7 +488,7 @@ func (c *Crawler) upgrade(ctx context.Context, t task, first string, f *fetched)
 	if err != nil || c.rules.Decide(u).Action != rules.Parse {
 		return
 	}
-	p, err := c.acquire(ctx, u.Host)
+	p, err := c.acquire(ctx, u.Host, f.finalURL)
 	if err != nil {
 		return // the check stands; the throttle said no more requests now
 	}
@@ -599,7 +619,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		} else {
 			prev, _ = c.previous(pass, key)
 		}
-		records = append(records, waiting{rec: rec, prev: prev})
+		records = append(records, waiting{rec: rec, prev: prev, depth: t.Depth + min(i, 1)})
 		hops = nil
 	}
 	slices.Reverse(records) // the task's URL first
@@ -622,6 +642,17 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 	}
 	if endResult != nil {
 		o.hops = append(o.hops, *endResult)
+	}
+	if errors.Is(f.err, throttle.ErrDeferred) && f.reached {
+		if _, _, until := c.heldBackBy(f.finalURL); !until.IsZero() {
+			// The chain ends at a URL of the site held back by a pause:
+			// all of it is done again when the pass resumes.
+			requeue(&o.result, t.Depth)
+			for i := range o.hops {
+				requeue(&o.hops[i], t.Depth+1)
+			}
+			o.deferred, o.held = until, 1+len(o.hops)
+		}
 	}
 	return o
 }
@@ -648,10 +679,16 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 		if len(f.redirects) == 0 {
 			rec.Note = "skipped: robots.txt disallows it"
 		}
+	case errors.Is(f.err, throttle.ErrDeferred):
+		rec.Error = "rate-limited"
+		rec.Verdict, rec.Note, _ = c.heldBackBy(f.finalURL)
 	case politeClass(f.err) != "":
 		rec.Verdict, rec.Error, rec.Note = store.VerdictSkipped, politeClass(f.err), "skipped: "+f.err.Error()
 	case f.errClass != "":
-		rec.Verdict, rec.Error = store.VerdictBroken, f.errClass
+		rec.Verdict, rec.Error, rec.Note = store.VerdictBroken, f.errClass, f.note
+		if f.verdict != "" {
+			rec.Verdict = f.verdict
+		}
 	case f.err != nil:
 		rec.Verdict, rec.Error = classifyError(f.err)
 	default:
@@ -745,6 +782,12 @@ func history(rec *store.URLRecord, prev *store.URLRecord, passID uint64, now tim
 
 // immediate builds the record of a URL that is resolved without a request.
 func (c *Crawler) immediate(pass store.Pass, u string, v store.Verdict, errClass, note string) store.Result {
+	c.stats.done.Add(1)
+	return c.unfetched(pass, u, v, errClass, note)
+}
+
+// unfetched is immediate for a task whose worker counts it done itself.
+func (c *Crawler) unfetched(pass store.Pass, u string, v store.Verdict, errClass, note string) store.Result {
 	now := c.cfg.Now()
 	rec := store.URLRecord{URL: u, Pass: pass.ID, Verdict: v, Error: errClass, Note: note, Action: "check"}
 	if v == store.VerdictSkipped {
@@ -756,7 +799,6 @@ func (c *Crawler) immediate(pass store.Pass, u string, v store.Verdict, errClass
 		prevp = &prev
 	}
 	history(&rec, prevp, pass.ID, now)
-	c.stats.done.Add(1)
 	if v.Problem() {
 		c.stats.problems.Add(1)
 	}

@@ -86,16 +86,35 @@ func Redirected(rec store.URLRecord) string {
 	return rec.FinalURL
 }
 
-// Incomplete is the warning for a pass that has not finished, or "" for a
-// complete one.
+// Incomplete is the warning that belongs on the report's first line, or
+// "" for a complete pass that fetched its start page: the pass has not
+// finished (stopped, still running, or URLs of the site held back by a
+// server's pause), and/or no start URL could be fetched and parsed.
 func (r *Report) Incomplete() string {
+	var msg string
 	switch r.Pass.State {
 	case store.PassComplete:
-		return ""
 	case store.PassStopped:
-		return fmt.Sprintf("INCOMPLETE: stopped after %s; run the same command again to resume.", formatDuration(r.Summary.Elapsed))
+		if n := r.Pass.Deferred; n > 0 {
+			them := "them"
+			if n == 1 {
+				them = "it"
+			}
+			msg = fmt.Sprintf("INCOMPLETE: %s of the site held back by the server's request to pause (Retry-After) until %s; run the same command again after then to check %s and finish the pass.",
+				plural(n, "URL", "URLs"), r.Pass.ResumeAfter.In(r.Options.Now.Location()).Format("2006-01-02 15:04"), them)
+		} else {
+			msg = fmt.Sprintf("INCOMPLETE: stopped after %s; run the same command again to resume.", formatDuration(r.Summary.Elapsed))
+		}
+	default:
+		msg = fmt.Sprintf("INCOMPLETE: pass %d has not finished (it is still running, or it was killed after %s); run the same command again to resume.", r.Pass.ID, formatDuration(r.Summary.Elapsed))
 	}
-	return fmt.Sprintf("INCOMPLETE: pass %d has not finished (it is still running, or it was killed after %s); run the same command again to resume.", r.Pass.ID, formatDuration(r.Summary.Elapsed))
+	if r.StartFailure != "" {
+		if msg != "" {
+			return r.StartFailure + " " + msg
+		}
+		return r.StartFailure
+	}
+	return msg
 }
 
 // formatDuration rounds to what a person wants to read.

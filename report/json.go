@@ -45,6 +45,12 @@ type jsonPass struct {
 	State          string     `json:"state"`
 	Root           string     `json:"root,omitempty"`
 	ElapsedSeconds float64    `json:"elapsed_seconds"`
+	// Deferred counts the URLs of the site held back to a later run by a
+	// server's pause (the pass is then not complete).
+	Deferred int `json:"deferred,omitempty"`
+	// StartFailure is the report's first line when no start URL could be
+	// fetched and parsed.
+	StartFailure string `json:"start_failure,omitempty"`
 }
 
 type jsonSummary struct {
@@ -124,6 +130,8 @@ func writeJSON(w io.Writer, r *Report) error {
 			State:          string(r.Pass.State),
 			Root:           r.Pass.Root,
 			ElapsedSeconds: seconds(s.Elapsed),
+			Deferred:       r.Pass.Deferred,
+			StartFailure:   r.StartFailure,
 		},
 		Summary: jsonSummary{
 			Pages: s.Pages, Links: s.Links, URLs: s.URLs,

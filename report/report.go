@@ -72,6 +72,10 @@ type Report struct {
 	// Fragments are the missing fragments, by URL then fragment; only with
 	// Options.CheckFragments.
 	Fragments []MissingFragment
+	// StartFailure says why no start URL could be fetched and parsed, or
+	// is empty when one was (or none has been tried yet): the pass then
+	// checked nothing, which is a bad night, never a clean one.
+	StartFailure string
 	// Moved are good links whose first hop is a permanent redirect (301,
 	// 308): a warning to update the link to Record.FinalURL, never a
 	// failure. By URL; empty with OnlyNew.
@@ -215,7 +219,11 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	shown := make(map[string]*Entry)
 	moved := make(map[string]*Entry)
 	var order []*Entry
+	var starts []store.URLRecord
 	err = src.Records(passID, func(rec *store.URLRecord) error {
+		if r.isStart(rec.URL) {
+			starts = append(starts, *rec)
+		}
 		s.URLs++
 		if rec.ReusedFrom != 0 {
 			s.reused(rec)
@@ -296,6 +304,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		}
 	}
 	s.MissingFragments = len(r.Fragments)
+	if r.StartFailure, err = startFailure(src, pass, starts); err != nil {
+		return nil, fmt.Errorf("read the start URLs of pass %d: %w", passID, err)
+	}
 	if r.Previous != nil && pass.State == store.PassComplete {
 		err = src.Records(r.Previous.ID, func(rec *store.URLRecord) error {
 			if rec.Verdict.Problem() {
@@ -329,6 +340,64 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	}
 	slices.SortStableFunc(r.Entries, compareEntries)
 	return r, nil
+}
+
+// startFailure says why none of the pass's start URLs was fetched and
+// parsed, or "" when one was, or when one has not been tried yet. A start
+// URL that redirects counts as parsed when the page it lands on was, and
+// one the rules only check counts when it is ok.
+func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (string, error) {
+	if len(starts) == 0 || len(starts) < len(pass.StartURLs) {
+		return "", nil
+	}
+	landed := map[string]*store.URLRecord{}
+	for _, rec := range starts {
+		switch {
+		case rec.Verdict != store.VerdictOK:
+		case rec.Parsed || rec.Action != "parse":
+			return "", nil
+		case Redirected(rec) != "":
+			landed[rec.FinalURL] = nil
+		}
+	}
+	if len(landed) > 0 {
+		err := src.Records(pass.ID, func(rec *store.URLRecord) error {
+			if _, ok := landed[rec.URL]; ok {
+				landed[rec.URL] = rec
+			}
+			return nil
+		})
+		if err != nil {
+			return "", err
+		}
+		for _, rec := range landed {
+			if rec != nil && rec.Verdict == store.VerdictOK && rec.Parsed {
+				return "", nil
+			}
+		}
+	}
+	first := starts[0]
+	why := Problem(first)
+	switch {
+	case first.Verdict != store.VerdictOK:
+	case Redirected(first) != "" && landed[first.FinalURL] != nil && landed[first.FinalURL].Verdict != store.VerdictOK:
+		why = "redirects to " + first.FinalURL + ": " + Problem(*landed[first.FinalURL])
+	case Redirected(first) != "":
+		why = "redirects to " + first.FinalURL + ", which was not parsed"
+	default:
+		why = "not an HTML page"
+		if first.ContentType != "" {
+			why += " (" + first.ContentType + ")"
+		}
+	}
+	msg := fmt.Sprintf("FAILED: no start URL could be fetched and parsed, so nothing behind it was checked. %s: %s", first.URL, why)
+	if first.Note != "" && first.Verdict != store.VerdictOK {
+		msg += "; " + first.Note
+	}
+	if n := len(starts) - 1; n > 0 {
+		msg += fmt.Sprintf(" (and %d more start URLs failed)", n)
+	}
+	return msg + ".", nil
 }
 
 // permanentlyMoved says whether a good URL's first hop is a permanent

@@ -44,6 +44,12 @@ type Pass struct {
 	Finished     time.Time     `json:"finished,omitzero"` // zero until the pass ends (complete or stopped)
 	Elapsed      time.Duration `json:"elapsed,omitempty"` // working time summed over every run of the pass
 	Root         string        `json:"root,omitempty"`    // directory on disk when checking a built site (file:// URLs map below it)
+	// Deferred counts the URLs of the site's own hosts that a server's
+	// pause (a Retry-After longer than the run may wait) held back to a
+	// later run of this pass; while any are, the pass is not complete.
+	// ResumeAfter is when the last of those pauses ends.
+	Deferred    int       `json:"deferred,omitempty"`
+	ResumeAfter time.Time `json:"resume_after,omitzero"`
 	// Config is the config file the pass was run with, as named (or found
 	// in the working directory); empty for none.
 	Config string `json:"config,omitempty"`
@@ -142,4 +148,8 @@ type Result struct {
 	SetLinks bool
 	Links    []Link
 	Enqueue  []Task
+	// Requeue, when set, keeps the URL on the frontier as this task
+	// although its record is written: the record is provisional (held back
+	// by a server's pause) and the URL is done again when the pass resumes.
+	Requeue *Task
 }

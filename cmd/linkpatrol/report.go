@@ -48,7 +48,7 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	if !slices.Contains(report.Formats(), *format) {
 		return exitUsage, usagef("unknown format %q (choose from %s)", *format, strings.Join(report.Formats(), ", "))
 	}
-	if _, err := parseOutputs(outputs); err != nil {
+	if err := checkOutputs(outputs, *db); err != nil {
 		return exitUsage, usageError{err}
 	}
 	// A check holding the file must not make report hang: fail fast.
@@ -79,11 +79,5 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	if err := writeOutputs(stdout, rep, stdoutFormat(*format, *quiet, outputs), outputs); err != nil {
 		return exitUsage, fmt.Errorf("write report: %w", err)
 	}
-	switch {
-	case rep.Pass.State != store.PassComplete:
-		return exitStopped, nil // as check said: the pass is not finished
-	case rep.HasBroken():
-		return exitProblems, nil
-	}
-	return exitOK, nil
+	return exitCode(rep), nil // as check said
 }
