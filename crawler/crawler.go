@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,14 +24,22 @@ type Store interface {
 	Get(url string) (store.URLRecord, bool, error)
 	Links(page string) ([]store.Link, error)
 	Commit(passID uint64, results []store.Result) error
-	PutHostState(host string, v []byte) error
+	PutHostStates(states map[string][]byte) error
 	ForEachHostState(fn func(host string, v []byte) error) error
 }
 
 // Decider classifies and canonicalizes URLs; *rules.Engine is one.
 type Decider interface {
 	Decide(u *url.URL) rules.Decision
+	// StartHost says whether a host is the site's own: a pause that holds
+	// back its URLs leaves the pass unfinished, not just a URL unverified.
+	StartHost(host string) bool
 }
+
+// DefaultMaxRedirects is how many redirects a link may take: 20, as in
+// Chrome and Firefox, so a link that works in a browser is never reported
+// as "too many redirects".
+const DefaultMaxRedirects = 20
 
 // Config holds the settings of one pass. The zero value of a field means
 // its default.
@@ -40,7 +49,7 @@ type Config struct {
 	Timeout       time.Duration // soft timeout of one request; the whole task gets twice this; default 20s
 	Grace         time.Duration // how long in-flight tasks may finish after a stop; default 2s
 	MaxSize       int64         // HTML body cap, after decompression; default 10 MB
-	MaxRedirects  int           // default 10
+	MaxRedirects  int           // redirects followed; default DefaultMaxRedirects
 	UserAgent     string
 	BatchSize     int           // results per commit; default 1000
 	BatchInterval time.Duration // longest wait before a commit; default 1s
@@ -88,7 +97,7 @@ func (c *Config) setDefaults() {
 		c.MaxSize = 10 << 20
 	}
 	if c.MaxRedirects <= 0 {
-		c.MaxRedirects = 10
+		c.MaxRedirects = DefaultMaxRedirects
 	}
 	if c.UserAgent == "" {
 		c.UserAgent = "linkpatrol"
@@ -121,6 +130,11 @@ type Crawler struct {
 	stats  counters
 	// robotsOnce makes concurrent askers of one host's robots.txt share a fetch.
 	robotsOnce singleflight.Group
+	// claims are the URLs of the running pass that some task resolves.
+	claims *claims
+	// dns holds, by host name, nil for a name that resolved and the error
+	// for one that does not exist (see hosts.go).
+	dns sync.Map
 }
 
 // New builds a crawler. The transport is built once so that connections are
@@ -147,8 +161,13 @@ func New(cfg Config, decider Decider, st Store) *Crawler {
 
 // Outcome says how a Run ended.
 type Outcome struct {
-	Complete bool // the frontier ran dry; false when stopped
+	Complete bool // the frontier ran dry and nothing was deferred; false when stopped
 	Fetched  int64
+	// Deferred counts the URLs of the site's own hosts that a server's
+	// pause held back to a later run (they stay queued; the pass is not
+	// complete); ResumeAfter is when the last of those pauses ends.
+	Deferred    int
+	ResumeAfter time.Time
 }
 
 // Run works on pass until its frontier is empty or ctx is cancelled.
@@ -186,17 +205,27 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 	outcomes := make(chan outcome, c.cfg.Concurrency)
 	writes := make(chan store.Result, c.cfg.BatchSize)
 
+	c.claims = &claims{m: done}
 	if err := c.loadHostState(pass.ID); err != nil {
 		return Outcome{}, fmt.Errorf("load host state: %w", err)
 	}
+	probes := make(chan task)
 	for range c.cfg.Concurrency {
+		g.Go(func() error {
+			for t := range probes {
+				c.probeHost(fetchCtx, t)
+				select {
+				case outcomes <- outcome{task: t}:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+			}
+			return nil
+		})
 		g.Go(func() error {
 			for t := range tasks {
 				var o outcome
 				switch {
-				case t.robots != "":
-					c.loadRobots(fetchCtx, t.robots, t.host, t.permit)
-					o = outcome{task: t}
 				case t.sitemapsOf != "":
 					o = c.robotsSitemaps(fetchCtx, t)
 				case t.Action == actionSitemap:
@@ -216,14 +245,19 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 	g.Go(func() error { return c.writeLoop(gctx, pass.ID, writes) })
 
 	resumed := len(done) > 0
-	d := newDispatcher(c, pass, done)
+	for _, t := range queue {
+		// Held back by a pause last time: recorded, but still to be done.
+		delete(done, t.URL)
+	}
+	d := newDispatcher(c, pass, c.claims)
 	for _, t := range queue {
 		d.push(t)
 	}
 	d.seedSitemaps(resumed)
 	var outc Outcome
-	err := d.loop(ctx, gctx, tasks, outcomes, writes)
+	err := d.loop(ctx, gctx, tasks, probes, outcomes, writes)
 	close(tasks)
+	close(probes)
 	close(writes)
 	// The dispatcher only sees that the group failed; the cause is the
 	// group's own error.
@@ -237,7 +271,8 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 		tr.CloseIdleConnections()
 	}
 	outc.Fetched = c.stats.requests.Load()
-	outc.Complete = err == nil && ctx.Err() == nil && d.idle()
+	outc.Deferred, outc.ResumeAfter = d.deferred, d.resumeAfter
+	outc.Complete = err == nil && ctx.Err() == nil && d.idle() && d.deferred == 0
 	return outc, err
 }
 
@@ -269,12 +304,14 @@ func (c *Crawler) Progress() Progress {
 
 func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.Result) error {
 	batch := make([]store.Result, 0, c.cfg.BatchSize)
+	queued := 0 // tasks the batch puts on the frontier
 	tick := time.NewTicker(c.cfg.BatchInterval)
 	defer tick.Stop()
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
+		queued = 0
 		if err := c.store.Commit(passID, batch); err != nil {
 			return err // the store names the batch and the file
 		}
@@ -293,7 +330,10 @@ func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.
 				return flush()
 			}
 			batch = append(batch, r)
-			if len(batch) >= c.cfg.BatchSize {
+			queued += len(r.Enqueue)
+			// A commit is bounded by its new tasks too, so that it takes
+			// well under the grace period a stop gives it.
+			if len(batch) >= c.cfg.BatchSize || queued >= maxPageLinks {
 				if err := flush(); err != nil {
 					return err
 				}

@@ -162,7 +162,13 @@ func hostileSite(t *testing.T, c *counter) *httptest.Server {
 <a href="javascript:void(0)">js</a>
 <!-- <a href="/in-comment">commented out</a> -->
 <a href="/malformed">malformed html</a>
-<a href="/ok#section">same page with fragment</a>`))
+<a href="/ok#section">same page with fragment</a>
+<a href="/bad-location">redirect to an invalid URL</a>
+<a href="http://localhost]/">invalid host</a>`))
+	mux.HandleFunc("/bad-location", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "http://[::1")
+		w.WriteHeader(http.StatusFound)
+	})
 	mux.Handle("/ok", page(`<a href="/">home</a>`))
 	mux.Handle("/multi", page(`fine`))
 	mux.HandleFunc("/img.png", func(w http.ResponseWriter, r *http.Request) {
@@ -279,6 +285,7 @@ func TestPassSurvivesHostileServers(t *testing.T) {
 		{"/server-error", store.VerdictTransient, 500, ""},
 		{"/forbidden", store.VerdictUnverifiable, 403, ""},
 		{"/malformed", store.VerdictOK, 200, ""},
+		{"/bad-location", store.VerdictBroken, 0, "invalid URL"},
 	}
 	for _, w := range want {
 		rec, ok := r.records[srv.URL+w.path]
@@ -292,6 +299,9 @@ func TestPassSurvivesHostileServers(t *testing.T) {
 	}
 	if rec := r.records["http://[::1"]; rec.Verdict != store.VerdictBroken || rec.Error != "invalid URL" {
 		t.Errorf("invalid URL: got %+v", rec)
+	}
+	if rec := r.records["http://localhost]/"]; rec.Verdict != store.VerdictBroken || rec.Error != "invalid host" {
+		t.Errorf("invalid host: got %+v", rec)
 	}
 	if _, ok := r.records[srv.URL+"/dup"]; ok {
 		t.Error("a duplicate attribute is ignored by browsers and must be by us")

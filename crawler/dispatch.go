@@ -2,8 +2,10 @@ package crawler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,7 +25,8 @@ type task struct {
 	prevLoaded bool             // prev was read when staged
 	fresh      bool             // prev is young enough to reuse without a request
 	robotsOK   bool             // the discoverer found robots.txt allows it
-	robots     string           // when set, this is not a URL of the pass but the robots.txt fetch for this host
+	robots     string           // when set, this is not a URL of the pass but the probe of this host: its name, and robots.txt when permit is set
+	third      bool             // counted against the third-party share of the workers
 	// sitemapsOf, when set (the scheme), makes this not a URL of the pass
 	// but the reading of the Sitemap: lines of the host's robots.txt.
 	sitemapsOf string
@@ -51,6 +54,21 @@ type outcome struct {
 	found   []target
 	stopped bool // cut short by a stop: not committed, done again on resume
 	retry   bool // queue the task again; the host's throttle decides when
+	// deferred is set when the result holds back URLs of the site's own
+	// hosts (held of them) to a later run, to the end of the server's
+	// pause.
+	deferred time.Time
+	held     int
+	// hops are the records of the redirect targets the task claimed, the
+	// chain's end last; found are that page's links when it was parsed.
+	hops []store.Result
+	// waitOn, when set, is a URL another task resolves, where the task's
+	// redirects lead: waits (the task's URL first, then the targets it
+	// claimed) are finished from its result, and result is not used.
+	waitOn string
+	waits  []waiting
+	// released are redirect targets claimed by a task that is retried.
+	released []string
 }
 
 type hostQueue struct {
@@ -60,6 +78,7 @@ type hostQueue struct {
 	inRing    bool
 	notBefore time.Time // the throttle said wait until then
 	robots    robotsState
+	own       bool // a host of the site: a start host, or one the rules parse
 }
 
 type robotsState uint8
@@ -69,43 +88,66 @@ const (
 	robotsLoading
 )
 
-// dispatcher owns the frontier and the dedupe set; only its goroutine
-// touches them.
+// dispatcher owns the frontier; only its goroutine touches it. The dedupe
+// set is shared with workers following redirects (see chain.go).
 type dispatcher struct {
-	c        *Crawler
-	pass     store.Pass
-	seen     map[string]struct{}
-	hosts    map[string]*hostQueue
-	ring     []*hostQueue // hosts with queued tasks and a free slot, round robin
-	waiting  []*hostQueue // hosts the throttle asked to wait, until their notBefore
-	staged   *task        // holds a permit, handed to the next free worker
-	queued   int
-	inflight int
-	wake     *time.Timer
-	wakeAt   time.Time
+	c     *Crawler
+	pass  store.Pass
+	seen  *claims
+	hosts map[string]*hostQueue
+	ring  []*hostQueue // hosts with queued tasks and a free slot, round robin
+	// thirdParked are third-party hosts taken out of the ring while
+	// third-party tasks hold their share of the workers (see hosts.go).
+	thirdParked []*hostQueue
+	third       int // third-party tasks on workers
+	ownHosts    map[string]bool
+	probe       *task        // a host probe (name, robots.txt) for the probe workers
+	probing     int          // probes in flight
+	waiting     []*hostQueue // hosts the throttle asked to wait, until their notBefore
+	staged      *task        // holds a permit, handed to the next free worker
+	queued      int
+	inflight    int
+	wake        *time.Timer
+	wakeAt      time.Time
 	// sitemapURLs are the URLs taken from sitemaps in this pass, at most
 	// Config.SitemapLimit.
 	sitemapURLs map[string]struct{}
 	traps       trapState // counted over seen; see traps.go
+	// deferred counts the URLs of the site's own hosts held back to a
+	// later run by a server's pause; resumeAfter is when the last of those
+	// pauses ends.
+	deferred    int
+	resumeAfter time.Time
+	// ends and waiters finish the records whose redirects lead to a URL
+	// another task resolves (see chain.go).
+	ends    ends
+	waiters map[string][]waiting
 }
 
-func newDispatcher(c *Crawler, pass store.Pass, done map[string]struct{}) *dispatcher {
-	d := &dispatcher{c: c, pass: pass, seen: done, hosts: make(map[string]*hostQueue),
-		sitemapURLs: make(map[string]struct{}), traps: newTrapState()}
-	for u := range done {
+func newDispatcher(c *Crawler, pass store.Pass, seen *claims) *dispatcher {
+	d := &dispatcher{c: c, pass: pass, seen: seen, hosts: make(map[string]*hostQueue),
+		sitemapURLs: make(map[string]struct{}), traps: newTrapState(),
+		ends: newEnds(), waiters: make(map[string][]waiting), ownHosts: make(map[string]bool)}
+	for _, s := range pass.StartURLs {
+		if u, err := url.Parse(s); err == nil {
+			d.ownHosts[u.Host] = true
+		}
+	}
+	for u := range seen.m {
 		d.traps.admitted(u, "")
 	}
 	return d
 }
 
-func (d *dispatcher) idle() bool { return d.queued == 0 && d.inflight == 0 && d.staged == nil }
+func (d *dispatcher) idle() bool {
+	return d.queued == 0 && d.inflight == 0 && d.staged == nil && len(d.waiters) == 0 && d.probing == 0 && d.probe == nil
+}
 
 // push queues a task from the stored frontier; it is already in the store.
 func (d *dispatcher) push(t store.Task) {
-	if _, dup := d.seen[t.URL]; dup {
+	if !d.seen.claim(t.URL) {
 		return
 	}
-	d.seen[t.URL] = struct{}{}
 	d.traps.admitted(t.URL, "")
 	host := ""
 	if u, err := url.Parse(t.URL); err == nil {
@@ -117,8 +159,12 @@ func (d *dispatcher) push(t store.Task) {
 func (d *dispatcher) enqueue(t task) {
 	q := d.hosts[t.host]
 	if q == nil {
-		q = &hostQueue{name: t.host}
+		q = &hostQueue{name: t.host, own: d.ownHosts[t.host]}
 		d.hosts[t.host] = q
+	}
+	if t.Action == rules.Parse.String() && !q.own {
+		q.own = true
+		d.ownHosts[t.host] = true
 	}
 	q.tasks = append(q.tasks, t)
 	d.queued++
@@ -143,9 +189,18 @@ func (d *dispatcher) stage() []store.Result {
 	// Only with a worker free: a permit is the right to send now, and one
 	// held while every worker is busy would be spent late, bunching the
 	// host's requests past its window.
-	for d.staged == nil && len(d.ring) > 0 && d.inflight < d.c.cfg.Concurrency {
+	for d.staged == nil && len(d.ring) > 0 {
 		q := d.ring[0]
 		t := q.tasks[0]
+		if err := d.c.deadHost(q.name); err != nil {
+			d.pop(q)
+			class, note := "dns", "no such host: every URL of "+q.name+" settled at once"
+			if errors.Is(err, errInvalidHost) {
+				class, note = "invalid host", ""
+			}
+			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictBroken, class, note))
+			continue
+		}
 		if d.c.mayReuse() && t.sitemapsOf == "" {
 			// Only with recheck intervals can a stored result be reused;
 			// otherwise the worker reads it, in parallel. A sitemap is
@@ -157,6 +212,9 @@ func (d *dispatcher) stage() []store.Result {
 		if d.c.cfg.Throttle == nil || t.fresh || q.name == "" {
 			// A reuse sends no request and a file is read from disk: neither
 			// costs a host anything.
+			if d.inflight >= d.c.cfg.Concurrency {
+				break
+			}
 			d.take(q, t)
 			break
 		}
@@ -166,10 +224,31 @@ func (d *dispatcher) stage() []store.Result {
 			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictBroken, "invalid URL", ""))
 			continue
 		}
+		if _, held := d.c.cfg.Throttle.Deferred(q.name, t.URL); held && t.sitemapsOf == "" {
+			// Before robots.txt: a host that asked for a long pause is not
+			// asked for its robots.txt either.
+			d.pop(q)
+			resolved = append(resolved, d.deferral(t))
+			continue
+		}
 		probe := t
-		if d.c.needsRobots(u.Scheme, q.name) {
-			// The host's robots.txt comes first; its URLs wait for it.
+		robots := d.c.needsRobots(u.Scheme, q.name)
+		if robots || d.c.needsDNS(u) {
+			// The host's name and robots.txt come first; its URLs wait
+			// for them, and the probe waits on no worker.
+			if d.probe != nil || d.probing >= d.c.cfg.Concurrency {
+				break
+			}
 			probe = task{host: q.name, robots: u.Scheme}
+			if !robots {
+				d.startProbe(q, probe)
+				continue
+			}
+		} else if d.inflight >= d.c.cfg.Concurrency {
+			break
+		} else if d.thirdFull(q) {
+			d.parkThird(q)
+			continue
 		} else if t.sitemapsOf != "" {
 			// The file is known (or ignored, and the worker asks the
 			// throttle itself if it must fetch it).
@@ -177,29 +256,22 @@ func (d *dispatcher) stage() []store.Result {
 			break
 		} else if !t.robotsOK && !d.c.allowed(u) {
 			d.pop(q)
-			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictSkipped, "robots", "skipped: robots.txt disallows it"))
+			resolved = append(resolved, d.c.robotsRefusal(d.pass, t.URL, q.name))
 			continue
 		}
 		p, wait, err := d.c.cfg.Throttle.Reserve(q.name)
 		switch {
-		case err != nil:
-			class := politeClass(err)
-			note := "skipped: the host's quota for this pass is used up"
-			if class == "deferred" {
-				note = "skipped: the host asked for a pause longer than --max-pause; checked next pass"
-			}
+		case errors.Is(err, throttle.ErrDeferred):
 			d.pop(q)
-			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictSkipped, class, note))
+			resolved = append(resolved, d.deferral(t))
+		case err != nil:
+			d.pop(q)
+			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictSkipped, politeClass(err), "skipped: the host's quota for this pass is used up"))
 		case wait > 0:
 			d.park(q, wait)
 		case probe.robots != "":
 			probe.permit = p
-			q.robots = robotsLoading
-			d.ring = d.ring[1:]
-			q.inRing = false
-			d.inflight++
-			q.inflight++
-			d.staged = &probe
+			d.startProbe(q, probe)
 		default:
 			t.permit = p
 			d.take(q, t)
@@ -208,10 +280,34 @@ func (d *dispatcher) stage() []store.Result {
 	return resolved
 }
 
+// deferral resolves a task held back by a server's pause, counting it
+// when it leaves the pass unfinished.
+func (d *dispatcher) deferral(t task) store.Result {
+	d.c.stats.done.Add(1)
+	res, until := d.c.deferral(d.pass, t, t.URL)
+	d.noteDeferred(until, 1)
+	return res
+}
+
+// noteDeferred counts n URLs of the site held back until then.
+func (d *dispatcher) noteDeferred(until time.Time, n int) {
+	if until.IsZero() {
+		return
+	}
+	d.deferred += n
+	if until.After(d.resumeAfter) {
+		d.resumeAfter = until
+	}
+}
+
 // take moves the task at the head of q to the staged slot and rotates the ring.
 func (d *dispatcher) take(q *hostQueue, t task) {
 	q.inflight++
 	d.inflight++
+	t.third = !q.own && !t.fresh
+	if t.third {
+		d.third++
+	}
 	d.pop(q)
 	d.staged = &t
 	d.c.stats.inflight.Store(int64(d.inflight))
@@ -270,11 +366,18 @@ func (d *dispatcher) unpark(all bool) {
 
 func (d *dispatcher) finish(t task) {
 	q := d.hosts[t.host]
-	if t.robots != "" {
-		q.robots = robotsUnknown // known now, or to be fetched again after a stop
-	}
 	q.inflight--
-	d.inflight--
+	switch {
+	case t.robots != "":
+		q.robots = robotsUnknown // known now, or to be fetched again after a stop
+		d.probing--
+	case t.third:
+		d.third--
+		d.unparkThird()
+		fallthrough
+	default:
+		d.inflight--
+	}
 	d.c.stats.inflight.Store(int64(d.inflight))
 	if len(q.tasks) == 0 && q.inflight == 0 && q.notBefore.IsZero() {
 		delete(d.hosts, t.host)
@@ -285,7 +388,7 @@ func (d *dispatcher) finish(t task) {
 
 // loop hands tasks to workers and turns their outcomes into writes until
 // the frontier is empty, or until stop is cancelled and nothing is in flight.
-func (d *dispatcher) loop(stop, failed context.Context, tasks chan<- task, outcomes <-chan outcome, writes chan<- store.Result) error {
+func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- task, outcomes <-chan outcome, writes chan<- store.Result) error {
 	stopCh := stop.Done()
 	stopping := false
 	var ready <-chan struct{}
@@ -303,13 +406,22 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks chan<- task, outco
 				return err
 			}
 		}
-		if d.inflight == 0 && (stopping || (d.queued == 0 && len(d.waiting) == 0)) {
-			return nil
+		if d.inflight == 0 && d.probing == 0 && (stopping || (d.queued == 0 && len(d.waiting) == 0)) {
+			if stopping || len(d.waiters) == 0 {
+				return nil
+			}
+			if err := d.write(failed, writes, d.loops()...); err != nil {
+				return err
+			}
+			continue
 		}
-		var send chan<- task
-		var next task
+		var send, sendProbe chan<- task
+		var next, nextProbe task
 		if d.staged != nil {
 			send, next = tasks, *d.staged
+		}
+		if d.probe != nil {
+			sendProbe, nextProbe = probes, *d.probe
 		}
 		var wake <-chan time.Time
 		if d.wake != nil && !d.wakeAt.IsZero() {
@@ -318,6 +430,8 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks chan<- task, outco
 		select {
 		case send <- next:
 			d.staged = nil
+		case sendProbe <- nextProbe:
+			d.probe = nil
 		case o := <-outcomes:
 			d.finish(o.task)
 			switch {
@@ -326,6 +440,7 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks chan<- task, outco
 				o.task.permit = nil
 				o.task.attempt++
 				d.enqueue(o.task)
+				d.unclaim(o.task, o.released)
 			default:
 				if err := d.handle(failed, o, writes); err != nil {
 					return err
@@ -344,6 +459,10 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks chan<- task, outco
 				d.release(*d.staged)
 				d.staged = nil
 			}
+			if d.probe != nil {
+				d.release(*d.probe)
+				d.probe = nil
+			}
 		case <-failed.Done():
 			return failed.Err()
 		}
@@ -358,19 +477,24 @@ func (d *dispatcher) release(t task) {
 	d.finish(t)
 }
 
+// write hands results to the writer, and finishes the records that waited
+// on them.
 func (d *dispatcher) write(failed context.Context, writes chan<- store.Result, rs ...store.Result) error {
-	for _, r := range rs {
+	rs = slices.Clip(rs)
+	for i := 0; i < len(rs); i++ {
 		select {
-		case writes <- r:
+		case writes <- rs[i]:
 		case <-failed.Done():
 			return failed.Err()
 		}
+		rs = append(rs, d.settled(&rs[i].Record)...)
 	}
 	return nil
 }
 
 func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- store.Result) error {
 	res := o.result
+	d.noteDeferred(o.deferred, max(o.held, 1))
 	var extra []store.Result
 	fromSitemap := o.task.Action == actionSitemap || o.task.sitemapsOf != ""
 	notTaken := 0
@@ -385,16 +509,15 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 			// cannot key is a result, not a batch that fails to commit.
 			t.url, t.err = clip(t.url), "URL too long"
 		}
-		if _, dup := d.seen[t.url]; dup {
+		if !d.seen.claim(t.url) {
 			continue
 		}
-		d.seen[t.url] = struct{}{}
 		trap, held, run := d.traps.admit(&t, o.task, pageTemplate, !fromSitemap)
 		switch {
 		case t.err != "":
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictBroken, t.err, ""))
 		case t.disallowed:
-			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictSkipped, "robots", "skipped: robots.txt disallows it"))
+			extra = append(extra, d.c.robotsRefusal(d.pass, t.url, t.host))
 		case held:
 			extra = append(extra, d.c.heldBack(d.pass, t.url, trap))
 		case t.action == rules.Skip:
@@ -422,6 +545,19 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 		// Reading robots.txt resolves no URL of the pass: its sitemaps are
 		// queued, not committed, and found again by the next run.
 		return d.write(failed, writes, extra...)
+	}
+	if len(o.hops) > 0 {
+		// The links found are the chain's end's, and so is their queueing.
+		last := &o.hops[len(o.hops)-1]
+		last.Enqueue, res.Enqueue = res.Enqueue, nil
+		extra = append(o.hops, extra...)
+	}
+	if o.waitOn != "" {
+		rs, err := d.wait(o.waitOn, o.waits)
+		if err != nil {
+			return err
+		}
+		return d.write(failed, writes, append(rs, extra...)...)
 	}
 	return d.write(failed, writes, append([]store.Result{res}, extra...)...)
 }

@@ -2,8 +2,9 @@
 // turning pages into links and responses into results. It is the only
 // package that makes HTTP requests.
 //
-// One dispatcher goroutine owns the frontier and the per-pass dedupe set, so
-// neither needs a lock; workers do everything that costs CPU or waits on the
+// One dispatcher goroutine owns the frontier; the per-pass dedupe set is
+// shared with the workers only so that a redirect target is claimed by the
+// chain that reaches it (see chain.go). Workers do everything that costs CPU or waits on the
 // network (fetching, decoding, extracting, resolving, rule decisions) in
 // parallel and hand finished results back to the dispatcher, which forwards
 // them, together with the URLs they newly discovered, to a writer that
@@ -15,4 +16,8 @@
 // the start hosts' robots.txt) are tasks of their own kind in the same
 // frontier; see sitemap.go. With CheckFragments every parsed page's anchors
 // are stored on its record for the report's fragment check.
+//
+// Each host is probed (its name looked up, its robots.txt read) by probe
+// workers that hold no fetch slot, and third-party hosts hold at most a
+// share of the workers; see hosts.go.
 package crawler

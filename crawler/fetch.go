@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,10 +86,15 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 	var counted countingReader
 	if p != nil {
 		defer func() {
-			h.retry, h.retryAfter = p.Done(throttle.Outcome{
+			out := throttle.Outcome{
 				Status: h.status, RetryAfter: h.header.Get("Retry-After"), Err: h.err,
 				Bytes: counted.n, Latency: latency, Attempt: o.attempt,
-			})
+			}
+			if !o.robots {
+				// robots.txt speaks for the whole host; any other URL for itself.
+				out.Key = target
+			}
+			h.retry, h.retryAfter = p.Done(out)
 		}()
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, nil)
@@ -146,7 +152,7 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 		return h
 	case o.robots:
 		h.body, h.truncated, h.err = readCapped(br, robotsLimit)
-	case o.wantHTML && resp.StatusCode/100 == 2 && isHTML(h.contentType):
+	case o.wantHTML && resp.StatusCode/100 == 2 && parsable(h.contentType):
 		h.body, h.truncated, h.err = readCapped(br, c.cfg.MaxSize)
 	default:
 		n, _ := io.Copy(io.Discard, io.LimitReader(br, drainLimit))
@@ -186,11 +192,22 @@ func readCapped(r io.Reader, max int64) ([]byte, bool, error) {
 }
 
 func isHTML(contentType string) bool {
+	mt := mediaType(contentType)
+	return mt == "text/html" || mt == "application/xhtml+xml"
+}
+
+func isCSS(contentType string) bool { return mediaType(contentType) == "text/css" }
+
+// parsable says whether a body of this type has links of its own: an HTML
+// page or a stylesheet.
+func parsable(contentType string) bool { return isHTML(contentType) || isCSS(contentType) }
+
+func mediaType(contentType string) string {
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil {
 		mt = strings.ToLower(strings.TrimSpace(strings.Split(contentType, ";")[0]))
 	}
-	return mt == "text/html" || mt == "application/xhtml+xml"
+	return mt
 }
 
 // headRefused says whether a HEAD answer is more likely a server that
@@ -221,24 +238,44 @@ type fetched struct {
 	redirects []store.Hop
 	errClass  string // set when the chain itself failed: loop, too many, bad Location, robots
 	skipped   bool   // the chain stopped on purpose (robots), not broken
+	// verdict is that of a chain that failed (errClass) when it is not
+	// broken: a hop to a host whose robots.txt could not be read is
+	// transient. note says more for a person.
+	verdict store.Verdict
+	note    string
+	// reached says finalURL is what hop, err, errClass or skipped are about;
+	// false when the chain stopped before requesting it (a loop, too many
+	// redirects, or pendingOn).
+	reached bool
+	// keys are the pass's URLs of the redirect targets requested after the
+	// first, in order (redirects[1:], then finalURL when reached): "" for a
+	// target the rules do not check, which is followed but not recorded.
+	// Every other one was claimed by this fetch, which records it.
+	keys []string
+	// pendingOn is the pass's URL of a redirect target some other task
+	// resolves: the chain stopped short of it (see chain.go).
+	pendingOn string
 }
 
 // fetch follows redirects itself, hop by hop, up to MaxRedirects. Every
 // request after the task's first asks the throttle again, and a hop to
 // another host obeys that host's robots.txt. With consume set the final
-// body is fetched with GET and handed to it (see requestOpts.consume).
+// body is fetched with GET and handed to it (see requestOpts.consume);
+// otherwise each redirect target of the pass is claimed (see chain.go).
 func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, consume func(io.Reader) error) fetched {
 	parse := t.Action == rules.Parse.String()
 	method := http.MethodGet
 	if !parse && consume == nil {
 		method = http.MethodHead
 	}
+	claim := consume == nil && c.claims != nil
 	cur := t.URL
 	permit := t.permit
 	visited := map[string]bool{cur: true}
 	var f fetched
 	var first *url.URL
 	for {
+		f.finalURL, f.reached = cur, true
 		cu, err := url.Parse(cur)
 		if err != nil {
 			f.errClass = "bad redirect"
@@ -252,6 +289,10 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 				c.loadRobots(ctx, cu.Scheme, cu.Host, nil)
 			}
 			if !c.allowed(cu) {
+				if r, _ := c.cfg.Throttle.Robots(cu.Host); r.Failed() {
+					f.errClass, f.verdict, f.note = robotsFailure(r), store.VerdictTransient, heldByRobots
+					return f
+				}
 				f.errClass, f.skipped = "robots", true
 				return f
 			}
@@ -261,7 +302,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			opts.prev = prev
 		}
 		if permit == nil && len(f.redirects) > 0 {
-			if permit, err = c.acquire(ctx, cu.Host); err != nil {
+			if permit, err = c.acquire(ctx, cu.Host, cur); err != nil {
 				f.err = err
 				return f
 			}
@@ -270,7 +311,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		permit = nil
 		if method == http.MethodHead && headRefused(h) && !h.retry {
 			method = http.MethodGet
-			if permit, err = c.acquire(ctx, cu.Host); err != nil {
+			if permit, err = c.acquire(ctx, cu.Host, cur); err != nil {
 				f.err = err
 				return f
 			}
@@ -278,7 +319,6 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			permit = nil
 		}
 		f.hop = h
-		f.finalURL = cur
 		if h.err != nil || h.retry || !isRedirect(h.status) {
 			return f
 		}
@@ -288,7 +328,8 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		}
 		next, err := rules.Resolve(cu, loc)
 		if err != nil {
-			f.errClass = "bad redirect"
+			f.errClass = "invalid URL"
+			f.note = fmt.Sprintf("the redirect's Location is not a valid URL: %.200q", loc)
 			return f
 		}
 		if cu.Scheme != "file" && next.Scheme != "http" && next.Scheme != "https" {
@@ -300,6 +341,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		}
 		f.redirects = append(f.redirects, store.Hop{URL: cur, Status: h.status})
 		cur = rules.Canonicalize(next).String()
+		f.reached = false
 		if len(cur) > store.MaxURLLength {
 			// Like a link that long: a result of its own, never a key the
 			// store cannot hold.
@@ -318,8 +360,20 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			return f
 		}
 		visited[cur] = true
+		if claim {
+			key := ""
+			if d := c.rules.Decide(next); d.Action == rules.Parse || d.Action == rules.Check {
+				key = d.URL
+				if !c.claims.claim(key) {
+					f.finalURL, f.pendingOn = cur, key
+					return f
+				}
+			}
+			f.keys = append(f.keys, key)
+		}
 		if ctx.Err() != nil {
 			f.err = ctx.Err()
+			f.finalURL, f.reached = cur, true
 			return f
 		}
 	}
@@ -381,47 +435,27 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	if c.settle(ctx, hardCtx, &f, &o) {
 		return o
 	}
+	if errors.Is(f.err, throttle.ErrDeferred) && len(f.redirects) == 0 {
+		// GET after a refused HEAD is held back by a server's pause.
+		o.result, o.deferred = c.deferral(pass, t, f.finalURL)
+		return o
+	}
 
-	if f.status == http.StatusNotModified && conditional != nil && f.err == nil && f.errClass == "" && !f.skipped {
+	if f.status == http.StatusNotModified && conditional != nil && len(f.redirects) == 0 && f.err == nil && f.errClass == "" && !f.skipped {
 		// Unchanged since last time: keep what we knew, links included.
 		o.result = c.reused(pass, t, prev, now)
 		o.found = c.storedTargets(t.URL)
 		o.result.Record.Status = prev.Status
-		c.stats.pages.Add(1)
+		c.countPage(prev.ContentType)
 		return o
 	}
-	rec := c.fetchedRecord(pass, t, f, now)
-	if f.truncated {
-		rec.Note = fmt.Sprintf("page larger than %d bytes: only the first part was checked", c.cfg.MaxSize)
+	if len(f.redirects) > 0 {
+		return c.chain(hardCtx, pass, t, f, now)
 	}
-
-	if rec.Verdict == store.VerdictOK && f.body != nil {
-		final, err := url.Parse(f.finalURL)
-		d := rules.Decision{}
-		if err == nil {
-			d = c.rules.Decide(final)
-		}
-		if d.Action == rules.Parse && len(f.redirects) > 0 {
-			// The page lives where the redirects end: it is parsed there,
-			// once, however many URLs lead to it (/ and /index.html, a
-			// directory with and without its slash), so none of its links
-			// is reported twice.
-			tg := target{url: d.URL, host: final.Host, action: rules.Parse, rule: d.Rule}
-			c.robotsVerdict(&tg, final)
-			o.found = append(o.found, tg)
-		} else if d.Action == rules.Parse {
-			links, found, ids := c.extractLinks(final, f.body, f.contentType)
-			o.result.SetLinks = true
-			o.result.Links = links
-			o.found = found
-			rec.Parsed = true
-			if !f.truncated {
-				// Anchors past the cut are unknown: without any, the page's
-				// fragments are not checked rather than all reported.
-				rec.IDs = ids
-			}
-			c.stats.pages.Add(1)
-		}
+	c.upgrade(hardCtx, t, t.URL, &f)
+	rec := c.fetchedRecord(pass, t, f, now)
+	if c.parseInto(&rec, &o.result, &o.found, f) && t.Action != rules.Parse.String() {
+		rec.Action = rules.Parse.String()
 	}
 	if !rec.Parsed && hadPrev && prev.Parsed && rec.Verdict.Problem() && c.ghost(prev, now) {
 		// A page good recently is failing: follow its old links anyway so
@@ -437,6 +471,189 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 		c.stats.problems.Add(1)
 	}
 	o.result.Record = rec
+	return o
+}
+
+// upgrade fetches with GET a URL that was only checked but answered with
+// an HTML page or a stylesheet the rules would parse: a page first met as
+// a resource (an <img> or a <link> to it) is parsed like any other,
+// whichever link the walk met first, and the site's own stylesheets are
+// read for their url() and @import.
+func (c *Crawler) upgrade(ctx context.Context, t task, first string, f *fetched) {
+	if t.Action != rules.Check.String() || f.body != nil || !f.reached || f.err != nil || f.errClass != "" ||
+		f.status/100 != 2 || !parsable(f.contentType) {
+		return
+	}
+	u, err := url.Parse(f.finalURL)
+	if err != nil || c.rules.Decide(u).Action != rules.Parse {
+		return
+	}
+	p, err := c.acquire(ctx, u.Host, f.finalURL)
+	if err != nil {
+		return // the check stands; the throttle said no more requests now
+	}
+	fu, _ := url.Parse(first)
+	h := c.requestWith(ctx, http.MethodGet, f.finalURL, p, requestOpts{wantHTML: true, attempt: t.attempt, public: fu == nil || !sameOrigin(fu, u)})
+	if h.err == nil && !h.retry {
+		f.hop = h
+	}
+}
+
+// parseInto parses the page f fetched into rec (the record of f.finalURL)
+// and its result, when it is HTML the rules parse, and says whether it did.
+func (c *Crawler) parseInto(rec *store.URLRecord, res *store.Result, found *[]target, f fetched) bool {
+	if f.truncated {
+		rec.Note = fmt.Sprintf("page larger than %d bytes: only the first part was checked", c.cfg.MaxSize)
+	}
+	if rec.Verdict != store.VerdictOK || f.body == nil {
+		return false
+	}
+	final, err := url.Parse(f.finalURL)
+	if err != nil || c.rules.Decide(final).Action != rules.Parse {
+		return false
+	}
+	var links []store.Link
+	var fnd []target
+	var ids []string
+	more := false
+	if isCSS(f.contentType) {
+		links, fnd = c.stylesheetLinks(final, f.body)
+		if c.cfg.CheckFragments {
+			ids = []string{} // nothing to link to, and known to be so
+		}
+	} else {
+		links, fnd, ids, more = c.extractLinks(final, f.body, f.contentType)
+	}
+	res.SetLinks = true
+	res.Links = links
+	*found = fnd
+	rec.Parsed = true
+	if more {
+		rec.Note = strings.TrimPrefix(rec.Note+"; "+fmt.Sprintf("page has more than %d links: only the first %d were checked", maxPageLinks, maxPageLinks), "; ")
+	}
+	if !f.truncated && !more {
+		// Anchors past the cut are unknown: without any, the page's
+		// fragments are not checked rather than all reported.
+		rec.IDs = ids
+	}
+	c.countPage(f.contentType)
+	return true
+}
+
+// countPage counts a parsed document for Progress, unless it was a
+// stylesheet.
+func (c *Crawler) countPage(contentType string) {
+	if !isCSS(contentType) {
+		c.stats.pages.Add(1)
+	}
+}
+
+// chain turns a fetch that followed redirects into records: one for the
+// task's URL and one for every redirect target it claimed, each ending
+// where the chain ends; the page the chain ends at is parsed here, under
+// its own URL, once. A chain that stopped at a target another task
+// resolves is handed to the dispatcher to finish (see chain.go).
+func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetched, now time.Time) outcome {
+	o := outcome{task: t}
+	n := len(f.redirects)
+	// keyAt is the pass's URL of the i-th URL requested ("" when not recorded).
+	keyAt := func(i int) string {
+		if i == 0 {
+			return t.URL
+		}
+		return f.keys[i-1]
+	}
+	var end store.URLRecord
+	var endResult *store.Result
+	switch {
+	case f.pendingOn != "":
+		end.URL = f.pendingOn
+	case !f.reached:
+		// A loop or too many redirects: every URL of it ends the same way.
+		end = store.URLRecord{URL: f.finalURL, Verdict: store.VerdictBroken, Error: f.errClass, Status: f.status}
+	default:
+		key := keyAt(n)
+		action := rules.Check
+		if u, err := url.Parse(f.finalURL); err == nil && c.rules.Decide(u).Action == rules.Parse &&
+			(t.Action == rules.Parse.String() || f.body != nil) {
+			action = rules.Parse
+		}
+		ft := task{Task: store.Task{URL: key, Action: action.String(), Depth: t.Depth}}
+		if key == "" {
+			ft.URL = f.finalURL // not recorded: only its outcome is passed on
+		} else {
+			c.upgrade(hardCtx, ft, t.URL, &f)
+		}
+		fe := f
+		fe.redirects = nil
+		end = c.fetchedRecord(pass, ft, fe, now)
+		if key != "" {
+			endResult = &store.Result{}
+			if c.parseInto(&end, endResult, &o.found, fe) {
+				end.Action = rules.Parse.String()
+			} else {
+				endResult.SetLinks = true
+			}
+			prev, _ := c.previous(pass, key)
+			history(&end, prev, pass.ID, now)
+			if end.Verdict.Problem() {
+				c.stats.problems.Add(1)
+			}
+			endResult.Record = end
+		}
+	}
+	// From the end back to the task's URL, each recorded URL ends where
+	// the next one does, through the hops between them.
+	var hops []store.Hop
+	var records []waiting
+	for i := n - 1; i >= 0; i-- {
+		hops = append([]store.Hop{f.redirects[i]}, hops...)
+		key := keyAt(i)
+		if key == "" {
+			continue
+		}
+		rec := store.URLRecord{URL: key, Pass: pass.ID, Action: rules.Check.String(), FetchedAt: now, Redirects: hops}
+		var prev *store.URLRecord
+		if i == 0 {
+			rec.Action, prev = t.Action, t.prev
+		} else {
+			prev, _ = c.previous(pass, key)
+		}
+		records = append(records, waiting{rec: rec, prev: prev, depth: t.Depth + min(i, 1)})
+		hops = nil
+	}
+	slices.Reverse(records) // the task's URL first
+	if f.pendingOn != "" {
+		o.waitOn, o.waits = f.pendingOn, records
+		return o
+	}
+	for i := len(records) - 1; i >= 0; i-- {
+		w := &records[i]
+		chainEnd(&w.rec, end, c.cfg.MaxRedirects)
+		history(&w.rec, w.prev, pass.ID, now)
+		if w.rec.Verdict.Problem() {
+			c.stats.problems.Add(1)
+		}
+		end = w.rec
+	}
+	o.result = store.Result{Record: records[0].rec, SetLinks: true}
+	for _, w := range records[1:] {
+		o.hops = append(o.hops, store.Result{Record: w.rec, SetLinks: true})
+	}
+	if endResult != nil {
+		o.hops = append(o.hops, *endResult)
+	}
+	if errors.Is(f.err, throttle.ErrDeferred) && f.reached {
+		if _, _, until := c.heldBackBy(f.finalURL); !until.IsZero() {
+			// The chain ends at a URL of the site held back by a pause:
+			// all of it is done again when the pass resumes.
+			requeue(&o.result, t.Depth)
+			for i := range o.hops {
+				requeue(&o.hops[i], t.Depth+1)
+			}
+			o.deferred, o.held = until, 1+len(o.hops)
+		}
+	}
 	return o
 }
 
@@ -459,10 +676,19 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 	switch {
 	case f.skipped:
 		rec.Verdict, rec.Error, rec.Note = store.VerdictSkipped, f.errClass, "skipped: robots.txt disallows a redirect target"
+		if len(f.redirects) == 0 {
+			rec.Note = "skipped: robots.txt disallows it"
+		}
+	case errors.Is(f.err, throttle.ErrDeferred):
+		rec.Error = "rate-limited"
+		rec.Verdict, rec.Note, _ = c.heldBackBy(f.finalURL)
 	case politeClass(f.err) != "":
 		rec.Verdict, rec.Error, rec.Note = store.VerdictSkipped, politeClass(f.err), "skipped: "+f.err.Error()
 	case f.errClass != "":
-		rec.Verdict, rec.Error = store.VerdictBroken, f.errClass
+		rec.Verdict, rec.Error, rec.Note = store.VerdictBroken, f.errClass, f.note
+		if f.verdict != "" {
+			rec.Verdict = f.verdict
+		}
 	case f.err != nil:
 		rec.Verdict, rec.Error = classifyError(f.err)
 	default:
@@ -483,6 +709,13 @@ func (c *Crawler) settle(ctx, hardCtx context.Context, f *fetched, o *outcome) b
 		return true
 	case f.retry:
 		o.retry = true
+		// The redirect targets claimed on the way are this task's no more:
+		// they are queued as tasks of their own.
+		for _, k := range f.keys {
+			if k != "" {
+				o.released = append(o.released, k)
+			}
+		}
 		return true
 	case f.err != nil && hardCtx.Err() != nil:
 		f.err = fmt.Errorf("task took longer than %s: %w", 2*c.cfg.Timeout, context.DeadlineExceeded)
@@ -549,6 +782,12 @@ func history(rec *store.URLRecord, prev *store.URLRecord, passID uint64, now tim
 
 // immediate builds the record of a URL that is resolved without a request.
 func (c *Crawler) immediate(pass store.Pass, u string, v store.Verdict, errClass, note string) store.Result {
+	c.stats.done.Add(1)
+	return c.unfetched(pass, u, v, errClass, note)
+}
+
+// unfetched is immediate for a task whose worker counts it done itself.
+func (c *Crawler) unfetched(pass store.Pass, u string, v store.Verdict, errClass, note string) store.Result {
 	now := c.cfg.Now()
 	rec := store.URLRecord{URL: u, Pass: pass.ID, Verdict: v, Error: errClass, Note: note, Action: "check"}
 	if v == store.VerdictSkipped {
@@ -560,7 +799,6 @@ func (c *Crawler) immediate(pass store.Pass, u string, v store.Verdict, errClass
 		prevp = &prev
 	}
 	history(&rec, prevp, pass.ID, now)
-	c.stats.done.Add(1)
 	if v.Problem() {
 		c.stats.problems.Add(1)
 	}

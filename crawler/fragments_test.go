@@ -27,7 +27,14 @@ func fragmentSite(t *testing.T, c *counter) *httptest.Server {
 <a href="/doc#nowhere">nowhere</a>
 <a href="/doc#caf%C3%A9">café</a>
 <a href="/big#end">the end of a big page</a>
-<a href="/gone#x">a broken page</a>`))
+<a href="/gone#x">a broken page</a>
+<a href="/old#install">checked where the redirect ends</a>
+<a href="/old#nothere">missing where the redirect ends</a>
+<a href="/doc#:~:text=Install">a text fragment</a>
+<a href="/doc#install:~:text=again">an anchor and a text fragment</a>`))
+	mux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/doc", http.StatusMovedPermanently)
+	})
 	mux.Handle("/doc", page(`<h2 id="install">Install</h2><a name="café"></a><p id="install">again</p>`))
 	mux.Handle("/big", page(`<p id="start">`+strings.Repeat("x", 4096)+`<p id="end">`))
 	srv := httptest.NewServer(c.wrap(mux))
@@ -79,7 +86,7 @@ func TestFragmentsCheckedAgainstParsedPages(t *testing.T) {
 			missing = append(missing, strings.TrimPrefix(m.Link(), srv.URL)+" line "+strconv.Itoa(ref.Line))
 		}
 	}
-	if want := []string{"/doc#nowhere line 6"}; !slices.Equal(missing, want) {
+	if want := []string{"/doc#nowhere line 6", "/old#nothere line 11"}; !slices.Equal(missing, want) {
 		t.Errorf("missing fragments %q, want %q", missing, want)
 	}
 	if !rep.HasBroken() {
@@ -88,12 +95,13 @@ func TestFragmentsCheckedAgainstParsedPages(t *testing.T) {
 }
 
 // Pages stored before fragment checks were on have no anchors: with the
-// checks on they are fetched again instead of reused, and reused after.
+// checks on they are fetched again instead of reused, and reused after
+// (pages are reused only when asked for, with Recheck.Pages).
 func TestFragmentChecksRefetchPagesWithoutAnchors(t *testing.T) {
 	var c counter
 	srv := fragmentSite(t, &c)
 	db := openDB(t)
-	cfg := crawler.Config{Recheck: rules.Recheck{OK: time.Hour}}
+	cfg := crawler.Config{Recheck: rules.Recheck{OK: time.Hour, Pages: time.Hour}}
 	if recs := completePass(t, db, cfg, srv.URL+"/"); recs[srv.URL+"/doc"].IDs != nil {
 		t.Fatal("anchors stored without CheckFragments")
 	}

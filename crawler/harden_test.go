@@ -1,11 +1,20 @@
 package crawler_test
 
 import (
+	"context"
+	"fmt"
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/throttle"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/store"
@@ -43,5 +52,102 @@ func TestRedirectToFileNeverFollowed(t *testing.T) {
 		if _, ok := r.records["file:///secret.html"]; ok {
 			t.Errorf("root %q: the redirect target was recorded", root)
 		}
+	}
+}
+
+// A page's cost is bounded by its links: past the most a page may hold,
+// the rest is not read, and the record says so, as for a page over
+// --max-size. (BenchmarkStopOnHugePage measures time and memory.)
+func TestPageLinksBounded(t *testing.T) {
+	t.Parallel()
+	const n = 100_010
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "<a href=\"/#%d\">%d</a>\n", i, i)
+	}
+	srv := httptest.NewServer(page(b.String()))
+	defer srv.Close()
+	r := runPass(t, crawler.Config{}, srv.URL+"/")
+	rec := r.records[srv.URL+"/"]
+	if !strings.Contains(rec.Note, "more than 100000 links") {
+		t.Errorf("note %q does not say the page was cut", rec.Note)
+	}
+	links, err := r.db.Links(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(links) != 100_000 {
+		t.Errorf("%d links stored, want the first 100000", len(links))
+	}
+}
+
+// hostWrites is the real store, recording which hosts' state each save
+// wrote.
+type hostWrites struct {
+	*store.DB
+	mu     sync.Mutex
+	writes [][]string
+}
+
+func (h *hostWrites) PutHostStates(states map[string][]byte) error {
+	h.mu.Lock()
+	h.writes = append(h.writes, slices.Sorted(maps.Keys(states)))
+	h.mu.Unlock()
+	return h.DB.PutHostStates(states)
+}
+
+// Per-host state is saved only for hosts whose state changed, all in one
+// transaction per commit, and state that no pass needs any more (no pause
+// left, robots.txt stale, quota of an old pass) is forgotten.
+// BenchmarkManyHosts measures time and memory against the host count.
+func TestHostStateSavedWhenChangedAndPruned(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(page(`<a href="/a">a</a>`))
+	defer srv.Close()
+	db := openDB(t)
+	settings := func(string) throttle.Settings { return throttle.Settings{} }
+	old := throttle.New(throttle.Config{Settings: settings})
+	old.StartPass(1)
+	now := time.Now()
+	old.SetRobots("stale.test:80", nil, now.Add(-30*24*time.Hour))
+	old.SetRobots("fresh.test:80", nil, now.Add(-time.Hour))
+	for _, h := range []string{"stale.test:80", "fresh.test:80"} {
+		b, err := old.ExportState(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.PutHostState(h, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := srv.URL + "/"
+	engine, err := rules.New(rules.Config{Start: []string{start}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds := []store.Task{{URL: start, Action: "parse"}}
+	pass, err := db.BeginPass(store.Pass{StartURLs: []string{start}, Started: now}, seeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &hostWrites{DB: db}
+	c := crawler.New(crawler.Config{Throttle: throttle.New(throttle.Config{Settings: settings}), HostSettings: settings}, engine, rec)
+	if _, err := c.Run(context.Background(), context.Background(), pass, seeds, nil); err != nil {
+		t.Fatal(err)
+	}
+	site := strings.TrimPrefix(srv.URL, "http://")
+	for _, w := range rec.writes {
+		for _, h := range w {
+			if h != site && h != "stale.test:80" {
+				t.Errorf("saved %s, which this pass never met", h)
+			}
+		}
+	}
+	stored := map[string]bool{}
+	if err := db.ForEachHostState(func(h string, _ []byte) error { stored[h] = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if stored["stale.test:80"] || !stored["fresh.test:80"] || !stored[site] {
+		t.Errorf("stored host state %v: want the site and fresh.test, not stale.test", stored)
 	}
 }

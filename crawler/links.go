@@ -15,12 +15,12 @@ import (
 // hand to the dispatcher, and with CheckFragments its anchors (see
 // anchors). It runs on a worker, so the per-link cost (resolving,
 // canonicalizing, deciding) is spread over all cores.
-func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) ([]store.Link, []target, []string) {
+func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) ([]store.Link, []target, []string, bool) {
 	doc, err := extract.DecodeUTF8(body, contentType)
 	if err != nil {
 		doc = body
 	}
-	p := extract.Extract(doc, extract.Options{IDs: c.cfg.CheckFragments})
+	p := extract.Extract(doc, extract.Options{IDs: c.cfg.CheckFragments, MaxLinks: maxPageLinks})
 	var ids []string
 	if c.cfg.CheckFragments {
 		ids = anchors(p.IDs)
@@ -42,8 +42,25 @@ func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) (
 		// An image or a script on our own host is verified, not parsed.
 		col.add(ref, store.Link{Line: l.Line, Tag: l.Tag, Attr: l.Attr}, l.Kind == extract.KindResource, false)
 	}
-	return col.links, col.found, ids
+	return col.links, col.found, ids, p.More
 }
+
+// stylesheetLinks is extractLinks for a CSS file: its references are
+// resolved against the stylesheet's own URL, as browsers do.
+func (c *Crawler) stylesheetLinks(sheet *url.URL, body []byte) ([]store.Link, []target) {
+	ls := extract.Stylesheet(body)
+	col := newRefs(c, sheet, len(ls), true)
+	for _, l := range ls {
+		col.add(l.URL, store.Link{Line: l.Line, Tag: l.Tag, Attr: l.Attr}, true, false)
+	}
+	return col.links, col.found
+}
+
+// maxPageLinks bounds what one page costs by its links, not only by its
+// bytes: every link becomes a stored link, a frontier entry and a task, and
+// a page of a million links took minutes and a gigabyte to commit. Past it,
+// the page is treated like one larger than --max-size.
+const maxPageLinks = 100_000
 
 // refs turns the references of one document (a page's links, a sitemap's
 // entries) into its stored links and the targets for the dispatcher:
@@ -72,6 +89,10 @@ func (r *refs) add(ref string, link store.Link, resource, sitemap bool) {
 		r.invalid(link, ref, "invalid URL")
 		return
 	}
+	if u.Scheme == "file" && r.base.Scheme != "file" {
+		r.invalid(link, u.String(), errFileOnWeb)
+		return
+	}
 	d := r.c.rules.Decide(u)
 	if d.Action == rules.Ignore {
 		return
@@ -95,6 +116,11 @@ func (r *refs) add(ref string, link store.Link, resource, sitemap bool) {
 	r.found = append(r.found, tg)
 }
 
+// errFileOnWeb is the error of a file: link on a web page: it names a file
+// on the author's disk, which no visitor can follow.
+const errFileOnWeb = "file: link on a web page"
+
+// invalid records a reference that is broken as written.
 func (r *refs) invalid(link store.Link, raw, why string) {
 	link.URL = clip(raw)
 	r.links = append(r.links, link)
@@ -167,6 +193,10 @@ func (c *Crawler) storedTargets(page string) []target {
 			found = append(found, target{url: l.URL, err: "invalid URL"})
 			continue
 		}
+		if u.Scheme == "file" && !strings.HasPrefix(page, "file:") {
+			found = append(found, target{url: l.URL, err: errFileOnWeb})
+			continue
+		}
 		d := c.rules.Decide(u)
 		if d.Action == rules.Ignore {
 			continue
@@ -183,14 +213,49 @@ func (c *Crawler) storedTargets(page string) []target {
 	return found
 }
 
+// redirectTargets are the URLs a reused redirect led through and to, as
+// targets to walk on to, as the fetch that followed it recorded them.
+func (c *Crawler) redirectTargets(t task, prev store.URLRecord) []target {
+	var found []target
+	for i, raw := range append(hopURLs(prev.Redirects[min(1, len(prev.Redirects)):]), prev.FinalURL) {
+		u, err := url.Parse(raw)
+		if err != nil {
+			continue
+		}
+		d := c.rules.Decide(u)
+		if d.Action != rules.Parse && d.Action != rules.Check {
+			continue
+		}
+		tg := target{url: d.URL, host: u.Host, action: d.Action, rule: d.Rule}
+		if t.Action == rules.Check.String() || i < len(prev.Redirects)-1 {
+			tg.action = rules.Check // a resource stays one, unless it answers HTML
+		}
+		c.robotsVerdict(&tg, u)
+		found = append(found, tg)
+	}
+	return found
+}
+
+func hopURLs(hops []store.Hop) []string {
+	out := make([]string, len(hops))
+	for i, h := range hops {
+		out[i] = h.URL
+	}
+	return out
+}
+
 // mayReuse says whether any stored result could be fresh enough to reuse.
 func (c *Crawler) mayReuse() bool {
 	r := c.cfg.Recheck
-	return r.OK > 0 || r.Broken > 0 || r.Unverifiable > 0 || r.Transient > 0 || c.cfg.RulesRecheck
+	return r.OK > 0 || r.Pages > 0 || r.Broken > 0 || r.Unverifiable > 0 || r.Transient > 0 || c.cfg.RulesRecheck
 }
 
 // fresh says whether a stored result is young enough to reuse without a
-// request. A transient failure is never replayed as if it were final.
+// request. A transient failure is never replayed as if it were final. A
+// parsed page falls under Recheck.Pages, not OK: the site's own pages are
+// what a user edits between two runs, and revalidating one costs a 304.
+// A rule's own interval is the user asking for exactly those URLs, so it
+// applies to pages too.
 func (c *Crawler) fresh(prev store.URLRecord, now time.Time) bool {
 	if c.needsAnchors(prev) {
 		return false
@@ -199,6 +264,9 @@ func (c *Crawler) fresh(prev store.URLRecord, now time.Time) bool {
 	switch prev.Verdict {
 	case store.VerdictOK:
 		ttl = c.cfg.Recheck.OK
+		if prev.Parsed {
+			ttl = c.cfg.Recheck.Pages
+		}
 	case store.VerdictBroken:
 		ttl = c.cfg.Recheck.Broken
 	case store.VerdictUnverifiable:
@@ -244,31 +312,40 @@ func (c *Crawler) ghost(prev store.URLRecord, now time.Time) bool {
 }
 
 // reuse answers a task from a fresh stored result, without a request.
+// It is not a page parsed now, and not one more pass that saw the URL fail.
 func (c *Crawler) reuse(pass store.Pass, t task, prev store.URLRecord) outcome {
 	c.stats.reused.Add(1)
 	o := outcome{task: t, result: c.reused(pass, t, prev, prev.FetchedAt)}
+	o.result.Record.ReusedFrom = prev.Pass
+	if prev.ReusedFrom != 0 {
+		o.result.Record.ReusedFrom = prev.ReusedFrom // the pass that fetched it
+	}
 	if prev.Parsed {
 		o.found = c.storedTargets(t.URL)
-		c.stats.pages.Add(1)
+		c.countPage(prev.ContentType)
+	} else if prev.FinalURL != "" {
+		// A reused redirect carries the walk on to where it led, or the
+		// page behind it and all it links to would drop out of the pass.
+		o.found = c.redirectTargets(t, prev)
 	}
 	if prev.Verdict.Problem() {
 		c.stats.problems.Add(1)
 	}
+	c.cfg.Logger.Debug("reused", "url", t.URL, "verdict", prev.Verdict, "from_pass", o.result.Record.ReusedFrom, "fetched", prev.FetchedAt.Format(time.RFC3339))
 	return o
 }
 
 // reused carries a stored result into this pass; fetchedAt says when it was
-// last confirmed (now for a 304, the old time for a fresh reuse).
+// last confirmed (now for a 304, the old time for a fresh reuse). The run
+// of failures is left alone: --report-after counts passes that fetched.
 func (c *Crawler) reused(pass store.Pass, t task, prev store.URLRecord, fetchedAt time.Time) store.Result {
 	rec := prev
 	rec.Pass = pass.ID
 	rec.Action = t.Action
 	rec.FetchedAt = fetchedAt
+	rec.ReusedFrom = 0
 	if prev.Pass != pass.ID {
 		rec.PrevVerdict, rec.PrevPass = prev.Verdict, prev.Pass
-		if rec.Verdict.Problem() {
-			rec.Failures++
-		}
 	}
 	if rec.Verdict == store.VerdictOK && fetchedAt.After(rec.LastGood) {
 		rec.LastGood = fetchedAt

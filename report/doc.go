@@ -23,9 +23,10 @@
 // Options.All every URL of the pass; with Options.OnlyNew only the problems
 // that are new. Problems younger than Options.ReportAfter are left out of
 // every format and counted in Summary.Suppressed. HasBroken is the exit
-// code's question, asked of what is shown. Text and Markdown cap the
-// referrers listed per URL (Options.MaxReferrers) and say how many more
-// there are; JSON, CSV, HTML and the annotations list them all.
+// code's question, asked of what is shown. Text and Markdown list each
+// referring page once with its lines, cap the pages listed per URL
+// (Options.MaxReferrers) and say how many more there are; JSON, CSV, HTML
+// and the annotations list every referrer.
 //
 // With Options.CheckFragments, links to page#fragment whose page (parsed in
 // the pass, with its anchors stored) has no such id or <a name> are listed

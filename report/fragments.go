@@ -35,17 +35,19 @@ type MissingFragment struct {
 // Link is the URL as a person would follow it, fragment included.
 func (m MissingFragment) Link() string { return m.URL + "#" + m.Fragment }
 
-// MissingFragmentHelp says in a few words what the missing fragments
-// section means.
-const MissingFragmentHelp = "the page exists but has no element with this id or name; these make the exit code 1"
-
 type fragmentKey struct{ url, fragment string }
 
 // alwaysThere are the fragments HTML resolves without looking for an
 // element: the empty one and "top" (in any case) are the top of the page.
 func alwaysThere(fragment string) bool {
-	return fragment == "" || strings.EqualFold(fragment, "top")
+	return fragment == "" || strings.EqualFold(fragment, "top") || textFragment(fragment)
 }
+
+// textFragment says whether a fragment carries a fragment directive
+// ("#:~:text=...", "#id:~:text=..."): the browser scrolls to the quoted
+// text, and the id, if any, is only where it goes when the text is not
+// found, so a missing id is no missing anchor.
+func textFragment(fragment string) bool { return strings.Contains(fragment, ":~:") }
 
 // anchorSet answers whether a page has a fragment, given its IDs (sorted,
 // as the crawler stores them).
@@ -89,28 +91,47 @@ func (a anchorSet) has(fragment string) bool {
 
 // checkFragments reads the pages that fragment links point to and keeps the
 // links whose fragment their page lacks. refs holds every link with a
-// fragment, by page and fragment.
+// fragment, by page and fragment. A linked URL that redirects is judged by
+// the page the redirects end at, as a browser scrolls there.
 func (r *Report) checkFragments(src Source, passID uint64, refs map[fragmentKey][]Referrer) error {
 	wanted := make(map[string][]string)
 	for k := range refs {
 		wanted[k.url] = append(wanted[k.url], k.fragment)
 	}
-	err := src.Records(passID, func(rec *store.URLRecord) error {
-		frags := wanted[rec.URL]
-		if len(frags) == 0 || !rec.Parsed || rec.Verdict != store.VerdictOK || rec.IDs == nil {
-			return nil
+	judge := func(linked string, page *store.URLRecord) {
+		if !page.Parsed || page.Verdict != store.VerdictOK || page.IDs == nil {
+			return
 		}
-		anchors := newAnchorSet(rec.IDs)
-		for _, f := range frags {
+		anchors := newAnchorSet(page.IDs)
+		for _, f := range wanted[linked] {
 			if anchors.has(f) {
 				continue
 			}
-			rs := refs[fragmentKey{rec.URL, f}]
+			rs := refs[fragmentKey{linked, f}]
 			slices.SortFunc(rs, compareReferrers)
-			r.Fragments = append(r.Fragments, MissingFragment{URL: rec.URL, Fragment: f, Referrers: rs})
+			r.Fragments = append(r.Fragments, MissingFragment{URL: linked, Fragment: f, Referrers: rs})
 		}
+	}
+	redirected := make(map[string][]string) // final URL → the linked URLs that end there
+	err := src.Records(passID, func(rec *store.URLRecord) error {
+		if len(wanted[rec.URL]) == 0 {
+			return nil
+		}
+		if rec.FinalURL != "" && rec.FinalURL != rec.URL && rec.Verdict == store.VerdictOK {
+			redirected[rec.FinalURL] = append(redirected[rec.FinalURL], rec.URL)
+			return nil
+		}
+		judge(rec.URL, rec)
 		return nil
 	})
+	if err == nil && len(redirected) > 0 {
+		err = src.Records(passID, func(rec *store.URLRecord) error {
+			for _, linked := range redirected[rec.URL] {
+				judge(linked, rec)
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		return err
 	}

@@ -53,6 +53,7 @@ type htmlData struct {
 	Headline    string
 	Counts      string
 	ChangeLine  string
+	ReuseLine   string
 	Empty       string
 	Verdicts    []store.Verdict
 	Rows        []htmlRow
@@ -82,6 +83,7 @@ type htmlRow struct {
 	Links     int
 	Change    Change
 	New       bool
+	Reused    string // "reused from pass 6, checked 40 minutes ago", or ""
 	Refs      []htmlRef
 	NoRefs    string
 }
@@ -103,20 +105,12 @@ func writeHTML(w io.Writer, r *Report) error {
 	d := htmlData{
 		CSP: htmlCSP, CSS: template.CSS(htmlCSS), JS: template.JS(htmlJS),
 		PassID: r.Pass.ID, Summary: r.Summary,
-		Incomplete: r.Incomplete(), Headline: r.Headline(), Counts: r.Counts(), ChangeLine: r.ChangeLine(),
+		Incomplete: r.Incomplete(), Headline: r.Headline(), Counts: r.Counts(), ChangeLine: r.ChangeLine(), ReuseLine: r.ReuseLine(),
 	}
 	if r.Previous != nil {
 		d.PreviousID, d.HasPrevious = r.Previous.ID, true
 	}
-	switch {
-	case !r.nothingListed():
-	case r.Options.OnlyNew:
-		d.Empty = "No new problems."
-	case r.Summary.Suppressed > 0:
-		d.Empty = "No problems to report."
-	default:
-		d.Empty = "No problems found."
-	}
+	d.Empty = r.Nothing()
 	for _, m := range r.Fragments {
 		f := htmlFragment{Target: r.Location(m.URL) + "#" + m.Fragment}
 		for _, ref := range m.Referrers {
@@ -124,7 +118,7 @@ func writeHTML(w io.Writer, r *Report) error {
 		}
 		d.Fragments = append(d.Fragments, f)
 	}
-	d.FragHelp = capitalize(MissingFragmentHelp) + "."
+	d.FragHelp = capitalize(r.FragmentHelp()) + "."
 	for _, sec := range r.Sections() {
 		d.Verdicts = append(d.Verdicts, sec.Verdict)
 	}
@@ -134,6 +128,7 @@ func writeHTML(w io.Writer, r *Report) error {
 			Rank: i + 1, Verdict: rec.Verdict, Target: r.Location(rec.URL), Final: Redirected(rec), Note: rec.Note,
 			Problem: Problem(rec), Since: r.Since(rec), StatusKey: rec.Status, Pages: e.Pages(), Links: len(e.Referrers),
 			Change: e.Change, New: r.changeNote(e) != "", NoRefs: r.noReferrers(e),
+			Reused: r.ReusedNote(rec),
 		}
 		if rec.Verdict == store.VerdictSkipped || rec.Verdict == store.VerdictOK {
 			row.Problem = ""

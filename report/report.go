@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -43,6 +44,9 @@ type Options struct {
 	// CheckFragments, which stores each page's anchors. Ignored with
 	// OnlyNew.
 	CheckFragments bool
+	// FailOn says which listed problems make HasBroken true; "" means
+	// FailBroken.
+	FailOn FailOn
 }
 
 const (
@@ -68,13 +72,21 @@ type Report struct {
 	// Fragments are the missing fragments, by URL then fragment; only with
 	// Options.CheckFragments.
 	Fragments []MissingFragment
+	// StartFailure says why no start URL could be fetched and parsed, or
+	// is empty when one was (or none has been tried yet): the pass then
+	// checked nothing, which is a bad night, never a clean one.
+	StartFailure string
+	// Moved are good links whose first hop is a permanent redirect (301,
+	// 308): a warning to update the link to Record.FinalURL, never a
+	// failure. By URL; empty with OnlyNew.
+	Moved []Entry
 
 	baseDir string
 }
 
 // Summary counts the whole pass, whatever Options hides.
 type Summary struct {
-	Pages        int // pages parsed
+	Pages        int // pages parsed (or found unchanged) by this pass, not reused
 	Links        int // links found on them
 	URLs         int // distinct URLs resolved
 	OK           int
@@ -83,8 +95,17 @@ type Summary struct {
 	Unverifiable int
 	Skipped      int
 	Suppressed   int // problems hidden by ReportAfter
+	// Reused counts results carried over from an earlier pass without a
+	// request (younger than their recheck interval); ReusedFrom are the
+	// passes that fetched them, ascending, and ReusedOldest/ReusedNewest
+	// when the oldest and the newest of them was fetched.
+	Reused                     int
+	ReusedFrom                 []uint64
+	ReusedOldest, ReusedNewest time.Time
 	// MissingFragments is len(Report.Fragments).
 	MissingFragments int
+	// Moved is len(Report.Moved).
+	Moved int
 	// New and StillBroken count the reported problems; Fixed and Gone are
 	// len(Report.Fixed) and len(Report.Gone). All four are zero without a
 	// previous complete pass.
@@ -93,6 +114,21 @@ type Summary struct {
 	Fixed       int
 	Gone        int
 	Elapsed     time.Duration
+}
+
+func (s *Summary) reused(rec *store.URLRecord) {
+	s.Reused++
+	if i, found := slices.BinarySearch(s.ReusedFrom, rec.ReusedFrom); !found {
+		s.ReusedFrom = slices.Insert(s.ReusedFrom, i, rec.ReusedFrom)
+	}
+	if t := rec.FetchedAt; !t.IsZero() {
+		if s.ReusedOldest.IsZero() || t.Before(s.ReusedOldest) {
+			s.ReusedOldest = t
+		}
+		if t.After(s.ReusedNewest) {
+			s.ReusedNewest = t
+		}
+	}
 }
 
 // Problems is the number of broken, transient and unverifiable URLs.
@@ -124,6 +160,11 @@ type Referrer struct {
 	Attr     string
 }
 
+func stylesheet(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "text/css")
+}
+
 // Pages is the number of distinct pages among the referrers.
 func (e Entry) Pages() int {
 	n := 0
@@ -150,6 +191,8 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read pass %d: %w", passID, err)
 	}
+	// Missing fragments found by the check stay in every later report.
+	opt.CheckFragments = opt.CheckFragments || pass.CheckFragments
 	r := &Report{Pass: pass, Options: opt, baseDir: opt.BaseDir}
 	if pass.Root != "" && r.baseDir == "" {
 		if r.baseDir, err = os.Getwd(); err != nil {
@@ -170,11 +213,18 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		s.Elapsed = pass.Finished.Sub(pass.Started)
 	}
 	shown := make(map[string]*Entry)
+	moved := make(map[string]*Entry)
 	var order []*Entry
+	var starts []store.URLRecord
 	err = src.Records(passID, func(rec *store.URLRecord) error {
+		if r.isStart(rec.URL) {
+			starts = append(starts, *rec)
+		}
 		s.URLs++
-		if rec.Parsed {
-			s.Pages++
+		if rec.ReusedFrom != 0 {
+			s.reused(rec)
+		} else if rec.Parsed && !stylesheet(rec.ContentType) {
+			s.Pages++ // a stylesheet read for its url()s is no page
 		}
 		switch rec.Verdict {
 		case store.VerdictOK:
@@ -187,6 +237,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			s.Unverifiable++
 		case store.VerdictSkipped:
 			s.Skipped++
+		}
+		if !opt.OnlyNew && permanentlyMoved(rec) {
+			moved[rec.URL] = &Entry{Record: *rec}
 		}
 		change := r.change(rec)
 		if rec.Verdict.Problem() && r.young(rec, rec.Failures, opt.Now) {
@@ -219,14 +272,17 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	err = src.PageLinks(passID, func(page *store.URLRecord, links []store.Link) error {
 		s.Links += len(links)
 		for _, l := range links {
-			e := shown[l.URL]
+			e, m := shown[l.URL], moved[l.URL]
 			fragment := fragRefs != nil && !alwaysThere(l.Fragment)
-			if e == nil && !fragment {
+			if e == nil && m == nil && !fragment {
 				continue
 			}
 			ref := Referrer{Page: page.URL, Line: l.Line, Fragment: l.Fragment, Tag: l.Tag, Attr: l.Attr}
 			if e != nil {
 				e.Referrers = append(e.Referrers, ref)
+			}
+			if m != nil {
+				m.Referrers = append(m.Referrers, ref)
 			}
 			if fragment {
 				k := fragmentKey{l.URL, l.Fragment}
@@ -244,6 +300,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		}
 	}
 	s.MissingFragments = len(r.Fragments)
+	if r.StartFailure, err = startFailure(src, pass, starts); err != nil {
+		return nil, fmt.Errorf("read the start URLs of pass %d: %w", passID, err)
+	}
 	if r.Previous != nil && pass.State == store.PassComplete {
 		err = src.Records(r.Previous.ID, func(rec *store.URLRecord) error {
 			if rec.Verdict.Problem() {
@@ -260,6 +319,13 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	slices.SortFunc(r.Fixed, byURL)
 	slices.SortFunc(r.Gone, byURL)
 
+	for _, m := range moved {
+		slices.SortFunc(m.Referrers, compareReferrers)
+		r.Moved = append(r.Moved, *m)
+	}
+	slices.SortFunc(r.Moved, func(a, b Entry) int { return strings.Compare(a.Record.URL, b.Record.URL) })
+	s.Moved = len(r.Moved)
+
 	r.Entries = make([]Entry, 0, len(order))
 	for _, e := range order {
 		slices.SortFunc(e.Referrers, compareReferrers)
@@ -267,6 +333,74 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	}
 	slices.SortStableFunc(r.Entries, compareEntries)
 	return r, nil
+}
+
+// startFailure says why none of the pass's start URLs was fetched and
+// parsed, or "" when one was, or when one has not been tried yet. A start
+// URL that redirects counts as parsed when the page it lands on was, and
+// one the rules only check counts when it is ok.
+func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (string, error) {
+	if len(starts) == 0 || len(starts) < len(pass.StartURLs) {
+		return "", nil
+	}
+	landed := map[string]*store.URLRecord{}
+	for _, rec := range starts {
+		switch {
+		case rec.Verdict != store.VerdictOK:
+		case rec.Parsed || rec.Action != "parse":
+			return "", nil
+		case Redirected(rec) != "":
+			landed[rec.FinalURL] = nil
+		}
+	}
+	if len(landed) > 0 {
+		err := src.Records(pass.ID, func(rec *store.URLRecord) error {
+			if _, ok := landed[rec.URL]; ok {
+				landed[rec.URL] = rec
+			}
+			return nil
+		})
+		if err != nil {
+			return "", err
+		}
+		for _, rec := range landed {
+			if rec != nil && rec.Verdict == store.VerdictOK && rec.Parsed {
+				return "", nil
+			}
+		}
+	}
+	first := starts[0]
+	why := Problem(first)
+	switch {
+	case first.Verdict != store.VerdictOK:
+	case Redirected(first) != "" && landed[first.FinalURL] != nil && landed[first.FinalURL].Verdict != store.VerdictOK:
+		why = "redirects to " + first.FinalURL + ": " + Problem(*landed[first.FinalURL])
+	case Redirected(first) != "":
+		why = "redirects to " + first.FinalURL + ", which was not parsed"
+	default:
+		why = "not an HTML page"
+		if first.ContentType != "" {
+			why += " (" + first.ContentType + ")"
+		}
+	}
+	msg := fmt.Sprintf("FAILED: no start URL could be fetched and parsed, so nothing behind it was checked. %s: %s", first.URL, why)
+	if first.Note != "" && first.Verdict != store.VerdictOK {
+		msg += "; " + first.Note
+	}
+	if n := len(starts) - 1; n > 0 {
+		msg += fmt.Sprintf(" (and %d more start URLs failed)", n)
+	}
+	return msg + ".", nil
+}
+
+// permanentlyMoved says whether a good URL's first hop is a permanent
+// redirect: the link works, but should point at where it ends.
+func permanentlyMoved(rec *store.URLRecord) bool {
+	if rec.Verdict != store.VerdictOK || len(rec.Redirects) == 0 || Redirected(*rec) == "" {
+		return false
+	}
+	s := rec.Redirects[0].Status
+	return s == http.StatusMovedPermanently || s == http.StatusPermanentRedirect
 }
 
 // wanted says whether a record that survived ReportAfter gets an entry.
@@ -403,13 +537,6 @@ func (r *Report) Sections() []Section {
 		i = j
 	}
 	return out
-}
-
-// HasBroken reports whether a broken URL or a missing fragment is listed:
-// the condition for exit code 1. It follows OnlyNew and ReportAfter, so a
-// cron job can fail only on what it shows.
-func (r *Report) HasBroken() bool {
-	return len(r.Entries) > 0 && r.Entries[0].Record.Verdict == store.VerdictBroken || len(r.Fragments) > 0
 }
 
 // checksFragments says whether the report looks for missing fragments.

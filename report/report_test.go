@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -146,7 +147,7 @@ func TestBuild(t *testing.T) {
 
 	want := Summary{Pages: 3, Links: 38, URLs: 15, OK: 4, Broken: 6, Transient: 2, Unverifiable: 2, Skipped: 1,
 		New: 6, StillBroken: 4, Fixed: 1, Gone: 2, Elapsed: 90 * time.Second}
-	if r.Summary != want {
+	if !reflect.DeepEqual(r.Summary, want) {
 		t.Errorf("summary =\n%+v, want\n%+v", r.Summary, want)
 	}
 	if r.Previous == nil || r.Previous.ID != 1 {

@@ -43,12 +43,14 @@ type File struct {
 	Recheck        Recheck
 	Ghost          time.Duration
 	ReportAfter    ReportAfter
+	FailOn         string // which problems make the exit code 1; the command checks the value
 	KeepPasses     int
 	CheckFragments bool
 	Sitemaps       []string
 	RobotsSitemaps bool // also seed from the Sitemap: lines of robots.txt
 	SitemapLimit   int  // most URLs taken from sitemaps (0 = the command's default)
 	CommitBatch    int
+	MaxRedirects   int // redirects followed before a link is "too many redirects"
 	CommitEvery    time.Duration
 
 	// Config is the rules part. Its Start is left empty: the command sets
@@ -141,12 +143,14 @@ type fileDoc struct {
 	Recheck         docRecheck          `toml:"recheck"`
 	Ghost           any                 `toml:"ghost"`
 	ReportAfter     any                 `toml:"report_after"`
+	FailOn          string              `toml:"fail_on"`
 	KeepPasses      int                 `toml:"keep_passes"`
 	CheckFragments  bool                `toml:"check_fragments"`
 	Sitemaps        []string            `toml:"sitemaps"`
 	RobotsSitemaps  bool                `toml:"robots_sitemaps"`
 	SitemapLimit    int                 `toml:"sitemap_limit"`
 	CommitBatch     int                 `toml:"commit_batch"`
+	MaxRedirects    int                 `toml:"max_redirects"`
 	CommitEvery     any                 `toml:"commit_every"`
 	Include         []string            `toml:"include"`
 	Exclude         []string            `toml:"exclude"`
@@ -174,6 +178,7 @@ type docTraps struct {
 
 type docRecheck struct {
 	OK           any `toml:"ok"`
+	Pages        any `toml:"pages"`
 	Broken       any `toml:"broken"`
 	Transient    any `toml:"transient"`
 	Unverifiable any `toml:"unverifiable"`
@@ -239,11 +244,11 @@ func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)
 	f := &File{
 		Path: name, Start: doc.Start, DB: doc.DB, Concurrency: doc.Concurrency,
 		PerHost: doc.PerHost, UserAgent: doc.UserAgent, Format: doc.Format,
-		Output: doc.Output, All: doc.All, Quiet: doc.Quiet, KeepPasses: doc.KeepPasses,
+		Output: doc.Output, All: doc.All, Quiet: doc.Quiet, KeepPasses: doc.KeepPasses, FailOn: doc.FailOn,
 		CheckFragments: doc.CheckFragments, Sitemaps: doc.Sitemaps,
 		RobotsSitemaps: doc.RobotsSitemaps, SitemapLimit: doc.SitemapLimit,
-		CommitBatch: doc.CommitBatch,
-		index:       idx,
+		CommitBatch: doc.CommitBatch, MaxRedirects: doc.MaxRedirects,
+		index: idx,
 	}
 	c := &checker{idx: idx}
 	c.duration(&f.Timeout, doc.Timeout, "timeout")
@@ -251,6 +256,7 @@ func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)
 	c.duration(&f.Ghost, doc.Ghost, "ghost")
 	c.duration(&f.CommitEvery, doc.CommitEvery, "commit_every")
 	c.duration(&f.Recheck.OK, doc.Recheck.OK, "recheck", "ok")
+	c.duration(&f.Recheck.Pages, doc.Recheck.Pages, "recheck", "pages")
 	c.duration(&f.Recheck.Broken, doc.Recheck.Broken, "recheck", "broken")
 	c.duration(&f.Recheck.Transient, doc.Recheck.Transient, "recheck", "transient")
 	c.duration(&f.Recheck.Unverifiable, doc.Recheck.Unverifiable, "recheck", "unverifiable")
@@ -284,7 +290,7 @@ func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)
 	}{
 		{"concurrency", f.Concurrency, 1}, {"per_host", f.PerHost, 1},
 		{"keep_passes", f.KeepPasses, 0}, {"sitemap_limit", f.SitemapLimit, 0},
-		{"commit_batch", f.CommitBatch, 1},
+		{"commit_batch", f.CommitBatch, 1}, {"max_redirects", f.MaxRedirects, 1},
 	} {
 		if idx.has(k.key) && k.v < k.min {
 			c.add([]any{k.key}, fmt.Sprintf("%s must be at least %d", k.key, k.min))

@@ -3,6 +3,7 @@ package rules
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -45,9 +46,41 @@ func TestExampleConfigLoads(t *testing.T) {
 		t.Fatalf("the example does not load:\n%v", err)
 	}
 	if f.Concurrency != 16 || f.Timeout != 20*time.Second || f.MaxSize != 10<<20 ||
-		f.Recheck.OK != 20*time.Hour || f.CommitBatch != 32 || f.KeepPasses != 10 || f.Ghost != 7*24*time.Hour || len(f.Config.Rules) != 5 ||
-		len(f.Config.Hosts) != 2 || f.Config.Rules[1].Source != "example.toml:132" {
+		f.Recheck.OK != 20*time.Hour || f.CommitBatch != 32 || f.KeepPasses != 10 || f.Ghost != 7*24*time.Hour || f.MaxRedirects != 20 {
 		t.Errorf("unexpected values from the example: %+v", f)
+	}
+	// Saved as linkpatrol.toml, the example must not quietly change what a
+	// check of another site does.
+	if len(f.Start) != 0 || len(f.Config.Rules) != 0 || len(f.Config.Hosts) != 0 || len(f.Config.Rewrites) != 0 ||
+		len(f.Config.Aliases) != 0 || len(f.Config.Unwrap) != 0 || len(f.Config.Exclude) != 0 || f.Config.DropParams != nil {
+		t.Errorf("the example applies example.com's rules as it is: %+v", f.Config)
+	}
+}
+
+// uncommentExample turns the example's "#key = value" lines on.
+func uncommentExample() string {
+	return regexp.MustCompile(`(?m)^#([^\s#-])`).ReplaceAllString(ExampleConfig(), "$1")
+}
+
+// The commented-out examples are valid config once a user turns them on.
+func TestExampleConfigRulesLoadWhenUncommented(t *testing.T) {
+	text := uncommentExample()
+	second, n := 0, 0 // the line of the second [[rule]]
+	for i, l := range strings.Split(text, "\n") {
+		if l == "[[rule]]" {
+			if n++; n == 2 {
+				second = i + 1
+				break
+			}
+		}
+	}
+	f, err := ParseConfig("example.toml", []byte(text), noEnv)
+	if err != nil {
+		t.Fatalf("the example's rules do not load when uncommented:\n%v", err)
+	}
+	if len(f.Start) != 1 || len(f.Config.Rules) != 6 || len(f.Config.Hosts) != 2 || len(f.Config.Rewrites) != 1 ||
+		f.Config.Rules[1].Source != fmt.Sprintf("example.toml:%d", second) {
+		t.Errorf("unexpected values from the uncommented example: %+v", f)
 	}
 	f.Config.Start = f.Start
 	if _, err := New(f.Config); err != nil {
@@ -79,7 +112,7 @@ func TestExampleConfigCoversEveryKey(t *testing.T) {
 	}
 	walk(reflect.TypeFor[fileDoc]())
 	for _, k := range keys {
-		table := regexp.MustCompile(`(?m)^\[\[?` + regexp.QuoteMeta(k) + `\]\]?`)
+		table := regexp.MustCompile(`(?m)^#?\[\[?` + regexp.QuoteMeta(k) + `\]\]?`)
 		key := regexp.MustCompile(`(?m)(^|[{,]|^#)\s*` + regexp.QuoteMeta(k) + ` = `)
 		if !table.MatchString(example) && !key.MatchString(example) {
 			t.Errorf("key %q is not in the example config", k)

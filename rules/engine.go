@@ -133,8 +133,10 @@ type Policy struct {
 }
 
 // Recheck says how long a result with each verdict stays fresh enough to
-// reuse without a request.
-type Recheck struct{ OK, Broken, Transient, Unverifiable time.Duration }
+// reuse without a request. OK is for targets that are only checked; a good
+// page that was parsed is reused only within Pages (by default never: a
+// conditional request costs a 304 and finds the links added since).
+type Recheck struct{ OK, Pages, Broken, Transient, Unverifiable time.Duration }
 
 // ignoredSchemes are not resources a link checker can or should verify; a
 // link to them is not recorded at all.
@@ -361,6 +363,13 @@ func (e *Engine) aliasStartHosts() {
 	}
 }
 
+// StartHost reports whether host ("host" or "host:port") is one of the
+// start URLs' hosts: the site's own, as opposed to a third party's.
+func (e *Engine) StartHost(host string) bool {
+	_, hostport := normalizeHostPort(host)
+	return e.startHosts[hostport]
+}
+
 // Decide canonicalizes u (a resolved absolute URL), applies the rewrites
 // and decides its action. Without rules: http(s) URLs on a start
 // scheme+host+port are parsed, other http(s) URLs checked; file URLs under
@@ -448,7 +457,7 @@ func (e *Engine) classify(c *url.URL, key string) (Action, string, *rule) {
 		return Skip, "unsupported scheme " + c.Scheme, nil
 	}
 	for _, q := range e.exclude {
-		if q.re.MatchString(key) {
+		if matchAsWritten(q.re, key) {
 			return Skip, q.name, nil
 		}
 	}
@@ -513,7 +522,7 @@ func (e *Engine) underFileRoot(key string) bool {
 
 func firstMatch(qs []quickRule, key string) (quickRule, bool) {
 	for _, q := range qs {
-		if q.re.MatchString(key) {
+		if matchAsWritten(q.re, key) {
 			return q, true
 		}
 	}

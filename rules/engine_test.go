@@ -175,3 +175,37 @@ func BenchmarkLinkExampleConfig(b *testing.B) {
 		_ = e.Decide(u)
 	}
 }
+
+// A URL with a stray "%" is kept as %25, but a person writes patterns from
+// the page's source: they match it as written too.
+func TestRulesMatchStrayPercentAsWritten(t *testing.T) {
+	e, err := New(Config{
+		Start:   []string{"https://example.com/"},
+		Exclude: []string{`/100%_off`},
+		Rules:   []Rule{{Regex: `/legacy%zz`, Action: "ignore"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := mustParse(t, "https://example.com/")
+	for _, tt := range []struct {
+		ref    string
+		action Action
+	}{
+		{"/100%_off.html", Skip},
+		{"/legacy%zz/a", Ignore},
+		{"/100%25_off.html", Skip}, // written escaped, the same URL
+		{"/a%2541", Parse},         // a literal "%41", not a stray "%"
+	} {
+		u, err := Resolve(b, tt.ref)
+		if err != nil {
+			t.Fatalf("Resolve(%q): %v", tt.ref, err)
+		}
+		if d := e.Decide(u); d.Action != tt.action {
+			t.Errorf("Decide(%s) = %s (%s), want %s", u, d.Action, d.Rule, tt.action)
+		}
+	}
+	if got := asWritten("https://example.com/a%25zz/%2541%25"); got != "https://example.com/a%zz/%2541%" {
+		t.Errorf("asWritten = %s", got)
+	}
+}

@@ -1,8 +1,10 @@
 package rules
 
 // ExampleConfig returns a commented config file that shows every key. It
-// loads as it is; the lines that need environment variables (credentials)
-// are commented out.
+// loads as it is and changes nothing: settings show their defaults, and
+// everything that only makes sense for example.com (start URLs, rules,
+// rewrites, hosts) is commented out with a "#" right before the key, for a
+// user to adapt. Prose comments start with "# ".
 func ExampleConfig() string { return exampleConfig }
 
 const exampleConfig = `# linkpatrol.toml: settings and rules for linkpatrol.
@@ -13,18 +15,22 @@ const exampleConfig = `# linkpatrol.toml: settings and rules for linkpatrol.
 #
 # Durations are written "90s", "30m", "12h", "7d" or "2w"; sizes "512KiB",
 # "10MiB", "2GB" or a number of bytes.
+#
+# Settings show their defaults. Lines like "#key = value" are examples for
+# example.com, off until you adapt them and remove the "#".
 
 # ---- The run --------------------------------------------------------------
 
 # Where the crawl starts: http(s) URLs, or one directory of a built site.
 # Pages on the hosts of these URLs are parsed; every other link is checked.
-start = ["https://example.com/"]
+#start = ["https://example.com/"]
 
 db = "linkpatrol.db"     # the database that keeps every pass
 concurrency = 16         # requests in flight in total
 per_host = 8             # requests in flight to one host (at most concurrency)
 timeout = "20s"          # one request; a whole task may take twice this
 max_size = "10MiB"       # largest HTML page read, after decompression
+max_redirects = 20       # redirects followed, as browsers do; one more is "too many redirects"
 max_time = "0s"          # stop after this long and exit 3; the next run resumes (0: no limit)
 user_agent = ""          # empty: linkpatrol and its version
 commit_batch = 32        # results per transaction, at most: what a kill may cost
@@ -46,6 +52,10 @@ check_fragments = false  # check page#fragment against the page's id and name at
 # Keep a problem out of the report until it has failed this many passes
 # (a number) or for this long (a duration); 0 reports it at once.
 report_after = 0
+# Which problems make the exit code 1: "broken" (broken links and missing
+# fragments), "internal" (only those on the site: third-party rot is
+# reported but not fatal), "any" (transient and unverifiable too), "never".
+fail_on = "broken"
 
 # ---- Passes over time -----------------------------------------------------
 
@@ -59,8 +69,8 @@ keep_passes = 10         # complete passes kept in the database; older ones are 
 # Regexes on the whole URL. With include, URLs matching none are skipped
 # (the start URLs excepted); exclude skips what it matches. Both come before
 # the [[rule]]s below.
-include = []
-exclude = ['\.(zip|tar\.gz|iso)$']
+#include = []
+#exclude = ['\.(zip|tar\.gz|iso)$']
 
 # ---- Spider traps ---------------------------------------------------------
 #
@@ -86,12 +96,12 @@ keep_session_ids = false
 
 # Redirect services whose target is in a query parameter: "[host]/path?param=".
 # The host and the path are globs; no host means any host.
-unwrap = ["/go/?url=", "out.example.com/r?to="]
+#unwrap = ["/go/?url=", "out.example.com/r?to="]
 
 # Query (and ;path) parameters dropped, as case-insensitive globs. Leaving
 # drop_params out keeps the built-in list (utm_*, fbclid, gclid, msclkid,
 # jsessionid, phpsessid, ...); drop_params = [] drops nothing.
-drop_params = ["utm_*", "fbclid", "gclid", "msclkid", "mc_cid", "mc_eid", "jsessionid", "phpsessid", "sessionid"]
+#drop_params = ["utm_*", "fbclid", "gclid", "msclkid", "mc_cid", "mc_eid", "jsessionid", "phpsessid", "sessionid"]
 
 alias_start_hosts = true # fold http/https and www./bare variants of each start host into it
 strip_index = false      # /docs/index.html -> /docs/ (only where the server serves both)
@@ -99,20 +109,24 @@ collapse_slashes = false # /a//b -> /a/b
 
 [recheck]
 # How long a result is reused in the next pass before the URL is fetched
-# again, per verdict (0: always fetch).
+# again, per verdict (0: always fetch). Reuse is for good results of links
+# that are only checked (other sites above all, where it spares them);
+# the site's own pages are revalidated (a 304 when unchanged) and problems
+# are checked again, so a fix shows in the next run.
 ok = "20h"
-broken = "3h"
+pages = "0s"             # a good page of the site, links included
+broken = "0s"
 transient = "0s"         # 0: a timeout or 5xx is always tried again next pass
-unverifiable = "20h"
+unverifiable = "0s"
 
-[aliases]
+#[aliases]
 # Origins that serve the same site as the canonical origin on the left.
-"https://example.com" = ["https://example.net", "https://www.example.net"]
+#"https://example.com" = ["https://example.net", "https://www.example.net"]
 
-[[rewrite]]
+#[[rewrite]]
 # A regex replacement on the whole canonical URL; $1 etc. refer to groups.
-regex = '^https://blog\.example\.com/(\d{4})/(.*)$'
-replace = 'https://example.com/blog/$1/$2'
+#regex = '^https://blog\.example\.com/(\d{4})/(.*)$'
+#replace = 'https://example.com/blog/$1/$2'
 
 # ---- Rules: the first rule that matches a URL decides ---------------------
 #
@@ -132,48 +146,48 @@ replace = 'https://example.com/blog/$1/$2'
 # scheme = "http", never across a redirect that changes scheme, host or port. Values may use ${NAME} for environment variables; explain never
 # prints them.
 
-[[rule]]
-path_prefix = "/private/"
-action = "skip"
+#[[rule]]
+#path_prefix = "/private/"
+#action = "skip"
 
-[[rule]]
-host = "*.example.com"
-path = "/downloads/**/*.pdf"
-action = "check"
-timeout = "60s"
-recheck = { ok = "7d" }
+#[[rule]]
+#host = "*.example.com"
+#path = "/downloads/**/*.pdf"
+#action = "check"
+#timeout = "60s"
+#recheck = { ok = "7d" }
 
-[[rule]]
-scheme = "https"
-host = "staging.example.com"
-action = "parse"
-headers = { "X-Audit" = "linkpatrol" }
+#[[rule]]
+#scheme = "https"
+#host = "staging.example.com"
+#action = "parse"
+#headers = { "X-Audit" = "linkpatrol" }
 # headers = { "X-Token" = "${STAGING_TOKEN}" }
 # cookies = { session = "${STAGING_SESSION}" }
 # user = "audit"
 # password = "${STAGING_PASSWORD}"
 
-[[rule]]
+#[[rule]]
 # Sites that turn robots away: a 403 or 999 from them says nothing about
 # the link.
-regex = '^https://(www\.)?(linkedin|facebook|instagram)\.com/'
-action = "check"
-accept = { "403" = "unverifiable", "999" = "unverifiable" }
+#regex = '^https://(www\.)?(linkedin|facebook|instagram)\.com/'
+#action = "check"
+#accept = { "403" = "unverifiable", "999" = "unverifiable" }
 
-# [[rule]]
-# # An archive only reachable through its "next" links, and whose ?sid= is
-# # a story id that merely looks like a session id.
-# path_prefix = "/archive/"
-# max_template_run = 500
-# max_hops = 600
-# max_path_segments = 20
-# max_path_repeats = 2
-# max_query_variants = 100
-# keep_session_ids = true
+#[[rule]]
+## An archive only reachable through its "next" links, and whose ?sid= is
+## a story id that merely looks like a session id.
+#path_prefix = "/archive/"
+#max_template_run = 500
+#max_hops = 600
+#max_path_segments = 20
+#max_path_repeats = 2
+#max_query_variants = 100
+#keep_session_ids = true
 
-[[rule]]
-scheme = "ftp"
-action = "ignore"
+#[[rule]]
+#scheme = "ftp"
+#action = "ignore"
 
 # ---- Politeness per host: the first [[host]] that matches wins ------------
 #
@@ -183,23 +197,23 @@ action = "ignore"
 # hosts conservative
 # (rate "1/s", burst 2, max_in_flight 2, adaptive).
 
-[[host]]
-match = "*.example.com"
-rate = "10/s"            # requests per second ("300/m", "unlimited")
-burst = 10
-window = "500/1m"        # at most 500 requests in any minute
-max_in_flight = 4
-bytes_per_sec = "2MiB"   # body read rate
-quota_requests = 50000   # per pass
-quota_bytes = "5GB"      # per pass
-crawl_delay = "0s"       # minimum gap between requests
-max_pause = "10m"        # longest Retry-After honoured; longer defers to the next pass
-ignore_robots = true     # only for hosts you own
-adaptive = true          # slow down while the server slows down
-max_retries = 2          # tries again after 429, 503, timeouts
+#[[host]]
+#match = "*.example.com"
+#rate = "10/s"            # requests per second ("300/m", "unlimited")
+#burst = 10
+#window = "500/1m"        # at most 500 requests in any minute
+#max_in_flight = 4
+#bytes_per_sec = "2MiB"   # body read rate
+#quota_requests = 50000   # per pass
+#quota_bytes = "5GB"      # per pass
+#crawl_delay = "0s"       # minimum gap between requests
+#max_pause = "10m"        # longest Retry-After honoured; longer defers to the next pass
+#ignore_robots = true     # only for hosts you own
+#adaptive = true          # slow down while the server slows down
+#max_retries = 2          # tries again after 429, 503, timeouts
 
-[[host]]
-cidr = "10.0.0.0/8"
-rate = "50/s"
-max_in_flight = 8
+#[[host]]
+#cidr = "10.0.0.0/8"
+#rate = "50/s"
+#max_in_flight = 8
 `

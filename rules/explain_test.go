@@ -9,7 +9,7 @@ import (
 // compares what explain prints with testdata/explain.golden.
 func TestExplainGolden(t *testing.T) {
 	env := func(k string) (string, bool) { return "s3cret-" + k, true }
-	doc := ExampleConfig() + `
+	doc := uncommentExample() + `
 [[rule]]
 host = "intranet.example.org"
 headers = { "X-Token" = "${INTRANET_TOKEN}" }

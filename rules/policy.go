@@ -74,7 +74,7 @@ func (r Recheck) String() string {
 	for _, f := range []struct {
 		name string
 		d    time.Duration
-	}{{"ok", r.OK}, {"broken", r.Broken}, {"transient", r.Transient}, {"unverifiable", r.Unverifiable}} {
+	}{{"ok", r.OK}, {"pages", r.Pages}, {"broken", r.Broken}, {"transient", r.Transient}, {"unverifiable", r.Unverifiable}} {
 		if f.d > 0 {
 			parts = append(parts, f.name+"="+formatDuration(f.d))
 		}
@@ -178,8 +178,10 @@ func ParseDuration(s string) (time.Duration, error) {
 	return total, nil
 }
 
-// formatDuration prints durations the way people write them: "7d",
+// FormatDuration prints durations the way people write them: "7d",
 // "1d12h", "10m" rather than "168h0m0s".
+func FormatDuration(d time.Duration) string { return formatDuration(d) }
+
 func formatDuration(d time.Duration) string {
 	const day = 24 * time.Hour
 	days := ""

@@ -107,7 +107,7 @@ func (r *rule) match(u *url.URL, key string) bool {
 	if r.path != nil && !r.path.MatchString(u.Path) {
 		return false
 	}
-	return r.re == nil || r.re.MatchString(key)
+	return r.re == nil || matchAsWritten(r.re, key)
 }
 
 // describe lists a rule's criteria for people: "host *.example.com, path_prefix /private/".

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"golang.org/x/net/idna"
@@ -37,7 +38,7 @@ func Resolve(base *url.URL, ref string) (*url.URL, error) {
 			ref = scheme + "://" + strings.TrimLeft(rest, "/")
 		}
 	}
-	r, err := url.Parse(ref)
+	r, err := url.Parse(escapeStrayPercents(ref))
 	if err != nil {
 		return nil, unwrapURLError(err)
 	}
@@ -55,6 +56,55 @@ func Resolve(base *url.URL, ref string) (*url.URL, error) {
 		return nil, errors.New("missing host")
 	}
 	return r, nil
+}
+
+// escapeStrayPercents writes a "%" that does not start an escape ("#%_sec",
+// "100%") as "%25". Browsers follow such a URL (the WHATWG URL parser keeps
+// the "%"), so it is no invalid URL; it is sent escaped, which is the only
+// way to send a literal "%".
+func escapeStrayPercents(s string) string {
+	i := strings.IndexByte(s, '%')
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	for ; i >= 0; i = strings.IndexByte(s, '%') {
+		b.WriteString(s[:i+1])
+		if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+			b.WriteString("25")
+		}
+		s = s[i+1:]
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// asWritten undoes escapeStrayPercents on a canonical URL, so a pattern a
+// person wrote from the page's source ("%_sec") matches it too.
+func asWritten(key string) string {
+	if !strings.Contains(key, "%25") {
+		return key
+	}
+	var b strings.Builder
+	for i := 0; i < len(key); i++ {
+		if strings.HasPrefix(key[i:], "%25") && (i+4 >= len(key) || !isHex(key[i+3]) || !isHex(key[i+4])) {
+			b.WriteByte('%')
+			i += 2
+			continue
+		}
+		b.WriteByte(key[i])
+	}
+	return b.String()
+}
+
+// matchAsWritten says whether re matches the URL key, canonical or as
+// written (see asWritten).
+func matchAsWritten(re *regexp.Regexp, key string) bool {
+	if re.MatchString(key) {
+		return true
+	}
+	w := asWritten(key)
+	return w != key && re.MatchString(w)
 }
 
 // unwrapURLError drops the "parse <whole URL>:" prefix of url.Error: the

@@ -39,6 +39,12 @@ func TestResolve(t *testing.T) {
 		{"javascript", "javascript:void(0)", "javascript:void(0)"},
 		{"upper-case scheme", "HTTPS://Example.COM/A", "https://Example.COM/A"},
 		{"space inside path", "a b.html", "https://example.com/docs/guide/a%20b.html"},
+		// A "%" that starts no escape is kept, as browsers do, as %25.
+		{"stray percent in fragment", "#%_sec_6.2", "https://example.com/docs/guide/page.html?x=1#%25_sec_6.2"},
+		{"stray percent in path", "/a%zz", "https://example.com/a%25zz"},
+		{"stray percent alone", "%", "https://example.com/docs/guide/%25"},
+		{"stray percent at the end", "100%", "https://example.com/docs/guide/100%25"},
+		{"stray and real escapes", "/a%2Fb%g?q=%41%", "https://example.com/a%2Fb%25g?q=%41%25"},
 	}
 	b := mustParse(t, base)
 	for _, tt := range tests {
@@ -68,12 +74,10 @@ func TestResolveErrors(t *testing.T) {
 	b := mustParse(t, "https://example.com/")
 	for _, ref := range []string{
 		"http://exa mple.com/",
-		"/a%zz",
 		"http://[::1/",
 		"http://host:port/",
 		"http:///nohost",
 		"a\x00b",
-		"%",
 	} {
 		if u, err := Resolve(b, ref); err == nil {
 			t.Errorf("Resolve(%q) = %s, want an error", ref, u)

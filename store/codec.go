@@ -15,8 +15,10 @@ const (
 	recordFormat1 = 1
 	linksFormat1  = 1
 	taskFormat1   = 1
-	// recordIDsTag starts the optional URLRecord.IDs at the end of a record.
-	recordIDsTag = 1
+	// Optional fields follow a record's fixed part, each after its tag, so
+	// records written before a field existed decode unchanged.
+	recordIDsTag    = 1 // URLRecord.IDs
+	recordReusedTag = 2 // URLRecord.ReusedFrom
 	// taskRunTag starts the optional Task.Run at the end of a task.
 	taskRunTag = 1
 )
@@ -243,6 +245,10 @@ func appendRecord(buf []byte, r *URLRecord) ([]byte, error) {
 			e.str(id)
 		}
 	}
+	if r.ReusedFrom != 0 {
+		e.byte(recordReusedTag)
+		e.uvarint(r.ReusedFrom)
+	}
 	return e.bytes(), nil
 }
 
@@ -291,20 +297,24 @@ func decodeRecord(url string, v []byte, r *URLRecord) error {
 	r.Parsed = d.bool()
 	r.PrevVerdict = d.verdict()
 	r.PrevPass = d.uvarint()
-	if d.err == nil && len(d.b) > 0 {
-		if d.byte() != recordIDsTag {
-			d.fail(errFormat)
-		}
-		n := d.uvarint()
-		switch {
-		case d.err != nil:
-		case n > uint64(len(d.b)):
-			d.fail(errShort)
-		default:
-			r.IDs = make([]string, n)
-			for i := range r.IDs {
-				r.IDs[i] = d.str()
+	for d.err == nil && len(d.b) > 0 {
+		switch d.byte() {
+		case recordIDsTag:
+			n := d.uvarint()
+			switch {
+			case d.err != nil:
+			case n > uint64(len(d.b)):
+				d.fail(errShort)
+			default:
+				r.IDs = make([]string, n)
+				for i := range r.IDs {
+					r.IDs[i] = d.str()
+				}
 			}
+		case recordReusedTag:
+			r.ReusedFrom = d.uvarint()
+		default:
+			d.fail(errFormat)
 		}
 	}
 	return d.end()

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"go.etcd.io/bbolt"
 )
@@ -22,21 +24,42 @@ func (db *DB) HostState(host string) (v []byte, ok bool, err error) {
 // PutHostState stores v for host, replacing what was there; an empty v
 // forgets the host.
 func (db *DB) PutHostState(host string, v []byte) error {
-	if host == "" {
-		return errors.New("put host state: empty host")
+	return db.PutHostStates(map[string][]byte{host: v})
+}
+
+// PutHostStates stores the state of several hosts in one transaction, as
+// PutHostState does for one: a commit saves every host that changed at
+// once, not one transaction per host.
+func (db *DB) PutHostStates(states map[string][]byte) error {
+	if len(states) == 0 {
+		return nil
 	}
-	if len(host) > bbolt.MaxKeySize {
-		return fmt.Errorf("put host state: host name of %d bytes is too long", len(host))
+	hosts := slices.Sorted(maps.Keys(states))
+	for _, host := range hosts {
+		if host == "" {
+			return errors.New("put host state: empty host")
+		}
+		if len(host) > bbolt.MaxKeySize {
+			return fmt.Errorf("put host state: host name of %d bytes is too long", len(host))
+		}
 	}
 	err := db.update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketHosts)
-		if len(v) == 0 {
-			return b.Delete([]byte(host))
+		for _, host := range hosts {
+			var err error
+			if v := states[host]; len(v) == 0 {
+				err = b.Delete([]byte(host))
+			} else {
+				err = b.Put([]byte(host), v)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", host, err)
+			}
 		}
-		return b.Put([]byte(host), v)
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("put host state of %s: %w", host, err)
+		return fmt.Errorf("put host state of %d hosts: %w", len(hosts), err)
 	}
 	return nil
 }

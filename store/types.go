@@ -44,6 +44,18 @@ type Pass struct {
 	Finished     time.Time     `json:"finished,omitzero"` // zero until the pass ends (complete or stopped)
 	Elapsed      time.Duration `json:"elapsed,omitempty"` // working time summed over every run of the pass
 	Root         string        `json:"root,omitempty"`    // directory on disk when checking a built site (file:// URLs map below it)
+	// Deferred counts the URLs of the site's own hosts that a server's
+	// pause (a Retry-After longer than the run may wait) held back to a
+	// later run of this pass; while any are, the pass is not complete.
+	// ResumeAfter is when the last of those pauses ends.
+	Deferred    int       `json:"deferred,omitempty"`
+	ResumeAfter time.Time `json:"resume_after,omitzero"`
+	// Config is the config file the pass was run with, as named (or found
+	// in the working directory); empty for none.
+	Config string `json:"config,omitempty"`
+	// CheckFragments says the pass stored anchors, so that every report of
+	// it checks fragments, with or without the flag.
+	CheckFragments bool `json:"check_fragments,omitempty"`
 }
 
 // Hop is one step of a redirect chain the crawler followed itself.
@@ -83,6 +95,11 @@ type URLRecord struct {
 	// they were not collected (fragment checks off, not a page, a page cut
 	// off at the size cap); empty, not nil, for a page that has none.
 	IDs []string `json:"ids,omitempty"`
+	// ReusedFrom is the pass whose fetch this record carries over without
+	// a request (a result young enough for its recheck interval); zero when
+	// this pass fetched or revalidated the URL itself. FetchedAt stays the
+	// time of that fetch.
+	ReusedFrom uint64 `json:"reused_from,omitempty"`
 }
 
 // Link is one reference from a page to a target, with the line of the
@@ -117,4 +134,8 @@ type Result struct {
 	SetLinks bool
 	Links    []Link
 	Enqueue  []Task
+	// Requeue, when set, keeps the URL on the frontier as this task
+	// although its record is written: the record is provisional (held back
+	// by a server's pause) and the URL is done again when the pass resumes.
+	Requeue *Task
 }

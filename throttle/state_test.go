@@ -156,3 +156,93 @@ func TestStateErrors(t *testing.T) {
 		}
 	}
 }
+
+// Why a robots.txt could not be fetched is kept with the answer, so that a
+// resumed run reports the URLs it holds back with the same cause.
+func TestStateKeepsWhyRobotsFailed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{})
+		th := throttle.New(cfg)
+		th.StartPass(1)
+		th.SetRobots(host, throttle.UnreachableRobots("timeout"), time.Now())
+		th.SetRobots("other.test:80", throttle.ParseRobots(503, nil), time.Now())
+		th = restart(t, th, cfg, 1)
+		r, ok := th.Robots(host)
+		if !ok || !r.Failed() || r.Cause() != "timeout" || r.Allowed("x", "/") {
+			t.Errorf("unreachable robots.txt after a restart: cached %v, failed %v, cause %q", ok, r.Failed(), r.Cause())
+		}
+		if r, _ := th.Robots("other.test:80"); !r.Failed() || r.Status() != 503 {
+			t.Errorf("robots.txt answering 503: failed %v, status %d", r.Failed(), r.Status())
+		}
+	})
+}
+
+// Only hosts whose state changed are reported for saving, once; state
+// just imported is not.
+func TestChangedHosts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{})
+		th := throttle.New(cfg)
+		th.StartPass(1)
+		acquire(t, th, "a.test:80").Done(throttle.Outcome{Status: 200})
+		th.SetRobots("b.test:80", nil, time.Now())
+		if got := th.Changed(); len(got) != 2 || got[0] != "a.test:80" || got[1] != "b.test:80" {
+			t.Errorf("Changed() = %q, want a and b", got)
+		}
+		if got := th.Changed(); len(got) != 0 {
+			t.Errorf("Changed() again = %q, want none", got)
+		}
+		p := acquire(t, th, "a.test:80")
+		if got := th.Changed(); len(got) != 1 {
+			t.Errorf("after a request started: Changed() = %q, want a", got)
+		}
+		p.Done(throttle.Outcome{Status: 429, RetryAfter: "60"})
+		if got := th.Changed(); len(got) != 1 {
+			t.Errorf("after its answer: Changed() = %q, want a", got)
+		}
+		restarted := restart(t, th, cfg, 1)
+		if got := restarted.Changed(); len(got) != 0 {
+			t.Errorf("after an import: Changed() = %q, want none", got)
+		}
+	})
+}
+
+// State is expired when no pass needs it any more.
+func TestStateExpired(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{MaxRetries: 1})
+		th := throttle.New(cfg)
+		th.StartPass(1)
+		acquire(t, th, "paused.test:80").Done(throttle.Outcome{Status: 429, RetryAfter: "3600"})
+		acquire(t, th, "used.test:80").Done(throttle.Outcome{Status: 200})
+		th.SetRobots("robots.test:80", nil, time.Now())
+		export := func(h string) []byte {
+			b, err := th.ExportState(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
+		saved := map[string][]byte{}
+		for _, h := range th.Hosts() {
+			saved[h] = export(h)
+		}
+		check := func(when string, th *throttle.Throttle, want map[string]bool) {
+			t.Helper()
+			for h, exp := range want {
+				if got := th.Expired(saved[h]); got != exp {
+					t.Errorf("%s: %s expired %v, want %v", when, h, got, exp)
+				}
+			}
+		}
+		check("same pass", th, map[string]bool{"paused.test:80": false, "used.test:80": false, "robots.test:80": false})
+		next := throttle.New(cfg)
+		next.StartPass(2)
+		check("next pass", next, map[string]bool{"paused.test:80": false, "used.test:80": true, "robots.test:80": false})
+		time.Sleep(48 * time.Hour)
+		check("two days on", next, map[string]bool{"paused.test:80": true, "used.test:80": true, "robots.test:80": true})
+		if th.Expired([]byte("not json")) {
+			t.Error("unreadable state counts as expired")
+		}
+	})
+}

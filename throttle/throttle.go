@@ -20,7 +20,7 @@ var (
 	// pass: its remaining URLs are "skipped: quota".
 	ErrQuota = errors.New("host quota for this pass used up")
 	// ErrDeferred means the host asked for a pause longer than MaxPause:
-	// its remaining URLs wait for the next pass and are not reported.
+	// its remaining URLs wait for a later pass (see Deferred).
 	ErrDeferred = errors.New("host paused beyond the maximum pause; deferred to the next pass")
 )
 
@@ -144,6 +144,38 @@ func (t *Throttle) Reserve(host string) (*Permit, time.Duration, error) {
 	return &Permit{t: t, l: l}, 0, nil
 }
 
+// Deferred reports whether a request for key (a URL) on host must wait for
+// a later pass, and until when the server asked to be left alone: the host
+// is deferred (Reserve would answer ErrDeferred), or key itself is held by
+// a pause of its own longer than MaxPause. A hold with no more than
+// MaxPause left to run becomes a pause of the whole host, which the crawl
+// waits for: a little over-polite, and no URL needs a queue of its own.
+func (t *Throttle) Deferred(host, key string) (time.Time, bool) {
+	l := t.limiterFor(host)
+	now := t.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.isDeferred(now) {
+		return l.pausedUntil, true
+	}
+	until, ok := l.held[key]
+	switch {
+	case !ok:
+	case !until.After(now):
+		delete(l.held, key)
+		l.dirty = true
+	case l.set.MaxPause > 0 && until.Sub(now) > l.set.MaxPause:
+		return until, true
+	default:
+		delete(l.held, key)
+		if until.After(l.pausedUntil) {
+			l.pausedUntil = until
+		}
+		l.dirty = true
+	}
+	return time.Time{}, false
+}
+
 // Ready is signalled whenever a permit is done, so a dispatcher that is
 // waiting on timers can ask again at once. The channel holds one signal;
 // signals that find it full are dropped, which loses nothing because the
@@ -175,6 +207,25 @@ func (t *Throttle) StartPass(pass uint64) {
 		l.usedRequests, l.usedBytes, l.deferred = 0, 0, false
 		l.mu.Unlock()
 	}
+}
+
+// Changed lists, sorted, the hosts whose state (see ExportState) may have
+// changed since the last call, so that only they are saved again: a pass
+// that meets many hosts must not rewrite all of them at every commit.
+func (t *Throttle) Changed() []string {
+	t.mu.RLock()
+	var hosts []string
+	for _, l := range t.byKey {
+		l.mu.Lock()
+		if l.dirty {
+			l.dirty = false
+			hosts = append(hosts, l.hosts...)
+		}
+		l.mu.Unlock()
+	}
+	t.mu.RUnlock()
+	slices.Sort(hosts)
+	return hosts
 }
 
 // Hosts lists every host the throttle has seen, sorted.
@@ -274,12 +325,16 @@ type limiter struct {
 
 	mu    sync.Mutex
 	hosts []string
+	// dirty: state that ExportState saves changed since Changed last
+	// reported the limiter's hosts.
+	dirty bool
 
 	starts       window
 	lastStart    time.Time
 	inFlight     int
 	pausedUntil  time.Time
 	deferred     bool
+	held         map[string]time.Time // URLs paused on their own beyond MaxPause, until when (see pushback)
 	backoffLevel int
 	backoffUntil time.Time
 	usedRequests int64
@@ -313,7 +368,7 @@ func newLimiter(key string, s Settings) *limiter {
 // sticks for the rest of the pass so all its URLs are treated alike.
 func (l *limiter) isDeferred(now time.Time) bool {
 	if !l.deferred && l.set.MaxPause > 0 && l.pausedUntil.Sub(now) > l.set.MaxPause {
-		l.deferred = true
+		l.deferred, l.dirty = true, true
 	}
 	return l.deferred
 }
@@ -370,6 +425,7 @@ func (l *limiter) admit(now time.Time) {
 	l.lastStart = now
 	l.inFlight++
 	l.usedRequests++
+	l.dirty = true
 	l.requests++
 	if !l.waitingSince.IsZero() {
 		l.waited += now.Sub(l.waitingSince)
@@ -402,6 +458,7 @@ func (l *limiter) maxInFlight() int {
 
 func (l *limiter) setRobots(host string, r *Robots, fetched time.Time, userAgent string) {
 	l.robots[host] = robotsEntry{robots: r, fetched: fetched}
+	l.dirty = true
 	l.robotsGap = 0
 	for _, e := range l.robots {
 		l.robotsGap = max(l.robotsGap, e.robots.CrawlDelay(userAgent))

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -27,47 +28,49 @@ import (
 const defaultDB = "linkpatrol.db"
 
 type checkOptions struct {
-	db          string
-	concurrency int
-	perHost     int
-	timeout     time.Duration
-	maxSize     int64
-	maxTime     time.Duration
-	userAgent   string
-	format      string
-	all         bool
-	newPass     bool
-	include     []string
-	exclude     []string
-	quiet       bool
-	recheck     rules.Recheck
-	ghost       time.Duration
-	commitBatch int
-	commitEvery time.Duration
-	polite      politeFlags
-	noReuse     bool
-	reportAfter report.Threshold
-	onlyNew     bool
-	keepPasses  int
-	config      string
-	outputs     []string
-	verbose     int
-	logFormat   string
-	statusAddr  string
-	statusPub   bool
-	sitemaps    []string
-	robotsMaps  bool
-	sitemapMax  int
-	fragments   bool
-	traps       rules.Traps
-	keepSIDs    bool
+	db           string
+	concurrency  int
+	perHost      int
+	timeout      time.Duration
+	maxSize      int64
+	maxRedirects int
+	maxTime      time.Duration
+	userAgent    string
+	format       string
+	all          bool
+	newPass      bool
+	include      []string
+	exclude      []string
+	quiet        bool
+	recheck      rules.Recheck
+	ghost        time.Duration
+	commitBatch  int
+	commitEvery  time.Duration
+	polite       politeFlags
+	noReuse      bool
+	reportAfter  report.Threshold
+	onlyNew      bool
+	failOn       string
+	keepPasses   int
+	config       string
+	outputs      []string
+	verbose      int
+	logFormat    string
+	statusAddr   string
+	statusPub    bool
+	sitemaps     []string
+	robotsMaps   bool
+	sitemapMax   int
+	fragments    bool
+	traps        rules.Traps
+	keepSIDs     bool
 }
 
 func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
 	fs.StringVar(&o.config, "config", "", "config `file` with rules and settings (default ./linkpatrol.toml when it exists)")
 	fs.StringVar(&o.db, "db", defaultDB, "database `file` that holds every pass")
-	fs.StringArrayVarP(&o.outputs, "output", "o", nil, "also write the report to `FILE`, format from its extension, or FORMAT:FILE (repeatable)")
+	fs.StringArrayVarP(&o.outputs, "output", "o", nil, "also write the report to `FILE`, format from its extension, or FORMAT:FILE (repeatable; never the database); standard output still gets it unless -q")
 	fs.CountVarP(&o.verbose, "verbose", "v", "log what the pass does (-vv: more); a summary per host at the end")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&o.statusAddr, "status-addr", "", "serve a live status page at `HOST:PORT` while the pass runs (loopback only)")
@@ -76,6 +79,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.IntVar(&o.perHost, "per-host", 8, "requests in flight to one host")
 	fs.DurationVar(&o.timeout, "timeout", 20*time.Second, "soft timeout of one request; a whole task may take twice this")
 	fs.Int64Var(&o.maxSize, "max-size", 10<<20, "largest HTML page read, in bytes after decompression")
+	fs.IntVar(&o.maxRedirects, "max-redirects", crawler.DefaultMaxRedirects, "redirects followed, as browsers do; one more makes the link \"too many redirects\"")
 	fs.DurationVar(&o.maxTime, "max-time", 0, "stop after this long and exit 3; run again to resume (0 = no limit)")
 	fs.StringVar(&o.userAgent, "user-agent", "", "User-Agent header (default names linkpatrol and its version)")
 	fs.StringVarP(&o.format, "format", "f", "text", "report format: "+strings.Join(report.Formats(), ", "))
@@ -83,15 +87,19 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.BoolVar(&o.newPass, "new-pass", false, "start a new pass: abandon an unfinished one, or start here though the database holds another site's passes")
 	fs.StringArrayVar(&o.include, "include", nil, "only follow URLs matching this `regex` (repeatable)")
 	fs.StringArrayVar(&o.exclude, "exclude", nil, "skip URLs matching this `regex` (repeatable)")
-	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line, and with -o no report on standard output")
 	// 20h rather than a full day: a nightly cron pass then refetches what
 	// the previous night fetched, while a second run the same day reuses it.
-	fs.DurationVar(&o.recheck.OK, "recheck-ok", 20*time.Hour, "reuse a good result younger than this instead of fetching it again (0 = always fetch)")
-	fs.DurationVar(&o.recheck.Broken, "recheck-broken", 3*time.Hour, "reuse a broken result younger than this")
-	fs.DurationVar(&o.recheck.Unverifiable, "recheck-unverifiable", 20*time.Hour, "reuse an unverifiable result younger than this")
-	fs.DurationVar(&o.recheck.Transient, "recheck-transient", 0, "reuse a transient failure (timeout, 5xx) younger than this, as transient (0 = always try again)")
+	// Only for targets that are only checked (third-party links above all,
+	// where politeness makes reuse worth it): the site's own pages are
+	// revalidated and problems checked again, so a fix shows at once.
+	fs.DurationVar(&o.recheck.OK, "recheck-ok", 20*time.Hour, "reuse a good result of a link that is only checked (another site, an image) younger than this (0 = always fetch)")
+	fs.DurationVar(&o.recheck.Pages, "recheck-pages", 0, "reuse a good page of the site younger than this, links included (0 = always revalidate, a 304 when unchanged)")
+	fs.DurationVar(&o.recheck.Broken, "recheck-broken", 0, "reuse a broken result younger than this (0 = always check again)")
+	fs.DurationVar(&o.recheck.Unverifiable, "recheck-unverifiable", 0, "reuse an unverifiable result younger than this (0 = always check again)")
 	fs.BoolVar(&o.noReuse, "no-reuse", false, "fetch everything again, ignoring the recheck intervals (conditional requests are still used)")
 	fs.Var(&o.reportAfter, "report-after", "keep a problem out of the report until it has lasted this long (36h, 2d) or this many passes (3); it is still recorded and counted")
+	fs.StringVar(&o.failOn, "fail-on", "broken", "which problems make the exit code 1: "+strings.Join(report.FailOnValues(), ", ")+" (internal: only links to the site itself)")
 	fs.BoolVar(&o.onlyNew, "only-new", false, "report only problems that are new since the last complete pass (the exit code follows)")
 	fs.IntVar(&o.keepPasses, "keep-passes", 10, "complete passes kept in the database; older data is pruned")
 	fs.DurationVar(&o.ghost, "ghost", 7*24*time.Hour, "follow the old links of a page that fails now but was good within this")
@@ -111,7 +119,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	fs := checkFlags(&o)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol check [flags] URL|DIR ...\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol check [flags] URL|DIR ...\n\nFlags:\n%s\n%s", fs.FlagUsages(), exitCodesHelp)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -134,10 +142,14 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		fs.Usage()
 		return exitUsage, usagef("check needs at least one start URL or a directory")
 	}
+	failOn, err := report.ParseFailOn(o.failOn)
+	if err != nil {
+		return exitUsage, usageError{err}
+	}
 	if !slices.Contains(report.Formats(), o.format) {
 		return exitUsage, usagef("unknown format %q (choose from %s)", o.format, strings.Join(report.Formats(), ", "))
 	}
-	if _, err := parseOutputs(o.outputs); err != nil {
+	if err := checkOutputs(o.outputs, o.db); err != nil {
 		return exitUsage, usageError{err}
 	}
 	if o.polite.groupHosts != "host" && o.polite.groupHosts != "domain" {
@@ -151,6 +163,13 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	starts, root, err := startURLs(args)
 	if err != nil {
 		return exitUsage, usageError{err}
+	}
+	for _, sm := range o.sitemaps {
+		if u, err := url.Parse(sm); err != nil {
+			return exitUsage, usagef("--sitemap %q is not a URL", redact(sm))
+		} else if err := noUserinfo("--sitemap", u); err != nil {
+			return exitUsage, usageError{err}
+		}
 	}
 	engine, err := rules.New(rulesConfig(file, &o, starts, o.polite.hostRules(fs, starts)))
 	if err != nil {
@@ -173,6 +192,15 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return exitUsage, err
 	}
+	if file != nil {
+		pass.Config = file.Path
+	}
+	// A pass that stores anchors is reported with its fragment checks, by
+	// check and by every later report.
+	pass.CheckFragments = pass.CheckFragments || o.fragments
+	if err := db.UpdatePass(pass); err != nil {
+		return exitUsage, fmt.Errorf("save pass %d: %w", pass.ID, err)
+	}
 
 	stop, hard, cleanup := stopContexts(ctx, o.maxTime)
 	defer cleanup()
@@ -193,6 +221,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		PerHost:        o.perHost,
 		Timeout:        o.timeout,
 		MaxSize:        o.maxSize,
+		MaxRedirects:   o.maxRedirects,
 		UserAgent:      ua,
 		Recheck:        o.recheck,
 		Ghost:          o.ghost,
@@ -218,11 +247,16 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	}
 	began := time.Now()
 	// The bar would redraw over log lines on the same stream.
-	progressDone := startProgress(stderr, c, o.quiet || o.verbose > 0)
+	noBar := o.quiet || o.verbose > 0
+	if tty := terminal(stderr, noBar); tty != nil && len(done) > 0 {
+		fmt.Fprintf(tty, "resuming pass %d: %s URLs already done\n", pass.ID, thousands(len(done)))
+	}
+	progressDone := startProgress(stderr, c, noBar, stop.Done())
 	outcome, runErr := c.Run(stop, hard, pass, queue, done)
 	progressDone()
 
 	pass.Elapsed += time.Since(began)
+	pass.Deferred, pass.ResumeAfter = outcome.Deferred, outcome.ResumeAfter
 	if outcome.Complete {
 		pass.State = store.PassComplete
 	} else {
@@ -241,27 +275,17 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		}
 	}
 
-	rep, err := report.Build(db, pass.ID, report.Options{All: o.all, Now: time.Now(), ReportAfter: o.reportAfter, OnlyNew: o.onlyNew, CheckFragments: o.fragments})
+	rep, err := report.Build(db, pass.ID, report.Options{All: o.all, Now: time.Now(), ReportAfter: o.reportAfter, OnlyNew: o.onlyNew, CheckFragments: o.fragments, FailOn: failOn})
 	if err != nil {
 		return exitUsage, err
 	}
-	format := o.format
-	if !fs.Changed("format") && (file == nil || !file.IsSet("format")) {
-		format = "" // text on stdout, unless -o moved the report to files
-	}
-	if err := writeOutputs(stdout, rep, format, o.outputs); err != nil {
+	if err := writeOutputs(stdout, rep, stdoutFormat(o.format, o.quiet, o.outputs), o.outputs); err != nil {
 		return exitUsage, fmt.Errorf("write report: %w", err)
 	}
 	if o.verbose > 0 {
 		writeSummaryStats(stderr, rep, c.Hosts())
 	}
-	switch {
-	case !outcome.Complete:
-		return exitStopped, nil
-	case rep.HasBroken():
-		return exitProblems, nil
-	}
-	return exitOK, nil
+	return exitCode(rep), nil
 }
 
 // housekeeping keeps the database from growing night after night: old
@@ -295,12 +319,56 @@ func startURLs(args []string) (starts []string, root string, err error) {
 			return []string{"file:///"}, abs, nil
 		}
 		u, err := url.Parse(a)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if err != nil {
+			return nil, "", fmt.Errorf("%q is neither a directory nor an http(s) URL", redact(a))
+		}
+		if err := noUserinfo("start URL", u); err != nil {
+			return nil, "", err
+		}
+		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, "", fmt.Errorf("%q is neither a directory nor an http(s) URL", a)
 		}
 		starts = append(starts, rules.Canonicalize(u).String())
 	}
 	return starts, "", nil
+}
+
+// noUserinfo refuses a URL given with user:password@: it would be printed
+// in the log, the status page and every report, stored in the database,
+// and inherited by every relative link. A rule scoped to the origin carries
+// credentials instead, with the password from the environment. The error
+// never shows the password.
+func noUserinfo(what string, u *url.URL) error {
+	if u.User == nil {
+		return nil
+	}
+	host := u.Host
+	if host == "" {
+		host = "HOST"
+	}
+	user := u.User.Username()
+	if user == "" {
+		user = "USER"
+	}
+	clean := *u
+	clean.User = nil
+	return fmt.Errorf("%s %s: credentials in a URL would be printed and stored everywhere; give it without them and put them in a rule of linkpatrol.toml, the password in the environment:\n  [[rule]]\n  scheme = %q\n  host = %q\n  user = %q\n  password = \"${LINKPATROL_PASSWORD}\"",
+		what, &clean, u.Scheme, host, user)
+}
+
+// redact hides the password of something that may or may not parse as a
+// URL, for an error message.
+func redact(s string) string {
+	at := strings.LastIndexByte(s, '@')
+	scheme := strings.Index(s, "://")
+	if at < 0 || scheme < 0 || at < scheme {
+		return s
+	}
+	userinfo := s[scheme+3 : at]
+	if user, _, ok := strings.Cut(userinfo, ":"); ok {
+		return s[:scheme+3] + user + ":xxxxx" + s[at:]
+	}
+	return s
 }
 
 // openPass resumes the unfinished pass when it has the same start URLs, or
@@ -377,13 +445,14 @@ func openPass(db *store.DB, engine *rules.Engine, starts []string, root, setting
 	return pass, seeds, nil, nil
 }
 
-// stopContexts returns stop, cancelled by the first SIGINT/SIGTERM or when
-// maxTime runs out, and hard, cancelled by a second signal.
+// stopContexts returns stop, cancelled by the first SIGINT, SIGTERM or
+// SIGHUP (a closed terminal or ssh session must not lose the last batch)
+// or when maxTime runs out, and hard, cancelled by a second signal.
 func stopContexts(ctx context.Context, maxTime time.Duration) (stop, hard context.Context, cleanup func()) {
 	stop, cancelStop := context.WithCancel(ctx)
 	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	var timer *time.Timer
 	if maxTime > 0 {
 		timer = time.AfterFunc(maxTime, cancelStop)
@@ -413,4 +482,13 @@ func stopContexts(ctx context.Context, maxTime time.Duration) (stop, hard contex
 		cancelStop()
 		cancelHard()
 	}
+}
+
+// thousands writes n with a comma every three digits: 1,902.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

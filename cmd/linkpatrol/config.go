@@ -50,6 +50,7 @@ func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
 	take("per-host", "per_host", func() { o.perHost = f.PerHost })
 	take("timeout", "timeout", func() { o.timeout = f.Timeout })
 	take("max-size", "max_size", func() { o.maxSize = f.MaxSize })
+	take("max-redirects", "max_redirects", func() { o.maxRedirects = f.MaxRedirects })
 	take("max-time", "max_time", func() { o.maxTime = f.MaxTime })
 	take("user-agent", "user_agent", func() { o.userAgent = f.UserAgent })
 	take("format", "format", func() { o.format = f.Format })
@@ -57,6 +58,7 @@ func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
 	take("all", "all", func() { o.all = f.All })
 	take("quiet", "quiet", func() { o.quiet = f.Quiet })
 	take("recheck-ok", "recheck.ok", func() { o.recheck.OK = f.Recheck.OK })
+	take("recheck-pages", "recheck.pages", func() { o.recheck.Pages = f.Recheck.Pages })
 	take("recheck-broken", "recheck.broken", func() { o.recheck.Broken = f.Recheck.Broken })
 	take("recheck-unverifiable", "recheck.unverifiable", func() { o.recheck.Unverifiable = f.Recheck.Unverifiable })
 	take("recheck-transient", "recheck.transient", func() { o.recheck.Transient = f.Recheck.Transient })
@@ -64,6 +66,7 @@ func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
 	take("report-after", "report_after", func() {
 		o.reportAfter = report.Threshold{Failures: f.ReportAfter.Passes, Age: f.ReportAfter.Duration}
 	})
+	take("fail-on", "fail_on", func() { o.failOn = f.FailOn })
 	take("keep-passes", "keep_passes", func() { o.keepPasses = f.KeepPasses })
 	take("commit-batch", "commit_batch", func() { o.commitBatch = f.CommitBatch })
 	take("commit-every", "commit_every", func() { o.commitEvery = f.CommitEvery })

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -137,5 +138,49 @@ password = "${LP_TOKEN}"
 	r = runBinaryEnv(t, env, "config", "check", cfg)
 	if r.code != exitOK || !strings.Contains(r.stderr, `scheme = "https"`) {
 		t.Errorf("config check of a credentials rule without a scheme: exit %d, stderr %q; want a warning", r.code, r.stderr)
+	}
+}
+
+// A start URL (or a sitemap URL) with user:password@ is refused with
+// advice, before anything is fetched, printed or stored, and the refusal
+// itself never shows the password.
+func TestPasswordInStartURLRefused(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<a href="/a">a</a>`)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	withPW := strings.Replace(srv.URL, "://", "://audit:hunter2pw@", 1) + "/"
+	cfg := filepath.Join(dir, "linkpatrol.toml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("start = [%q]\n", withPW)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "lp.db")
+	for _, args := range [][]string{
+		{withPW},
+		{"--config", cfg},
+		{"--sitemap", strings.TrimSuffix(withPW, "/") + "/sitemap.xml", srv.URL + "/"},
+		{"-v", "--format", "json", "http://audit:hunter2pw@[::1/"},
+	} {
+		r := runBinary(t, append([]string{"check", "--db", db}, args...)...)
+		if r.code != exitUsage {
+			t.Errorf("%v: exit %d, want 2", args, r.code)
+		}
+		if strings.Contains(r.stdout+r.stderr, "hunter2pw") {
+			t.Errorf("%v: the password is printed:\n%s%s", args, r.stdout, r.stderr)
+		}
+		if len(args) < 4 && !strings.Contains(r.stderr, `password = "${`) {
+			t.Errorf("%v: no advice on where credentials go:\n%s", args, r.stderr)
+		}
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("%d requests were sent", n)
+	}
+	if b, err := os.ReadFile(db); err == nil && bytes.Contains(b, []byte("hunter2pw")) {
+		t.Error("the password is in the database")
 	}
 }

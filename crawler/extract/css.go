@@ -1,5 +1,7 @@
 package extract
 
+import "bytes"
+
 // cssRef is one URL in CSS: tok is where the reference starts (the "u" of
 // "url(", or the opening quote of an @import string), url the URL itself.
 type cssRef struct {
@@ -136,4 +138,23 @@ func identByteAt[T ~string | ~[]byte](s T, i int) bool {
 func isIdentByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
 		c == '-' || c == '_' || c == '\\' || c >= 0x80
+}
+
+// Stylesheet finds every url(...) and @import in a CSS file, each on the
+// line its url( token or @import string starts on. The links carry tag
+// "css" and no attribute; all of them are resources.
+func Stylesheet(css []byte) []Link {
+	refs := cssURLs(css, nil)
+	lines := newLineCounter(css)
+	links := make([]Link, 0, len(refs))
+	for _, r := range refs {
+		u := css[r.url.start:r.url.end]
+		if bytes.IndexByte(u, 0) >= 0 {
+			u = bytes.ReplaceAll(u, []byte{0}, []byte("\uFFFD"))
+		}
+		if a, b := trimSpan(u, 0, len(u)); a < b {
+			links = append(links, Link{URL: string(u[a:b]), Line: lines.at(r.tok), Tag: "css", Kind: KindResource})
+		}
+	}
+	return links
 }

@@ -12,19 +12,23 @@ import (
 type Kind uint8
 
 const (
-	// KindPage: a, area, iframe, frame, meta refresh, and the cite of
-	// blockquote, q, del and ins. Forms are not links.
+	// KindPage: a, area, iframe, frame, meta refresh, the cite of
+	// blockquote, q, del and ins, and a <link> whose rel is navigation
+	// (next, prev, index, contents, up, canonical...). Forms are not links.
 	KindPage Kind = iota + 1
-	// KindResource: img, srcset, source, script, link (stylesheet, icon,
-	// preload, canonical...), video, audio, track, object, embed, input
-	// type=image, SVG image and use, and CSS url() / @import.
+	// KindResource: img, srcset, source, script, any other link
+	// (stylesheet, icon, preload...), video, audio, track, object, embed,
+	// input type=image, SVG image and use, and CSS url() / @import.
+	// <link rel="preconnect"> and rel="dns-prefetch" name origins and are
+	// not links at all.
 	KindResource
 )
 
 // KindOf is the kind of a link found on element tag in attribute attr, as
 // Extract reports them in Link.Tag and Link.Attr. It lets a caller that
 // stored only those two (such as the crawler re-reading a page's links)
-// classify them the same way.
+// classify them the same way, but for a <link>'s rel, which it cannot see:
+// it calls every <link> a resource.
 func KindOf(tag, attr string) Kind {
 	switch tag {
 	case "a", "area":
@@ -71,11 +75,18 @@ type Page struct {
 	// Title is the text of the first <title>, with white space runs
 	// collapsed to one space and trimmed.
 	Title string
+	// More says the document holds more than Options.MaxLinks links:
+	// reading stopped there, so Links, IDs and Title hold what came before.
+	More bool
 }
 
 // Options tunes Extract.
 type Options struct {
 	IDs bool // collect id and <a name> anchors into Page.IDs
+	// MaxLinks, when above 0, stops reading after that many links (see
+	// Page.More), so a page's cost is bounded by its links, not only by
+	// its bytes.
+	MaxLinks int
 }
 
 // Extract finds every link in an HTML document that is already UTF-8 (see
@@ -91,6 +102,11 @@ func (e *extractor) run(z *html.Tokenizer) Page {
 	off := 0
 	textOf := "" // element whose raw text the next text token is
 	for {
+		if max := e.opt.MaxLinks; max > 0 && len(e.page.Links) > max {
+			clear(e.page.Links[max:])
+			e.page.Links, e.page.More = e.page.Links[:max], true
+			break
+		}
 		tt := z.Next()
 		if tt == html.ErrorToken {
 			break
@@ -128,6 +144,7 @@ type extractor struct {
 	spans     []span
 	refs      []cssRef
 	nameBuf   [16]byte
+	kind      Kind // of the links of the current tag; 0: by tag and attribute
 }
 
 // role is what an attribute means to Extract on a given element.
@@ -144,6 +161,7 @@ const (
 	roleType          // input type
 	roleBase          // base href
 	roleID            // a fragment target
+	roleRel           // link rel: what the link's href is
 )
 
 // pendingAttr is an attribute of the current tag that Extract needs, kept
@@ -240,6 +258,15 @@ func (e *extractor) rawTextOwner(tag string) string {
 // base. positioned says whether pos of each pending attribute can be
 // trusted; if not, everything goes on tagLine.
 func (e *extractor) emit(tag string, tagLine int, positioned bool) {
+	e.kind = 0
+	if tag == "link" {
+		switch e.linkRel() {
+		case relOrigin:
+			return // names an origin to connect to early, not a resource
+		case relNavigation:
+			e.kind = KindPage
+		}
+	}
 	for i := range e.pending {
 		p := &e.pending[i]
 		if !e.applies(p) {
@@ -311,7 +338,66 @@ func (e *extractor) applies(p *pendingAttr) bool {
 }
 
 func (e *extractor) add(url string, line int, tag, attr string) {
-	e.page.Links = append(e.page.Links, Link{URL: url, Line: line, Tag: tag, Attr: attr, Kind: KindOf(tag, attr)})
+	kind := e.kind
+	if kind == 0 {
+		kind = KindOf(tag, attr)
+	}
+	e.page.Links = append(e.page.Links, Link{URL: url, Line: line, Tag: tag, Attr: attr, Kind: kind})
+}
+
+// relKind is what a <link>'s rel makes of its href.
+type relKind uint8
+
+const (
+	relResource   relKind = iota // a stylesheet, an icon, a preload...: checked
+	relNavigation                // another page of the document set: a page
+	relOrigin                    // preconnect, dns-prefetch: an origin, never fetched
+)
+
+// linkRel reads the rel of the current <link>. Navigation (the next,
+// prev, index, contents... of every Sphinx and DocBook page) makes the href
+// a page, unless a token also makes it a resource. preconnect and
+// dns-prefetch name an origin whose root need not be a page at all.
+func (e *extractor) linkRel() relKind {
+	var rel []byte
+	for _, p := range e.pending {
+		if p.role == roleRel {
+			rel = p.val
+		}
+	}
+	nav, origin, resource := false, false, false
+	for _, tok := range bytes.FieldsFunc(rel, func(r rune) bool { return r < 0x80 && isSpace(byte(r)) }) {
+		switch {
+		case is(tok, "preconnect"), is(tok, "dns-prefetch"):
+			origin = true
+		case navRel(tok):
+			nav = true
+		default:
+			resource = true
+		}
+	}
+	switch {
+	case origin && !nav && !resource:
+		return relOrigin
+	case nav && !resource:
+		return relNavigation
+	}
+	return relResource
+}
+
+// navRel says whether a rel token links to another page of the site
+// (HTML's link types and the older ones documentation generators still
+// write).
+func navRel(tok []byte) bool {
+	for _, name := range [...]string{"next", "prev", "previous", "index", "contents", "toc",
+		"search", "start", "first", "last", "up", "top", "home", "help", "glossary",
+		"copyright", "chapter", "section", "subsection", "appendix", "author", "license",
+		"bookmark", "canonical"} {
+		if is(tok, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // styleBody extracts the CSS references of a <style> element whose raw
@@ -472,6 +558,8 @@ func roleOf(tag string, key []byte, ids bool) (role, string) {
 			return roleURL, "href"
 		case is(key, "imagesrcset"):
 			return roleSrcset, "imagesrcset"
+		case is(key, "rel"):
+			return roleRel, "rel"
 		}
 	case "img", "source":
 		switch {

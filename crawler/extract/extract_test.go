@@ -25,7 +25,16 @@ func TestExtractElements(t *testing.T) {
 		{"a", `<a href="/x">x</a>`, []Link{pg("/x", 1, "a", "href")}},
 		{"area", `<map><area shape=rect href="/a"></map>`, []Link{pg("/a", 1, "area", "href")}},
 		{"link stylesheet", `<link rel="stylesheet" href="/s.css">`, []Link{rs("/s.css", 1, "link", "href")}},
-		{"link canonical", `<link rel=canonical href="https://e.test/p">`, []Link{rs("https://e.test/p", 1, "link", "href")}},
+		{"link canonical is a page", `<link rel=canonical href="https://e.test/p">`, []Link{pg("https://e.test/p", 1, "link", "href")}},
+		// Every Sphinx and DocBook page has these; a page first met in one
+		// must still be parsed.
+		{"link navigation is a page", "<link rel=\"next\" href=\"n.html\"><link href=\"p.html\" REL=\"Prev\">\n<link rel=index href=genindex.html><link rel=\"search\" href=search.html><link rel=up href=../><link rel=\"contents start\" href=/>",
+			[]Link{pg("n.html", 1, "link", "href"), pg("p.html", 1, "link", "href"), pg("genindex.html", 2, "link", "href"),
+				pg("search.html", 2, "link", "href"), pg("../", 2, "link", "href"), pg("/", 2, "link", "href")}},
+		{"link navigation and resource is a resource", `<link rel="index icon" href="/i.ico">`, []Link{rs("/i.ico", 1, "link", "href")}},
+		{"link without rel is a resource", `<link href="/x.css">`, []Link{rs("/x.css", 1, "link", "href")}},
+		{"preconnect and dns-prefetch are not links", `<link rel="preconnect" href="https://fonts.test"><link rel=dns-prefetch href="//cdn.test"><link rel="preconnect dns-prefetch" href="https://b.test" crossorigin>`, nil},
+		{"preconnect with a resource token is a resource", `<link rel="preconnect stylesheet" href="/s.css">`, []Link{rs("/s.css", 1, "link", "href")}},
 		{"link imagesrcset", `<link rel=preload as=image imagesrcset="/a.jpg 1x, /b.jpg 2x">`,
 			[]Link{rs("/a.jpg", 1, "link", "imagesrcset"), rs("/b.jpg", 1, "link", "imagesrcset")}},
 		{"img src", `<img src="/i.png" alt="">`, []Link{rs("/i.png", 1, "img", "src")}},
@@ -405,4 +414,14 @@ func TestPositionFallback(t *testing.T) {
 			assertLinks(t, got.Links, tt.want)
 		})
 	}
+}
+
+func TestStylesheet(t *testing.T) {
+	css := "/* url(/in-comment.png) */\n@import \"more.css\";\r\n@import url(print.css) print;\rbody {\n  background: url( ../img/bg.png );\n  content: \"url(/in-string.png)\";\n}\n"
+	want := []Link{
+		{URL: "more.css", Line: 2, Tag: "css", Kind: KindResource},
+		{URL: "print.css", Line: 3, Tag: "css", Kind: KindResource},
+		{URL: "../img/bg.png", Line: 5, Tag: "css", Kind: KindResource},
+	}
+	assertLinks(t, Stylesheet([]byte(css)), want)
 }

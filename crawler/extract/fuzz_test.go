@@ -104,3 +104,22 @@ func naiveLineCount(doc []byte) int {
 	s := strings.ReplaceAll(string(doc), "\r\n", "\n")
 	return 1 + strings.Count(s, "\n") + strings.Count(s, "\r")
 }
+
+// FuzzStylesheet checks that any CSS file gives trimmed, non-empty URLs on
+// lines that exist.
+func FuzzStylesheet(f *testing.F) {
+	f.Add([]byte("@import 'a.css';\nbody{background:url( b.png )}"))
+	f.Add([]byte("/* url(c.png) */ a{b:url(\"d\\\")e\")}\r\n@import url(x.css) print;"))
+	f.Add([]byte("url(\x00)\n@import \""))
+	f.Fuzz(func(t *testing.T, css []byte) {
+		total := lineCount(css)
+		for _, l := range Stylesheet(css) {
+			if l.Line < 1 || l.Line > total {
+				t.Errorf("%+v: line outside 1..%d", l, total)
+			}
+			if l.URL == "" || strings.Trim(l.URL, " \t\n\f\r") != l.URL || l.Kind != KindResource {
+				t.Errorf("%+v: URL empty or not trimmed, or not a resource", l)
+			}
+		}
+	})
+}

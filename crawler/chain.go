@@ -1,0 +1,207 @@
+package crawler
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"sync"
+
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// Each URL is fetched once per pass, redirect targets included. A worker
+// that follows a redirect to a URL of the pass claims it first: if nobody
+// had, the chain goes on and the worker records that URL too (and parses
+// it, if it is a page to parse), so its own task is never queued; if some
+// task already had it, the chain stops short of it, and the dispatcher
+// finishes the record of the URLs before it from that task's result once
+// it is known (see dispatcher.settle). A wait that can never end (two
+// chains each waiting on the other) is a redirect loop.
+
+// claims is the pass's set of URLs that some task resolves: queued, in
+// flight, claimed by a redirect chain or done. The dispatcher adds what
+// pages link to; workers add redirect targets.
+type claims struct {
+	mu sync.Mutex
+	m  map[string]struct{}
+}
+
+// claim adds u and says whether it was new.
+func (c *claims) claim(u string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, dup := c.m[u]; dup {
+		return false
+	}
+	c.m[u] = struct{}{}
+	return true
+}
+
+// chainEnd is what a record that ends in a redirect takes from the record
+// of the URL the redirect leads to: the whole chain's outcome.
+func chainEnd(rec *store.URLRecord, end store.URLRecord, maxRedirects int) {
+	rec.Status, rec.ContentType, rec.Size = end.Status, end.ContentType, end.Size
+	rec.Verdict, rec.Error, rec.Note = end.Verdict, end.Error, ""
+	rec.FinalURL = end.URL
+	if end.FinalURL != "" {
+		rec.FinalURL = end.FinalURL
+	}
+	rec.Redirects = append(slices.Clip(rec.Redirects), end.Redirects...)
+	switch {
+	case rec.FinalURL == rec.URL || slices.ContainsFunc(end.Redirects, func(h store.Hop) bool { return h.URL == rec.URL }):
+		rec.Verdict, rec.Error = store.VerdictBroken, "redirect loop"
+		rec.Status = rec.Redirects[len(rec.Redirects)-1].Status
+	case len(rec.Redirects) > maxRedirects:
+		// As when fetch gives up: the last hop followed is the one past
+		// the limit, and its status is the chain's.
+		rec.Verdict, rec.Error = store.VerdictBroken, "too many redirects"
+		if len(rec.Redirects) > maxRedirects+1 {
+			rec.FinalURL = rec.Redirects[maxRedirects+1].URL
+		}
+		rec.Status = rec.Redirects[maxRedirects].Status
+		rec.Redirects = rec.Redirects[:maxRedirects+1]
+	case end.Verdict == store.VerdictSkipped && end.Error == "robots":
+		rec.Note = "skipped: robots.txt disallows a redirect target"
+	case end.Verdict == store.VerdictSkipped:
+		rec.Note = end.Note
+	}
+}
+
+// ends keeps, for every URL resolved in this run, what a redirect to it
+// needs: most results are a verdict and a status; the few with an error, a
+// note or redirects of their own are kept whole.
+type ends struct {
+	plain map[string]plainEnd
+	full  map[string]*store.URLRecord
+}
+
+type plainEnd struct {
+	verdict store.Verdict // one of the constants: no bytes of its own
+	status  int32
+}
+
+func newEnds() ends {
+	return ends{plain: make(map[string]plainEnd), full: make(map[string]*store.URLRecord)}
+}
+
+func (e ends) put(rec *store.URLRecord) {
+	if rec.Error == "" && rec.Note == "" && rec.FinalURL == "" && len(rec.Redirects) == 0 {
+		e.plain[rec.URL] = plainEnd{rec.Verdict, int32(rec.Status)}
+		return
+	}
+	e.full[rec.URL] = &store.URLRecord{URL: rec.URL, Verdict: rec.Verdict, Status: rec.Status,
+		Error: rec.Error, Note: rec.Note, FinalURL: rec.FinalURL, Redirects: rec.Redirects}
+}
+
+func (e ends) get(u string) (store.URLRecord, bool) {
+	if v, ok := e.plain[u]; ok {
+		return store.URLRecord{URL: u, Verdict: v.verdict, Status: int(v.status)}, true
+	}
+	if r, ok := e.full[u]; ok {
+		return *r, true
+	}
+	return store.URLRecord{}, false
+}
+
+// waiting is a record whose redirect leads to a URL another task resolves:
+// it is finished from that URL's result.
+type waiting struct {
+	rec   store.URLRecord
+	prev  *store.URLRecord // for history
+	depth int              // hops from a start URL, should it be queued again
+}
+
+// wait registers ws (a task's URL first, then the redirect targets it
+// claimed, each leading to the next) to be finished from target's result,
+// and finishes them at once when that is already known.
+func (d *dispatcher) wait(target string, ws []waiting) ([]store.Result, error) {
+	for i := 0; i < len(ws)-1; i++ {
+		next := ws[i+1].rec.URL
+		d.waiters[next] = append(d.waiters[next], ws[i])
+	}
+	last := ws[len(ws)-1]
+	if end, ok := d.ends.get(target); ok {
+		return []store.Result{d.finishWaiting(last, end)}, nil
+	}
+	// Resolved by an earlier run of this pass: the store has it, unless
+	// it was held back by a pause then, and is queued again now.
+	end, ok, err := d.c.store.Get(target)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", target, err)
+	}
+	if ok && end.Pass == d.pass.ID && !heldOwn(end) {
+		return []store.Result{d.finishWaiting(last, end)}, nil
+	}
+	d.waiters[target] = append(d.waiters[target], last)
+	return nil, nil
+}
+
+// settled notes the result of rec's URL and finishes what waited on it.
+func (d *dispatcher) settled(rec *store.URLRecord) []store.Result {
+	if rec.URL == "" {
+		return nil
+	}
+	d.ends.put(rec)
+	ws, ok := d.waiters[rec.URL]
+	if !ok {
+		return nil
+	}
+	delete(d.waiters, rec.URL)
+	out := make([]store.Result, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, d.finishWaiting(w, *rec))
+	}
+	return out
+}
+
+func (d *dispatcher) finishWaiting(w waiting, end store.URLRecord) store.Result {
+	rec := w.rec
+	chainEnd(&rec, end, d.c.cfg.MaxRedirects)
+	history(&rec, w.prev, d.pass.ID, d.c.cfg.Now())
+	if rec.Verdict.Problem() {
+		d.c.stats.problems.Add(1)
+	}
+	res := store.Result{Record: rec, SetLinks: true}
+	if heldOwn(end) {
+		// The chain ends at a URL of the site held back by a pause: this
+		// URL is done again with it when the pass resumes.
+		requeue(&res, w.depth)
+		until, held := d.c.cfg.Throttle.Deferred(hostOf(end.URL), end.URL)
+		if !held {
+			until = d.c.cfg.Now() // the pause has run out meanwhile
+		}
+		d.noteDeferred(until, 1)
+	}
+	return res
+}
+
+// loops finishes what still waits when nothing else is left to do: only
+// redirects that lead round to each other can wait for ever.
+func (d *dispatcher) loops() []store.Result {
+	var out []store.Result
+	for target, ws := range d.waiters {
+		for _, w := range ws {
+			last := w.rec.Redirects[len(w.rec.Redirects)-1]
+			out = append(out, d.finishWaiting(w, store.URLRecord{URL: target, Verdict: store.VerdictBroken, Error: "redirect loop", Status: last.Status}))
+		}
+	}
+	clear(d.waiters)
+	return out
+}
+
+// unclaim queues as tasks of their own the redirect targets a retried task
+// had claimed: its next try finds them taken and waits on them.
+func (d *dispatcher) unclaim(t task, keys []string) {
+	for _, k := range keys {
+		u, err := url.Parse(k)
+		if err != nil {
+			continue
+		}
+		action := d.c.rules.Decide(u).Action
+		if action != rules.Parse {
+			action = rules.Check
+		}
+		d.enqueue(task{Task: store.Task{URL: k, Action: action.String(), Depth: t.Depth + 1}, host: u.Host})
+	}
+}

@@ -1,0 +1,151 @@
+package crawler
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/url"
+
+	"github.com/linkpatrol/linkpatrol/throttle"
+)
+
+// Third-party hosts must not starve the site's own pages. A site with many
+// external links has most of its tasks on other people's hosts, each
+// slowed by that host's politeness, and without a bound they can hold every
+// worker while the site's own pages wait. So:
+//
+//   - Tasks on third-party hosts hold at most thirdShare of the workers;
+//     the rest is kept for the site's own hosts (the start hosts, and any
+//     host whose URLs the rules parse).
+//   - A host is probed before its first request: its name is looked up and
+//     its robots.txt read, by probe workers of their own, so neither a slow
+//     DNS server nor a slow robots.txt ever holds a fetch slot.
+//   - A host whose name does not exist settles every URL on it at once, as
+//     broken "dns", instead of one request (and one DNS timeout) per URL at
+//     the third-party rate.
+
+// thirdShare is the most workers third-party tasks may hold: all but a
+// quarter (at least one) of them, which stay free for the site's own pages.
+func thirdShare(workers int) int {
+	return max(1, workers-max(1, workers/4))
+}
+
+// thirdFull says whether q is a third-party host and the third-party share
+// of the workers is taken.
+func (d *dispatcher) thirdFull(q *hostQueue) bool {
+	return !q.own && d.third >= thirdShare(d.c.cfg.Concurrency)
+}
+
+// parkThird takes q, at the head of the ring, out of it until a
+// third-party task finishes.
+func (d *dispatcher) parkThird(q *hostQueue) {
+	d.ring = d.ring[1:]
+	q.inRing = false
+	d.thirdParked = append(d.thirdParked, q)
+}
+
+// unparkThird returns the parked third-party hosts to the ring.
+func (d *dispatcher) unparkThird() {
+	for _, q := range d.thirdParked {
+		d.schedule(q)
+	}
+	clear(d.thirdParked)
+	d.thirdParked = d.thirdParked[:0]
+}
+
+// startProbe stages the probe of q's host; its URLs wait for it.
+func (d *dispatcher) startProbe(q *hostQueue, probe task) {
+	q.robots = robotsLoading
+	d.ring = d.ring[1:]
+	q.inRing = false
+	q.inflight++
+	d.probing++
+	d.probe = &probe
+}
+
+// needsDNS says whether u's host name must be looked up before its first
+// request. Only with the crawler's own transport: a caller's transport
+// (a test's, a proxy's) may reach names the resolver does not know.
+func (c *Crawler) needsDNS(u *url.URL) bool {
+	if c.cfg.Transport != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	name := u.Hostname()
+	if name == "" || net.ParseIP(name) != nil {
+		return false
+	}
+	_, known := c.dns.Load(name)
+	return !known
+}
+
+// deadHost is the lookup error of a host name that does not exist, nil for
+// any other host.
+func (c *Crawler) deadHost(hostport string) error {
+	if hostport == "" {
+		return nil
+	}
+	name := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		name = h
+	}
+	v, ok := c.dns.Load(name)
+	if !ok || v == nil {
+		return nil
+	}
+	return v.(error)
+}
+
+// probeHost looks the host's name up (see needsDNS) and reads its
+// robots.txt when the probe holds a permit for it.
+func (c *Crawler) probeHost(ctx context.Context, t task) {
+	u := &url.URL{Scheme: t.robots, Host: t.host}
+	if c.needsDNS(u) && !validHostName(u.Hostname()) {
+		// "http://localhost]/" parses, but no resolver or dialer takes it:
+		// its URLs are broken for what they are, not "no such host".
+		c.dns.Store(u.Hostname(), errInvalidHost)
+		if t.permit != nil {
+			t.permit.Done(throttle.Outcome{Err: context.Canceled})
+		}
+		return
+	}
+	if c.needsDNS(u) {
+		lctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+		_, err := net.DefaultResolver.LookupHost(lctx, u.Hostname())
+		cancel()
+		var dnsErr *net.DNSError
+		switch {
+		case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+			c.dns.Store(u.Hostname(), error(dnsErr))
+			if t.permit != nil {
+				t.permit.Done(throttle.Outcome{Err: context.Canceled}) // nothing to ask it
+			}
+			return
+		case err == nil:
+			c.dns.Store(u.Hostname(), nil)
+		}
+		// A lookup that failed for now is the request's to find out again.
+	}
+	if t.permit != nil {
+		c.loadRobots(ctx, t.robots, t.host, t.permit)
+	}
+}
+
+// errInvalidHost marks a host name no lookup could succeed for.
+var errInvalidHost = errors.New("invalid host")
+
+// validHostName says whether name can be a DNS name: letters, digits,
+// hyphens, dots and (as some real hosts have) underscores, within 253
+// bytes. Canonical URLs carry IDNs as punycode already.
+func validHostName(name string) bool {
+	if name == "" || len(name) > 253 {
+		return false
+	}
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.', r == '_':
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,340 @@
+package crawler_test
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/crawler"
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+	"github.com/linkpatrol/linkpatrol/throttle"
+)
+
+// messySite has what real documentation sites do that a walk must get
+// right: navigation in <link rel>, pages behind redirects and linked
+// directly too, redirect chains, stylesheets with their own links, and
+// links that are not what they look like. other counts what reaches a
+// second origin that the site only preconnects to.
+func messySite(t *testing.T, c, other *counter) *httptest.Server {
+	t.Helper()
+	preconnected := httptest.NewServer(other.wrap(http.NotFoundHandler()))
+	t.Cleanup(preconnected.Close)
+
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", page(`<!doctype html><title>home</title>
+<link rel="next" href="/chap1/">
+<link rel="preconnect" href="`+preconnected.URL+`">
+<link rel="dns-prefetch" href="`+strings.Replace(preconnected.URL, "http:", "", 1)+`/x">
+<link rel="stylesheet" href="/css/site.css">
+<img src="/html-as-img">
+<a href="/chap1/">chapter 1</a>
+<a href="/sub">directory without its slash</a>
+<a href="/sub/">the same directory</a>
+<a href="/sub#present">a fragment behind a redirect</a>
+<img src="/old.png"><img src="/new.png">
+<a href="/a">a chain</a><a href="/c">its end</a>
+<a href="/l1">loop</a><a href="/l2">loop</a>
+<a href="/hop/15">fifteen redirects</a>
+<a href="/hop/25">twenty-five redirects</a>
+<a href="/notmod">304 to nothing</a>
+<a href="file:///etc/hosts">a file on the author's disk</a>
+<a href="/pct%zz">a stray percent</a>
+<a href="/sub/#%_sec_6.2">a stray percent in a fragment</a>
+<a href="/sub/#:~:text=hello">a text fragment</a>`))
+	mux.Handle("/chap1/{$}", page(`<link rel="prev" href="/"><a href="/deep">deep</a>`))
+	mux.Handle("/deep", page(`<a href="/deep-missing">gone</a>`))
+	mux.Handle("/html-as-img", page(`<a href="/behind-img">behind</a>`))
+	mux.Handle("/behind-img", page(`fine`))
+	mux.HandleFunc("/sub", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/sub/", http.StatusMovedPermanently)
+	})
+	mux.Handle("/sub/{$}", page(`<h2 id="present">x</h2><a href="/only-from-sub">gone</a>`))
+	mux.HandleFunc("/old.png", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/new.png", http.StatusMovedPermanently)
+	})
+	png := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		w.Write([]byte("\x89PNG"))
+	}
+	mux.HandleFunc("/new.png", png)
+	mux.HandleFunc("/a", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/b", http.StatusFound) })
+	mux.HandleFunc("/b", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/c", http.StatusFound) })
+	mux.Handle("/c", page(`end of the chain`))
+	mux.HandleFunc("/l1", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/l2", http.StatusFound) })
+	mux.HandleFunc("/l2", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/l1", http.StatusFound) })
+	mux.HandleFunc("/hop/{n}", func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.PathValue("n"))
+		if n == 0 {
+			page(`landed`)(w, r)
+			return
+		}
+		http.Redirect(w, r, "/hop/"+strconv.Itoa(n-1), http.StatusFound)
+	})
+	mux.HandleFunc("/notmod", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotModified)
+	})
+	mux.HandleFunc("/pct%zz", func(w http.ResponseWriter, r *http.Request) { page(`stray`)(w, r) })
+	mux.HandleFunc("/css/site.css", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/css")
+		w.Write([]byte("/* site */\n@import \"more.css\";\nbody {\n  background: url(../img/bg.png);\n}\n"))
+	})
+	mux.HandleFunc("/css/more.css", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/css")
+		w.Write([]byte("p { color: red }\n"))
+	})
+	srv := httptest.NewServer(c.wrap(mux))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestWalkSurvivesMessySites is TestPassSurvivesHostileServers for the
+// walk itself: what is parsed, what a redirect ends at, what is not a link.
+func TestWalkSurvivesMessySites(t *testing.T) {
+	verifyNoLeaks(t)
+	var c, other counter
+	srv := messySite(t, &c, &other)
+	r := runPass(t, crawler.Config{Concurrency: 4, Timeout: 2 * time.Second, CheckFragments: true}, srv.URL+"/")
+	if !r.outcome.Complete {
+		t.Fatal("pass did not complete")
+	}
+	want := []struct {
+		path     string
+		verdict  store.Verdict
+		status   int
+		err      string
+		parsed   bool
+		finalURL string
+	}{
+		// A page first met in <link rel=next> is parsed, and so is every
+		// page behind it.
+		{"/chap1/", store.VerdictOK, 200, "", true, ""},
+		{"/deep", store.VerdictOK, 200, "", true, ""},
+		{"/deep-missing", store.VerdictBroken, 404, "", false, ""},
+		// An HTML page first met in an <img> is parsed: its Content-Type says so.
+		{"/html-as-img", store.VerdictOK, 200, "", true, ""},
+		{"/behind-img", store.VerdictOK, 200, "", true, ""},
+		// A redirect ends at its target's result; the target is recorded
+		// (and parsed) under its own URL, once.
+		{"/sub", store.VerdictOK, 200, "", false, "/sub/"},
+		{"/sub/", store.VerdictOK, 200, "", true, ""},
+		{"/only-from-sub", store.VerdictBroken, 404, "", false, ""},
+		{"/old.png", store.VerdictOK, 200, "", false, "/new.png"},
+		{"/new.png", store.VerdictOK, 200, "", false, ""},
+		{"/a", store.VerdictOK, 200, "", false, "/c"},
+		{"/b", store.VerdictOK, 200, "", false, "/c"},
+		{"/c", store.VerdictOK, 200, "", true, ""},
+		{"/l1", store.VerdictBroken, 302, "redirect loop", false, ""},
+		{"/l2", store.VerdictBroken, 302, "redirect loop", false, ""},
+		// Browsers follow 20 redirects.
+		{"/hop/15", store.VerdictOK, 200, "", false, "/hop/0"},
+		{"/hop/25", store.VerdictBroken, 302, "too many redirects", false, ""},
+		// A 304 to a request that carried no condition gives a browser nothing.
+		{"/notmod", store.VerdictBroken, 304, "304 to an unconditional request", false, ""},
+		// A stray % is kept, as browsers do, as %25.
+		{"/pct%25zz", store.VerdictOK, 200, "", true, ""},
+		// Stylesheets on the site's own hosts are read for their links.
+		{"/css/site.css", store.VerdictOK, 200, "", true, ""},
+		{"/css/more.css", store.VerdictOK, 200, "", true, ""},
+		{"/img/bg.png", store.VerdictBroken, 404, "", false, ""},
+	}
+	for _, w := range want {
+		rec, ok := r.records[srv.URL+w.path]
+		if !ok {
+			t.Errorf("%s: no record", w.path)
+			continue
+		}
+		if rec.Verdict != w.verdict || rec.Status != w.status || rec.Error != w.err || rec.Parsed != w.parsed {
+			t.Errorf("%s: got %s/%d/%q parsed %t, want %s/%d/%q parsed %t", w.path, rec.Verdict, rec.Status, rec.Error, rec.Parsed, w.verdict, w.status, w.err, w.parsed)
+		}
+		if w.finalURL != "" && rec.FinalURL != srv.URL+w.finalURL {
+			t.Errorf("%s: final URL %q, want %q", w.path, rec.FinalURL, srv.URL+w.finalURL)
+		}
+	}
+	// A file: link cannot be followed from a web page: it is reported.
+	if rec := r.records["file:///etc/hosts"]; rec.Verdict != store.VerdictBroken || rec.Error != "file: link on a web page" {
+		t.Errorf("file: link: got %+v", rec)
+	}
+	for u, rec := range r.records {
+		if rec.Error == "invalid URL" {
+			t.Errorf("%s: invalid URL, but browsers follow it", u)
+		}
+		if strings.HasPrefix(u, "http://"+strings.TrimPrefix(srv.URL, "http://")+"/x") {
+			t.Errorf("%s: a dns-prefetch origin was recorded", u)
+		}
+	}
+	other.mu.Lock()
+	if len(other.hits) > 0 {
+		t.Errorf("preconnect and dns-prefetch origins were fetched: %v", other.hits)
+	}
+	other.mu.Unlock()
+
+	// The CSS file's links are its own, on its own lines, resolved
+	// against its URL.
+	links, err := r.db.Links(srv.URL + "/css/site.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]int{}
+	for _, l := range links {
+		lines[strings.TrimPrefix(l.URL, srv.URL)] = l.Line
+	}
+	if lines["/css/more.css"] != 2 || lines["/img/bg.png"] != 4 {
+		t.Errorf("stylesheet links: %v, want more.css on 2, bg.png on 4", lines)
+	}
+
+	// Each URL once per pass, redirect targets included.
+	for _, k := range []string{"GET /chap1/", "GET /sub/", "GET /sub", "HEAD /new.png", "HEAD /old.png", "GET /c", "GET /b", "GET /a", "GET /l1", "GET /l2", "GET /hop/0", "GET /css/site.css"} {
+		if n := c.get(k); n != 1 {
+			t.Errorf("%s requested %d times, want 1", k, n)
+		}
+	}
+	for _, k := range []string{"GET /new.png", "GET /old.png"} {
+		if n := c.get(k); n != 0 {
+			t.Errorf("%s requested %d times, want 0 (HEAD is enough)", k, n)
+		}
+	}
+}
+
+// A second pass that reuses a redirect walks on through its target: the
+// page behind it and what only it links to stay in the pass.
+func TestReusedRedirectCarriesTheWalk(t *testing.T) {
+	var c, other counter
+	srv := messySite(t, &c, &other)
+	db := openDB(t)
+	cfg := crawler.Config{Concurrency: 4, Timeout: 2 * time.Second,
+		Recheck: rules.Recheck{OK: time.Hour, Broken: time.Hour, Unverifiable: time.Hour}}
+	first := completePass(t, db, cfg, srv.URL+"/")
+	second := completePass(t, db, cfg, srv.URL+"/")
+	for _, p := range []string{"/sub", "/sub/", "/only-from-sub", "/a", "/c", "/chap1/", "/deep-missing", "/behind-img", "/img/bg.png"} {
+		if _, ok := second[srv.URL+p]; !ok {
+			t.Errorf("%s: in the first pass (%t) but not in the second", p, first[srv.URL+p].URL != "")
+		}
+	}
+	for u := range first {
+		if _, ok := second[u]; !ok {
+			t.Errorf("%s: in the first pass, not in the second", u)
+		}
+	}
+	for u := range second {
+		if _, ok := first[u]; !ok {
+			t.Errorf("%s: in the second pass, not in the first", u)
+		}
+	}
+}
+
+// Third-party hosts that hang, and hosts whose names do not exist, never
+// hold every worker: the site's own pages are all fetched while the
+// third-party requests still hang, and a host that does not resolve settles
+// all its URLs at once.
+func TestThirdPartyHostsDoNotStarveTheSite(t *testing.T) {
+	verifyNoLeaks(t)
+	if _, err := net.DefaultResolver.LookupHost(t.Context(), "nothing.invalid"); !isNotFound(err) {
+		t.Skipf("the resolver here does not answer for .invalid names (%v)", err)
+	}
+	const ownPages = 20
+	release := make(chan struct{})
+	var hung sync.WaitGroup
+	var slow []string
+	for range 4 {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.NotFound(w, r)
+				return
+			}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}))
+		t.Cleanup(srv.Close)
+		slow = append(slow, srv.URL)
+	}
+	var ownMu sync.Mutex
+	ownServed := map[string]bool{}
+	allOwn := make(chan struct{})
+	mux := http.NewServeMux()
+	var home strings.Builder
+	for i := range ownPages {
+		fmt.Fprintf(&home, "<a href=\"/p/%d\">own</a>\n", i)
+	}
+	for _, s := range slow {
+		for j := range 5 {
+			fmt.Fprintf(&home, "<a href=\"%s/x%d\">slow</a>\n", s, j)
+		}
+	}
+	for h := range 3 {
+		for j := range 10 {
+			fmt.Fprintf(&home, "<a href=\"http://dead%d.invalid/x%d\">dead</a>\n", h, j)
+		}
+	}
+	mux.Handle("/{$}", page(home.String()))
+	mux.HandleFunc("/p/{n}", func(w http.ResponseWriter, r *http.Request) {
+		ownMu.Lock()
+		ownServed[r.URL.Path] = true
+		if len(ownServed) == ownPages {
+			close(allOwn)
+		}
+		ownMu.Unlock()
+		page(`own page`)(w, r)
+	})
+	own := httptest.NewServer(mux)
+	t.Cleanup(own.Close)
+
+	settings := func(string) throttle.Settings { return throttle.Settings{} }
+	th := throttle.New(throttle.Config{Settings: settings, UserAgent: "linkpatrol-test"})
+	engine, err := rules.New(rules.Config{Start: []string{own.URL + "/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t)
+	seeds := []store.Task{{URL: own.URL + "/", Action: "parse"}}
+	pass, err := db.BeginPass(store.Pass{StartURLs: []string{own.URL + "/"}, Started: time.Now()}, seeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := crawler.New(crawler.Config{Concurrency: 4, Timeout: time.Minute, Throttle: th, HostSettings: settings}, engine, db)
+	done := make(chan crawler.Outcome, 1)
+	hung.Add(1)
+	go func() {
+		defer hung.Done()
+		out, err := c.Run(t.Context(), t.Context(), pass, seeds, nil)
+		if err != nil {
+			t.Errorf("run: %v", err)
+		}
+		done <- out
+	}()
+	select {
+	case <-allOwn:
+	case <-done:
+		t.Fatal("the pass ended while third-party requests hung")
+	case <-time.After(time.Minute):
+		t.Fatal("the site's own pages waited for hanging third-party hosts")
+	}
+	close(release)
+	hung.Wait()
+	if out := <-done; !out.Complete {
+		t.Fatal("pass did not complete")
+	}
+	recs := records(t, db, pass.ID)
+	for h := range 3 {
+		for j := range 10 {
+			u := fmt.Sprintf("http://dead%d.invalid/x%d", h, j)
+			if rec := recs[u]; rec.Verdict != store.VerdictBroken || rec.Error != "dns" || !strings.Contains(rec.Note, "no such host") {
+				t.Errorf("%s: got %s %q %q, want broken dns, no such host", u, rec.Verdict, rec.Error, rec.Note)
+			}
+		}
+	}
+}
+
+func isNotFound(err error) bool {
+	var dnsErr *net.DNSError
+	return errors.As(err, &dnsErr) && dnsErr.IsNotFound
+}
