@@ -1,6 +1,7 @@
 package report
 
 import (
+	"io"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -35,15 +36,84 @@ func wrapText(s string, width int) []string {
 
 // printable replaces control characters (found only in the raw text of an
 // invalid URL or in a server's words) so they cannot break a line in two,
-// move the cursor or ring a bell in a plain-text report.
+// move the cursor or ring a bell in a plain-text report, and bidi controls
+// so they cannot make text read in another order than it is written.
 func printable(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsControl) {
+	if !strings.ContainsFunc(s, unsafeRune) {
 		return s
 	}
 	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
+		if unsafeRune(r) {
 			return utf8.RuneError
 		}
 		return r
 	}, s)
+}
+
+// unsafeRune says whether r must not reach a person's screen as it is: a
+// control character (ESC starts terminal sequences, OSC 8 hyperlinks among
+// them; BEL rings) or a bidi control, which reorders what is shown
+// (Trojan Source, CVE-2021-42574).
+func unsafeRune(r rune) bool {
+	switch {
+	case unicode.IsControl(r):
+		return true
+	case r == '\u061C', r == '\u200E', r == '\u200F',
+		'\u202A' <= r && r <= '\u202E', '\u2066' <= r && r <= '\u2069':
+		return true
+	}
+	return false
+}
+
+// printableWriter passes a human-readable report through with every
+// unsafe rune replaced, except the line breaks and tabs the format itself
+// writes: one filter for every such format, whatever field the text came
+// from. A rune split across writes is held until it is whole.
+type printableWriter struct {
+	w     io.Writer
+	carry []byte
+	buf   []byte
+}
+
+func (p *printableWriter) Write(b []byte) (int, error) {
+	data := b
+	if len(p.carry) > 0 {
+		data = append(p.carry, b...)
+		p.carry = nil
+	}
+	// Hold back an incomplete rune at the end for the next write.
+	for k := 1; k < utf8.UTFMax && k <= len(data); k++ {
+		if c := data[len(data)-k]; utf8.RuneStart(c) {
+			if !utf8.FullRune(data[len(data)-k:]) {
+				p.carry = append([]byte(nil), data[len(data)-k:]...)
+				data = data[:len(data)-k]
+			}
+			break
+		}
+	}
+	out := p.buf[:0]
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r != '\n' && r != '\t' && unsafeRune(r) && size > 0 && !(r == utf8.RuneError && size == 1) {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, data[i:i+size]...)
+		}
+		i += size
+	}
+	p.buf = out
+	if _, err := p.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// flush writes what is held back: bytes that never became a rune.
+func (p *printableWriter) flush() error {
+	if len(p.carry) == 0 {
+		return nil
+	}
+	_, err := p.w.Write(p.carry)
+	p.carry = nil
+	return err
 }

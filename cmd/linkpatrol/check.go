@@ -70,7 +70,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
 	fs.StringVar(&o.config, "config", "", "config `file` with rules and settings (default ./linkpatrol.toml when it exists)")
 	fs.StringVar(&o.db, "db", defaultDB, "database `file` that holds every pass")
-	fs.StringArrayVarP(&o.outputs, "output", "o", nil, "also write the report to `FILE`, format from its extension, or FORMAT:FILE (repeatable); standard output still gets it unless -q")
+	fs.StringArrayVarP(&o.outputs, "output", "o", nil, "also write the report to `FILE`, format from its extension, or FORMAT:FILE (repeatable; never the database); standard output still gets it unless -q")
 	fs.CountVarP(&o.verbose, "verbose", "v", "log what the pass does (-vv: more); a summary per host at the end")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&o.statusAddr, "status-addr", "", "serve a live status page at `HOST:PORT` while the pass runs (loopback only)")
@@ -149,7 +149,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if !slices.Contains(report.Formats(), o.format) {
 		return exitUsage, usagef("unknown format %q (choose from %s)", o.format, strings.Join(report.Formats(), ", "))
 	}
-	if _, err := parseOutputs(o.outputs); err != nil {
+	if err := checkOutputs(o.outputs, o.db); err != nil {
 		return exitUsage, usageError{err}
 	}
 	if o.polite.groupHosts != "host" && o.polite.groupHosts != "domain" {
@@ -445,13 +445,14 @@ func openPass(db *store.DB, engine *rules.Engine, starts []string, root, setting
 	return pass, seeds, nil, nil
 }
 
-// stopContexts returns stop, cancelled by the first SIGINT/SIGTERM or when
-// maxTime runs out, and hard, cancelled by a second signal.
+// stopContexts returns stop, cancelled by the first SIGINT, SIGTERM or
+// SIGHUP (a closed terminal or ssh session must not lose the last batch)
+// or when maxTime runs out, and hard, cancelled by a second signal.
 func stopContexts(ctx context.Context, maxTime time.Duration) (stop, hard context.Context, cleanup func()) {
 	stop, cancelStop := context.WithCancel(ctx)
 	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	var timer *time.Timer
 	if maxTime > 0 {
 		timer = time.AfterFunc(maxTime, cancelStop)

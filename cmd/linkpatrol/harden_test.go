@@ -1,12 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/linkpatrol/linkpatrol/store"
 )
@@ -39,5 +46,88 @@ func TestOverlongRedirectTargetIsAResult(t *testing.T) {
 		if !rep.Pass.Complete || len(rep.URLs) != 1 || rep.URLs[0].URL != srv.URL+"/r" || rep.URLs[0].Error != "URL too long" {
 			t.Errorf("run %d: complete %v, problems %+v; want /r as URL too long", run+1, rep.Pass.Complete, rep.URLs)
 		}
+	}
+}
+
+// -o naming the database (by its path or through a link) is refused, and
+// the database is left as it was.
+func TestOutputOntoDatabaseRefused(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<a href="/">self</a>`)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "lp.db")
+	if r := runBinary(t, "check", "--db", db, srv.URL+"/"); r.code != exitOK {
+		t.Fatalf("first pass: exit %d\n%s", r.code, r.stderr)
+	}
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink(db, link); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"check", "--db", db, "-o", "json:" + db, srv.URL + "/"},
+		{"check", "--db", db, "-o", link, srv.URL + "/"},
+		{"report", "--db", db, "-o", "json:" + db},
+		{"report", "--db", db, "-o", link},
+	} {
+		r := runBinary(t, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "is the database") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming the database", args, r.code, r.stderr)
+		}
+	}
+	if after, err := os.ReadFile(db); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("the database changed (err %v)", err)
+	}
+	if r := runBinary(t, "report", "--db", db); r.code != exitOK {
+		t.Errorf("report after the refusals: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// SIGHUP (a closed terminal or ssh session) stops like SIGTERM: what was
+// done is committed, the exit code is 3, and the same command resumes.
+func TestSIGHUPStopsCleanly(t *testing.T) {
+	t.Parallel()
+	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 400, BrokenEvery: 9, Latency: 2 * time.Millisecond, Seed: 3})
+	srv := httptest.NewServer(site)
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "lp.db")
+	args := []string{"check", "--db", db, "--format", "json", "-c", "4", "--commit-every", "50ms", srv.URL + "/"}
+	cmd := exec.Command(binary, args...)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var err error
+	if !waitForRequests(site, 50, exited, &err) {
+		t.Fatalf("the pass ended before the signal: %v", err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	err = <-exited
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitStopped {
+		t.Fatalf("after SIGHUP: %v, want exit 3", err)
+	}
+	if rep := decodeReport(t, out.String()); rep.Pass.Complete {
+		t.Error("a stopped pass reported itself complete")
+	}
+	r := runBinary(t, args...)
+	if r.code != exitProblems || !decodeReport(t, r.stdout).Pass.Complete {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	// Only tasks a stop cuts short are done again: at most one per worker.
+	if st := site.Stats(); st.RepeatedURLs > 4 {
+		t.Errorf("the resume redid committed work: %d URLs requested again", st.RepeatedURLs)
 	}
 }

@@ -44,6 +44,35 @@ func parseOutputs(outputs []string) ([]outputFile, error) {
 	return files, nil
 }
 
+// checkOutputs validates the -o values before anything runs, and refuses
+// a report file that is the database itself: writing it would silently
+// replace every pass with a report.
+func checkOutputs(outputs []string, db string) error {
+	files, err := parseOutputs(outputs)
+	if err != nil {
+		return err
+	}
+	for i, f := range files {
+		if sameFile(f.path, db) {
+			return fmt.Errorf("-o %s: that is the database (--db %s); write the report to another file", outputs[i], db)
+		}
+	}
+	return nil
+}
+
+// sameFile says whether a and b name one file: the same path, or (when
+// both exist) the same file through a link.
+func sameFile(a, b string) bool {
+	if aa, err := filepath.Abs(a); err == nil {
+		if bb, err := filepath.Abs(b); err == nil && aa == bb {
+			return true
+		}
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
 func parseOutput(o string) (outputFile, error) {
 	if name, path, ok := strings.Cut(o, ":"); ok && slices.Contains(report.Formats(), name) {
 		if path == "" {

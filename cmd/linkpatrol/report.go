@@ -48,7 +48,7 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	if !slices.Contains(report.Formats(), *format) {
 		return exitUsage, usagef("unknown format %q (choose from %s)", *format, strings.Join(report.Formats(), ", "))
 	}
-	if _, err := parseOutputs(outputs); err != nil {
+	if err := checkOutputs(outputs, *db); err != nil {
 		return exitUsage, usageError{err}
 	}
 	// A check holding the file must not make report hang: fail fast.
