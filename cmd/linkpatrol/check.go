@@ -267,6 +267,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		return exitUsage, fmt.Errorf("save pass %d: %w", pass.ID, err)
 	}
 	if runErr != nil {
+		if errors.Is(runErr, store.ErrCorrupt) {
+			return exitUsage, fmt.Errorf("pass %d: %w", pass.ID, runErr) // the store says what to do
+		}
 		return exitUsage, fmt.Errorf("pass %d: %w (what was committed is kept; run again to resume)", pass.ID, runErr)
 	}
 	if outcome.Complete {

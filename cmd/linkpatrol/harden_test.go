@@ -131,3 +131,45 @@ func TestSIGHUPStopsCleanly(t *testing.T) {
 		t.Errorf("the resume redid committed work: %d URLs requested again", st.RepeatedURLs)
 	}
 }
+
+// A damaged data page in the middle of the file (not a header) ends the
+// run with one line and advice that can work: not a warning per URL read,
+// and not "run again to resume", which would fail the same way.
+func TestDamagedPageOneLine(t *testing.T) {
+	t.Parallel()
+	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 1500, BrokenEvery: 50, Seed: 4})
+	srv := httptest.NewServer(site)
+	defer srv.Close()
+	dir := t.TempDir()
+	orig := filepath.Join(dir, "orig.db")
+	if r := runBinary(t, "check", "--db", orig, srv.URL+"/"); r.code != exitProblems {
+		t.Fatalf("first pass: exit %d\n%s", r.code, r.stderr)
+	}
+	clean, err := os.ReadFile(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pageSize = 4096
+	pages := len(clean) / pageSize
+	damaged := 0
+	for _, p := range []int{4, pages / 4, pages / 2, 3 * pages / 4, pages - 2} {
+		b := bytes.Clone(clean)
+		copy(b[p*pageSize+16:], bytes.Repeat([]byte{0xde, 0xad, 0xbe, 0xef}, 200))
+		db := filepath.Join(dir, fmt.Sprintf("page%d.db", p))
+		if err := os.WriteFile(db, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := runBinary(t, "check", "--db", db, srv.URL+"/")
+		if r.code != exitUsage {
+			continue // a page the pass never read
+		}
+		damaged++
+		msg := strings.TrimSpace(r.stderr)
+		if strings.Count(msg, "\n") > 0 || strings.Contains(msg, "run again") || !strings.Contains(msg, "damaged") || !strings.Contains(msg, "backup") {
+			t.Errorf("page %d of %d damaged: want one line naming the damage and what to do, got:\n%s", p, pages, msg)
+		}
+	}
+	if damaged == 0 {
+		t.Fatal("no damaged page was noticed; the test proves nothing")
+	}
+}
