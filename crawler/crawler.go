@@ -130,6 +130,9 @@ type Crawler struct {
 	stats  counters
 	// robotsOnce makes concurrent askers of one host's robots.txt share a fetch.
 	robotsOnce singleflight.Group
+	// robotsTries counts, per host, the robots.txt fetches the throttle
+	// asked to try again (429/503, timeouts), for its retry limit.
+	robotsTries sync.Map
 	// claims are the URLs of the running pass that some task resolves.
 	claims *claims
 	// dns holds, by host name, nil for a name that resolved and the error

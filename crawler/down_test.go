@@ -115,20 +115,25 @@ func TestPassSurvivesHostileHosts(t *testing.T) {
 		verdict  store.Verdict
 		err      string // Error must contain this
 		deferred int
+		retries  int // of a URL or a robots.txt; 2 unless said (-1: none)
 	}{
-		{"500 everywhere, robots.txt too", failing.URL + "/", "", store.VerdictTransient, "robots.txt answered 500: the host is failing", 0},
-		{"robots.txt never answers", hanging.URL + "/", "", store.VerdictTransient, "robots.txt could not be fetched (timeout)", 0},
-		{"robots.txt answers 429 Retry-After 3600", robots429.URL + "/", "", store.VerdictTransient, "rate-limited", 1},
-		{"TLS handshake refused", "https://" + tlsRefuser(t) + "/", "", store.VerdictBroken, "TLS handshake failed", 0},
-		{"plain HTTP on the TLS port", "https://" + strings.TrimPrefix(failing.URL, "http://") + "/", "", store.VerdictBroken, "TLS handshake failed", 0},
-		{"invalid host", "http://localhost]/", "", store.VerdictBroken, "invalid host", 0},
-		{"invalid host in a link", badLocation.URL + "/", "http://localhost]/", store.VerdictBroken, "invalid host", 0},
-		{"invalid redirect Location", badLocation.URL + "/", badLocation.URL + "/moved", store.VerdictBroken, "invalid URL", 0},
-		{"closed port", "http://" + closedPort(t) + "/", "", store.VerdictBroken, "refused", 0},
+		{"500 everywhere, robots.txt too", failing.URL + "/", "", store.VerdictTransient, "robots.txt answered 500: the host is failing", 0, 0},
+		{"robots.txt never answers", hanging.URL + "/", "", store.VerdictTransient, "robots.txt could not be fetched (timeout)", 0, -1},
+		{"robots.txt answers 429 Retry-After 3600", robots429.URL + "/", "", store.VerdictTransient, "rate-limited", 1, 0},
+		{"TLS handshake refused", "https://" + tlsRefuser(t) + "/", "", store.VerdictBroken, "TLS handshake failed", 0, 0},
+		{"plain HTTP on the TLS port", "https://" + strings.TrimPrefix(failing.URL, "http://") + "/", "", store.VerdictBroken, "TLS handshake failed", 0, 0},
+		{"invalid host", "http://localhost]/", "", store.VerdictBroken, "invalid host", 0, 0},
+		{"invalid host in a link", badLocation.URL + "/", "http://localhost]/", store.VerdictBroken, "invalid host", 0, 0},
+		{"invalid redirect Location", badLocation.URL + "/", badLocation.URL + "/moved", store.VerdictBroken, "invalid URL", 0, 0},
+		{"closed port", "http://" + closedPort(t) + "/", "", store.VerdictBroken, "refused", 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, recs, _ := politeRun(t, openDB(t), tt.start, throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}, context.Background())
+			retries := 2
+			if tt.retries != 0 {
+				retries = max(tt.retries, 0)
+			}
+			out, recs, _ := politeRun(t, openDB(t), tt.start, throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: retries}, context.Background())
 			u := tt.url
 			if u == "" {
 				u = tt.start
@@ -144,6 +149,29 @@ func TestPassSurvivesHostileHosts(t *testing.T) {
 				t.Errorf("deferred %d, complete %v; want %d deferred", out.Deferred, out.Complete, tt.deferred)
 			}
 		})
+	}
+}
+
+// A robots.txt that answers 503 with a short Retry-After is asked again
+// after the pause; the host is not kept off for an hour over it.
+func TestRobotsShortPauseIsWaitedFor(t *testing.T) {
+	var robots atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			if robots.Add(1) == 1 {
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "maintenance", http.StatusServiceUnavailable)
+				return
+			}
+			http.NotFound(w, r)
+			return
+		}
+		page(`fine`)(w, r)
+	}))
+	defer srv.Close()
+	out, recs, _ := politeRun(t, openDB(t), srv.URL+"/", throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}, context.Background())
+	if rec := recs[srv.URL+"/"]; !out.Complete || rec.Verdict != store.VerdictOK || robots.Load() != 2 {
+		t.Errorf("complete %v, start %s %q, robots.txt asked %d times; want ok after asking twice", out.Complete, rec.Verdict, rec.Error, robots.Load())
 	}
 }
 

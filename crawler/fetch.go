@@ -287,6 +287,11 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		if len(f.redirects) > 0 {
 			if c.needsRobots(cu.Scheme, cu.Host) {
 				c.loadRobots(ctx, cu.Scheme, cu.Host, nil)
+				if c.needsRobots(cu.Scheme, cu.Host) {
+					// Its robots.txt asked for a pause: not requested now.
+					f.errClass, f.verdict, f.note = "robots.txt asked to wait", store.VerdictTransient, "the redirect target's host answered its robots.txt with 429 or 503; tried again next pass"
+					return f
+				}
 			}
 			if !c.allowed(cu) {
 				if r, _ := c.cfg.Throttle.Robots(cu.Host); r.Failed() {

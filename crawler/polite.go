@@ -54,10 +54,20 @@ func (c *Crawler) loadRobots(ctx context.Context, scheme, host string, p *thrott
 			}
 			return nil, nil
 		}
-		r := c.fetchRobots(ctx, scheme+"://"+host+"/robots.txt", p)
+		tries, _ := c.robotsTries.Load(host)
+		n, _ := tries.(int)
+		r := c.fetchRobots(ctx, scheme+"://"+host+"/robots.txt", p, n)
 		if ctx.Err() != nil {
 			return nil, ctx.Err() // stopped: neither allow nor forbid on a guess
 		}
+		if r == nil {
+			// The host asked for a pause (or is backing off): its robots.txt
+			// is asked again after it, rather than keeping the crawler off
+			// the whole host for an hour over a short pause.
+			c.robotsTries.Store(host, n+1)
+			return nil, nil
+		}
+		c.robotsTries.Delete(host)
 		c.cfg.Throttle.SetRobots(host, r, c.cfg.Now())
 		return nil, nil
 	})
@@ -65,8 +75,10 @@ func (c *Crawler) loadRobots(ctx context.Context, scheme, host string, p *thrott
 
 // fetchRobots follows up to five redirects (RFC 9309) and reads the answer:
 // the file's rules, allow all (4xx, too many redirects, no server there at
-// all) or, for a host that is failing, disallow all with its cause.
-func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Permit) *throttle.Robots {
+// all) or, for a host that is failing, disallow all with its cause; nil
+// when the throttle says to try again (a 429 or 503, a timeout, within the
+// host's retries: tries is how many were made).
+func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Permit, tries int) *throttle.Robots {
 	for hops := 0; hops <= 5; hops++ {
 		u, err := url.Parse(target)
 		if err != nil {
@@ -79,8 +91,11 @@ func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Pe
 				return throttle.UnreachableRobots(err.Error())
 			}
 		}
-		h := c.requestWith(ctx, http.MethodGet, target, p, requestOpts{robots: true})
+		h := c.requestWith(ctx, http.MethodGet, target, p, requestOpts{robots: true, attempt: tries})
 		p = nil
+		if h.retry && c.cfg.Throttle != nil {
+			return nil
+		}
 		if h.err != nil {
 			v, class := classifyError(h.err)
 			if v == store.VerdictBroken {

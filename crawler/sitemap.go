@@ -115,7 +115,7 @@ func (c *Crawler) robotsSitemaps(ctx context.Context, t task) outcome {
 		c.loadRobots(ctx, t.sitemapsOf, t.host, nil)
 		r, _ = c.cfg.Throttle.Robots(t.host)
 	} else {
-		r = c.fetchRobots(ctx, t.URL, nil)
+		r = c.fetchRobots(ctx, t.URL, nil, 0)
 	}
 	if ctx.Err() != nil {
 		o.stopped = true

@@ -282,6 +282,15 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return exitUsage, err
 	}
+	if outcome.Complete {
+		// The counts stay with the pass for the trend of later reports:
+		// the URL records keep only their latest result.
+		t := rep.Tally()
+		pass.Tally = &t
+		if err := db.UpdatePass(pass); err != nil {
+			return exitUsage, fmt.Errorf("save pass %d: %w", pass.ID, err)
+		}
+	}
 	if err := writeOutputs(stdout, rep, stdoutFormat(o.format, o.quiet, o.outputs), o.outputs); err != nil {
 		return exitUsage, fmt.Errorf("write report: %w", err)
 	}
