@@ -34,6 +34,25 @@ func TestHasBrokenFollowsFailOn(t *testing.T) {
 	}
 }
 
+func TestPermanentRedirectsAreListedNotFailed(t *testing.T) {
+	t.Parallel()
+	r := build(t, newMemSource(t, fragHistory()), 1, Options{})
+	if len(r.Moved) != 1 || r.Summary.Moved != 1 {
+		t.Fatalf("moved = %+v, want the one 301", r.Moved)
+	}
+	m := r.Moved[0]
+	if m.Record.URL != "https://example.com/docs" || len(m.Referrers) != 1 || m.Referrers[0].Line != 15 || MovedTo(m.Record) != "301 Moved Permanently to" {
+		t.Errorf("moved entry = %+v", m)
+	}
+	r.Entries, r.Fragments = nil, nil
+	if r.HasBroken() {
+		t.Error("a permanent redirect alone makes the exit code 1")
+	}
+	if only := build(t, newMemSource(t, fragHistory()), 1, Options{OnlyNew: true}); len(only.Moved) != 0 {
+		t.Errorf("--only-new lists permanent redirects: %+v", only.Moved)
+	}
+}
+
 func TestParseFailOn(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]FailOn{"": FailBroken, "internal": FailInternal, " any ": FailAny, "never": FailNever} {

@@ -59,7 +59,8 @@ func webHistory() []fixturePass {
 	tagLinks = append(tagLinks, link(longURL, 130))
 	return []fixturePass{
 		{
-			pass: store.Pass{StartURLs: start, State: store.PassComplete, Started: night1, Finished: night1.Add(80 * time.Second), Elapsed: 80 * time.Second},
+			pass: store.Pass{StartURLs: start, State: store.PassComplete, Started: night1, Finished: night1.Add(80 * time.Second), Elapsed: 80 * time.Second,
+				Tally: &store.Tally{Broken: 4, Transient: 1, Unverifiable: 1, New: 2, Still: 4, Fixed: 3}},
 			results: []store.Result{
 				page("https://example.com/", link("https://example.com/removed-page", 3), link("https://old.example.com/", 4)),
 				target(store.URLRecord{URL: "https://example.com/removed-page", Verdict: store.VerdictBroken, Status: 404, FirstBroken: night1.Add(-2 * day), Failures: 3}),
@@ -180,6 +181,8 @@ func (m *memSource) Pass(id uint64) (store.Pass, error) {
 	}
 	return m.passes[id-1], nil
 }
+
+func (m *memSource) Passes() ([]store.Pass, error) { return slices.Clone(m.passes), nil }
 
 func (m *memSource) PreviousComplete(before uint64) (store.Pass, bool, error) {
 	for id := min(before-1, uint64(len(m.passes))); id >= 1; id-- {

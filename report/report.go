@@ -80,8 +80,12 @@ type Report struct {
 	// 308): a warning to update the link to Record.FinalURL, never a
 	// failure. By URL; empty with OnlyNew.
 	Moved []Entry
+	// Trend is the problems of each complete pass kept, up to this one,
+	// oldest first; empty when the Source cannot list passes.
+	Trend []TrendPoint
 
-	baseDir string
+	baseDir  string
+	linkBase string // directory of the file the report is written to; see WrittenTo
 }
 
 // Summary counts the whole pass, whatever Options hides.
@@ -315,6 +319,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		}
 	}
 	s.Fixed, s.Gone = len(r.Fixed), len(r.Gone)
+	if err := r.trend(src); err != nil {
+		return nil, err
+	}
 	byURL := func(a, b store.URLRecord) int { return strings.Compare(a.URL, b.URL) }
 	slices.SortFunc(r.Fixed, byURL)
 	slices.SortFunc(r.Gone, byURL)

@@ -56,6 +56,20 @@ type Pass struct {
 	// CheckFragments says the pass stored anchors, so that every report of
 	// it checks fragments, with or without the flag.
 	CheckFragments bool `json:"check_fragments,omitempty"`
+	// Tally is what the pass found, kept when it completes: each URL keeps
+	// only its latest result, so a trend over passes needs the counts.
+	Tally *Tally `json:"tally,omitempty"`
+}
+
+// Tally counts the problems of a finished pass and how they compare with
+// the complete pass before it.
+type Tally struct {
+	Broken       int `json:"broken"`
+	Transient    int `json:"transient"`
+	Unverifiable int `json:"unverifiable"`
+	New          int `json:"new"`   // problems not there in the previous complete pass
+	Still        int `json:"still"` // problems that were
+	Fixed        int `json:"fixed"` // problems of the previous pass that are ok now
 }
 
 // Hop is one step of a redirect chain the crawler followed itself.

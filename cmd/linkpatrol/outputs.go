@@ -108,7 +108,7 @@ func writeOutputs(stdout io.Writer, rep *report.Report, format string, outputs [
 	}
 	var errs []error
 	for _, f := range files {
-		if err := writeAtomic(f.path, func(w io.Writer) error { return report.Write(w, rep, f.format) }); err != nil {
+		if err := writeAtomic(f.path, func(w io.Writer) error { return report.Write(w, rep.WrittenTo(f.path), f.format) }); err != nil {
 			errs = append(errs, err)
 		}
 	}
