@@ -145,6 +145,34 @@ type Crawler struct {
 	// dns holds, by host name, nil for a name that resolved and the error
 	// for one that does not exist (see hosts.go).
 	dns sync.Map
+	// damaged is set by the first read that found the database damaged;
+	// the run then ends with that one error (see readFailed).
+	damaged *fatal
+}
+
+// fatal carries the first error that must end a run from wherever it was
+// met, as one error rather than a warning per URL read.
+type fatal struct {
+	once sync.Once
+	ch   chan struct{}
+	err  error
+}
+
+func (f *fatal) set(err error) {
+	f.once.Do(func() {
+		f.err = err
+		close(f.ch)
+	})
+}
+
+// readFailed handles a failed read of the store: a damaged file ends the
+// run, anything else is logged and the read treated as finding nothing.
+func (c *Crawler) readFailed(msg string, err error, args ...any) {
+	if errors.Is(err, store.ErrCorrupt) && c.damaged != nil {
+		c.damaged.set(err)
+		return
+	}
+	c.cfg.Logger.Warn(msg, append(args, "err", err)...)
 }
 
 // New builds a crawler. The transport is built once so that connections are
@@ -261,6 +289,16 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 		})
 	}
 	g.Go(func() error { return c.writeLoop(gctx, pass.ID, writes) })
+	c.damaged = &fatal{ch: make(chan struct{})}
+	looped := make(chan struct{})
+	g.Go(func() error {
+		select {
+		case <-c.damaged.ch:
+			return c.damaged.err
+		case <-looped:
+			return nil
+		}
+	})
 
 	resumed := len(done) > 0
 	for _, t := range queue {
@@ -274,6 +312,7 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 	d.seedSitemaps(resumed)
 	var outc Outcome
 	err := d.loop(ctx, gctx, tasks, probes, outcomes, writes)
+	close(looped)
 	close(tasks)
 	close(probes)
 	close(writes)

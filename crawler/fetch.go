@@ -749,7 +749,7 @@ func (c *Crawler) settle(ctx, hardCtx context.Context, f *fetched, o *outcome) b
 func (c *Crawler) previous(pass store.Pass, u string) (*store.URLRecord, bool) {
 	prev, ok, err := c.store.Get(u)
 	if err != nil {
-		c.cfg.Logger.Warn("read previous result", "url", u, "err", err)
+		c.readFailed("read previous result", err, "url", u)
 		return nil, false
 	}
 	if !ok {
@@ -816,7 +816,9 @@ func (c *Crawler) unfetched(pass store.Pass, u string, v store.Verdict, errClass
 	}
 	prev, ok, err := c.store.Get(u)
 	var prevp *store.URLRecord
-	if ok && err == nil {
+	if err != nil {
+		c.readFailed("read previous result", err, "url", u)
+	} else if ok {
 		prevp = &prev
 	}
 	history(&rec, prevp, pass.ID, now)

@@ -209,7 +209,7 @@ func hostOf(raw string) string {
 func (c *Crawler) storedTargets(page string) []target {
 	links, err := c.store.Links(page)
 	if err != nil {
-		c.cfg.Logger.Warn("read stored links", "page", page, "err", err)
+		c.readFailed("read stored links", err, "page", page)
 		return nil
 	}
 	found := make([]target, 0, len(links))

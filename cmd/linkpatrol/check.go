@@ -285,10 +285,13 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		return exitUsage, fmt.Errorf("save pass %d: %w", pass.ID, err)
 	}
 	if runErr != nil {
+		if errors.Is(runErr, store.ErrCorrupt) {
+			return exitUsage, fmt.Errorf("pass %d: %w", pass.ID, runErr) // the store says what to do
+		}
 		return exitUsage, fmt.Errorf("pass %d: %w (what was committed is kept; run again to resume)", pass.ID, runErr)
 	}
 	if outcome.Complete {
-		if err := housekeeping(ctx, db, o.keepPasses); err != nil {
+		if err := housekeeping(stop, db, o.keepPasses); err != nil {
 			return exitUsage, err
 		}
 	}
@@ -317,15 +320,20 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 
 // housekeeping keeps the database from growing night after night: old
 // passes and the URLs only they saw are pruned, and the file is compacted
-// when enough of it has become free space.
-func housekeeping(ctx context.Context, db *store.DB, keep int) error {
+// when enough of it has become free space. A stop (a signal, --max-time)
+// cuts it short and is no error: the pass is complete, and the next one
+// finishes the work.
+func housekeeping(stop context.Context, db *store.DB, keep int) error {
 	if keep <= 0 {
 		return nil
 	}
-	if _, err := db.Prune(keep); err != nil {
+	if _, err := db.Prune(stop, keep); err != nil {
+		if stop.Err() != nil {
+			return nil
+		}
 		return fmt.Errorf("prune %s: %w", db.Path(), err)
 	}
-	if _, _, err := db.Compact(ctx); err != nil {
+	if _, _, err := db.Compact(stop); err != nil && stop.Err() == nil {
 		return fmt.Errorf("compact %s: %w", db.Path(), err)
 	}
 	return nil
