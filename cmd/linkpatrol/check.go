@@ -237,12 +237,13 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	}, engine, db)
 	log.Info("pass", "id", pass.ID, "start", starts, "queued", len(queue), "resumed", len(done) > 0)
 
+	var status *statusServer
 	if o.statusAddr != "" {
-		u, stopStatus, err := serveStatus(ctx, o.statusAddr, o.statusPub, pass, c)
-		if err != nil {
+		var u string
+		if u, status, err = serveStatus(ctx, o.statusAddr, o.statusPub, pass, c); err != nil {
 			return exitUsage, usageError{err}
 		}
-		defer stopStatus()
+		defer status.Stop()
 		fmt.Fprintln(stderr, "status page:", u)
 	}
 	began := time.Now()
@@ -294,7 +295,11 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if o.verbose > 0 {
 		writeSummaryStats(stderr, rep, c.Hosts())
 	}
-	return exitCode(rep), nil
+	code := exitCode(rep)
+	if status != nil {
+		status.Finish(statusFinal{State: string(pass.State), Summary: rep.Counts(), Changes: rep.ChangeLine(), ExitCode: code})
+	}
+	return code, nil
 }
 
 // housekeeping keeps the database from growing night after night: old
