@@ -114,8 +114,15 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	return fs
 }
 
-func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (code int, err error) {
 	var o checkOptions
+	defer func() {
+		// With --log-format json everything on standard error is JSON,
+		// the final error too.
+		if err != nil && o.logFormat == "json" {
+			err = logError(stderr, err)
+		}
+	}()
 	fs := checkFlags(&o)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -244,11 +251,11 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 			return exitUsage, usageError{err}
 		}
 		defer status.Stop()
-		fmt.Fprintln(stderr, "status page:", u)
+		notice(stderr, o.logFormat, "status page", "url", u)
 	}
 	began := time.Now()
 	// The bar would redraw over log lines on the same stream.
-	noBar := o.quiet || o.verbose > 0
+	noBar := o.quiet || o.verbose > 0 || o.logFormat == "json"
 	if tty := terminal(stderr, noBar); tty != nil && len(done) > 0 {
 		fmt.Fprintf(tty, "resuming pass %d: %s URLs already done\n", pass.ID, thousands(len(done)))
 	}
@@ -293,9 +300,13 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		return exitUsage, fmt.Errorf("write report: %w", err)
 	}
 	if o.verbose > 0 {
-		writeSummaryStats(stderr, rep, c.Hosts())
+		if o.logFormat == "json" {
+			logSummaryStats(log, rep, c.Hosts())
+		} else {
+			writeSummaryStats(stderr, rep, c.Hosts())
+		}
 	}
-	code := exitCode(rep)
+	code = exitCode(rep)
 	if status != nil {
 		status.Finish(statusFinal{State: string(pass.State), Summary: rep.Counts(), Changes: rep.ChangeLine(), ExitCode: code})
 	}
