@@ -590,15 +590,15 @@ func (r *Report) Location(u string) string {
 // resolved inside the directory as the check read it (see store.LocalFile):
 // however the link was written, no path outside it is ever named.
 func (r *Report) File(u string) (string, bool) {
-	abs, ok := r.diskPath(u)
+	p, ok := r.diskPath(u)
 	if !ok {
 		return "", false
 	}
-	return r.relative(abs), true
+	return r.relative(p), true
 }
 
-// diskPath is the absolute path of the file a file:// URL of a checked
-// directory names; a directory's is its index.html.
+// diskPath is the absolute path on disk of a file:// URL in a check of a
+// directory (see File).
 func (r *Report) diskPath(u string) (string, bool) {
 	if !strings.HasPrefix(u, "file:") {
 		return "", false
