@@ -2,6 +2,7 @@ package crawler_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -379,5 +380,31 @@ func redirectToHeld(t *testing.T, heldBefore bool) {
 	}
 	if n := c.get("GET /slow0"); n != 1 {
 		t.Errorf("/slow0 requested %d times, want 1: it is held", n)
+	}
+}
+
+// An invalid URL is broken "invalid URL" wherever it appears: a page's
+// link, a redirect's Location (TestPassSurvivesHostileHosts) and a
+// sitemap's entry, never skipped or dropped.
+func TestInvalidSitemapEntryIsBroken(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/sitemap.xml":
+			w.Header().Set("Content-Type", "application/xml")
+			fmt.Fprint(w, `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+<url><loc>http://[::1</loc></url>
+<url><loc>`+"http://"+r.Host+`/listed</loc></url>
+</urlset>`)
+		default:
+			page(`fine`)(w, r)
+		}
+	}))
+	defer srv.Close()
+	_, recs := seededPass(t, openDB(t), crawler.Config{Sitemaps: []string{srv.URL + "/sitemap.xml"}}, context.Background(), srv.URL+"/")
+	if rec := recs["http://[::1"]; rec.Verdict != store.VerdictBroken || rec.Error != "invalid URL" {
+		t.Errorf("invalid sitemap entry: %+v, want broken invalid URL", rec)
+	}
+	if rec := recs[srv.URL+"/listed"]; rec.Verdict != store.VerdictOK {
+		t.Errorf("valid entry next to it: %s %q", rec.Verdict, rec.Error)
 	}
 }
