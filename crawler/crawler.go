@@ -202,7 +202,7 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 		return Outcome{}, fmt.Errorf("load host state: %w", err)
 	}
 	probes := make(chan task)
-	for range c.cfg.Concurrency {
+	for range probeWorkers(c.cfg.Concurrency) {
 		g.Go(func() error {
 			for t := range probes {
 				c.probeHost(fetchCtx, t)
@@ -214,6 +214,8 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 			}
 			return nil
 		})
+	}
+	for range c.cfg.Concurrency {
 		g.Go(func() error {
 			for t := range tasks {
 				var o outcome
