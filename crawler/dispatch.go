@@ -95,16 +95,16 @@ type dispatcher struct {
 	// workers, a host to probe while every probe worker is busy (see
 	// hosts.go).
 	slotParked []*hostQueue
-	third       int // third-party tasks on workers
-	ownHosts    map[string]bool
-	probe       *task        // a host probe (name, robots.txt) for the probe workers
-	probing     int          // probes in flight
-	waiting     []*hostQueue // hosts the throttle asked to wait, until their notBefore
-	staged      *task        // holds a permit, handed to the next free worker
-	queued      int
-	inflight    int
-	wake        *time.Timer
-	wakeAt      time.Time
+	third      int // third-party tasks on workers
+	ownHosts   map[string]bool
+	probe      *task        // a host probe (name, robots.txt) for the probe workers
+	probing    int          // probes in flight
+	waiting    []*hostQueue // hosts the throttle asked to wait, until their notBefore
+	staged     *task        // holds a permit, handed to the next free worker
+	queued     int
+	inflight   int
+	wake       *time.Timer
+	wakeAt     time.Time
 	// sitemapURLs are the URLs taken from sitemaps in this pass, at most
 	// Config.SitemapLimit.
 	sitemapURLs map[string]struct{}
