@@ -107,8 +107,9 @@ func (e ends) get(u string) (store.URLRecord, bool) {
 // waiting is a record whose redirect leads to a URL another task resolves:
 // it is finished from that URL's result.
 type waiting struct {
-	rec  store.URLRecord
-	prev *store.URLRecord // for history
+	rec   store.URLRecord
+	prev  *store.URLRecord // for history
+	depth int              // hops from a start URL, should it be queued again
 }
 
 // wait registers ws (a task's URL first, then the redirect targets it
@@ -123,12 +124,13 @@ func (d *dispatcher) wait(target string, ws []waiting) ([]store.Result, error) {
 	if end, ok := d.ends.get(target); ok {
 		return []store.Result{d.finishWaiting(last, end)}, nil
 	}
-	// Resolved by an earlier run of this pass: the store has it.
+	// Resolved by an earlier run of this pass: the store has it, unless
+	// it was held back by a pause then, and is queued again now.
 	end, ok, err := d.c.store.Get(target)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", target, err)
 	}
-	if ok && end.Pass == d.pass.ID {
+	if ok && end.Pass == d.pass.ID && !heldOwn(end) {
 		return []store.Result{d.finishWaiting(last, end)}, nil
 	}
 	d.waiters[target] = append(d.waiters[target], last)
@@ -160,7 +162,18 @@ func (d *dispatcher) finishWaiting(w waiting, end store.URLRecord) store.Result 
 	if rec.Verdict.Problem() {
 		d.c.stats.problems.Add(1)
 	}
-	return store.Result{Record: rec, SetLinks: true}
+	res := store.Result{Record: rec, SetLinks: true}
+	if heldOwn(end) {
+		// The chain ends at a URL of the site held back by a pause: this
+		// URL is done again with it when the pass resumes.
+		requeue(&res, w.depth)
+		until, held := d.c.cfg.Throttle.Deferred(hostOf(end.URL), end.URL)
+		if !held {
+			until = d.c.cfg.Now() // the pause has run out meanwhile
+		}
+		d.noteDeferred(until, 1)
+	}
+	return res
 }
 
 // loops finishes what still waits when nothing else is left to do: only

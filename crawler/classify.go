@@ -69,6 +69,9 @@ func classifyError(err error) (store.Verdict, string) {
 	var unknownAuth x509.UnknownAuthorityError
 	var hostErr x509.HostnameError
 	var invalidCert x509.CertificateInvalidError
+	var addrErr *net.AddrError
+	var opErr *net.OpError
+	var recordErr tls.RecordHeaderError
 	switch {
 	case errors.As(err, &dnsErr):
 		if dnsErr.IsNotFound {
@@ -79,6 +82,14 @@ func classifyError(err error) (store.Verdict, string) {
 		return store.VerdictTransient, "timeout"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return store.VerdictBroken, "refused"
+	case errors.As(err, &addrErr):
+		// url.Parse lets "http://localhost]/" through; the dialer does not.
+		return store.VerdictBroken, "invalid host"
+	case errors.As(err, &opErr) && opErr.Op == "remote error", errors.As(err, &recordErr),
+		strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		// The server refused the handshake (a TLS alert), or does not
+		// speak TLS on that port at all.
+		return store.VerdictBroken, "TLS handshake failed"
 	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &invalidCert):
 		return store.VerdictBroken, "tls"
 	case isReset(err), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
@@ -87,6 +98,8 @@ func classifyError(err error) (store.Verdict, string) {
 		return store.VerdictTransient, "unreachable"
 	case strings.Contains(err.Error(), "response headers exceeded"):
 		return store.VerdictBroken, "headers too large"
+	case strings.Contains(err.Error(), "failed to parse Location header"):
+		return store.VerdictBroken, "invalid URL" // in a redirect's Location
 	case strings.Contains(err.Error(), "malformed HTTP"):
 		return store.VerdictBroken, "bad response"
 	case strings.Contains(err.Error(), "unsupported protocol scheme"):

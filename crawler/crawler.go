@@ -31,6 +31,9 @@ type Store interface {
 // Decider classifies and canonicalizes URLs; *rules.Engine is one.
 type Decider interface {
 	Decide(u *url.URL) rules.Decision
+	// StartHost says whether a host is the site's own: a pause that holds
+	// back its URLs leaves the pass unfinished, not just a URL unverified.
+	StartHost(host string) bool
 }
 
 // DefaultMaxRedirects is how many redirects a link may take: 20, as in
@@ -53,7 +56,13 @@ type Config struct {
 	Recheck       rules.Recheck // how long a result stays fresh, per verdict; zero = always fetch
 	RulesRecheck  bool          // some rule sets its own recheck interval
 	Ghost         time.Duration // a failing page good within this still has its old links followed
-	Root          string        // directory served under file:/// for a check of a built site
+	// Roots are the absolute directories checked as built sites; their
+	// files are the file: URLs of their absolute paths (see local.go).
+	Roots []string
+	// BaseURL, with Roots, is where the sites are published: absolute links
+	// under it are the directory's files. Nil: they are served at the root
+	// of a host, so only relative and root-relative links are theirs.
+	BaseURL *url.URL
 	// Throttle keeps every host's politeness; nil means none beyond PerHost.
 	Throttle *throttle.Throttle
 	// HostSettings are the throttle settings of a host, for the crawler's
@@ -125,13 +134,45 @@ type Crawler struct {
 	client *http.Client
 	tr     http.RoundTripper
 	stats  counters
+	sites  []*site // the directories of Config.Roots
 	// robotsOnce makes concurrent askers of one host's robots.txt share a fetch.
 	robotsOnce singleflight.Group
+	// robotsTries counts, per host, the robots.txt fetches the throttle
+	// asked to try again (429/503, timeouts), for its retry limit.
+	robotsTries sync.Map
 	// claims are the URLs of the running pass that some task resolves.
 	claims *claims
 	// dns holds, by host name, nil for a name that resolved and the error
 	// for one that does not exist (see hosts.go).
 	dns sync.Map
+	// damaged is set by the first read that found the database damaged;
+	// the run then ends with that one error (see readFailed).
+	damaged *fatal
+}
+
+// fatal carries the first error that must end a run from wherever it was
+// met, as one error rather than a warning per URL read.
+type fatal struct {
+	once sync.Once
+	ch   chan struct{}
+	err  error
+}
+
+func (f *fatal) set(err error) {
+	f.once.Do(func() {
+		f.err = err
+		close(f.ch)
+	})
+}
+
+// readFailed handles a failed read of the store: a damaged file ends the
+// run, anything else is logged and the read treated as finding nothing.
+func (c *Crawler) readFailed(msg string, err error, args ...any) {
+	if errors.Is(err, store.ErrCorrupt) && c.damaged != nil {
+		c.damaged.set(err)
+		return
+	}
+	c.cfg.Logger.Warn(msg, append(args, "err", err)...)
 }
 
 // New builds a crawler. The transport is built once so that connections are
@@ -143,6 +184,7 @@ func New(cfg Config, decider Decider, st Store) *Crawler {
 		tr = newTransport(cfg)
 	}
 	return &Crawler{
+		sites: newSites(cfg.Roots, cfg.BaseURL),
 		cfg:   cfg,
 		rules: decider,
 		store: st,
@@ -158,8 +200,13 @@ func New(cfg Config, decider Decider, st Store) *Crawler {
 
 // Outcome says how a Run ended.
 type Outcome struct {
-	Complete bool // the frontier ran dry; false when stopped
+	Complete bool // the frontier ran dry and nothing was deferred; false when stopped
 	Fetched  int64
+	// Deferred counts the URLs of the site's own hosts that a server's
+	// pause held back to a later run (they stay queued; the pass is not
+	// complete); ResumeAfter is when the last of those pauses ends.
+	Deferred    int
+	ResumeAfter time.Time
 }
 
 // Run works on pass until its frontier is empty or ctx is cancelled.
@@ -201,6 +248,10 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 	if err := c.loadHostState(pass.ID); err != nil {
 		return Outcome{}, fmt.Errorf("load host state: %w", err)
 	}
+	if err := c.openSites(); err != nil {
+		return Outcome{}, err
+	}
+	defer c.closeSites()
 	probes := make(chan task)
 	for range probeWorkers(c.cfg.Concurrency) {
 		g.Go(func() error {
@@ -226,6 +277,9 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 					o = c.processSitemap(fetchCtx, pass, t)
 				default:
 					o = c.process(fetchCtx, pass, t)
+					// A start URL, or a file of a checked directory: the
+					// report tells these from pages reached by links.
+					o.result.Record.Seed = t.Depth == 0
 				}
 				select {
 				case outcomes <- o:
@@ -237,8 +291,22 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 		})
 	}
 	g.Go(func() error { return c.writeLoop(gctx, pass.ID, writes) })
+	c.damaged = &fatal{ch: make(chan struct{})}
+	looped := make(chan struct{})
+	g.Go(func() error {
+		select {
+		case <-c.damaged.ch:
+			return c.damaged.err
+		case <-looped:
+			return nil
+		}
+	})
 
 	resumed := len(done) > 0
+	for _, t := range queue {
+		// Held back by a pause last time: recorded, but still to be done.
+		delete(done, t.URL)
+	}
 	d := newDispatcher(c, pass, c.claims)
 	for _, t := range queue {
 		d.push(t)
@@ -246,6 +314,7 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 	d.seedSitemaps(resumed)
 	var outc Outcome
 	err := d.loop(ctx, gctx, tasks, probes, outcomes, writes)
+	close(looped)
 	close(tasks)
 	close(probes)
 	close(writes)
@@ -261,7 +330,8 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 		tr.CloseIdleConnections()
 	}
 	outc.Fetched = c.stats.requests.Load()
-	outc.Complete = err == nil && ctx.Err() == nil && d.idle()
+	outc.Deferred, outc.ResumeAfter = d.deferred, d.resumeAfter
+	outc.Complete = err == nil && ctx.Err() == nil && d.idle() && d.deferred == 0
 	return outc, err
 }
 
@@ -341,10 +411,13 @@ func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.
 // frontier and are done again on resume.
 var errStopped = errors.New("stopped")
 
-// Hosts is the throttle's view of every host, for a status page or summary.
+// Hosts is the throttle's view of every host, for a status page or summary,
+// and a row for each checked directory (keyed by its path: what was read
+// from it, with no waiting).
 func (c *Crawler) Hosts() []throttle.HostStats {
-	if c.cfg.Throttle == nil {
-		return nil
+	var hs []throttle.HostStats
+	if c.cfg.Throttle != nil {
+		hs = c.cfg.Throttle.Stats()
 	}
-	return c.cfg.Throttle.Stats()
+	return append(hs, c.localStats()...)
 }

@@ -162,7 +162,13 @@ func hostileSite(t *testing.T, c *counter) *httptest.Server {
 <a href="javascript:void(0)">js</a>
 <!-- <a href="/in-comment">commented out</a> -->
 <a href="/malformed">malformed html</a>
-<a href="/ok#section">same page with fragment</a>`))
+<a href="/ok#section">same page with fragment</a>
+<a href="/bad-location">redirect to an invalid URL</a>
+<a href="http://localhost]/">invalid host</a>`))
+	mux.HandleFunc("/bad-location", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "http://[::1")
+		w.WriteHeader(http.StatusFound)
+	})
 	mux.Handle("/ok", page(`<a href="/">home</a>`))
 	mux.Handle("/multi", page(`fine`))
 	mux.HandleFunc("/img.png", func(w http.ResponseWriter, r *http.Request) {
@@ -279,6 +285,7 @@ func TestPassSurvivesHostileServers(t *testing.T) {
 		{"/server-error", store.VerdictTransient, 500, ""},
 		{"/forbidden", store.VerdictUnverifiable, 403, ""},
 		{"/malformed", store.VerdictOK, 200, ""},
+		{"/bad-location", store.VerdictBroken, 0, "invalid URL"},
 	}
 	for _, w := range want {
 		rec, ok := r.records[srv.URL+w.path]
@@ -292,6 +299,9 @@ func TestPassSurvivesHostileServers(t *testing.T) {
 	}
 	if rec := r.records["http://[::1"]; rec.Verdict != store.VerdictBroken || rec.Error != "invalid URL" {
 		t.Errorf("invalid URL: got %+v", rec)
+	}
+	if rec := r.records["http://localhost]/"]; rec.Verdict != store.VerdictBroken || rec.Error != "invalid host" {
+		t.Errorf("invalid host: got %+v", rec)
 	}
 	if _, ok := r.records[srv.URL+"/dup"]; ok {
 		t.Error("a duplicate attribute is ignored by browsers and must be by us")
@@ -438,15 +448,16 @@ func TestDirectoryServedAsStaticHost(t *testing.T) {
 	write("index.html", "<a href=\"about/\">about</a>\n<a href=\"/nowhere.html\">x</a>\n<a href=\"/empty/\">dir without index</a>")
 	write("about/index.html", "<a href=\"../index.html\">home</a>")
 	write("empty/readme.txt", "no index here")
-	r := runPass(t, crawler.Config{Root: dir}, "file:///")
+	root := crawler.DirURL(dir)
+	r := runPass(t, crawler.Config{Roots: []string{dir}}, root)
 	for u, v := range map[string]store.Verdict{
-		"file:///":             store.VerdictOK,
-		"file:///about/":       store.VerdictOK,
-		"file:///nowhere.html": store.VerdictBroken,
-		"file:///empty/":       store.VerdictBroken,
+		"":             store.VerdictOK,
+		"about/":       store.VerdictOK,
+		"nowhere.html": store.VerdictBroken,
+		"empty/":       store.VerdictBroken,
 	} {
-		if got := r.records[u].Verdict; got != v {
-			t.Errorf("%s: %s, want %s (%+v)", u, got, v, r.records[u])
+		if got := r.records[root+u].Verdict; got != v {
+			t.Errorf("%s: %s, want %s (%+v)", u, got, v, r.records[root+u])
 		}
 	}
 }
@@ -492,7 +503,8 @@ func TestDirectoryPageParsedOnce(t *testing.T) {
 	if err := mkdirWrite(filepath.Join(dir, "sub", "index.html"), "<a href=\"../missing.html\">x</a>"); err != nil {
 		t.Fatal(err)
 	}
-	r := runPass(t, crawler.Config{Root: dir}, "file:///")
+	root := crawler.DirURL(dir)
+	r := runPass(t, crawler.Config{Roots: []string{dir}}, root)
 	var parsed []string
 	err := r.db.PageLinks(r.pass.ID, func(p *store.URLRecord, links []store.Link) error {
 		for _, l := range links {
@@ -506,7 +518,7 @@ func TestDirectoryPageParsedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(parsed)
-	if want := []string{"file:///", "file:///sub/"}; !slices.Equal(parsed, want) {
+	if want := []string{root, root + "sub/"}; !slices.Equal(parsed, want) {
 		t.Errorf("pages that link missing.html: %v, want %v (each page once)", parsed, want)
 	}
 	if rec, ok := r.records["http://"+strings.TrimPrefix(ext.URL, "http://")+"/cdn.js"]; ok {

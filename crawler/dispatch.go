@@ -2,6 +2,7 @@ package crawler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -53,6 +54,11 @@ type outcome struct {
 	found   []target
 	stopped bool // cut short by a stop: not committed, done again on resume
 	retry   bool // queue the task again; the host's throttle decides when
+	// deferred is set when the result holds back URLs of the site's own
+	// hosts (held of them) to a later run, to the end of the server's
+	// pause.
+	deferred time.Time
+	held     int
 	// hops are the records of the redirect targets the task claimed, the
 	// chain's end last; found are that page's links when it was parsed.
 	hops []store.Result
@@ -109,6 +115,11 @@ type dispatcher struct {
 	// Config.SitemapLimit.
 	sitemapURLs map[string]struct{}
 	traps       trapState // counted over seen; see traps.go
+	// deferred counts the URLs of the site's own hosts held back to a
+	// later run by a server's pause; resumeAfter is when the last of those
+	// pauses ends.
+	deferred    int
+	resumeAfter time.Time
 	// ends and waiters finish the records whose redirects lead to a URL
 	// another task resolves (see chain.go).
 	ends    ends
@@ -185,7 +196,11 @@ func (d *dispatcher) stage() []store.Result {
 		t := q.tasks[0]
 		if err := d.c.deadHost(q.name); err != nil {
 			d.pop(q)
-			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictBroken, "dns", "no such host: every URL of "+q.name+" settled at once"))
+			class, note := "dns", "no such host: every URL of "+q.name+" settled at once"
+			if errors.Is(err, errInvalidHost) {
+				class, note = "invalid host", ""
+			}
+			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictBroken, class, note))
 			continue
 		}
 		if d.c.mayReuse() && t.sitemapsOf == "" {
@@ -209,6 +224,13 @@ func (d *dispatcher) stage() []store.Result {
 		if err != nil {
 			d.pop(q)
 			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictBroken, "invalid URL", ""))
+			continue
+		}
+		if _, held := d.c.cfg.Throttle.Deferred(q.name, t.URL); held && t.sitemapsOf == "" {
+			// Before robots.txt: a host that asked for a long pause is not
+			// asked for its robots.txt either.
+			d.pop(q)
+			resolved = append(resolved, d.deferral(t))
 			continue
 		}
 		probe := t
@@ -237,19 +259,17 @@ func (d *dispatcher) stage() []store.Result {
 			break
 		} else if !t.robotsOK && !d.c.allowed(u) {
 			d.pop(q)
-			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictSkipped, "robots", "skipped: robots.txt disallows it"))
+			resolved = append(resolved, d.c.robotsRefusal(d.pass, t.URL, q.name))
 			continue
 		}
 		p, wait, err := d.c.cfg.Throttle.Reserve(q.name)
 		switch {
-		case err != nil:
-			class := politeClass(err)
-			note := "skipped: the host's quota for this pass is used up"
-			if class == "deferred" {
-				note = "skipped: the host asked for a pause longer than --max-pause; checked next pass"
-			}
+		case errors.Is(err, throttle.ErrDeferred):
 			d.pop(q)
-			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictSkipped, class, note))
+			resolved = append(resolved, d.deferral(t))
+		case err != nil:
+			d.pop(q)
+			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictSkipped, politeClass(err), "skipped: the host's quota for this pass is used up"))
 		case wait > 0:
 			d.park(q, wait)
 		case probe.robots != "":
@@ -261,6 +281,26 @@ func (d *dispatcher) stage() []store.Result {
 		}
 	}
 	return resolved
+}
+
+// deferral resolves a task held back by a server's pause, counting it
+// when it leaves the pass unfinished.
+func (d *dispatcher) deferral(t task) store.Result {
+	d.c.stats.done.Add(1)
+	res, until := d.c.deferral(d.pass, t, t.URL)
+	d.noteDeferred(until, 1)
+	return res
+}
+
+// noteDeferred counts n URLs of the site held back until then.
+func (d *dispatcher) noteDeferred(until time.Time, n int) {
+	if until.IsZero() {
+		return
+	}
+	d.deferred += n
+	if until.After(d.resumeAfter) {
+		d.resumeAfter = until
+	}
 }
 
 // take moves the task at the head of q to the staged slot and rotates the ring.
@@ -459,6 +499,7 @@ func (d *dispatcher) write(failed context.Context, writes chan<- store.Result, r
 
 func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- store.Result) error {
 	res := o.result
+	d.noteDeferred(o.deferred, max(o.held, 1))
 	var extra []store.Result
 	fromSitemap := o.task.Action == actionSitemap || o.task.sitemapsOf != ""
 	notTaken := 0
@@ -481,7 +522,7 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 		case t.err != "":
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictBroken, t.err, ""))
 		case t.disallowed:
-			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictSkipped, "robots", "skipped: robots.txt disallows it"))
+			extra = append(extra, d.c.robotsRefusal(d.pass, t.url, t.host))
 		case held:
 			extra = append(extra, d.c.heldBack(d.pass, t.url, trap))
 		case t.action == rules.Skip:

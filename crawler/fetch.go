@@ -38,9 +38,6 @@ func newTransport(cfg Config) *http.Transport {
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: 256 << 10,
 	}
-	if cfg.Root != "" {
-		tr.RegisterProtocol("file", newFileTransport(cfg.Root))
-	}
 	return tr
 }
 
@@ -86,10 +83,15 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 	var counted countingReader
 	if p != nil {
 		defer func() {
-			h.retry, h.retryAfter = p.Done(throttle.Outcome{
+			out := throttle.Outcome{
 				Status: h.status, RetryAfter: h.header.Get("Retry-After"), Err: h.err,
 				Bytes: counted.n, Latency: latency, Attempt: o.attempt,
-			})
+			}
+			if !o.robots {
+				// robots.txt speaks for the whole host; any other URL for itself.
+				out.Key = target
+			}
+			h.retry, h.retryAfter = p.Done(out)
 		}()
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, nil)
@@ -231,8 +233,14 @@ type fetched struct {
 	hop
 	finalURL  string
 	redirects []store.Hop
-	errClass  string // set when the chain itself failed: loop, too many, bad Location, robots
+	errClass  string // set when the chain itself failed: loop, too many, bad Location, robots; or why a file could not be read
 	skipped   bool   // the chain stopped on purpose (robots), not broken
+	local     bool   // read from a checked directory: no status, ok unless errClass says why not
+	// verdict is that of a chain that failed (errClass) when it is not
+	// broken: a hop to a host whose robots.txt could not be read is
+	// transient. note says more for a person.
+	verdict store.Verdict
+	note    string
 	// reached says finalURL is what hop, err, errClass or skipped are about;
 	// false when the chain stopped before requesting it (a loop, too many
 	// redirects, or pendingOn).
@@ -277,8 +285,17 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		if len(f.redirects) > 0 {
 			if c.needsRobots(cu.Scheme, cu.Host) {
 				c.loadRobots(ctx, cu.Scheme, cu.Host, nil)
+				if c.needsRobots(cu.Scheme, cu.Host) {
+					// Its robots.txt asked for a pause: not requested now.
+					f.errClass, f.verdict, f.note = "robots.txt asked to wait", store.VerdictTransient, "the redirect target's host answered its robots.txt with 429 or 503; tried again next pass"
+					return f
+				}
 			}
 			if !c.allowed(cu) {
+				if r, _ := c.cfg.Throttle.Robots(cu.Host); r.Failed() {
+					f.errClass, f.verdict, f.note = robotsFailure(r), store.VerdictTransient, heldByRobots
+					return f
+				}
 				f.errClass, f.skipped = "robots", true
 				return f
 			}
@@ -288,7 +305,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			opts.prev = prev
 		}
 		if permit == nil && len(f.redirects) > 0 {
-			if permit, err = c.acquire(ctx, cu.Host); err != nil {
+			if permit, err = c.acquire(ctx, cu.Host, cur); err != nil {
 				f.err = err
 				return f
 			}
@@ -297,7 +314,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		permit = nil
 		if method == http.MethodHead && headRefused(h) && !h.retry {
 			method = http.MethodGet
-			if permit, err = c.acquire(ctx, cu.Host); err != nil {
+			if permit, err = c.acquire(ctx, cu.Host, cur); err != nil {
 				f.err = err
 				return f
 			}
@@ -314,7 +331,8 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		}
 		next, err := rules.Resolve(cu, loc)
 		if err != nil {
-			f.errClass = "bad redirect"
+			f.errClass = "invalid URL"
+			f.note = fmt.Sprintf("the redirect's Location is not a valid URL: %.200q", loc)
 			return f
 		}
 		if cu.Scheme != "file" && next.Scheme != "http" && next.Scheme != "https" {
@@ -416,8 +434,18 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	if hadPrev && prev.Parsed && prev.Verdict == store.VerdictOK && !c.needsAnchors(prev) {
 		conditional = prevp
 	}
-	f := c.fetch(hardCtx, t, conditional, nil)
-	if c.settle(ctx, hardCtx, &f, &o) {
+	var f fetched
+	if _, _, local := c.siteOf(t.URL); local {
+		f = c.readLocal(t)
+	} else {
+		f = c.fetch(hardCtx, t, conditional, nil)
+		if c.settle(ctx, hardCtx, &f, &o) {
+			return o
+		}
+	}
+	if errors.Is(f.err, throttle.ErrDeferred) && len(f.redirects) == 0 {
+		// GET after a refused HEAD is held back by a server's pause.
+		o.result, o.deferred = c.deferral(pass, t, f.finalURL)
 		return o
 	}
 
@@ -434,12 +462,23 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	}
 	c.upgrade(hardCtx, t, t.URL, &f)
 	rec := c.fetchedRecord(pass, t, f, now)
+	if f.local && f.finalURL != t.URL && rec.Verdict == store.VerdictOK {
+		// A directory linked without its slash: a static host answers
+		// with dir/, against which its links resolve. The page is parsed
+		// there, once.
+		if fu, err := url.Parse(f.finalURL); err == nil {
+			if d := c.rules.Decide(fu); d.Action == rules.Parse {
+				o.found = append(o.found, target{url: d.URL, action: rules.Parse, rule: d.Rule})
+			}
+		}
+	}
 	if c.parseInto(&rec, &o.result, &o.found, f) && t.Action != rules.Parse.String() {
 		rec.Action = rules.Parse.String()
 	}
-	if !rec.Parsed && hadPrev && prev.Parsed && rec.Verdict.Problem() && c.ghost(prev, now) {
+	if !rec.Parsed && hadPrev && prev.Parsed && rec.Verdict.Problem() && !f.local && c.ghost(prev, now) {
 		// A page good recently is failing: follow its old links anyway so
-		// one broken index page does not hide the rest of the site.
+		// one broken index page does not hide the rest of the site. (Not
+		// a file: a missing one is gone, not failing for a while.)
 		rec.Parsed = true
 		rec.Note = "ghost: following its links from " + prev.LastGood.Format("2006-01-02")
 		o.found = c.storedTargets(t.URL)
@@ -468,7 +507,7 @@ func (c *Crawler) upgrade(ctx context.Context, t task, first string, f *fetched)
 	if err != nil || c.rules.Decide(u).Action != rules.Parse {
 		return
 	}
-	p, err := c.acquire(ctx, u.Host)
+	p, err := c.acquire(ctx, u.Host, f.finalURL)
 	if err != nil {
 		return // the check stands; the throttle said no more requests now
 	}
@@ -599,7 +638,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		} else {
 			prev, _ = c.previous(pass, key)
 		}
-		records = append(records, waiting{rec: rec, prev: prev})
+		records = append(records, waiting{rec: rec, prev: prev, depth: t.Depth + min(i, 1)})
 		hops = nil
 	}
 	slices.Reverse(records) // the task's URL first
@@ -622,6 +661,17 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 	}
 	if endResult != nil {
 		o.hops = append(o.hops, *endResult)
+	}
+	if errors.Is(f.err, throttle.ErrDeferred) && f.reached {
+		if _, _, until := c.heldBackBy(f.finalURL); !until.IsZero() {
+			// The chain ends at a URL of the site held back by a pause:
+			// all of it is done again when the pass resumes.
+			requeue(&o.result, t.Depth)
+			for i := range o.hops {
+				requeue(&o.hops[i], t.Depth+1)
+			}
+			o.deferred, o.held = until, 1+len(o.hops)
+		}
 	}
 	return o
 }
@@ -648,10 +698,18 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 		if len(f.redirects) == 0 {
 			rec.Note = "skipped: robots.txt disallows it"
 		}
+	case errors.Is(f.err, throttle.ErrDeferred):
+		rec.Error = "rate-limited"
+		rec.Verdict, rec.Note, _ = c.heldBackBy(f.finalURL)
 	case politeClass(f.err) != "":
 		rec.Verdict, rec.Error, rec.Note = store.VerdictSkipped, politeClass(f.err), "skipped: "+f.err.Error()
 	case f.errClass != "":
-		rec.Verdict, rec.Error = store.VerdictBroken, f.errClass
+		rec.Verdict, rec.Error, rec.Note = store.VerdictBroken, f.errClass, f.note
+		if f.verdict != "" {
+			rec.Verdict = f.verdict
+		}
+	case f.local:
+		rec.Verdict = store.VerdictOK
 	case f.err != nil:
 		rec.Verdict, rec.Error = classifyError(f.err)
 	default:
@@ -691,7 +749,7 @@ func (c *Crawler) settle(ctx, hardCtx context.Context, f *fetched, o *outcome) b
 func (c *Crawler) previous(pass store.Pass, u string) (*store.URLRecord, bool) {
 	prev, ok, err := c.store.Get(u)
 	if err != nil {
-		c.cfg.Logger.Warn("read previous result", "url", u, "err", err)
+		c.readFailed("read previous result", err, "url", u)
 		return nil, false
 	}
 	if !ok {
@@ -745,6 +803,12 @@ func history(rec *store.URLRecord, prev *store.URLRecord, passID uint64, now tim
 
 // immediate builds the record of a URL that is resolved without a request.
 func (c *Crawler) immediate(pass store.Pass, u string, v store.Verdict, errClass, note string) store.Result {
+	c.stats.done.Add(1)
+	return c.unfetched(pass, u, v, errClass, note)
+}
+
+// unfetched is immediate for a task whose worker counts it done itself.
+func (c *Crawler) unfetched(pass store.Pass, u string, v store.Verdict, errClass, note string) store.Result {
 	now := c.cfg.Now()
 	rec := store.URLRecord{URL: u, Pass: pass.ID, Verdict: v, Error: errClass, Note: note, Action: "check"}
 	if v == store.VerdictSkipped {
@@ -752,11 +816,12 @@ func (c *Crawler) immediate(pass store.Pass, u string, v store.Verdict, errClass
 	}
 	prev, ok, err := c.store.Get(u)
 	var prevp *store.URLRecord
-	if ok && err == nil {
+	if err != nil {
+		c.readFailed("read previous result", err, "url", u)
+	} else if ok {
 		prevp = &prev
 	}
 	history(&rec, prevp, pass.ID, now)
-	c.stats.done.Add(1)
 	if v.Problem() {
 		c.stats.problems.Add(1)
 	}

@@ -107,6 +107,15 @@ func (c *Crawler) deadHost(hostport string) error {
 // robots.txt when the probe holds a permit for it.
 func (c *Crawler) probeHost(ctx context.Context, t task) {
 	u := &url.URL{Scheme: t.robots, Host: t.host}
+	if c.needsDNS(u) && !validHostName(u.Hostname()) {
+		// "http://localhost]/" parses, but no resolver or dialer takes it:
+		// its URLs are broken for what they are, not "no such host".
+		c.dns.Store(u.Hostname(), errInvalidHost)
+		if t.permit != nil {
+			t.permit.Done(throttle.Outcome{Err: context.Canceled})
+		}
+		return
+	}
 	if c.needsDNS(u) {
 		lctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 		_, err := net.DefaultResolver.LookupHost(lctx, u.Hostname())
@@ -127,4 +136,24 @@ func (c *Crawler) probeHost(ctx context.Context, t task) {
 	if t.permit != nil {
 		c.loadRobots(ctx, t.robots, t.host, t.permit)
 	}
+}
+
+// errInvalidHost marks a host name no lookup could succeed for.
+var errInvalidHost = errors.New("invalid host")
+
+// validHostName says whether name can be a DNS name: letters, digits,
+// hyphens, dots and (as some real hosts have) underscores, within 253
+// bytes. Canonical URLs carry IDNs as punycode already.
+func validHostName(name string) bool {
+	if name == "" || len(name) > 253 {
+		return false
+	}
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.', r == '_':
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -3,11 +3,13 @@ package crawler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"time"
 
+	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
 	"github.com/linkpatrol/linkpatrol/throttle"
 )
@@ -52,59 +54,165 @@ func (c *Crawler) loadRobots(ctx context.Context, scheme, host string, p *thrott
 			}
 			return nil, nil
 		}
-		status, body := c.fetchRobots(ctx, scheme+"://"+host+"/robots.txt", p)
+		tries, _ := c.robotsTries.Load(host)
+		n, _ := tries.(int)
+		r := c.fetchRobots(ctx, scheme+"://"+host+"/robots.txt", p, n)
 		if ctx.Err() != nil {
 			return nil, ctx.Err() // stopped: neither allow nor forbid on a guess
 		}
-		c.cfg.Throttle.SetRobots(host, throttle.ParseRobots(status, body), c.cfg.Now())
+		if r == nil {
+			// The host asked for a pause (or is backing off): its robots.txt
+			// is asked again after it, rather than keeping the crawler off
+			// the whole host for an hour over a short pause.
+			c.robotsTries.Store(host, n+1)
+			return nil, nil
+		}
+		c.robotsTries.Delete(host)
+		c.cfg.Throttle.SetRobots(host, r, c.cfg.Now())
 		return nil, nil
 	})
 }
 
-// fetchRobots follows up to five redirects (RFC 9309) and returns the final
-// status (0 when the host could not be reached) and at most robotsLimit bytes.
-func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Permit) (int, []byte) {
+// fetchRobots follows up to five redirects (RFC 9309) and reads the answer:
+// the file's rules, allow all (4xx, too many redirects, no server there at
+// all) or, for a host that is failing, disallow all with its cause; nil
+// when the throttle says to try again (a 429 or 503, a timeout, within the
+// host's retries: tries is how many were made).
+func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Permit, tries int) *throttle.Robots {
 	for hops := 0; hops <= 5; hops++ {
 		u, err := url.Parse(target)
 		if err != nil {
-			return 0, nil
+			// Only a redirect leads here: like too many redirects, the
+			// file is unavailable (RFC 9309 §2.3.1.2), which allows all.
+			return throttle.ParseRobots(http.StatusNotFound, nil)
 		}
 		if p == nil {
-			if p, err = c.acquire(ctx, u.Host); err != nil {
-				return 0, nil
+			if p, err = c.acquire(ctx, u.Host, ""); err != nil {
+				return throttle.UnreachableRobots(err.Error())
 			}
 		}
-		h := c.requestWith(ctx, http.MethodGet, target, p, requestOpts{robots: true})
+		h := c.requestWith(ctx, http.MethodGet, target, p, requestOpts{robots: true, attempt: tries})
 		p = nil
+		if h.retry && c.cfg.Throttle != nil {
+			return nil
+		}
 		if h.err != nil {
-			if v, _ := classifyError(h.err); v == store.VerdictBroken {
-				// No such host, or nothing listening: there is no server to
-				// protect, and the links to it must be reported for what
-				// they are, not skipped as if robots.txt forbade them.
-				return http.StatusNotFound, nil
+			v, class := classifyError(h.err)
+			if v == store.VerdictBroken {
+				// No such host, nothing listening, no TLS: there is no
+				// server to protect, and each link to it is reported for
+				// what it is when it is requested.
+				return throttle.ParseRobots(http.StatusNotFound, nil)
 			}
-			return 0, nil // overloaded or timing out: RFC 9309 says keep off
+			return throttle.UnreachableRobots(class) // overloaded or timing out: RFC 9309 says keep off
 		}
 		if !isRedirect(h.status) {
-			return h.status, h.body
+			return throttle.ParseRobots(h.status, h.body)
 		}
 		next, err := u.Parse(h.header.Get("Location"))
 		if err != nil {
-			return 0, nil
+			return throttle.ParseRobots(http.StatusNotFound, nil)
 		}
 		target = next.String()
 	}
 	// Too many redirects: RFC 9309 treats the file as unavailable (allow all).
-	return http.StatusNotFound, nil
+	return throttle.ParseRobots(http.StatusNotFound, nil)
+}
+
+// robotsRefusal is the record of a URL that robots.txt keeps us from
+// requesting. A file that forbids it makes it skipped; a file that could
+// not be fetched is a host failing, and RFC 9309 keeps crawlers off such a
+// host for a while: its URLs are problems with that real cause, never
+// "skipped" as if the site had asked for it.
+func (c *Crawler) robotsRefusal(pass store.Pass, u string, host string) store.Result {
+	r, _ := c.cfg.Throttle.Robots(host)
+	if !r.Failed() {
+		return c.immediate(pass, u, store.VerdictSkipped, "robots", "skipped: robots.txt disallows it")
+	}
+	return c.immediate(pass, u, store.VerdictTransient, robotsFailure(r), heldByRobots)
+}
+
+const heldByRobots = "not requested: RFC 9309 keeps crawlers off a host until its robots.txt can be read (tried again within the hour)"
+
+// robotsFailure names why a robots.txt could not be read, for a person.
+func robotsFailure(r *throttle.Robots) string {
+	switch st := r.Status(); {
+	case st == 0:
+		return "robots.txt could not be fetched (" + r.Cause() + "): the host is failing"
+	case st == http.StatusTooManyRequests:
+		return "robots.txt answered 429: the host is rate-limiting"
+	default:
+		return fmt.Sprintf("robots.txt answered %d: the host is failing", st)
+	}
+}
+
+// heldBackBy says what a URL held back by a server's pause beyond what
+// this run may wait (a Retry-After past MaxPause) on the request for target
+// (the URL, or a later hop of its chain) becomes. It is never hidden: on a
+// third-party host the URL could not be verified, and that is its verdict;
+// on the site's own hosts it is provisional and stays queued, the pass is
+// not complete, and running the same command again checks it. until is
+// the end of the pause on the site's own hosts, zero on a third party's.
+// The error class is always "rate-limited".
+func (c *Crawler) heldBackBy(target string) (v store.Verdict, note string, until time.Time) {
+	host := hostOf(target)
+	end, _ := c.cfg.Throttle.Deferred(host, target)
+	var maxPause time.Duration
+	if c.cfg.HostSettings != nil {
+		maxPause = c.cfg.HostSettings(host).MaxPause
+	}
+	wait := fmt.Sprintf("Retry-After %s (until %s)", roughly(end.Sub(c.cfg.Now())), end.Local().Format("2006-01-02 15:04"))
+	if c.rules.StartHost(host) {
+		return store.VerdictTransient, fmt.Sprintf("%s, longer than --max-pause %s; run the same command again after then to check it", wait, roughly(maxPause)), end
+	}
+	return store.VerdictUnverifiable, fmt.Sprintf("%s, longer than the %s this run waits for a third-party host (max_pause of a [[host]] rule)", wait, roughly(maxPause)), time.Time{}
+}
+
+// deferral is the result of task t held back by a pause on the request
+// for target (see heldBackBy), kept queued when until is not zero.
+func (c *Crawler) deferral(pass store.Pass, t task, target string) (res store.Result, until time.Time) {
+	v, note, until := c.heldBackBy(target)
+	res = c.unfetched(pass, t.URL, v, "rate-limited", note)
+	if !until.IsZero() {
+		res.Record.Action = t.Action
+		requeue(&res, t.Depth)
+	}
+	return res, until
+}
+
+// heldOwn says whether rec is that of a URL of the site's own hosts held
+// back by a pause, kept queued (see heldBackBy).
+func heldOwn(rec store.URLRecord) bool {
+	return rec.Error == "rate-limited" && rec.Verdict == store.VerdictTransient
+}
+
+// requeue keeps the URL of res queued, to be done again on resume.
+func requeue(res *store.Result, depth int) {
+	res.Requeue = &store.Task{URL: res.Record.URL, Action: res.Record.Action, Depth: depth}
+}
+
+// roughly rounds a duration for people: 59m58s is "1h".
+func roughly(d time.Duration) string {
+	if d >= time.Hour {
+		d = d.Round(time.Minute)
+	} else {
+		d = d.Round(time.Second)
+	}
+	return rules.FormatDuration(d)
 }
 
 // acquire waits for the right to send one more request to host, for the
 // requests of a task after its first (HEAD→GET fallback, redirect hops):
 // the throttle counts them like any other, so no host is hit harder
 // because a task needed two tries or landed on it by redirect.
-func (c *Crawler) acquire(ctx context.Context, host string) (*throttle.Permit, error) {
+// A key (the URL) held back by a pause of its own is refused like a
+// deferred host.
+func (c *Crawler) acquire(ctx context.Context, host, key string) (*throttle.Permit, error) {
 	if c.cfg.Throttle == nil {
 		return nil, nil
+	}
+	if _, held := c.cfg.Throttle.Deferred(host, key); held && key != "" {
+		return nil, fmt.Errorf("%s: %w", key, throttle.ErrDeferred)
 	}
 	for {
 		p, wait, err := c.cfg.Throttle.Reserve(host)

@@ -80,19 +80,7 @@ func linkSite(n int, latency time.Duration) http.Handler {
 
 func politePass(t *testing.T, db *store.DB, start string, s throttle.Settings, stop context.Context) crawler.Outcome {
 	t.Helper()
-	engine, err := rules.New(rules.Config{Start: []string{start}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	settings := func(string) throttle.Settings { return s }
-	th := throttle.New(throttle.Config{Settings: settings, UserAgent: "linkpatrol-test"})
-	pass, queue, done := resumeOrBegin(t, db, start)
-	c := crawler.New(crawler.Config{Concurrency: 8, UserAgent: "linkpatrol-test", Timeout: 5 * time.Second,
-		Throttle: th, HostSettings: settings}, engine, db)
-	out, err := c.Run(stop, context.Background(), pass, queue, done)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, _, _ := politeRun(t, db, start, s, stop)
 	return out
 }
 

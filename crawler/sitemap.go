@@ -115,7 +115,7 @@ func (c *Crawler) robotsSitemaps(ctx context.Context, t task) outcome {
 		c.loadRobots(ctx, t.sitemapsOf, t.host, nil)
 		r, _ = c.cfg.Throttle.Robots(t.host)
 	} else {
-		r = throttle.ParseRobots(c.fetchRobots(ctx, t.URL, nil))
+		r = c.fetchRobots(ctx, t.URL, nil, 0)
 	}
 	if ctx.Err() != nil {
 		o.stopped = true
@@ -209,7 +209,7 @@ func (d *dispatcher) recountSitemaps(roots []string) {
 		visited[s] = true
 		rec, ok, err := c.store.Get(s)
 		if err != nil {
-			c.cfg.Logger.Warn("read sitemap record", "url", s, "err", err)
+			c.readFailed("read sitemap record", err, "url", s)
 			continue
 		}
 		if !ok || rec.Pass != d.pass.ID || rec.Action != actionSitemap {
@@ -217,7 +217,7 @@ func (d *dispatcher) recountSitemaps(roots []string) {
 		}
 		links, err := c.store.Links(s)
 		if err != nil {
-			c.cfg.Logger.Warn("read sitemap entries", "url", s, "err", err)
+			c.readFailed("read sitemap entries", err, "url", s)
 			continue
 		}
 		for _, l := range links {

@@ -86,16 +86,35 @@ func Redirected(rec store.URLRecord) string {
 	return rec.FinalURL
 }
 
-// Incomplete is the warning for a pass that has not finished, or "" for a
-// complete one.
+// Incomplete is the warning that belongs on the report's first line, or
+// "" for a complete pass that fetched its start page: the pass has not
+// finished (stopped, still running, or URLs of the site held back by a
+// server's pause), and/or no start URL could be fetched and parsed.
 func (r *Report) Incomplete() string {
+	var msg string
 	switch r.Pass.State {
 	case store.PassComplete:
-		return ""
 	case store.PassStopped:
-		return fmt.Sprintf("INCOMPLETE: stopped after %s; run the same command again to resume.", formatDuration(r.Summary.Elapsed))
+		if n := r.Pass.Deferred; n > 0 {
+			them := "them"
+			if n == 1 {
+				them = "it"
+			}
+			msg = fmt.Sprintf("INCOMPLETE: %s of the site held back by the server's request to pause (Retry-After) until %s; run the same command again after then to check %s and finish the pass.",
+				plural(n, "URL", "URLs"), r.Pass.ResumeAfter.In(r.Options.Now.Location()).Format("2006-01-02 15:04"), them)
+		} else {
+			msg = fmt.Sprintf("INCOMPLETE: stopped after %s; run the same command again to resume.", formatDuration(r.Summary.Elapsed))
+		}
+	default:
+		msg = fmt.Sprintf("INCOMPLETE: pass %d has not finished (it is still running, or it was killed after %s); run the same command again to resume.", r.Pass.ID, formatDuration(r.Summary.Elapsed))
 	}
-	return fmt.Sprintf("INCOMPLETE: pass %d has not finished (it is still running, or it was killed after %s); run the same command again to resume.", r.Pass.ID, formatDuration(r.Summary.Elapsed))
+	if r.StartFailure != "" {
+		if msg != "" {
+			return r.StartFailure + " " + msg
+		}
+		return r.StartFailure
+	}
+	return msg
 }
 
 // formatDuration rounds to what a person wants to read.
@@ -113,8 +132,12 @@ func formatDuration(d time.Duration) string {
 
 // Target names what the pass checked: the directory, or the start URLs.
 func (r *Report) Target() string {
-	if r.Pass.Root != "" {
-		return r.relative(r.Pass.Root)
+	if dirs := r.Pass.Dirs(); len(dirs) > 0 {
+		shown := make([]string, len(dirs))
+		for i, d := range dirs {
+			shown[i] = r.relative(d)
+		}
+		return strings.Join(shown, " ")
 	}
 	switch n := len(r.Pass.StartURLs); n {
 	case 0:
@@ -126,9 +149,14 @@ func (r *Report) Target() string {
 	}
 }
 
-// Headline is one sentence naming the pass and when it started.
+// Headline is one sentence naming the pass, when it started and the config
+// file it was run with (a ./linkpatrol.toml is read without being named).
 func (r *Report) Headline() string {
-	return fmt.Sprintf("linkpatrol pass %d of %s, started %s.", r.Pass.ID, r.Target(), r.started())
+	config := ""
+	if r.Pass.Config != "" {
+		config = ", config " + r.Pass.Config
+	}
+	return fmt.Sprintf("linkpatrol pass %d of %s, started %s%s.", r.Pass.ID, r.Target(), r.started(), config)
 }
 
 func (r *Report) started() string {
@@ -151,6 +179,31 @@ func (r *Report) Counts() string {
 	}
 	fmt.Fprintf(&b, "; took %s.", formatDuration(s.Elapsed))
 	return b.String()
+}
+
+// SeedLine says, for a check of a directory, which URLs the pass started
+// from (its pages found on disk) and which it reached by links, naming the
+// pages no other page links to; "" otherwise.
+func (r *Report) SeedLine() string {
+	if len(r.Pass.Dirs()) == 0 {
+		return ""
+	}
+	s := r.Summary
+	line := fmt.Sprintf("Started from %s found on disk; %d more %s reached by links.",
+		plural(s.Seeds, "HTML file", "HTML files"), s.URLs-s.Seeds, map[bool]string{true: "URL", false: "URLs"}[s.URLs-s.Seeds == 1])
+	if s.Orphans == 0 {
+		return line
+	}
+	const named = 5
+	shown := make([]string, 0, named)
+	for _, u := range r.Orphans[:min(named, len(r.Orphans))] {
+		shown = append(shown, r.Location(u))
+	}
+	more := ""
+	if s.Orphans > named {
+		more = fmt.Sprintf(" and %d more", s.Orphans-named)
+	}
+	return line + fmt.Sprintf(" Linked from no other page: %s%s.", strings.Join(shown, ", "), more)
 }
 
 // ReuseLine says which results were carried over from earlier passes
@@ -182,6 +235,36 @@ func (r *Report) ReuseLine() string {
 		plural(s.Reused, "result", "results"), from, when)
 }
 
+// Nothing is the sentence for a report that lists nothing, or "" when it
+// lists something. An unfinished pass has found nothing so far, which is
+// not the same as nothing.
+func (r *Report) Nothing() string {
+	if !r.nothingListed() {
+		return ""
+	}
+	so := "."
+	if r.Pass.State != store.PassComplete {
+		so = " so far."
+	}
+	switch {
+	case r.Options.OnlyNew:
+		return "No new problems" + so
+	case r.Summary.Suppressed > 0:
+		return fmt.Sprintf("No problems to report%s (%d suppressed by --report-after)", strings.TrimSuffix(so, "."), r.Summary.Suppressed) + "."
+	}
+	return "No problems found" + so
+}
+
+// MovedHelp says what the permanent redirects section is for.
+const MovedHelp = "the links work but have moved for good; update them to the target (not counted in the exit code)"
+
+// MovedTo names the permanent redirect of a moved link: "301 Moved
+// Permanently to", followed by the target.
+func MovedTo(rec store.URLRecord) string {
+	s := rec.Redirects[0].Status
+	return strconv.Itoa(s) + " " + http.StatusText(s) + " to"
+}
+
 // ReusedNote marks a result that this pass did not fetch, or "".
 func (r *Report) ReusedNote(rec store.URLRecord) string {
 	if rec.ReusedFrom == 0 {
@@ -194,15 +277,17 @@ func (r *Report) ReusedNote(rec store.URLRecord) string {
 }
 
 // ChangeLine says what changed since the previous complete pass, or "" when
-// there is none.
+// there is none. It counts problems, the word the summary's broken,
+// transient and unverifiable add up to: "still broken" beside "6 broken"
+// would count transient ones as broken.
 func (r *Report) ChangeLine() string {
 	if r.Previous == nil {
 		return ""
 	}
 	s := r.Summary
-	return fmt.Sprintf("Since pass %d (%s): %d new, %d fixed, %d still broken, %d no longer linked.",
+	return fmt.Sprintf("Since pass %d (%s): %s, %d still there, %d fixed, %d no longer linked.",
 		r.Previous.ID, passTime(*r.Previous).In(r.Options.Now.Location()).Format("2006-01-02 15:04"),
-		s.New, s.Fixed, s.StillBroken, s.Gone)
+		plural(s.New, "new problem", "new problems"), s.StillBroken, s.Fixed, s.Gone)
 }
 
 // SectionTitle names a section for people.
@@ -220,21 +305,6 @@ func SectionTitle(v store.Verdict) string {
 		return "OK"
 	}
 	return string(v)
-}
-
-// SectionHelp says in a few words what a section means, or "".
-func SectionHelp(v store.Verdict) string {
-	switch v {
-	case store.VerdictBroken:
-		return "dead links; these make the exit code 1"
-	case store.VerdictTransient:
-		return "server errors and timeouts; they may work next time"
-	case store.VerdictUnverifiable:
-		return "the server would not let a robot look"
-	case store.VerdictSkipped:
-		return "not checked on purpose"
-	}
-	return ""
 }
 
 // changeNote marks an entry for people: only "new" is worth a word, and only
@@ -265,4 +335,56 @@ func (r *Report) noReferrers(e Entry) string {
 		return "a sitemap the pass was seeded from"
 	}
 	return "no referring page stored"
+}
+
+// pageRefs is one referring page and the lines on which it links to a URL.
+type pageRefs struct {
+	Page  string
+	Lines []int
+}
+
+// maxLinesShown is how many line numbers of one page are listed before the
+// rest are counted.
+const maxLinesShown = 8
+
+// lines is ":12" for one line, or ": lines 3, 7, ... (746)" for several.
+func (p pageRefs) lines() string {
+	if len(p.Lines) == 1 {
+		return ":" + strconv.Itoa(p.Lines[0])
+	}
+	var b strings.Builder
+	b.WriteString(": lines ")
+	for i, l := range p.Lines {
+		if i == maxLinesShown {
+			fmt.Fprintf(&b, ", ... (%d)", len(p.Lines))
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(l))
+	}
+	return b.String()
+}
+
+func pageWord(n int) string {
+	if n == 1 {
+		return "page"
+	}
+	return "pages"
+}
+
+// byPage groups referrers (sorted by page, then line) by page.
+func byPage(refs []Referrer) []pageRefs {
+	var out []pageRefs
+	for _, ref := range refs {
+		if n := len(out); n > 0 && out[n-1].Page == ref.Page {
+			if last := out[n-1].Lines; last[len(last)-1] != ref.Line {
+				out[n-1].Lines = append(last, ref.Line)
+			}
+			continue
+		}
+		out = append(out, pageRefs{Page: ref.Page, Lines: []int{ref.Line}})
+	}
+	return out
 }

@@ -23,9 +23,10 @@
 // Options.All every URL of the pass; with Options.OnlyNew only the problems
 // that are new. Problems younger than Options.ReportAfter are left out of
 // every format and counted in Summary.Suppressed. HasBroken is the exit
-// code's question, asked of what is shown. Text and Markdown cap the
-// referrers listed per URL (Options.MaxReferrers) and say how many more
-// there are; JSON, CSV, HTML and the annotations list them all.
+// code's question, asked of what is shown. Text and Markdown list each
+// referring page once with its lines, cap the pages listed per URL
+// (Options.MaxReferrers) and say how many more there are; JSON, CSV, HTML
+// and the annotations list every referrer.
 //
 // With Options.CheckFragments, links to page#fragment whose page (parsed in
 // the pass, with its anchors stored) has no such id or <a name> are listed
@@ -40,9 +41,11 @@
 // "sitemap"; the URLs it listed name it, and the line of their <loc>, as
 // their referrer.
 //
-// For a check of a directory (Pass.Root set), file:// URLs are shown as
-// paths below the working directory (site/about/index.html:12), which is
-// also what GitHub annotations and SARIF point at.
+// For a check of a directory (Pass.Roots set), file:// URLs are shown as
+// the paths of their files, resolved inside the directory (store.LocalFile):
+// relative to the working directory when the directory was given as a
+// relative path (site/about/index.html:12), absolute when it was given as
+// one. GitHub annotations and SARIF point at the same paths.
 //
 // What changed is measured against the newest complete pass before this one
 // (Report.Previous), using the PrevVerdict/PrevPass every record carries:

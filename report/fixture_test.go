@@ -59,7 +59,8 @@ func webHistory() []fixturePass {
 	tagLinks = append(tagLinks, link(longURL, 130))
 	return []fixturePass{
 		{
-			pass: store.Pass{StartURLs: start, State: store.PassComplete, Started: night1, Finished: night1.Add(80 * time.Second), Elapsed: 80 * time.Second},
+			pass: store.Pass{StartURLs: start, State: store.PassComplete, Started: night1, Finished: night1.Add(80 * time.Second), Elapsed: 80 * time.Second,
+				Tally: &store.Tally{Broken: 4, Transient: 1, Unverifiable: 1, New: 2, Still: 4, Fixed: 3}},
 			results: []store.Result{
 				page("https://example.com/", link("https://example.com/removed-page", 3), link("https://old.example.com/", 4)),
 				target(store.URLRecord{URL: "https://example.com/removed-page", Verdict: store.VerdictBroken, Status: 404, FirstBroken: night1.Add(-2 * day), Failures: 3}),
@@ -129,17 +130,17 @@ func webHistory() []fixturePass {
 // dirHistory is one check of a built site on disk, stopped half way.
 func dirHistory() []fixturePass {
 	return []fixturePass{{
-		pass: store.Pass{StartURLs: []string{"file:///"}, Root: "/work/site", State: store.PassStopped, Started: night2, Elapsed: 90 * time.Second},
+		pass: store.Pass{StartURLs: []string{"file:///work/site/"}, Root: "/work/site", Roots: []string{"/work/site"}, RelativePaths: true, State: store.PassStopped, Started: night2, Elapsed: 90 * time.Second},
 		results: []store.Result{
-			page("file:///",
-				link("file:///about/", 5),
-				link("file:///about/team.html", 6),
-				store.Link{URL: "file:///img/logo%20big.png", Line: 8, Tag: "img", Attr: "src"},
+			page("file:///work/site/",
+				link("file:///work/site/about/", 5),
+				link("file:///work/site/about/team.html", 6),
+				store.Link{URL: "file:///work/site/img/logo%20big.png", Line: 8, Tag: "img", Attr: "src"},
 				link("https://example.org/gone", 9),
 			),
-			page("file:///about/", link("file:///about/team.html", 12), store.Link{URL: "file:///", Fragment: "top", Line: 40, Tag: "a", Attr: "href"}),
-			target(store.URLRecord{URL: "file:///about/team.html", Verdict: store.VerdictBroken, Status: 404, FirstSeen: night2, FirstBroken: night2, Failures: 1}),
-			target(store.URLRecord{URL: "file:///img/logo%20big.png", Verdict: store.VerdictBroken, Status: 404, FirstSeen: night2, FirstBroken: night2, Failures: 1}),
+			page("file:///work/site/about/", link("file:///work/site/about/team.html", 12), store.Link{URL: "file:///work/site/", Fragment: "top", Line: 40, Tag: "a", Attr: "href"}),
+			target(store.URLRecord{URL: "file:///work/site/about/team.html", Verdict: store.VerdictBroken, Status: 404, FirstSeen: night2, FirstBroken: night2, Failures: 1}),
+			target(store.URLRecord{URL: "file:///work/site/img/logo%20big.png", Verdict: store.VerdictBroken, Status: 404, FirstSeen: night2, FirstBroken: night2, Failures: 1}),
 			target(store.URLRecord{URL: "https://example.org/gone", Verdict: store.VerdictBroken, Status: 404, FirstSeen: night2, FirstBroken: night2, Failures: 1}),
 		},
 	}}
@@ -180,6 +181,8 @@ func (m *memSource) Pass(id uint64) (store.Pass, error) {
 	}
 	return m.passes[id-1], nil
 }
+
+func (m *memSource) Passes() ([]store.Pass, error) { return slices.Clone(m.passes), nil }
 
 func (m *memSource) PreviousComplete(before uint64) (store.Pass, bool, error) {
 	for id := min(before-1, uint64(len(m.passes))); id >= 1; id-- {

@@ -12,15 +12,19 @@ var formats = []struct {
 	name  string
 	exts  []string // output file extensions that pick it, longest first
 	write func(io.Writer, *Report) error
+	// human: people read it as it is, so control and bidi characters from
+	// URLs and servers are neutralised (see printableWriter). JSON and
+	// SARIF escape controls themselves and are read by programs.
+	human bool
 }{
-	{"text", []string{".txt", ".text"}, writeText},
-	{"json", []string{".json"}, writeJSON},
-	{"csv", []string{".csv"}, writeCSV},
-	{"junit", []string{".junit.xml", ".xml"}, writeJUnit},
-	{"sarif", []string{".sarif.json", ".sarif"}, writeSARIF},
-	{"github", nil, writeGitHub},
-	{"markdown", []string{".md", ".markdown"}, writeMarkdown},
-	{"html", []string{".html", ".htm"}, writeHTML},
+	{"text", []string{".txt", ".text"}, writeText, true},
+	{"json", []string{".json"}, writeJSON, false},
+	{"csv", []string{".csv"}, writeCSV, true},
+	{"junit", []string{".junit.xml", ".xml"}, writeJUnit, true},
+	{"sarif", []string{".sarif.json", ".sarif"}, writeSARIF, false},
+	{"github", nil, writeGitHub, true},
+	{"markdown", []string{".md", ".markdown"}, writeMarkdown, true},
+	{"html", []string{".html", ".htm"}, writeHTML, true},
 }
 
 // Formats lists the names Write accepts.
@@ -51,12 +55,22 @@ func FormatForPath(path string) (string, bool) {
 // Write renders r in format, one of Formats().
 func Write(w io.Writer, r *Report, format string) error {
 	for _, f := range formats {
-		if f.name == format {
-			if err := f.write(w, r); err != nil {
-				return fmt.Errorf("write %s report: %w", format, err)
-			}
-			return nil
+		if f.name != format {
+			continue
 		}
+		out, pw := w, (*printableWriter)(nil)
+		if f.human {
+			pw = &printableWriter{w: w}
+			out = pw
+		}
+		err := f.write(out, r)
+		if err == nil && pw != nil {
+			err = pw.flush()
+		}
+		if err != nil {
+			return fmt.Errorf("write %s report: %w", format, err)
+		}
+		return nil
 	}
 	return fmt.Errorf("unknown report format %q (want one of %s)", format, strings.Join(Formats(), ", "))
 }

@@ -35,10 +35,6 @@ type MissingFragment struct {
 // Link is the URL as a person would follow it, fragment included.
 func (m MissingFragment) Link() string { return m.URL + "#" + m.Fragment }
 
-// MissingFragmentHelp says in a few words what the missing fragments
-// section means.
-const MissingFragmentHelp = "the page exists but has no element with this id or name; these make the exit code 1"
-
 type fragmentKey struct{ url, fragment string }
 
 // alwaysThere are the fragments HTML resolves without looking for an

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io"
 	"net/url"
+	"path/filepath"
 	"strings"
 
 	"github.com/linkpatrol/linkpatrol/store"
@@ -55,25 +56,24 @@ type htmlData struct {
 	ChangeLine  string
 	ReuseLine   string
 	Empty       string
-	Verdicts    []store.Verdict
+	Trend       template.HTML // inline SVG of problems per pass, or ""
+	Verdicts    []htmlOption
 	Rows        []htmlRow
 	Fixed       []htmlGone
 	Gone        []htmlGone
-	Fragments   []htmlFragment
-	FragHelp    string
 }
 
-type htmlFragment struct {
-	Target string
-	Refs   []htmlRef
-}
+// htmlOption is one choice of the verdict filter.
+type htmlOption struct{ Value, Label string }
 
 type htmlRow struct {
 	Rank      int
-	Verdict   store.Verdict
+	Verdict   string // a verdict, or "fragment" (a missing fragment) or "moved" (a permanent redirect)
+	Badge     string
 	Target    string
-	Link      string // only for http(s): a file path is not a link from a saved page
+	Link      template.URL // the target, when it can be followed from the page
 	Final     string
+	FinalWord string // "Redirects to" or "Moved to"
 	Note      string
 	Problem   string
 	Since     string
@@ -84,12 +84,14 @@ type htmlRow struct {
 	Change    Change
 	New       bool
 	Reused    string // "reused from pass 6, checked 40 minutes ago", or ""
-	Refs      []htmlRef
+	First     *htmlRef
+	More      []htmlRef
 	NoRefs    string
 }
 
 type htmlRef struct {
 	Where    string
+	Href     template.URL // the referring page (a file for a directory), "" when it cannot be linked
 	Line     int
 	Fragment string
 	Tag      string
@@ -106,37 +108,21 @@ func writeHTML(w io.Writer, r *Report) error {
 		CSP: htmlCSP, CSS: template.CSS(htmlCSS), JS: template.JS(htmlJS),
 		PassID: r.Pass.ID, Summary: r.Summary,
 		Incomplete: r.Incomplete(), Headline: r.Headline(), Counts: r.Counts(), ChangeLine: r.ChangeLine(), ReuseLine: r.ReuseLine(),
+		Empty: r.Nothing(), Trend: r.trendSVG(),
 	}
 	if r.Previous != nil {
 		d.PreviousID, d.HasPrevious = r.Previous.ID, true
 	}
-	switch {
-	case !r.nothingListed():
-	case r.Options.OnlyNew:
-		d.Empty = "No new problems."
-	case r.Summary.Suppressed > 0:
-		d.Empty = "No problems to report."
-	default:
-		d.Empty = "No problems found."
-	}
-	for _, m := range r.Fragments {
-		f := htmlFragment{Target: r.Location(m.URL) + "#" + m.Fragment}
-		for _, ref := range m.Referrers {
-			f.Refs = append(f.Refs, htmlRef{Where: r.Location(ref.Page), Line: ref.Line, Tag: ref.Tag, Attr: ref.Attr})
-		}
-		d.Fragments = append(d.Fragments, f)
-	}
-	d.FragHelp = capitalize(MissingFragmentHelp) + "."
 	for _, sec := range r.Sections() {
-		d.Verdicts = append(d.Verdicts, sec.Verdict)
+		d.Verdicts = append(d.Verdicts, htmlOption{string(sec.Verdict), string(sec.Verdict)})
 	}
-	for i, e := range r.Entries {
+	for _, e := range r.Entries {
 		rec := e.Record
 		row := htmlRow{
-			Rank: i + 1, Verdict: rec.Verdict, Target: r.Location(rec.URL), Final: Redirected(rec), Note: rec.Note,
-			Problem: Problem(rec), Since: r.Since(rec), StatusKey: rec.Status, Pages: e.Pages(), Links: len(e.Referrers),
-			Change: e.Change, New: r.changeNote(e) != "", NoRefs: r.noReferrers(e),
-			Reused: r.ReusedNote(rec),
+			Verdict: string(rec.Verdict), Badge: string(rec.Verdict), Target: r.Location(rec.URL), Link: r.href(rec.URL),
+			Final: Redirected(rec), FinalWord: "Redirects to", Note: rec.Note,
+			Problem: Problem(rec), Since: r.Since(rec), StatusKey: rec.Status,
+			Change: e.Change, New: r.changeNote(e) != "", NoRefs: r.noReferrers(e), Reused: r.ReusedNote(rec),
 		}
 		if rec.Verdict == store.VerdictSkipped || rec.Verdict == store.VerdictOK {
 			row.Problem = ""
@@ -147,13 +133,32 @@ func writeHTML(w io.Writer, r *Report) error {
 		if row.Final != "" {
 			row.Final = r.Location(row.Final)
 		}
-		if u, err := url.Parse(rec.URL); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
-			row.Link = rec.URL
+		d.Rows = append(d.Rows, r.htmlRefs(row, e.Referrers))
+	}
+	if len(r.Fragments) > 0 {
+		d.Verdicts = append(d.Verdicts, htmlOption{"fragment", "missing fragment"})
+	}
+	for _, m := range r.Fragments {
+		row := htmlRow{
+			Verdict: "fragment", Badge: "missing fragment", Target: r.Location(m.URL) + "#" + m.Fragment, Link: r.href(m.Link()),
+			Problem: "missing fragment", Note: capitalize(r.FragmentHelp()) + ".", NoRefs: "no referring page stored",
 		}
-		for _, ref := range e.Referrers {
-			row.Refs = append(row.Refs, htmlRef{Where: r.Location(ref.Page), Line: ref.Line, Fragment: ref.Fragment, Tag: ref.Tag, Attr: ref.Attr})
+		d.Rows = append(d.Rows, r.htmlRefs(row, m.Referrers))
+	}
+	if len(r.Moved) > 0 {
+		d.Verdicts = append(d.Verdicts, htmlOption{"moved", "permanent redirect"})
+	}
+	for _, e := range r.Moved {
+		rec := e.Record
+		row := htmlRow{
+			Verdict: "moved", Badge: "moved", Target: r.Location(rec.URL), Link: r.href(rec.URL),
+			Final: r.Location(rec.FinalURL), FinalWord: "Moved to", Note: capitalize(MovedHelp) + ".",
+			Problem: MovedTo(rec) + " " + r.Location(rec.FinalURL), StatusKey: rec.Redirects[0].Status, NoRefs: r.noReferrers(e),
 		}
-		d.Rows = append(d.Rows, row)
+		d.Rows = append(d.Rows, r.htmlRefs(row, e.Referrers))
+	}
+	for i := range d.Rows {
+		d.Rows[i].Rank = i + 1
 	}
 	for _, rec := range r.Fixed {
 		d.Fixed = append(d.Fixed, htmlGone{Target: r.Location(rec.URL), Was: string(rec.PrevVerdict)})
@@ -167,4 +172,68 @@ func writeHTML(w io.Writer, r *Report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// htmlRefs fills a row's referrers: the first shows in the table, the rest
+// behind a disclosure.
+func (r *Report) htmlRefs(row htmlRow, refs []Referrer) htmlRow {
+	row.Links = len(refs)
+	for i, ref := range refs {
+		if i == 0 || ref.Page != refs[i-1].Page {
+			row.Pages++
+		}
+		h := htmlRef{Where: r.Location(ref.Page), Href: r.href(ref.Page), Line: ref.Line, Fragment: ref.Fragment, Tag: ref.Tag, Attr: ref.Attr}
+		if i == 0 {
+			row.First = &h
+			continue
+		}
+		row.More = append(row.More, h)
+	}
+	return row
+}
+
+// href is u as a link from the report: an http(s) URL as it is; a file of
+// a checked directory relative to where the report is written (or as a
+// file:// URL when that is unknown), so a report saved beside the site, or
+// opened where it was made, links to the file itself. Anything else is not
+// linked.
+func (r *Report) href(u string) template.URL {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	switch pu.Scheme {
+	case "http", "https":
+		return template.URL(pu.String())
+	case "file":
+		if r.Pass.Root == "" {
+			return ""
+		}
+		p := pu.Path
+		if p == "" || strings.HasSuffix(p, "/") {
+			p += "index.html"
+		}
+		abs := filepath.Join(r.Pass.Root, filepath.FromSlash(p))
+		frag := ""
+		if pu.Fragment != "" {
+			frag = "#" + url.PathEscape(pu.Fragment)
+		}
+		if r.linkBase != "" {
+			if rel, err := filepath.Rel(r.linkBase, abs); err == nil {
+				return template.URL((&url.URL{Path: filepath.ToSlash(rel)}).EscapedPath() + frag)
+			}
+		}
+		return template.URL((&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String() + frag)
+	}
+	return ""
+}
+
+// WrittenTo returns the report as it is written to the file at path: its
+// links to files of a checked directory are relative to that file.
+func (r *Report) WrittenTo(path string) *Report {
+	c := *r
+	if abs, err := filepath.Abs(path); err == nil {
+		c.linkBase = filepath.Dir(abs)
+	}
+	return &c
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,15 +111,21 @@ func TestHTMLSelfContained(t *testing.T) {
 func TestHTMLDirectory(t *testing.T) {
 	r := build(t, fillStore(t, dirHistory()), 1, Options{BaseDir: "/work"})
 	page := render(t, r, "html")
-	for _, want := range []string{"INCOMPLETE: stopped after 1m30s", "<code>site/about/index.html:12</code>", "<code>site/img/logo big.png</code>"} {
+	for _, want := range []string{"INCOMPLETE: stopped after 1m30s", "<code>site/about/index.html</code></a><code>:12</code>", "<code>site/img/logo big.png</code>",
+		// Each referrer links to its file: written to stdout, by its
+		// absolute file:// URL.
+		`href="file:///work/site/about/index.html"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("no %q in the page", want)
 		}
 	}
-	// A file path is not turned into a link: it would not resolve from
-	// wherever the page is saved.
-	if strings.Contains(page, `href="file:`) {
-		t.Error("a file:// URL is linked")
+	// Written to a file, relative to it, so the report saved beside the
+	// site (or published with it) still links to the files.
+	page = render(t, r.WrittenTo("/work/reports/links.html"), "html")
+	for _, want := range []string{`href="../site/about/index.html"`, `href="../site/img/logo%20big.png"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("written to /work/reports: no %q in the page", want)
+		}
 	}
 }
 
@@ -133,31 +140,35 @@ func TestHTMLInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the browser test")
 	}
-	r := build(t, fillStore(t, webHistory()), 2, Options{})
-	dir := t.TempDir()
-	path := filepath.Join(dir, "report.html")
-	if err := os.WriteFile(path, []byte(render(t, r, "html")), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	web := writePage(t, build(t, fillStore(t, webHistory()), 2, Options{}))
+	frags := writePage(t, build(t, fillStore(t, fragHistory()), 1, Options{CheckFragments: true}))
 	tests := []struct {
+		path     string
 		fragment string
 		want     []string // data-rank of the visible rows, in order
 	}{
-		{"", []string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10"}},
-		{"#verdict=transient", []string{"7", "8"}},
-		{"#q=about%2F%3A3", []string{"3", "8", "9", "10"}},
-		{"#q=%3Cscript%3E", []string{"3"}},
-		{"#verdict=unverifiable&new=1", []string{"10"}},
-		{"#sort=since&dir=descending", []string{"6", "8", "10", "5", "7", "1", "2", "3", "4", "9"}},
-		{"#q=%E0%A4%A", nil},
+		{web, "", []string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10"}},
+		{web, "#verdict=transient", []string{"7", "8"}},
+		{web, "#q=about%2F%3A3", []string{"3", "8", "9", "10"}},
+		{web, "#q=%3Cscript%3E", []string{"3"}},
+		{web, "#verdict=unverifiable&new=1", []string{"10"}},
+		{web, "#sort=since&dir=descending", []string{"6", "8", "10", "5", "7", "1", "2", "3", "4", "9"}},
+		{web, "#q=%E0%A4%A", nil},
+		// Missing fragments and permanent redirects are rows of the same
+		// table, inside its filter and sort.
+		{frags, "", []string{"1", "2", "3", "4", "5", "6"}},
+		{frags, "#verdict=fragment", []string{"2", "3", "4", "5"}},
+		{frags, "#verdict=moved", []string{"6"}},
+		{frags, "#q=setup", []string{"5"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.fragment, func(t *testing.T) {
+		t.Run(filepath.Base(tt.path)+tt.fragment, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu",
+				"--disable-background-networking", "--disable-component-update", "--disable-sync",
 				"--no-first-run", "--user-data-dir="+t.TempDir(), "--enable-logging=stderr", "--v=0",
-				"--dump-dom", "file://"+filepath.ToSlash(path)+tt.fragment)
+				"--dump-dom", "file://"+filepath.ToSlash(tt.path)+tt.fragment)
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			out, err := cmd.Output()
@@ -183,5 +194,43 @@ func TestHTMLInChromium(t *testing.T) {
 				t.Errorf("visible rows %v, want %v", visible, tt.want)
 			}
 		})
+	}
+}
+
+// writePage writes the HTML report of r to a file and returns its path.
+func writePage(t *testing.T, r *Report) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), fmt.Sprintf("pass%d.html", r.Pass.ID))
+	if err := os.WriteFile(path, []byte(render(t, r, "html")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// The first referrer of each row shows without expanding anything, as a
+// link to the referring page; the others are behind a disclosure.
+func TestHTMLFirstReferrerVisible(t *testing.T) {
+	r := build(t, fillStore(t, webHistory()), 2, Options{})
+	doc := parseHTML(t, render(t, r, "html"))
+	rows := 0
+	walk(doc, func(n *html.Node) {
+		if n.DataAtom != atom.Td {
+			return
+		}
+		if c, _ := attr(n, "class"); c != "refs" {
+			return
+		}
+		rows++
+		first := n.FirstChild
+		if first == nil || first.DataAtom != atom.A {
+			t.Errorf("row %d: the referrers cell does not start with a link: %q", rows, text(n))
+			return
+		}
+		if href, _ := attr(first, "href"); !strings.HasPrefix(href, "https://example.com/") {
+			t.Errorf("row %d: first referrer links to %q", rows, href)
+		}
+	})
+	if rows != len(r.Entries) {
+		t.Errorf("%d referrer cells, want %d", rows, len(r.Entries))
 	}
 }

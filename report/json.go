@@ -20,6 +20,9 @@ type jsonReport struct {
 	// MissingFragments is present (perhaps empty) only when fragments were
 	// checked, so its absence means "not checked", not "none missing".
 	MissingFragments *[]jsonFragment `json:"missing_fragments,omitempty"`
+	// PermanentRedirects are good links whose first hop is a 301 or 308:
+	// update them to final_url. Never a failure.
+	PermanentRedirects []jsonURL `json:"permanent_redirects"`
 }
 
 // jsonFragment is a link to url#fragment whose page lacks the anchor. Its
@@ -41,7 +44,14 @@ type jsonPass struct {
 	StartURLs      []string   `json:"start_urls"`
 	State          string     `json:"state"`
 	Root           string     `json:"root,omitempty"`
+	Roots          []string   `json:"roots,omitempty"`
 	ElapsedSeconds float64    `json:"elapsed_seconds"`
+	// Deferred counts the URLs of the site held back to a later run by a
+	// server's pause (the pass is then not complete).
+	Deferred int `json:"deferred,omitempty"`
+	// StartFailure is the report's first line when no start URL could be
+	// fetched and parsed.
+	StartFailure string `json:"start_failure,omitempty"`
 }
 
 type jsonSummary struct {
@@ -58,12 +68,18 @@ type jsonSummary struct {
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
 	// Reused counts results carried over from earlier passes without a
 	// request; ReusedFrom are those passes.
-	Reused     int      `json:"reused"`
-	ReusedFrom []uint64 `json:"reused_from,omitempty"`
+	Reused int `json:"reused"`
+	// PermanentRedirects is len of the report's permanent_redirects.
+	PermanentRedirects int      `json:"permanent_redirects"`
+	ReusedFrom         []uint64 `json:"reused_from,omitempty"`
 	// Listed says which URLs "urls" holds: "problems", "all" or "new".
 	Listed string `json:"listed"`
 	// MissingFragments is present only when fragments were checked.
 	MissingFragments *int `json:"missing_fragments,omitempty"`
+	// Seeds are the URLs the pass started from, the rest were reached by
+	// links; Orphans are started-from pages no other page links to.
+	Seeds   int      `json:"seeds"`
+	Orphans []string `json:"orphans,omitempty"`
 }
 
 type jsonURL struct {
@@ -84,6 +100,8 @@ type jsonURL struct {
 	Change      Change        `json:"change,omitempty"`
 	PrevVerdict store.Verdict `json:"prev_verdict,omitempty"`
 	Redirects   []store.Hop   `json:"redirects,omitempty"`
+	// Seed: the pass started from this URL rather than reaching it by a link.
+	Seed bool `json:"seed,omitempty"`
 	// ReusedFrom is the pass whose result this entry carries over without
 	// a request, and CheckedAt when that pass fetched it.
 	ReusedFrom uint64     `json:"reused_from,omitempty"`
@@ -118,16 +136,22 @@ func writeJSON(w io.Writer, r *Report) error {
 			StartURLs:      r.Pass.StartURLs,
 			State:          string(r.Pass.State),
 			Root:           r.Pass.Root,
+			Roots:          r.Pass.Roots,
 			ElapsedSeconds: seconds(s.Elapsed),
+			Deferred:       r.Pass.Deferred,
+			StartFailure:   r.StartFailure,
 		},
 		Summary: jsonSummary{
 			Pages: s.Pages, Links: s.Links, URLs: s.URLs,
 			Broken: s.Broken, Skipped: s.Skipped, Transient: s.Transient, Unverifiable: s.Unverifiable,
 			OK: s.OK, Suppressed: s.Suppressed, ElapsedSeconds: seconds(s.Elapsed),
-			Reused: s.Reused, ReusedFrom: s.ReusedFrom,
+			Reused: s.Reused, ReusedFrom: s.ReusedFrom, PermanentRedirects: s.Moved, Seeds: s.Seeds,
 			Listed: "problems",
 		},
 		URLs: make([]jsonURL, 0, len(r.Entries)),
+	}
+	for _, u := range r.Orphans {
+		out.Summary.Orphans = append(out.Summary.Orphans, r.Location(u))
 	}
 	if out.Pass.StartURLs == nil {
 		out.Pass.StartURLs = []string{}
@@ -157,6 +181,10 @@ func writeJSON(w io.Writer, r *Report) error {
 		}
 		out.Changes = c
 	}
+	out.PermanentRedirects = make([]jsonURL, 0, len(r.Moved))
+	for _, e := range r.Moved {
+		out.PermanentRedirects = append(out.PermanentRedirects, r.jsonURL(e.Record, e.Referrers, ChangeNone))
+	}
 	if r.checksFragments() {
 		n := s.MissingFragments
 		out.Summary.MissingFragments = &n
@@ -181,6 +209,7 @@ func (r *Report) jsonURL(rec store.URLRecord, refs []Referrer, change Change) js
 		FirstBroken: jsonTime(rec.FirstBroken), LastGood: jsonTime(rec.LastGood),
 		Referrers: r.jsonRefs(refs),
 		Note:      rec.Note, Failures: rec.Failures, Change: change, Redirects: rec.Redirects,
+		Seed:       rec.Seed,
 		ReusedFrom: rec.ReusedFrom, CheckedAt: jsonTime(rec.FetchedAt),
 	}
 	if u.FinalURL == "" {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/linkpatrol/linkpatrol/store"
@@ -26,24 +25,17 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		fmt.Fprintf(b, "> **%s**\n\n", mdText(msg))
 	}
 	fmt.Fprintf(b, "Pass %d of %s, started %s. %s\n", r.Pass.ID, mdCode(r.Target()), r.started(), mdText(r.Counts()))
-	for _, line := range []string{r.ReuseLine(), r.ChangeLine()} {
+	for _, line := range []string{r.SeedLine(), r.ReuseLine(), r.ChangeLine()} {
 		if line != "" {
 			fmt.Fprintf(b, "\n%s\n", mdText(line))
 		}
 	}
-	if r.nothingListed() {
-		switch {
-		case r.Options.OnlyNew:
-			b.WriteString("\nNo new problems.\n")
-		case s.Suppressed > 0:
-			fmt.Fprintf(b, "\nNo problems to report (%d suppressed).\n", s.Suppressed)
-		default:
-			b.WriteString("\nNo problems found.\n")
-		}
+	if msg := r.Nothing(); msg != "" {
+		fmt.Fprintf(b, "\n%s\n", msg)
 	}
 	for _, sec := range r.Sections() {
 		fmt.Fprintf(b, "\n### %s (%d)\n\n", SectionTitle(sec.Verdict), len(sec.Entries))
-		if help := SectionHelp(sec.Verdict); help != "" {
+		if help := r.SectionHelp(sec.Verdict); help != "" {
 			fmt.Fprintf(b, "%s.\n\n", mdText(capitalize(help)))
 		}
 		if sec.Verdict == store.VerdictOK {
@@ -58,10 +50,18 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		}
 	}
 	if len(r.Fragments) > 0 {
-		fmt.Fprintf(b, "\n### Missing fragments (%d)\n\n%s.\n\n", len(r.Fragments), mdText(capitalize(MissingFragmentHelp)))
+		fmt.Fprintf(b, "\n### Missing fragments (%d)\n\n%s.\n\n", len(r.Fragments), mdText(capitalize(r.FragmentHelp())))
 		b.WriteString("| # | Link | Linked from |\n| ---: | --- | --- |\n")
 		for i, m := range r.Fragments {
 			fmt.Fprintf(b, "| %d | %s | %s |\n", i+1, mdCode(r.Location(m.URL)+"#"+m.Fragment), r.markdownRefs(m.Referrers, "no referring page stored"))
+		}
+	}
+	if len(r.Moved) > 0 {
+		fmt.Fprintf(b, "\n### Permanent redirects (%d)\n\n%s.\n\n", len(r.Moved), mdText(capitalize(MovedHelp)))
+		b.WriteString("| # | Link | Moved to | Linked from |\n| ---: | --- | --- | --- |\n")
+		for i, e := range r.Moved {
+			fmt.Fprintf(b, "| %d | %s | %s %s | %s |\n", i+1, mdCode(r.Location(e.Record.URL)), mdText(MovedTo(e.Record)),
+				mdCode(r.Location(e.Record.FinalURL)), r.markdownRefs(e.Referrers, r.noReferrers(e)))
 		}
 	}
 	if len(r.Fixed) > 0 {
@@ -98,19 +98,20 @@ func (r *Report) markdownRow(b *bufio.Writer, n int, e Entry) {
 	fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", n, target, problem, mdText(r.Since(rec)), r.markdownRefs(e.Referrers, r.noReferrers(e)))
 }
 
-// markdownRefs is a table cell listing page:line, at most MaxReferrers, or
-// none when there are no referrers.
+// markdownRefs is a table cell listing each referring page once with its
+// lines, at most MaxReferrers pages, or none when there are no referrers.
 func (r *Report) markdownRefs(all []Referrer, none string) string {
 	var refs []string
-	shown := all
+	pages := byPage(all)
+	shown := pages
 	if limit := r.Options.MaxReferrers; limit > 0 && len(shown) > limit {
 		shown = shown[:limit]
 	}
-	for _, ref := range shown {
-		refs = append(refs, mdCode(r.Location(ref.Page)+":"+strconv.Itoa(ref.Line)))
+	for _, p := range shown {
+		refs = append(refs, mdCode(r.Location(p.Page)+p.lines()))
 	}
-	if more := len(all) - len(shown); more > 0 {
-		refs = append(refs, fmt.Sprintf("and %d more, see `--format json`", more))
+	if more := len(pages) - len(shown); more > 0 {
+		refs = append(refs, fmt.Sprintf("and %d more %s, see `--format json`", more, pageWord(more)))
 	}
 	if len(refs) == 0 {
 		refs = append(refs, mdText(none))

@@ -3,7 +3,8 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"net/url"
+	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,6 +44,9 @@ type Options struct {
 	// CheckFragments, which stores each page's anchors. Ignored with
 	// OnlyNew.
 	CheckFragments bool
+	// FailOn says which listed problems make HasBroken true; "" means
+	// FailBroken.
+	FailOn FailOn
 }
 
 const (
@@ -68,8 +72,23 @@ type Report struct {
 	// Fragments are the missing fragments, by URL then fragment; only with
 	// Options.CheckFragments.
 	Fragments []MissingFragment
+	// Orphans are the pages the pass started from (Record.Seed: every page
+	// of a checked directory) that no other page links to, by URL.
+	Orphans []string
+	// StartFailure says why no start URL could be fetched and parsed, or
+	// is empty when one was (or none has been tried yet): the pass then
+	// checked nothing, which is a bad night, never a clean one.
+	StartFailure string
+	// Moved are good links whose first hop is a permanent redirect (301,
+	// 308): a warning to update the link to Record.FinalURL, never a
+	// failure. By URL; empty with OnlyNew.
+	Moved []Entry
+	// Trend is the problems of each complete pass kept, up to this one,
+	// oldest first; empty when the Source cannot list passes.
+	Trend []TrendPoint
 
-	baseDir string
+	baseDir  string
+	linkBase string // directory of the file the report is written to; see WrittenTo
 }
 
 // Summary counts the whole pass, whatever Options hides.
@@ -92,6 +111,8 @@ type Summary struct {
 	ReusedOldest, ReusedNewest time.Time
 	// MissingFragments is len(Report.Fragments).
 	MissingFragments int
+	// Moved is len(Report.Moved).
+	Moved int
 	// New and StillBroken count the reported problems; Fixed and Gone are
 	// len(Report.Fixed) and len(Report.Gone). All four are zero without a
 	// previous complete pass.
@@ -99,7 +120,11 @@ type Summary struct {
 	StillBroken int
 	Fixed       int
 	Gone        int
-	Elapsed     time.Duration
+	// Seeds are the URLs the pass started from (start URLs, or every page
+	// of a checked directory); the other URLs were reached by links.
+	// Orphans is len(Report.Orphans).
+	Seeds, Orphans int
+	Elapsed        time.Duration
 }
 
 func (s *Summary) reused(rec *store.URLRecord) {
@@ -177,8 +202,10 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read pass %d: %w", passID, err)
 	}
+	// Missing fragments found by the check stay in every later report.
+	opt.CheckFragments = opt.CheckFragments || pass.CheckFragments
 	r := &Report{Pass: pass, Options: opt, baseDir: opt.BaseDir}
-	if pass.Root != "" && r.baseDir == "" {
+	if len(pass.Dirs()) > 0 && r.baseDir == "" {
 		if r.baseDir, err = os.Getwd(); err != nil {
 			return nil, fmt.Errorf("working directory for file paths: %w", err)
 		}
@@ -197,9 +224,21 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		s.Elapsed = pass.Finished.Sub(pass.Started)
 	}
 	shown := make(map[string]*Entry)
+	moved := make(map[string]*Entry)
 	var order []*Entry
+	unlinked := make(map[string]struct{})
+	var starts []store.URLRecord
 	err = src.Records(passID, func(rec *store.URLRecord) error {
+		if r.isStart(rec.URL) {
+			starts = append(starts, *rec)
+		}
 		s.URLs++
+		if rec.Seed {
+			s.Seeds++
+			if rec.Parsed {
+				unlinked[rec.URL] = struct{}{}
+			}
+		}
 		if rec.ReusedFrom != 0 {
 			s.reused(rec)
 		} else if rec.Parsed && !stylesheet(rec.ContentType) {
@@ -216,6 +255,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			s.Unverifiable++
 		case store.VerdictSkipped:
 			s.Skipped++
+		}
+		if !opt.OnlyNew && permanentlyMoved(rec) {
+			moved[rec.URL] = &Entry{Record: *rec}
 		}
 		change := r.change(rec)
 		if rec.Verdict.Problem() && r.young(rec, rec.Failures, opt.Now) {
@@ -248,14 +290,20 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	err = src.PageLinks(passID, func(page *store.URLRecord, links []store.Link) error {
 		s.Links += len(links)
 		for _, l := range links {
-			e := shown[l.URL]
+			if len(unlinked) > 0 && l.URL != page.URL {
+				delete(unlinked, l.URL)
+			}
+			e, m := shown[l.URL], moved[l.URL]
 			fragment := fragRefs != nil && !alwaysThere(l.Fragment)
-			if e == nil && !fragment {
+			if e == nil && m == nil && !fragment {
 				continue
 			}
 			ref := Referrer{Page: page.URL, Line: l.Line, Fragment: l.Fragment, Tag: l.Tag, Attr: l.Attr}
 			if e != nil {
 				e.Referrers = append(e.Referrers, ref)
+			}
+			if m != nil {
+				m.Referrers = append(m.Referrers, ref)
 			}
 			if fragment {
 				k := fragmentKey{l.URL, l.Fragment}
@@ -273,6 +321,11 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		}
 	}
 	s.MissingFragments = len(r.Fragments)
+	r.Orphans = slices.Sorted(maps.Keys(unlinked))
+	s.Orphans = len(r.Orphans)
+	if r.StartFailure, err = startFailure(src, pass, starts); err != nil {
+		return nil, fmt.Errorf("read the start URLs of pass %d: %w", passID, err)
+	}
 	if r.Previous != nil && pass.State == store.PassComplete {
 		err = src.Records(r.Previous.ID, func(rec *store.URLRecord) error {
 			if rec.Verdict.Problem() {
@@ -285,9 +338,19 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		}
 	}
 	s.Fixed, s.Gone = len(r.Fixed), len(r.Gone)
+	if err := r.trend(src); err != nil {
+		return nil, err
+	}
 	byURL := func(a, b store.URLRecord) int { return strings.Compare(a.URL, b.URL) }
 	slices.SortFunc(r.Fixed, byURL)
 	slices.SortFunc(r.Gone, byURL)
+
+	for _, m := range moved {
+		slices.SortFunc(m.Referrers, compareReferrers)
+		r.Moved = append(r.Moved, *m)
+	}
+	slices.SortFunc(r.Moved, func(a, b Entry) int { return strings.Compare(a.Record.URL, b.Record.URL) })
+	s.Moved = len(r.Moved)
 
 	r.Entries = make([]Entry, 0, len(order))
 	for _, e := range order {
@@ -296,6 +359,74 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	}
 	slices.SortStableFunc(r.Entries, compareEntries)
 	return r, nil
+}
+
+// startFailure says why none of the pass's start URLs was fetched and
+// parsed, or "" when one was, or when one has not been tried yet. A start
+// URL that redirects counts as parsed when the page it lands on was, and
+// one the rules only check counts when it is ok.
+func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (string, error) {
+	if len(starts) == 0 || len(starts) < len(pass.StartURLs) {
+		return "", nil
+	}
+	landed := map[string]*store.URLRecord{}
+	for _, rec := range starts {
+		switch {
+		case rec.Verdict != store.VerdictOK:
+		case rec.Parsed || rec.Action != "parse":
+			return "", nil
+		case Redirected(rec) != "":
+			landed[rec.FinalURL] = nil
+		}
+	}
+	if len(landed) > 0 {
+		err := src.Records(pass.ID, func(rec *store.URLRecord) error {
+			if _, ok := landed[rec.URL]; ok {
+				landed[rec.URL] = rec
+			}
+			return nil
+		})
+		if err != nil {
+			return "", err
+		}
+		for _, rec := range landed {
+			if rec != nil && rec.Verdict == store.VerdictOK && rec.Parsed {
+				return "", nil
+			}
+		}
+	}
+	first := starts[0]
+	why := Problem(first)
+	switch {
+	case first.Verdict != store.VerdictOK:
+	case Redirected(first) != "" && landed[first.FinalURL] != nil && landed[first.FinalURL].Verdict != store.VerdictOK:
+		why = "redirects to " + first.FinalURL + ": " + Problem(*landed[first.FinalURL])
+	case Redirected(first) != "":
+		why = "redirects to " + first.FinalURL + ", which was not parsed"
+	default:
+		why = "not an HTML page"
+		if first.ContentType != "" {
+			why += " (" + first.ContentType + ")"
+		}
+	}
+	msg := fmt.Sprintf("FAILED: no start URL could be fetched and parsed, so nothing behind it was checked. %s: %s", first.URL, why)
+	if first.Note != "" && first.Verdict != store.VerdictOK {
+		msg += "; " + first.Note
+	}
+	if n := len(starts) - 1; n > 0 {
+		msg += fmt.Sprintf(" (and %d more start URLs failed)", n)
+	}
+	return msg + ".", nil
+}
+
+// permanentlyMoved says whether a good URL's first hop is a permanent
+// redirect: the link works, but should point at where it ends.
+func permanentlyMoved(rec *store.URLRecord) bool {
+	if rec.Verdict != store.VerdictOK || len(rec.Redirects) == 0 || Redirected(*rec) == "" {
+		return false
+	}
+	s := rec.Redirects[0].Status
+	return s == http.StatusMovedPermanently || s == http.StatusPermanentRedirect
 }
 
 // wanted says whether a record that survived ReportAfter gets an entry.
@@ -434,13 +565,6 @@ func (r *Report) Sections() []Section {
 	return out
 }
 
-// HasBroken reports whether a broken URL or a missing fragment is listed:
-// the condition for exit code 1. It follows OnlyNew and ReportAfter, so a
-// cron job can fail only on what it shows.
-func (r *Report) HasBroken() bool {
-	return len(r.Entries) > 0 && r.Entries[0].Record.Verdict == store.VerdictBroken || len(r.Fragments) > 0
-}
-
 // checksFragments says whether the report looks for missing fragments.
 func (r *Report) checksFragments() bool {
 	return r.Options.CheckFragments && !r.Options.OnlyNew
@@ -462,29 +586,35 @@ func (r *Report) Location(u string) string {
 	return u
 }
 
-// File is the path on disk of a file:// URL in a check of a directory.
+// File is the path on disk of a file:// URL in a check of a directory,
+// resolved inside the directory as the check read it (see store.LocalFile):
+// however the link was written, no path outside it is ever named.
 func (r *Report) File(u string) (string, bool) {
-	if r.Pass.Root == "" || !strings.HasPrefix(u, "file://") {
+	if !strings.HasPrefix(u, "file:") {
 		return "", false
 	}
-	pu, err := url.Parse(u)
-	if err != nil || pu.Scheme != "file" {
+	root, rel, ok := store.LocalFile(r.Pass.Dirs(), u)
+	if !ok {
 		return "", false
 	}
-	p := pu.Path
-	if p == "" || strings.HasSuffix(p, "/") {
-		p += "index.html"
+	if rel == "" || strings.HasSuffix(rel, "/") {
+		rel += "index.html"
 	}
-	return r.relative(filepath.Join(r.Pass.Root, filepath.FromSlash(p))), true
+	return r.relative(filepath.Join(root, filepath.FromSlash(rel))), true
 }
 
-// relative shows an absolute path relative to BaseDir when it lies below it;
-// a path that would climb out of it reads better absolute.
+// Path shows a path of a checked directory the way the report shows its
+// files (see relative).
+func (r *Report) Path(p string) string { return r.relative(p) }
+
+// relative shows an absolute path as the directory was given: relative
+// to the working directory when it was given as a relative path, absolute
+// when it was given as one.
 func (r *Report) relative(path string) string {
-	if r.baseDir == "" || !filepath.IsAbs(path) {
+	if r.baseDir == "" || !filepath.IsAbs(path) || !r.Pass.RelativePaths {
 		return path
 	}
-	if rel, err := filepath.Rel(r.baseDir, path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	if rel, err := filepath.Rel(r.baseDir, path); err == nil {
 		return rel
 	}
 	return path

@@ -37,7 +37,7 @@ func fillStore(t testing.TB, history []fixturePass) *store.DB {
 		if err := db.Commit(p.ID, results); err != nil {
 			t.Fatal(err)
 		}
-		p.State, p.Finished, p.Elapsed = fp.pass.State, fp.pass.Finished, fp.pass.Elapsed
+		p.State, p.Finished, p.Elapsed, p.Tally = fp.pass.State, fp.pass.Finished, fp.pass.Elapsed, fp.pass.Tally
 		if err := db.UpdatePass(p); err != nil {
 			t.Fatal(err)
 		}

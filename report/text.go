@@ -20,34 +20,26 @@ func writeText(w io.Writer, r *Report) error {
 	}
 	t.para("", r.Headline())
 	t.para("", r.Counts())
+	if line := r.SeedLine(); line != "" {
+		t.para("", line)
+	}
 	if line := r.ReuseLine(); line != "" {
 		t.para("", line)
 	}
 	if line := r.ChangeLine(); line != "" {
 		t.para("", line)
 	}
-	if r.nothingListed() {
+	if msg := r.Nothing(); msg != "" {
 		t.blank()
-		switch {
-		case r.Options.OnlyNew:
-			t.para("", "No new problems.")
-		case r.Summary.Suppressed > 0:
-			t.para("", fmt.Sprintf("No problems to report (%d suppressed).", r.Summary.Suppressed))
-		default:
-			t.para("", "No problems found.")
-		}
+		t.para("", msg)
 	}
 	for _, sec := range r.Sections() {
 		t.blank()
 		title := fmt.Sprintf("%s (%d)", SectionTitle(sec.Verdict), len(sec.Entries))
-		if help := SectionHelp(sec.Verdict); help != "" {
+		if help := r.SectionHelp(sec.Verdict); help != "" {
 			title += ": " + help
 		}
-		lines := wrapText(title, t.width)
-		for _, l := range lines {
-			t.line(l)
-		}
-		t.line(strings.Repeat("-", min(len(lines[0]), t.width)))
+		t.title(title)
 		num := len(strconv.Itoa(len(sec.Entries))) + 2
 		for i, e := range sec.Entries {
 			t.entry(r, i+1, num, e)
@@ -55,18 +47,29 @@ func writeText(w io.Writer, r *Report) error {
 	}
 	if len(r.Fragments) > 0 {
 		t.blank()
-		title := fmt.Sprintf("Missing fragments (%d): %s", len(r.Fragments), MissingFragmentHelp)
-		lines := wrapText(title, t.width)
-		for _, l := range lines {
-			t.line(l)
-		}
-		t.line(strings.Repeat("-", min(len(lines[0]), t.width)))
+		t.title(fmt.Sprintf("Missing fragments (%d): %s", len(r.Fragments), r.FragmentHelp()))
 		num := len(strconv.Itoa(len(r.Fragments))) + 2
 		for i, m := range r.Fragments {
-			t.long(fmt.Sprintf("%*d. ", num-2, i+1), r.Location(m.URL)+"#"+m.Fragment, 0)
+			t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(m.URL) + "#" + m.Fragment)
 			indent := strings.Repeat(" ", num)
 			t.line(indent + "linked from:")
 			t.referrers(r, indent, m.Referrers)
+		}
+	}
+	if len(r.Moved) > 0 {
+		t.blank()
+		t.title(fmt.Sprintf("Permanent redirects (%d): %s", len(r.Moved), MovedHelp))
+		num := len(strconv.Itoa(len(r.Moved))) + 2
+		for i, e := range r.Moved {
+			t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(e.Record.URL))
+			indent := strings.Repeat(" ", num)
+			t.line(indent + MovedTo(e.Record) + " " + r.Location(e.Record.FinalURL))
+			if len(e.Referrers) == 0 {
+				t.para(indent, "linked from: "+r.noReferrers(e))
+				continue
+			}
+			t.line(indent + "linked from:")
+			t.referrers(r, indent, e.Referrers)
 		}
 	}
 	if len(r.Fixed) > 0 {
@@ -96,6 +99,15 @@ func (t *textWriter) line(s string) {
 
 func (t *textWriter) blank() { t.w.WriteByte('\n') }
 
+// title writes a section title, filled, and underlines its first line.
+func (t *textWriter) title(s string) {
+	lines := wrapText(s, t.width)
+	for _, l := range lines {
+		t.line(l)
+	}
+	t.line(strings.Repeat("-", min(len(lines[0]), t.width)))
+}
+
 // para writes s filled to the width, every line after indent.
 func (t *textWriter) para(indent, s string) {
 	for _, l := range wrapText(s, t.width-len(indent)) {
@@ -103,22 +115,9 @@ func (t *textWriter) para(indent, s string) {
 	}
 }
 
-// long writes one URL (or page:line, keeping its last keep runes together)
-// after prefix, continuing on lines indented like the URL.
-func (t *textWriter) long(prefix, s string, keep int) {
-	pad := strings.Repeat(" ", len(prefix))
-	for i, l := range wrapLong(s, t.width-len(prefix), keep) {
-		if i == 0 {
-			t.line(prefix + l)
-		} else {
-			t.line(pad + l)
-		}
-	}
-}
-
 func (t *textWriter) entry(r *Report, n, num int, e Entry) {
 	rec := e.Record
-	t.long(fmt.Sprintf("%*d. ", num-2, n), r.Location(rec.URL), 0)
+	t.line(fmt.Sprintf("%*d. ", num-2, n) + r.Location(rec.URL))
 	indent := strings.Repeat(" ", num)
 	if rec.Verdict == store.VerdictOK {
 		return
@@ -136,7 +135,7 @@ func (t *textWriter) entry(r *Report, n, num int, e Entry) {
 		t.para(indent, strings.Join(parts, "; "))
 	}
 	if final := Redirected(rec); final != "" {
-		t.long(indent+"redirects to ", r.Location(final), 0)
+		t.line(indent + "redirects to " + r.Location(final))
 	}
 	if len(e.Referrers) == 0 {
 		t.para(indent, "linked from: "+r.noReferrers(e))
@@ -146,18 +145,21 @@ func (t *textWriter) entry(r *Report, n, num int, e Entry) {
 	t.referrers(r, indent, e.Referrers)
 }
 
-// referrers lists page:line under "linked from:", at most MaxReferrers.
+// referrers lists the referring pages under "linked from:", each once with
+// its lines ("page.html:12" or "page.html: lines 3, 7, 9, ... (746)"), at
+// most MaxReferrers pages: a URL linked from eight pages shows all eight,
+// however many times one of them links to it.
 func (t *textWriter) referrers(r *Report, indent string, refs []Referrer) {
-	shown := refs
+	pages := byPage(refs)
+	shown := pages
 	if limit := r.Options.MaxReferrers; limit > 0 && len(shown) > limit {
 		shown = shown[:limit]
 	}
-	for _, ref := range shown {
-		line := ":" + strconv.Itoa(ref.Line)
-		t.long(indent+"  ", r.Location(ref.Page)+line, len(line))
+	for _, p := range shown {
+		t.line(indent + "  " + r.Location(p.Page) + p.lines())
 	}
-	if more := len(refs) - len(shown); more > 0 {
-		t.para(indent+"  ", fmt.Sprintf("and %d more, see --format json", more))
+	if more := len(pages) - len(shown); more > 0 {
+		t.para(indent+"  ", fmt.Sprintf("and %d more %s, see --format json", more, pageWord(more)))
 	}
 }
 
@@ -168,7 +170,7 @@ func (t *textWriter) records(r *Report, title string, recs []store.URLRecord, wa
 	t.line(strings.Repeat("-", min(len(title), t.width)))
 	num := len(strconv.Itoa(len(recs))) + 2
 	for i, rec := range recs {
-		t.long(fmt.Sprintf("%*d. ", num-2, i+1), r.Location(rec.URL), 0)
+		t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(rec.URL))
 		t.para(strings.Repeat(" ", num), was(rec))
 	}
 }

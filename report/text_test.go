@@ -3,9 +3,13 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"github.com/linkpatrol/linkpatrol/store"
 )
 
 func render(t testing.TB, r *Report, format string) string {
@@ -17,50 +21,66 @@ func render(t testing.TB, r *Report, format string) string {
 	return buf.String()
 }
 
-func TestTextFitsWidth(t *testing.T) {
+// Text fills prose to the width, but never breaks a URL or a path: a line
+// over the width holds one such word whole.
+func TestTextNeverBreaksAURL(t *testing.T) {
 	src := fillStore(t, webHistory())
 	for _, width := range []int{40, 60, 72, 80, 120} {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
 			r := build(t, src, 2, Options{Width: width, All: true})
 			out := render(t, r, "text")
 			for i, line := range strings.Split(out, "\n") {
-				if n := utf8.RuneCountInString(line); n > width {
-					t.Errorf("line %d is %d runes wide, over %d: %q", i+1, n, width, line)
+				if n := utf8.RuneCountInString(line); n > width && !strings.Contains(line, "://") {
+					t.Errorf("line %d is %d runes wide, over %d, without a URL to excuse it: %q", i+1, n, width, line)
 				}
 			}
-			// Each referrer keeps its page's end and its line number on one line.
-			for _, want := range []string{"example.com/:12\n", "about/:22\n", "blog/:130\n"} {
-				if !strings.Contains(out, want) {
-					t.Errorf("no line ends with %q", want)
+			for _, e := range r.Entries {
+				if !strings.Contains(out, e.Record.URL+"\n") {
+					t.Errorf("%s is not whole on one line", e.Record.URL)
+				}
+				for _, ref := range e.Referrers {
+					if !strings.Contains(out, " "+ref.Page+":") {
+						t.Errorf("referring page %s is not whole on one line", ref.Page)
+					}
 				}
 			}
 		})
 	}
 }
 
-func TestTextReferrerCap(t *testing.T) {
-	src := fillStore(t, webHistory())
-	tests := []struct {
-		max      int
-		lines    int
-		trailing string
-	}{
-		{0, 20, "and 3 more, see --format json"},
-		{5, 5, "and 18 more, see --format json"},
-		{-1, 23, ""},
-		{23, 23, ""},
+// Referrers are grouped by page: a URL linked 856 times from 8 pages shows
+// all 8 pages, each with its first lines and a count.
+func TestTextReferrersByPage(t *testing.T) {
+	var refs []Referrer
+	for p := range 8 {
+		n := 2
+		if p == 3 {
+			n = 842
+		}
+		for l := range n {
+			refs = append(refs, Referrer{Page: fmt.Sprintf("https://example.com/p%d.html", p), Line: 10 + l})
+		}
 	}
-	for _, tt := range tests {
-		out := render(t, build(t, src, 2, Options{MaxReferrers: tt.max}), "text")
-		if got := strings.Count(out, "https://example.com/blog/:1"); got != tt.lines+1 { // +1: the long URL's referrer at :130
-			t.Errorf("MaxReferrers %d: %d referrer lines of the blog page, want %d", tt.max, got-1, tt.lines)
+	r := &Report{
+		Pass:    store.Pass{ID: 1, State: store.PassComplete},
+		Options: Options{Width: 80, MaxReferrers: defaultMaxReferrers, Now: time.Now()},
+		Entries: []Entry{{Record: store.URLRecord{URL: "https://example.com/gone", Verdict: store.VerdictBroken, Status: 404}, Referrers: refs}},
+	}
+	out := render(t, r, "text")
+	for p := range 8 {
+		if !strings.Contains(out, fmt.Sprintf("p%d.html: lines 10, 11", p)) {
+			t.Errorf("page p%d.html is not listed once with its lines:\n%s", p, out)
 		}
-		if tt.trailing != "" && !strings.Contains(out, tt.trailing) {
-			t.Errorf("MaxReferrers %d: no %q", tt.max, tt.trailing)
-		}
-		if tt.trailing == "" && strings.Contains(out, "more, see") {
-			t.Errorf("MaxReferrers %d: says some were left out, but none were", tt.max)
-		}
+	}
+	if !strings.Contains(out, "p3.html: lines 10, 11, 12, 13, 14, 15, 16, 17, ... (842)\n") {
+		t.Errorf("the page linking 842 times does not show its first lines and count:\n%s", out)
+	}
+	if strings.Contains(out, "more, see") {
+		t.Errorf("8 pages are within the cap, yet some are left out:\n%s", out)
+	}
+	r.Options.MaxReferrers = 5
+	if out := render(t, r, "text"); !strings.Contains(out, "and 3 more pages, see --format json") {
+		t.Errorf("with a cap of 5 pages, the other 3 are not counted:\n%s", out)
 	}
 }
 
@@ -75,7 +95,7 @@ func TestTextMessages(t *testing.T) {
 		{"default", Options{}, []string{"Broken (6)", "Since pass 1", "new since pass 1", "Fixed since pass 1 (1)", "No longer linked since pass 1 (2)", "redirects to https://example.com/posts/old-post/"}, []string{"Skipped (", "OK ("}},
 		{"all", Options{All: true}, []string{"Skipped (1)", "skipped: robots", "OK (4)"}, nil},
 		{"only new", Options{OnlyNew: true}, []string{"Broken (4)"}, []string{"missing.html"}},
-		{"all suppressed", Options{ReportAfter: Threshold{Failures: 99}}, []string{"No problems to report (10 suppressed)."}, []string{"Broken ("}},
+		{"all suppressed", Options{ReportAfter: Threshold{Failures: 99}}, []string{"No problems to report (10 suppressed by --report-after)."}, []string{"Broken ("}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -98,36 +118,10 @@ func TestTextMessages(t *testing.T) {
 	}
 }
 
-func TestWrapLong(t *testing.T) {
-	long := strings.Repeat("abcdefghij/", 40) + "page.html:1234"
-	tests := []struct {
-		s     string
-		width int
-		keep  int
-	}{
-		{"https://example.com/short:12", 80, 3},
-		{long, 40, 5},
-		{long, 24, 5},
-		{long[:100] + ":7", 30, 2},
-		{strings.Repeat("x", 200) + ":99999", 10, 6},
-	}
-	for _, tt := range tests {
-		lines := wrapLong(tt.s, tt.width, tt.keep)
-		width := max(tt.width, minWrap)
-		for _, l := range lines {
-			if n := utf8.RuneCountInString(l); n > width {
-				t.Errorf("wrapLong(%.20q..., %d): line %q is %d wide", tt.s, tt.width, l, n)
-			}
-		}
-		if len(lines) > maxWrapLines {
-			t.Errorf("wrapLong(%.20q..., %d): %d lines, want at most %d", tt.s, tt.width, len(lines), maxWrapLines)
-		}
-		last := lines[len(lines)-1]
-		if suffix := tt.s[len(tt.s)-tt.keep:]; !strings.HasSuffix(last, suffix) {
-			t.Errorf("wrapLong(%.20q..., %d): last line %q lost %q", tt.s, tt.width, last, suffix)
-		}
-		if joined := strings.Join(lines, ""); len(tt.s) <= maxWrapLines*width && joined != tt.s {
-			t.Errorf("wrapLong(%.20q..., %d) changed the text: %q", tt.s, tt.width, joined)
-		}
+func TestWrapTextKeepsWordsWhole(t *testing.T) {
+	long := "https://example.com/" + strings.Repeat("abcdefghij/", 10) + "page.html:1234"
+	lines := wrapText("see "+long+" and more words after it", 40)
+	if want := []string{"see", long, "and more words after it"}; !slices.Equal(lines, want) {
+		t.Errorf("wrapText = %q, want %q", lines, want)
 	}
 }

@@ -43,6 +43,7 @@ type File struct {
 	Recheck        Recheck
 	Ghost          time.Duration
 	ReportAfter    ReportAfter
+	FailOn         string // which problems make the exit code 1; the command checks the value
 	KeepPasses     int
 	CheckFragments bool
 	Sitemaps       []string
@@ -142,6 +143,7 @@ type fileDoc struct {
 	Recheck         docRecheck          `toml:"recheck"`
 	Ghost           any                 `toml:"ghost"`
 	ReportAfter     any                 `toml:"report_after"`
+	FailOn          string              `toml:"fail_on"`
 	KeepPasses      int                 `toml:"keep_passes"`
 	CheckFragments  bool                `toml:"check_fragments"`
 	Sitemaps        []string            `toml:"sitemaps"`
@@ -242,7 +244,7 @@ func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)
 	f := &File{
 		Path: name, Start: doc.Start, DB: doc.DB, Concurrency: doc.Concurrency,
 		PerHost: doc.PerHost, UserAgent: doc.UserAgent, Format: doc.Format,
-		Output: doc.Output, All: doc.All, Quiet: doc.Quiet, KeepPasses: doc.KeepPasses,
+		Output: doc.Output, All: doc.All, Quiet: doc.Quiet, KeepPasses: doc.KeepPasses, FailOn: doc.FailOn,
 		CheckFragments: doc.CheckFragments, Sitemaps: doc.Sitemaps,
 		RobotsSitemaps: doc.RobotsSitemaps, SitemapLimit: doc.SitemapLimit,
 		CommitBatch: doc.CommitBatch, MaxRedirects: doc.MaxRedirects,

@@ -363,6 +363,13 @@ func (e *Engine) aliasStartHosts() {
 	}
 }
 
+// StartHost reports whether host ("host" or "host:port") is one of the
+// start URLs' hosts: the site's own, as opposed to a third party's.
+func (e *Engine) StartHost(host string) bool {
+	_, hostport := normalizeHostPort(host)
+	return e.startHosts[hostport]
+}
+
 // Decide canonicalizes u (a resolved absolute URL), applies the rewrites
 // and decides its action. Without rules: http(s) URLs on a start
 // scheme+host+port are parsed, other http(s) URLs checked; file URLs under

@@ -52,6 +52,10 @@ check_fragments = false  # check page#fragment against the page's id and name at
 # Keep a problem out of the report until it has failed this many passes
 # (a number) or for this long (a duration); 0 reports it at once.
 report_after = 0
+# Which problems make the exit code 1: "broken" (broken links and missing
+# fragments), "internal" (only those on the site: third-party rot is
+# reported but not fatal), "any" (transient and unverifiable too), "never".
+fail_on = "broken"
 
 # ---- Passes over time -----------------------------------------------------
 

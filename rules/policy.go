@@ -178,8 +178,10 @@ func ParseDuration(s string) (time.Duration, error) {
 	return total, nil
 }
 
-// formatDuration prints durations the way people write them: "7d",
+// FormatDuration prints durations the way people write them: "7d",
 // "1d12h", "10m" rather than "168h0m0s".
+func FormatDuration(d time.Duration) string { return formatDuration(d) }
+
 func formatDuration(d time.Duration) string {
 	const day = 24 * time.Hour
 	days := ""

@@ -61,7 +61,8 @@ func putter() func(b *bbolt.Bucket, key string, encode func([]byte) ([]byte, err
 // transaction. For each result in order it queues the Enqueue tasks that are
 // neither queued already nor resolved in this pass, stores the record
 // (stamping Pass when it is zero), replaces the page's links when SetLinks is
-// set, and takes the record's URL off the frontier. Nothing is written when
+// set, and takes the record's URL off the frontier (or, with Requeue, keeps
+// it there). Nothing is written when
 // an error is returned.
 func (db *DB) Commit(passID uint64, results []Result) error {
 	for i := range results {
@@ -111,7 +112,11 @@ func (db *DB) Commit(passID uint64, results []Result) error {
 					return fmt.Errorf("write links of %s: %w", rec.URL, err)
 				}
 			}
-			if err := frontier.Delete([]byte(rec.URL)); err != nil {
+			if t := r.Requeue; t != nil {
+				if err := put(frontier, rec.URL, func(b []byte) ([]byte, error) { return appendTask(b, t), nil }); err != nil {
+					return fmt.Errorf("keep %s queued: %w", rec.URL, err)
+				}
+			} else if err := frontier.Delete([]byte(rec.URL)); err != nil {
 				return fmt.Errorf("dequeue %s: %w", rec.URL, err)
 			}
 		}

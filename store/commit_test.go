@@ -57,6 +57,7 @@ func TestCommitFrontier(t *testing.T) {
 		{"enqueued twice", []Result{page(home, about, about)}, []string{about}},
 		{"done without links", []Result{checked(home, VerdictBroken, 404)}, nil},
 		{"page links to itself", []Result{page(home, home, about)}, []string{about}},
+		{"held back by a pause: recorded, still queued", []Result{page(home, about), requeued(checked(about, VerdictTransient, 0))}, []string{about}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -329,4 +330,9 @@ func TestSyncEveryKeepsCommits(t *testing.T) {
 	if rec, ok, err := db.Get("http://a/"); err != nil || !ok || rec.Verdict != VerdictOK {
 		t.Errorf("after reopen: %+v %v %v", rec, ok, err)
 	}
+}
+
+func requeued(r Result) Result {
+	r.Requeue = &Task{URL: r.Record.URL, Action: r.Record.Action, Depth: 1}
+	return r
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -173,7 +175,27 @@ func open(path string, opt Options) (*DB, error) {
 		_ = bdb.Close()
 		return nil, err
 	}
+	if !opt.ReadOnly {
+		db.removeStaleCopies()
+	}
 	return db, nil
+}
+
+// removeStaleCopies deletes the copies a Compact killed halfway left next
+// to the file (each as large as the database). Only a Compact holding the
+// lock writes one, and this process holds the lock now, so any that exists
+// is stale. A copy that cannot be removed is left for the next open.
+func (db *DB) removeStaleCopies() {
+	dir, prefix := filepath.Dir(db.path), filepath.Base(db.path)+compactSuffix
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), prefix) && e.Type().IsRegular() {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // openError maps bbolt's errors to ours.

@@ -83,6 +83,21 @@ func (db *DB) LastPass() (p Pass, ok bool, err error) {
 	return p, ok, err
 }
 
+// Passes returns every stored pass, oldest first.
+func (db *DB) Passes() (ps []Pass, err error) {
+	err = db.view(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketPasses).ForEach(func(k, v []byte) error {
+			p, err := db.decodePass(k, v)
+			if err != nil {
+				return err
+			}
+			ps = append(ps, p)
+			return nil
+		})
+	})
+	return ps, err
+}
+
 // Pass returns the pass with the given ID; the error wraps ErrNoPass when it
 // is not stored (never begun, or pruned).
 func (db *DB) Pass(id uint64) (p Pass, err error) {

@@ -25,6 +25,9 @@ func TestEmptyDatabaseHasNoPasses(t *testing.T) {
 	if tasks, err := db.Frontier(); len(tasks) != 0 || err != nil {
 		t.Errorf("Frontier = %v, %v", tasks, err)
 	}
+	if ps, err := db.Passes(); len(ps) != 0 || err != nil {
+		t.Errorf("Passes = %v, %v", ps, err)
+	}
 }
 
 func TestPassLifecycle(t *testing.T) {
@@ -72,7 +75,8 @@ func TestPassLifecycle(t *testing.T) {
 		t.Fatalf("resuming a stopped pass: %v", err)
 	}
 
-	// Complete closes it for good and drops its frontier.
+	// Complete closes it for good and drops its frontier; its tally stays.
+	p1.Tally = &Tally{Broken: 3, New: 1, Still: 2}
 	p1 = finish(t, db, p1, PassComplete)
 	if _, ok, _ := db.OpenPass(); ok {
 		t.Error("a complete pass is still open")
@@ -95,6 +99,9 @@ func TestPassLifecycle(t *testing.T) {
 
 	if got, err := db.Pass(1); err != nil || !reflect.DeepEqual(got, p1) {
 		t.Errorf("Pass(1) = %+v, %v; want %+v", got, err, p1)
+	}
+	if ps, err := db.Passes(); err != nil || len(ps) != 3 || !reflect.DeepEqual(ps[0], p1) || ps[1].ID != 2 || ps[2].ID != 3 {
+		t.Errorf("Passes = %+v, %v; want passes 1, 2, 3 oldest first", ps, err)
 	}
 	if got, ok, err := db.LastPass(); !ok || err != nil || got.ID != p3.ID {
 		t.Errorf("LastPass = %+v, %v, %v; want pass %d", got, ok, err, p3.ID)

@@ -27,8 +27,9 @@ const defaultPruneChunk = 10_000
 // in any kept pass; it deletes the older passes and the records, with their
 // links, last resolved in them. Nothing is deleted while fewer than keep
 // passes are complete. It works in several transactions, and a prune cut
-// short leaves a consistent file that the next Prune finishes.
-func (db *DB) Prune(keep int) (PruneStats, error) {
+// short (by ctx between two of them, or by a crash) leaves a consistent
+// file that the next Prune finishes.
+func (db *DB) Prune(ctx context.Context, keep int) (PruneStats, error) {
 	var st PruneStats
 	if keep < 1 {
 		return st, fmt.Errorf("prune: keep must be at least 1, not %d", keep)
@@ -58,6 +59,9 @@ func (db *DB) Prune(keep int) (PruneStats, error) {
 
 	var from []byte
 	for {
+		if err := ctx.Err(); err != nil {
+			return st, wrapPrune(err)
+		}
 		var chunk PruneStats
 		var next []byte
 		err := db.update(func(tx *bbolt.Tx) error {
@@ -135,6 +139,10 @@ func wrapPrune(err error) error {
 	return nil
 }
 
+// compactSuffix follows the database's name in the name of a Compact's
+// copy, before the random part.
+const compactSuffix = ".compact-"
+
 // A rewrite costs a full copy of the file, so it is only done when it
 // gives back at least compactMinFree bytes and a quarter of the file.
 const (
@@ -204,7 +212,7 @@ func (db *DB) Compact(ctx context.Context) (before, after int64, err error) {
 // copyTo copies every bucket into a new file next to the database and syncs
 // it. The new file is open, and so locked, when it is returned.
 func (db *DB) copyTo(ctx context.Context, perm os.FileMode) (dst *bbolt.DB, tmp string, err error) {
-	f, err := os.CreateTemp(filepath.Dir(db.path), filepath.Base(db.path)+".compact-*")
+	f, err := os.CreateTemp(filepath.Dir(db.path), filepath.Base(db.path)+compactSuffix+"*")
 	if err != nil {
 		return nil, "", err
 	}

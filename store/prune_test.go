@@ -52,7 +52,7 @@ func TestPrune(t *testing.T) {
 			db := openTemp(t)
 			db.pruneChunk = chunk
 			history(t, db)
-			st, err := db.Prune(tt.keep)
+			st, err := db.Prune(context.Background(), tt.keep)
 			if err != nil || st != tt.want {
 				t.Errorf("Prune(%d) (chunk %d) = %+v, %v; want %+v", tt.keep, chunk, st, err, tt.want)
 			}
@@ -93,7 +93,7 @@ func TestPrune(t *testing.T) {
 func TestPruneRejectsKeepZero(t *testing.T) {
 	db := openTemp(t)
 	history(t, db)
-	if _, err := db.Prune(0); err == nil {
+	if _, err := db.Prune(context.Background(), 0); err == nil {
 		t.Error("Prune(0) succeeded")
 	}
 }
@@ -116,7 +116,7 @@ func bloated(t *testing.T) (*DB, Pass) {
 	p2 := begin(t, db, home)
 	commit(t, db, p2.ID, page(home, about))
 	p2 = finish(t, db, p2, PassComplete)
-	if _, err := db.Prune(1); err != nil {
+	if _, err := db.Prune(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
 	return db, p2
@@ -195,5 +195,62 @@ func TestCompactSmallFileIsLeftAlone(t *testing.T) {
 	}
 	if now, _ := os.Stat(db.Path()); !os.SameFile(info, now) {
 		t.Error("Compact replaced a file it had nothing to gain from")
+	}
+}
+
+// A prune stopped between its transactions leaves a consistent file and
+// says why it stopped; the next prune finishes the work.
+func TestPruneStops(t *testing.T) {
+	db := openTemp(t)
+	history(t, db)
+	db.pruneChunk = 1
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := db.Prune(ctx, 1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Prune with a stop: %v, want context.Canceled", err)
+	}
+	st, err := db.Prune(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (PruneStats{Passes: 3, URLs: 2, LinkLists: 1, Links: 1}); st != want {
+		t.Errorf("Prune after a stop: %+v, want %+v", st, want)
+	}
+}
+
+// The copy a Compact killed halfway leaves is removed when the database is
+// next opened for writing, never by a reader, and nothing else is touched.
+func TestStaleCompactCopyRemoved(t *testing.T) {
+	db := openTemp(t)
+	path := db.Path()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(path)
+	stale := path + compactSuffix + "123456"
+	other := filepath.Join(dir, "other.db"+compactSuffix+"1")
+	for _, f := range []string{stale, other} {
+		if err := os.WriteFile(f, make([]byte, 1<<16), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ro, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro.Close()
+	if _, err := os.Stat(stale); err != nil {
+		t.Fatalf("a read-only open removed the copy: %v", err)
+	}
+	rw, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close()
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stale copy still there: %v", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another database's copy was removed: %v", err)
 	}
 }

@@ -44,6 +44,39 @@ type Pass struct {
 	Finished     time.Time     `json:"finished,omitzero"` // zero until the pass ends (complete or stopped)
 	Elapsed      time.Duration `json:"elapsed,omitempty"` // working time summed over every run of the pass
 	Root         string        `json:"root,omitempty"`    // directory on disk when checking a built site (file:// URLs map below it)
+	// Deferred counts the URLs of the site's own hosts that a server's
+	// pause (a Retry-After longer than the run may wait) held back to a
+	// later run of this pass; while any are, the pass is not complete.
+	// ResumeAfter is when the last of those pauses ends.
+	Deferred    int       `json:"deferred,omitempty"`
+	ResumeAfter time.Time `json:"resume_after,omitzero"`
+	// Config is the config file the pass was run with, as named (or found
+	// in the working directory); empty for none.
+	Config string `json:"config,omitempty"`
+	// CheckFragments says the pass stored anchors, so that every report of
+	// it checks fragments, with or without the flag.
+	CheckFragments bool `json:"check_fragments,omitempty"`
+	// Roots are every directory of a check of built sites, absolute; a
+	// file: URL names the file below the one whose path it starts with
+	// (see LocalFile).
+	Roots []string `json:"roots,omitempty"`
+	// RelativePaths says the directories were given as relative paths, so
+	// files are shown relative to the working directory, not absolute.
+	RelativePaths bool `json:"relative_paths,omitempty"`
+	// Tally is what the pass found, kept when it completes: each URL keeps
+	// only its latest result, so a trend over passes needs the counts.
+	Tally *Tally `json:"tally,omitempty"`
+}
+
+// Tally counts the problems of a finished pass and how they compare with
+// the complete pass before it.
+type Tally struct {
+	Broken       int `json:"broken"`
+	Transient    int `json:"transient"`
+	Unverifiable int `json:"unverifiable"`
+	New          int `json:"new"`   // problems not there in the previous complete pass
+	Still        int `json:"still"` // problems that were
+	Fixed        int `json:"fixed"` // problems of the previous pass that are ok now
 }
 
 // Hop is one step of a redirect chain the crawler followed itself.
@@ -88,6 +121,8 @@ type URLRecord struct {
 	// this pass fetched or revalidated the URL itself. FetchedAt stays the
 	// time of that fetch.
 	ReusedFrom uint64 `json:"reused_from,omitempty"`
+	// checked directory) rather than reaching it by a link.
+	Seed bool `json:"seed,omitempty"`
 }
 
 // Link is one reference from a page to a target, with the line of the
@@ -122,4 +157,8 @@ type Result struct {
 	SetLinks bool
 	Links    []Link
 	Enqueue  []Task
+	// Requeue, when set, keeps the URL on the frontier as this task
+	// although its record is written: the record is provisional (held back
+	// by a server's pause) and the URL is done again when the pass resumes.
+	Requeue *Task
 }

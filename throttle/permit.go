@@ -2,12 +2,14 @@ package throttle
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -37,12 +39,18 @@ type Outcome struct {
 	Bytes      int64         // body bytes read; those already read through Body are not counted twice
 	Latency    time.Duration // time to first byte
 	Attempt    int           // retries of this URL made before this request (0 on the first try)
+	// Key names what was requested (the URL). A pause longer than MaxPause
+	// asked for by one key holds back that key alone (see pushback); an
+	// empty key speaks for the whole host, as robots.txt does.
+	Key string
 }
 
 // Done releases the permit's in-flight slot and learns from the outcome:
 //
 //   - 429/503 with a usable Retry-After pauses the host until then; a pause
-//     longer than MaxPause defers the host to the next pass.
+//     longer than MaxPause holds back the URL that asked for it, and defers
+//     the whole host to a later pass only when the pause is evidently
+//     host-wide (see pushback).
 //   - 429/503 without one, timeouts and connection errors back the host off
 //     exponentially with jitter; any response below 500 (other than 429)
 //     resets the backoff level.
@@ -51,7 +59,7 @@ type Outcome struct {
 // retry says whether to try this URL again: after a 429, a 503, a timeout or
 // a connection error while Attempt < MaxRetries, or always when the host has
 // just been deferred (Reserve then answers ErrDeferred, and deferral is not
-// a failure). after is how long the host's pause or backoff still runs, the
+// a failure), or when this URL has just been held back. after is how long the host's pause or backoff still runs, the
 // earliest moment Reserve can say yes.
 func (p *Permit) Done(o Outcome) (retry bool, after time.Duration) {
 	t, l := p.t, p.l
@@ -76,7 +84,7 @@ func (p *Permit) Done(o Outcome) (retry bool, after time.Duration) {
 type outcomeClass int
 
 const (
-	classNeutral  outcomeClass = iota // says nothing about the host's load (500, DNS, our own cancel)
+	classNeutral  outcomeClass = iota // says nothing about the host's load (500, DNS, refused, our own cancel)
 	classOK                           // the host answered normally
 	classPushback                     // 429 or 503: the host asks us to slow down
 	classFailure                      // timeout, reset, refused: the host may be overloaded
@@ -90,6 +98,8 @@ func classify(o Outcome) outcomeClass {
 			return classNeutral
 		case errors.As(o.Err, &dns) && dns.IsNotFound:
 			return classNeutral
+		case notLoad(o.Err):
+			return classNeutral
 		}
 		return classFailure
 	}
@@ -100,6 +110,23 @@ func classify(o Outcome) outcomeClass {
 		return classOK
 	}
 	return classNeutral
+}
+
+// notLoad says whether a request failed in a way that says nothing about
+// the host's load: nothing listens on the port, the address is not one,
+// the server refused the TLS handshake at once or does not speak TLS, or
+// it answered a redirect whose Location is not a URL. Backing off would
+// only make the pass slower (three links to a closed port once cost 51 s),
+// and trying again cannot succeed.
+func notLoad(err error) bool {
+	var addr *net.AddrError
+	var op *net.OpError
+	var header tls.RecordHeaderError
+	msg := err.Error()
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &addr) ||
+		errors.As(err, &header) || errors.As(err, &op) && op.Op == "remote error" ||
+		strings.Contains(msg, "server gave HTTP response to HTTPS client") ||
+		strings.Contains(msg, "failed to parse Location header")
 }
 
 // learn updates the host from one outcome and makes the retry decision.
@@ -116,7 +143,7 @@ func (l *limiter) learn(clock func() time.Time, o Outcome) (bool, time.Duration)
 		l.backoffLevel = 0
 	case classPushback:
 		if d, ok := parseRetryAfter(o.RetryAfter, now); ok {
-			l.pause(now, d)
+			l.pushback(now, d, o.Key)
 		} else {
 			l.backOff(now)
 		}
@@ -132,13 +159,52 @@ func (l *limiter) learn(clock func() time.Time, o Outcome) (bool, time.Duration)
 	if class != classPushback && class != classFailure {
 		return false, 0
 	}
-	if l.deferred {
+	if l.deferred || l.heldAt(o.Key, now) {
 		return true, 0
 	}
 	if o.Attempt >= l.set.MaxRetries {
 		return false, 0
 	}
 	return true, max(l.pausedUntil.Sub(now), l.backoffUntil.Sub(now), 0)
+}
+
+// pushback takes a Retry-After of d from a request for key. A pause the
+// crawl can wait for (up to MaxPause) holds the whole host, which is the
+// polite reading. A longer one holds back key alone: one endpoint behind
+// its own rate limit (a search, a download counter) says nothing about the
+// rest of the site, and deferring the host for it would leave most of the
+// site unchecked. The pause is taken as host-wide, deferring the host,
+// only when it evidently is: a second distinct URL asks for a long pause
+// while the first is held, or the answer was not about one URL (an empty
+// key: robots.txt answering 429 or 503).
+func (l *limiter) pushback(now time.Time, d time.Duration, key string) {
+	if key != "" && l.set.MaxPause > 0 && d > l.set.MaxPause {
+		other := false
+		for k, until := range l.held {
+			switch {
+			case !until.After(now):
+				delete(l.held, k)
+			case k != key:
+				other = true
+			}
+		}
+		if l.held == nil {
+			l.held = make(map[string]time.Time)
+		}
+		if until := now.Add(d); until.After(l.held[key]) {
+			l.held[key] = until
+		}
+		if !other {
+			return
+		}
+	}
+	l.pause(now, d)
+}
+
+// heldAt reports whether key is held back by a pause of its own at now.
+func (l *limiter) heldAt(key string, now time.Time) bool {
+	until, ok := l.held[key]
+	return ok && key != "" && until.After(now)
 }
 
 // pause holds the host until now+d. The whole pause is kept, even past

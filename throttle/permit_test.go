@@ -2,6 +2,7 @@ package throttle_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
@@ -152,6 +153,7 @@ func TestBackoffCappedByMaxPause(t *testing.T) {
 
 func TestRetryDecision(t *testing.T) {
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
 	tests := []struct {
 		name    string
 		o       throttle.Outcome
@@ -161,7 +163,13 @@ func TestRetryDecision(t *testing.T) {
 		{"503", throttle.Outcome{Status: 503}, true, true},
 		{"429", throttle.Outcome{Status: 429}, true, true},
 		{"timeout", throttle.Outcome{Err: context.DeadlineExceeded}, true, true},
-		{"refused", throttle.Outcome{Err: refused}, true, true},
+		{"reset", throttle.Outcome{Err: reset}, true, true},
+		// Nobody to protect and nothing a retry can change: not a
+		// politeness event (issue 12: three links to a closed port cost 51 s).
+		{"refused", throttle.Outcome{Err: refused}, false, false},
+		{"invalid address", throttle.Outcome{Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.AddrError{Err: "unexpected ']' in address", Addr: "localhost]:80"}}}, false, false},
+		{"TLS handshake refused", throttle.Outcome{Err: &net.OpError{Op: "remote error", Err: errors.New("tls: handshake failure")}}, false, false},
+		{"plain HTTP on a TLS port", throttle.Outcome{Err: tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}}, false, false},
 		{"200", throttle.Outcome{Status: 200}, false, false},
 		{"404", throttle.Outcome{Status: 404}, false, false},
 		{"500", throttle.Outcome{Status: 500}, false, false},
@@ -255,6 +263,84 @@ func TestSlowHostWithoutAdaptive(t *testing.T) {
 		}
 		if st := th.Stats()[0]; st.Gap != 0 || st.MaxInFlight != 4 {
 			t.Errorf("not adaptive, yet gap %v and cap %d", st.Gap, st.MaxInFlight)
+		}
+	})
+}
+
+// One URL asking for a pause longer than MaxPause holds back that URL, not
+// the host (issue 12: a 429 with Retry-After 3600 on one page once deferred
+// a whole site); a second URL doing the same, or robots.txt (no key), shows
+// the pause is the host's, and the host is deferred.
+func TestLongPauseHoldsTheURLUnlessHostWide(t *testing.T) {
+	const a, b = "http://h.test/search?q=1", "http://h.test/download/x"
+	tests := []struct {
+		name     string
+		keys     []string // requests answered 429 Retry-After 3600, in order
+		hostWide bool
+	}{
+		{"one URL", []string{a}, false},
+		{"the same URL twice", []string{a, a}, false},
+		{"two distinct URLs", []string{a, b}, true},
+		{"robots.txt", []string{""}, true},
+	}
+	for _, tt := range tests {
+		synctest.Test(t, func(t *testing.T) {
+			th := throttle.New(fixed(throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}))
+			th.StartPass(1)
+			start := time.Now()
+			for _, k := range tt.keys {
+				if retry, after := acquire(t, th, host).Done(throttle.Outcome{Status: 429, RetryAfter: "3600", Key: k, Attempt: 5}); !retry || after != 0 {
+					t.Fatalf("%s: Done = %v, %v; want a retry now, so that the URL is settled as deferred", tt.name, retry, after)
+				}
+			}
+			_, _, err := th.Reserve(host)
+			if got := errors.Is(err, throttle.ErrDeferred); got != tt.hostWide {
+				t.Fatalf("%s: host deferred %v (err %v), want %v", tt.name, got, err, tt.hostWide)
+			}
+			if until, ok := th.Deferred(host, "http://h.test/other"); ok != tt.hostWide {
+				t.Errorf("%s: another URL deferred %v (until %v), want %v", tt.name, ok, until, tt.hostWide)
+			}
+			if tt.keys[0] != "" {
+				until, ok := th.Deferred(host, tt.keys[0])
+				if !ok || !until.Equal(start.Add(time.Hour)) {
+					t.Errorf("%s: the URL that asked: deferred %v until %v, want until %v", tt.name, ok, until, start.Add(time.Hour))
+				}
+			}
+		})
+	}
+}
+
+// A held URL's pause outlives a restart and the pass; once no more than
+// MaxPause of it is left, the crawl waits for it like any pause.
+func TestHeldURLSurvivesRestartAndEnds(t *testing.T) {
+	const u = "http://h.test/slow"
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2})
+		th := throttle.New(cfg)
+		th.StartPass(1)
+		acquire(t, th, host).Done(throttle.Outcome{Status: 429, RetryAfter: "3600", Key: u})
+		saved, err := th.ExportState(host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		th = restart(t, th, cfg, 2)
+		if th.Expired(saved) {
+			t.Fatal("state holding a URL's pause counted as expired")
+		}
+		if _, ok := th.Deferred(host, u); !ok {
+			t.Fatal("the hold was lost across a restart and a new pass")
+		}
+		time.Sleep(55 * time.Minute)
+		if _, ok := th.Deferred(host, u); ok {
+			t.Fatal("5 minutes left with a 10 minute cap: the crawl should wait, not defer")
+		}
+		mustWait(t, th, host, 5*time.Minute)
+		time.Sleep(5 * time.Minute)
+		if _, ok := th.Deferred(host, u); ok {
+			t.Fatal("held after the pause ended")
+		}
+		if p, _, _ := th.Reserve(host); p == nil {
+			t.Fatal("host still paused after the pause ended")
 		}
 	})
 }

@@ -41,6 +41,7 @@ type Robots struct {
 	body   []byte // what was parsed, kept so the cache can be stored
 	kind   RobotsKind
 	data   *robotstxt.RobotsData
+	cause  string // why the file could not be fetched, when status is 0
 }
 
 // ParseRobots turns a robots.txt response into rules following RFC 9309:
@@ -62,6 +63,16 @@ func ParseRobots(status int, body []byte) *Robots {
 	default:
 		r.kind = RobotsDisallowAll
 	}
+	return r
+}
+
+// UnreachableRobots is the answer for a host whose robots.txt could not be
+// fetched at all (status 0: a timeout, a reset connection): disallow all,
+// as RFC 9309 asks, remembering why so that the URLs it holds back can be
+// reported with their real cause instead of as forbidden.
+func UnreachableRobots(cause string) *Robots {
+	r := ParseRobots(0, nil)
+	r.cause = cause
 	return r
 }
 
@@ -127,6 +138,22 @@ func (r *Robots) Kind() RobotsKind {
 		return RobotsAllowAll
 	}
 	return r.kind
+}
+
+// Failed reports whether the answer is not the site's own rules but a
+// failure to get them (a server error, 429, or no answer at all): what it
+// disallows is held back, not forbidden.
+func (r *Robots) Failed() bool {
+	return r != nil && r.kind == RobotsDisallowAll
+}
+
+// Cause is why the file could not be fetched when Status is 0, as given to
+// UnreachableRobots.
+func (r *Robots) Cause() string {
+	if r == nil {
+		return ""
+	}
+	return r.cause
 }
 
 // Status is the HTTP status the answer came from (0 = unreachable).

@@ -3,6 +3,7 @@ package throttle
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -23,12 +24,16 @@ type savedState struct {
 	UsedRequests int64        `json:"used_requests,omitempty"`
 	UsedBytes    int64        `json:"used_bytes,omitempty"`
 	Robots       *savedRobots `json:"robots,omitempty"`
+	// Held are the URLs paused on their own, with the end of each pause;
+	// like PausedUntil they outlive the pass.
+	Held map[string]time.Time `json:"held,omitempty"`
 }
 
 type savedRobots struct {
 	Status  int       `json:"status"`
 	Body    []byte    `json:"body,omitempty"`
 	Fetched time.Time `json:"fetched"`
+	Cause   string    `json:"cause,omitempty"`
 }
 
 // ExportState encodes what must survive a restart for host: its limiter's
@@ -52,9 +57,10 @@ func (t *Throttle) ExportState(host string) ([]byte, error) {
 		BackoffUntil: l.backoffUntil,
 		UsedRequests: l.usedRequests,
 		UsedBytes:    l.usedBytes,
+		Held:         maps.Clone(l.held),
 	}
 	if e, ok := l.robots[host]; ok {
-		st.Robots = &savedRobots{Status: e.robots.status, Body: e.robots.body, Fetched: e.fetched}
+		st.Robots = &savedRobots{Status: e.robots.status, Body: e.robots.body, Fetched: e.fetched, Cause: e.robots.cause}
 	}
 	l.mu.Unlock()
 	b, err := json.Marshal(st)
@@ -93,6 +99,14 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 		l.backoffUntil = st.BackoffUntil
 	}
 	l.backoffLevel = max(l.backoffLevel, st.BackoffLevel)
+	for k, until := range st.Held {
+		if l.held == nil {
+			l.held = make(map[string]time.Time)
+		}
+		if until.After(l.held[k]) {
+			l.held[k] = until
+		}
+	}
 	if st.Pass == pass {
 		l.deferred = l.deferred || st.Deferred
 		l.usedRequests = max(l.usedRequests, st.UsedRequests)
@@ -100,7 +114,11 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 	}
 	if sr := st.Robots; sr != nil {
 		if e, ok := l.robots[host]; !ok || sr.Fetched.After(e.fetched) {
-			l.setRobots(host, ParseRobots(sr.Status, sr.Body), sr.Fetched, t.cfg.UserAgent)
+			r := ParseRobots(sr.Status, sr.Body)
+			if sr.Status == 0 {
+				r.cause = sr.Cause
+			}
+			l.setRobots(host, r, sr.Fetched, t.cfg.UserAgent)
 		}
 	}
 	return nil
@@ -195,8 +213,18 @@ func (t *Throttle) Stats() []HostStats {
 	return out
 }
 
+// holding says whether a URL's own pause is still running.
+func holding(held map[string]time.Time, now time.Time) bool {
+	for _, until := range held {
+		if until.After(now) {
+			return true
+		}
+	}
+	return false
+}
+
 // Expired says whether state exported earlier holds nothing a pass still
-// needs: no pause or backoff left to run, a robots.txt old enough to be
+// needs: no pause or backoff left to run (a URL's own included), a robots.txt old enough to be
 // fetched again anyway, and quota use or a deferral only of another pass
 // than the running one (see StartPass). Such state can be forgotten.
 // State that cannot be read is not expired: ImportState reports it.
@@ -211,7 +239,7 @@ func (t *Throttle) Expired(b []byte) bool {
 	now := t.now()
 	switch {
 	case st.Pass == pass && (st.UsedRequests > 0 || st.UsedBytes > 0 || st.Deferred),
-		st.PausedUntil.After(now), st.BackoffUntil.After(now):
+		st.PausedUntil.After(now), st.BackoffUntil.After(now), holding(st.Held, now):
 		return false
 	case st.Robots != nil:
 		return now.Sub(st.Robots.Fetched) >= ParseRobots(st.Robots.Status, st.Robots.Body).ttl()

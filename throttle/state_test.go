@@ -157,6 +157,26 @@ func TestStateErrors(t *testing.T) {
 	}
 }
 
+// Why a robots.txt could not be fetched is kept with the answer, so that a
+// resumed run reports the URLs it holds back with the same cause.
+func TestStateKeepsWhyRobotsFailed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{})
+		th := throttle.New(cfg)
+		th.StartPass(1)
+		th.SetRobots(host, throttle.UnreachableRobots("timeout"), time.Now())
+		th.SetRobots("other.test:80", throttle.ParseRobots(503, nil), time.Now())
+		th = restart(t, th, cfg, 1)
+		r, ok := th.Robots(host)
+		if !ok || !r.Failed() || r.Cause() != "timeout" || r.Allowed("x", "/") {
+			t.Errorf("unreachable robots.txt after a restart: cached %v, failed %v, cause %q", ok, r.Failed(), r.Cause())
+		}
+		if r, _ := th.Robots("other.test:80"); !r.Failed() || r.Status() != 503 {
+			t.Errorf("robots.txt answering 503: failed %v, status %d", r.Failed(), r.Status())
+		}
+	})
+}
+
 // Only hosts whose state changed are reported for saving, once; state
 // just imported is not.
 func TestChangedHosts(t *testing.T) {

@@ -20,7 +20,7 @@ var (
 	// pass: its remaining URLs are "skipped: quota".
 	ErrQuota = errors.New("host quota for this pass used up")
 	// ErrDeferred means the host asked for a pause longer than MaxPause:
-	// its remaining URLs wait for the next pass and are not reported.
+	// its remaining URLs wait for a later pass (see Deferred).
 	ErrDeferred = errors.New("host paused beyond the maximum pause; deferred to the next pass")
 )
 
@@ -142,6 +142,38 @@ func (t *Throttle) Reserve(host string) (*Permit, time.Duration, error) {
 	}
 	l.admit(now)
 	return &Permit{t: t, l: l}, 0, nil
+}
+
+// Deferred reports whether a request for key (a URL) on host must wait for
+// a later pass, and until when the server asked to be left alone: the host
+// is deferred (Reserve would answer ErrDeferred), or key itself is held by
+// a pause of its own longer than MaxPause. A hold with no more than
+// MaxPause left to run becomes a pause of the whole host, which the crawl
+// waits for: a little over-polite, and no URL needs a queue of its own.
+func (t *Throttle) Deferred(host, key string) (time.Time, bool) {
+	l := t.limiterFor(host)
+	now := t.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.isDeferred(now) {
+		return l.pausedUntil, true
+	}
+	until, ok := l.held[key]
+	switch {
+	case !ok:
+	case !until.After(now):
+		delete(l.held, key)
+		l.dirty = true
+	case l.set.MaxPause > 0 && until.Sub(now) > l.set.MaxPause:
+		return until, true
+	default:
+		delete(l.held, key)
+		if until.After(l.pausedUntil) {
+			l.pausedUntil = until
+		}
+		l.dirty = true
+	}
+	return time.Time{}, false
 }
 
 // Ready is signalled whenever a permit is done, so a dispatcher that is
@@ -302,6 +334,7 @@ type limiter struct {
 	inFlight     int
 	pausedUntil  time.Time
 	deferred     bool
+	held         map[string]time.Time // URLs paused on their own beyond MaxPause, until when (see pushback)
 	backoffLevel int
 	backoffUntil time.Time
 	usedRequests int64

@@ -2,14 +2,18 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -49,6 +53,7 @@ type checkOptions struct {
 	noReuse      bool
 	reportAfter  report.Threshold
 	onlyNew      bool
+	failOn       string
 	keepPasses   int
 	config       string
 	outputs      []string
@@ -62,13 +67,15 @@ type checkOptions struct {
 	fragments    bool
 	traps        rules.Traps
 	keepSIDs     bool
+	root         string
+	baseURL      string
 }
 
 func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
 	fs.StringVar(&o.config, "config", "", "config `file` with rules and settings (default ./linkpatrol.toml when it exists)")
 	fs.StringVar(&o.db, "db", defaultDB, "database `file` that holds every pass")
-	fs.StringArrayVarP(&o.outputs, "output", "o", nil, "also write the report to `FILE`, format from its extension, or FORMAT:FILE (repeatable)")
+	fs.StringArrayVarP(&o.outputs, "output", "o", nil, "also write the report to `FILE`, format from its extension, or FORMAT:FILE (repeatable; never the database); standard output still gets it unless -q")
 	fs.CountVarP(&o.verbose, "verbose", "v", "log what the pass does (-vv: more); a summary per host at the end")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&o.statusAddr, "status-addr", "", "serve a live status page at `HOST:PORT` while the pass runs (loopback only)")
@@ -85,7 +92,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.BoolVar(&o.newPass, "new-pass", false, "start a new pass: abandon an unfinished one, or start here though the database holds another site's passes")
 	fs.StringArrayVar(&o.include, "include", nil, "only follow URLs matching this `regex` (repeatable)")
 	fs.StringArrayVar(&o.exclude, "exclude", nil, "skip URLs matching this `regex` (repeatable)")
-	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line, and with -o no report on standard output")
 	// 20h rather than a full day: a nightly cron pass then refetches what
 	// the previous night fetched, while a second run the same day reuses it.
 	// Only for targets that are only checked (third-party links above all,
@@ -97,6 +104,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.DurationVar(&o.recheck.Unverifiable, "recheck-unverifiable", 0, "reuse an unverifiable result younger than this (0 = always check again)")
 	fs.BoolVar(&o.noReuse, "no-reuse", false, "fetch everything again, ignoring the recheck intervals (conditional requests are still used)")
 	fs.Var(&o.reportAfter, "report-after", "keep a problem out of the report until it has lasted this long (36h, 2d) or this many passes (3); it is still recorded and counted")
+	fs.StringVar(&o.failOn, "fail-on", "broken", "which problems make the exit code 1: "+strings.Join(report.FailOnValues(), ", ")+" (internal: only links to the site itself)")
 	fs.BoolVar(&o.onlyNew, "only-new", false, "report only problems that are new since the last complete pass (the exit code follows)")
 	fs.IntVar(&o.keepPasses, "keep-passes", 10, "complete passes kept in the database; older data is pruned")
 	fs.DurationVar(&o.ghost, "ghost", 7*24*time.Hour, "follow the old links of a page that fails now but was good within this")
@@ -104,6 +112,8 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.StringArrayVar(&o.sitemaps, "sitemap", nil, "also start from the URLs of this sitemap `URL` (indexes and .gz too; repeatable)")
 	fs.BoolVar(&o.robotsMaps, "robots-sitemaps", false, "also start from the sitemaps named in the start hosts' robots.txt")
 	fs.IntVar(&o.sitemapMax, "sitemap-limit", crawler.DefaultSitemapLimit, "most URLs taken from sitemaps in a pass")
+	fs.StringVar(&o.root, "root", "", "site root `DIR` for files given one by one: /x in their links is DIR/x (default: the directory holding them all)")
+	fs.StringVar(&o.baseURL, "base-url", "", "`URL` where the checked directory is published: absolute links under it are checked against the directory's files")
 	fs.BoolVar(&o.fragments, "check-fragments", false, "report links to page#frag where the page has no such id or <a name>")
 	registerTrapFlags(fs, o)
 	fs.IntVar(&o.commitBatch, "commit-batch", 32, "results committed to the database in one transaction, at most; a kill loses at most this many")
@@ -116,7 +126,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	fs := checkFlags(&o)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol check [flags] URL|DIR ...\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol check [flags] URL|DIR ...\n\nFlags:\n%s\n%s", fs.FlagUsages(), exitCodesHelp)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -139,10 +149,14 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		fs.Usage()
 		return exitUsage, usagef("check needs at least one start URL or a directory")
 	}
+	failOn, err := report.ParseFailOn(o.failOn)
+	if err != nil {
+		return exitUsage, usageError{err}
+	}
 	if !slices.Contains(report.Formats(), o.format) {
 		return exitUsage, usagef("unknown format %q (choose from %s)", o.format, strings.Join(report.Formats(), ", "))
 	}
-	if _, err := parseOutputs(o.outputs); err != nil {
+	if err := checkOutputs(o.outputs, o.db); err != nil {
 		return exitUsage, usageError{err}
 	}
 	if o.polite.groupHosts != "host" && o.polite.groupHosts != "domain" {
@@ -153,7 +167,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
-	starts, root, err := startURLs(args)
+	targets, err := parseTargets(args, o.root)
+	if err != nil {
+		return exitUsage, usageError{err}
+	}
+	starts := targets.starts
+	baseURL, err := parseBaseURL(o.baseURL, targets)
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
@@ -175,15 +194,29 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	// Commits do not wait for fsync (a killed process cannot undo one the
 	// OS has), so they can be small and frequent; the file is fsynced at
 	// most every --commit-every.
+	if !fs.Changed("db") && (file == nil || !file.IsSet("db")) {
+		if o.db, err = databaseFor(targets.roots, log); err != nil {
+			return exitUsage, err
+		}
+	}
 	db, err := store.Open(o.db, store.Options{Timeout: 2 * time.Second, SyncEvery: o.commitEvery})
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
 	defer db.Close()
 
-	pass, queue, done, err := openPass(db, engine, starts, root, settingsHash(file, &o), o.newPass)
+	pass, queue, done, err := openPass(db, engine, targets, settingsHash(file, &o), o.newPass)
 	if err != nil {
 		return exitUsage, err
+	}
+	if file != nil {
+		pass.Config = file.Path
+	}
+	// A pass that stores anchors is reported with its fragment checks, by
+	// check and by every later report.
+	pass.CheckFragments = pass.CheckFragments || o.fragments
+	if err := db.UpdatePass(pass); err != nil {
+		return exitUsage, fmt.Errorf("save pass %d: %w", pass.ID, err)
 	}
 
 	stop, hard, cleanup := stopContexts(ctx, o.maxTime)
@@ -209,7 +242,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		UserAgent:      ua,
 		Recheck:        o.recheck,
 		Ghost:          o.ghost,
-		Root:           root,
+		Roots:          targets.roots,
+		BaseURL:        baseURL,
 		BatchSize:      o.commitBatch,
 		BatchInterval:  o.commitEvery,
 		RulesRecheck:   file != nil && rulesSetRecheck(file),
@@ -231,11 +265,16 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	}
 	began := time.Now()
 	// The bar would redraw over log lines on the same stream.
-	progressDone := startProgress(stderr, c, o.quiet || o.verbose > 0)
+	noBar := o.quiet || o.verbose > 0
+	if tty := terminal(stderr, noBar); tty != nil && len(done) > 0 {
+		fmt.Fprintf(tty, "resuming pass %d: %s URLs already done\n", pass.ID, thousands(len(done)))
+	}
+	progressDone := startProgress(stderr, c, noBar, stop.Done())
 	outcome, runErr := c.Run(stop, hard, pass, queue, done)
 	progressDone()
 
 	pass.Elapsed += time.Since(began)
+	pass.Deferred, pass.ResumeAfter = outcome.Deferred, outcome.ResumeAfter
 	if outcome.Complete {
 		pass.State = store.PassComplete
 	} else {
@@ -246,80 +285,292 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		return exitUsage, fmt.Errorf("save pass %d: %w", pass.ID, err)
 	}
 	if runErr != nil {
+		if errors.Is(runErr, store.ErrCorrupt) {
+			return exitUsage, fmt.Errorf("pass %d: %w", pass.ID, runErr) // the store says what to do
+		}
 		return exitUsage, fmt.Errorf("pass %d: %w (what was committed is kept; run again to resume)", pass.ID, runErr)
 	}
 	if outcome.Complete {
-		if err := housekeeping(ctx, db, o.keepPasses); err != nil {
+		if err := housekeeping(stop, db, o.keepPasses); err != nil {
 			return exitUsage, err
 		}
 	}
 
-	rep, err := report.Build(db, pass.ID, report.Options{All: o.all, Now: time.Now(), ReportAfter: o.reportAfter, OnlyNew: o.onlyNew, CheckFragments: o.fragments})
+	rep, err := report.Build(db, pass.ID, report.Options{All: o.all, Now: time.Now(), ReportAfter: o.reportAfter, OnlyNew: o.onlyNew, CheckFragments: o.fragments, FailOn: failOn})
 	if err != nil {
 		return exitUsage, err
 	}
-	format := o.format
-	if !fs.Changed("format") && (file == nil || !file.IsSet("format")) {
-		format = "" // text on stdout, unless -o moved the report to files
+	if outcome.Complete {
+		// The counts stay with the pass for the trend of later reports:
+		// the URL records keep only their latest result.
+		t := rep.Tally()
+		pass.Tally = &t
+		if err := db.UpdatePass(pass); err != nil {
+			return exitUsage, fmt.Errorf("save pass %d: %w", pass.ID, err)
+		}
 	}
-	if err := writeOutputs(stdout, rep, format, o.outputs); err != nil {
+	if err := writeOutputs(stdout, rep, stdoutFormat(o.format, o.quiet, o.outputs), o.outputs); err != nil {
 		return exitUsage, fmt.Errorf("write report: %w", err)
 	}
 	if o.verbose > 0 {
 		writeSummaryStats(stderr, rep, c.Hosts())
 	}
-	switch {
-	case !outcome.Complete:
-		return exitStopped, nil
-	case rep.HasBroken():
-		return exitProblems, nil
-	}
-	return exitOK, nil
+	return exitCode(rep), nil
 }
 
 // housekeeping keeps the database from growing night after night: old
 // passes and the URLs only they saw are pruned, and the file is compacted
-// when enough of it has become free space.
-func housekeeping(ctx context.Context, db *store.DB, keep int) error {
+// when enough of it has become free space. A stop (a signal, --max-time)
+// cuts it short and is no error: the pass is complete, and the next one
+// finishes the work.
+func housekeeping(stop context.Context, db *store.DB, keep int) error {
 	if keep <= 0 {
 		return nil
 	}
-	if _, err := db.Prune(keep); err != nil {
+	if _, err := db.Prune(stop, keep); err != nil {
+		if stop.Err() != nil {
+			return nil
+		}
 		return fmt.Errorf("prune %s: %w", db.Path(), err)
 	}
-	if _, _, err := db.Compact(ctx); err != nil {
+	if _, _, err := db.Compact(stop); err != nil && stop.Err() == nil {
 		return fmt.Errorf("compact %s: %w", db.Path(), err)
 	}
 	return nil
 }
 
-// startURLs turns the arguments into canonical start URLs. A directory is
-// checked as a built site served under file:///.
-func startURLs(args []string) (starts []string, root string, err error) {
+// checkTargets is what check's arguments name: start URLs, or the
+// directories and files of built sites.
+type checkTargets struct {
+	starts []string // canonical start URLs; for built sites, each directory's URL
+	roots  []string // absolute directories checked as built sites
+	// seeds are the file: URLs a check of built sites starts from: every
+	// page of each directory given, and each file given.
+	seeds    []string
+	relative bool // some path was given relative to the working directory
+}
+
+// parseTargets reads check's arguments: http(s) URLs, or directories, files
+// and glob patterns (public/**/*.html), not both. A directory is a site
+// root and every page below it is a seed. Files given one by one (or by a
+// pattern) are seeds of the site at root, or, without one, of the
+// directory that holds them all (for a pattern, the part before its first
+// wildcard).
+func parseTargets(args []string, root string) (checkTargets, error) {
+	var t checkTargets
+	var dirs, files, holders []string
 	for _, a := range args {
-		if st, statErr := os.Stat(a); statErr == nil && st.IsDir() {
-			if root != "" || len(args) > 1 {
-				return nil, "", fmt.Errorf("check takes one directory, or URLs, not both")
-			}
-			abs, err := filepath.Abs(a)
+		if strings.Contains(a, "://") {
+			u, err := url.Parse(a)
 			if err != nil {
-				return nil, "", fmt.Errorf("directory %s: %w", a, err)
+				return t, fmt.Errorf("%q is neither a directory nor an http(s) URL", redact(a))
 			}
-			return []string{"file:///"}, abs, nil
+			if err := noUserinfo("start URL", u); err != nil {
+				return t, err
+			}
+			if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return t, fmt.Errorf("%q is neither a directory nor an http(s) URL", a)
+			}
+			t.starts = append(t.starts, rules.Canonicalize(u).String())
+			continue
 		}
-		u, err := url.Parse(a)
-		if err != nil {
-			return nil, "", fmt.Errorf("%q is neither a directory nor an http(s) URL", redact(a))
+		t.relative = t.relative || !filepath.IsAbs(a)
+		st, err := os.Stat(a)
+		switch {
+		case err == nil && st.IsDir():
+			dirs = append(dirs, a)
+		case err == nil:
+			files = append(files, a)
+			holders = append(holders, filepath.Dir(a))
+		case crawler.HasGlob(a):
+			base, matched, err := crawler.Glob(a)
+			if err != nil {
+				return t, err
+			}
+			if len(matched) == 0 {
+				return t, fmt.Errorf("%q matches no file", a)
+			}
+			files = append(files, matched...)
+			holders = append(holders, base)
+		default:
+			return t, fmt.Errorf("%q is neither a directory, a file nor an http(s) URL", redact(a))
 		}
-		if err := noUserinfo("start URL", u); err != nil {
-			return nil, "", err
-		}
-		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, "", fmt.Errorf("%q is neither a directory nor an http(s) URL", a)
-		}
-		starts = append(starts, rules.Canonicalize(u).String())
 	}
-	return starts, "", nil
+	if len(t.starts) > 0 {
+		if len(dirs)+len(files) > 0 {
+			return t, fmt.Errorf("check takes URLs, or directories and files of a built site, not both")
+		}
+		if root != "" {
+			return t, fmt.Errorf("--root is for directories and files, not URLs")
+		}
+		return t, nil
+	}
+	var err error
+	abs := func(ps []string) {
+		for i, p := range ps {
+			if err == nil {
+				ps[i], err = filepath.Abs(p)
+			}
+		}
+	}
+	abs(dirs)
+	abs(files)
+	abs(holders)
+	if err != nil {
+		return t, err
+	}
+	var pages []string
+	for _, d := range dirs {
+		found, err := crawler.HTMLFiles(d)
+		if err != nil {
+			return t, err
+		}
+		pages = append(pages, found...)
+	}
+	pages = append(pages, files...)
+	if root != "" {
+		if root, err = filepath.Abs(root); err != nil {
+			return t, err
+		}
+		if st, err := os.Stat(root); err != nil || !st.IsDir() {
+			return t, fmt.Errorf("--root %s is not a directory", root)
+		}
+		for _, p := range append(dirs, files...) {
+			if !inside(root, p) {
+				return t, fmt.Errorf("%s is not inside --root %s", p, root)
+			}
+		}
+		t.roots = []string{root}
+	} else {
+		t.roots = dirs
+		if len(holders) > 0 {
+			t.roots = append(t.roots, commonDir(holders))
+		}
+	}
+	t.roots = outermost(t.roots)
+	for _, r := range t.roots {
+		t.starts = append(t.starts, crawler.DirURL(r))
+	}
+	t.seeds = crawler.Seeds(pages)
+	if len(t.seeds) == 0 {
+		return t, fmt.Errorf("no page (.html, .htm, .xhtml) in %s: nothing to check", strings.Join(args, " "))
+	}
+	return t, nil
+}
+
+// inside says whether path is dir or below it.
+func inside(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// commonDir is the deepest directory holding every one of dirs.
+func commonDir(dirs []string) string {
+	c := dirs[0]
+	for _, d := range dirs[1:] {
+		for !inside(c, d) {
+			c = filepath.Dir(c)
+		}
+	}
+	return c
+}
+
+// outermost drops repeated directories and those inside another: a
+// directory inside a checked one is part of that site.
+func outermost(dirs []string) []string {
+	var out []string
+	for i, d := range dirs {
+		keep := true
+		for j, o := range dirs {
+			if i != j && inside(o, d) && (d != o || j < i) {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// parseBaseURL reads --base-url, which only means something for a built
+// site: where it will be served, e.g. https://example.com/docs/.
+func parseBaseURL(raw string, targets checkTargets) (*url.URL, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	if len(targets.roots) == 0 {
+		return nil, fmt.Errorf("--base-url is for checking a directory: it says where its files are published")
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("--base-url %q: want an http(s) URL without query or fragment, such as https://example.com/docs/", raw)
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/" // the directory is the site, never one page of it
+		u.RawPath = ""
+	}
+	return u, nil
+}
+
+// databaseFor is the default database. It is ./linkpatrol.db, except when
+// the working directory is inside a directory being checked (check .):
+// there it would be deployed with the site, so it goes to the user's cache
+// directory instead, under a name kept for the working directory, where
+// report run from the same place finds it again.
+func databaseFor(roots []string, log *slog.Logger) (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return defaultDB, nil
+	}
+	for _, r := range roots {
+		if inside(r, wd) {
+			p, err := cacheDatabase(wd)
+			if err != nil {
+				return "", usagef("the working directory is inside %s, and %s would be deployed with it; give --db FILE outside it (%v)", r, defaultDB, err)
+			}
+			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+				return "", usagef("database directory for %s: %v; give --db FILE outside it", r, err)
+			}
+			log.Info("database outside the checked directory", "db", p)
+			return p, nil
+		}
+	}
+	return defaultDB, nil
+}
+
+// cacheDatabase is where the database of a check run from wd lives when
+// wd is inside the checked directory.
+func cacheDatabase(wd string) (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(wd))
+	return filepath.Join(dir, "linkpatrol", filepath.Base(wd)+"-"+hex.EncodeToString(sum[:6])+".db"), nil
+}
+
+// existingDatabase is the database report and explain read: the one
+// given, or ./linkpatrol.db, or else the one check kept in the cache
+// directory for this working directory (see databaseFor).
+func existingDatabase(given bool, path string) string {
+	if given {
+		return path
+	}
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	if p, err := cacheDatabase(wd); err == nil {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return path
 }
 
 // noUserinfo refuses a URL given with user:password@: it would be printed
@@ -362,13 +613,14 @@ func redact(s string) string {
 
 // openPass resumes the unfinished pass when it has the same start URLs, or
 // begins a new one.
-func openPass(db *store.DB, engine *rules.Engine, starts []string, root, settings string, fresh bool) (store.Pass, []store.Task, map[string]struct{}, error) {
+func openPass(db *store.DB, engine *rules.Engine, targets checkTargets, settings string, fresh bool) (store.Pass, []store.Task, map[string]struct{}, error) {
+	starts := targets.starts
 	open, ok, err := db.OpenPass()
 	if err != nil {
 		return store.Pass{}, nil, nil, usageError{err}
 	}
 	if ok && !fresh {
-		if !slices.Equal(open.StartURLs, starts) || open.Root != root {
+		if !slices.Equal(open.StartURLs, starts) {
 			return store.Pass{}, nil, nil, usagef("%s holds an unfinished pass %d of %s; run that again to resume it, add --new-pass to abandon it, or use another --db",
 				db.Path(), open.ID, strings.Join(open.StartURLs, " "))
 		}
@@ -401,10 +653,10 @@ func openPass(db *store.DB, engine *rules.Engine, starts []string, root, setting
 		if err != nil {
 			return store.Pass{}, nil, nil, usageError{err}
 		}
-		if had && (!slices.Equal(last.StartURLs, starts) || last.Root != root) {
+		if had && !slices.Equal(last.StartURLs, starts) {
 			what := strings.Join(last.StartURLs, " ")
-			if last.Root != "" {
-				what = last.Root
+			if dirs := last.Dirs(); len(dirs) > 0 {
+				what = strings.Join(dirs, " ")
 			}
 			return store.Pass{}, nil, nil, usagef("%s holds the passes of %s; use another --db for this site, or add --new-pass to start its history here",
 				db.Path(), what)
@@ -417,8 +669,14 @@ func openPass(db *store.DB, engine *rules.Engine, starts []string, root, setting
 			return store.Pass{}, nil, nil, usageError{err}
 		}
 	}
-	seeds := make([]store.Task, 0, len(starts))
-	for _, s := range starts {
+	from := starts
+	if len(targets.roots) > 0 {
+		// A built site starts from its pages, not from its directory,
+		// which may well have no index.html.
+		from = targets.seeds
+	}
+	seeds := make([]store.Task, 0, len(from))
+	for _, s := range from {
 		u, _ := url.Parse(s)
 		d := engine.Decide(u)
 		action := d.Action
@@ -427,20 +685,25 @@ func openPass(db *store.DB, engine *rules.Engine, starts []string, root, setting
 		}
 		seeds = append(seeds, store.Task{URL: d.URL, Action: action.String()})
 	}
-	pass, err := db.BeginPass(store.Pass{StartURLs: starts, Root: root, Started: time.Now(), SettingsHash: settings}, seeds)
+	p := store.Pass{StartURLs: starts, Started: time.Now(), SettingsHash: settings}
+	if len(targets.roots) > 0 {
+		p.Root, p.Roots, p.RelativePaths = targets.roots[0], targets.roots, targets.relative
+	}
+	pass, err := db.BeginPass(p, seeds)
 	if err != nil {
 		return store.Pass{}, nil, nil, usageError{err}
 	}
 	return pass, seeds, nil, nil
 }
 
-// stopContexts returns stop, cancelled by the first SIGINT/SIGTERM or when
-// maxTime runs out, and hard, cancelled by a second signal.
+// stopContexts returns stop, cancelled by the first SIGINT, SIGTERM or
+// SIGHUP (a closed terminal or ssh session must not lose the last batch)
+// or when maxTime runs out, and hard, cancelled by a second signal.
 func stopContexts(ctx context.Context, maxTime time.Duration) (stop, hard context.Context, cleanup func()) {
 	stop, cancelStop := context.WithCancel(ctx)
 	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	var timer *time.Timer
 	if maxTime > 0 {
 		timer = time.AfterFunc(maxTime, cancelStop)
@@ -470,4 +733,13 @@ func stopContexts(ctx context.Context, maxTime time.Duration) (stop, hard contex
 		cancelStop()
 		cancelHard()
 	}
+}
+
+// thousands writes n with a comma every three digits: 1,902.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

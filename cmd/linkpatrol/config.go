@@ -66,6 +66,7 @@ func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
 	take("report-after", "report_after", func() {
 		o.reportAfter = report.Threshold{Failures: f.ReportAfter.Passes, Age: f.ReportAfter.Duration}
 	})
+	take("fail-on", "fail_on", func() { o.failOn = f.FailOn })
 	take("keep-passes", "keep_passes", func() { o.keepPasses = f.KeepPasses })
 	take("commit-batch", "commit_batch", func() { o.commitBatch = f.CommitBatch })
 	take("commit-every", "commit_every", func() { o.commitEvery = f.CommitEvery })

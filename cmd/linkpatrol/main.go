@@ -12,6 +12,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/linkpatrol/linkpatrol/report"
+	"github.com/linkpatrol/linkpatrol/store"
 )
 
 // version is stamped by the build (-ldflags "-X main.version=...").
@@ -23,7 +26,26 @@ const (
 	exitProblems = 1
 	exitUsage    = 2
 	exitStopped  = 3
+	// exitNothing: no start URL could be fetched and parsed (the site is
+	// down, refuses us, or the start URL is wrong), so nothing was
+	// checked. Distinct from 1 so that cron can tell "the site is down"
+	// from "some links are broken".
+	exitNothing = 4
 )
+
+// exitCode is what a finished report means for cron: an unfinished pass
+// first (resumable), then a pass that checked nothing, then broken links.
+func exitCode(rep *report.Report) int {
+	switch {
+	case rep.Pass.State != store.PassComplete:
+		return exitStopped
+	case rep.StartFailure != "":
+		return exitNothing
+	case rep.HasBroken():
+		return exitProblems
+	}
+	return exitOK
+}
 
 // usageError is an error that is the user's to fix: wrong flags, a bad
 // config, a database that cannot be used. It ends in exit code 2.
@@ -45,8 +67,21 @@ Usage:
   linkpatrol version
 
 Run 'linkpatrol COMMAND --help' for a command's flags.
-Exit codes: 0 no problems, 1 problems found, 2 usage/config/database error,
-3 stopped before the pass finished (run the same command again to resume).
+` + exitCodesHelp
+
+// exitCodesHelp is the exit code table of the help texts.
+const exitCodesHelp = `Exit codes:
+  0  no problems
+  1  problems found (broken links; --fail-on says which count)
+  2  usage, config or database error
+  3  stopped before the pass finished (signal, --max-time), or URLs of the
+     site held back by the server's Retry-After: run the same command again
+     to resume
+  4  no start URL could be fetched and parsed (the site is down, or refuses
+     us): nothing was checked
+Pages held back as suspected spider traps (--max-hops, --max-template-run,
+...) are listed in the report with the setting that lets them through; they
+do not change the exit code.
 `
 
 func main() {

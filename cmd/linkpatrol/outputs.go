@@ -44,6 +44,35 @@ func parseOutputs(outputs []string) ([]outputFile, error) {
 	return files, nil
 }
 
+// checkOutputs validates the -o values before anything runs, and refuses
+// a report file that is the database itself: writing it would silently
+// replace every pass with a report.
+func checkOutputs(outputs []string, db string) error {
+	files, err := parseOutputs(outputs)
+	if err != nil {
+		return err
+	}
+	for i, f := range files {
+		if sameFile(f.path, db) {
+			return fmt.Errorf("-o %s: that is the database (--db %s); write the report to another file", outputs[i], db)
+		}
+	}
+	return nil
+}
+
+// sameFile says whether a and b name one file: the same path, or (when
+// both exist) the same file through a link.
+func sameFile(a, b string) bool {
+	if aa, err := filepath.Abs(a); err == nil {
+		if bb, err := filepath.Abs(b); err == nil && aa == bb {
+			return true
+		}
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
 func parseOutput(o string) (outputFile, error) {
 	if name, path, ok := strings.Cut(o, ":"); ok && slices.Contains(report.Formats(), name) {
 		if path == "" {
@@ -62,12 +91,11 @@ func parseOutput(o string) (outputFile, error) {
 	return outputFile{path: o, format: format}, nil
 }
 
-// writeOutputs writes rep to every -o file, then to stdout.
+// writeOutputs writes rep to every -o file, then to stdout in format.
 //
-// format is the --format value, or "" when the flag was not given. Standard
-// output gets the report in format; with "" it gets text when there is no
-// -o, and nothing when there are -o files: asking for files moves the
-// report there, and --format asks for it on standard output as well.
+// An -o file adds an output, as LinkChecker's -F does: standard output
+// still gets the report (a cron job with -o still mails it), unless format
+// is "" (see stdoutFormat).
 //
 // Each file is written to a temporary file beside it and renamed over it,
 // so a reader (a web server, a CI step) never sees half a report and a
@@ -80,12 +108,9 @@ func writeOutputs(stdout io.Writer, rep *report.Report, format string, outputs [
 	}
 	var errs []error
 	for _, f := range files {
-		if err := writeAtomic(f.path, func(w io.Writer) error { return report.Write(w, rep, f.format) }); err != nil {
+		if err := writeAtomic(f.path, func(w io.Writer) error { return report.Write(w, rep.WrittenTo(f.path), f.format) }); err != nil {
 			errs = append(errs, err)
 		}
-	}
-	if format == "" && len(files) == 0 {
-		format = "text"
 	}
 	if format != "" {
 		if err := report.Write(stdout, rep, format); err != nil {
@@ -93,6 +118,16 @@ func writeOutputs(stdout io.Writer, rep *report.Report, format string, outputs [
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// stdoutFormat is the format of the report on standard output, or "" for
+// none: -q with -o files leaves standard output silent (the report is in
+// the files), and -q alone still prints it, since it would go nowhere.
+func stdoutFormat(format string, quiet bool, outputs []string) string {
+	if quiet && len(outputs) > 0 {
+		return ""
+	}
+	return format
 }
 
 // writeAtomic replaces path with what write produces, or leaves it alone.

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,35 +171,55 @@ func TestWriteOutputsEveryFormat(t *testing.T) {
 	}
 }
 
-func TestWriteOutputsStdout(t *testing.T) {
-	rep := brokenLinkReport(t)
+// -o adds an output (LinkChecker's -F convention): a cron job with -o still
+// mails the report, and only -q with -o makes standard output silent.
+func TestOutputFilesAddToStdout(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<a href="/gone">gone</a>`)
+	}))
+	t.Cleanup(srv.Close) // after the parallel subtests, not before them
 	for _, c := range []struct {
-		name    string
-		format  string
-		outputs bool
-		want    string // format on stdout, "" for nothing
+		name  string
+		flags []string
+		file  bool
+		want  string // what stdout starts with, "" for nothing
 	}{
-		{"no flags", "", false, "text"},
-		{"--format json", "json", false, "json"},
-		{"-o only", "", true, ""},
-		{"-o and --format", "markdown", true, "markdown"},
-		{"-o and --format text", "text", true, "text"},
+		{"no flags", nil, false, "linkpatrol pass"},
+		{"-o only", nil, true, "linkpatrol pass"},
+		{"-o and --format json", []string{"--format", "json"}, true, "{"},
+		{"-o and -q", []string{"-q"}, true, ""},
+		{"-q alone", []string{"-q"}, false, "linkpatrol pass"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var outputs []string
-			if c.outputs {
-				outputs = []string{filepath.Join(t.TempDir(), "r.csv")}
+			t.Parallel()
+			dir := t.TempDir()
+			args := append([]string{"check", "--db", filepath.Join(dir, "lp.db"), "--ignore-robots"}, c.flags...)
+			html := filepath.Join(dir, "report.html")
+			if c.file {
+				args = append(args, "-o", html)
 			}
-			var stdout bytes.Buffer
-			if err := writeOutputs(&stdout, rep, c.format, outputs); err != nil {
-				t.Fatal(err)
+			r := runBinary(t, append(args, srv.URL+"/")...)
+			if r.code != exitProblems {
+				t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
 			}
-			want := ""
-			if c.want != "" {
-				want = renderFormat(t, rep, c.want)
+			switch {
+			case c.want == "" && r.stdout != "":
+				t.Errorf("stdout = %q, want nothing", r.stdout)
+			case c.want != "" && !strings.HasPrefix(r.stdout, c.want):
+				t.Errorf("stdout = %q, want it to start with %q", r.stdout, c.want)
+			case c.want == "linkpatrol pass" && !strings.Contains(r.stdout, "/gone"):
+				t.Errorf("the report on stdout lacks the broken link:\n%s", r.stdout)
 			}
-			if stdout.String() != want {
-				t.Errorf("stdout = %q, want the %q report", stdout.String(), c.want)
+			if c.file {
+				if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), "<!DOCTYPE html>") {
+					t.Errorf("-o %s: %v, %.60q", html, err, b)
+				}
 			}
 		})
 	}

@@ -35,7 +35,7 @@ func (p *politeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&p.globalBandwidth, "global-bandwidth", "", "bytes per second read from all hosts together")
 	fs.Int64Var(&p.quotaRequests, "quota-requests", 0, "most requests to one of the site's hosts in a pass (0 = no quota)")
 	fs.StringVar(&p.quotaBytes, "quota-bytes", "", "most bytes read from one of the site's hosts in a pass, e.g. 2GB")
-	fs.StringVar(&p.maxPause, "max-pause", "", "longest Retry-After pause honoured; a longer one defers the host to the next pass (default 10m)")
+	fs.StringVar(&p.maxPause, "max-pause", "", "longest Retry-After pause waited for; a longer one holds back the URL that asked (the whole host when a second URL or robots.txt asks too) to a later run of the same command, which then exits 3 (default 10m)")
 	fs.StringVar(&p.crawlDelay, "crawl-delay", "", "minimum gap between requests to one of the site's hosts, e.g. 200ms")
 	fs.BoolVar(&p.ignoreRobots, "ignore-robots", false, "ignore robots.txt on the site's own hosts (never on others)")
 	fs.IntVar(&p.retries, "retries", 0, "retries of a URL after 429, 503, timeouts or connection errors")

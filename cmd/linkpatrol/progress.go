@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,21 +36,37 @@ const (
 	barWidth   = 20
 )
 
-// startProgress draws one live line on a terminal and nothing elsewhere, so
-// cron mail and CI logs hold only the report. The returned func erases the
-// line; call it before writing anything else to w.
-func startProgress(w io.Writer, src progressSource, quiet bool) (stop func()) {
+// stoppingLine replaces the progress line once a stop was asked for, so the
+// terminal shows a clean line (not the last frame drawn over the "^C" echo)
+// while the requests in flight finish.
+const stoppingLine = "\r\x1b[Kstopping: the requests in flight finish and everything done is saved (Ctrl-C again: at once)\n"
+
+// terminal returns w as a terminal to draw on, or nil: with quiet, or when
+// w is not a terminal (cron mail and CI logs hold only the report).
+func terminal(w io.Writer, quiet bool) *os.File {
 	f, ok := w.(*os.File)
 	if quiet || !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return f
+}
+
+// startProgress draws one live line on a terminal and nothing elsewhere.
+// When stopping is closed the line gives way to stoppingLine. The
+// returned func erases the line (it may be called more than once); call it
+// before writing anything else to w.
+func startProgress(w io.Writer, src progressSource, quiet bool, stopping <-chan struct{}) (stop func()) {
+	f := terminal(w, quiet)
+	if f == nil {
 		return func() {}
 	}
-	return drawProgress(f, src)
+	return drawProgress(f, src, stopping)
 }
 
 // drawProgress renders with mpb, which sizes the bar to the terminal,
 // truncates the text rather than wrapping it (a wrapped line could not be
 // redrawn in place) and erases it when the bar is dropped.
-func drawProgress(out *os.File, src progressSource) func() {
+func drawProgress(out *os.File, src progressSource, stopping <-chan struct{}) func() {
 	var line atomic.Pointer[progressLine]
 	line.Store(&progressLine{})
 
@@ -63,6 +80,10 @@ func drawProgress(out *os.File, src progressSource) func() {
 
 	done := make(chan struct{})
 	sampled := make(chan struct{})
+	erase := sync.OnceFunc(func() {
+		bar.Abort(true)
+		p.Wait()
+	})
 	go func() {
 		defer close(sampled)
 		var m progressMeter
@@ -78,16 +99,19 @@ func drawProgress(out *os.File, src progressSource) func() {
 			select {
 			case <-done:
 				return
+			case <-stopping:
+				erase()
+				io.WriteString(out, stoppingLine)
+				return
 			case <-tick.C:
 			}
 		}
 	}()
-	return func() {
+	return sync.OnceFunc(func() {
 		close(done)
 		<-sampled
-		bar.Abort(true)
-		p.Wait()
-	}
+		erase()
+	})
 }
 
 // progressLine is what one frame of the progress line says.

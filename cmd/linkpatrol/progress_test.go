@@ -2,9 +2,13 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"io"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +17,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
+	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
@@ -35,7 +40,7 @@ func TestProgressSilentOffTerminal(t *testing.T) {
 	src := fixedSource{progress: crawler.Progress{Done: 3, Queued: 4}}
 
 	var buf bytes.Buffer
-	startProgress(&buf, src, false)()
+	startProgress(&buf, src, false, nil)()
 	if buf.Len() != 0 {
 		t.Errorf("a buffer got %q", buf.String())
 	}
@@ -45,14 +50,14 @@ func TestProgressSilentOffTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	startProgress(f, src, false)()
+	startProgress(f, src, false, nil)()
 	if st, err := f.Stat(); err != nil || st.Size() != 0 {
 		t.Errorf("a regular file got %d bytes (%v)", st.Size(), err)
 	}
 
 	ptmx, tty := openPTY(t)
 	out := readTerminal(t, ptmx)
-	startProgress(tty, src, true)()
+	startProgress(tty, src, true, nil)()
 	// Nothing was drawn, so nothing arrives: prove it by writing a marker
 	// and seeing it come first.
 	if _, err := tty.WriteString("marker"); err != nil {
@@ -78,7 +83,7 @@ func TestProgressDrawsAndErasesOnTerminal(t *testing.T) {
 		},
 	}
 
-	stop := startProgress(tty, src, false)
+	stop := startProgress(tty, src, false, nil)
 	want := "30/100 URLs"
 	got := out.waitFor(t, func(s string) bool { return strings.Contains(s, "1 of 2 hosts waiting") })
 	stop()
@@ -103,7 +108,7 @@ func TestProgressTruncatesToNarrowTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := readTerminal(t, ptmx)
-	stop := startProgress(tty, progressOnly{crawler.Progress{Done: 123456, Queued: 654321, Pages: 99999}}, false)
+	stop := startProgress(tty, progressOnly{crawler.Progress{Done: 123456, Queued: 654321, Pages: 99999}}, false, nil)
 	got := out.waitFor(t, func(s string) bool { return strings.Contains(s, "…") })
 	stop()
 	for line := range strings.Lines(got) {
@@ -242,4 +247,60 @@ func (o *ptyOutput) waitFor(t *testing.T, cond func(string) bool) string {
 			t.Fatalf("the terminal never got what was expected; it got:\n%q", s)
 		}
 	}
+}
+
+// Ctrl-C on a terminal leaves a clean line: the progress line gives way to
+// one saying what happens now, and no frame is drawn after it; the next run
+// says it resumes, and how much was done.
+func TestInterruptOnTerminalLeavesACleanLine(t *testing.T) {
+	t.Parallel()
+	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 400, Latency: 20 * time.Millisecond, Seed: 2})
+	srv := httptest.NewServer(site)
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "tty.db")
+	args := []string{"check", "--db", db, "--ignore-robots", "--concurrency", "2", srv.URL + "/"}
+
+	ptmx, tty := openPTY(t)
+	if err := pty.Setsize(tty, &pty.Winsize{Rows: 24, Cols: 160}); err != nil {
+		t.Fatal(err)
+	}
+	out := readTerminal(t, ptmx)
+	cmd := exec.Command(binary, args...)
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, tty
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out.waitFor(t, func(s string) bool { return strings.Contains(s, " URLs ") })
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitStopped {
+		t.Fatalf("after Ctrl-C: %v, want exit %d", err, exitStopped)
+	}
+	line := strings.TrimSuffix(stoppingLine, "\n") // the terminal turns \n into \r\n
+	got := out.waitFor(t, func(s string) bool { return strings.Contains(s, line) })
+	if after := got[strings.LastIndex(got, line)+len(line):]; strings.Contains(after, "URLs") {
+		t.Errorf("a progress frame was drawn after the stopping line:\n%q", after)
+	}
+	if !strings.Contains(stdout.String(), "INCOMPLETE") || strings.Contains(stdout.String(), "No problems found.") {
+		t.Errorf("the report of the interrupted pass:\n%s", stdout.String())
+	}
+
+	ptmx2, tty2 := openPTY(t)
+	out2 := readTerminal(t, ptmx2)
+	cmd = exec.Command(binary, args...)
+	cmd.Stdout, cmd.Stderr = io.Discard, tty2
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out2.waitFor(t, func(s string) bool {
+		return regexp.MustCompile(`resuming pass 1: [0-9,]+ URLs already done\r?\n`).MatchString(s)
+	})
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
 }

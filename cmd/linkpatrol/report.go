@@ -20,12 +20,14 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	db := fs.String("db", defaultDB, "database `file` written by linkpatrol check")
 	format := fs.StringP("format", "f", "text", "report format: "+strings.Join(report.Formats(), ", "))
 	all := fs.Bool("all", false, "list every URL seen, not only problems")
-	passID := fs.Uint64("pass", 0, "render this pass (default: the newest)")
+	passID := fs.Uint64("pass", 0, "render this pass; only the newest can be (the database keeps each URL's latest result)")
 	var outputs []string
 	var reportAfter report.Threshold
-	fs.StringArrayVarP(&outputs, "output", "o", nil, "also write the report to `FILE`, format from its extension, or FORMAT:FILE (repeatable)")
+	fs.StringArrayVarP(&outputs, "output", "o", nil, "also write the report to `FILE`, format from its extension, or FORMAT:FILE (repeatable); standard output still gets it unless -q")
+	quiet := fs.BoolP("quiet", "q", false, "with -o, no report on standard output")
 	fs.Var(&reportAfter, "report-after", "leave out problems younger than this (36h, 2d) or seen in fewer passes (3)")
 	fragments := fs.Bool("check-fragments", false, "report links to page#frag where the page has no such anchor (the check must have stored anchors: check --check-fragments)")
+	failOnFlag := fs.String("fail-on", "broken", "which problems make the exit code 1: "+strings.Join(report.FailOnValues(), ", "))
 	onlyNew := fs.Bool("only-new", false, "only problems that are new since the previous complete pass (the exit code follows)")
 	fs.Usage = func() {
 		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol report [flags]\n\nFlags:\n%s", fs.FlagUsages())
@@ -39,45 +41,44 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	if fs.NArg() > 0 {
 		return exitUsage, usagef("report takes no arguments, got %q", fs.Args())
 	}
+	failOn, err := report.ParseFailOn(*failOnFlag)
+	if err != nil {
+		return exitUsage, usageError{err}
+	}
 	if !slices.Contains(report.Formats(), *format) {
 		return exitUsage, usagef("unknown format %q (choose from %s)", *format, strings.Join(report.Formats(), ", "))
 	}
-	if _, err := parseOutputs(outputs); err != nil {
+	if err := checkOutputs(outputs, *db); err != nil {
 		return exitUsage, usageError{err}
 	}
 	// A check holding the file must not make report hang: fail fast.
+	*db = existingDatabase(fs.Changed("db"), *db)
 	d, err := store.Open(*db, store.Options{ReadOnly: true, Timeout: 500 * time.Millisecond})
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
 	defer d.Close()
-	id := *passID
-	if id == 0 {
-		last, ok, err := d.LastPass()
-		if err != nil {
-			return exitUsage, usageError{err}
-		}
-		if !ok {
-			return exitUsage, usagef("%s holds no pass yet; run linkpatrol check first", *db)
-		}
-		id = last.ID
-	}
-	rep, err := report.Build(d, id, report.Options{All: *all, Now: time.Now(), ReportAfter: reportAfter, OnlyNew: *onlyNew, CheckFragments: *fragments})
+	last, ok, err := d.LastPass()
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
-	f := *format
-	if !fs.Changed("format") {
-		f = ""
+	if !ok {
+		return exitUsage, usagef("%s holds no pass yet; run linkpatrol check first", *db)
 	}
-	if err := writeOutputs(stdout, rep, f, outputs); err != nil {
+	id := last.ID
+	if *passID != 0 && *passID != id {
+		// Each URL keeps only its latest result, so an older pass would
+		// render as the few URLs no later pass met: an empty, clean pass
+		// that never was. Refuse rather than say that.
+		return exitUsage, usagef("cannot report pass %d: %s keeps each URL's latest result only, and pass %d (the newest) has replaced what pass %d found; run report without --pass, or keep the -o files of each run",
+			*passID, *db, id, *passID)
+	}
+	rep, err := report.Build(d, id, report.Options{All: *all, Now: time.Now(), ReportAfter: reportAfter, OnlyNew: *onlyNew, CheckFragments: *fragments, FailOn: failOn})
+	if err != nil {
+		return exitUsage, usageError{err}
+	}
+	if err := writeOutputs(stdout, rep, stdoutFormat(*format, *quiet, outputs), outputs); err != nil {
 		return exitUsage, fmt.Errorf("write report: %w", err)
 	}
-	switch {
-	case rep.Pass.State != store.PassComplete:
-		return exitStopped, nil // as check said: the pass is not finished
-	case rep.HasBroken():
-		return exitProblems, nil
-	}
-	return exitOK, nil
+	return exitCode(rep), nil // as check said
 }

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The night the whole site is down looks like a bad night: the report's
+// first line says nothing could be checked and why, and the exit code is 4,
+// for check and for report alike (issue 12 §1).
+func TestSiteDownIsNeverACleanNight(t *testing.T) {
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down", http.StatusInternalServerError)
+	}))
+	defer down.Close()
+	tlsFail, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tlsFail.Close()
+	go func() {
+		for {
+			c, err := tlsFail.Accept()
+			if err != nil {
+				return
+			}
+			c.Read(make([]byte, 512))
+			c.Write([]byte{0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x28}) // alert: handshake_failure
+			c.Close()
+		}
+	}()
+	for _, tt := range []struct {
+		name, start, cause string
+	}{
+		{"500 everywhere", down.URL + "/", "robots.txt answered 500: the host is failing"},
+		{"TLS handshake failure", "https://" + tlsFail.Addr().String() + "/", "TLS handshake failed"},
+		{"invalid host", "http://localhost]/", "invalid host"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "lp.db")
+			r := runBinary(t, "check", "--db", db, "--all", tt.start)
+			first, _, _ := strings.Cut(r.stdout, "\n\n")
+			first = strings.Join(strings.Fields(first), " ")
+			if r.code != exitNothing || !strings.HasPrefix(first, "FAILED: no start URL could be fetched") || !strings.Contains(first, tt.cause) {
+				t.Errorf("exit %d, first paragraph %q; want 4 and the cause %q\n%s", r.code, first, tt.cause, r.stderr)
+			}
+			if strings.Contains(r.stdout, "Skipped (") {
+				t.Errorf("a failing host's URLs must not be skipped:\n%s", r.stdout)
+			}
+			if again := runBinary(t, "report", "--db", db); again.code != exitNothing {
+				t.Errorf("report: exit %d, want 4", again.code)
+			}
+		})
+	}
+}
+
+// One URL answering 429 Retry-After holds back that URL alone: the site's
+// broken links are all found, the report's first line says the pass is not
+// finished, the exit code is 3, a run before the pause is over asks nothing
+// again, and the same command finishes the pass once it is (issue 12 §2).
+// --max-pause 1s and a Retry-After of 2 s keep the test short.
+func TestRetryAfterDefersOneURLToTheNextRun(t *testing.T) {
+	var slow atomic.Int32
+	var refusedAt atomic.Int64 // when /slow asked for its pause, UnixNano
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt", "/gone":
+			http.NotFound(w, r)
+		case "/slow":
+			if slow.Add(1) == 1 {
+				refusedAt.Store(time.Now().UnixNano())
+				w.Header().Set("Retry-After", "2")
+				http.Error(w, "too many", http.StatusTooManyRequests)
+				return
+			}
+			fmt.Fprint(w, "<p>fine now")
+		default:
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, `<a href="/slow">slow</a> <a href="/a">a</a> <a href="/gone">gone</a>`)
+		}
+	}))
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "lp.db")
+	args := []string{"check", "--db", db, "--max-pause", "1s", srv.URL + "/"}
+
+	r := runBinary(t, args...)
+	first, _, _ := strings.Cut(r.stdout, "\n\n")
+	first = strings.Join(strings.Fields(first), " ")
+	if r.code != exitStopped || !strings.HasPrefix(first, "INCOMPLETE: 1 URL of the site held back") {
+		t.Fatalf("exit %d, first paragraph %q; want 3 and the held URL named\n%s%s", r.code, first, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, srv.URL+"/gone") || !strings.Contains(r.stdout, "rate-limited") {
+		t.Errorf("want the broken link found and the held URL listed as rate-limited:\n%s", r.stdout)
+	}
+
+	// While more than --max-pause of the pause is left, a run holds the
+	// URL again without a request.
+	refused := time.Unix(0, refusedAt.Load())
+	if time.Until(refused.Add(time.Second)) > 0 {
+		if r := runBinary(t, args...); r.code != exitStopped || slow.Load() != 1 {
+			t.Errorf("run during the pause: exit %d, /slow requested %d times; want 3 and 1\n%s", r.code, slow.Load(), r.stdout)
+		}
+	}
+
+	// Once no more than --max-pause is left (with a margin for the answer
+	// to reach the client), the same command waits out the rest and
+	// finishes the pass. The condition is the clock itself.
+	<-time.After(time.Until(refused.Add(1200 * time.Millisecond)))
+	r = runBinary(t, args...)
+	if r.code != exitProblems || strings.Contains(r.stdout, "INCOMPLETE") || strings.Contains(r.stdout, "rate-limited") {
+		t.Errorf("continued pass: exit %d, want 1 (the broken link) and no held URL\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if n := slow.Load(); n != 2 {
+		t.Errorf("/slow requested %d times, want 2: once refused, once after its pause", n)
+	}
+}

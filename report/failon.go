@@ -1,0 +1,137 @@
+package report
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// FailOn says which of the listed problems make the exit code 1, so that a
+// CI job can fail on the site's own links while third-party rot is
+// reported but not fatal.
+type FailOn string
+
+const (
+	// FailBroken: broken links and missing fragments (the default).
+	FailBroken FailOn = "broken"
+	// FailInternal: only broken links to the site's own hosts (or, for a
+	// directory, its files) and missing fragments.
+	FailInternal FailOn = "internal"
+	// FailAny: every problem, transient and unverifiable included.
+	FailAny FailOn = "any"
+	// FailNever: the exit code says only whether the pass finished.
+	FailNever FailOn = "never"
+)
+
+// FailOnValues lists the accepted values, for help and errors.
+func FailOnValues() []string {
+	return []string{string(FailBroken), string(FailInternal), string(FailAny), string(FailNever)}
+}
+
+// ParseFailOn reads a --fail-on value; "" is the default.
+func ParseFailOn(s string) (FailOn, error) {
+	switch f := FailOn(strings.TrimSpace(s)); f {
+	case "":
+		return FailBroken, nil
+	case FailBroken, FailInternal, FailAny, FailNever:
+		return f, nil
+	}
+	return "", fmt.Errorf("fail-on %q: want one of %s", s, strings.Join(FailOnValues(), ", "))
+}
+
+// HasBroken reports whether what the report lists makes the exit code 1,
+// by Options.FailOn. It follows OnlyNew and ReportAfter, so a cron job can
+// fail only on what it shows. Permanent redirects never count.
+func (r *Report) HasBroken() bool {
+	on := r.Options.FailOn
+	if on == FailNever {
+		return false
+	}
+	for _, e := range r.Entries {
+		switch {
+		case on == FailAny && e.Record.Verdict.Problem():
+			return true
+		case e.Record.Verdict != store.VerdictBroken:
+		case on != FailInternal || r.Internal(e.Record.URL):
+			return true
+		}
+	}
+	for _, m := range r.Fragments {
+		if on != FailInternal || r.Internal(m.URL) {
+			return true
+		}
+	}
+	return false
+}
+
+// Internal says whether u belongs to the site checked: a file of the
+// directory, or a URL on the host of a start URL (host aliases are folded
+// into the start host before URLs are stored).
+func (r *Report) Internal(u string) bool {
+	if r.Pass.Root != "" {
+		return strings.HasPrefix(u, "file:")
+	}
+	pu, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	for _, s := range r.Pass.StartURLs {
+		if su, err := url.Parse(s); err == nil && strings.EqualFold(su.Host, pu.Host) {
+			return true
+		}
+	}
+	return false
+}
+
+// failHelp says which entries of a section make the exit code 1, or "".
+func (r *Report) failHelp(v store.Verdict) string {
+	switch r.Options.FailOn {
+	case FailNever:
+		return ""
+	case FailAny:
+		return "these make the exit code 1"
+	case FailInternal:
+		if v == store.VerdictBroken {
+			return "those on the site make the exit code 1"
+		}
+		return ""
+	}
+	if v == store.VerdictBroken {
+		return "these make the exit code 1"
+	}
+	return ""
+}
+
+// SectionHelp says in a few words what a section means and whether it
+// fails the run, or "".
+func (r *Report) SectionHelp(v store.Verdict) string {
+	var what string
+	switch v {
+	case store.VerdictBroken:
+		what = "dead links"
+	case store.VerdictTransient:
+		what = "server errors and timeouts; they may work next time"
+	case store.VerdictUnverifiable:
+		what = "the server would not let a robot look"
+	case store.VerdictSkipped:
+		return "not checked on purpose"
+	default:
+		return ""
+	}
+	if f := r.failHelp(v); f != "" {
+		return what + "; " + f
+	}
+	return what
+}
+
+// FragmentHelp says what the missing fragments are and whether they fail
+// the run.
+func (r *Report) FragmentHelp() string {
+	const what = "the page exists but has no element with this id or name"
+	if f := r.failHelp(store.VerdictBroken); f != "" {
+		return what + "; " + f
+	}
+	return what
+}
