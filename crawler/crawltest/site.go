@@ -46,6 +46,14 @@ type SiteOptions struct {
 	// answers a matching If-None-Match with 304 and no body, as a static
 	// web server does.
 	ETags bool
+	// RedirectEvery gives every k-th page a link to /r/{n}, which answers
+	// 301 with the Location of page n, a page other links reach directly
+	// too: a checker must request each of the two URLs once. 0: none.
+	RedirectEvery int
+	// RelNav puts <link rel="prev"> and <link rel="next"> to the
+	// neighbouring pages in every page's head, as Sphinx and DocBook do:
+	// pages reached first that way must still be parsed.
+	RelNav bool
 }
 
 const (
@@ -136,6 +144,9 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.write(w, r, http.StatusOK, "text/css; charset=utf-8", []byte(siteCSS))
 	case path == jsPath:
 		s.write(w, r, http.StatusOK, "text/javascript; charset=utf-8", []byte(siteJS))
+	case s.redirectIndex(path) >= 0:
+		w.Header().Set("Location", pagePath(s.redirectIndex(path)))
+		w.WriteHeader(http.StatusMovedPermanently)
 	case path == "/robots.txt":
 		s.write(w, r, http.StatusOK, "text/plain; charset=utf-8", []byte("User-agent: *\nAllow: /\n"))
 	default:
@@ -210,6 +221,24 @@ func (s *Site) imageIndex(path string) int {
 		return -1
 	}
 	return k
+}
+
+func redirectPath(k int) string { return "/r/" + strconv.Itoa(k) }
+
+// redirectIndex is n for /r/{n} of a page, -1 otherwise.
+func (s *Site) redirectIndex(path string) int {
+	if s.opt.RedirectEvery <= 0 {
+		return -1
+	}
+	num, ok := strings.CutPrefix(path, "/r/")
+	if !ok {
+		return -1
+	}
+	n, ok := canonicalIndex(num)
+	if !ok || n >= s.opt.Pages {
+		return -1
+	}
+	return n
 }
 
 func missingPath(k int) string { return "/missing/" + strconv.Itoa(k) + ".html" }
