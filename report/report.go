@@ -101,6 +101,7 @@ type Summary struct {
 	Transient    int
 	Unverifiable int
 	Skipped      int
+	Traps        int // of Skipped, pages held back as suspected spider traps
 	Suppressed   int // problems hidden by ReportAfter
 	// Reused counts results carried over from an earlier pass without a
 	// request (younger than their recheck interval); ReusedFrom are the
@@ -255,6 +256,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			s.Unverifiable++
 		case store.VerdictSkipped:
 			s.Skipped++
+			if rec.Error == "trap" {
+				s.Traps++
+			}
 		}
 		if !opt.OnlyNew && permanentlyMoved(rec) {
 			moved[rec.URL] = &Entry{Record: *rec}
