@@ -56,7 +56,13 @@ type Config struct {
 	Recheck       rules.Recheck // how long a result stays fresh, per verdict; zero = always fetch
 	RulesRecheck  bool          // some rule sets its own recheck interval
 	Ghost         time.Duration // a failing page good within this still has its old links followed
-	Root          string        // directory served under file:/// for a check of a built site
+	// Roots are the absolute directories checked as built sites; their
+	// files are the file: URLs of their absolute paths (see local.go).
+	Roots []string
+	// BaseURL, with Roots, is where the sites are published: absolute links
+	// under it are the directory's files. Nil: they are served at the root
+	// of a host, so only relative and root-relative links are theirs.
+	BaseURL *url.URL
 	// Throttle keeps every host's politeness; nil means none beyond PerHost.
 	Throttle *throttle.Throttle
 	// HostSettings are the throttle settings of a host, for the crawler's
@@ -128,6 +134,7 @@ type Crawler struct {
 	client *http.Client
 	tr     http.RoundTripper
 	stats  counters
+	sites  []*site // the directories of Config.Roots
 	// robotsOnce makes concurrent askers of one host's robots.txt share a fetch.
 	robotsOnce singleflight.Group
 	// robotsTries counts, per host, the robots.txt fetches the throttle
@@ -177,6 +184,7 @@ func New(cfg Config, decider Decider, st Store) *Crawler {
 		tr = newTransport(cfg)
 	}
 	return &Crawler{
+		sites: newSites(cfg.Roots, cfg.BaseURL),
 		cfg:   cfg,
 		rules: decider,
 		store: st,
@@ -240,6 +248,10 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 	if err := c.loadHostState(pass.ID); err != nil {
 		return Outcome{}, fmt.Errorf("load host state: %w", err)
 	}
+	if err := c.openSites(); err != nil {
+		return Outcome{}, err
+	}
+	defer c.closeSites()
 	probes := make(chan task)
 	for range c.cfg.Concurrency {
 		g.Go(func() error {
@@ -263,6 +275,9 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 					o = c.processSitemap(fetchCtx, pass, t)
 				default:
 					o = c.process(fetchCtx, pass, t)
+					// A start URL, or a file of a checked directory: the
+					// report tells these from pages reached by links.
+					o.result.Record.Seed = t.Depth == 0
 				}
 				select {
 				case outcomes <- o:
@@ -394,10 +409,13 @@ func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.
 // frontier and are done again on resume.
 var errStopped = errors.New("stopped")
 
-// Hosts is the throttle's view of every host, for a status page or summary.
+// Hosts is the throttle's view of every host, for a status page or summary,
+// and a row for each checked directory (keyed by its path: what was read
+// from it, with no waiting).
 func (c *Crawler) Hosts() []throttle.HostStats {
-	if c.cfg.Throttle == nil {
-		return nil
+	var hs []throttle.HostStats
+	if c.cfg.Throttle != nil {
+		hs = c.cfg.Throttle.Stats()
 	}
-	return c.cfg.Throttle.Stats()
+	return append(hs, c.localStats()...)
 }

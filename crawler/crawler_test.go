@@ -448,15 +448,16 @@ func TestDirectoryServedAsStaticHost(t *testing.T) {
 	write("index.html", "<a href=\"about/\">about</a>\n<a href=\"/nowhere.html\">x</a>\n<a href=\"/empty/\">dir without index</a>")
 	write("about/index.html", "<a href=\"../index.html\">home</a>")
 	write("empty/readme.txt", "no index here")
-	r := runPass(t, crawler.Config{Root: dir}, "file:///")
+	root := crawler.DirURL(dir)
+	r := runPass(t, crawler.Config{Roots: []string{dir}}, root)
 	for u, v := range map[string]store.Verdict{
-		"file:///":             store.VerdictOK,
-		"file:///about/":       store.VerdictOK,
-		"file:///nowhere.html": store.VerdictBroken,
-		"file:///empty/":       store.VerdictBroken,
+		"":             store.VerdictOK,
+		"about/":       store.VerdictOK,
+		"nowhere.html": store.VerdictBroken,
+		"empty/":       store.VerdictBroken,
 	} {
-		if got := r.records[u].Verdict; got != v {
-			t.Errorf("%s: %s, want %s (%+v)", u, got, v, r.records[u])
+		if got := r.records[root+u].Verdict; got != v {
+			t.Errorf("%s: %s, want %s (%+v)", u, got, v, r.records[root+u])
 		}
 	}
 }
@@ -502,7 +503,8 @@ func TestDirectoryPageParsedOnce(t *testing.T) {
 	if err := mkdirWrite(filepath.Join(dir, "sub", "index.html"), "<a href=\"../missing.html\">x</a>"); err != nil {
 		t.Fatal(err)
 	}
-	r := runPass(t, crawler.Config{Root: dir}, "file:///")
+	root := crawler.DirURL(dir)
+	r := runPass(t, crawler.Config{Roots: []string{dir}}, root)
 	var parsed []string
 	err := r.db.PageLinks(r.pass.ID, func(p *store.URLRecord, links []store.Link) error {
 		for _, l := range links {
@@ -516,7 +518,7 @@ func TestDirectoryPageParsedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(parsed)
-	if want := []string{"file:///", "file:///sub/"}; !slices.Equal(parsed, want) {
+	if want := []string{root, root + "sub/"}; !slices.Equal(parsed, want) {
 		t.Errorf("pages that link missing.html: %v, want %v (each page once)", parsed, want)
 	}
 	if rec, ok := r.records["http://"+strings.TrimPrefix(ext.URL, "http://")+"/cdn.js"]; ok {

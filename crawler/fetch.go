@@ -38,9 +38,6 @@ func newTransport(cfg Config) *http.Transport {
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: 256 << 10,
 	}
-	if cfg.Root != "" {
-		tr.RegisterProtocol("file", newFileTransport(cfg.Root))
-	}
 	return tr
 }
 
@@ -236,8 +233,9 @@ type fetched struct {
 	hop
 	finalURL  string
 	redirects []store.Hop
-	errClass  string // set when the chain itself failed: loop, too many, bad Location, robots
+	errClass  string // set when the chain itself failed: loop, too many, bad Location, robots; or why a file could not be read
 	skipped   bool   // the chain stopped on purpose (robots), not broken
+	local     bool   // read from a checked directory: no status, ok unless errClass says why not
 	// verdict is that of a chain that failed (errClass) when it is not
 	// broken: a hop to a host whose robots.txt could not be read is
 	// transient. note says more for a person.
@@ -436,9 +434,14 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	if hadPrev && prev.Parsed && prev.Verdict == store.VerdictOK && !c.needsAnchors(prev) {
 		conditional = prevp
 	}
-	f := c.fetch(hardCtx, t, conditional, nil)
-	if c.settle(ctx, hardCtx, &f, &o) {
-		return o
+	var f fetched
+	if _, _, local := c.siteOf(t.URL); local {
+		f = c.readLocal(t)
+	} else {
+		f = c.fetch(hardCtx, t, conditional, nil)
+		if c.settle(ctx, hardCtx, &f, &o) {
+			return o
+		}
 	}
 	if errors.Is(f.err, throttle.ErrDeferred) && len(f.redirects) == 0 {
 		// GET after a refused HEAD is held back by a server's pause.
@@ -459,12 +462,23 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	}
 	c.upgrade(hardCtx, t, t.URL, &f)
 	rec := c.fetchedRecord(pass, t, f, now)
+	if f.local && f.finalURL != t.URL && rec.Verdict == store.VerdictOK {
+		// A directory linked without its slash: a static host answers
+		// with dir/, against which its links resolve. The page is parsed
+		// there, once.
+		if fu, err := url.Parse(f.finalURL); err == nil {
+			if d := c.rules.Decide(fu); d.Action == rules.Parse {
+				o.found = append(o.found, target{url: d.URL, action: rules.Parse, rule: d.Rule})
+			}
+		}
+	}
 	if c.parseInto(&rec, &o.result, &o.found, f) && t.Action != rules.Parse.String() {
 		rec.Action = rules.Parse.String()
 	}
-	if !rec.Parsed && hadPrev && prev.Parsed && rec.Verdict.Problem() && c.ghost(prev, now) {
+	if !rec.Parsed && hadPrev && prev.Parsed && rec.Verdict.Problem() && !f.local && c.ghost(prev, now) {
 		// A page good recently is failing: follow its old links anyway so
-		// one broken index page does not hide the rest of the site.
+		// one broken index page does not hide the rest of the site. (Not
+		// a file: a missing one is gone, not failing for a while.)
 		rec.Parsed = true
 		rec.Note = "ghost: following its links from " + prev.LastGood.Format("2006-01-02")
 		o.found = c.storedTargets(t.URL)
@@ -694,6 +708,8 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 		if f.verdict != "" {
 			rec.Verdict = f.verdict
 		}
+	case f.local:
+		rec.Verdict = store.VerdictOK
 	case f.err != nil:
 		rec.Verdict, rec.Error = classifyError(f.err)
 	default:

@@ -28,19 +28,21 @@ func TestRedirectToFileNeverFollowed(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "secret.html"), []byte("<a href=\"/leaked\">x</a>"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	secret := crawler.DirURL(dir) + "secret.html"
 	ext := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "file:///secret.html", http.StatusFound)
+		http.Redirect(w, r, secret, http.StatusFound)
 	}))
 	defer ext.Close()
 	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte(`<a href="`+ext.URL+`/go">go</a>`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, root := range []string{dir, ""} {
-		start := "file:///"
+		start := crawler.DirURL(dir)
+		cfg := crawler.Config{Roots: []string{root}}
 		if root == "" {
-			start = ext.URL + "/start"
+			start, cfg = ext.URL+"/start", crawler.Config{}
 		}
-		r := runPass(t, crawler.Config{Root: root}, start)
+		r := runPass(t, cfg, start)
 		u := ext.URL + "/go"
 		if root == "" {
 			u = start
@@ -49,7 +51,7 @@ func TestRedirectToFileNeverFollowed(t *testing.T) {
 		if rec.Verdict != store.VerdictBroken || rec.Error != "redirect to file:" {
 			t.Errorf("root %q: %s is %s %q, want broken \"redirect to file:\"", root, u, rec.Verdict, rec.Error)
 		}
-		if _, ok := r.records["file:///secret.html"]; ok {
+		if _, ok := r.records[secret]; ok {
 			t.Errorf("root %q: the redirect target was recorded", root)
 		}
 	}

@@ -26,12 +26,17 @@ func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) (
 		ids = anchors(p.IDs)
 	}
 	base := page
+	s, _, local := c.siteOf(page.String())
+	if local {
+		base = s.publishedURL(page)
+	}
 	if p.Base != "" {
-		if b, err := rules.Resolve(page, p.Base); err == nil {
+		if b, err := rules.Resolve(base, p.Base); err == nil {
 			base = b
 		}
 	}
 	col := newRefs(c, base, len(p.Links), true)
+	col.site = s
 	for _, l := range p.Links {
 		ref := l.URL
 		if base.Scheme == "file" && strings.HasPrefix(strings.TrimLeft(ref, " \t\n\r\f"), "//") {
@@ -73,6 +78,9 @@ type refs struct {
 	links  []store.Link
 	found  []target
 	seen   map[string]struct{}
+	// site, for a page of a checked directory, maps the links that lie on
+	// its published site back to its files.
+	site *site
 }
 
 func newRefs(c *Crawler, base *url.URL, n int, follow bool) *refs {
@@ -89,7 +97,13 @@ func (r *refs) add(ref string, link store.Link, resource, sitemap bool) {
 		r.invalid(link, ref, "invalid URL")
 		return
 	}
-	if u.Scheme == "file" && r.base.Scheme != "file" {
+	if r.site != nil {
+		if rules.Scheme(ref) == "file" {
+			r.outside(link, u)
+			return
+		}
+		u = r.site.local(u)
+	} else if u.Scheme == "file" && r.base.Scheme != "file" {
 		r.invalid(link, u.String(), errFileOnWeb)
 		return
 	}
@@ -115,6 +129,23 @@ func (r *refs) add(ref string, link store.Link, resource, sitemap bool) {
 	r.c.robotsVerdict(&tg, u)
 	r.found = append(r.found, tg)
 }
+
+// outside records a file: URL written in a page of a checked directory. It
+// is not a file of the site, whatever path it names: on the deployed site it
+// points at the visitor's own disk, which no visitor can follow. It is
+// skipped with that reason, never read and never mapped into the directory
+// (where file:///usr/share/doc/x.html would become a false "no such file").
+func (r *refs) outside(link store.Link, u *url.URL) {
+	link.URL, link.Fragment = clip(rules.Canonicalize(u).String()), u.Fragment
+	r.links = append(r.links, link)
+	if _, dup := r.seen[link.URL]; !dup && r.follow {
+		r.seen[link.URL] = struct{}{}
+		r.found = append(r.found, target{url: link.URL, action: rules.Skip, rule: fileLinkRule})
+	}
+}
+
+// fileLinkRule is the reason a file: link of a checked directory is skipped.
+const fileLinkRule = "a file: URL is not part of the site (on the web it points at the visitor's own disk)"
 
 // errFileOnWeb is the error of a file: link on a web page: it names a file
 // on the author's disk, which no visitor can follow.

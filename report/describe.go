@@ -132,8 +132,12 @@ func formatDuration(d time.Duration) string {
 
 // Target names what the pass checked: the directory, or the start URLs.
 func (r *Report) Target() string {
-	if r.Pass.Root != "" {
-		return r.relative(r.Pass.Root)
+	if dirs := r.Pass.Dirs(); len(dirs) > 0 {
+		shown := make([]string, len(dirs))
+		for i, d := range dirs {
+			shown[i] = r.relative(d)
+		}
+		return strings.Join(shown, " ")
 	}
 	switch n := len(r.Pass.StartURLs); n {
 	case 0:
@@ -175,6 +179,31 @@ func (r *Report) Counts() string {
 	}
 	fmt.Fprintf(&b, "; took %s.", formatDuration(s.Elapsed))
 	return b.String()
+}
+
+// SeedLine says, for a check of a directory, which URLs the pass started
+// from (its pages found on disk) and which it reached by links, naming the
+// pages no other page links to; "" otherwise.
+func (r *Report) SeedLine() string {
+	if len(r.Pass.Dirs()) == 0 {
+		return ""
+	}
+	s := r.Summary
+	line := fmt.Sprintf("Started from %s found on disk; %d more %s reached by links.",
+		plural(s.Seeds, "HTML file", "HTML files"), s.URLs-s.Seeds, map[bool]string{true: "URL", false: "URLs"}[s.URLs-s.Seeds == 1])
+	if s.Orphans == 0 {
+		return line
+	}
+	const named = 5
+	shown := make([]string, 0, named)
+	for _, u := range r.Orphans[:min(named, len(r.Orphans))] {
+		shown = append(shown, r.Location(u))
+	}
+	more := ""
+	if s.Orphans > named {
+		more = fmt.Sprintf(" and %d more", s.Orphans-named)
+	}
+	return line + fmt.Sprintf(" Linked from no other page: %s%s.", strings.Join(shown, ", "), more)
 }
 
 // ReuseLine says which results were carried over from earlier passes

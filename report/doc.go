@@ -41,9 +41,11 @@
 // "sitemap"; the URLs it listed name it, and the line of their <loc>, as
 // their referrer.
 //
-// For a check of a directory (Pass.Root set), file:// URLs are shown as
-// paths below the working directory (site/about/index.html:12), which is
-// also what GitHub annotations and SARIF point at.
+// For a check of a directory (Pass.Roots set), file:// URLs are shown as
+// the paths of their files, resolved inside the directory (store.LocalFile):
+// relative to the working directory when the directory was given as a
+// relative path (site/about/index.html:12), absolute when it was given as
+// one. GitHub annotations and SARIF point at the same paths.
 //
 // What changed is measured against the newest complete pass before this one
 // (Report.Previous), using the PrevVerdict/PrevPass every record carries:

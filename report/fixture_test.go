@@ -130,17 +130,17 @@ func webHistory() []fixturePass {
 // dirHistory is one check of a built site on disk, stopped half way.
 func dirHistory() []fixturePass {
 	return []fixturePass{{
-		pass: store.Pass{StartURLs: []string{"file:///"}, Root: "/work/site", State: store.PassStopped, Started: night2, Elapsed: 90 * time.Second},
+		pass: store.Pass{StartURLs: []string{"file:///work/site/"}, Root: "/work/site", Roots: []string{"/work/site"}, RelativePaths: true, State: store.PassStopped, Started: night2, Elapsed: 90 * time.Second},
 		results: []store.Result{
-			page("file:///",
-				link("file:///about/", 5),
-				link("file:///about/team.html", 6),
-				store.Link{URL: "file:///img/logo%20big.png", Line: 8, Tag: "img", Attr: "src"},
+			page("file:///work/site/",
+				link("file:///work/site/about/", 5),
+				link("file:///work/site/about/team.html", 6),
+				store.Link{URL: "file:///work/site/img/logo%20big.png", Line: 8, Tag: "img", Attr: "src"},
 				link("https://example.org/gone", 9),
 			),
-			page("file:///about/", link("file:///about/team.html", 12), store.Link{URL: "file:///", Fragment: "top", Line: 40, Tag: "a", Attr: "href"}),
-			target(store.URLRecord{URL: "file:///about/team.html", Verdict: store.VerdictBroken, Status: 404, FirstSeen: night2, FirstBroken: night2, Failures: 1}),
-			target(store.URLRecord{URL: "file:///img/logo%20big.png", Verdict: store.VerdictBroken, Status: 404, FirstSeen: night2, FirstBroken: night2, Failures: 1}),
+			page("file:///work/site/about/", link("file:///work/site/about/team.html", 12), store.Link{URL: "file:///work/site/", Fragment: "top", Line: 40, Tag: "a", Attr: "href"}),
+			target(store.URLRecord{URL: "file:///work/site/about/team.html", Verdict: store.VerdictBroken, Status: 404, FirstSeen: night2, FirstBroken: night2, Failures: 1}),
+			target(store.URLRecord{URL: "file:///work/site/img/logo%20big.png", Verdict: store.VerdictBroken, Status: 404, FirstSeen: night2, FirstBroken: night2, Failures: 1}),
 			target(store.URLRecord{URL: "https://example.org/gone", Verdict: store.VerdictBroken, Status: 404, FirstSeen: night2, FirstBroken: night2, Failures: 1}),
 		},
 	}}

@@ -105,8 +105,8 @@ func TestJSONSchema(t *testing.T) {
 		t.Errorf("unfinished pass: %v, changes %v", pass, doc["changes"])
 	}
 	ref = doc["urls"].([]any)[0].(map[string]any)["referrers"].([]any)[0].(map[string]any)
-	if ref["file"] != "site/index.html" || ref["page"] != "file:///" {
-		t.Errorf("directory referrer = %v, want page file:/// and file site/index.html", ref)
+	if ref["file"] != "site/index.html" || ref["page"] != "file:///work/site/" {
+		t.Errorf("directory referrer = %v, want page file:///work/site/ and file site/index.html", ref)
 	}
 }
 

@@ -44,6 +44,7 @@ type jsonPass struct {
 	StartURLs      []string   `json:"start_urls"`
 	State          string     `json:"state"`
 	Root           string     `json:"root,omitempty"`
+	Roots          []string   `json:"roots,omitempty"`
 	ElapsedSeconds float64    `json:"elapsed_seconds"`
 	// Deferred counts the URLs of the site held back to a later run by a
 	// server's pause (the pass is then not complete).
@@ -75,6 +76,10 @@ type jsonSummary struct {
 	Listed string `json:"listed"`
 	// MissingFragments is present only when fragments were checked.
 	MissingFragments *int `json:"missing_fragments,omitempty"`
+	// Seeds are the URLs the pass started from, the rest were reached by
+	// links; Orphans are started-from pages no other page links to.
+	Seeds   int      `json:"seeds"`
+	Orphans []string `json:"orphans,omitempty"`
 }
 
 type jsonURL struct {
@@ -95,6 +100,8 @@ type jsonURL struct {
 	Change      Change        `json:"change,omitempty"`
 	PrevVerdict store.Verdict `json:"prev_verdict,omitempty"`
 	Redirects   []store.Hop   `json:"redirects,omitempty"`
+	// Seed: the pass started from this URL rather than reaching it by a link.
+	Seed bool `json:"seed,omitempty"`
 	// ReusedFrom is the pass whose result this entry carries over without
 	// a request, and CheckedAt when that pass fetched it.
 	ReusedFrom uint64     `json:"reused_from,omitempty"`
@@ -129,6 +136,7 @@ func writeJSON(w io.Writer, r *Report) error {
 			StartURLs:      r.Pass.StartURLs,
 			State:          string(r.Pass.State),
 			Root:           r.Pass.Root,
+			Roots:          r.Pass.Roots,
 			ElapsedSeconds: seconds(s.Elapsed),
 			Deferred:       r.Pass.Deferred,
 			StartFailure:   r.StartFailure,
@@ -137,10 +145,13 @@ func writeJSON(w io.Writer, r *Report) error {
 			Pages: s.Pages, Links: s.Links, URLs: s.URLs,
 			Broken: s.Broken, Skipped: s.Skipped, Transient: s.Transient, Unverifiable: s.Unverifiable,
 			OK: s.OK, Suppressed: s.Suppressed, ElapsedSeconds: seconds(s.Elapsed),
-			Reused: s.Reused, ReusedFrom: s.ReusedFrom, PermanentRedirects: s.Moved,
+			Reused: s.Reused, ReusedFrom: s.ReusedFrom, PermanentRedirects: s.Moved, Seeds: s.Seeds,
 			Listed: "problems",
 		},
 		URLs: make([]jsonURL, 0, len(r.Entries)),
+	}
+	for _, u := range r.Orphans {
+		out.Summary.Orphans = append(out.Summary.Orphans, r.Location(u))
 	}
 	if out.Pass.StartURLs == nil {
 		out.Pass.StartURLs = []string{}
@@ -198,6 +209,7 @@ func (r *Report) jsonURL(rec store.URLRecord, refs []Referrer, change Change) js
 		FirstBroken: jsonTime(rec.FirstBroken), LastGood: jsonTime(rec.LastGood),
 		Referrers: r.jsonRefs(refs),
 		Note:      rec.Note, Failures: rec.Failures, Change: change, Redirects: rec.Redirects,
+		Seed:       rec.Seed,
 		ReusedFrom: rec.ReusedFrom, CheckedAt: jsonTime(rec.FetchedAt),
 	}
 	if u.FinalURL == "" {

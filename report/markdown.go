@@ -25,7 +25,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		fmt.Fprintf(b, "> **%s**\n\n", mdText(msg))
 	}
 	fmt.Fprintf(b, "Pass %d of %s, started %s. %s\n", r.Pass.ID, mdCode(r.Target()), r.started(), mdText(r.Counts()))
-	for _, line := range []string{r.ReuseLine(), r.ChangeLine()} {
+	for _, line := range []string{r.SeedLine(), r.ReuseLine(), r.ChangeLine()} {
 		if line != "" {
 			fmt.Fprintf(b, "\n%s\n", mdText(line))
 		}

@@ -3,8 +3,8 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,6 +72,9 @@ type Report struct {
 	// Fragments are the missing fragments, by URL then fragment; only with
 	// Options.CheckFragments.
 	Fragments []MissingFragment
+	// Orphans are the pages the pass started from (Record.Seed: every page
+	// of a checked directory) that no other page links to, by URL.
+	Orphans []string
 	// StartFailure says why no start URL could be fetched and parsed, or
 	// is empty when one was (or none has been tried yet): the pass then
 	// checked nothing, which is a bad night, never a clean one.
@@ -117,7 +120,11 @@ type Summary struct {
 	StillBroken int
 	Fixed       int
 	Gone        int
-	Elapsed     time.Duration
+	// Seeds are the URLs the pass started from (start URLs, or every page
+	// of a checked directory); the other URLs were reached by links.
+	// Orphans is len(Report.Orphans).
+	Seeds, Orphans int
+	Elapsed        time.Duration
 }
 
 func (s *Summary) reused(rec *store.URLRecord) {
@@ -198,7 +205,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	// Missing fragments found by the check stay in every later report.
 	opt.CheckFragments = opt.CheckFragments || pass.CheckFragments
 	r := &Report{Pass: pass, Options: opt, baseDir: opt.BaseDir}
-	if pass.Root != "" && r.baseDir == "" {
+	if len(pass.Dirs()) > 0 && r.baseDir == "" {
 		if r.baseDir, err = os.Getwd(); err != nil {
 			return nil, fmt.Errorf("working directory for file paths: %w", err)
 		}
@@ -219,12 +226,19 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	shown := make(map[string]*Entry)
 	moved := make(map[string]*Entry)
 	var order []*Entry
+	unlinked := make(map[string]struct{})
 	var starts []store.URLRecord
 	err = src.Records(passID, func(rec *store.URLRecord) error {
 		if r.isStart(rec.URL) {
 			starts = append(starts, *rec)
 		}
 		s.URLs++
+		if rec.Seed {
+			s.Seeds++
+			if rec.Parsed {
+				unlinked[rec.URL] = struct{}{}
+			}
+		}
 		if rec.ReusedFrom != 0 {
 			s.reused(rec)
 		} else if rec.Parsed && !stylesheet(rec.ContentType) {
@@ -276,6 +290,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	err = src.PageLinks(passID, func(page *store.URLRecord, links []store.Link) error {
 		s.Links += len(links)
 		for _, l := range links {
+			if len(unlinked) > 0 && l.URL != page.URL {
+				delete(unlinked, l.URL)
+			}
 			e, m := shown[l.URL], moved[l.URL]
 			fragment := fragRefs != nil && !alwaysThere(l.Fragment)
 			if e == nil && m == nil && !fragment {
@@ -304,6 +321,8 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		}
 	}
 	s.MissingFragments = len(r.Fragments)
+	r.Orphans = slices.Sorted(maps.Keys(unlinked))
+	s.Orphans = len(r.Orphans)
 	if r.StartFailure, err = startFailure(src, pass, starts); err != nil {
 		return nil, fmt.Errorf("read the start URLs of pass %d: %w", passID, err)
 	}
@@ -567,29 +586,35 @@ func (r *Report) Location(u string) string {
 	return u
 }
 
-// File is the path on disk of a file:// URL in a check of a directory.
+// File is the path on disk of a file:// URL in a check of a directory,
+// resolved inside the directory as the check read it (see store.LocalFile):
+// however the link was written, no path outside it is ever named.
 func (r *Report) File(u string) (string, bool) {
-	if r.Pass.Root == "" || !strings.HasPrefix(u, "file://") {
+	if !strings.HasPrefix(u, "file:") {
 		return "", false
 	}
-	pu, err := url.Parse(u)
-	if err != nil || pu.Scheme != "file" {
+	root, rel, ok := store.LocalFile(r.Pass.Dirs(), u)
+	if !ok {
 		return "", false
 	}
-	p := pu.Path
-	if p == "" || strings.HasSuffix(p, "/") {
-		p += "index.html"
+	if rel == "" || strings.HasSuffix(rel, "/") {
+		rel += "index.html"
 	}
-	return r.relative(filepath.Join(r.Pass.Root, filepath.FromSlash(p))), true
+	return r.relative(filepath.Join(root, filepath.FromSlash(rel))), true
 }
 
-// relative shows an absolute path relative to BaseDir when it lies below it;
-// a path that would climb out of it reads better absolute.
+// Path shows a path of a checked directory the way the report shows its
+// files (see relative).
+func (r *Report) Path(p string) string { return r.relative(p) }
+
+// relative shows an absolute path as the directory was given: relative
+// to the working directory when it was given as a relative path, absolute
+// when it was given as one.
 func (r *Report) relative(path string) string {
-	if r.baseDir == "" || !filepath.IsAbs(path) {
+	if r.baseDir == "" || !filepath.IsAbs(path) || !r.Pass.RelativePaths {
 		return path
 	}
-	if rel, err := filepath.Rel(r.baseDir, path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	if rel, err := filepath.Rel(r.baseDir, path); err == nil {
 		return rel
 	}
 	return path

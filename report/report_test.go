@@ -274,19 +274,27 @@ func TestBuildErrors(t *testing.T) {
 
 func TestLocation(t *testing.T) {
 	tests := []struct {
-		root, base, url, want string
+		root, base string
+		relative   bool
+		url, want  string
 	}{
-		{"/work/site", "/work", "file:///about/", "site/about/index.html"},
-		{"/work/site", "/work", "file:///", "site/index.html"},
-		{"/work/site", "/work", "file:///a%20b.html", "site/a b.html"},
-		{"/work/site", "/work/site", "file:///x/y.png", "x/y.png"},
-		{"/srv/site", "/home/me", "file:///about/", "/srv/site/about/index.html"},
-		{"site", "/work", "file:///about/", "site/about/index.html"},
-		{"/work/site", "/work", "https://example.com/", "https://example.com/"},
-		{"", "/work", "file:///about/", "file:///about/"},
+		{"/work/site", "/work", true, "file:///work/site/about/", "site/about/index.html"},
+		{"/work/site", "/work", true, "file:///work/site/", "site/index.html"},
+		{"/work/site", "/work", true, "file:///work/site", "site/index.html"},
+		{"/work/site", "/work", true, "file:///work/site/a%20b.html", "site/a b.html"},
+		{"/work/site", "/work/site", true, "file:///work/site/x/y.png", "x/y.png"},
+		{"/srv/site", "/home/me", true, "file:///srv/site/about/", "../../srv/site/about/index.html"},
+		{"/srv/site", "/srv", false, "file:///srv/site/about/", "/srv/site/about/index.html"},
+		// However the link climbs, the file named is the one read: inside.
+		{"/work/site", "/work", true, "file:///work/site/a/..%2F..%2F..%2Fetc%2Fpasswd", "site/etc/passwd"},
+		{"/work/site", "/work", true, "file:///work/site/%2E%2E/%2e%2e/etc/passwd", "site/etc/passwd"},
+		{"/work/site", "/work", true, "file:///work/sitemap.html", "file:///work/sitemap.html"},
+		{"/work/site", "/work", true, "file:///etc/passwd", "file:///etc/passwd"},
+		{"/work/site", "/work", true, "https://example.com/", "https://example.com/"},
+		{"", "/work", true, "file:///about/", "file:///about/"},
 	}
 	for _, tt := range tests {
-		r := &Report{Pass: store.Pass{Root: tt.root}, baseDir: tt.base}
+		r := &Report{Pass: store.Pass{Root: tt.root, RelativePaths: tt.relative}, baseDir: tt.base}
 		if got := r.Location(tt.url); got != tt.want {
 			t.Errorf("root %q base %q: Location(%q) = %q, want %q", tt.root, tt.base, tt.url, got, tt.want)
 		}

@@ -20,6 +20,9 @@ func writeText(w io.Writer, r *Report) error {
 	}
 	t.para("", r.Headline())
 	t.para("", r.Counts())
+	if line := r.SeedLine(); line != "" {
+		t.para("", line)
+	}
 	if line := r.ReuseLine(); line != "" {
 		t.para("", line)
 	}

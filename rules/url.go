@@ -58,6 +58,14 @@ func Resolve(base *url.URL, ref string) (*url.URL, error) {
 	return r, nil
 }
 
+// Scheme is the scheme a reference is written with, lower-cased, read as
+// Resolve reads it; "" for a relative reference. A resolved URL cannot tell
+// file:///x written in a page from /x resolved against a file: page.
+func Scheme(ref string) string {
+	scheme, _, _ := splitScheme(cleanRef(ref))
+	return scheme
+}
+
 // escapeStrayPercents writes a "%" that does not start an escape ("#%_sec",
 // "100%") as "%25". Browsers follow such a URL (the WHATWG URL parser keeps
 // the "%"), so it is no invalid URL; it is sent escaped, which is the only

@@ -19,6 +19,7 @@ const (
 	// records written before a field existed decode unchanged.
 	recordIDsTag    = 1 // URLRecord.IDs
 	recordReusedTag = 2 // URLRecord.ReusedFrom
+	recordSeedTag   = 3 // URLRecord.Seed, a flag
 	// taskRunTag starts the optional Task.Run at the end of a task.
 	taskRunTag = 1
 )
@@ -249,6 +250,9 @@ func appendRecord(buf []byte, r *URLRecord) ([]byte, error) {
 		e.byte(recordReusedTag)
 		e.uvarint(r.ReusedFrom)
 	}
+	if r.Seed {
+		e.byte(recordSeedTag)
+	}
 	return e.bytes(), nil
 }
 
@@ -313,6 +317,8 @@ func decodeRecord(url string, v []byte, r *URLRecord) error {
 			}
 		case recordReusedTag:
 			r.ReusedFrom = d.uvarint()
+		case recordSeedTag:
+			r.Seed = true
 		default:
 			d.fail(errFormat)
 		}

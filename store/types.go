@@ -56,6 +56,13 @@ type Pass struct {
 	// CheckFragments says the pass stored anchors, so that every report of
 	// it checks fragments, with or without the flag.
 	CheckFragments bool `json:"check_fragments,omitempty"`
+	// Roots are every directory of a check of built sites, absolute; a
+	// file: URL names the file below the one whose path it starts with
+	// (see LocalFile).
+	Roots []string `json:"roots,omitempty"`
+	// RelativePaths says the directories were given as relative paths, so
+	// files are shown relative to the working directory, not absolute.
+	RelativePaths bool `json:"relative_paths,omitempty"`
 	// Tally is what the pass found, kept when it completes: each URL keeps
 	// only its latest result, so a trend over passes needs the counts.
 	Tally *Tally `json:"tally,omitempty"`
@@ -114,6 +121,8 @@ type URLRecord struct {
 	// this pass fetched or revalidated the URL itself. FetchedAt stays the
 	// time of that fetch.
 	ReusedFrom uint64 `json:"reused_from,omitempty"`
+	// checked directory) rather than reaching it by a link.
+	Seed bool `json:"seed,omitempty"`
 }
 
 // Link is one reference from a page to a target, with the line of the

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"os"
 	"os/signal"
@@ -64,6 +67,8 @@ type checkOptions struct {
 	fragments    bool
 	traps        rules.Traps
 	keepSIDs     bool
+	root         string
+	baseURL      string
 }
 
 func checkFlags(o *checkOptions) *pflag.FlagSet {
@@ -107,6 +112,8 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.StringArrayVar(&o.sitemaps, "sitemap", nil, "also start from the URLs of this sitemap `URL` (indexes and .gz too; repeatable)")
 	fs.BoolVar(&o.robotsMaps, "robots-sitemaps", false, "also start from the sitemaps named in the start hosts' robots.txt")
 	fs.IntVar(&o.sitemapMax, "sitemap-limit", crawler.DefaultSitemapLimit, "most URLs taken from sitemaps in a pass")
+	fs.StringVar(&o.root, "root", "", "site root `DIR` for files given one by one: /x in their links is DIR/x (default: the directory holding them all)")
+	fs.StringVar(&o.baseURL, "base-url", "", "`URL` where the checked directory is published: absolute links under it are checked against the directory's files")
 	fs.BoolVar(&o.fragments, "check-fragments", false, "report links to page#frag where the page has no such id or <a name>")
 	registerTrapFlags(fs, o)
 	fs.IntVar(&o.commitBatch, "commit-batch", 32, "results committed to the database in one transaction, at most; a kill loses at most this many")
@@ -160,7 +167,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
-	starts, root, err := startURLs(args)
+	targets, err := parseTargets(args, o.root)
+	if err != nil {
+		return exitUsage, usageError{err}
+	}
+	starts := targets.starts
+	baseURL, err := parseBaseURL(o.baseURL, targets)
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
@@ -182,13 +194,18 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	// Commits do not wait for fsync (a killed process cannot undo one the
 	// OS has), so they can be small and frequent; the file is fsynced at
 	// most every --commit-every.
+	if !fs.Changed("db") && (file == nil || !file.IsSet("db")) {
+		if o.db, err = databaseFor(targets.roots, log); err != nil {
+			return exitUsage, err
+		}
+	}
 	db, err := store.Open(o.db, store.Options{Timeout: 2 * time.Second, SyncEvery: o.commitEvery})
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
 	defer db.Close()
 
-	pass, queue, done, err := openPass(db, engine, starts, root, settingsHash(file, &o), o.newPass)
+	pass, queue, done, err := openPass(db, engine, targets, settingsHash(file, &o), o.newPass)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -225,7 +242,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		UserAgent:      ua,
 		Recheck:        o.recheck,
 		Ghost:          o.ghost,
-		Root:           root,
+		Roots:          targets.roots,
+		BaseURL:        baseURL,
 		BatchSize:      o.commitBatch,
 		BatchInterval:  o.commitEvery,
 		RulesRecheck:   file != nil && rulesSetRecheck(file),
@@ -326,33 +344,238 @@ func housekeeping(stop context.Context, db *store.DB, keep int) error {
 	return nil
 }
 
-// startURLs turns the arguments into canonical start URLs. A directory is
-// checked as a built site served under file:///.
-func startURLs(args []string) (starts []string, root string, err error) {
+// checkTargets is what check's arguments name: start URLs, or the
+// directories and files of built sites.
+type checkTargets struct {
+	starts []string // canonical start URLs; for built sites, each directory's URL
+	roots  []string // absolute directories checked as built sites
+	// seeds are the file: URLs a check of built sites starts from: every
+	// page of each directory given, and each file given.
+	seeds    []string
+	relative bool // some path was given relative to the working directory
+}
+
+// parseTargets reads check's arguments: http(s) URLs, or directories, files
+// and glob patterns (public/**/*.html), not both. A directory is a site
+// root and every page below it is a seed. Files given one by one (or by a
+// pattern) are seeds of the site at root, or, without one, of the
+// directory that holds them all (for a pattern, the part before its first
+// wildcard).
+func parseTargets(args []string, root string) (checkTargets, error) {
+	var t checkTargets
+	var dirs, files, holders []string
 	for _, a := range args {
-		if st, statErr := os.Stat(a); statErr == nil && st.IsDir() {
-			if root != "" || len(args) > 1 {
-				return nil, "", fmt.Errorf("check takes one directory, or URLs, not both")
-			}
-			abs, err := filepath.Abs(a)
+		if strings.Contains(a, "://") {
+			u, err := url.Parse(a)
 			if err != nil {
-				return nil, "", fmt.Errorf("directory %s: %w", a, err)
+				return t, fmt.Errorf("%q is neither a directory nor an http(s) URL", redact(a))
 			}
-			return []string{"file:///"}, abs, nil
+			if err := noUserinfo("start URL", u); err != nil {
+				return t, err
+			}
+			if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return t, fmt.Errorf("%q is neither a directory nor an http(s) URL", a)
+			}
+			t.starts = append(t.starts, rules.Canonicalize(u).String())
+			continue
 		}
-		u, err := url.Parse(a)
-		if err != nil {
-			return nil, "", fmt.Errorf("%q is neither a directory nor an http(s) URL", redact(a))
+		t.relative = t.relative || !filepath.IsAbs(a)
+		st, err := os.Stat(a)
+		switch {
+		case err == nil && st.IsDir():
+			dirs = append(dirs, a)
+		case err == nil:
+			files = append(files, a)
+			holders = append(holders, filepath.Dir(a))
+		case crawler.HasGlob(a):
+			base, matched, err := crawler.Glob(a)
+			if err != nil {
+				return t, err
+			}
+			if len(matched) == 0 {
+				return t, fmt.Errorf("%q matches no file", a)
+			}
+			files = append(files, matched...)
+			holders = append(holders, base)
+		default:
+			return t, fmt.Errorf("%q is neither a directory, a file nor an http(s) URL", redact(a))
 		}
-		if err := noUserinfo("start URL", u); err != nil {
-			return nil, "", err
-		}
-		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, "", fmt.Errorf("%q is neither a directory nor an http(s) URL", a)
-		}
-		starts = append(starts, rules.Canonicalize(u).String())
 	}
-	return starts, "", nil
+	if len(t.starts) > 0 {
+		if len(dirs)+len(files) > 0 {
+			return t, fmt.Errorf("check takes URLs, or directories and files of a built site, not both")
+		}
+		if root != "" {
+			return t, fmt.Errorf("--root is for directories and files, not URLs")
+		}
+		return t, nil
+	}
+	var err error
+	abs := func(ps []string) {
+		for i, p := range ps {
+			if err == nil {
+				ps[i], err = filepath.Abs(p)
+			}
+		}
+	}
+	abs(dirs)
+	abs(files)
+	abs(holders)
+	if err != nil {
+		return t, err
+	}
+	var pages []string
+	for _, d := range dirs {
+		found, err := crawler.HTMLFiles(d)
+		if err != nil {
+			return t, err
+		}
+		pages = append(pages, found...)
+	}
+	pages = append(pages, files...)
+	if root != "" {
+		if root, err = filepath.Abs(root); err != nil {
+			return t, err
+		}
+		if st, err := os.Stat(root); err != nil || !st.IsDir() {
+			return t, fmt.Errorf("--root %s is not a directory", root)
+		}
+		for _, p := range append(dirs, files...) {
+			if !inside(root, p) {
+				return t, fmt.Errorf("%s is not inside --root %s", p, root)
+			}
+		}
+		t.roots = []string{root}
+	} else {
+		t.roots = dirs
+		if len(holders) > 0 {
+			t.roots = append(t.roots, commonDir(holders))
+		}
+	}
+	t.roots = outermost(t.roots)
+	for _, r := range t.roots {
+		t.starts = append(t.starts, crawler.DirURL(r))
+	}
+	t.seeds = crawler.Seeds(pages)
+	if len(t.seeds) == 0 {
+		return t, fmt.Errorf("no page (.html, .htm, .xhtml) in %s: nothing to check", strings.Join(args, " "))
+	}
+	return t, nil
+}
+
+// inside says whether path is dir or below it.
+func inside(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// commonDir is the deepest directory holding every one of dirs.
+func commonDir(dirs []string) string {
+	c := dirs[0]
+	for _, d := range dirs[1:] {
+		for !inside(c, d) {
+			c = filepath.Dir(c)
+		}
+	}
+	return c
+}
+
+// outermost drops repeated directories and those inside another: a
+// directory inside a checked one is part of that site.
+func outermost(dirs []string) []string {
+	var out []string
+	for i, d := range dirs {
+		keep := true
+		for j, o := range dirs {
+			if i != j && inside(o, d) && (d != o || j < i) {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// parseBaseURL reads --base-url, which only means something for a built
+// site: where it will be served, e.g. https://example.com/docs/.
+func parseBaseURL(raw string, targets checkTargets) (*url.URL, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	if len(targets.roots) == 0 {
+		return nil, fmt.Errorf("--base-url is for checking a directory: it says where its files are published")
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("--base-url %q: want an http(s) URL without query or fragment, such as https://example.com/docs/", raw)
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/" // the directory is the site, never one page of it
+		u.RawPath = ""
+	}
+	return u, nil
+}
+
+// databaseFor is the default database. It is ./linkpatrol.db, except when
+// the working directory is inside a directory being checked (check .):
+// there it would be deployed with the site, so it goes to the user's cache
+// directory instead, under a name kept for the working directory, where
+// report run from the same place finds it again.
+func databaseFor(roots []string, log *slog.Logger) (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return defaultDB, nil
+	}
+	for _, r := range roots {
+		if inside(r, wd) {
+			p, err := cacheDatabase(wd)
+			if err != nil {
+				return "", usagef("the working directory is inside %s, and %s would be deployed with it; give --db FILE outside it (%v)", r, defaultDB, err)
+			}
+			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+				return "", usagef("database directory for %s: %v; give --db FILE outside it", r, err)
+			}
+			log.Info("database outside the checked directory", "db", p)
+			return p, nil
+		}
+	}
+	return defaultDB, nil
+}
+
+// cacheDatabase is where the database of a check run from wd lives when
+// wd is inside the checked directory.
+func cacheDatabase(wd string) (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(wd))
+	return filepath.Join(dir, "linkpatrol", filepath.Base(wd)+"-"+hex.EncodeToString(sum[:6])+".db"), nil
+}
+
+// existingDatabase is the database report and explain read: the one
+// given, or ./linkpatrol.db, or else the one check kept in the cache
+// directory for this working directory (see databaseFor).
+func existingDatabase(given bool, path string) string {
+	if given {
+		return path
+	}
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	if p, err := cacheDatabase(wd); err == nil {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return path
 }
 
 // noUserinfo refuses a URL given with user:password@: it would be printed
@@ -395,13 +618,14 @@ func redact(s string) string {
 
 // openPass resumes the unfinished pass when it has the same start URLs, or
 // begins a new one.
-func openPass(db *store.DB, engine *rules.Engine, starts []string, root, settings string, fresh bool) (store.Pass, []store.Task, map[string]struct{}, error) {
+func openPass(db *store.DB, engine *rules.Engine, targets checkTargets, settings string, fresh bool) (store.Pass, []store.Task, map[string]struct{}, error) {
+	starts := targets.starts
 	open, ok, err := db.OpenPass()
 	if err != nil {
 		return store.Pass{}, nil, nil, usageError{err}
 	}
 	if ok && !fresh {
-		if !slices.Equal(open.StartURLs, starts) || open.Root != root {
+		if !slices.Equal(open.StartURLs, starts) {
 			return store.Pass{}, nil, nil, usagef("%s holds an unfinished pass %d of %s; run that again to resume it, add --new-pass to abandon it, or use another --db",
 				db.Path(), open.ID, strings.Join(open.StartURLs, " "))
 		}
@@ -434,10 +658,10 @@ func openPass(db *store.DB, engine *rules.Engine, starts []string, root, setting
 		if err != nil {
 			return store.Pass{}, nil, nil, usageError{err}
 		}
-		if had && (!slices.Equal(last.StartURLs, starts) || last.Root != root) {
+		if had && !slices.Equal(last.StartURLs, starts) {
 			what := strings.Join(last.StartURLs, " ")
-			if last.Root != "" {
-				what = last.Root
+			if dirs := last.Dirs(); len(dirs) > 0 {
+				what = strings.Join(dirs, " ")
 			}
 			return store.Pass{}, nil, nil, usagef("%s holds the passes of %s; use another --db for this site, or add --new-pass to start its history here",
 				db.Path(), what)
@@ -450,8 +674,14 @@ func openPass(db *store.DB, engine *rules.Engine, starts []string, root, setting
 			return store.Pass{}, nil, nil, usageError{err}
 		}
 	}
-	seeds := make([]store.Task, 0, len(starts))
-	for _, s := range starts {
+	from := starts
+	if len(targets.roots) > 0 {
+		// A built site starts from its pages, not from its directory,
+		// which may well have no index.html.
+		from = targets.seeds
+	}
+	seeds := make([]store.Task, 0, len(from))
+	for _, s := range from {
 		u, _ := url.Parse(s)
 		d := engine.Decide(u)
 		action := d.Action
@@ -460,7 +690,11 @@ func openPass(db *store.DB, engine *rules.Engine, starts []string, root, setting
 		}
 		seeds = append(seeds, store.Task{URL: d.URL, Action: action.String()})
 	}
-	pass, err := db.BeginPass(store.Pass{StartURLs: starts, Root: root, Started: time.Now(), SettingsHash: settings}, seeds)
+	p := store.Pass{StartURLs: starts, Started: time.Now(), SettingsHash: settings}
+	if len(targets.roots) > 0 {
+		p.Root, p.Roots, p.RelativePaths = targets.roots[0], targets.roots, targets.relative
+	}
+	pass, err := db.BeginPass(p, seeds)
 	if err != nil {
 		return store.Pass{}, nil, nil, usageError{err}
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/linkpatrol/linkpatrol/crawler"
 )
 
 // expectedProblems reads examples/EXPECTED.md: each "### `target` — why"
@@ -64,11 +66,15 @@ func TestExampleSite(t *testing.T) {
 		t.Errorf("parsed %v pages, want 20", rep.Summary["pages"])
 	}
 	got := map[string][]string{}
+	site := crawler.DirURL(filepath.Join(root, "site"))
 	for _, u := range rep.URLs {
-		target := strings.TrimPrefix(u.URL, "file://")
+		target := u.URL
+		if rel, ok := strings.CutPrefix(u.URL, site); ok {
+			target = "/" + rel
+		}
 		var refs []string
 		for _, ref := range u.Referrers {
-			page := strings.TrimPrefix(ref.Page, "file:///")
+			page := strings.TrimPrefix(ref.Page, site)
 			if page == "" || strings.HasSuffix(page, "/") {
 				page += "index.html" // a directory's page, as the site links it
 			}

@@ -6,11 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
+
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
 )
@@ -51,21 +52,25 @@ func runExplain(args []string, stdout, stderr io.Writer) (int, error) {
 		starts = file.Start
 	}
 	if len(starts) == 0 {
-		starts = lastStartURLs(o.db)
+		starts = lastStartURLs(existingDatabase(fs.Changed("db"), o.db))
 	}
-	canonical, root, err := startURLs(starts)
+	targets, err := parseTargets(starts, "")
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
+	canonical := targets.starts
 	engine, err := rules.New(rulesConfig(file, &o, canonical, o.polite.hostRules(fs, canonical)))
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
 	target := fs.Arg(0)
-	if root != "" {
-		// A file of the site on disk stands for its URL under file:///.
-		if rel, ok := fileUnder(root, target); ok {
-			target = "file:///" + rel
+	if abs, err := filepath.Abs(target); err == nil && len(targets.roots) > 0 {
+		// A file of the site on disk stands for its file: URL.
+		for _, r := range targets.roots {
+			if _, err := os.Stat(abs); err == nil && inside(r, abs) {
+				target = crawler.FileURL(abs)
+				break
+			}
 		}
 	}
 	ex := engine.Explain(target)
@@ -76,23 +81,6 @@ func runExplain(args []string, stdout, stderr io.Writer) (int, error) {
 		return exitUsage, usagef("%q: %s", fs.Arg(0), ex.Err)
 	}
 	return exitOK, nil
-}
-
-// fileUnder turns a path to a file of the site at root into its path
-// relative to the root, slash-separated.
-func fileUnder(root, path string) (string, bool) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", false
-	}
-	if _, err := os.Stat(abs); err != nil {
-		return "", false
-	}
-	rel, err := filepath.Rel(root, abs)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-		return "", false
-	}
-	return filepath.ToSlash(rel), true
 }
 
 // lastStartURLs reads the start URLs of the newest pass, if the database
@@ -107,8 +95,8 @@ func lastStartURLs(path string) []string {
 	if err != nil || !ok {
 		return nil
 	}
-	if p.Root != "" {
-		return []string{p.Root}
+	if dirs := p.Dirs(); len(dirs) > 0 {
+		return dirs
 	}
 	return p.StartURLs
 }

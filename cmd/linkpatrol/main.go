@@ -79,6 +79,9 @@ const exitCodesHelp = `Exit codes:
      to resume
   4  no start URL could be fetched and parsed (the site is down, or refuses
      us): nothing was checked
+Pages held back as suspected spider traps (--max-hops, --max-template-run,
+...) are listed in the report with the setting that lets them through; they
+do not change the exit code.
 `
 
 func main() {

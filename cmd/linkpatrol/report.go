@@ -52,6 +52,7 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 		return exitUsage, usageError{err}
 	}
 	// A check holding the file must not make report hang: fail fast.
+	*db = existingDatabase(fs.Changed("db"), *db)
 	d, err := store.Open(*db, store.Options{ReadOnly: true, Timeout: 500 * time.Millisecond})
 	if err != nil {
 		return exitUsage, usageError{err}

@@ -389,6 +389,17 @@ func writeSummaryStats(w io.Writer, rep *report.Report, hosts []throttle.HostSta
 		return
 	}
 	problems := problemsByKey(rep, hosts)
+	if rep != nil {
+		// A checked directory's row is keyed by its absolute path: show
+		// it the way the report shows its files.
+		hosts = slices.Clone(hosts)
+		for i, h := range hosts {
+			if shown := rep.Path(h.Key); shown != h.Key && slices.Contains(rep.Pass.Dirs(), h.Key) {
+				problems[shown] = problems[h.Key]
+				hosts[i].Key = shown
+			}
+		}
+	}
 	var total throttle.HostStats
 	for _, h := range hosts {
 		total.Requests += h.Requests
@@ -454,7 +465,9 @@ func problemsByKey(rep *report.Report, hosts []throttle.HostStats) map[string]in
 		if !e.Record.Verdict.Problem() {
 			continue
 		}
-		if key, ok := keyOf[hostOf(e.Record.URL)]; ok {
+		if root, _, ok := store.LocalFile(rep.Pass.Dirs(), e.Record.URL); ok {
+			counts[root]++
+		} else if key, ok := keyOf[hostOf(e.Record.URL)]; ok {
 			counts[key]++
 		}
 	}

@@ -1,0 +1,317 @@
+package crawler
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+	"github.com/linkpatrol/linkpatrol/throttle"
+)
+
+// site is one directory checked as a built site. Its files are read
+// straight from disk: no HTTP, no politeness (a stat costs no host
+// anything), no status code that no server sent.
+type site struct {
+	dir string // absolute, as given
+	// url is the canonical file: URL of dir: its real absolute path, so
+	// another directory is another site with its own history.
+	url string
+	// published is where the site's pages are served: file:/// (the root
+	// of a web server), or --base-url. A page's links are resolved against
+	// its published URL, so /x means the site's /x, .. stops at the site's
+	// root, and absolute URLs of the production site are its files.
+	published string
+	root      *os.Root // open while a pass runs
+	reads     atomic.Int64
+	bytes     atomic.Int64
+}
+
+func newSites(dirs []string, baseURL *url.URL) []*site {
+	published := "file:///"
+	if baseURL != nil {
+		published = rules.Canonicalize(baseURL).String()
+		published = published[:strings.LastIndexByte(published, '/')+1]
+	}
+	out := make([]*site, 0, len(dirs))
+	for _, d := range dirs {
+		out = append(out, &site{dir: d, url: DirURL(d), published: published})
+	}
+	return out
+}
+
+func (c *Crawler) openSites() error {
+	for _, s := range c.sites {
+		r, err := os.OpenRoot(s.dir)
+		if err != nil {
+			c.closeSites()
+			return fmt.Errorf("open the checked directory: %w", err)
+		}
+		s.root = r
+	}
+	return nil
+}
+
+func (c *Crawler) closeSites() {
+	for _, s := range c.sites {
+		if s.root != nil {
+			s.root.Close()
+			s.root = nil
+		}
+	}
+}
+
+// siteOf returns the checked directory that holds the file: URL u and the
+// path of u below it (see store.LocalFile).
+func (c *Crawler) siteOf(u string) (*site, string, bool) {
+	if len(c.sites) == 0 || !strings.HasPrefix(u, "file:") {
+		return nil, "", false
+	}
+	root, rel, ok := store.LocalFile(c.cfg.Roots, u)
+	if !ok {
+		return nil, "", false
+	}
+	for _, s := range c.sites {
+		if s.dir == root {
+			return s, rel, true
+		}
+	}
+	return nil, "", false
+}
+
+// publishedURL is where page, a file of s, is served, for resolving its
+// links: file:///a/b.html, or https://example.com/docs/a/b.html.
+func (s *site) publishedURL(page *url.URL) *url.URL {
+	p := page.String()
+	if !strings.HasPrefix(p, s.url) {
+		return page
+	}
+	pub, err := url.Parse(s.published + p[len(s.url):])
+	if err != nil {
+		return page
+	}
+	return pub
+}
+
+// local maps a resolved link of one of s's pages back into the directory
+// when it lies on the published site, and leaves any other URL alone. A
+// directory's index.html is the directory, as a static host serves it,
+// so dir/index.html#x and dir/#x are one page with one set of anchors.
+func (s *site) local(u *url.URL) *url.URL {
+	cu := rules.Canonicalize(u).String()
+	var l string
+	switch {
+	case strings.HasPrefix(cu, s.published):
+		l = s.url + cu[len(s.published):]
+	case cu+"/" == s.published:
+		l = s.url
+	default:
+		return u
+	}
+	lu, err := url.Parse(foldIndex(l))
+	if err != nil {
+		return u
+	}
+	lu.Fragment, lu.RawFragment = u.Fragment, u.RawFragment
+	return lu
+}
+
+// Local verdicts, as the report names them.
+const (
+	errNoFile     = "no such file"
+	errNoIndex    = "no index.html"
+	errOutside    = "outside the checked directory"
+	errNotRegular = "not a regular file"
+)
+
+// readLocal resolves a file: URL of a checked directory: one stat for a
+// link that is only checked, a read for a page to parse. Only regular
+// files and directories inside the root are looked at: a symlink leading
+// out of it, a named pipe, a device or a socket is refused with a reason
+// and never opened (a pipe would block the run forever).
+func (c *Crawler) readLocal(t task) fetched {
+	f := fetched{local: true, finalURL: t.URL}
+	f.reached = true
+	s, rel, ok := c.siteOf(t.URL)
+	if !ok || s.root == nil {
+		f.errClass = errOutside
+		return f
+	}
+	s.reads.Add(1)
+	c.stats.requests.Add(1)
+	name := strings.TrimSuffix(rel, "/")
+	if name == "" {
+		name = "."
+	}
+	st, name, err := s.stat(name)
+	if err != nil {
+		f.errClass = localError(err)
+		return f
+	}
+	if st.IsDir() {
+		if !strings.HasSuffix(rel, "/") && rel != "" {
+			// A static host answers dir with dir/ (its links resolve
+			// against dir/): the page is parsed there, once.
+			f.finalURL = dirURL(t.URL)
+			return f
+		}
+		name = path.Join(name, "index.html")
+		if st, name, err = s.stat(name); err != nil {
+			f.errClass = localError(err)
+			if f.errClass == errNoFile {
+				f.errClass = errNoIndex
+			}
+			return f
+		}
+	}
+	if !st.Mode().IsRegular() {
+		f.errClass = notRegular(st.Mode())
+		return f
+	}
+	f.size = st.Size()
+	// Go's table says text/html; charset=utf-8 without looking; a static
+	// host sends plain text/html and lets the page's <meta charset> say.
+	f.contentType, _, _ = strings.Cut(mime.TypeByExtension(path.Ext(name)), ";")
+	// A page, or a stylesheet, is read whatever the link was (an <img> or
+	// a <link> to a page parses it, as over HTTP); anything else is only
+	// looked at, or sniffed when its name says nothing.
+	if f.contentType != "" && !parsable(f.contentType) {
+		return f
+	}
+	if u, err := url.Parse(t.URL); err != nil || c.rules.Decide(u).Action != rules.Parse {
+		return f
+	}
+	body, truncated, ct, err := s.read(name, c.cfg.MaxSize, f.contentType)
+	if err != nil {
+		f.errClass = localError(err)
+		return f
+	}
+	s.bytes.Add(int64(len(body)))
+	f.contentType = ct
+	if parsable(ct) {
+		f.body, f.truncated, f.size = body, truncated, int64(len(body))
+	}
+	return f
+}
+
+// stat looks name up inside the root, following symlinks that stay in it.
+// os.Root refuses any path that passes outside the root, even one that
+// comes back in (a symlink to ../site/x, or to the root's absolute path):
+// those are resolved here and looked up again by their real path, which
+// the root checks again, so nothing outside is ever opened.
+func (s *site) stat(name string) (fs.FileInfo, string, error) {
+	st, err := s.root.Stat(name)
+	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) {
+		return st, name, err
+	}
+	real, rerr := filepath.EvalSymlinks(filepath.Join(s.dir, filepath.FromSlash(name)))
+	if rerr != nil {
+		return nil, name, rerr
+	}
+	realRoot, rerr := filepath.EvalSymlinks(s.dir)
+	if rerr != nil {
+		return nil, name, rerr
+	}
+	in, rerr := filepath.Rel(realRoot, real)
+	if rerr != nil || in == ".." || strings.HasPrefix(in, ".."+string(filepath.Separator)) || filepath.IsAbs(in) {
+		return nil, name, errOutsideRoot
+	}
+	in = filepath.ToSlash(in)
+	st, err = s.root.Stat(in)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+		err = errOutsideRoot
+	}
+	return st, in, err
+}
+
+var errOutsideRoot = errors.New(errOutside)
+
+// read reads a regular file of the root up to max bytes. It opens without
+// blocking and checks the opened file again, so a file swapped for a pipe
+// after the stat cannot hang the run. An unknown type is sniffed.
+func (s *site) read(name string, max int64, contentType string) ([]byte, bool, string, error) {
+	fh, err := s.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, false, "", err
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, false, "", err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, false, "", notRegularError{st.Mode()}
+	}
+	body, truncated, err := readCapped(fh, max)
+	if err != nil {
+		return nil, false, "", err
+	}
+	if contentType == "" {
+		contentType = http.DetectContentType(body)
+	}
+	return body, truncated, contentType, nil
+}
+
+type notRegularError struct{ mode fs.FileMode }
+
+func (e notRegularError) Error() string { return notRegular(e.mode) }
+
+func notRegular(m fs.FileMode) string {
+	kind := "special file"
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		kind = "named pipe"
+	case m&fs.ModeCharDevice != 0, m&fs.ModeDevice != 0:
+		kind = "device"
+	case m&fs.ModeSocket != 0:
+		kind = "socket"
+	}
+	return errNotRegular + " (" + kind + ")"
+}
+
+// localError names why a file could not be looked at.
+func localError(err error) string {
+	var nr notRegularError
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return errNoFile
+	case errors.Is(err, errOutsideRoot):
+		return errOutside
+	case errors.As(err, &nr):
+		return nr.Error()
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return "unreadable: " + err.Error()
+}
+
+// dirURL adds the slash that makes u a directory, before any query.
+func dirURL(u string) string {
+	if i := strings.IndexByte(u, '?'); i >= 0 {
+		return u[:i] + "/" + u[i:]
+	}
+	return u + "/"
+}
+
+// localStats are the checked directories as rows of the -v host table.
+func (c *Crawler) localStats() []throttle.HostStats {
+	var out []throttle.HostStats
+	for _, s := range c.sites {
+		out = append(out, throttle.HostStats{Key: s.dir, Requests: s.reads.Load(), Bytes: s.bytes.Load()})
+	}
+	return out
+}
