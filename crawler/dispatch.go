@@ -487,6 +487,7 @@ func (d *dispatcher) write(failed context.Context, writes chan<- store.Result, r
 		case <-failed.Done():
 			return failed.Err()
 		}
+		d.c.logDecision(&rs[i].Record)
 		rs = append(rs, d.settled(&rs[i].Record)...)
 	}
 	return nil

@@ -1,6 +1,8 @@
 package crawler
 
 import (
+	"context"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strings"
@@ -362,7 +364,6 @@ func (c *Crawler) reuse(pass store.Pass, t task, prev store.URLRecord) outcome {
 	if prev.Verdict.Problem() {
 		c.stats.problems.Add(1)
 	}
-	c.cfg.Logger.Debug("reused", "url", t.URL, "verdict", prev.Verdict, "from_pass", o.result.Record.ReusedFrom, "fetched", prev.FetchedAt.Format(time.RFC3339))
 	return o
 }
 
@@ -382,4 +383,36 @@ func (c *Crawler) reused(pass store.Pass, t task, prev store.URLRecord, fetchedA
 		rec.LastGood = fetchedAt
 	}
 	return store.Result{Record: rec}
+}
+
+// logDecision logs at Debug (-vv) what became of one URL of the pass and
+// why: fetched (and what came back), reused from an earlier pass, or
+// resolved without a request (a rule, robots.txt, a suspected trap, a
+// quota, a pause, an invalid URL), with the note that names the setting.
+func (c *Crawler) logDecision(rec *store.URLRecord) {
+	ctx := context.Background()
+	if !c.cfg.Logger.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	attrs := []slog.Attr{slog.String("url", rec.URL), slog.String("action", rec.Action), slog.String("verdict", string(rec.Verdict))}
+	decision := "fetched"
+	switch {
+	case rec.ReusedFrom != 0:
+		decision = "reused"
+		attrs = append(attrs, slog.Uint64("from_pass", rec.ReusedFrom), slog.Time("checked", rec.FetchedAt))
+	case rec.Verdict == store.VerdictSkipped:
+		decision = "skipped"
+	case rec.FetchedAt.IsZero():
+		decision = "not fetched"
+	}
+	if rec.Status != 0 {
+		attrs = append(attrs, slog.Int("status", rec.Status))
+	}
+	if rec.Error != "" {
+		attrs = append(attrs, slog.String("error", rec.Error))
+	}
+	if rec.Note != "" {
+		attrs = append(attrs, slog.String("why", rec.Note))
+	}
+	c.cfg.Logger.LogAttrs(ctx, slog.LevelDebug, decision, attrs...)
 }

@@ -171,6 +171,9 @@ func (r *Report) Counts() string {
 	fmt.Fprintf(&b, "%s parsed, %s, %s: %d broken, %d transient, %d unverifiable, %d skipped",
 		plural(s.Pages, "page", "pages"), plural(s.Links, "link", "links"), plural(s.URLs, "URL", "URLs"),
 		s.Broken, s.Transient, s.Unverifiable, s.Skipped)
+	if s.Traps > 0 {
+		fmt.Fprintf(&b, " (%d held back as suspected spider traps, listed below)", s.Traps)
+	}
 	if r.checksFragments() {
 		fmt.Fprintf(&b, "; %s", plural(s.MissingFragments, "missing fragment", "missing fragments"))
 	}

@@ -206,14 +206,10 @@ func (r *Report) href(u string) template.URL {
 	case "http", "https":
 		return template.URL(pu.String())
 	case "file":
-		if r.Pass.Root == "" {
+		abs, ok := r.diskPath(u)
+		if !ok {
 			return ""
 		}
-		p := pu.Path
-		if p == "" || strings.HasSuffix(p, "/") {
-			p += "index.html"
-		}
-		abs := filepath.Join(r.Pass.Root, filepath.FromSlash(p))
 		frag := ""
 		if pu.Fragment != "" {
 			frag = "#" + url.PathEscape(pu.Fragment)

@@ -101,6 +101,7 @@ type Summary struct {
 	Transient    int
 	Unverifiable int
 	Skipped      int
+	Traps        int // of Skipped, pages held back as suspected spider traps
 	Suppressed   int // problems hidden by ReportAfter
 	// Reused counts results carried over from an earlier pass without a
 	// request (younger than their recheck interval); ReusedFrom are the
@@ -255,6 +256,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			s.Unverifiable++
 		case store.VerdictSkipped:
 			s.Skipped++
+			if rec.Error == "trap" {
+				s.Traps++
+			}
 		}
 		if !opt.OnlyNew && permanentlyMoved(rec) {
 			moved[rec.URL] = &Entry{Record: *rec}
@@ -590,6 +594,16 @@ func (r *Report) Location(u string) string {
 // resolved inside the directory as the check read it (see store.LocalFile):
 // however the link was written, no path outside it is ever named.
 func (r *Report) File(u string) (string, bool) {
+	p, ok := r.diskPath(u)
+	if !ok {
+		return "", false
+	}
+	return r.relative(p), true
+}
+
+// diskPath is the absolute path on disk of a file:// URL in a check of a
+// directory (see File).
+func (r *Report) diskPath(u string) (string, bool) {
 	if !strings.HasPrefix(u, "file:") {
 		return "", false
 	}
@@ -600,7 +614,7 @@ func (r *Report) File(u string) (string, bool) {
 	if rel == "" || strings.HasSuffix(rel, "/") {
 		rel += "index.html"
 	}
-	return r.relative(filepath.Join(root, filepath.FromSlash(rel))), true
+	return filepath.Join(root, filepath.FromSlash(rel)), true
 }
 
 // Path shows a path of a checked directory the way the report shows its

@@ -174,3 +174,23 @@ func TestTrapConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// FuzzTrapChecks: no URL makes the trap checks panic, and a URL held back
+// by its path says which rule and why.
+func FuzzTrapChecks(f *testing.F) {
+	for _, s := range []string{"https://example.com/a/a/a/", "https://e/x/y/x/y/x/y?q=1&r", "https://e//////", "https://e/%2F/%2F/%2F/"} {
+		f.Add(s)
+	}
+	tr := DefaultTraps()
+	f.Fuzz(func(t *testing.T, raw string) {
+		u, err := Resolve(nil, raw)
+		if err != nil {
+			return
+		}
+		_ = Template(u)
+		_ = QueryPath(u)
+		if trap, held := tr.CheckPath(u); held && (trap.Rule.Name == "" || trap.Reason == "") {
+			t.Errorf("%q held back without a rule or a reason: %+v", raw, trap)
+		}
+	})
+}

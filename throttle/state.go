@@ -127,11 +127,16 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 // HostStats is a snapshot of one limiter key for the status page and the
 // summary.
 type HostStats struct {
-	Key           string
-	Hosts         []string      // the hosts sharing the key
-	Requests      int64         // requests started since the throttle was made
-	Bytes         int64         // body bytes read since the throttle was made
-	Rate          float64       // requests started per second over the last 10 s
+	Key      string
+	Hosts    []string // the hosts sharing the key
+	Requests int64    // requests started since the throttle was made
+	Bytes    int64    // body bytes read since the throttle was made
+	Rate     float64  // requests started per second over the last 10 s
+	// Limit is the most request starts per second the host's settings
+	// allow (rate, window, crawl delay), 0 when none of them is set.
+	Limit         float64
+	QuotaRequests int64 // the per-pass quotas configured, 0 = none
+	QuotaBytes    int64
 	InFlight      int           // requests running now
 	MaxInFlight   int           // the cap in force now, adaptive included (0 = none)
 	Gap           time.Duration // the minimum gap between starts in force now
@@ -178,6 +183,9 @@ func (t *Throttle) Stats() []HostStats {
 			Requests:      l.requests,
 			Bytes:         l.bytesTotal,
 			Rate:          l.recent.perSecond(now),
+			Limit:         l.limit(),
+			QuotaRequests: l.set.QuotaRequests,
+			QuotaBytes:    l.set.QuotaBytes,
 			InFlight:      l.inFlight,
 			MaxInFlight:   l.maxInFlight(),
 			Gap:           l.gap(),

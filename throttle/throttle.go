@@ -446,6 +446,30 @@ func (l *limiter) gap() time.Duration {
 	return g
 }
 
+// limit is the most request starts per second the settings allow: the
+// tightest of the rate, the window's average and the configured (or
+// robots.txt) gap; 0 when none is set. The adaptive slowdown is not a
+// limit but a reaction, so it is left out.
+func (l *limiter) limit() float64 {
+	lim := l.set.Rate
+	tighter := func(v float64) {
+		if v > 0 && (lim == 0 || v < lim) {
+			lim = v
+		}
+	}
+	if l.set.WindowMax > 0 && l.set.Window > 0 {
+		tighter(float64(l.set.WindowMax) / l.set.Window.Seconds())
+	}
+	g := l.set.CrawlDelay
+	if !l.set.IgnoreRobots {
+		g = max(g, l.robotsGap)
+	}
+	if g > 0 {
+		tighter(1 / g.Seconds())
+	}
+	return lim
+}
+
 // maxInFlight is the in-flight cap right now (0 = none): the configured
 // one, lowered by the adaptive cap while the host is slow.
 func (l *limiter) maxInFlight() int {

@@ -121,8 +121,15 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	return fs
 }
 
-func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (code int, err error) {
 	var o checkOptions
+	defer func() {
+		// With --log-format json everything on standard error is JSON,
+		// the final error too.
+		if err != nil && o.logFormat == "json" {
+			err = logError(stderr, err)
+		}
+	}()
 	fs := checkFlags(&o)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -255,17 +262,18 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	}, engine, db)
 	log.Info("pass", "id", pass.ID, "start", starts, "queued", len(queue), "resumed", len(done) > 0)
 
+	var status *statusServer
 	if o.statusAddr != "" {
-		u, stopStatus, err := serveStatus(ctx, o.statusAddr, o.statusPub, pass, c)
-		if err != nil {
+		var u string
+		if u, status, err = serveStatus(ctx, o.statusAddr, o.statusPub, pass, c); err != nil {
 			return exitUsage, usageError{err}
 		}
-		defer stopStatus()
-		fmt.Fprintln(stderr, "status page:", u)
+		defer status.Stop()
+		notice(stderr, o.logFormat, "status page", "url", u)
 	}
 	began := time.Now()
 	// The bar would redraw over log lines on the same stream.
-	noBar := o.quiet || o.verbose > 0
+	noBar := o.quiet || o.verbose > 0 || o.logFormat == "json"
 	if tty := terminal(stderr, noBar); tty != nil && len(done) > 0 {
 		fmt.Fprintf(tty, "resuming pass %d: %s URLs already done\n", pass.ID, thousands(len(done)))
 	}
@@ -318,9 +326,17 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		return exitUsage, fmt.Errorf("write report: %w", err)
 	}
 	if o.verbose > 0 {
-		writeSummaryStats(stderr, rep, c.Hosts())
+		if o.logFormat == "json" {
+			logSummaryStats(log, rep, c.Hosts())
+		} else {
+			writeSummaryStats(stderr, rep, c.Hosts())
+		}
 	}
-	return exitCode(rep), nil
+	code = exitCode(rep)
+	if status != nil {
+		status.Finish(statusFinal{State: string(pass.State), Summary: rep.Counts(), Changes: rep.ChangeLine(), ExitCode: code})
+	}
+	return code, nil
 }
 
 // housekeeping keeps the database from growing night after night: old

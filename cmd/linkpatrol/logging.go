@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+
+	"github.com/linkpatrol/linkpatrol/report"
+	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
 // newLogger makes the logger handed to the crawler. verbosity is how often
@@ -28,4 +31,46 @@ func newLogger(w io.Writer, verbosity int, format string) (*slog.Logger, error) 
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("unknown log format %q (want text or json)", format)
+}
+
+// notice writes what a person must see whatever -v says (the status page's
+// address): "msg: value ..." on a line, or with format json one record, so
+// that everything on standard error is JSON.
+func notice(w io.Writer, format, msg string, args ...any) {
+	if format == "json" {
+		slog.New(slog.NewJSONHandler(w, nil)).Info(msg, args...)
+		return
+	}
+	line := msg + ":"
+	for i := 1; i < len(args); i += 2 {
+		line += fmt.Sprint(" ", args[i])
+	}
+	fmt.Fprintln(w, line)
+}
+
+// reportedError is an error already written to standard error (as JSON);
+// run only turns it into an exit code.
+type reportedError struct{ err error }
+
+func (e reportedError) Error() string { return e.err.Error() }
+func (e reportedError) Unwrap() error { return e.err }
+
+// logError writes err as a JSON record and returns it marked as written.
+func logError(w io.Writer, err error) error {
+	slog.New(slog.NewJSONHandler(w, nil)).Error(err.Error())
+	return reportedError{err}
+}
+
+// logSummaryStats is writeSummaryStats for --log-format json: one record
+// for the run and one per host.
+func logSummaryStats(log *slog.Logger, rep *report.Report, hosts []throttle.HostStats) {
+	problems := problemsByKey(rep, hosts)
+	var requests, bytes int64
+	for _, h := range hosts {
+		requests += h.Requests
+		bytes += h.Bytes
+		log.Info("host", "host", h.Key, "requests", h.Requests, "bytes", h.Bytes,
+			"waited_seconds", (h.Waited + h.ReadWait).Seconds(), "latency_seconds", h.Latency.Seconds(), "problems", problems[h.Key])
+	}
+	log.Info("hosts", "hosts", len(hosts), "requests", requests, "bytes", bytes)
 }

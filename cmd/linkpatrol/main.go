@@ -115,7 +115,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "linkpatrol: %v\n", err)
+		if !errors.As(err, new(reportedError)) {
+			fmt.Fprintf(stderr, "linkpatrol: %v\n", err)
+		}
 		var ue usageError
 		if errors.As(err, &ue) {
 			return exitUsage

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
@@ -48,14 +49,42 @@ var statusPage = template.Must(template.New("status").Funcs(template.FuncMap{
 	"seconds": func(s float64) string { return roundDuration(time.Duration(s * float64(time.Second))).String() },
 }).Parse(statusHTML))
 
+// statusServer is the live page of one pass.
+type statusServer struct {
+	stop func()
+	h    *statusHandler
+}
+
+// Stop closes the page at once. It may be called more than once.
+func (s *statusServer) Stop() { s.stop() }
+
+// statusLinger is how long Finish waits for a viewer to load the final
+// page: a little over one reload of the live page.
+const statusLinger = statusRefresh + 2*time.Second
+
+// Finish turns the page into the pass's final summary, which does not
+// reload, waits until a viewer has loaded it (at most statusLinger) so the
+// browser ends on the summary rather than "refused to connect", and stops.
+func (s *statusServer) Finish(f statusFinal) {
+	s.h.final.Store(&f)
+	t := time.NewTimer(statusLinger)
+	defer t.Stop()
+	select {
+	case <-s.h.finalServed:
+	case <-t.C:
+	}
+	s.stop()
+}
+
 // serveStatus serves a read-only page about the running pass at addr, "/"
-// in HTML and "/status.json" in JSON, until stop is called or ctx ends.
+// in HTML and "/status.json" in JSON, until Stop or Finish is called or ctx
+// ends.
 //
 // Unless public is set (--status-public) the address must be a loopback
 // one, and requests must name a loopback host, so that neither another
 // machine nor a web page using DNS rebinding can read which hosts are being
 // crawled.
-func serveStatus(ctx context.Context, addr string, public bool, pass store.Pass, src statusSource) (pageURL string, stop func(), err error) {
+func serveStatus(ctx context.Context, addr string, public bool, pass store.Pass, src statusSource) (pageURL string, server *statusServer, err error) {
 	if !public {
 		if err := checkLoopbackAddr(addr); err != nil {
 			return "", nil, err
@@ -74,13 +103,21 @@ func serveStatus(ctx context.Context, addr string, public bool, pass store.Pass,
 	}
 
 	began := time.Now()
-	h := &statusHandler{
-		public: public,
-		state: func() statusDoc {
-			now := time.Now()
-			return buildStatus(pass, pass.Elapsed+now.Sub(began), src.Progress(), src.Hosts(), now)
-		},
+	meter := &statusMeter{}
+	h := &statusHandler{public: public, finalServed: make(chan struct{})}
+	h.state = func() statusDoc {
+		now := time.Now()
+		d := buildStatus(pass, pass.Elapsed+now.Sub(began), src.Progress(), src.Hosts(), now)
+		d.measure(meter)
+		d.Final = h.final.Load()
+		return d
 	}
+	sampling := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		meter.sample(src, sampling)
+	}()
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	served := make(chan struct{})
 	go func() {
@@ -91,15 +128,17 @@ func serveStatus(ctx context.Context, addr string, public bool, pass store.Pass,
 	}()
 	var once sync.Once
 	var unhook func() bool
-	stop = func() {
+	stop := func() {
 		once.Do(func() {
 			unhook()
 			srv.Close()
 			<-served
+			close(sampling)
+			<-sampled
 		})
 	}
 	unhook = context.AfterFunc(ctx, stop)
-	return "http://" + ln.Addr().String() + "/", stop, nil
+	return "http://" + ln.Addr().String() + "/", &statusServer{stop: stop, h: h}, nil
 }
 
 // checkLoopbackAddr refuses, before anything listens, an address that is
@@ -135,6 +174,10 @@ func loopbackHost(hostport string) bool {
 type statusHandler struct {
 	public bool
 	state  func() statusDoc
+	// final, once set, is the pass's end: the page stops reloading.
+	final       atomic.Pointer[statusFinal]
+	finalServed chan struct{} // closed when a final page was served
+	servedOnce  sync.Once
 }
 
 func (h *statusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -154,9 +197,13 @@ func (h *statusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/":
 		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		if err := statusPage.Execute(w, newStatusView(h.state())); err != nil {
+		d := h.state()
+		if err := statusPage.Execute(w, newStatusView(d)); err != nil {
 			// The header is gone; all that is left is to cut the page short.
 			fmt.Fprintf(w, "\n<p>error: %s</p>", template.HTMLEscapeString(err.Error()))
+		}
+		if d.Final != nil {
+			h.servedOnce.Do(func() { close(h.finalServed) })
 		}
 	case "/status.json":
 		w.Header().Set("Content-Type", "application/json")
@@ -173,11 +220,21 @@ func (h *statusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // statusDoc is /status.json. Fields may be added, never renamed. Durations
 // are in seconds; a time that does not apply is null.
 type statusDoc struct {
-	Time     time.Time      `json:"time"`
+	Time time.Time `json:"time"`
+	// Final is set once the pass has ended: the page's last state.
+	Final    *statusFinal   `json:"final,omitempty"`
 	Pass     statusPass     `json:"pass"`
 	Progress statusProgress `json:"progress"`
 	Totals   statusTotals   `json:"totals"`
 	Hosts    []statusHost   `json:"hosts"`
+}
+
+// statusFinal is how the pass ended, for the page's last state.
+type statusFinal struct {
+	State    string `json:"state"`     // complete or stopped
+	Summary  string `json:"summary"`   // the report's count line
+	Changes  string `json:"changes"`   // what changed since the previous pass, or ""
+	ExitCode int    `json:"exit_code"` // what the command exits with
 }
 
 type statusPass struct {
@@ -212,7 +269,11 @@ type statusHost struct {
 	Hosts             []string       `json:"hosts"`
 	Requests          int64          `json:"requests"`
 	Bytes             int64          `json:"bytes"`
-	Rate              float64        `json:"rate"` // request starts per second over the last 10 s
+	Rate              float64        `json:"rate"`           // request starts per second over the last 10 s
+	Limit             float64        `json:"limit"`          // the most per second the settings allow, 0 = none
+	RecentRates       []float64      `json:"recent_rates"`   // request starts per second per sample, the last minutes, oldest first
+	QuotaRequests     int64          `json:"quota_requests"` // per pass, 0 = none
+	QuotaBytes        int64          `json:"quota_bytes"`
 	InFlight          int            `json:"in_flight"`
 	MaxInFlight       int            `json:"max_in_flight"` // 0 = no cap
 	GapSeconds        float64        `json:"gap_seconds"`
@@ -254,6 +315,7 @@ func buildStatus(pass store.Pass, running time.Duration, p crawler.Progress, hos
 	for _, h := range hosts {
 		sh := statusHost{
 			Key: h.Key, Hosts: h.Hosts, Requests: h.Requests, Bytes: h.Bytes, Rate: h.Rate,
+			Limit: h.Limit, QuotaRequests: h.QuotaRequests, QuotaBytes: h.QuotaBytes, RecentRates: []float64{},
 			InFlight: h.InFlight, MaxInFlight: h.MaxInFlight,
 			GapSeconds: h.Gap.Seconds(), LatencySeconds: h.Latency.Seconds(),
 			PausedUntil: future(h.PausedUntil, now), BackoffLevel: h.BackoffLevel,
@@ -293,6 +355,21 @@ func buildStatus(pass store.Pass, running time.Duration, p crawler.Progress, hos
 	return d
 }
 
+// measure replaces the total rate, a sum of the throttle's per-host
+// estimates, with the rate of every request the crawler sent (what the
+// servers see), and adds each host's recent rates.
+func (d *statusDoc) measure(m *statusMeter) {
+	if r, ok := m.rate(statusRateWindow); ok {
+		d.Totals.Rate = r
+	}
+	rates := m.hostRates()
+	for i := range d.Hosts {
+		if r := rates[d.Hosts[i].Key]; r != nil {
+			d.Hosts[i].RecentRates = r
+		}
+	}
+}
+
 // future returns t when it is still ahead of now, so a pause that ran out
 // shows as none.
 func future(t, now time.Time) *time.Time {
@@ -305,19 +382,24 @@ func future(t, now time.Time) *time.Time {
 // statusView is what status.html is executed with.
 type statusView struct {
 	statusDoc
-	Refresh int // seconds
-	Rows    []statusRow
-	Hidden  int // hosts not in Rows
+	Refresh  int // seconds; 0 once the pass has ended
+	Rows     []statusRow
+	Hidden   int  // hosts not in Rows
+	HasQuota bool // some host has a quota: only then is there a quota column
 }
 
 type statusRow struct {
 	statusHost
 	Pause  string // why the host is held back now, "" when it is not
 	Robots string
+	Graph  template.HTML
 }
 
 func newStatusView(d statusDoc) statusView {
 	v := statusView{statusDoc: d, Refresh: int(statusRefresh / time.Second)}
+	if d.Final != nil {
+		v.Refresh = 0
+	}
 	hosts := slices.Clone(d.Hosts)
 	// Busiest first, like top: what is happening now matters more on a
 	// page that reloads every two seconds than a stable order.
@@ -334,7 +416,8 @@ func newStatusView(d statusDoc) statusView {
 		hosts = hosts[:statusRows]
 	}
 	for _, h := range hosts {
-		v.Rows = append(v.Rows, statusRow{statusHost: h, Pause: pauseText(h, d.Time), Robots: robotsText(h)})
+		v.Rows = append(v.Rows, statusRow{statusHost: h, Pause: pauseText(h, d.Time), Robots: robotsText(h), Graph: rateSVG(h.RecentRates, h.Limit)})
+		v.HasQuota = v.HasQuota || h.QuotaRequests > 0 || h.QuotaBytes > 0
 	}
 	return v
 }

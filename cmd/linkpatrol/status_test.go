@@ -47,11 +47,11 @@ func statusFixture(t *testing.T) (store.Pass, throttleSource) {
 func startStatus(t *testing.T, public bool) string {
 	t.Helper()
 	pass, src := statusFixture(t)
-	u, stop, err := serveStatus(t.Context(), "127.0.0.1:0", public, pass, src)
+	u, srv, err := serveStatus(t.Context(), "127.0.0.1:0", public, pass, src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(stop)
+	t.Cleanup(srv.Stop)
 	return u
 }
 
@@ -220,7 +220,7 @@ func TestStatusRefusesNonLoopback(t *testing.T) {
 		t.Error("an address without a port was accepted")
 	}
 	for _, addr := range []string{"localhost:0", "[::1]:0", "127.0.0.2:0"} {
-		u, stop, err := serveStatus(t.Context(), addr, false, pass, src)
+		u, srv, err := serveStatus(t.Context(), addr, false, pass, src)
 		if err != nil {
 			if addr == "[::1]:0" && strings.Contains(err.Error(), "cannot assign") {
 				continue // no IPv6 loopback on this machine
@@ -231,14 +231,14 @@ func TestStatusRefusesNonLoopback(t *testing.T) {
 		if resp, _ := get(t, "GET", u+"status.json", ""); resp.StatusCode != http.StatusOK {
 			t.Errorf("%s: GET = %d", u, resp.StatusCode)
 		}
-		stop()
+		srv.Stop()
 	}
 }
 
 func TestStatusStopsWithContext(t *testing.T) {
 	pass, src := statusFixture(t)
 	ctx, cancel := context.WithCancel(t.Context())
-	u, stop, err := serveStatus(ctx, "127.0.0.1:0", false, pass, src)
+	u, srv, err := serveStatus(ctx, "127.0.0.1:0", false, pass, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,8 +246,8 @@ func TestStatusStopsWithContext(t *testing.T) {
 		t.Fatalf("GET = %d", resp.StatusCode)
 	}
 	cancel()
-	stop() // waits for the shutdown the cancel began; a second stop is harmless
-	stop()
+	srv.Stop() // waits for the shutdown the cancel began; a second stop is harmless
+	srv.Stop()
 	if _, err := http.Get(u); err == nil {
 		t.Error("the page still answers after its context ended")
 	}

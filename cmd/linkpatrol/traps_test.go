@@ -55,7 +55,8 @@ func TestTrapsHeldBackButNotAProblem(t *testing.T) {
 		t.Errorf("held back: %v", held)
 	}
 	text := runBinary(t, "report", "--db", filepath.Join(dir, t.Name()+".db"))
-	if !strings.Contains(text.stdout, "suspected trap (path-repeats:") || !strings.Contains(text.stdout, "--max-path-repeats") {
+	if !strings.Contains(text.stdout, "suspected trap (path-repeats:") || !strings.Contains(text.stdout, "--max-path-repeats") ||
+		!strings.Contains(text.stdout, "held back as suspected spider traps, listed below") {
 		t.Errorf("the text report does not say what was held back and why:\n%s", text.stdout)
 	}
 
