@@ -253,7 +253,7 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 	}
 	defer c.closeSites()
 	probes := make(chan task)
-	for range c.cfg.Concurrency {
+	for range probeWorkers(c.cfg.Concurrency) {
 		g.Go(func() error {
 			for t := range probes {
 				c.probeHost(fetchCtx, t)
@@ -265,6 +265,8 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 			}
 			return nil
 		})
+	}
+	for range c.cfg.Concurrency {
 		g.Go(func() error {
 			for t := range tasks {
 				var o outcome

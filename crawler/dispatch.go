@@ -96,19 +96,21 @@ type dispatcher struct {
 	seen  *claims
 	hosts map[string]*hostQueue
 	ring  []*hostQueue // hosts with queued tasks and a free slot, round robin
-	// thirdParked are third-party hosts taken out of the ring while
-	// third-party tasks hold their share of the workers (see hosts.go).
-	thirdParked []*hostQueue
-	third       int // third-party tasks on workers
-	ownHosts    map[string]bool
-	probe       *task        // a host probe (name, robots.txt) for the probe workers
-	probing     int          // probes in flight
-	waiting     []*hostQueue // hosts the throttle asked to wait, until their notBefore
-	staged      *task        // holds a permit, handed to the next free worker
-	queued      int
-	inflight    int
-	wake        *time.Timer
-	wakeAt      time.Time
+	// slotParked are hosts taken out of the ring until a slot frees: a
+	// third-party host while third-party tasks hold their share of the
+	// workers, a host to probe while every probe worker is busy (see
+	// hosts.go).
+	slotParked []*hostQueue
+	third      int // third-party tasks on workers
+	ownHosts   map[string]bool
+	probe      *task        // a host probe (name, robots.txt) for the probe workers
+	probing    int          // probes in flight
+	waiting    []*hostQueue // hosts the throttle asked to wait, until their notBefore
+	staged     *task        // holds a permit, handed to the next free worker
+	queued     int
+	inflight   int
+	wake       *time.Timer
+	wakeAt     time.Time
 	// sitemapURLs are the URLs taken from sitemaps in this pass, at most
 	// Config.SitemapLimit.
 	sitemapURLs map[string]struct{}
@@ -236,8 +238,9 @@ func (d *dispatcher) stage() []store.Result {
 		if robots || d.c.needsDNS(u) {
 			// The host's name and robots.txt come first; its URLs wait
 			// for them, and the probe waits on no worker.
-			if d.probe != nil || d.probing >= d.c.cfg.Concurrency {
-				break
+			if d.probe != nil || d.probing >= probeWorkers(d.c.cfg.Concurrency) {
+				d.parkForSlot(q) // the other hosts go on meanwhile
+				continue
 			}
 			probe = task{host: q.name, robots: u.Scheme}
 			if !robots {
@@ -247,7 +250,7 @@ func (d *dispatcher) stage() []store.Result {
 		} else if d.inflight >= d.c.cfg.Concurrency {
 			break
 		} else if d.thirdFull(q) {
-			d.parkThird(q)
+			d.parkForSlot(q)
 			continue
 		} else if t.sitemapsOf != "" {
 			// The file is known (or ignored, and the worker asks the
@@ -371,9 +374,10 @@ func (d *dispatcher) finish(t task) {
 	case t.robots != "":
 		q.robots = robotsUnknown // known now, or to be fetched again after a stop
 		d.probing--
+		d.unparkSlots()
 	case t.third:
 		d.third--
-		d.unparkThird()
+		d.unparkSlots()
 		fallthrough
 	default:
 		d.inflight--
@@ -432,6 +436,7 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 			d.staged = nil
 		case sendProbe <- nextProbe:
 			d.probe = nil
+			d.unparkSlots()
 		case o := <-outcomes:
 			d.finish(o.task)
 			switch {

@@ -36,21 +36,29 @@ func (d *dispatcher) thirdFull(q *hostQueue) bool {
 	return !q.own && d.third >= thirdShare(d.c.cfg.Concurrency)
 }
 
-// parkThird takes q, at the head of the ring, out of it until a
-// third-party task finishes.
-func (d *dispatcher) parkThird(q *hostQueue) {
+// probeWorkers is how many host probes run at once. A probe mostly waits
+// (a name lookup can take seconds, for a name that then does not exist),
+// so there are more of them than workers.
+func probeWorkers(workers int) int { return 4 * workers }
+
+// parkForSlot takes q, at the head of the ring, out of it until a
+// third-party task or a probe finishes, so that the hosts behind it go on.
+func (d *dispatcher) parkForSlot(q *hostQueue) {
 	d.ring = d.ring[1:]
 	q.inRing = false
-	d.thirdParked = append(d.thirdParked, q)
+	d.slotParked = append(d.slotParked, q)
 }
 
-// unparkThird returns the parked third-party hosts to the ring.
-func (d *dispatcher) unparkThird() {
-	for _, q := range d.thirdParked {
+// unparkSlots returns the hosts parked for a slot to the ring.
+func (d *dispatcher) unparkSlots() {
+	if len(d.slotParked) == 0 {
+		return
+	}
+	for _, q := range d.slotParked {
 		d.schedule(q)
 	}
-	clear(d.thirdParked)
-	d.thirdParked = d.thirdParked[:0]
+	clear(d.slotParked)
+	d.slotParked = d.slotParked[:0]
 }
 
 // startProbe stages the probe of q's host; its URLs wait for it.

@@ -111,7 +111,6 @@ func (s *trapState) admit(tg *target, page task, pageTemplate func() string, app
 // with the reason and the setting that lets it through.
 func (c *Crawler) heldBack(pass store.Pass, u string, trap rules.Trap) store.Result {
 	c.stats.traps.Add(1)
-	c.cfg.Logger.Debug("held back as a suspected spider trap", "url", u, "rule", trap.Rule.Name, "reason", trap.Reason)
 	return c.immediate(pass, u, store.VerdictSkipped, "trap", trap.Note())
 }
 

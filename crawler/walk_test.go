@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
+	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
 	"github.com/linkpatrol/linkpatrol/throttle"
@@ -337,4 +339,55 @@ func TestThirdPartyHostsDoNotStarveTheSite(t *testing.T) {
 func isNotFound(err error) bool {
 	var dnsErr *net.DNSError
 	return errors.As(err, &dnsErr) && dnsErr.IsNotFound
+}
+
+// The generated site with redirects and <link rel=prev/next>: every URL is
+// requested once (redirect targets included), every page is parsed however
+// it was met first, and the problems are exactly the site's broken links.
+func TestGeneratedSiteWithRedirectsOncePerURL(t *testing.T) {
+	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 400, Images: 2, BrokenEvery: 20, RedirectEvery: 3, RelNav: true, Seed: 12})
+	srv := httptest.NewServer(site)
+	t.Cleanup(srv.Close)
+	want := site.Expected()
+	r := runPass(t, crawler.Config{Concurrency: 8}, srv.URL+"/")
+	if !r.outcome.Complete {
+		t.Fatal("pass did not complete")
+	}
+	st := site.Stats()
+	if st.RepeatedURLs != 0 || st.MaxPerURL > 2 {
+		t.Errorf("%d URLs requested more than once with one method (most requests for one URL: %d)", st.RepeatedURLs, st.MaxPerURL)
+	}
+	if st.DistinctURLs != want.URLs {
+		t.Errorf("%d distinct URLs requested, the site has %d", st.DistinctURLs, want.URLs)
+	}
+	parsed, redirects := 0, 0
+	var broken []string
+	for u, rec := range r.records {
+		if rec.Parsed && !strings.HasPrefix(rec.ContentType, "text/css") {
+			parsed++
+		}
+		if strings.Contains(u, "/r/") {
+			redirects++
+			if rec.Verdict != store.VerdictOK || rec.FinalURL == "" {
+				t.Errorf("%s: %s, final %q", u, rec.Verdict, rec.FinalURL)
+			}
+		}
+		if rec.Verdict.Problem() {
+			broken = append(broken, strings.TrimPrefix(u, srv.URL))
+		}
+	}
+	if parsed != want.Pages {
+		t.Errorf("%d pages parsed, want all %d", parsed, want.Pages)
+	}
+	if redirects == 0 {
+		t.Error("the site has no redirects")
+	}
+	var wantBroken []string
+	for _, b := range want.Broken {
+		wantBroken = append(wantBroken, b.URL)
+	}
+	slices.Sort(broken)
+	if !slices.Equal(broken, wantBroken) {
+		t.Errorf("problems %q, want the site's broken links %q", broken, wantBroken)
+	}
 }

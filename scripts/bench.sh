@@ -8,8 +8,10 @@
 # the broken URLs each found against the number the site says it has, and
 # exit codes.
 #
-# Usage: scripts/bench.sh [-pages N] [-latency D] [-concurrency C] [-tools "linkpatrol muffet"]
+# Usage: scripts/bench.sh [-pages N] [-latency D] [-concurrency C] [-tools "linkpatrol muffet"] [-site "SITEGEN FLAGS"]
 #   -pages N         pages in the generated site (default 10000)
+#   -site FLAGS      more sitegen flags, e.g. "-redirect-every 10 -rel-nav" for
+#                    redirects and <link rel=prev/next> as on documentation sites
 #   -latency D       delay per response, a Go duration such as 20ms (default 0)
 #   -concurrency C   connections each checker may use (default 16)
 #   -tools LIST      checkers to run, in order (default "linkpatrol muffet")
@@ -24,12 +26,14 @@ pages=10000
 latency=0s
 concurrency=16
 tools="linkpatrol muffet"
+siteflags=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-pages | --pages) pages=$2; shift 2 ;;
 	-latency | --latency) latency=$2; shift 2 ;;
 	-concurrency | --concurrency) concurrency=$2; shift 2 ;;
 	-tools | --tools) tools=$2; shift 2 ;;
+	-site | --site) siteflags=$2; shift 2 ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
@@ -69,7 +73,8 @@ if [ ! -x "$muffet" ]; then
 	skip[muffet]="not found at $muffet"
 fi
 
-"$tmp/sitegen" -pages "$pages" -latency "$latency" -addr 127.0.0.1:0 >"$tmp/sitegen.out" 2>"$tmp/sitegen.err" &
+# shellcheck disable=SC2086 # siteflags is a list of flags
+"$tmp/sitegen" -pages "$pages" -latency "$latency" $siteflags -addr 127.0.0.1:0 >"$tmp/sitegen.out" 2>"$tmp/sitegen.err" &
 sitegen_pid=$!
 for _ in $(seq 100); do
 	[ -s "$tmp/sitegen.out" ] && break

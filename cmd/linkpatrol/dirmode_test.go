@@ -403,7 +403,7 @@ func TestDirStaysInsideTheRoot(t *testing.T) {
 	wd := tree(t, map[string]string{
 		"site/index.html": "<a href=\"passwd.html\">1</a>\n<a href=\"docs/\">2</a>\n" +
 			"<a href=\"a/..%2F..%2F..%2Fsecret.html\">3</a>\n<a href=\"pipe.html\">4</a>\n" +
-			"<a href=\"inside.html\">5</a>\n<a href=\"dev\">6</a>",
+			"<a href=\"inside.html\">5</a>\n<a href=\"dev\">6</a>\n<a href=\"%2E%2E/%2e%2e/%2E%2E/secret.html\">7</a>",
 		"site/real.html": `ok`,
 	})
 	site := filepath.Join(wd, "site")
@@ -438,6 +438,9 @@ func TestDirStaysInsideTheRoot(t *testing.T) {
 		}
 	}
 	for f, u := range got {
+		if strings.HasPrefix(u.URL, "file:") && u.File == "" {
+			t.Errorf("%s names no file of the site: resolved outside the root", u.URL)
+		}
 		if strings.Contains(f, "leak") || strings.HasPrefix(f, outside) || strings.Contains(u.URL, "leak") {
 			t.Errorf("something outside the root was read or named: %s %s", f, u.URL)
 		}

@@ -69,6 +69,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Int64Var(&c.site.Seed, "seed", 1, "seed of the generated links and text")
 	fs.DurationVar(&c.site.Latency, "latency", 0, "delay added to every response, e.g. 20ms")
 	fs.BoolVar(&c.site.ETags, "etags", false, "send ETags and answer If-None-Match with 304")
+	fs.IntVar(&c.site.RedirectEvery, "redirect-every", 0, "give every k-th page a link to /r/N, a 301 to page N (0: none)")
+	fs.BoolVar(&c.site.RelNav, "rel-nav", false, "put <link rel=prev/next> to the neighbouring pages in every head, as Sphinx does")
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "loopback address to serve the site on (port 0 picks a free one)")
 	fs.BoolVar(&c.traps, "traps", false, "serve spider traps beside the site, under /traps/ (see /__traps)")
 	fs.StringVar(&c.externalAddr, "external-addr", "", "loopback address of a second, \"external\" site every page links to once")

@@ -84,7 +84,7 @@ func (s *Site) status(target string) int {
 	if s.opt.External != "" && strings.HasPrefix(target, s.opt.External+"/") {
 		return http.StatusOK
 	}
-	if _, ok := s.pageIndex(target); ok || s.imageIndex(target) >= 0 || target == cssPath || target == jsPath {
+	if _, ok := s.pageIndex(target); ok || s.imageIndex(target) >= 0 || s.redirectIndex(target) >= 0 || target == cssPath || target == jsPath {
 		return http.StatusOK
 	}
 	return http.StatusNotFound

@@ -86,6 +86,7 @@ const (
 	itemImage                    // image n, with a 2x candidate m when it has a srcset
 	itemMissing                  // a link to missing target n
 	itemExternal                 // a link to page n of the external host
+	itemRedirect                 // a link to /r/n, which redirects to page n
 )
 
 type item struct {
@@ -133,6 +134,9 @@ func (s *Site) items(i int, rng *rand.Rand) []item {
 	if s.opt.External != "" {
 		items = append(items, item{kind: itemExternal, n: rng.IntN(min(n, maxExternalTargets))})
 	}
+	if k := s.opt.RedirectEvery; k > 0 && (i+1)%k == 0 {
+		items = append(items, item{kind: itemRedirect, n: rng.IntN(n)})
+	}
 	rng.Shuffle(len(items), func(a, b int) { items[a], items[b] = items[b], items[a] })
 	return items
 }
@@ -150,6 +154,18 @@ func (s *Site) render(r *renderer, i int) {
 	r.raw(">\n<script ")
 	r.attr("src", jsPath, jsPath)
 	r.raw(" defer></script>\n")
+	if s.opt.RelNav {
+		if i > 0 {
+			r.raw(`<link rel="prev" `)
+			r.attr("href", pagePath(i-1), pagePath(i-1))
+			r.raw(">\n")
+		}
+		if i+1 < s.opt.Pages {
+			r.raw(`<link rel="next" `)
+			r.attr("href", pagePath(i+1), pagePath(i+1))
+			r.raw(">\n")
+		}
+	}
 	r.raw("<!-- retired in 2019:\n<a href=\"" + commentedPath + "\">the old archive</a> -->\n")
 	r.raw("</head>\n<body>\n<header class=\"site-header\">\n<nav aria-label=\"Main\">\n<ul>\n")
 	for j := range s.navPages() {
@@ -231,6 +247,10 @@ func (s *Site) anchor(r *renderer, rng *rand.Rand, from int, it item) {
 		target = s.opt.External + pagePath(it.n)
 		href = target
 		class = "external"
+	case itemRedirect:
+		target = redirectPath(it.n)
+		href = target
+		class = "moved"
 	}
 	text := sentence(rng, 1+rng.IntN(3))
 	if multiLine {

@@ -2,8 +2,12 @@ package crawltest
 
 import (
 	"bytes"
+	"fmt"
 	"hash/fnv"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +46,14 @@ type SiteOptions struct {
 	// answers a matching If-None-Match with 304 and no body, as a static
 	// web server does.
 	ETags bool
+	// RedirectEvery gives every k-th page a link to /r/{n}, which answers
+	// 301 with the Location of page n, a page other links reach directly
+	// too: a checker must request each of the two URLs once. 0: none.
+	RedirectEvery int
+	// RelNav puts <link rel="prev"> and <link rel="next"> to the
+	// neighbouring pages in every page's head, as Sphinx and DocBook do:
+	// pages reached first that way must still be parsed.
+	RelNav bool
 }
 
 const (
@@ -132,6 +144,9 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.write(w, r, http.StatusOK, "text/css; charset=utf-8", []byte(siteCSS))
 	case path == jsPath:
 		s.write(w, r, http.StatusOK, "text/javascript; charset=utf-8", []byte(siteJS))
+	case s.redirectIndex(path) >= 0:
+		w.Header().Set("Location", pagePath(s.redirectIndex(path)))
+		w.WriteHeader(http.StatusMovedPermanently)
 	case path == "/robots.txt":
 		s.write(w, r, http.StatusOK, "text/plain; charset=utf-8", []byte("User-agent: *\nAllow: /\n"))
 	default:
@@ -208,6 +223,24 @@ func (s *Site) imageIndex(path string) int {
 	return k
 }
 
+func redirectPath(k int) string { return "/r/" + strconv.Itoa(k) }
+
+// redirectIndex is n for /r/{n} of a page, -1 otherwise.
+func (s *Site) redirectIndex(path string) int {
+	if s.opt.RedirectEvery <= 0 {
+		return -1
+	}
+	num, ok := strings.CutPrefix(path, "/r/")
+	if !ok {
+		return -1
+	}
+	n, ok := canonicalIndex(num)
+	if !ok || n >= s.opt.Pages {
+		return -1
+	}
+	return n
+}
+
 func missingPath(k int) string { return "/missing/" + strconv.Itoa(k) + ".html" }
 
 // canonicalIndex parses a decimal number written without sign or leading
@@ -262,3 +295,36 @@ const notFoundHTML = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Not found</title></head>
 <body><h1>Not found</h1><p>There is no page at this address.</p></body></html>
 `
+
+// WriteFiles writes the site into dir as a static site generator would:
+// every page (/ as index.html), image, the stylesheet and the script, and
+// nothing for the missing pages, so that checking dir from disk and
+// checking the site over HTTP must find the same problems.
+func (s *Site) WriteFiles(dir string) error {
+	files := []string{cssPath, jsPath}
+	for i := range s.opt.Pages {
+		files = append(files, pagePath(i))
+	}
+	for k := range s.imagePool {
+		files = append(files, imagePath(k))
+	}
+	for _, p := range files {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, p, nil))
+		if rec.Code != http.StatusOK {
+			return fmt.Errorf("%s: status %d", p, rec.Code)
+		}
+		name := filepath.Join(dir, filepath.FromSlash(p))
+		if strings.HasSuffix(p, "/") {
+			name = filepath.Join(name, "index.html")
+		}
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(name, rec.Body.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	s.Reset()
+	return nil
+}
