@@ -128,18 +128,10 @@ func TestActionEntryScript(t *testing.T) {
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "LINKPATROL="+binary, "RUNNER_TEMP="+dir, "GITHUB_OUTPUT="+out, "GITHUB_STEP_SUMMARY="+summary)
 		cmd.Env = append(cmd.Env, env...)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
+		r := runCmd(t, cmd)
 		o, _ := os.ReadFile(out)
 		s, _ := os.ReadFile(summary)
-		return result{code, stdout.String(), stderr.String()}, string(o), string(s), dir
+		return r, string(o), string(s), dir
 	}
 
 	r, outputs, summary, dir := run("INPUT_DIRECTORY=" + site)
