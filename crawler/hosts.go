@@ -31,9 +31,20 @@ func thirdShare(workers int) int {
 }
 
 // thirdFull says whether q is a third-party host and the third-party share
-// of the workers is taken.
+// of the workers is taken while the site's own hosts have work. Once they
+// have none, none can come (only their pages are parsed), and the
+// third-party tail may use every worker.
 func (d *dispatcher) thirdFull(q *hostQueue) bool {
-	return !q.own && d.third >= thirdShare(d.c.cfg.Concurrency)
+	return !q.own && d.third >= thirdShare(d.c.cfg.Concurrency) && d.ownBusy()
+}
+
+func (d *dispatcher) ownBusy() bool {
+	for h := range d.ownHosts {
+		if q := d.hosts[h]; q != nil && (len(q.tasks) > 0 || q.inflight > 0) {
+			return true
+		}
+	}
+	return false
 }
 
 // probeWorkers is how many host probes run at once. A probe mostly waits
@@ -103,7 +114,7 @@ func (c *Crawler) deadHost(hostport string) error {
 	return v.(error)
 }
 
-// probeHost looks the host's name up (see needsDNS) and reads its
+// probeHost looks the host's name up (see needsDNS), or reads its
 // robots.txt when the probe holds a permit for it.
 func (c *Crawler) probeHost(ctx context.Context, t task) {
 	u := &url.URL{Scheme: t.robots, Host: t.host}
@@ -128,10 +139,10 @@ func (c *Crawler) probeHost(ctx context.Context, t task) {
 				t.permit.Done(throttle.Outcome{Err: context.Canceled}) // nothing to ask it
 			}
 			return
-		case err == nil:
-			c.dns.Store(u.Hostname(), nil)
 		}
-		// A lookup that failed for now is the request's to find out again.
+		// Found, or failed for now: the requests find out the rest (a name
+		// that fails for now is not looked up again ahead of them).
+		c.dns.Store(u.Hostname(), nil)
 	}
 	if t.permit != nil {
 		c.loadRobots(ctx, t.robots, t.host, t.permit)
