@@ -93,9 +93,19 @@ func (c *Crawler) needsDNS(u *url.URL) bool {
 	if name == "" || net.ParseIP(name) != nil {
 		return false
 	}
-	_, known := c.dns.Load(name)
+	v, known := c.dns.Load(name)
+	if tries, ok := v.(dnsTries); ok {
+		return tries < maxDNSTries
+	}
 	return !known
 }
+
+// dnsTries counts the lookups of a name that failed for now (a timeout, a
+// server failure); after maxDNSTries the requests are left to find out, so
+// a resolver that never answers cannot keep a host's URLs waiting.
+type dnsTries int
+
+const maxDNSTries = 3
 
 // deadHost is the lookup error of a host name that does not exist, nil for
 // any other host.
@@ -107,11 +117,9 @@ func (c *Crawler) deadHost(hostport string) error {
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		name = h
 	}
-	v, ok := c.dns.Load(name)
-	if !ok || v == nil {
-		return nil
-	}
-	return v.(error)
+	v, _ := c.dns.Load(name)
+	err, _ := v.(error)
+	return err
 }
 
 // probeHost looks the host's name up (see needsDNS), or reads its
@@ -139,10 +147,13 @@ func (c *Crawler) probeHost(ctx context.Context, t task) {
 				t.permit.Done(throttle.Outcome{Err: context.Canceled}) // nothing to ask it
 			}
 			return
+		case err == nil:
+			c.dns.Store(u.Hostname(), nil)
+		case ctx.Err() == nil: // failed for now; a stop decides nothing
+			v, _ := c.dns.Load(u.Hostname())
+			tries, _ := v.(dnsTries)
+			c.dns.Store(u.Hostname(), tries+1)
 		}
-		// Found, or failed for now: the requests find out the rest (a name
-		// that fails for now is not looked up again ahead of them).
-		c.dns.Store(u.Hostname(), nil)
 	}
 	if t.permit != nil {
 		c.loadRobots(ctx, t.robots, t.host, t.permit)
