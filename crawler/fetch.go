@@ -504,7 +504,16 @@ func (c *Crawler) upgrade(ctx context.Context, t task, first string, f *fetched)
 		return
 	}
 	u, err := url.Parse(f.finalURL)
-	if err != nil || c.rules.Decide(u).Action != rules.Parse {
+	if err != nil {
+		return
+	}
+	d := c.rules.Decide(u)
+	if d.Action != rules.Parse {
+		return
+	}
+	if trap, held := upgradeHeld(t, u, d.Traps); held {
+		// Checked, and ok, but its links are not followed.
+		f.note = "not parsed: " + strings.TrimPrefix(trap.Note(), "skipped: ")
 		return
 	}
 	p, err := c.acquire(ctx, u.Host, f.finalURL)
@@ -723,6 +732,9 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 	default:
 		u, _ := url.Parse(t.URL)
 		rec.Verdict, rec.Error = classifyStatus(f.status, f.header, c.rules.Decide(u).Policy)
+		if f.note != "" {
+			rec.Note = f.note // why a page that was only checked was not parsed (upgrade)
+		}
 	}
 	return rec
 }

@@ -3,6 +3,7 @@ package crawler
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -108,7 +109,22 @@ func (s *site) publishedURL(page *url.URL) *url.URL {
 // directory's index.html is the directory, as a static host serves it,
 // so dir/index.html#x and dir/#x are one page with one set of anchors.
 func (s *site) local(u *url.URL) *url.URL {
-	cu := rules.Canonicalize(u).String()
+	var cu string
+	if p := u.EscapedPath(); s.published == "file:///" && !strings.Contains(p, "%") {
+		if u.Scheme != "file" || u.Host != "" {
+			return u
+		}
+		// Resolved against file:///, with no escape that could hide a dot
+		// segment (%2E%2E climbs once canonical, which must happen here,
+		// below the site's root): only the path and query matter, and
+		// the rules canonicalize the result anyway.
+		cu = "file://" + p
+		if u.RawQuery != "" {
+			cu += "?" + u.RawQuery
+		}
+	} else {
+		cu = rules.Canonicalize(u).String()
+	}
 	var l string
 	switch {
 	case strings.HasPrefix(cu, s.published):
@@ -252,9 +268,17 @@ func (s *site) read(name string, max int64, contentType string) ([]byte, bool, s
 	if !st.Mode().IsRegular() {
 		return nil, false, "", notRegularError{st.Mode()}
 	}
-	body, truncated, err := readCapped(fh, max)
-	if err != nil {
+	// The size is known: one allocation and one read, where a growing
+	// buffer would copy a large page several times.
+	body := make([]byte, min(st.Size(), max)+1)
+	n, err := io.ReadFull(fh, body)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return nil, false, "", err
+	}
+	body = body[:n]
+	truncated := int64(n) > max
+	if truncated {
+		body = body[:max]
 	}
 	if contentType == "" {
 		contentType = http.DetectContentType(body)

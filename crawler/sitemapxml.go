@@ -25,6 +25,11 @@ const (
 	// child); the bound keeps a hostile file from growing the decoder's
 	// stack without limit.
 	maxSitemapNesting = 64
+	// maxSitemapToken bounds one tag (its name and every attribute) and one
+	// run of text: the decoder holds a whole token at a time, and one tag
+	// of a million attributes took 450 MB to read from 49 MB. A real
+	// sitemap's longest token is a <loc>, far shorter.
+	maxSitemapToken = 256 << 10
 	// gzipLayers is how many gzip layers are undone: a .xml.gz file sent
 	// with Content-Encoding: gzip is compressed twice, and nothing real is
 	// compressed three times.
@@ -84,7 +89,7 @@ func readSitemap(body io.Reader, limit int, maxSize int64) (sitemapDoc, error) {
 	// capped as well; the first cap only bounds what a lying gzip header
 	// could make us download.
 	inner := &cappedReader{r: r, left: maxSize}
-	doc, err := parseSitemap(inner, limit)
+	doc, err := parseSitemap(&tokenCap{r: inner, max: maxSitemapToken}, limit)
 	doc.truncated = capped.hit || inner.hit
 	if doc.truncated && err != nil && doc.kind != sitemapNone {
 		// The document ends where the cap cut it, mid-element: that is
@@ -240,5 +245,61 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 	}
 	n, err := c.r.Read(p)
 	c.left -= int64(n)
+	return n, err
+}
+
+// tokenCap fails a document with a tag or a run of text longer than max
+// bytes before the XML decoder has to hold it. It follows the markup just
+// enough to find where each token ends: a tag ends at a ">" outside quoted
+// attribute values; a comment, CDATA section or declaration ("<!...") at
+// its first ">" (a ">" inside one only starts a new count early).
+type tokenCap struct {
+	r     io.Reader
+	max   int
+	n     int // bytes of the current token
+	state uint8
+	quote byte // the quote an attribute value in a tag is open with
+}
+
+const (
+	inText uint8 = iota
+	afterLT
+	inTag
+	inDecl
+)
+
+func (t *tokenCap) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	for i, b := range p[:n] {
+		switch t.state {
+		case inText:
+			if b == '<' {
+				t.state, t.n = afterLT, 0
+			}
+		case afterLT:
+			t.state = inTag
+			if b == '!' {
+				t.state = inDecl
+			}
+		case inTag:
+			switch {
+			case t.quote != 0:
+				if b == t.quote {
+					t.quote = 0
+				}
+			case b == '"' || b == '\'':
+				t.quote = b
+			case b == '>':
+				t.state, t.n = inText, -1
+			}
+		case inDecl:
+			if b == '>' {
+				t.state, t.n = inText, -1
+			}
+		}
+		if t.n++; t.n > t.max {
+			return i, fmt.Errorf("a tag or text longer than %d KB: not a sitemap", t.max>>10)
+		}
+	}
 	return n, err
 }

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/linkpatrol/linkpatrol/store"
 )
@@ -234,5 +237,87 @@ func BenchmarkReadSitemap(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// hostileSitemaps are documents of about size bytes built to make a
+// streaming XML decoder hold a lot: one element with a huge number of
+// attributes (and namespace declarations), and one text run as long as the
+// file.
+func hostileSitemaps(size int) map[string][]byte {
+	head := `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url `
+	var attrs bytes.Buffer
+	attrs.WriteString(head)
+	for i := 0; attrs.Len() < size; i++ {
+		fmt.Fprintf(&attrs, `a%d="x" xmlns:n%d="u" `, i, i)
+	}
+	attrs.WriteString("><loc>https://example.com/</loc></url></urlset>")
+	text := []byte(head + "><loc>https://example.com/</loc></url><x>" + strings.Repeat("a", size) + "</x></urlset>")
+	return map[string][]byte{"attributes": attrs.Bytes(), "text": text}
+}
+
+// BenchmarkHostileSitemap measures the heap a sitemap built to exhaust the
+// decoder takes while it is read (peak-MB): it must stay bounded whatever
+// the file holds, not grow with its size.
+//
+//	go test -run '^$' -bench HostileSitemap -benchtime 1x ./crawler/
+func BenchmarkHostileSitemap(b *testing.B) {
+	for _, mb := range []int{5, 49} {
+		for name, body := range hostileSitemaps(mb << 20) {
+			b.Run(fmt.Sprintf("%s-%dMB", name, mb), func(b *testing.B) {
+				var peak atomic.Uint64
+				for range b.N {
+					runtime.GC()
+					var base runtime.MemStats
+					runtime.ReadMemStats(&base)
+					done := make(chan struct{})
+					sampled := make(chan struct{})
+					go func() {
+						defer close(sampled)
+						var ms runtime.MemStats
+						t := time.NewTicker(5 * time.Millisecond)
+						defer t.Stop()
+						for {
+							runtime.ReadMemStats(&ms)
+							if ms.HeapInuse > base.HeapInuse && ms.HeapInuse-base.HeapInuse > peak.Load() {
+								peak.Store(ms.HeapInuse - base.HeapInuse)
+							}
+							select {
+							case <-done:
+								return
+							case <-t.C:
+							}
+						}
+					}()
+					readSitemap(bytes.NewReader(body), DefaultSitemapLimit, maxSitemapSize)
+					close(done)
+					<-sampled
+				}
+				b.ReportMetric(float64(peak.Load())/(1<<20), "peak-MB")
+			})
+		}
+	}
+}
+
+// A tag or a text run too long for any real sitemap fails the document
+// before the decoder holds it; what real sitemaps hold (comments with
+// quotes and ">", attribute values with ">", a <loc> past the longest URL
+// kept) still reads. BenchmarkHostileSitemap measures the memory.
+func TestSitemapTokenCap(t *testing.T) {
+	t.Parallel()
+	for name, body := range hostileSitemaps(4 * maxSitemapToken) {
+		doc, err := readSitemap(bytes.NewReader(body), 10, maxSitemapSize)
+		if err == nil || !strings.Contains(err.Error(), "longer than") {
+			t.Errorf("%s bomb: %d entries, err %v; want a token error", name, len(doc.entries), err)
+		}
+	}
+	long := "https://example.com/" + strings.Repeat("a", store.MaxURLLength)
+	fine := `<?xml version="1.0"?><!-- it's "quoted" > and <odd> ` + strings.Repeat("x", maxSitemapToken/2) + ` -->
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" title='a > b "c"'>
+<url><loc>https://example.com/a</loc></url><url><loc>` + long + `</loc></url>
+<![CDATA[ ' " > ]]></urlset>`
+	doc, err := readSitemap(strings.NewReader(fine), 10, maxSitemapSize)
+	if err != nil || len(doc.entries) != 2 {
+		t.Errorf("a real sitemap: %d entries, err %v; want 2", len(doc.entries), err)
 	}
 }

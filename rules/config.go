@@ -49,9 +49,12 @@ type File struct {
 	Sitemaps       []string
 	RobotsSitemaps bool // also seed from the Sitemap: lines of robots.txt
 	SitemapLimit   int  // most URLs taken from sitemaps (0 = the command's default)
-	CommitBatch    int
-	MaxRedirects   int // redirects followed before a link is "too many redirects"
-	CommitEvery    time.Duration
+	// Root is the site root of files checked one by one, and BaseURL where
+	// a checked directory is published (checked against its files).
+	Root, BaseURL string
+	CommitBatch   int
+	MaxRedirects  int // redirects followed before a link is "too many redirects"
+	CommitEvery   time.Duration
 
 	// Config is the rules part. Its Start is left empty: the command sets
 	// it to the start URLs it settles on before calling New.
@@ -149,6 +152,8 @@ type fileDoc struct {
 	Sitemaps        []string            `toml:"sitemaps"`
 	RobotsSitemaps  bool                `toml:"robots_sitemaps"`
 	SitemapLimit    int                 `toml:"sitemap_limit"`
+	Root            string              `toml:"root"`
+	BaseURL         string              `toml:"base_url"`
 	CommitBatch     int                 `toml:"commit_batch"`
 	MaxRedirects    int                 `toml:"max_redirects"`
 	CommitEvery     any                 `toml:"commit_every"`
@@ -247,6 +252,7 @@ func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)
 		Output: doc.Output, All: doc.All, Quiet: doc.Quiet, KeepPasses: doc.KeepPasses, FailOn: doc.FailOn,
 		CheckFragments: doc.CheckFragments, Sitemaps: doc.Sitemaps,
 		RobotsSitemaps: doc.RobotsSitemaps, SitemapLimit: doc.SitemapLimit,
+		Root: doc.Root, BaseURL: doc.BaseURL,
 		CommitBatch: doc.CommitBatch, MaxRedirects: doc.MaxRedirects,
 		index: idx,
 	}

@@ -41,6 +41,11 @@ commit_every = "1s"      # longest time between commits, and between fsyncs
 sitemaps = []            # sitemap URLs (indexes and .gz too) that add start URLs
 robots_sitemaps = false  # also follow the Sitemap: lines of the start hosts' robots.txt
 sitemap_limit = 50000    # most URLs taken from sitemaps in a pass
+# A built site on disk: base_url is where it is published (absolute links
+# under it are checked against its files); root is the site root of files
+# given one by one (default: the directory holding them all).
+base_url = ""
+root = ""
 
 # ---- The report -----------------------------------------------------------
 

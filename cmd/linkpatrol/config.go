@@ -74,6 +74,8 @@ func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
 	take("robots-sitemaps", "robots_sitemaps", func() { o.robotsMaps = f.RobotsSitemaps })
 	take("sitemap-limit", "sitemap_limit", func() { o.sitemapMax = f.SitemapLimit })
 	take("check-fragments", "check_fragments", func() { o.fragments = f.CheckFragments })
+	take("root", "root", func() { o.root = f.Root })
+	take("base-url", "base_url", func() { o.baseURL = f.BaseURL })
 	take(rules.TrapHops.Flag[2:], rules.TrapHops.Key, func() { o.traps.MaxHops = f.Config.Traps.MaxHops })
 	take(rules.TrapPathSegments.Flag[2:], rules.TrapPathSegments.Key, func() { o.traps.MaxPathSegments = f.Config.Traps.MaxPathSegments })
 	take(rules.TrapPathRepeats.Flag[2:], rules.TrapPathRepeats.Key, func() { o.traps.MaxPathRepeats = f.Config.Traps.MaxPathRepeats })
@@ -135,6 +137,10 @@ func settingsHash(f *rules.File, o *checkOptions) string {
 		}
 	}
 	fmt.Fprintf(h, "\x00%q\x00%q\x00%d\x00%t\x00%t\x00%+v\x00%t", o.include, o.exclude, o.maxSize, o.polite.ignoreRobots, o.fragments, o.traps, o.keepSIDs)
+	if o.baseURL != "" {
+		// Only when set, so the hash of a pass begun without it is unchanged.
+		fmt.Fprintf(h, "\x00base-url %q", o.baseURL)
+	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 

@@ -54,16 +54,8 @@ func TestOverlongRedirectTargetIsAResult(t *testing.T) {
 // the database is left as it was.
 func TestOutputOntoDatabaseRefused(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprint(w, `<a href="/">self</a>`)
-	}))
-	defer srv.Close()
-	dir := t.TempDir()
-	db := filepath.Join(dir, "lp.db")
-	if r := runBinary(t, "check", "--db", db, srv.URL+"/"); r.code != exitOK {
-		t.Fatalf("first pass: exit %d\n%s", r.code, r.stderr)
-	}
+	srv, db := checkedOnce(t)
+	dir := filepath.Dir(db)
 	link := filepath.Join(dir, "link.json")
 	if err := os.Symlink(db, link); err != nil {
 		t.Fatal(err)
@@ -179,16 +171,7 @@ func TestDamagedPageOneLine(t *testing.T) {
 // database is removed by the next check.
 func TestStaleCompactCopyRemovedByCheck(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprint(w, `<a href="/">self</a>`)
-	}))
-	defer srv.Close()
-	dir := t.TempDir()
-	db := filepath.Join(dir, "lp.db")
-	if r := runBinary(t, "check", "--db", db, srv.URL+"/"); r.code != exitOK {
-		t.Fatalf("first pass: exit %d\n%s", r.code, r.stderr)
-	}
+	srv, db := checkedOnce(t)
 	stale := db + ".compact-4242"
 	if err := os.WriteFile(stale, make([]byte, 1<<20), 0o644); err != nil {
 		t.Fatal(err)
@@ -238,4 +221,20 @@ func TestHousekeepingStops(t *testing.T) {
 	if _, ok, _ := db.Get("https://example.com/0"); ok {
 		t.Error("the next housekeeping did not prune")
 	}
+}
+
+// checkedOnce returns a one-page site and a database holding one complete
+// pass of it.
+func checkedOnce(t *testing.T) (*httptest.Server, string) {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<a href="/">self</a>`)
+	}))
+	t.Cleanup(srv.Close)
+	db := filepath.Join(t.TempDir(), "lp.db")
+	if r := runBinary(t, "check", "--db", db, srv.URL+"/"); r.code != exitOK {
+		t.Fatalf("first pass: exit %d\n%s", r.code, r.stderr)
+	}
+	return srv, db
 }

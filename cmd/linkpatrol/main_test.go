@@ -49,7 +49,13 @@ type result struct {
 
 func runBinary(t *testing.T, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	return runCmd(t, exec.Command(binary, args...))
+}
+
+// runCmd runs a command of the binary to its end and returns its exit code
+// and output.
+func runCmd(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -58,7 +64,7 @@ func runBinary(t *testing.T, args ...string) result {
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("run %v: %v", args, err)
+		t.Fatalf("run %v: %v", cmd.Args, err)
 	}
 	return result{code, out.String(), errb.String()}
 }

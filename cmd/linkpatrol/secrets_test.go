@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -21,17 +20,7 @@ func runBinaryEnv(t *testing.T, env []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	code := 0
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run %v: %v", args, err)
-	}
-	return result{code, out.String(), errb.String()}
+	return runCmd(t, cmd)
 }
 
 // secretsSeen records which of a rule's secrets each request carried.

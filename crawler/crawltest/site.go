@@ -2,8 +2,12 @@ package crawltest
 
 import (
 	"bytes"
+	"fmt"
 	"hash/fnv"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -291,3 +295,36 @@ const notFoundHTML = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Not found</title></head>
 <body><h1>Not found</h1><p>There is no page at this address.</p></body></html>
 `
+
+// WriteFiles writes the site into dir as a static site generator would:
+// every page (/ as index.html), image, the stylesheet and the script, and
+// nothing for the missing pages, so that checking dir from disk and
+// checking the site over HTTP must find the same problems.
+func (s *Site) WriteFiles(dir string) error {
+	files := []string{cssPath, jsPath}
+	for i := range s.opt.Pages {
+		files = append(files, pagePath(i))
+	}
+	for k := range s.imagePool {
+		files = append(files, imagePath(k))
+	}
+	for _, p := range files {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, p, nil))
+		if rec.Code != http.StatusOK {
+			return fmt.Errorf("%s: status %d", p, rec.Code)
+		}
+		name := filepath.Join(dir, filepath.FromSlash(p))
+		if strings.HasSuffix(p, "/") {
+			name = filepath.Join(name, "index.html")
+		}
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(name, rec.Body.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	s.Reset()
+	return nil
+}
