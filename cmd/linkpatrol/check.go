@@ -294,7 +294,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 	progressDone()
 
 	pass.Elapsed += time.Since(began)
-	pass.Deferred, pass.ResumeAfter = outcome.Deferred, outcome.ResumeAfter
+	pass.Deferred, pass.ResumeAfter = 0, time.Time{}
+	if stop.Err() == nil {
+		// Finished but for URLs held back by a pause: the report says to
+		// come back after it. A stopped run says it was stopped instead.
+		pass.Deferred, pass.ResumeAfter = outcome.Deferred, outcome.ResumeAfter
+	}
 	if outcome.Complete {
 		pass.State = store.PassComplete
 	} else {
