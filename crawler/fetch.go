@@ -622,6 +622,9 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 			} else {
 				endResult.SetLinks = true
 			}
+			if end.Note == "" {
+				end.Note = viaNote(t.URL)
+			}
 			prev, _ := c.previous(pass, key)
 			history(&end, prev, pass.ID, now)
 			if end.Verdict.Problem() {
@@ -647,7 +650,11 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		} else {
 			prev, _ = c.previous(pass, key)
 		}
-		records = append(records, waiting{rec: rec, prev: prev, depth: t.Depth + min(i, 1)})
+		w := waiting{rec: rec, prev: prev, depth: t.Depth + min(i, 1)}
+		if i > 0 {
+			w.via = t.URL
+		}
+		records = append(records, w)
 		hops = nil
 	}
 	slices.Reverse(records) // the task's URL first
@@ -658,6 +665,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 	for i := len(records) - 1; i >= 0; i-- {
 		w := &records[i]
 		chainEnd(&w.rec, end, c.cfg.MaxRedirects)
+		w.noteVia()
 		history(&w.rec, w.prev, pass.ID, now)
 		if w.rec.Verdict.Problem() {
 			c.stats.problems.Add(1)

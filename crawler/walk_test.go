@@ -160,6 +160,10 @@ func TestWalkSurvivesMessySites(t *testing.T) {
 			t.Errorf("%s: final URL %q, want %q", w.path, rec.FinalURL, srv.URL+w.finalURL)
 		}
 	}
+	// A redirect target no page links to says where it was reached from.
+	if rec := r.records[srv.URL+"/b"]; rec.Note != "reached by a redirect from "+srv.URL+"/a" {
+		t.Errorf("/b: note %q", rec.Note)
+	}
 	// A file: link cannot be followed from a web page: it is reported.
 	if rec := r.records["file:///etc/hosts"]; rec.Verdict != store.VerdictBroken || rec.Error != "file: link on a web page" {
 		t.Errorf("file: link: got %+v", rec)
