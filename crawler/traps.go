@@ -31,14 +31,11 @@ type trapInfo struct {
 	queryPath string // "" without a query
 }
 
-// trapInfo fills in tg's trap info when it is a page to parse; canon is
-// its canonical URL (the dedupe key), limits the rules' for it.
-func (c *Crawler) trapInfo(tg *target, limits rules.Traps) {
+// trapInfo fills in tg's trap info when it is a page to parse;
+// u is its canonical URL (the dedupe key) parsed, as rules.Decision.Parsed,
+// limits the rules' for it.
+func (c *Crawler) trapInfo(tg *target, u *url.URL, limits rules.Traps) {
 	if tg.action != rules.Parse || tg.sitemap || limits == (rules.Traps{}) {
-		return
-	}
-	u, err := url.Parse(tg.url)
-	if err != nil {
 		return
 	}
 	ti := &trapInfo{limits: limits, template: rules.Template(u), queryPath: rules.QueryPath(u)}
