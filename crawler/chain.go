@@ -110,7 +110,18 @@ type waiting struct {
 	rec   store.URLRecord
 	prev  *store.URLRecord // for history
 	depth int              // hops from a start URL, should it be queued again
+	via   string           // for a redirect target: the URL whose task reached it
 }
+
+// noteVia says, on a redirect target's record that has no note of its
+// own, where it was reached from: a broken one may be linked from no page.
+func (w *waiting) noteVia() {
+	if w.via != "" && w.rec.Note == "" {
+		w.rec.Note = viaNote(w.via)
+	}
+}
+
+func viaNote(from string) string { return "reached by a redirect from " + from }
 
 // wait registers ws (a task's URL first, then the redirect targets it
 // claimed, each leading to the next) to be finished from target's result,
@@ -156,8 +167,9 @@ func (d *dispatcher) settled(rec *store.URLRecord) []store.Result {
 }
 
 func (d *dispatcher) finishWaiting(w waiting, end store.URLRecord) store.Result {
+	chainEnd(&w.rec, end, d.c.cfg.MaxRedirects)
+	w.noteVia()
 	rec := w.rec
-	chainEnd(&rec, end, d.c.cfg.MaxRedirects)
 	history(&rec, w.prev, d.pass.ID, d.c.cfg.Now())
 	if rec.Verdict.Problem() {
 		d.c.stats.problems.Add(1)

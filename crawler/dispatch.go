@@ -234,8 +234,8 @@ func (d *dispatcher) stage() []store.Result {
 			continue
 		}
 		probe := t
-		robots := d.c.needsRobots(u.Scheme, q.name)
-		if robots || d.c.needsDNS(u) {
+		dns := d.c.needsDNS(u)
+		if dns || d.c.needsRobots(u.Scheme, q.name) {
 			// The host's name and robots.txt come first; its URLs wait
 			// for them, and the probe waits on no worker.
 			if d.probe != nil || d.probing >= probeWorkers(d.c.cfg.Concurrency) {
@@ -243,7 +243,9 @@ func (d *dispatcher) stage() []store.Result {
 				continue
 			}
 			probe = task{host: q.name, robots: u.Scheme}
-			if !robots {
+			if dns {
+				// The name first, asking the host for nothing: one that
+				// does not exist never touches its throttle.
 				d.startProbe(q, probe)
 				continue
 			}

@@ -408,3 +408,32 @@ func TestInvalidSitemapEntryIsBroken(t *testing.T) {
 		t.Errorf("valid entry next to it: %s %q", rec.Verdict, rec.Error)
 	}
 }
+
+// A redirect to a host whose robots.txt asks for a pause is not followed
+// blindly: the link is transient with that cause.
+func TestRedirectToAHostWhoseRobotsAsksToWait(t *testing.T) {
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "maintenance", http.StatusServiceUnavailable)
+			return
+		}
+		page(`fine`)(w, r)
+	}))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			http.NotFound(w, r)
+		case "/r":
+			http.Redirect(w, r, other.URL+"/x", http.StatusFound)
+		default:
+			page(`<a href="/r">r</a>`)(w, r)
+		}
+	}))
+	defer srv.Close()
+	_, recs, _ := politeRun(t, openDB(t), srv.URL+"/", throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}, context.Background())
+	if rec := recs[srv.URL+"/r"]; rec.Verdict != store.VerdictTransient || rec.Error != "robots.txt asked to wait" {
+		t.Errorf("/r: %s %q (%s), want transient: robots.txt asked to wait", rec.Verdict, rec.Error, rec.Note)
+	}
+}

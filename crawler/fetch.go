@@ -504,7 +504,16 @@ func (c *Crawler) upgrade(ctx context.Context, t task, first string, f *fetched)
 		return
 	}
 	u, err := url.Parse(f.finalURL)
-	if err != nil || c.rules.Decide(u).Action != rules.Parse {
+	if err != nil {
+		return
+	}
+	d := c.rules.Decide(u)
+	if d.Action != rules.Parse {
+		return
+	}
+	if trap, held := upgradeHeld(t, u, d.Traps); held {
+		// Checked, and ok, but its links are not followed.
+		f.note = "not parsed: " + strings.TrimPrefix(trap.Note(), "skipped: ")
 		return
 	}
 	p, err := c.acquire(ctx, u.Host, f.finalURL)
@@ -613,6 +622,9 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 			} else {
 				endResult.SetLinks = true
 			}
+			if end.Note == "" {
+				end.Note = viaNote(t.URL)
+			}
 			prev, _ := c.previous(pass, key)
 			history(&end, prev, pass.ID, now)
 			if end.Verdict.Problem() {
@@ -638,7 +650,11 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		} else {
 			prev, _ = c.previous(pass, key)
 		}
-		records = append(records, waiting{rec: rec, prev: prev, depth: t.Depth + min(i, 1)})
+		w := waiting{rec: rec, prev: prev, depth: t.Depth + min(i, 1)}
+		if i > 0 {
+			w.via = t.URL
+		}
+		records = append(records, w)
 		hops = nil
 	}
 	slices.Reverse(records) // the task's URL first
@@ -649,6 +665,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 	for i := len(records) - 1; i >= 0; i-- {
 		w := &records[i]
 		chainEnd(&w.rec, end, c.cfg.MaxRedirects)
+		w.noteVia()
 		history(&w.rec, w.prev, pass.ID, now)
 		if w.rec.Verdict.Problem() {
 			c.stats.problems.Add(1)
@@ -715,6 +732,9 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 	default:
 		u, _ := url.Parse(t.URL)
 		rec.Verdict, rec.Error = classifyStatus(f.status, f.header, c.rules.Decide(u).Policy)
+		if f.note != "" {
+			rec.Note = f.note // why a page that was only checked was not parsed (upgrade)
+		}
 	}
 	return rec
 }

@@ -31,9 +31,20 @@ func thirdShare(workers int) int {
 }
 
 // thirdFull says whether q is a third-party host and the third-party share
-// of the workers is taken.
+// of the workers is taken while the site's own hosts have work. Once they
+// have none, none can come (only their pages are parsed), and the
+// third-party tail may use every worker.
 func (d *dispatcher) thirdFull(q *hostQueue) bool {
-	return !q.own && d.third >= thirdShare(d.c.cfg.Concurrency)
+	return !q.own && d.third >= thirdShare(d.c.cfg.Concurrency) && d.ownBusy()
+}
+
+func (d *dispatcher) ownBusy() bool {
+	for h := range d.ownHosts {
+		if q := d.hosts[h]; q != nil && (len(q.tasks) > 0 || q.inflight > 0) {
+			return true
+		}
+	}
+	return false
 }
 
 // probeWorkers is how many host probes run at once. A probe mostly waits
@@ -82,9 +93,19 @@ func (c *Crawler) needsDNS(u *url.URL) bool {
 	if name == "" || net.ParseIP(name) != nil {
 		return false
 	}
-	_, known := c.dns.Load(name)
+	v, known := c.dns.Load(name)
+	if tries, ok := v.(dnsTries); ok {
+		return tries < maxDNSTries
+	}
 	return !known
 }
+
+// dnsTries counts the lookups of a name that failed for now (a timeout, a
+// server failure); after maxDNSTries the requests are left to find out, so
+// a resolver that never answers cannot keep a host's URLs waiting.
+type dnsTries int
+
+const maxDNSTries = 3
 
 // deadHost is the lookup error of a host name that does not exist, nil for
 // any other host.
@@ -96,14 +117,12 @@ func (c *Crawler) deadHost(hostport string) error {
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		name = h
 	}
-	v, ok := c.dns.Load(name)
-	if !ok || v == nil {
-		return nil
-	}
-	return v.(error)
+	v, _ := c.dns.Load(name)
+	err, _ := v.(error)
+	return err
 }
 
-// probeHost looks the host's name up (see needsDNS) and reads its
+// probeHost looks the host's name up (see needsDNS), or reads its
 // robots.txt when the probe holds a permit for it.
 func (c *Crawler) probeHost(ctx context.Context, t task) {
 	u := &url.URL{Scheme: t.robots, Host: t.host}
@@ -130,8 +149,11 @@ func (c *Crawler) probeHost(ctx context.Context, t task) {
 			return
 		case err == nil:
 			c.dns.Store(u.Hostname(), nil)
+		case ctx.Err() == nil: // failed for now; a stop decides nothing
+			v, _ := c.dns.Load(u.Hostname())
+			tries, _ := v.(dnsTries)
+			c.dns.Store(u.Hostname(), tries+1)
 		}
-		// A lookup that failed for now is the request's to find out again.
 	}
 	if t.permit != nil {
 		c.loadRobots(ctx, t.robots, t.host, t.permit)

@@ -127,7 +127,7 @@ func (r *refs) add(ref string, link store.Link, resource, sitemap bool) {
 	if resource && tg.action == rules.Parse {
 		tg.action = rules.Check
 	}
-	r.c.trapInfo(&tg, d.Parsed, d.Traps)
+	r.c.trapInfo(&tg, d)
 	r.c.robotsVerdict(&tg, u)
 	r.found = append(r.found, tg)
 }
@@ -239,7 +239,7 @@ func (c *Crawler) storedTargets(page string) []target {
 			action = rules.Check
 		}
 		tg := target{url: d.URL, host: u.Host, action: action, rule: d.Rule}
-		c.trapInfo(&tg, d.Parsed, d.Traps)
+		c.trapInfo(&tg, d)
 		c.robotsVerdict(&tg, u)
 		found = append(found, tg)
 	}

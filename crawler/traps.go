@@ -31,13 +31,17 @@ type trapInfo struct {
 	queryPath string // "" without a query
 }
 
-// trapInfo fills in tg's trap info when it is a page to parse;
-// u is its canonical URL (the dedupe key) parsed, as rules.Decision.Parsed,
-// limits the rules' for it.
-func (c *Crawler) trapInfo(tg *target, u *url.URL, limits rules.Traps) {
-	if tg.action != rules.Parse || tg.sitemap || limits == (rules.Traps{}) {
+// trapInfo fills in tg's trap info when the rules (d) would parse it:
+// also when the link only has it checked (an <img>, say), since a check
+// that answers with an HTML page is parsed after all (see upgrade), and
+// its template run must be known then. It reads the URL from d.Parsed
+// rather than parsing d.URL again.
+func (c *Crawler) trapInfo(tg *target, d rules.Decision) {
+	limits := d.Traps
+	if d.Action != rules.Parse || tg.sitemap || limits == (rules.Traps{}) {
 		return
 	}
+	u := d.Parsed
 	ti := &trapInfo{limits: limits, template: rules.Template(u), queryPath: rules.QueryPath(u)}
 	if trap, held := limits.CheckPath(u); held {
 		ti.path = &trap
@@ -68,8 +72,9 @@ func (s *trapState) admitted(raw, queryPath string) {
 	s.variants[queryPath]++
 }
 
-// admit counts tg, a URL new to the pass found on page, and with apply
-// decides whether it is held back; otherwise it returns its template run.
+// admit counts tg, a URL new to the pass found on page, and returns its
+// template run; with apply it decides whether a page to parse is held
+// back.
 func (s *trapState) admit(tg *target, page task, pageTemplate func() string, apply bool) (rules.Trap, bool, int) {
 	ti := tg.traps
 	if ti == nil {
@@ -80,20 +85,20 @@ func (s *trapState) admit(tg *target, page task, pageTemplate func() string, app
 	if ti.queryPath != "" {
 		defer s.admitted(tg.url, ti.queryPath)
 	}
-	if !apply {
-		return rules.Trap{}, false, 0
-	}
-	if ti.path != nil {
-		return *ti.path, true, 0
-	}
-	if ti.queryPath != "" {
-		if trap, held := ti.limits.CheckQuery(s.variants[ti.queryPath], ti.queryPath); held {
-			return trap, true, 0
-		}
-	}
 	run := 0
 	if ti.template == pageTemplate() {
 		run = page.Run + 1
+	}
+	if !apply || tg.action != rules.Parse {
+		return rules.Trap{}, false, run
+	}
+	if ti.path != nil {
+		return *ti.path, true, run
+	}
+	if ti.queryPath != "" {
+		if trap, held := ti.limits.CheckQuery(s.variants[ti.queryPath], ti.queryPath); held {
+			return trap, true, run
+		}
 	}
 	if trap, held := ti.limits.CheckRun(run, ti.template); held {
 		return trap, true, run
@@ -102,6 +107,21 @@ func (s *trapState) admit(tg *target, page task, pageTemplate func() string, app
 		return trap, true, run
 	}
 	return rules.Trap{}, false, run
+}
+
+// upgradeHeld says whether a URL that was only checked, and answered with
+// a page the rules would parse at u, must stay unparsed as a suspected
+// trap: its path, its template run and its hops are known here; the
+// query-string count is the dispatcher's, and was applied when the link
+// was found.
+func upgradeHeld(t task, u *url.URL, limits rules.Traps) (rules.Trap, bool) {
+	if trap, held := limits.CheckPath(u); held {
+		return trap, true
+	}
+	if trap, held := limits.CheckRun(t.Run, rules.Template(u)); held {
+		return trap, true
+	}
+	return limits.CheckHops(t.Depth)
 }
 
 // heldBack is the result of a URL held back as a suspected trap: skipped,

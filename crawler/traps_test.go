@@ -2,9 +2,11 @@ package crawler_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -182,4 +184,44 @@ func TestTrapStateSurvivesResume(t *testing.T) {
 		t.Fatalf("resume: complete %v, %v", out.Complete, err)
 	}
 	checkTraps(t, ts, srv.URL, records(t, db, pass.ID))
+}
+
+// TestTrapThroughResourceLinks: a chain of pages that link each other only
+// as images. Each is checked, answers HTML and so is parsed after all; the
+// template run still ends the chain, where the last one is checked but not
+// parsed, with the reason on its record.
+func TestTrapThroughResourceLinks(t *testing.T) {
+	verifyNoLeaks(t)
+	var mu sync.Mutex
+	highest := 0
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", page(`<img src="/c/1">`))
+	mux.HandleFunc("/c/{n}", func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(r.PathValue("n"))
+		if err != nil || n > 200 { // a regression ends here rather than never
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		highest = max(highest, n)
+		mu.Unlock()
+		page(fmt.Sprintf(`<img src="/c/%d">`, n+1))(w, r)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	db, engine, pass, seeds := beginTrapPass(t, []string{srv.URL + "/"})
+	out, err := crawler.New(crawler.Config{Concurrency: 2}, engine, db).Run(context.Background(), context.Background(), pass, seeds, nil)
+	if err != nil || !out.Complete {
+		t.Fatalf("run: complete %v, %v", out.Complete, err)
+	}
+	// /c/1 is found on "/" (run 0); /c/41 is the 40th of its template in
+	// a row and parsed; /c/42 is checked, not parsed, and /c/43 never seen.
+	last := 2 + rules.DefaultTraps().MaxTemplateRun
+	if highest != last {
+		t.Errorf("the chain was followed to /c/%d, want /c/%d", highest, last)
+	}
+	rec := records(t, db, pass.ID)[fmt.Sprintf("%s/c/%d", srv.URL, last)]
+	if rec.Verdict != store.VerdictOK || rec.Parsed || !strings.HasPrefix(rec.Note, "not parsed: suspected trap (template-run:") {
+		t.Errorf("/c/%d: %s, parsed %v, note %q", last, rec.Verdict, rec.Parsed, rec.Note)
+	}
 }

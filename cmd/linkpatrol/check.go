@@ -131,14 +131,26 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 		}
 	}()
 	fs := checkFlags(&o)
-	fs.SetOutput(stderr)
+	if logFormatArg(args) == "json" {
+		// Every line on standard error is JSON: no usage text after a
+		// mistake (the error says what is wrong), --help still prints it.
+		fs.SetOutput(io.Discard)
+	} else {
+		fs.SetOutput(stderr)
+	}
 	fs.Usage = func() {
+		if helpWriter(args, stdout, stderr) == stderr && logFormatArg(args) == "json" {
+			return
+		}
 		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol check [flags] URL|DIR ...\n\nFlags:\n%s\n%s", fs.FlagUsages(), exitCodesHelp)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK, nil
 		}
+		// A flag after the bad one is not parsed: look for the log
+		// format by hand, so a mistake is JSON too when JSON was asked for.
+		o.logFormat = logFormatArg(args)
 		return exitUsage, usageError{err}
 	}
 	file, err := loadConfig(o.config)
@@ -282,7 +294,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 	progressDone()
 
 	pass.Elapsed += time.Since(began)
-	pass.Deferred, pass.ResumeAfter = outcome.Deferred, outcome.ResumeAfter
+	pass.Deferred, pass.ResumeAfter = 0, time.Time{}
+	if stop.Err() == nil {
+		// Finished but for URLs held back by a pause: the report says to
+		// come back after it. A stopped run says it was stopped instead.
+		pass.Deferred, pass.ResumeAfter = outcome.Deferred, outcome.ResumeAfter
+	}
 	if outcome.Complete {
 		pass.State = store.PassComplete
 	} else {

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -36,8 +34,8 @@ func tree(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-// runWith runs the binary in dir with extra environment. The deadline is a
-// guard against a hang (a named pipe read forever), not a timing check.
+// runWith runs the binary in dir with extra environment. The deadline is
+// a guard against a hang (a named pipe read forever), not a timing check.
 func runWith(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -45,20 +43,11 @@ func runWith(t *testing.T, dir string, env []string, args ...string) result {
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	r := runCmd(t, cmd)
 	if ctx.Err() != nil {
-		t.Fatalf("%v did not finish within a minute (hung?)\n%s", args, errb.String())
+		t.Fatalf("%v did not finish within a minute (hung?)\n%s", args, r.stderr)
 	}
-	var ee *exec.ExitError
-	code := 0
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run %v: %v", args, err)
-	}
-	return result{code, out.String(), errb.String()}
+	return r
 }
 
 // dirURL is one URL of a directory report, with the fields a directory
@@ -159,7 +148,7 @@ func TestDirIndexPagesAndFragments(t *testing.T) {
 	wd := tree(t, map[string]string{
 		"site/index.html": "<a href=\"guide/index.html#setup\">1</a>\n<a href=\"guide/#setup\">2</a>\n" +
 			"<a href=\"guide/index.html#missing\">3</a>\n<a href=\"guide/#gone\">4</a>\n" +
-			"<a href=\"guide\">5</a>\n<a href=\"empty/\">6</a>\n<a href=\"/guide/\">7</a>",
+			"<a href=\"guide\">5</a>\n<a href=\"empty/\">6</a>\n<a href=\"/guide/\">7</a>\n<a href=\"guide#nope\">8</a>",
 		"site/guide/index.html": `<h2 id="setup">Setup</h2><a href="../">up</a>`,
 		"site/empty/notes.txt":  "no index here",
 	})
@@ -184,7 +173,7 @@ func TestDirIndexPagesAndFragments(t *testing.T) {
 		missing = append(missing, m.File+"#"+m.Fragment)
 	}
 	slices.Sort(missing)
-	want := []string{filepath.Join("site", "guide", "index.html") + "#gone", filepath.Join("site", "guide", "index.html") + "#missing"}
+	want := []string{filepath.Join("site", "guide", "index.html") + "#gone", filepath.Join("site", "guide", "index.html") + "#missing", filepath.Join("site", "guide", "index.html") + "#nope"}
 	if !slices.Equal(missing, want) {
 		t.Errorf("missing fragments %v, want %v", missing, want)
 	}

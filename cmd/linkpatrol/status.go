@@ -51,8 +51,10 @@ var statusPage = template.Must(template.New("status").Funcs(template.FuncMap{
 
 // statusServer is the live page of one pass.
 type statusServer struct {
-	stop func()
-	h    *statusHandler
+	stop   func()
+	srv    *http.Server
+	h      *statusHandler
+	linger time.Duration // how long Finish waits for a viewer; statusLinger
 }
 
 // Stop closes the page at once. It may be called more than once.
@@ -63,16 +65,22 @@ func (s *statusServer) Stop() { s.stop() }
 const statusLinger = statusRefresh + 2*time.Second
 
 // Finish turns the page into the pass's final summary, which does not
-// reload, waits until a viewer has loaded it (at most statusLinger) so the
+// reload, waits until a viewer has loaded it (at most s.linger) so the
 // browser ends on the summary rather than "refused to connect", and stops.
 func (s *statusServer) Finish(f statusFinal) {
 	s.h.final.Store(&f)
-	t := time.NewTimer(statusLinger)
+	t := time.NewTimer(s.linger)
 	defer t.Stop()
 	select {
 	case <-s.h.finalServed:
 	case <-t.C:
 	}
+	// Gracefully: the final page may still be on its way to the viewer,
+	// and a connection cut under it would make the browser retry into
+	// "refused to connect" after all.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	s.srv.Shutdown(ctx)
 	s.stop()
 }
 
@@ -138,7 +146,7 @@ func serveStatus(ctx context.Context, addr string, public bool, pass store.Pass,
 		})
 	}
 	unhook = context.AfterFunc(ctx, stop)
-	return "http://" + ln.Addr().String() + "/", &statusServer{stop: stop, h: h}, nil
+	return "http://" + ln.Addr().String() + "/", &statusServer{stop: stop, srv: srv, h: h, linger: statusLinger}, nil
 }
 
 // checkLoopbackAddr refuses, before anything listens, an address that is

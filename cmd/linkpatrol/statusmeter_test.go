@@ -64,6 +64,7 @@ func TestStatusFinishShowsTheSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Stop)
+	srv.linger = time.Hour // Finish returns because the page was loaded, not on time
 	if _, page := get(t, "GET", u, ""); !strings.Contains(page, `http-equiv="refresh"`) {
 		t.Fatal("the live page does not reload")
 	}
