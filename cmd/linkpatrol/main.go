@@ -64,6 +64,7 @@ const topUsage = `linkpatrol checks every link of a site and reports the broken 
 
 Usage:
   linkpatrol check [flags] URL|DIR ...   run or resume a pass, print the problems
+                                         (DIR: a built site on disk; files and globs too)
   linkpatrol report [flags]              render the last pass again, in any format
   linkpatrol explain [flags] URL         which rule decides this URL, and why
   linkpatrol config check FILE           validate a config file without crawling
