@@ -12,8 +12,12 @@ func DidYouMean(word string, candidates []string) string {
 		}
 	}
 	// A third of the word, at least 1 and at most 3 edits: "concurency"
-	// is concurrency, "x" is not "db".
+	// is concurrency, but a word of one or two letters is not a typo of
+	// anything ("b" is not "db").
 	limit := min(max(len(word)/3, 1), 3)
+	if len(word) < 3 {
+		limit = 0
+	}
 	if best == "" || bestDist > limit {
 		return ""
 	}

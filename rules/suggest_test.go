@@ -10,6 +10,8 @@ func TestDidYouMean(t *testing.T) {
 		{"per-host", "per_host"},
 		{"timeuot", "timeout"},
 		{"x", ""},
+		{"b", ""},
+		{"dv", ""},
 		{"database", ""},
 		{"max_sizes", "max_size"},
 	} {
