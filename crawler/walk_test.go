@@ -443,3 +443,39 @@ func TestRequestThatFindsNoSuchHostSettlesItsHost(t *testing.T) {
 		t.Errorf("%d requests to a host the first request found does not exist, want 1", n)
 	}
 }
+
+// A stylesheet of the site is read for its url()s whichever way it is
+// met, so it is fetched once, with GET: not checked with HEAD first and
+// fetched again when it answers CSS (seen on every page of the generated
+// site and of Sphinx docs: the one URL requested twice).
+func TestSiteStylesheetIsRequestedOnce(t *testing.T) {
+	t.Parallel()
+	var c counter
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", page(`<link rel="stylesheet" href="/s.css"><link rel="icon" href="/i.ico"><a href="/p">p</a>`))
+	mux.Handle("/p", page(`<link rel="alternate stylesheet" href="/s.css">`))
+	mux.HandleFunc("/s.css", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/css")
+		fmt.Fprint(w, "body { background: url(/bg.png) }")
+	})
+	mux.HandleFunc("/bg.png", func(w http.ResponseWriter, r *http.Request) { w.Header().Set("Content-Type", "image/png") })
+	mux.HandleFunc("/i.ico", func(w http.ResponseWriter, r *http.Request) { w.Header().Set("Content-Type", "image/x-icon") })
+	srv := httptest.NewServer(c.wrap(mux))
+	t.Cleanup(srv.Close)
+	r := runPass(t, crawler.Config{Concurrency: 4}, srv.URL+"/")
+	if !r.outcome.Complete {
+		t.Fatal("pass did not complete")
+	}
+	if g, h := c.get("GET /s.css"), c.get("HEAD /s.css"); g != 1 || h != 0 {
+		t.Errorf("the stylesheet got %d GET and %d HEAD, want one GET", g, h)
+	}
+	if h, g := c.get("HEAD /i.ico"), c.get("GET /i.ico"); h != 1 || g != 0 {
+		t.Errorf("the icon got %d HEAD and %d GET, want one HEAD", h, g)
+	}
+	if rec := r.records[srv.URL+"/bg.png"]; rec.Verdict != store.VerdictOK {
+		t.Errorf("the stylesheet's url() was not checked: %+v", rec)
+	}
+	if rec := r.records[srv.URL+"/s.css"]; rec.Verdict != store.VerdictOK || !rec.Parsed {
+		t.Errorf("the stylesheet: %s, parsed %v", rec.Verdict, rec.Parsed)
+	}
+}
