@@ -189,9 +189,29 @@ func runConfig(args []string, stdout, stderr io.Writer) (int, error) {
 		if len(args) != 2 {
 			return exitUsage, usagef("config check takes one file")
 		}
-		f, err := rules.LoadConfig(args[1])
+		data, err := os.ReadFile(args[1])
 		if err != nil {
 			return exitUsage, usageError{err}
+		}
+		// A pull-request job has no secrets: an unset ${NAME} is a
+		// warning here, with a stand-in value so the rest of the file is
+		// still checked; check itself refuses to run without it.
+		var unset []string
+		lookup := func(name string) (string, bool) {
+			if v, ok := os.LookupEnv(name); ok && v != "" {
+				return v, true
+			}
+			if !slices.Contains(unset, name) {
+				unset = append(unset, name)
+			}
+			return "unset-" + name, true
+		}
+		f, err := rules.ParseConfig(args[1], data, lookup)
+		if err != nil {
+			return exitUsage, usageError{err}
+		}
+		for _, name := range unset {
+			fmt.Fprintf(stderr, "warning: %s: environment variable %s is not set or empty; check will refuse to run until it is\n", args[1], name)
 		}
 		var o checkOptions
 		fs := checkFlags(&o)

@@ -58,3 +58,28 @@ func TestConfigCheckHelp(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want the usage on stdout", r.code, r.stdout, r.stderr)
 	}
 }
+
+// config check validates a file whose secrets are not in the environment
+// (a pull-request job has none), warning rather than failing; a real
+// mistake in the same file still fails.
+func TestConfigCheckWithoutSecrets(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const rule = "[[rule]]\nscheme = \"https\"\nhost = \"example.com\"\nheaders = { \"X-Token\" = \"${LINKPATROL_TEST_UNSET_SECRET}\" }\n"
+	good := filepath.Join(dir, "good.toml")
+	bad := filepath.Join(dir, "bad.toml")
+	if err := os.WriteFile(good, []byte(rule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("concurrency = 0\n"+rule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runInProcess(t, "config", "check", good)
+	if r.code != exitOK || !strings.Contains(r.stderr, "warning: "+good+": environment variable LINKPATROL_TEST_UNSET_SECRET is not set") {
+		t.Errorf("exit %d, stderr %q; want 0 and a warning naming the variable", r.code, r.stderr)
+	}
+	r = runInProcess(t, "config", "check", bad)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "concurrency must be at least 1") {
+		t.Errorf("exit %d, stderr %q; want 2 for concurrency = 0", r.code, r.stderr)
+	}
+}
