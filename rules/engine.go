@@ -54,6 +54,9 @@ type Config struct {
 	// id (see sessionID), which are otherwise dropped before dedupe: with a
 	// fresh session id on every link, a site is an endless set of URLs.
 	KeepSessionIDs bool
+	// Accept are status codes taken as ok for every URL (--accept 200,429),
+	// under what a rule's own accept says about the same status.
+	Accept []int
 	// Traps are the run's spider-trap limits; a [[rule]] may set its own.
 	// The zero value turns them all off; the command starts from
 	// DefaultTraps.
@@ -191,6 +194,9 @@ func New(cfg Config) (*Engine, error) {
 				fmt.Errorf("has no scheme, host, path_prefix, path or regex, so it matches every URL and %s would never apply", later), "rule", i)
 		}
 	}
+	if err := e.acceptEverywhere(cfg.Accept); err != nil {
+		return nil, err
+	}
 	if err := e.compileRewrites(cfg); err != nil {
 		return nil, err
 	}
@@ -210,6 +216,44 @@ func New(cfg Config) (*Engine, error) {
 		e.hosts = append(e.hosts, c)
 	}
 	return e, nil
+}
+
+// acceptEverywhere puts the run's accepted statuses into the default
+// policy and each rule's, where the rule does not decide that status
+// itself: a rule is the more specific of the two.
+func (e *Engine) acceptEverywhere(codes []int) error {
+	if len(codes) == 0 {
+		return nil
+	}
+	for i, code := range codes {
+		if code < 100 || code > 599 {
+			return itemErr(fmt.Sprintf("--accept %d", code), errors.New("not an HTTP status code (100-599)"), "accept", i)
+		}
+	}
+	with := func(p *Policy) *Policy {
+		q := *p
+		q.Accept = maps.Clone(p.Accept)
+		if q.Accept == nil {
+			q.Accept = make(map[int]string, len(codes))
+		}
+		for _, code := range codes {
+			if _, ok := q.Accept[code]; !ok {
+				q.Accept[code] = "ok"
+			}
+		}
+		return &q
+	}
+	e.defaults = with(e.defaults)
+	for _, r := range e.rules {
+		shared := r.public == r.policy
+		r.policy = with(r.policy)
+		if shared {
+			r.public = r.policy
+		} else {
+			r.public = with(r.public)
+		}
+	}
+	return nil
 }
 
 func itemName(kind string, n int, source string) string {

@@ -209,3 +209,35 @@ func TestRulesMatchStrayPercentAsWritten(t *testing.T) {
 		t.Errorf("asWritten = %s", got)
 	}
 }
+
+// --accept takes a status as ok everywhere, under a rule's own accept for
+// the same status.
+func TestRunAccept(t *testing.T) {
+	t.Parallel()
+	e, err := New(Config{
+		Start:  []string{"https://example.com/"},
+		Accept: []int{429, 403},
+		Rules:  []Rule{{Host: "strict.example", Accept: map[string]string{"403": "broken"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		url    string
+		status int
+		want   string
+	}{
+		{"https://example.com/a", 429, "ok"},
+		{"https://other.example/", 403, "ok"},
+		{"https://strict.example/", 403, "broken"},
+		{"https://strict.example/", 429, "ok"},
+		{"https://example.com/a", 404, ""},
+	} {
+		if got := e.Decide(mustParse(t, tc.url)).Policy.Accept[tc.status]; got != tc.want {
+			t.Errorf("%s %d: %q, want %q", tc.url, tc.status, got, tc.want)
+		}
+	}
+	if _, err := New(Config{Accept: []int{42}}); err == nil || !strings.Contains(err.Error(), "--accept 42: not an HTTP status code") {
+		t.Errorf("accept 42: %v", err)
+	}
+}

@@ -62,6 +62,10 @@ report_after = 0
 # reported but not fatal), "any" (transient and unverifiable too), "never".
 fail_on = "broken"
 
+# Statuses taken as ok for every URL (like --accept 200,429); a [[rule]]'s
+# own accept decides for the URLs it matches.
+#accept = [429]
+
 # ---- Passes over time -----------------------------------------------------
 
 # A page that fails now but was good within this long still has its old

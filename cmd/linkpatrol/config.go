@@ -84,6 +84,7 @@ func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
 	take("keep-session-ids", "keep_session_ids", func() { o.keepSIDs = f.Config.KeepSessionIDs })
 	take("include", "include", func() { o.include = f.Config.Include })
 	take("exclude", "exclude", func() { o.exclude = f.Config.Exclude })
+	take("accept", "accept", func() { o.accept = f.Config.Accept })
 	if f.IsSet("format") && !flags.Changed("format") && !slices.Contains(report.Formats(), f.Format) {
 		return usageError{f.Errorf("format", "unknown format %q (choose from %s)", f.Format, strings.Join(report.Formats(), ", "))}
 	}
@@ -128,6 +129,7 @@ func rulesConfig(f *rules.File, o *checkOptions, starts []string, hosts []rules.
 	cfg.Start = starts
 	cfg.Include = o.include
 	cfg.Exclude = o.exclude
+	cfg.Accept = o.accept
 	cfg.Traps = o.traps
 	cfg.KeepSessionIDs = o.keepSIDs
 	cfg.Hosts = append(hosts, cfg.Hosts...)
@@ -164,6 +166,9 @@ func settingsHash(f *rules.File, o *checkOptions) string {
 		}
 	}
 	fmt.Fprintf(h, "\x00%q\x00%q\x00%d\x00%t\x00%t\x00%+v\x00%t", o.include, o.exclude, o.maxSize, o.polite.ignoreRobots, o.fragments, o.traps, o.keepSIDs)
+	if len(o.accept) > 0 {
+		fmt.Fprintf(h, "\x00accept %v", o.accept)
+	}
 	if o.baseURL != "" {
 		// Only when set, so the hash of a pass begun without it is unchanged.
 		fmt.Fprintf(h, "\x00base-url %q", o.baseURL)

@@ -80,3 +80,40 @@ func TestReportReadsTheConfigFile(t *testing.T) {
 		t.Errorf("report: exit %d, want 0 and JSON from site.db\nstdout %.200q\nstderr %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// --accept (key accept) takes a status as ok: a link answering 404 is not
+// broken when 404 is accepted.
+func TestAcceptFlagAndKey(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<a href="/gone">gone</a>`)
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "accept.toml")
+	if err := os.WriteFile(cfg, []byte("accept = [404]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"without", nil, exitProblems},
+		{"flag", []string{"--accept", "200,404"}, exitOK},
+		{"key", []string{"--config", cfg}, exitOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			args := append([]string{"check", "-q", "--ignore-robots", "--db", filepath.Join(t.TempDir(), "lp.db")}, tc.args...)
+			if r := runInProcess(t, append(args, srv.URL+"/")...); r.code != tc.want {
+				t.Errorf("exit %d, want %d\n%s", r.code, tc.want, r.stderr)
+			}
+		})
+	}
+}
