@@ -162,9 +162,12 @@ func TestRobotsDisallowedNeverFetched(t *testing.T) {
 // A Retry-After pause holds, and holds across a restart of the process:
 // the pause lives in the store, not in memory.
 func TestRetryAfterPauseSurvivesRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits out a real pause")
-	}
+	synctest.Test(t, func(t *testing.T) { retryAfterPauseSurvivesRestart(t) })
+}
+
+// retryAfterPauseSurvivesRestart runs in a synctest bubble: the pause is
+// waited out on the fake clock, and "during the pause" is exact.
+func retryAfterPauseSurvivesRestart(t *testing.T) {
 	var rec recorder
 	var mu sync.Mutex
 	var pausedUntil time.Time
@@ -191,18 +194,17 @@ func TestRetryAfterPauseSurvivesRestart(t *testing.T) {
 		fmt.Fprint(w, "ok")
 	})
 	mux.HandleFunc("/later", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") })
-	srv := httptest.NewServer(rec.wrap(mux))
-	defer srv.Close()
+	base, tr := pipeServer(t, rec.wrap(mux))
 
 	db := openDB(t)
 	stop, cancel := context.WithCancel(context.Background())
 	stopFirst = cancel
 	s := throttle.Settings{MaxInFlight: 1, MaxPause: time.Minute, MaxRetries: 2}
-	if out := politePass(t, db, srv.URL+"/", s, stop); out.Complete {
+	if out, _, _ := politeRunVia(t, db, base+"/", s, stop, tr); out.Complete {
 		t.Fatal("first run should have been stopped")
 	}
 	// A new crawler and throttle, as after a restart, on the same file.
-	if out := politePass(t, db, srv.URL+"/", s, context.Background()); !out.Complete {
+	if out, _, _ := politeRunVia(t, db, base+"/", s, context.Background(), tr); !out.Complete {
 		t.Fatal("second run did not complete")
 	}
 	mu.Lock()
@@ -214,7 +216,7 @@ func TestRetryAfterPauseSurvivesRestart(t *testing.T) {
 			t.Errorf("%s requested at %s, during the pause that ends %s", rec.paths[i], at.Format("15:04:05.000"), pausedUntil.Format("15:04:05.000"))
 		}
 	}
-	got, _, _ := db.Get(srv.URL + "/busy")
+	got, _, _ := db.Get(base + "/busy")
 	if got.Verdict != store.VerdictOK {
 		t.Errorf("/busy after the pause: %+v", got)
 	}
