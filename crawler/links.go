@@ -123,7 +123,7 @@ func (r *refs) add(ref string, link store.Link, resource, sitemap bool) {
 		return
 	}
 	r.seen[d.URL] = struct{}{}
-	tg := target{url: d.URL, host: hostOf(d.URL), action: d.Action, rule: d.Rule, sitemap: sitemap}
+	tg := target{url: d.URL, host: d.Parsed.Host, action: d.Action, rule: d.Rule, sitemap: sitemap}
 	if resource && tg.action == rules.Parse {
 		tg.action = rules.Check
 	}

@@ -138,8 +138,31 @@ func (s *site) local(u *url.URL) *url.URL {
 	if err != nil {
 		return u
 	}
+	s.slashDir(lu)
 	lu.Fragment, lu.RawFragment = u.Fragment, u.RawFragment
 	return lu
+}
+
+// slashDir adds the slash to a link to a directory written without one
+// (guide, guide#setup), so it is the same URL as guide/ and its fragments
+// are checked against guide/index.html. Only a last segment without a dot
+// is looked at: one stat per such link, while x.html costs nothing. A
+// directory named v1.2 still works when read (see readLocal), only its
+// fragments go unchecked.
+func (s *site) slashDir(u *url.URL) {
+	if s.root == nil || strings.HasSuffix(u.Path, "/") || strings.Contains(path.Base(u.Path), ".") {
+		return
+	}
+	_, rel, ok := store.LocalFile([]string{s.dir}, u.String())
+	if !ok || rel == "" {
+		return
+	}
+	if st, err := s.root.Stat(rel); err == nil && st.IsDir() {
+		u.Path += "/"
+		if u.RawPath != "" {
+			u.RawPath += "/"
+		}
+	}
 }
 
 // Local verdicts, as the report names them.

@@ -139,7 +139,7 @@ func (c *Crawler) robotsSitemaps(ctx context.Context, t task) outcome {
 			o.found = append(o.found, target{url: clip(d.URL), err: "URL too long"})
 			continue
 		}
-		tg := target{url: d.URL, host: hostOf(d.URL), action: d.Action, rule: d.Rule, sitemap: true}
+		tg := target{url: d.URL, host: d.Parsed.Host, action: d.Action, rule: d.Rule, sitemap: true}
 		c.robotsVerdict(&tg, u)
 		o.found = append(o.found, tg)
 	}

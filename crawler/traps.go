@@ -34,16 +34,14 @@ type trapInfo struct {
 // trapInfo fills in tg's trap info when the rules (d) would parse it:
 // also when the link only has it checked (an <img>, say), since a check
 // that answers with an HTML page is parsed after all (see upgrade), and
-// its template run must be known then.
+// its template run must be known then. It reads the URL from d.Parsed
+// rather than parsing d.URL again.
 func (c *Crawler) trapInfo(tg *target, d rules.Decision) {
 	limits := d.Traps
 	if d.Action != rules.Parse || tg.sitemap || limits == (rules.Traps{}) {
 		return
 	}
-	u, err := url.Parse(tg.url)
-	if err != nil {
-		return
-	}
+	u := d.Parsed
 	ti := &trapInfo{limits: limits, template: rules.Template(u), queryPath: rules.QueryPath(u)}
 	if trap, held := limits.CheckPath(u); held {
 		ti.path = &trap

@@ -395,3 +395,52 @@ func TestGeneratedSiteWithRedirectsOncePerURL(t *testing.T) {
 		t.Errorf("problems %q, want the site's broken links %q", broken, wantBroken)
 	}
 }
+
+// A redirect to a URL an earlier run of the same pass resolved takes that
+// URL's stored result, without requesting it again.
+func TestRedirectToURLResolvedBeforeResume(t *testing.T) {
+	var c counter
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", page(`<a href="/old">old</a>`))
+	mux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/gone", http.StatusMovedPermanently)
+	})
+	srv := httptest.NewServer(c.wrap(mux))
+	t.Cleanup(srv.Close)
+	db := openDB(t)
+	start, old, gone := srv.URL+"/", srv.URL+"/old", srv.URL+"/gone"
+	pass, err := db.BeginPass(store.Pass{StartURLs: []string{start}, Started: time.Now()}, []store.Task{{URL: start, Action: "parse"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first run resolved the start page and /gone (linked from some
+	// other page), and was stopped with /old still queued.
+	err = db.Commit(pass.ID, []store.Result{
+		{Record: store.URLRecord{URL: start, Pass: pass.ID, Action: "parse", Verdict: store.VerdictOK, Status: 200, Parsed: true},
+			SetLinks: true, Links: []store.Link{{URL: old, Line: 1, Tag: "a", Attr: "href"}}, Enqueue: []store.Task{{URL: old, Action: "parse"}}},
+		{Record: store.URLRecord{URL: gone, Pass: pass.ID, Action: "parse", Verdict: store.VerdictBroken, Status: 404}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, err := rules.New(rules.Config{Start: []string{start}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queue, err := db.Frontier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := map[string]struct{}{start: {}, gone: {}}
+	out, err := crawler.New(crawler.Config{Concurrency: 2}, engine, db).Run(t.Context(), t.Context(), pass, queue, done)
+	if err != nil || !out.Complete {
+		t.Fatalf("run: complete %v, %v", out.Complete, err)
+	}
+	recs := records(t, db, pass.ID)
+	if rec := recs[old]; rec.Verdict != store.VerdictBroken || rec.Status != 404 || rec.FinalURL != gone {
+		t.Errorf("/old: %s %d final %q, want broken 404 at /gone", rec.Verdict, rec.Status, rec.FinalURL)
+	}
+	if n := c.get("GET /gone") + c.get("HEAD /gone"); n != 0 {
+		t.Errorf("/gone requested %d times, want 0: it was resolved before the resume", n)
+	}
+}

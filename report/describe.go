@@ -268,6 +268,11 @@ func MovedTo(rec store.URLRecord) string {
 	return strconv.Itoa(s) + " " + http.StatusText(s) + " to"
 }
 
+// movedText is one line for an annotation of a permanent redirect.
+func (r *Report) movedText(e Entry) string {
+	return r.Location(e.Record.URL) + ": " + MovedTo(e.Record) + " " + r.Location(e.Record.FinalURL) + "; update the link"
+}
+
 // ReusedNote marks a result that this pass did not fetch, or "".
 func (r *Report) ReusedNote(rec store.URLRecord) string {
 	if rec.ReusedFrom == 0 {

@@ -33,28 +33,16 @@ func writeGitHub(w io.Writer, r *Report) error {
 			writeCommand(bw, level, [][2]string{{"title", title}}, r.findingText(e, "")+" ("+r.noReferrers(e)+")")
 			continue
 		}
-		for _, ref := range e.Referrers {
-			msg := r.findingText(e, ref.Fragment)
-			props := [][2]string{{"title", title}}
-			if file, ok := r.File(ref.Page); ok {
-				props = [][2]string{{"file", file}, {"line", strconv.Itoa(max(ref.Line, 1))}, {"title", title}}
-			} else {
-				msg += " (linked from " + ref.Page + ":" + strconv.Itoa(ref.Line) + ")"
-			}
-			writeCommand(bw, level, props, msg)
-		}
+		r.annotate(bw, level, title, e.Referrers, func(ref Referrer) string { return r.findingText(e, ref.Fragment) })
 	}
 	for _, m := range r.Fragments {
-		for _, ref := range m.Referrers {
-			msg := r.fragmentText(m)
-			props := [][2]string{{"title", "Missing fragment"}}
-			if file, ok := r.File(ref.Page); ok {
-				props = [][2]string{{"file", file}, {"line", strconv.Itoa(max(ref.Line, 1))}, {"title", "Missing fragment"}}
-			} else {
-				msg += " (linked from " + ref.Page + ":" + strconv.Itoa(ref.Line) + ")"
-			}
-			writeCommand(bw, "error", props, msg)
-		}
+		r.annotate(bw, "error", "Missing fragment", m.Referrers, func(Referrer) string { return r.fragmentText(m) })
+	}
+	// A permanent redirect works: a warning to update the link, never an
+	// error.
+	for _, e := range r.Moved {
+		msg := r.movedText(e)
+		r.annotate(bw, "warning", "Permanent redirect", e.Referrers, func(Referrer) string { return msg })
 	}
 	if msg := r.Incomplete(); msg != "" {
 		writeCommand(bw, "warning", [][2]string{{"title", "linkpatrol"}}, msg)
@@ -66,6 +54,21 @@ func writeGitHub(w io.Writer, r *Report) error {
 		bw.WriteString(line + "\n")
 	}
 	return bw.Flush()
+}
+
+// annotate writes one command per referrer: on its file and line in a
+// checked directory, or naming the page and line in the message.
+func (r *Report) annotate(bw *bufio.Writer, level, title string, refs []Referrer, text func(Referrer) string) {
+	for _, ref := range refs {
+		msg := text(ref)
+		props := [][2]string{{"title", title}}
+		if file, ok := r.File(ref.Page); ok {
+			props = [][2]string{{"file", file}, {"line", strconv.Itoa(max(ref.Line, 1))}, {"title", title}}
+		} else {
+			msg += " (linked from " + ref.Page + ":" + strconv.Itoa(ref.Line) + ")"
+		}
+		writeCommand(bw, level, props, msg)
+	}
 }
 
 func writeCommand(w *bufio.Writer, level string, props [][2]string, msg string) {

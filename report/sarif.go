@@ -112,6 +112,11 @@ var sarifRules = []struct {
 var sarifFragmentRule = sarifRule{ID: "LP004", Name: "MissingFragment",
 	ShortDescription: sarifMessage{"A link to a part of a page (#fragment) that the page does not have."}, DefaultConfiguration: sarifRuleConf{"error"}}
 
+// sarifMovedRule is in the driver's rules only when a permanent redirect is
+// listed: a link that works but should point where it ends.
+var sarifMovedRule = sarifRule{ID: "LP005", Name: "PermanentRedirect",
+	ShortDescription: sarifMessage{"A link that works through a permanent redirect (301, 308); update it to the target."}, DefaultConfiguration: sarifRuleConf{"warning"}}
+
 func writeSARIF(w io.Writer, r *Report) error {
 	run := sarifRun{
 		Tool:    sarifTool{Driver: sarifDriver{Name: "linkpatrol"}},
@@ -172,6 +177,23 @@ func writeSARIF(w io.Writer, r *Report) error {
 				}}},
 				Properties: sarifProperties{URL: m.URL, Verdict: store.VerdictBroken, Error: "missing fragment", Fragment: m.Fragment},
 			})
+		}
+	}
+	if len(r.Moved) > 0 {
+		idx := len(run.Tool.Driver.Rules)
+		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifMovedRule)
+		for _, e := range r.Moved {
+			for _, ref := range e.Referrers {
+				run.Results = append(run.Results, sarifResult{
+					RuleID: sarifMovedRule.ID, RuleIndex: idx, Level: sarifMovedRule.DefaultConfiguration.Level,
+					Message: sarifMessage{r.movedText(e)},
+					Locations: []sarifLocation{{PhysicalLocation: sarifPhysical{
+						ArtifactLocation: r.sarifArtifact(ref.Page),
+						Region:           &sarifRegion{StartLine: max(ref.Line, 1)},
+					}}},
+					Properties: sarifProperties{URL: e.Record.URL, Verdict: e.Record.Verdict, Status: e.Record.Redirects[0].Status},
+				})
+			}
 		}
 	}
 	enc := json.NewEncoder(w)

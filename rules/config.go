@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -471,7 +473,13 @@ func decodeError(name string, err error) error {
 		errs := make([]error, 0, len(strict.Errors))
 		for _, e := range strict.Errors {
 			line, col := e.Position()
-			errs = append(errs, &ConfigError{File: name, Line: line, Col: col, Msg: "unknown key " + strings.Join(e.Key(), ".")})
+			msg := "unknown key " + strings.Join(e.Key(), ".")
+			if k := e.Key(); len(k) > 0 {
+				if near := DidYouMean(k[len(k)-1], knownKeys(reflect.TypeFor[fileDoc](), k[:len(k)-1])); near != "" {
+					msg += " (did you mean " + near + "?)"
+				}
+			}
+			errs = append(errs, &ConfigError{File: name, Line: line, Col: col, Msg: msg})
 		}
 		return errors.Join(errs...)
 	}
@@ -479,12 +487,74 @@ func decodeError(name string, err error) error {
 	if errors.As(err, &de) {
 		line, col := de.Position()
 		msg := strings.TrimPrefix(de.Error(), "toml: ")
+		// go-toml names our Go types ("into struct field
+		// rules.fileDoc.Concurrency of type int"): say what the key wants.
+		if m := wrongType.FindStringSubmatch(msg); m != nil {
+			article := "a "
+			if strings.ContainsAny(m[1][:1], "aeiou") {
+				article = "an "
+			}
+			msg = "want " + wantedType(m[2]) + ", not " + article + m[1]
+		}
 		if k := de.Key(); len(k) > 0 && !strings.Contains(msg, strings.Join(k, ".")) {
 			msg = strings.Join(k, ".") + ": " + msg
 		}
 		return &ConfigError{File: name, Line: line, Col: col, Msg: msg}
 	}
 	return &ConfigError{File: name, Line: 1, Col: 1, Msg: err.Error()}
+}
+
+var wrongType = regexp.MustCompile(`cannot decode TOML (\w+) into (?:struct field \S+|a Go value) of type (\S+)`)
+
+// wantedType names a Go type the way the file's author writes values.
+func wantedType(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"), strings.HasPrefix(goType, "*int"):
+		return "a whole number"
+	case goType == "bool", goType == "*bool":
+		return "true or false"
+	case goType == "string":
+		return "a string in quotes"
+	case strings.HasPrefix(goType, "[]"):
+		return "a list"
+	case strings.HasPrefix(goType, "map["):
+		return "a table"
+	}
+	return "another kind of value"
+}
+
+// knownKeys lists the keys a table of the document accepts, at path (the
+// keys leading to it: nil for the top level, ["rule"] in a [[rule]]), for
+// a suggestion after a typo. A table of free keys (headers) has none.
+func knownKeys(t reflect.Type, path []string) []string {
+	for t.Kind() == reflect.Slice || t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var keys []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			if len(path) == 0 {
+				keys = append(keys, knownKeys(f.Type, nil)...)
+			} else if sub := knownKeys(f.Type, path); sub != nil {
+				return sub
+			}
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+		if len(path) == 0 {
+			keys = append(keys, name)
+		} else if name == path[0] {
+			return knownKeys(f.Type, path[1:])
+		}
+	}
+	if len(path) > 0 {
+		return nil
+	}
+	return keys
 }
 
 // posIndex maps the path of every key in the document ("rule", 2,

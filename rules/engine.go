@@ -100,6 +100,9 @@ type Decision struct {
 	// URL is the canonical form after rewrites, without fragment: the
 	// dedupe key.
 	URL string
+	// Parsed is URL as a url.URL, so a caller needs no second parse of
+	// the string for its host or path. Shared: callers must not modify it.
+	Parsed *url.URL
 	// Fragment is the fragment of the URL as given, decoded; kept for the
 	// report and for fragment checks, never fetched.
 	Fragment string
@@ -407,6 +410,7 @@ func (e *Engine) decide(u *url.URL, steps *[]Step) Decision {
 		d.URL = c.String()
 		d.Action, d.Rule, r = e.classify(c, d.URL)
 	}
+	d.Parsed = c
 	d.Policy = e.defaults
 	d.Traps = e.traps
 	if r != nil {

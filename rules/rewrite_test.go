@@ -165,6 +165,11 @@ func FuzzRewrite(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%q decided as %q, which does not parse: %v", raw, d.URL, err)
 		}
+		// Callers read the host, path and query from d.Parsed instead of
+		// parsing d.URL again: they must be the same.
+		if p := d.Parsed; p.String() != d.URL || p.Host != again.Host || p.EscapedPath() != again.EscapedPath() || p.RawQuery != again.RawQuery {
+			t.Fatalf("%q: Parsed %#v is not URL %q parsed (%#v)", raw, p, d.URL, again)
+		}
 		if d2 := e.Decide(again); d2.URL != d.URL && strings.Count(raw, "url=")+strings.Count(raw, "to=") < maxUnwrap {
 			t.Fatalf("not stable: %q -> %q -> %q", raw, d.URL, d2.URL)
 		}

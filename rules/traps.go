@@ -118,7 +118,10 @@ func (t Trap) Note() string {
 // CheckPath applies the rules that need nothing but the URL: path
 // segments and repeated segments.
 func (t Traps) CheckPath(u *url.URL) (Trap, bool) {
-	segs := pathSegments(u.EscapedPath())
+	// Split into a buffer on the stack: this runs for every link to a page
+	// to parse, and a path rarely has more segments than fit.
+	var buf [32]string
+	segs := appendSegments(buf[:0], u.EscapedPath())
 	if t.MaxPathRepeats > 0 {
 		if run, n := repeatedRun(segs, t.MaxPathRepeats); n > 0 {
 			return Trap{TrapPathRepeats, fmt.Sprintf("%q %d times in a row in the path, more than %d", run, n, t.MaxPathRepeats)}, true
@@ -169,7 +172,9 @@ func QueryPath(u *url.URL) string {
 // with every run of digits as "#", and the names of the query parameters in
 // order. /cal/2026/11 and /cal/2027/1 are both /cal/#/#.
 func Template(u *url.URL) string {
+	path := u.EscapedPath()
 	var b strings.Builder
+	b.Grow(len(u.Host) + len(path) + len(u.RawQuery) + 1)
 	b.WriteString(u.Host)
 	digits := func(s string) {
 		prev := false
@@ -185,7 +190,7 @@ func Template(u *url.URL) string {
 			prev = d
 		}
 	}
-	digits(u.EscapedPath())
+	digits(path)
 	if u.RawQuery != "" {
 		b.WriteByte('?')
 		for i, p := range strings.Split(u.RawQuery, "&") {
@@ -199,15 +204,18 @@ func Template(u *url.URL) string {
 	return b.String()
 }
 
-// pathSegments splits an escaped path into its segments; a trailing slash
-// adds none.
-func pathSegments(p string) []string {
+// appendSegments appends the segments of an escaped path to segs; a
+// trailing slash adds none.
+func appendSegments(segs []string, p string) []string {
 	p = strings.TrimPrefix(p, "/")
 	p = strings.TrimSuffix(p, "/")
 	if p == "" {
-		return nil
+		return segs
 	}
-	return strings.Split(p, "/")
+	for seg := range strings.SplitSeq(p, "/") {
+		segs = append(segs, seg)
+	}
+	return segs
 }
 
 // maxRunSize is the longest run of segments looked for: growing paths

@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"mime"
 	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -131,15 +134,27 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 		}
 	}()
 	fs := checkFlags(&o)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol check [flags] URL|DIR ...\n\nFlags:\n%s\n%s", fs.FlagUsages(), exitCodesHelp)
+	if logFormatArg(args) == "json" {
+		// Every line on standard error is JSON: no usage text after a
+		// mistake (the error says what is wrong), --help still prints it.
+		fs.SetOutput(io.Discard)
+	} else {
+		fs.SetOutput(stderr)
 	}
-	if err := fs.Parse(args); err != nil {
+	fs.Usage = func() {
+		if helpWriter(args, stdout, stderr) == stderr && logFormatArg(args) == "json" {
+			return
+		}
+		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol check [flags] URL ...\n       linkpatrol check [flags] DIR|FILE|PATTERN ...\n\nURLs are crawled over the network. A directory is a built site read from disk:\nevery .html file below it is checked, with its links; files and patterns\n(public/**/*.html) start from those pages only, in the site at --root\n(default: the directory holding them all).\n\nFlags:\n%s\n%s", fs.FlagUsages(), exitCodesHelp)
+	}
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK, nil
 		}
-		return exitUsage, usageError{err}
+		// A flag after the bad one is not parsed: look for the log
+		// format by hand, so a mistake is JSON too when JSON was asked for.
+		o.logFormat = logFormatArg(args)
+		return exitUsage, err
 	}
 	file, err := loadConfig(o.config)
 	if err != nil {
@@ -414,7 +429,7 @@ func parseTargets(args []string, root string) (checkTargets, error) {
 			files = append(files, matched...)
 			holders = append(holders, base)
 		default:
-			return t, fmt.Errorf("%q is neither a directory, a file nor an http(s) URL", redact(a))
+			return t, missingTarget(a, err)
 		}
 	}
 	if len(t.starts) > 0 {
@@ -477,6 +492,28 @@ func parseTargets(args []string, root string) (checkTargets, error) {
 		return t, fmt.Errorf("no page (.html, .htm, .xhtml) in %s: nothing to check", strings.Join(args, " "))
 	}
 	return t, nil
+}
+
+// looksLikeHost matches the start of a URL given without its scheme:
+// 127.0.0.1:8080, localhost:3000/docs, example.com/a.
+var looksLikeHost = regexp.MustCompile(`^(localhost|\[[0-9a-fA-F:.]+\]|[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)+)(:[0-9]+)?(/|$)`)
+
+// missingTarget explains an argument of check that names nothing: most
+// often a URL without http://, else a path that is not there.
+func missingTarget(a string, statErr error) error {
+	// By the system's MIME table rather than a list of our own: .html,
+	// .htm and .xhtml are pages, .com and .org are not.
+	page := strings.Contains(mime.TypeByExtension(strings.ToLower(filepath.Ext(a))), "html")
+	if looksLikeHost.MatchString(a) && !page {
+		return fmt.Errorf("%q is no file or directory here; for a URL, give its scheme: http://%s", redact(a), redact(a))
+	}
+	if !errors.Is(statErr, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %w", a, statErr)
+	}
+	if page {
+		return fmt.Errorf("%s: no such file", a)
+	}
+	return fmt.Errorf("%s: no such directory (check takes http(s) URLs, or the directories and files of a built site)", a)
 }
 
 // inside says whether path is dir or below it.

@@ -155,6 +155,10 @@ func runConfig(args []string, stdout, stderr io.Writer) (int, error) {
 		fmt.Fprint(stdout, rules.ExampleConfig())
 		return exitOK, nil
 	case "check":
+		if len(args) == 2 && (args[1] == "-h" || args[1] == "--help") {
+			fmt.Fprint(stdout, usage)
+			return exitOK, nil
+		}
 		if len(args) != 2 {
 			return exitUsage, usagef("config check takes one file")
 		}
@@ -181,6 +185,9 @@ func runConfig(args []string, stdout, stderr io.Writer) (int, error) {
 		return exitOK, nil
 	}
 	fmt.Fprint(stderr, usage)
+	if near := rules.DidYouMean(args[0], []string{"check", "example"}); near != "" {
+		return exitUsage, usagef("unknown config subcommand %q (did you mean %s?)", args[0], near)
+	}
 	return exitUsage, usagef("unknown config subcommand %q", args[0])
 }
 

@@ -90,8 +90,10 @@ func TestDecisionLogInJSON(t *testing.T) {
 		t.Errorf("the second run does not log /ok as reused from pass 1: %v", rec)
 	}
 
-	r, recs = run("--fail-on", "sometimes")
-	if r.code != exitUsage || len(recs) != 1 || recs[0]["level"] != "ERROR" || !strings.Contains(fmt.Sprint(recs[0]["msg"]), "fail-on") {
-		t.Errorf("a usage error with --log-format json: exit %d, stderr %q", r.code, r.stderr)
+	for _, bad := range []struct{ flag, says string }{{"--fail-on=sometimes", "fail-on"}, {"--no-such-flag", "no-such-flag"}} {
+		r, recs = run(bad.flag)
+		if r.code != exitUsage || len(recs) != 1 || recs[0]["level"] != "ERROR" || !strings.Contains(fmt.Sprint(recs[0]["msg"]), bad.says) {
+			t.Errorf("%s with --log-format json: exit %d, stderr %q", bad.flag, r.code, r.stderr)
+		}
 	}
 }

@@ -148,7 +148,7 @@ func TestDirIndexPagesAndFragments(t *testing.T) {
 	wd := tree(t, map[string]string{
 		"site/index.html": "<a href=\"guide/index.html#setup\">1</a>\n<a href=\"guide/#setup\">2</a>\n" +
 			"<a href=\"guide/index.html#missing\">3</a>\n<a href=\"guide/#gone\">4</a>\n" +
-			"<a href=\"guide\">5</a>\n<a href=\"empty/\">6</a>\n<a href=\"/guide/\">7</a>",
+			"<a href=\"guide\">5</a>\n<a href=\"empty/\">6</a>\n<a href=\"/guide/\">7</a>\n<a href=\"guide#nope\">8</a>",
 		"site/guide/index.html": `<h2 id="setup">Setup</h2><a href="../">up</a>`,
 		"site/empty/notes.txt":  "no index here",
 	})
@@ -173,7 +173,7 @@ func TestDirIndexPagesAndFragments(t *testing.T) {
 		missing = append(missing, m.File+"#"+m.Fragment)
 	}
 	slices.Sort(missing)
-	want := []string{filepath.Join("site", "guide", "index.html") + "#gone", filepath.Join("site", "guide", "index.html") + "#missing"}
+	want := []string{filepath.Join("site", "guide", "index.html") + "#gone", filepath.Join("site", "guide", "index.html") + "#missing", filepath.Join("site", "guide", "index.html") + "#nope"}
 	if !slices.Equal(missing, want) {
 		t.Errorf("missing fragments %v, want %v", missing, want)
 	}

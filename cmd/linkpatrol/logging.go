@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/linkpatrol/linkpatrol/report"
 	"github.com/linkpatrol/linkpatrol/throttle"
@@ -73,4 +74,21 @@ func logSummaryStats(log *slog.Logger, rep *report.Report, hosts []throttle.Host
 			"waited_seconds", (h.Waited + h.ReadWait).Seconds(), "latency_seconds", h.Latency.Seconds(), "problems", problems[h.Key])
 	}
 	log.Info("hosts", "hosts", len(hosts), "requests", requests, "bytes", bytes)
+}
+
+// logFormatArg finds --log-format in raw arguments, for when they could not
+// all be parsed; "" when it is not there.
+func logFormatArg(args []string) string {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if v, ok := strings.CutPrefix(a, "--log-format="); ok {
+			return v
+		}
+		if a == "--log-format" && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
 }

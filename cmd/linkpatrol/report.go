@@ -32,7 +32,7 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.Usage = func() {
 		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol report [flags]\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK, nil
 		}

@@ -6,10 +6,13 @@
 // follows the byte offset of every token through Raw. To put a link on the
 // line of the attribute that carries it (not the first line of a tag spread
 // over several lines), each start tag is scanned a second time by a mirror of
-// the tokenizer's own attribute rules; the values reported are always the
-// tokenizer's entity-decoded ones. Where the mirror and the tokenizer do not
-// agree on a tag's attributes, the tag's own line is used rather than a wrong
-// one.
+// the tokenizer's own attribute rules (FuzzScanMatchesTokenizer holds the two
+// to the byte). A value without a character reference is read from that scan,
+// with NUL and CR replaced as the tokenizer replaces them: asking the
+// tokenizer costs two allocations per attribute. A value with a "&" is the
+// tokenizer's entity-decoded one, and where the mirror and the tokenizer do
+// not agree on such a tag's attributes, the tag's own line is used rather
+// than a wrong one.
 //
 // Choices the package makes on purpose:
 //

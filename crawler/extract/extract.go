@@ -196,6 +196,12 @@ func (e *extractor) startTag(z *html.Tokenizer, start, end int) string {
 		if last = e.lastWanted(tag, attrs); last < 0 {
 			return e.rawTextOwner(tag)
 		}
+		if e.rawValues(tag, attrs[:last+1]) {
+			if len(e.pending) > 0 {
+				e.emit(e.nameOf(z, tag, nil), e.lines.at(start), true)
+			}
+			return e.rawTextOwner(tag)
+		}
 	}
 
 	// Read the tokenizer's attributes up to the last one needed: each
@@ -229,16 +235,68 @@ func (e *extractor) startTag(z *html.Tokenizer, start, end int) string {
 	if len(e.pending) == 0 {
 		return e.rawTextOwner(tag)
 	}
-	if tag == "" {
-		// An element Extract has no table entry for, carrying a style
-		// attribute or an id: name it as the tokenizer does.
-		if tokName == nil {
-			tokName, _ = z.TagName()
-		}
-		tag = string(tokName)
-	}
-	e.emit(tag, e.lines.at(start), matched)
+	e.emit(e.nameOf(z, tag, tokName), e.lines.at(start), matched)
 	return e.rawTextOwner(tag)
+}
+
+// nameOf is the element name links are reported under: tag, or for an
+// element Extract has no table entry for (carrying a style attribute or an
+// id) the tokenizer's name, tokName if it was already asked for.
+func (e *extractor) nameOf(z *html.Tokenizer, tag string, tokName []byte) string {
+	if tag != "" {
+		return tag
+	}
+	if tokName == nil {
+		tokName, _ = z.TagName()
+	}
+	return string(tokName)
+}
+
+// rawValues fills e.pending from the scan of a tag alone, without the
+// tokenizer's TagAttr, which allocates twice for every attribute it
+// returns. The scan finds exactly the tokenizer's attributes
+// (FuzzScanMatchesTokenizer), and a value without a character reference is
+// the tokenizer's once NUL and CR are replaced as it replaces them. It
+// declines (false) when a value needed holds a "&": decoding character
+// references is left to the tokenizer.
+func (e *extractor) rawValues(tag string, attrs []rawAttr) bool {
+	e.pending = e.pending[:0]
+	for _, a := range attrs {
+		r, attr := roleOf(tag, e.doc[a.key.start:a.key.end], e.opt.IDs)
+		if r == roleNone {
+			continue
+		}
+		raw := e.doc[a.val.start:a.val.end]
+		if bytes.IndexByte(raw, '&') >= 0 {
+			return false
+		}
+		e.pending = append(e.pending, pendingAttr{role: r, attr: attr, val: plainValue(raw), pos: a})
+	}
+	return true
+}
+
+// plainValue is what the tokenizer makes of an attribute value without
+// character references: NUL becomes U+FFFD, and CR LF and a lone CR
+// become LF. raw itself is returned in the common case of neither.
+func plainValue(raw []byte) []byte {
+	if bytes.IndexByte(raw, 0) < 0 && bytes.IndexByte(raw, '\r') < 0 {
+		return raw
+	}
+	out := make([]byte, 0, len(raw)+8)
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; c {
+		case 0:
+			out = append(out, "\uFFFD"...)
+		case '\r':
+			if i+1 < len(raw) && raw[i+1] == '\n' {
+				i++
+			}
+			out = append(out, '\n')
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func (e *extractor) rawTextOwner(tag string) string {
