@@ -269,10 +269,13 @@ func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)
 	c.duration(&f.Recheck.Transient, doc.Recheck.Transient, "recheck", "transient")
 	c.duration(&f.Recheck.Unverifiable, doc.Recheck.Unverifiable, "recheck", "unverifiable")
 	if s, ok := c.size(doc.MaxSize, "max_size"); ok {
-		if n, err := throttle.ParseBytes(s); err != nil || n == 0 {
-			c.add([]any{"max_size"}, "max_size must be more than 0")
+		var z Size
+		if err := z.Set(s); err != nil {
+			c.add([]any{"max_size"}, fmt.Sprintf("max_size: %v", err))
+		} else if err := CheckSetting("max_size", "max_size", int64(z)); err != nil {
+			c.add([]any{"max_size"}, err.Error())
 		} else {
-			f.MaxSize = n
+			f.MaxSize = int64(z)
 		}
 	}
 	switch v := doc.ReportAfter.(type) {
@@ -293,22 +296,19 @@ func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)
 	}
 	for _, k := range []struct {
 		key string
-		v   int
-		min int
+		v   any
 	}{
-		{"concurrency", f.Concurrency, 1}, {"per_host", f.PerHost, 1},
-		{"keep_passes", f.KeepPasses, 0}, {"sitemap_limit", f.SitemapLimit, 0},
-		{"commit_batch", f.CommitBatch, 1}, {"max_redirects", f.MaxRedirects, 1},
+		{"concurrency", f.Concurrency}, {"per_host", f.PerHost},
+		{"keep_passes", f.KeepPasses}, {"sitemap_limit", f.SitemapLimit},
+		{"commit_batch", f.CommitBatch}, {"max_redirects", f.MaxRedirects},
+		{"timeout", f.Timeout}, {"commit_every", f.CommitEvery},
 	} {
-		if idx.has(k.key) && k.v < k.min {
-			c.add([]any{k.key}, fmt.Sprintf("%s must be at least %d", k.key, k.min))
+		if !idx.has(k.key) {
+			continue
 		}
-	}
-	if idx.has("timeout") && f.Timeout == 0 {
-		c.add([]any{"timeout"}, "a timeout of 0 would fail every request")
-	}
-	if idx.has("commit_every") && f.CommitEvery == 0 {
-		c.add([]any{"commit_every"}, "commit_every must be more than 0")
+		if err := CheckSetting(k.key, k.key, k.v); err != nil {
+			c.add([]any{k.key}, err.Error())
+		}
 	}
 	if idx.has("concurrency", "per_host") && f.PerHost > f.Concurrency {
 		c.add([]any{"per_host"}, fmt.Sprintf("per_host %d is more than concurrency %d, which bounds it", f.PerHost, f.Concurrency))
@@ -409,12 +409,9 @@ func (c *checker) duration(dst *time.Duration, v any, path ...any) {
 	switch v := v.(type) {
 	case nil:
 	case string:
-		d, err := ParseDuration(v)
-		if err != nil {
+		if err := (*Duration)(dst).Set(v); err != nil {
 			c.add(path, fmt.Sprintf("%s: %v", dotted(path), err))
-			return
 		}
-		*dst = d
 	default:
 		c.add(path, fmt.Sprintf("%s: want a duration in quotes, such as \"30s\", \"2h\" or \"7d\"", dotted(path)))
 	}
