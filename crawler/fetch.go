@@ -122,6 +122,7 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 	resp, err := c.client.Do(req)
 	latency = time.Since(sent)
 	if err != nil {
+		c.noteNoSuchHost(req.URL.Hostname(), err)
 		return hop{err: err}
 	}
 	defer resp.Body.Close()

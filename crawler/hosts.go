@@ -160,6 +160,18 @@ func (c *Crawler) probeHost(ctx context.Context, t task) {
 	}
 }
 
+// noteNoSuchHost remembers a name that a request found does not exist, as
+// a probe would have: the probe's lookup may have failed only for now (a
+// resolver that drops queries under load), or a caller's transport does the
+// lookups. The rest of the host's URLs then settle at once instead of one
+// request each at the host's pace.
+func (c *Crawler) noteNoSuchHost(name string, err error) {
+	var dnsErr *net.DNSError
+	if name != "" && errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+		c.dns.Store(name, error(dnsErr))
+	}
+}
+
 // errInvalidHost marks a host name no lookup could succeed for.
 var errInvalidHost = errors.New("invalid host")
 

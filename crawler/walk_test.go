@@ -396,6 +396,90 @@ func TestGeneratedSiteWithRedirectsOncePerURL(t *testing.T) {
 	}
 }
 
+// dnsFailer answers every request to a host under .invalid with "no such
+// host", as the resolver does once it answers at all, and counts them.
+type dnsFailer struct {
+	mu    sync.Mutex
+	tries map[string]int
+}
+
+func (f *dnsFailer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !strings.HasSuffix(r.URL.Hostname(), ".invalid") {
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	f.mu.Lock()
+	f.tries[r.URL.Hostname()]++
+	f.mu.Unlock()
+	return nil, &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: r.URL.Hostname(), IsNotFound: true}}
+}
+
+// A name whose lookup before its first request did not settle it (the
+// resolver timed out under load, or another transport does the lookups)
+// and whose first request then finds it does not exist settles the rest of
+// its URLs at once: not one request each, at the third-party rate (seen:
+// 121 links to a name that does not resolve took two minutes).
+func TestRequestThatFindsNoSuchHostSettlesItsHost(t *testing.T) {
+	t.Parallel()
+	var home strings.Builder
+	for j := range 12 {
+		fmt.Fprintf(&home, "<a href=\"http://gone.invalid/x%d\">dead</a>\n", j)
+	}
+	srv := httptest.NewServer(page(home.String()))
+	t.Cleanup(srv.Close)
+	f := &dnsFailer{tries: map[string]int{}}
+	r := runPass(t, crawler.Config{Concurrency: 4, PerHost: 1, Transport: f}, srv.URL+"/")
+	if !r.outcome.Complete {
+		t.Fatal("pass did not complete")
+	}
+	for j := range 12 {
+		u := fmt.Sprintf("http://gone.invalid/x%d", j)
+		if rec := r.records[u]; rec.Verdict != store.VerdictBroken || rec.Error != "dns" {
+			t.Errorf("%s: got %s %q, want broken dns", u, rec.Verdict, rec.Error)
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n := f.tries["gone.invalid"]; n != 1 {
+		t.Errorf("%d requests to a host the first request found does not exist, want 1", n)
+	}
+}
+
+// A stylesheet of the site is read for its url()s whichever way it is
+// met, so it is fetched once, with GET: not checked with HEAD first and
+// fetched again when it answers CSS (seen on every page of the generated
+// site and of Sphinx docs: the one URL requested twice).
+func TestSiteStylesheetIsRequestedOnce(t *testing.T) {
+	t.Parallel()
+	var c counter
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", page(`<link rel="stylesheet" href="/s.css"><link rel="icon" href="/i.ico"><a href="/p">p</a>`))
+	mux.Handle("/p", page(`<link rel="alternate stylesheet" href="/s.css">`))
+	mux.HandleFunc("/s.css", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/css")
+		fmt.Fprint(w, "body { background: url(/bg.png) }")
+	})
+	mux.HandleFunc("/bg.png", func(w http.ResponseWriter, r *http.Request) { w.Header().Set("Content-Type", "image/png") })
+	mux.HandleFunc("/i.ico", func(w http.ResponseWriter, r *http.Request) { w.Header().Set("Content-Type", "image/x-icon") })
+	srv := httptest.NewServer(c.wrap(mux))
+	t.Cleanup(srv.Close)
+	r := runPass(t, crawler.Config{Concurrency: 4}, srv.URL+"/")
+	if !r.outcome.Complete {
+		t.Fatal("pass did not complete")
+	}
+	if g, h := c.get("GET /s.css"), c.get("HEAD /s.css"); g != 1 || h != 0 {
+		t.Errorf("the stylesheet got %d GET and %d HEAD, want one GET", g, h)
+	}
+	if h, g := c.get("HEAD /i.ico"), c.get("GET /i.ico"); h != 1 || g != 0 {
+		t.Errorf("the icon got %d HEAD and %d GET, want one HEAD", h, g)
+	}
+	if rec := r.records[srv.URL+"/bg.png"]; rec.Verdict != store.VerdictOK {
+		t.Errorf("the stylesheet's url() was not checked: %+v", rec)
+	}
+	if rec := r.records[srv.URL+"/s.css"]; rec.Verdict != store.VerdictOK || !rec.Parsed {
+		t.Errorf("the stylesheet: %s, parsed %v", rec.Verdict, rec.Parsed)
+	}
+}
+
 // A redirect to a URL an earlier run of the same pass resolved takes that
 // URL's stored result, without requesting it again.
 func TestRedirectToURLResolvedBeforeResume(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -267,10 +269,13 @@ func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)
 	c.duration(&f.Recheck.Transient, doc.Recheck.Transient, "recheck", "transient")
 	c.duration(&f.Recheck.Unverifiable, doc.Recheck.Unverifiable, "recheck", "unverifiable")
 	if s, ok := c.size(doc.MaxSize, "max_size"); ok {
-		if n, err := throttle.ParseBytes(s); err != nil || n == 0 {
-			c.add([]any{"max_size"}, "max_size must be more than 0")
+		var z Size
+		if err := z.Set(s); err != nil {
+			c.add([]any{"max_size"}, fmt.Sprintf("max_size: %v", err))
+		} else if err := CheckSetting("max_size", "max_size", int64(z)); err != nil {
+			c.add([]any{"max_size"}, err.Error())
 		} else {
-			f.MaxSize = n
+			f.MaxSize = int64(z)
 		}
 	}
 	switch v := doc.ReportAfter.(type) {
@@ -291,22 +296,19 @@ func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)
 	}
 	for _, k := range []struct {
 		key string
-		v   int
-		min int
+		v   any
 	}{
-		{"concurrency", f.Concurrency, 1}, {"per_host", f.PerHost, 1},
-		{"keep_passes", f.KeepPasses, 0}, {"sitemap_limit", f.SitemapLimit, 0},
-		{"commit_batch", f.CommitBatch, 1}, {"max_redirects", f.MaxRedirects, 1},
+		{"concurrency", f.Concurrency}, {"per_host", f.PerHost},
+		{"keep_passes", f.KeepPasses}, {"sitemap_limit", f.SitemapLimit},
+		{"commit_batch", f.CommitBatch}, {"max_redirects", f.MaxRedirects},
+		{"timeout", f.Timeout}, {"commit_every", f.CommitEvery},
 	} {
-		if idx.has(k.key) && k.v < k.min {
-			c.add([]any{k.key}, fmt.Sprintf("%s must be at least %d", k.key, k.min))
+		if !idx.has(k.key) {
+			continue
 		}
-	}
-	if idx.has("timeout") && f.Timeout == 0 {
-		c.add([]any{"timeout"}, "a timeout of 0 would fail every request")
-	}
-	if idx.has("commit_every") && f.CommitEvery == 0 {
-		c.add([]any{"commit_every"}, "commit_every must be more than 0")
+		if err := CheckSetting(k.key, k.key, k.v); err != nil {
+			c.add([]any{k.key}, err.Error())
+		}
 	}
 	if idx.has("concurrency", "per_host") && f.PerHost > f.Concurrency {
 		c.add([]any{"per_host"}, fmt.Sprintf("per_host %d is more than concurrency %d, which bounds it", f.PerHost, f.Concurrency))
@@ -407,12 +409,9 @@ func (c *checker) duration(dst *time.Duration, v any, path ...any) {
 	switch v := v.(type) {
 	case nil:
 	case string:
-		d, err := ParseDuration(v)
-		if err != nil {
+		if err := (*Duration)(dst).Set(v); err != nil {
 			c.add(path, fmt.Sprintf("%s: %v", dotted(path), err))
-			return
 		}
-		*dst = d
 	default:
 		c.add(path, fmt.Sprintf("%s: want a duration in quotes, such as \"30s\", \"2h\" or \"7d\"", dotted(path)))
 	}
@@ -471,7 +470,13 @@ func decodeError(name string, err error) error {
 		errs := make([]error, 0, len(strict.Errors))
 		for _, e := range strict.Errors {
 			line, col := e.Position()
-			errs = append(errs, &ConfigError{File: name, Line: line, Col: col, Msg: "unknown key " + strings.Join(e.Key(), ".")})
+			msg := "unknown key " + strings.Join(e.Key(), ".")
+			if k := e.Key(); len(k) > 0 {
+				if near := DidYouMean(k[len(k)-1], knownKeys(reflect.TypeFor[fileDoc](), k[:len(k)-1])); near != "" {
+					msg += " (did you mean " + near + "?)"
+				}
+			}
+			errs = append(errs, &ConfigError{File: name, Line: line, Col: col, Msg: msg})
 		}
 		return errors.Join(errs...)
 	}
@@ -479,12 +484,74 @@ func decodeError(name string, err error) error {
 	if errors.As(err, &de) {
 		line, col := de.Position()
 		msg := strings.TrimPrefix(de.Error(), "toml: ")
+		// go-toml names our Go types ("into struct field
+		// rules.fileDoc.Concurrency of type int"): say what the key wants.
+		if m := wrongType.FindStringSubmatch(msg); m != nil {
+			article := "a "
+			if strings.ContainsAny(m[1][:1], "aeiou") {
+				article = "an "
+			}
+			msg = "want " + wantedType(m[2]) + ", not " + article + m[1]
+		}
 		if k := de.Key(); len(k) > 0 && !strings.Contains(msg, strings.Join(k, ".")) {
 			msg = strings.Join(k, ".") + ": " + msg
 		}
 		return &ConfigError{File: name, Line: line, Col: col, Msg: msg}
 	}
 	return &ConfigError{File: name, Line: 1, Col: 1, Msg: err.Error()}
+}
+
+var wrongType = regexp.MustCompile(`cannot decode TOML (\w+) into (?:struct field \S+|a Go value) of type (\S+)`)
+
+// wantedType names a Go type the way the file's author writes values.
+func wantedType(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"), strings.HasPrefix(goType, "*int"):
+		return "a whole number"
+	case goType == "bool", goType == "*bool":
+		return "true or false"
+	case goType == "string":
+		return "a string in quotes"
+	case strings.HasPrefix(goType, "[]"):
+		return "a list"
+	case strings.HasPrefix(goType, "map["):
+		return "a table"
+	}
+	return "another kind of value"
+}
+
+// knownKeys lists the keys a table of the document accepts, at path (the
+// keys leading to it: nil for the top level, ["rule"] in a [[rule]]), for
+// a suggestion after a typo. A table of free keys (headers) has none.
+func knownKeys(t reflect.Type, path []string) []string {
+	for t.Kind() == reflect.Slice || t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var keys []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			if len(path) == 0 {
+				keys = append(keys, knownKeys(f.Type, nil)...)
+			} else if sub := knownKeys(f.Type, path); sub != nil {
+				return sub
+			}
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+		if len(path) == 0 {
+			keys = append(keys, name)
+		} else if name == path[0] {
+			return knownKeys(f.Type, path[1:])
+		}
+	}
+	if len(path) > 0 {
+		return nil
+	}
+	return keys
 }
 
 // posIndex maps the path of every key in the document ("rule", 2,

@@ -123,7 +123,11 @@ func Open(path string, opt Options) (*DB, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return open(path, opt)
 	case err != nil:
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, openError(path, err)
+	case st.IsDir():
+		// bbolt would call it "invalid database", which sends the user
+		// looking for a damaged file rather than at the flag.
+		return nil, fmt.Errorf("open %s: is a directory; give a database file, such as %s", path, filepath.Join(path, "linkpatrol.db"))
 	case st.Size() == 0 && opt.ReadOnly:
 		// bbolt would try to initialise it, which a read-only open cannot.
 		return nil, fmt.Errorf("open %s: %w (the file is empty)", path, ErrNotDatabase)
@@ -209,7 +213,11 @@ func openError(path string, err error) error {
 		return fmt.Errorf("open %s: %w (%v; is this the right file?)", path, ErrNotDatabase, err)
 	case errors.As(err, new(*fs.PathError)), errors.As(err, new(syscall.Errno)):
 		// The system refused: permissions, a directory, no locks on this
-		// file system. Its message says what to fix.
+		// file system. Its message says what to fix, and names the path
+		// when it is ours: "open X: open X: ..." says nothing more.
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Path == path {
+			return err
+		}
 		return fmt.Errorf("open %s: %w", path, err)
 	}
 	// bbolt's other complaints (a bad checksum, a file too small for its

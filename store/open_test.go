@@ -426,3 +426,28 @@ func TestUnsyncedFreelistCrashesOnDamage(t *testing.T) {
 			"NoFreelistSync could be reconsidered. Output:\n%s", err, out)
 	}
 }
+
+// The messages of a wrong --db: a directory is named as one (not as a
+// damaged database), and a missing directory names the path once.
+func TestOpenErrorsSayWhatIsWrong(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no", "such", "x.db")
+	for _, tc := range []struct {
+		name, path, want string
+	}{
+		{"directory", dir, "open " + dir + ": is a directory; give a database file, such as " + filepath.Join(dir, "linkpatrol.db")},
+		{"missing parent", missing, "open " + missing + ": no such file or directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, err := Open(tc.path, Options{})
+			if err == nil {
+				db.Close()
+				t.Fatal("opened")
+			}
+			if err.Error() != tc.want {
+				t.Errorf("error %q, want %q", err, tc.want)
+			}
+		})
+	}
+}

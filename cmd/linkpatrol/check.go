@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"mime"
 	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -82,10 +85,12 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.BoolVar(&o.statusPub, "status-public", false, "allow --status-addr on a non-loopback address")
 	fs.IntVarP(&o.concurrency, "concurrency", "c", 16, "requests in flight in total")
 	fs.IntVar(&o.perHost, "per-host", 8, "requests in flight to one host")
-	fs.DurationVar(&o.timeout, "timeout", 20*time.Second, "soft timeout of one request; a whole task may take twice this")
-	fs.Int64Var(&o.maxSize, "max-size", 10<<20, "largest HTML page read, in bytes after decompression")
+	o.timeout = 20 * time.Second
+	fs.Var((*rules.Duration)(&o.timeout), "timeout", "soft timeout of one request; a whole task may take twice this")
+	o.maxSize = 10 << 20
+	fs.Var((*rules.Size)(&o.maxSize), "max-size", "largest HTML page read after decompression, in bytes or with a unit (10MiB)")
 	fs.IntVar(&o.maxRedirects, "max-redirects", crawler.DefaultMaxRedirects, "redirects followed, as browsers do; one more makes the link \"too many redirects\"")
-	fs.DurationVar(&o.maxTime, "max-time", 0, "stop after this long and exit 3; run again to resume (0 = no limit)")
+	fs.Var((*rules.Duration)(&o.maxTime), "max-time", "stop after this long and exit 3; run again to resume (0 = no limit)")
 	fs.StringVar(&o.userAgent, "user-agent", "", "User-Agent header (default names linkpatrol and its version)")
 	fs.StringVarP(&o.format, "format", "f", "text", "report format: "+strings.Join(report.Formats(), ", "))
 	fs.BoolVar(&o.all, "all", false, "list every URL seen, not only problems")
@@ -98,16 +103,18 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	// Only for targets that are only checked (third-party links above all,
 	// where politeness makes reuse worth it): the site's own pages are
 	// revalidated and problems checked again, so a fix shows at once.
-	fs.DurationVar(&o.recheck.OK, "recheck-ok", 20*time.Hour, "reuse a good result of a link that is only checked (another site, an image) younger than this (0 = always fetch)")
-	fs.DurationVar(&o.recheck.Pages, "recheck-pages", 0, "reuse a good page of the site younger than this, links included (0 = always revalidate, a 304 when unchanged)")
-	fs.DurationVar(&o.recheck.Broken, "recheck-broken", 0, "reuse a broken result younger than this (0 = always check again)")
-	fs.DurationVar(&o.recheck.Unverifiable, "recheck-unverifiable", 0, "reuse an unverifiable result younger than this (0 = always check again)")
+	o.recheck.OK = 20 * time.Hour
+	fs.Var((*rules.Duration)(&o.recheck.OK), "recheck-ok", "reuse a good result of a link that is only checked (another site, an image) younger than this (0 = always fetch)")
+	fs.Var((*rules.Duration)(&o.recheck.Pages), "recheck-pages", "reuse a good page of the site younger than this, links included (0 = always revalidate, a 304 when unchanged)")
+	fs.Var((*rules.Duration)(&o.recheck.Broken), "recheck-broken", "reuse a broken result younger than this (0 = always check again)")
+	fs.Var((*rules.Duration)(&o.recheck.Unverifiable), "recheck-unverifiable", "reuse an unverifiable result younger than this (0 = always check again)")
 	fs.BoolVar(&o.noReuse, "no-reuse", false, "fetch everything again, ignoring the recheck intervals (conditional requests are still used)")
 	fs.Var(&o.reportAfter, "report-after", "keep a problem out of the report until it has lasted this long (36h, 2d) or this many passes (3); it is still recorded and counted")
 	fs.StringVar(&o.failOn, "fail-on", "broken", "which problems make the exit code 1: "+strings.Join(report.FailOnValues(), ", ")+" (internal: only links to the site itself)")
 	fs.BoolVar(&o.onlyNew, "only-new", false, "report only problems that are new since the last complete pass (the exit code follows)")
 	fs.IntVar(&o.keepPasses, "keep-passes", 10, "complete passes kept in the database; older data is pruned")
-	fs.DurationVar(&o.ghost, "ghost", 7*24*time.Hour, "follow the old links of a page that fails now but was good within this")
+	o.ghost = 7 * 24 * time.Hour
+	fs.Var((*rules.Duration)(&o.ghost), "ghost", "follow the old links of a page that fails now but was good within this")
 	o.polite.register(fs)
 	fs.StringArrayVar(&o.sitemaps, "sitemap", nil, "also start from the URLs of this sitemap `URL` (indexes and .gz too; repeatable)")
 	fs.BoolVar(&o.robotsMaps, "robots-sitemaps", false, "also start from the sitemaps named in the start hosts' robots.txt")
@@ -117,7 +124,8 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.BoolVar(&o.fragments, "check-fragments", false, "report links to page#frag where the page has no such id or <a name>")
 	registerTrapFlags(fs, o)
 	fs.IntVar(&o.commitBatch, "commit-batch", 32, "results committed to the database in one transaction, at most; a kill loses at most this many")
-	fs.DurationVar(&o.commitEvery, "commit-every", time.Second, "longest time between commits, and between fsyncs of the database (what a power loss may cost)")
+	o.commitEvery = time.Second
+	fs.Var((*rules.Duration)(&o.commitEvery), "commit-every", "longest time between commits, and between fsyncs of the database (what a power loss may cost)")
 	return fs
 }
 
@@ -144,20 +152,23 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 		}
 		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol check [flags] URL ...\n       linkpatrol check [flags] DIR|FILE|PATTERN ...\n\nURLs are crawled over the network. A directory is a built site read from disk:\nevery .html file below it is checked, with its links; files and patterns\n(public/**/*.html) start from those pages only, in the site at --root\n(default: the directory holding them all).\n\nFlags:\n%s\n%s", fs.FlagUsages(), exitCodesHelp)
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK, nil
 		}
 		// A flag after the bad one is not parsed: look for the log
 		// format by hand, so a mistake is JSON too when JSON was asked for.
 		o.logFormat = logFormatArg(args)
-		return exitUsage, usageError{err}
+		return exitUsage, err
 	}
 	file, err := loadConfig(o.config)
 	if err != nil {
 		return exitUsage, err
 	}
 	if err := mergeConfig(fs, &o, file); err != nil {
+		return exitUsage, err
+	}
+	if err := checkFlagValues(fs, &o); err != nil {
 		return exitUsage, err
 	}
 	args = fs.Args()
@@ -426,7 +437,7 @@ func parseTargets(args []string, root string) (checkTargets, error) {
 			files = append(files, matched...)
 			holders = append(holders, base)
 		default:
-			return t, fmt.Errorf("%q is neither a directory, a file nor an http(s) URL", redact(a))
+			return t, missingTarget(a, err)
 		}
 	}
 	if len(t.starts) > 0 {
@@ -489,6 +500,28 @@ func parseTargets(args []string, root string) (checkTargets, error) {
 		return t, fmt.Errorf("no page (.html, .htm, .xhtml) in %s: nothing to check", strings.Join(args, " "))
 	}
 	return t, nil
+}
+
+// looksLikeHost matches the start of a URL given without its scheme:
+// 127.0.0.1:8080, localhost:3000/docs, example.com/a.
+var looksLikeHost = regexp.MustCompile(`^(localhost|\[[0-9a-fA-F:.]+\]|[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)+)(:[0-9]+)?(/|$)`)
+
+// missingTarget explains an argument of check that names nothing: most
+// often a URL without http://, else a path that is not there.
+func missingTarget(a string, statErr error) error {
+	// By the system's MIME table rather than a list of our own: .html,
+	// .htm and .xhtml are pages, .com and .org are not.
+	page := strings.Contains(mime.TypeByExtension(strings.ToLower(filepath.Ext(a))), "html")
+	if looksLikeHost.MatchString(a) && !page {
+		return fmt.Errorf("%q is no file or directory here; for a URL, give its scheme: http://%s", redact(a), redact(a))
+	}
+	if !errors.Is(statErr, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %w", a, statErr)
+	}
+	if page {
+		return fmt.Errorf("%s: no such file", a)
+	}
+	return fmt.Errorf("%s: no such directory (check takes http(s) URLs, or the directories and files of a built site)", a)
 }
 
 // inside says whether path is dir or below it.

@@ -90,6 +90,33 @@ func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
 	return nil
 }
 
+// checkFlagValues gives the values given on the command line the checks
+// the file's values get (rules.CheckSetting), so --concurrency=0 is
+// refused as concurrency = 0 is rather than run.
+func checkFlagValues(flags *pflag.FlagSet, o *checkOptions) error {
+	for _, v := range []struct {
+		flag, key string
+		value     any
+	}{
+		{"concurrency", "concurrency", o.concurrency}, {"per-host", "per_host", o.perHost},
+		{"timeout", "timeout", o.timeout}, {"max-size", "max_size", o.maxSize},
+		{"keep-passes", "keep_passes", o.keepPasses}, {"commit-batch", "commit_batch", o.commitBatch},
+		{"commit-every", "commit_every", o.commitEvery}, {"max-redirects", "max_redirects", o.maxRedirects},
+		{"sitemap-limit", "sitemap_limit", o.sitemapMax},
+	} {
+		if !flags.Changed(v.flag) {
+			continue // the file's value was checked with the file
+		}
+		if err := rules.CheckSetting("--"+v.flag, v.key, v.value); err != nil {
+			return usageError{err}
+		}
+	}
+	if flags.Changed("per-host") && flags.Changed("concurrency") && o.perHost > o.concurrency {
+		return usagef("--per-host %d is more than --concurrency %d, which bounds it", o.perHost, o.concurrency)
+	}
+	return nil
+}
+
 // rulesConfig is the rules part of the run: the file's rules with the
 // command line's quick rules, spider-trap limits and politeness flags on
 // top (o has the file's settings merged already).
@@ -155,6 +182,10 @@ func runConfig(args []string, stdout, stderr io.Writer) (int, error) {
 		fmt.Fprint(stdout, rules.ExampleConfig())
 		return exitOK, nil
 	case "check":
+		if len(args) == 2 && (args[1] == "-h" || args[1] == "--help") {
+			fmt.Fprint(stdout, usage)
+			return exitOK, nil
+		}
 		if len(args) != 2 {
 			return exitUsage, usagef("config check takes one file")
 		}
@@ -181,6 +212,9 @@ func runConfig(args []string, stdout, stderr io.Writer) (int, error) {
 		return exitOK, nil
 	}
 	fmt.Fprint(stderr, usage)
+	if near := rules.DidYouMean(args[0], []string{"check", "example"}); near != "" {
+		return exitUsage, usagef("unknown config subcommand %q (did you mean %s?)", args[0], near)
+	}
 	return exitUsage, usagef("unknown config subcommand %q", args[0])
 }
 

@@ -12,8 +12,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/linkpatrol/linkpatrol/report"
+	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
 )
 
@@ -112,7 +116,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, topUsage)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "linkpatrol: unknown command %q\n\n%s", args[0], topUsage)
+		msg := fmt.Sprintf("unknown command %q", args[0])
+		if near := rules.DidYouMean(args[0], commands); near != "" {
+			msg += fmt.Sprintf(" (did you mean %s?)", near)
+		}
+		fmt.Fprintf(stderr, "linkpatrol: %s\n\n%s", msg, topUsage)
 		return exitUsage
 	}
 	if err != nil {
@@ -128,6 +136,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// commands are run's subcommands, for a suggestion after a typo.
+var commands = []string{"check", "report", "explain", "config", "version", "help"}
+
+// parseFlags parses a command's flags; a misspelt flag gets the nearest
+// one suggested ("unknown flag: --concurency (did you mean --concurrency?)").
+func parseFlags(fs *pflag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err == nil || errors.Is(err, pflag.ErrHelp) {
+		return err
+	}
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return usageError{err}
+	}
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	if near := rules.DidYouMean(name, names); near != "" {
+		return usagef("%v (did you mean --%s?)", err, near)
+	}
+	return usageError{err}
 }
 
 // helpWriter is where a command's usage goes: stdout when it was asked for

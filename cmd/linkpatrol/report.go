@@ -29,10 +29,11 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	fragments := fs.Bool("check-fragments", false, "report links to page#frag where the page has no such anchor (the check must have stored anchors: check --check-fragments)")
 	failOnFlag := fs.String("fail-on", "broken", "which problems make the exit code 1: "+strings.Join(report.FailOnValues(), ", "))
 	onlyNew := fs.Bool("only-new", false, "only problems that are new since the previous complete pass (the exit code follows)")
+	config := fs.String("config", "", "config `file` whose db, format, output, report_after, fail_on and check_fragments apply (default ./linkpatrol.toml when it exists)")
 	fs.Usage = func() {
 		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol report [flags]\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK, nil
 		}
@@ -40,6 +41,29 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	if fs.NArg() > 0 {
 		return exitUsage, usagef("report takes no arguments, got %q", fs.Args())
+	}
+	// The file check ran with applies here too: its db above all, or
+	// report would read another database than check wrote.
+	file, err := loadConfig(*config)
+	if err != nil {
+		return exitUsage, err
+	}
+	take := func(flag, key string, apply func()) {
+		if !fs.Changed(flag) && file.IsSet(key) {
+			apply()
+		}
+	}
+	if file != nil {
+		take("db", "db", func() { *db = file.DB })
+		take("format", "format", func() { *format = file.Format })
+		take("output", "output", func() { outputs = file.Output })
+		take("all", "all", func() { *all = file.All })
+		take("quiet", "quiet", func() { *quiet = file.Quiet })
+		take("report-after", "report_after", func() {
+			reportAfter = report.Threshold{Failures: file.ReportAfter.Passes, Age: file.ReportAfter.Duration}
+		})
+		take("fail-on", "fail_on", func() { *failOnFlag = file.FailOn })
+		take("check-fragments", "check_fragments", func() { *fragments = file.CheckFragments })
 	}
 	failOn, err := report.ParseFailOn(*failOnFlag)
 	if err != nil {
@@ -52,7 +76,7 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 		return exitUsage, usageError{err}
 	}
 	// A check holding the file must not make report hang: fail fast.
-	*db = existingDatabase(fs.Changed("db"), *db)
+	*db = existingDatabase(fs.Changed("db") || file.IsSet("db"), *db)
 	d, err := store.Open(*db, store.Options{ReadOnly: true, Timeout: 500 * time.Millisecond})
 	if err != nil {
 		return exitUsage, usageError{err}

@@ -22,6 +22,10 @@ const (
 	// <link rel="preconnect"> and rel="dns-prefetch" name origins and are
 	// not links at all.
 	KindResource
+	// KindStylesheet: a <link> whose rel names a stylesheet. A resource,
+	// but on the site's own hosts the crawler reads it for its url() and
+	// @import, so it is fetched for its body from the first request.
+	KindStylesheet
 )
 
 // KindOf is the kind of a link found on element tag in attribute attr, as
@@ -323,6 +327,8 @@ func (e *extractor) emit(tag string, tagLine int, positioned bool) {
 			return // names an origin to connect to early, not a resource
 		case relNavigation:
 			e.kind = KindPage
+		case relStylesheet:
+			e.kind = KindStylesheet
 		}
 	}
 	for i := range e.pending {
@@ -410,6 +416,7 @@ const (
 	relResource   relKind = iota // a stylesheet, an icon, a preload...: checked
 	relNavigation                // another page of the document set: a page
 	relOrigin                    // preconnect, dns-prefetch: an origin, never fetched
+	relStylesheet                // a stylesheet (alternate ones too)
 )
 
 // linkRel reads the rel of the current <link>. Navigation (the next,
@@ -423,13 +430,15 @@ func (e *extractor) linkRel() relKind {
 			rel = p.val
 		}
 	}
-	nav, origin, resource := false, false, false
+	nav, origin, resource, sheet := false, false, false, false
 	for _, tok := range bytes.FieldsFunc(rel, func(r rune) bool { return r < 0x80 && isSpace(byte(r)) }) {
 		switch {
 		case is(tok, "preconnect"), is(tok, "dns-prefetch"):
 			origin = true
 		case navRel(tok):
 			nav = true
+		case is(tok, "stylesheet"):
+			resource, sheet = true, true
 		default:
 			resource = true
 		}
@@ -439,6 +448,8 @@ func (e *extractor) linkRel() relKind {
 		return relOrigin
 	case nav && !resource:
 		return relNavigation
+	case sheet:
+		return relStylesheet
 	}
 	return relResource
 }
@@ -464,6 +475,7 @@ func navRel(tok []byte) bool {
 func (e *extractor) styleBody(start, end int) {
 	css := e.doc[start:end]
 	e.refs = cssURLs(css, e.refs[:0])
+	e.kind = 0 // not the kind of the last tag with links (a <link rel=next>)
 	for _, r := range e.refs {
 		u := css[r.url.start:r.url.end]
 		if bytes.IndexByte(u, 0) >= 0 {

@@ -16,6 +16,10 @@ func rs(url string, line int, tag, attr string) Link {
 	return Link{URL: url, Line: line, Tag: tag, Attr: attr, Kind: KindResource}
 }
 
+func sh(url string, line int) Link {
+	return Link{URL: url, Line: line, Tag: "link", Attr: "href", Kind: KindStylesheet}
+}
+
 func TestExtractElements(t *testing.T) {
 	tests := []struct {
 		name string
@@ -24,7 +28,7 @@ func TestExtractElements(t *testing.T) {
 	}{
 		{"a", `<a href="/x">x</a>`, []Link{pg("/x", 1, "a", "href")}},
 		{"area", `<map><area shape=rect href="/a"></map>`, []Link{pg("/a", 1, "area", "href")}},
-		{"link stylesheet", `<link rel="stylesheet" href="/s.css">`, []Link{rs("/s.css", 1, "link", "href")}},
+		{"link stylesheet", `<link rel="stylesheet" href="/s.css"><link rel="Alternate StyleSheet" href="/a.css">`, []Link{sh("/s.css", 1), sh("/a.css", 1)}},
 		{"link canonical is a page", `<link rel=canonical href="https://e.test/p">`, []Link{pg("https://e.test/p", 1, "link", "href")}},
 		// Every Sphinx and DocBook page has these; a page first met in one
 		// must still be parsed.
@@ -32,9 +36,10 @@ func TestExtractElements(t *testing.T) {
 			[]Link{pg("n.html", 1, "link", "href"), pg("p.html", 1, "link", "href"), pg("genindex.html", 2, "link", "href"),
 				pg("search.html", 2, "link", "href"), pg("../", 2, "link", "href"), pg("/", 2, "link", "href")}},
 		{"link navigation and resource is a resource", `<link rel="index icon" href="/i.ico">`, []Link{rs("/i.ico", 1, "link", "href")}},
+		{"a style element after a navigation link is a resource", `<link rel=next href=n.html><style>@import url(/f.css);</style>`, []Link{pg("n.html", 1, "link", "href"), {URL: "/f.css", Line: 1, Tag: "style", Kind: KindResource}}},
 		{"link without rel is a resource", `<link href="/x.css">`, []Link{rs("/x.css", 1, "link", "href")}},
 		{"preconnect and dns-prefetch are not links", `<link rel="preconnect" href="https://fonts.test"><link rel=dns-prefetch href="//cdn.test"><link rel="preconnect dns-prefetch" href="https://b.test" crossorigin>`, nil},
-		{"preconnect with a resource token is a resource", `<link rel="preconnect stylesheet" href="/s.css">`, []Link{rs("/s.css", 1, "link", "href")}},
+		{"preconnect with a resource token is a resource", `<link rel="preconnect stylesheet" href="/s.css">`, []Link{sh("/s.css", 1)}},
 		{"link imagesrcset", `<link rel=preload as=image imagesrcset="/a.jpg 1x, /b.jpg 2x">`,
 			[]Link{rs("/a.jpg", 1, "link", "imagesrcset"), rs("/b.jpg", 1, "link", "imagesrcset")}},
 		{"img src", `<img src="/i.png" alt="">`, []Link{rs("/i.png", 1, "img", "src")}},
@@ -346,10 +351,10 @@ func TestBlogDocument(t *testing.T) {
 	// against goquery covers the rest of the document.
 	for _, want := range []Link{
 		rs("/img/hero-1600.jpg", 14, "link", "imagesrcset"),
-		rs("/css/site.css?v=20240311", 17, "link", "href"),
+		sh("/css/site.css?v=20240311", 17),
 		rs("/css/fonts.css", 20, "style", ""),
 		rs("/img/hero-blur.jpg", 21, "style", ""),
-		rs("/css/noscript.css", 31, "link", "href"),
+		sh("/css/noscript.css", 31),
 		pg("/tags/clocks/", 42, "a", "href"),
 		rs("/img/clock-1280.webp", 58, "source", "srcset"),
 		rs("/img/clock-1280.jpg", 60, "img", "srcset"),

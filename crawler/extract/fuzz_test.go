@@ -40,7 +40,7 @@ func FuzzExtract(f *testing.F) {
 			if l.Line < 1 || l.Line > total {
 				t.Errorf("%+v: line outside 1..%d", l, total)
 			}
-			if l.Kind != KindPage && l.Kind != KindResource {
+			if l.Kind != KindPage && l.Kind != KindResource && l.Kind != KindStylesheet {
 				t.Errorf("%+v: kind not set", l)
 			}
 			if l.URL == "" || strings.Trim(l.URL, " \t\n\f\r") != l.URL {
