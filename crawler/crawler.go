@@ -145,6 +145,8 @@ type Crawler struct {
 	// dns holds, by host name, nil for a name that resolved and the error
 	// for one that does not exist (see hosts.go).
 	dns sync.Map
+	// resolved holds what came of the references pages write.
+	resolved resolvedCache
 	// damaged is set by the first read that found the database damaged;
 	// the run then ends with that one error (see readFailed).
 	damaged *fatal

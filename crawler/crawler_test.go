@@ -130,14 +130,20 @@ func page(body string) http.HandlerFunc {
 
 // hostileSite is one server with every kind of bad behaviour the issue
 // lists, each behind its own path and linked from the start page.
-func hostileSite(t *testing.T, c *counter) *httptest.Server {
-	t.Helper()
-	var gzBomb bytes.Buffer
-	zw := gzip.NewWriter(&gzBomb)
+// gzipBomb is a page that inflates to 50 MiB. Compressing it takes
+// seconds under -race, so every test shares the one copy.
+var gzipBomb = sync.OnceValue(func() []byte {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
 	zw.Write([]byte("<html><body>"))
 	zw.Write(bytes.Repeat([]byte("A"), 50<<20))
 	zw.Close()
+	return b.Bytes()
+})
 
+func hostileSite(t *testing.T, c *counter) *httptest.Server {
+	t.Helper()
+	bomb := gzipBomb() // before serving: building it is no part of a request's time
 	mux := http.NewServeMux()
 	mux.Handle("/{$}", page(`<!doctype html><title>home</title>
 <a href="/ok">ok</a>
@@ -221,7 +227,7 @@ func hostileSite(t *testing.T, c *counter) *httptest.Server {
 	mux.HandleFunc("/gzip-bomb", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		w.Header().Set("Content-Encoding", "gzip")
-		w.Write(gzBomb.Bytes())
+		w.Write(bomb)
 	})
 	mux.HandleFunc("/liar", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")

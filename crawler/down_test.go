@@ -23,6 +23,12 @@ import (
 // the hosts.
 func politeRun(t *testing.T, db *store.DB, start string, s throttle.Settings, stop context.Context) (crawler.Outcome, map[string]store.URLRecord, []throttle.HostStats) {
 	t.Helper()
+	return politeRunVia(t, db, start, s, stop, nil)
+}
+
+// politeRunVia is politeRun over tr (nil: the crawler's own transport).
+func politeRunVia(t *testing.T, db *store.DB, start string, s throttle.Settings, stop context.Context, tr http.RoundTripper) (crawler.Outcome, map[string]store.URLRecord, []throttle.HostStats) {
+	t.Helper()
 	engine, err := rules.New(rules.Config{Start: []string{start}})
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +37,7 @@ func politeRun(t *testing.T, db *store.DB, start string, s throttle.Settings, st
 	th := throttle.New(throttle.Config{Settings: settings, UserAgent: "linkpatrol-test"})
 	pass, queue, done := resumeOrBegin(t, db, start)
 	c := crawler.New(crawler.Config{Concurrency: 8, UserAgent: "linkpatrol-test", Timeout: 5 * time.Second,
-		Throttle: th, HostSettings: settings}, engine, db)
+		Throttle: th, HostSettings: settings, Transport: tr}, engine, db)
 	out, err := c.Run(stop, context.Background(), pass, queue, done)
 	if err != nil {
 		t.Fatal(err)

@@ -83,6 +83,8 @@ type refs struct {
 	// site, for a page of a checked directory, maps the links that lie on
 	// its published site back to its files.
 	site *site
+	// dir and full are the baseKeys of base, once asked for.
+	dir, full string
 }
 
 func newRefs(c *Crawler, base *url.URL, n int, follow bool) *refs {
@@ -94,22 +96,27 @@ func newRefs(c *Crawler, base *url.URL, n int, follow bool) *refs {
 // A resource that the rules would parse is only checked; a sitemap entry
 // of an index is itself a sitemap to read.
 func (r *refs) add(ref string, link store.Link, resource, sitemap bool) {
-	u, err := rules.Resolve(r.base, ref)
-	if err != nil {
-		r.invalid(link, ref, "invalid URL")
-		return
-	}
+	var res *resolvedRef
 	if r.site != nil {
+		// A page of a checked directory: its links map to its files.
+		u, err := rules.Resolve(r.base, ref)
+		if err != nil {
+			r.invalid(link, ref, "invalid URL")
+			return
+		}
 		if rules.Scheme(ref) == "file" {
 			r.outside(link, u)
 			return
 		}
-		u = r.site.local(u)
-	} else if u.Scheme == "file" && r.base.Scheme != "file" {
-		r.invalid(link, u.String(), errFileOnWeb)
+		res = r.c.decided(r.site.local(u))
+	} else {
+		res = r.resolve(ref)
+	}
+	if res.invalid != "" {
+		r.invalid(link, res.raw, res.invalid)
 		return
 	}
-	d := r.c.rules.Decide(u)
+	d := res.d
 	if d.Action == rules.Ignore {
 		return
 	}
@@ -127,9 +134,44 @@ func (r *refs) add(ref string, link store.Link, resource, sitemap bool) {
 	if resource && tg.action == rules.Parse {
 		tg.action = rules.Check
 	}
-	r.c.trapInfo(&tg, d)
-	r.c.robotsVerdict(&tg, u)
+	if !sitemap {
+		tg.traps = res.traps
+	}
+	r.c.robotsVerdict(&tg, res.u)
 	r.found = append(r.found, tg)
+}
+
+// resolve works out a reference written on a page of the web (see
+// resolvedCache), once for all the pages of a directory that write it.
+func (r *refs) resolve(ref string) *resolvedRef {
+	if r.full == "" {
+		r.dir, r.full = baseKeys(r.base)
+	}
+	k := keyFor(r.dir, r.full, ref)
+	if res := r.c.resolved.get(k); res != nil {
+		return res
+	}
+	res := r.c.resolveRef(r.base, ref)
+	r.c.resolved.put(k, res)
+	return res
+}
+
+// resolveRef resolves ref against base and decides it.
+func (c *Crawler) resolveRef(base *url.URL, ref string) *resolvedRef {
+	u, err := rules.Resolve(base, ref)
+	if err != nil {
+		return &resolvedRef{invalid: "invalid URL", raw: ref}
+	}
+	if u.Scheme == "file" && base.Scheme != "file" {
+		return &resolvedRef{invalid: errFileOnWeb, raw: u.String()}
+	}
+	return c.decided(u)
+}
+
+// decided is what the rules make of the resolved URL u.
+func (c *Crawler) decided(u *url.URL) *resolvedRef {
+	d := c.rules.Decide(u)
+	return &resolvedRef{u: u, d: d, traps: c.trapsOf(d)}
 }
 
 // outside records a file: URL written in a page of a checked directory. It

@@ -3,7 +3,6 @@ package crawler_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -11,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
@@ -94,25 +93,29 @@ func openDB(t testing.TB) *store.DB {
 	return db
 }
 
+// The crawl runs in a synctest bubble (see pipeServer), so the server's
+// clock is the crawler's and each limit holds exactly, with no slack for a
+// busy machine. The settings make each limit the binding one at its own
+// scale: over one second the rate (burst+rate = 6 < 10), over the 3 s window
+// the window (10 < burst+3*rate = 14).
 func TestRateAndWindowHoldAtTheServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("paced by real time")
-	}
-	var rec recorder
-	srv := httptest.NewServer(rec.wrap(linkSite(30, 0)))
-	defer srv.Close()
-	s := throttle.Settings{Rate: 20, Burst: 3, WindowMax: 8, Window: 500 * time.Millisecond}
-	politePass(t, openDB(t), srv.URL+"/", s, context.Background())
-	// Arrivals can bunch by a scheduling delay after leaving the client on
-	// time (more so under -race on a busy machine); a little slack keeps
-	// that noise out of the proof.
-	const slack = 20 * time.Millisecond
-	if n := rec.maxInWindow(time.Second - slack); n > 20+3 {
-		t.Errorf("%d requests within one second; rate 20/s with burst 3 allows 23", n)
-	}
-	if n := rec.maxInWindow(500*time.Millisecond - slack); n > 8 {
-		t.Errorf("%d requests within 500ms; the window allows 8", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		var rec recorder
+		base, tr := pipeServer(t, rec.wrap(linkSite(30, 0)))
+		s := throttle.Settings{Rate: 4, Burst: 2, WindowMax: 10, Window: 3 * time.Second}
+		politeRunVia(t, openDB(t), base+"/", s, context.Background(), tr)
+		if len(rec.paths) != 32 { // robots.txt, the start page, 30 pages
+			t.Fatalf("%d requests, want 32", len(rec.paths))
+		}
+		perSecond := s.Burst + int(s.Rate)
+		if n := rec.maxInWindow(time.Second); n > perSecond {
+			t.Errorf("%d requests within one second; rate %v/s with burst %d allows %d", n, s.Rate, s.Burst, perSecond)
+		}
+		// Reaching the window's cap shows it is what held the crawl back.
+		if n := rec.maxInWindow(s.Window); n != s.WindowMax {
+			t.Errorf("at most %d requests within %s; the window allows %d and the crawl should reach it", n, s.Window, s.WindowMax)
+		}
+	})
 }
 
 func TestInFlightCapHoldsAtTheServer(t *testing.T) {
@@ -159,9 +162,12 @@ func TestRobotsDisallowedNeverFetched(t *testing.T) {
 // A Retry-After pause holds, and holds across a restart of the process:
 // the pause lives in the store, not in memory.
 func TestRetryAfterPauseSurvivesRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits out a real pause")
-	}
+	synctest.Test(t, func(t *testing.T) { retryAfterPauseSurvivesRestart(t) })
+}
+
+// retryAfterPauseSurvivesRestart runs in a synctest bubble: the pause is
+// waited out on the fake clock, and "during the pause" is exact.
+func retryAfterPauseSurvivesRestart(t *testing.T) {
 	var rec recorder
 	var mu sync.Mutex
 	var pausedUntil time.Time
@@ -188,18 +194,17 @@ func TestRetryAfterPauseSurvivesRestart(t *testing.T) {
 		fmt.Fprint(w, "ok")
 	})
 	mux.HandleFunc("/later", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") })
-	srv := httptest.NewServer(rec.wrap(mux))
-	defer srv.Close()
+	base, tr := pipeServer(t, rec.wrap(mux))
 
 	db := openDB(t)
 	stop, cancel := context.WithCancel(context.Background())
 	stopFirst = cancel
 	s := throttle.Settings{MaxInFlight: 1, MaxPause: time.Minute, MaxRetries: 2}
-	if out := politePass(t, db, srv.URL+"/", s, stop); out.Complete {
+	if out, _, _ := politeRunVia(t, db, base+"/", s, stop, tr); out.Complete {
 		t.Fatal("first run should have been stopped")
 	}
 	// A new crawler and throttle, as after a restart, on the same file.
-	if out := politePass(t, db, srv.URL+"/", s, context.Background()); !out.Complete {
+	if out, _, _ := politeRunVia(t, db, base+"/", s, context.Background(), tr); !out.Complete {
 		t.Fatal("second run did not complete")
 	}
 	mu.Lock()
@@ -211,92 +216,68 @@ func TestRetryAfterPauseSurvivesRestart(t *testing.T) {
 			t.Errorf("%s requested at %s, during the pause that ends %s", rec.paths[i], at.Format("15:04:05.000"), pausedUntil.Format("15:04:05.000"))
 		}
 	}
-	got, _, _ := db.Get(srv.URL + "/busy")
+	got, _, _ := db.Get(base + "/busy")
 	if got.Verdict != store.VerdictOK {
 		t.Errorf("/busy after the pause: %+v", got)
 	}
 }
 
-// smallBuffers keeps the kernel from absorbing a body on the crawler's
-// behalf, so the server's clock measures what the crawler actually read.
-func smallBuffers(opt int) func(network, address string, c syscall.RawConn) error {
-	return func(network, address string, c syscall.RawConn) error {
-		var serr error
-		err := c.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, opt, 4096)
-		})
-		if err != nil {
-			return err
-		}
-		return serr
-	}
-}
-
 // TestBandwidthHoldsAtTheServer reads a 10-second body under a bytes/s
-// budget and has the server time it: within 5% of the budget.
+// budget and has the server time it. In a synctest bubble over net.Pipe,
+// which buffers nothing, the server's clock is the crawler's and a write
+// returns only once the crawler has read it; the only slack is what may be
+// read ahead of the budget: the limiter's burst and the transport's 4 KiB
+// read buffer.
 func TestBandwidthHoldsAtTheServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("reads a 10-second body")
-	}
-	const budget, size = 50_000, 500_000
-	var mu sync.Mutex
-	var began, ended time.Time
-	body := []byte("<!doctype html><p>" + strings.Repeat("x", size))
-	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html")
-		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-		mu.Lock()
-		began = time.Now()
-		mu.Unlock()
-		for b := body; len(b) > 0; {
-			n := min(len(b), 4096)
-			if _, err := w.Write(b[:n]); err != nil {
+	synctest.Test(t, func(t *testing.T) {
+		const budget, size = 50_000, 500_000
+		var began, ended time.Time
+		handled := make(chan struct{}) // closed once began and ended are set
+		body := []byte("<!doctype html><p>" + strings.Repeat("x", size))
+		base, tr := pipeServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/" {
+				http.NotFound(w, r)
 				return
 			}
-			w.(http.Flusher).Flush()
-			b = b[n:]
+			w.Header().Set("Content-Type", "text/html")
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+			defer close(handled)
+			began = time.Now()
+			for b := body; len(b) > 0; {
+				n := min(len(b), 4096)
+				if _, err := w.Write(b[:n]); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+				b = b[n:]
+			}
+			ended = time.Now()
+		}))
+		start := base + "/"
+		engine, err := rules.New(rules.Config{Start: []string{start}})
+		if err != nil {
+			t.Fatal(err)
 		}
-		mu.Lock()
-		ended = time.Now()
-		mu.Unlock()
+		settings := func(string) throttle.Settings { return throttle.Settings{BytesPerSec: budget, IgnoreRobots: true} }
+		db := openDB(t)
+		seeds := []store.Task{{URL: start, Action: "parse"}}
+		pass, err := db.BeginPass(store.Pass{StartURLs: []string{start}}, seeds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := crawler.New(crawler.Config{Timeout: time.Minute, Throttle: throttle.New(throttle.Config{Settings: settings}),
+			HostSettings: settings, Transport: tr}, engine, db)
+		if _, err := c.Run(context.Background(), context.Background(), pass, seeds, nil); err != nil {
+			t.Fatal(err)
+		}
+		<-handled
+		took := ended.Sub(began)
+		const ahead = budget/20 + 4096 + 4096 // burst, the client's and the server's buffers
+		fastest := time.Duration(float64(len(body)-ahead) / budget * float64(time.Second))
+		slowest := time.Duration(float64(len(body)) / budget * float64(time.Second))
+		t.Logf("server measured %s for %d bytes at %d bytes/s", took, len(body), budget)
+		if took < fastest || took > slowest {
+			t.Errorf("server measured %s for %d bytes; a budget of %d bytes/s takes %s to %s", took, len(body), budget, fastest, slowest)
+		}
 	})
-	lc := net.ListenConfig{Control: smallBuffers(syscall.SO_SNDBUF)}
-	l, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(handler)
-	srv.Listener = l
-	srv.Start()
-	defer srv.Close()
-
-	dialer := &net.Dialer{Control: smallBuffers(syscall.SO_RCVBUF)}
-	start := srv.URL + "/"
-	engine, err := rules.New(rules.Config{Start: []string{start}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	settings := func(string) throttle.Settings { return throttle.Settings{BytesPerSec: budget, IgnoreRobots: true} }
-	db := openDB(t)
-	seeds := []store.Task{{URL: start, Action: "parse"}}
-	pass, err := db.BeginPass(store.Pass{StartURLs: []string{start}}, seeds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := crawler.New(crawler.Config{Timeout: time.Minute, Throttle: throttle.New(throttle.Config{Settings: settings}),
-		HostSettings: settings, Transport: &http.Transport{DialContext: dialer.DialContext}}, engine, db)
-	if _, err := c.Run(context.Background(), context.Background(), pass, seeds, nil); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	rate := float64(len(body)) / ended.Sub(began).Seconds()
-	t.Logf("server measured %.0f bytes/s over %s (budget %d)", rate, ended.Sub(began).Round(time.Millisecond), budget)
-	if rate < budget*0.95 || rate > budget*1.05 {
-		t.Errorf("server measured %.0f bytes/s, want %d ±5%%", rate, budget)
-	}
 }

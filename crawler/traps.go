@@ -37,16 +37,24 @@ type trapInfo struct {
 // its template run must be known then. It reads the URL from d.Parsed
 // rather than parsing d.URL again.
 func (c *Crawler) trapInfo(tg *target, d rules.Decision) {
+	if !tg.sitemap {
+		tg.traps = c.trapsOf(d)
+	}
+}
+
+// trapsOf is the trap info of a URL decided d, nil when it needs none.
+// It is shared by every link to the URL (see resolvedCache) and read only.
+func (c *Crawler) trapsOf(d rules.Decision) *trapInfo {
 	limits := d.Traps
-	if d.Action != rules.Parse || tg.sitemap || limits == (rules.Traps{}) {
-		return
+	if d.Action != rules.Parse || limits == (rules.Traps{}) {
+		return nil
 	}
 	u := d.Parsed
 	ti := &trapInfo{limits: limits, template: rules.Template(u), queryPath: rules.QueryPath(u)}
 	if trap, held := limits.CheckPath(u); held {
 		ti.path = &trap
 	}
-	tg.traps = ti
+	return ti
 }
 
 // trapState is the dispatcher's count of query strings per path.

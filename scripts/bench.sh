@@ -4,7 +4,8 @@
 #
 # Builds linkpatrol and sitegen, serves an N-page site on 127.0.0.1, runs each
 # checker against it with the site's counters reset in between, and prints
-# wall time, pages/s, requests, requests per page, repeated URLs, peak RSS,
+# wall time, pages/s, requests, requests per page, repeated URLs, CPU
+# seconds (user+sys, from /usr/bin/time; "?" without it) and per page, peak RSS,
 # the broken URLs each found against the number the site says it has, and
 # exit codes.
 #
@@ -97,10 +98,12 @@ measure() {
 	if [ -n "$timev" ]; then
 		"$timev" -v -o "$tmp/$name.time" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
 		rss_kb=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$tmp/$name.time")
+		cpu_s=$(awk -F': ' '/User time|System time/ {s += $2} END {print s}' "$tmp/$name.time")
 	else
 		"$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
 		local pid=$! hwm
 		rss_kb=0
+		cpu_s=null
 		while kill -0 "$pid" 2>/dev/null; do
 			hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
 			[ -n "$hwm" ] && [ "$hwm" -gt "$rss_kb" ] && rss_kb=$hwm
@@ -141,19 +144,22 @@ for tool in $tools; do
 		tail -n 5 "$tmp/$tool.err" >&2
 	fi
 	rows+=("$(jq -r --arg tool "$tool" --argjson pages "$pages" --argjson ns "$wall_ns" \
-		--argjson rss "${rss_kb:-0}" --argjson rc "$exit_code" --arg found "$(found "$tool")" \
+		--argjson rss "${rss_kb:-0}" --argjson cpu "${cpu_s:-null}" --argjson rc "$exit_code" --arg found "$(found "$tool")" \
 		--argjson broken "$exp_broken" '
 		def r(n): (n * 100 | round) / 100;
 		[$tool, ($rc | tostring), (r($ns / 1e9) | tostring), ($pages / ($ns / 1e9) | round | tostring),
 		 (.requests | tostring), (r(.requests / $pages) | tostring), (.repeated_urls | tostring),
-		 (.max_per_url | tostring), (.max_in_flight | tostring), (r($rss / 1024) | tostring),
+		 (.max_per_url | tostring), (.max_in_flight | tostring),
+		 (if $cpu == null then "?" else (r($cpu) | tostring) end),
+		 (if $cpu == null then "?" else (r($cpu * 1e6 / $pages) | tostring) end),
+		 (r($rss / 1024) | tostring),
 		 "\($found)/\($broken)"] | @tsv' "$tmp/$tool.stats")")
 done
 
 echo
 echo "site: $pages pages, $exp_urls URLs, $exp_broken broken; latency $latency; concurrency $concurrency; $(nproc) CPUs; $(go env GOVERSION)"
 {
-	printf 'tool\texit\twall_s\tpages/s\trequests\treq/page\trepeated\tmax/URL\tpeak_in_flight\tpeak_RSS_MiB\tbroken_found\n'
+	printf 'tool\texit\twall_s\tpages/s\trequests\treq/page\trepeated\tmax/URL\tpeak_in_flight\tcpu_s\tcpu_us/page\tpeak_RSS_MiB\tbroken_found\n'
 	[ ${#rows[@]} -eq 0 ] || printf '%s\n' "${rows[@]}"
 } | column -t -s $'\t'
 [ ${#skipped[@]} -eq 0 ] || printf '%s\n' "${skipped[@]}"

@@ -17,6 +17,7 @@ import (
 // exit code stays 0, because nothing held back on purpose is known to be
 // broken. A flag and a config key each move a limit.
 func TestTrapsHeldBackButNotAProblem(t *testing.T) {
+	t.Parallel()
 	ts := crawltest.NewTrapSite(crawltest.NewSite(crawltest.SiteOptions{Pages: 50, Seed: 4}))
 	srv := httptest.NewServer(ts)
 	defer srv.Close()
