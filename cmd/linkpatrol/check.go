@@ -152,7 +152,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 		if helpWriter(args, stdout, stderr) == stderr && logFormatArg(args) == "json" {
 			return
 		}
-		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol check [flags] URL ...\n       linkpatrol check [flags] DIR|FILE|PATTERN ...\n\nURLs are crawled over the network. A directory is a built site read from disk:\nevery .html file below it is checked, with its links; files and patterns\n(public/**/*.html) start from those pages only, in the site at --root\n(default: the directory holding them all).\n\nFlags:\n%s\n%s", fs.FlagUsages(), exitCodesHelp)
+		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol check [flags] URL ...\n       linkpatrol check [flags] DIR|FILE|PATTERN ...\n\nURLs are crawled over the network. A directory is a built site read from disk:\nevery .html file below it is checked, with its links; files and patterns\n(public/**/*.html) start from those pages only, in the site at --root\n(default: the directory holding them all).\n\n%s%s\n%s", groupedUsage(fs, checkGroups), checkExamples, exitCodesHelp)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
