@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // Config is what New compiles into an Engine. LoadConfig fills it from a
@@ -54,6 +56,9 @@ type Config struct {
 	// id (see sessionID), which are otherwise dropped before dedupe: with a
 	// fresh session id on every link, a site is an endless set of URLs.
 	KeepSessionIDs bool
+	// Headers are the command line's -H: sent to the start origins, or to
+	// the host one names (over https only), on top of a rule's headers.
+	Headers []HeaderFlag
 	// Accept are status codes taken as ok for every URL (--accept 200,429),
 	// under what a rule's own accept says about the same status.
 	Accept []int
@@ -90,6 +95,7 @@ type Engine struct {
 	rw         rewriter
 	hosts      []*hostRule
 	defaults   *Policy
+	headers    []HeaderFlag
 	traps      Traps
 }
 
@@ -194,6 +200,12 @@ func New(cfg Config) (*Engine, error) {
 				fmt.Errorf("has no scheme, host, path_prefix, path or regex, so it matches every URL and %s would never apply", later), "rule", i)
 		}
 	}
+	for i, h := range cfg.Headers {
+		if !httpguts.ValidHeaderFieldName(h.Name) || !httpguts.ValidHeaderFieldValue(h.Value) {
+			return nil, itemErr(fmt.Sprintf("--header %q", h.Name), errors.New("want NAME: VALUE, or HOST=NAME: VALUE for another host than the start hosts"), "header", i)
+		}
+	}
+	e.headers = cfg.Headers
 	if err := e.acceptEverywhere(cfg.Accept); err != nil {
 		return nil, err
 	}
@@ -467,7 +479,56 @@ func (e *Engine) decide(u *url.URL, steps *[]Step) Decision {
 			d.Policy = r.public
 		}
 	}
+	if len(e.headers) > 0 && asked.Scheme == c.Scheme && asked.Host == c.Host {
+		d.Policy = e.withHeaders(d.Policy, c)
+	}
 	return d
+}
+
+// HeaderFlag is one -H of the command line: Name: Value, for the start
+// origins when Host is "", else for https://Host.
+type HeaderFlag struct{ Host, Name, Value string }
+
+// ParseHeaderFlag reads "Name: value" or "HOST=Name: value".
+func ParseHeaderFlag(s string) (HeaderFlag, error) {
+	var h HeaderFlag
+	if host, rest, ok := strings.Cut(s, "="); ok && !strings.ContainsAny(host, " \t") && !strings.Contains(host, ": ") && strings.Contains(rest, ":") {
+		h.Host, s = strings.ToLower(host), rest
+	}
+	name, value, ok := strings.Cut(s, ":")
+	if !ok || !httpguts.ValidHeaderFieldName(name) {
+		return HeaderFlag{}, fmt.Errorf("%q: want NAME: VALUE, or HOST=NAME: VALUE for another host than the start hosts", s)
+	}
+	h.Name, h.Value = http.CanonicalHeaderKey(name), strings.TrimSpace(value)
+	return h, nil
+}
+
+// withHeaders is p with the -H headers meant for c's origin; a header of
+// the command line replaces a rule's header of the same name, as a flag
+// overrides the file.
+func (e *Engine) withHeaders(p *Policy, c *url.URL) *Policy {
+	var q *Policy
+	for _, h := range e.headers {
+		if h.Host == "" && !e.origins[c.Scheme+"://"+c.Host] {
+			continue
+		}
+		if h.Host != "" && (c.Scheme != "https" || (h.Host != c.Host && h.Host != c.Hostname())) {
+			continue
+		}
+		if q == nil {
+			cp := *p
+			cp.Header = p.Header.Clone()
+			if cp.Header == nil {
+				cp.Header = make(http.Header)
+			}
+			q = &cp
+		}
+		q.Header.Set(h.Name, h.Value)
+	}
+	if q == nil {
+		return p
+	}
+	return q
 }
 
 // Warnings lists what is valid in the rules but probably not meant, for

@@ -66,6 +66,10 @@ fail_on = "broken"
 # own accept decides for the URLs it matches.
 #accept = [429]
 
+# Headers sent to the start hosts (like -H "Name: value"), or to the https
+# host named before "=". A [[rule]] with headers scopes them more finely.
+#header = ["Accept-Language: en", "api.example.com=X-Api-Key: ${API_KEY}"]
+
 # ---- Passes over time -----------------------------------------------------
 
 # A page that fails now but was good within this long still has its old

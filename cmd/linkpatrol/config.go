@@ -112,6 +112,13 @@ func checkFlagValues(flags *pflag.FlagSet, o *checkOptions) error {
 			return usageError{err}
 		}
 	}
+	for _, raw := range o.headers {
+		h, err := rules.ParseHeaderFlag(raw)
+		if err != nil {
+			return usagef("--header %v", err)
+		}
+		o.headerFlags = append(o.headerFlags, h)
+	}
 	if flags.Changed("per-host") && flags.Changed("concurrency") && o.perHost > o.concurrency {
 		return usagef("--per-host %d is more than --concurrency %d, which bounds it", o.perHost, o.concurrency)
 	}
@@ -130,6 +137,9 @@ func rulesConfig(f *rules.File, o *checkOptions, starts []string, hosts []rules.
 	cfg.Include = o.include
 	cfg.Exclude = o.exclude
 	cfg.Accept = o.accept
+	if o.headerFlags != nil {
+		cfg.Headers = o.headerFlags // flags replace the file's, as for every list
+	}
 	cfg.Traps = o.traps
 	cfg.KeepSessionIDs = o.keepSIDs
 	cfg.Hosts = append(hosts, cfg.Hosts...)
