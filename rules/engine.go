@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -200,12 +201,23 @@ func New(cfg Config) (*Engine, error) {
 				fmt.Errorf("has no scheme, host, path_prefix, path or regex, so it matches every URL and %s would never apply", later), "rule", i)
 		}
 	}
-	for i, h := range cfg.Headers {
-		if !httpguts.ValidHeaderFieldName(h.Name) || !httpguts.ValidHeaderFieldValue(h.Value) {
-			return nil, itemErr(fmt.Sprintf("--header %q", h.Name), errors.New("want NAME: VALUE, or HOST=NAME: VALUE for another host than the start hosts"), "header", i)
-		}
+	lookup := cfg.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
 	}
-	e.headers = cfg.Headers
+	for i, h := range cfg.Headers {
+		// ${NAME} as in a rule's headers: the secret stays out of the
+		// file, and out of explain.
+		v, names, err := expandEnv(h.Value, lookup)
+		if err == nil && (!httpguts.ValidHeaderFieldName(h.Name) || !httpguts.ValidHeaderFieldValue(v)) {
+			err = errors.New("want NAME: VALUE, or HOST=NAME: VALUE for another host than the start hosts")
+		}
+		if err != nil {
+			return nil, itemErr(fmt.Sprintf("--header %q", h.Name), err, "header", i)
+		}
+		h.Value, h.env = v, strings.Join(names, ", $")
+		e.headers = append(e.headers, h)
+	}
 	if err := e.acceptEverywhere(cfg.Accept); err != nil {
 		return nil, err
 	}
@@ -487,7 +499,10 @@ func (e *Engine) decide(u *url.URL, steps *[]Step) Decision {
 
 // HeaderFlag is one -H of the command line: Name: Value, for the start
 // origins when Host is "", else for https://Host.
-type HeaderFlag struct{ Host, Name, Value string }
+type HeaderFlag struct {
+	Host, Name, Value string
+	env               string // the variables Value was read from, for redaction
+}
 
 // ParseHeaderFlag reads "Name: value" or "HOST=Name: value".
 func ParseHeaderFlag(s string) (HeaderFlag, error) {
@@ -524,6 +539,13 @@ func (e *Engine) withHeaders(p *Policy, c *url.URL) *Policy {
 			q = &cp
 		}
 		q.Header.Set(h.Name, h.Value)
+		if h.env != "" {
+			q.fromEnv = maps.Clone(q.fromEnv)
+			if q.fromEnv == nil {
+				q.fromEnv = make(map[string]string)
+			}
+			q.fromEnv["header "+h.Name] = h.env
+		}
 	}
 	if q == nil {
 		return p

@@ -286,6 +286,21 @@ func TestHeaderFlags(t *testing.T) {
 			t.Errorf("%s: headers %q, want %q", tc.url, strings.Join(got, " "), tc.want)
 		}
 	}
+	env, err := New(Config{
+		Start:     []string{"https://example.com/"},
+		Headers:   []HeaderFlag{{Name: "X-Key", Value: "${KEY}"}},
+		LookupEnv: func(string) (string, bool) { return "s3cret", true },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := env.Decide(mustParse(t, "https://example.com/")).Policy
+	if p.Header.Get("X-Key") != "s3cret" || strings.Contains(p.String(), "s3cret") {
+		t.Errorf("${KEY}: header %q, shown as %q; want the value sent and redacted", p.Header.Get("X-Key"), p.String())
+	}
+	if _, err := New(Config{Headers: []HeaderFlag{{Name: "X-Key", Value: "${NOPE_UNSET}"}}, LookupEnv: func(string) (string, bool) { return "", false }}); err == nil {
+		t.Error("unset ${NOPE_UNSET}: no error")
+	}
 	for _, bad := range []string{"no colon", "Bad Name: x"} {
 		if _, err := ParseHeaderFlag(bad); err == nil {
 			t.Errorf("ParseHeaderFlag(%q): no error", bad)

@@ -67,8 +67,9 @@ fail_on = "broken"
 #accept = [429]
 
 # Headers sent to the start hosts (like -H "Name: value"), or to the https
-# host named before "=". A [[rule]] with headers scopes them more finely.
-#header = ["Accept-Language: en", "api.example.com=X-Api-Key: ${API_KEY}"]
+# host named before "=" ("api.example.com=X-Api-Key: ${API_KEY}"; ${NAME}
+# reads the environment). A [[rule]] with headers scopes them more finely.
+#header = ["Accept-Language: en"]
 
 # ---- Passes over time -----------------------------------------------------
 
