@@ -159,6 +159,8 @@ type fileDoc struct {
 	CommitBatch     int                 `toml:"commit_batch"`
 	MaxRedirects    int                 `toml:"max_redirects"`
 	CommitEvery     any                 `toml:"commit_every"`
+	Accept          []int               `toml:"accept"`
+	Header          []string            `toml:"header"`
 	Include         []string            `toml:"include"`
 	Exclude         []string            `toml:"exclude"`
 	Rule            []docRule           `toml:"rule"`
@@ -349,7 +351,15 @@ func (c *checker) engineConfig(name string, doc *fileDoc, lookupEnv func(string)
 		DropParams: doc.DropParams, Aliases: doc.Aliases,
 		AliasStartHosts: doc.AliasStartHosts, StripIndex: doc.StripIndex,
 		CollapseSlashes: doc.CollapseSlashes, LookupEnv: lookupEnv,
-		KeepSessionIDs: doc.KeepSessionIDs,
+		KeepSessionIDs: doc.KeepSessionIDs, Accept: doc.Accept,
+	}
+	for i, raw := range doc.Header {
+		h, err := ParseHeaderFlag(raw)
+		if err != nil {
+			c.add([]any{"header", i}, "header "+err.Error())
+			continue
+		}
+		cfg.Headers = append(cfg.Headers, h)
 	}
 	// A limit the file leaves out is 0 here; the command starts from
 	// DefaultTraps and takes only the keys the file sets (File.IsSet).

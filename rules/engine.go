@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // Config is what New compiles into an Engine. LoadConfig fills it from a
@@ -54,6 +56,12 @@ type Config struct {
 	// id (see sessionID), which are otherwise dropped before dedupe: with a
 	// fresh session id on every link, a site is an endless set of URLs.
 	KeepSessionIDs bool
+	// Headers are the command line's -H: sent to the start origins, or to
+	// the host one names (over https only), on top of a rule's headers.
+	Headers []HeaderFlag
+	// Accept are status codes taken as ok for every URL (--accept 200,429),
+	// under what a rule's own accept says about the same status.
+	Accept []int
 	// Traps are the run's spider-trap limits; a [[rule]] may set its own.
 	// The zero value turns them all off; the command starts from
 	// DefaultTraps.
@@ -87,6 +95,7 @@ type Engine struct {
 	rw         rewriter
 	hosts      []*hostRule
 	defaults   *Policy
+	headers    []HeaderFlag
 	traps      Traps
 }
 
@@ -191,6 +200,15 @@ func New(cfg Config) (*Engine, error) {
 				fmt.Errorf("has no scheme, host, path_prefix, path or regex, so it matches every URL and %s would never apply", later), "rule", i)
 		}
 	}
+	for i, h := range cfg.Headers {
+		if !httpguts.ValidHeaderFieldName(h.Name) || !httpguts.ValidHeaderFieldValue(h.Value) {
+			return nil, itemErr(fmt.Sprintf("--header %q", h.Name), errors.New("want NAME: VALUE, or HOST=NAME: VALUE for another host than the start hosts"), "header", i)
+		}
+	}
+	e.headers = cfg.Headers
+	if err := e.acceptEverywhere(cfg.Accept); err != nil {
+		return nil, err
+	}
 	if err := e.compileRewrites(cfg); err != nil {
 		return nil, err
 	}
@@ -210,6 +228,44 @@ func New(cfg Config) (*Engine, error) {
 		e.hosts = append(e.hosts, c)
 	}
 	return e, nil
+}
+
+// acceptEverywhere puts the run's accepted statuses into the default
+// policy and each rule's, where the rule does not decide that status
+// itself: a rule is the more specific of the two.
+func (e *Engine) acceptEverywhere(codes []int) error {
+	if len(codes) == 0 {
+		return nil
+	}
+	for i, code := range codes {
+		if code < 100 || code > 599 {
+			return itemErr(fmt.Sprintf("--accept %d", code), errors.New("not an HTTP status code (100-599)"), "accept", i)
+		}
+	}
+	with := func(p *Policy) *Policy {
+		q := *p
+		q.Accept = maps.Clone(p.Accept)
+		if q.Accept == nil {
+			q.Accept = make(map[int]string, len(codes))
+		}
+		for _, code := range codes {
+			if _, ok := q.Accept[code]; !ok {
+				q.Accept[code] = "ok"
+			}
+		}
+		return &q
+	}
+	e.defaults = with(e.defaults)
+	for _, r := range e.rules {
+		shared := r.public == r.policy
+		r.policy = with(r.policy)
+		if shared {
+			r.public = r.policy
+		} else {
+			r.public = with(r.public)
+		}
+	}
+	return nil
 }
 
 func itemName(kind string, n int, source string) string {
@@ -423,7 +479,56 @@ func (e *Engine) decide(u *url.URL, steps *[]Step) Decision {
 			d.Policy = r.public
 		}
 	}
+	if len(e.headers) > 0 && asked.Scheme == c.Scheme && asked.Host == c.Host {
+		d.Policy = e.withHeaders(d.Policy, c)
+	}
 	return d
+}
+
+// HeaderFlag is one -H of the command line: Name: Value, for the start
+// origins when Host is "", else for https://Host.
+type HeaderFlag struct{ Host, Name, Value string }
+
+// ParseHeaderFlag reads "Name: value" or "HOST=Name: value".
+func ParseHeaderFlag(s string) (HeaderFlag, error) {
+	var h HeaderFlag
+	if host, rest, ok := strings.Cut(s, "="); ok && !strings.ContainsAny(host, " \t") && !strings.Contains(host, ": ") && strings.Contains(rest, ":") {
+		h.Host, s = strings.ToLower(host), rest
+	}
+	name, value, ok := strings.Cut(s, ":")
+	if !ok || !httpguts.ValidHeaderFieldName(name) {
+		return HeaderFlag{}, fmt.Errorf("%q: want NAME: VALUE, or HOST=NAME: VALUE for another host than the start hosts", s)
+	}
+	h.Name, h.Value = http.CanonicalHeaderKey(name), strings.TrimSpace(value)
+	return h, nil
+}
+
+// withHeaders is p with the -H headers meant for c's origin; a header of
+// the command line replaces a rule's header of the same name, as a flag
+// overrides the file.
+func (e *Engine) withHeaders(p *Policy, c *url.URL) *Policy {
+	var q *Policy
+	for _, h := range e.headers {
+		if h.Host == "" && !e.origins[c.Scheme+"://"+c.Host] {
+			continue
+		}
+		if h.Host != "" && (c.Scheme != "https" || (h.Host != c.Host && h.Host != c.Hostname())) {
+			continue
+		}
+		if q == nil {
+			cp := *p
+			cp.Header = p.Header.Clone()
+			if cp.Header == nil {
+				cp.Header = make(http.Header)
+			}
+			q = &cp
+		}
+		q.Header.Set(h.Name, h.Value)
+	}
+	if q == nil {
+		return p
+	}
+	return q
 }
 
 // Warnings lists what is valid in the rules but probably not meant, for

@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -207,5 +209,86 @@ func TestRulesMatchStrayPercentAsWritten(t *testing.T) {
 	}
 	if got := asWritten("https://example.com/a%25zz/%2541%25"); got != "https://example.com/a%zz/%2541%" {
 		t.Errorf("asWritten = %s", got)
+	}
+}
+
+// --accept takes a status as ok everywhere, under a rule's own accept for
+// the same status.
+func TestRunAccept(t *testing.T) {
+	t.Parallel()
+	e, err := New(Config{
+		Start:  []string{"https://example.com/"},
+		Accept: []int{429, 403},
+		Rules:  []Rule{{Host: "strict.example", Accept: map[string]string{"403": "broken"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		url    string
+		status int
+		want   string
+	}{
+		{"https://example.com/a", 429, "ok"},
+		{"https://other.example/", 403, "ok"},
+		{"https://strict.example/", 403, "broken"},
+		{"https://strict.example/", 429, "ok"},
+		{"https://example.com/a", 404, ""},
+	} {
+		if got := e.Decide(mustParse(t, tc.url)).Policy.Accept[tc.status]; got != tc.want {
+			t.Errorf("%s %d: %q, want %q", tc.url, tc.status, got, tc.want)
+		}
+	}
+	if _, err := New(Config{Accept: []int{42}}); err == nil || !strings.Contains(err.Error(), "--accept 42: not an HTTP status code") {
+		t.Errorf("accept 42: %v", err)
+	}
+}
+
+// -H goes to the start origins, or to the https host it names, and never
+// anywhere else: not to another host, not to the named host over http.
+func TestHeaderFlags(t *testing.T) {
+	t.Parallel()
+	var hs []HeaderFlag
+	for _, s := range []string{"X-Site: 1", "api.example=X-Api: k=v", "Authorization: Bearer t"} {
+		h, err := ParseHeaderFlag(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs = append(hs, h)
+	}
+	if hs[1] != (HeaderFlag{Host: "api.example", Name: "X-Api", Value: "k=v"}) {
+		t.Errorf("parsed %+v", hs[1])
+	}
+	e, err := New(Config{
+		Start:   []string{"http://127.0.0.1:8080/"},
+		Headers: hs,
+		Rules:   []Rule{{Host: "127.0.0.1:8080", Scheme: "http", Headers: map[string]string{"X-Site": "rule", "X-Rule": "r"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		url  string
+		want string
+	}{
+		{"http://127.0.0.1:8080/a", "Authorization=Bearer t X-Rule=r X-Site=1"},
+		{"https://api.example/v1", "X-Api=k=v"},
+		{"http://api.example/v1", ""},
+		{"http://127.0.0.1:9090/", ""},
+		{"https://other.example/", ""},
+	} {
+		var got []string
+		h := e.Decide(mustParse(t, tc.url)).Policy.Header
+		for _, k := range slices.Sorted(maps.Keys(h)) {
+			got = append(got, k+"="+h.Get(k))
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%s: headers %q, want %q", tc.url, strings.Join(got, " "), tc.want)
+		}
+	}
+	for _, bad := range []string{"no colon", "Bad Name: x"} {
+		if _, err := ParseHeaderFlag(bad); err == nil {
+			t.Errorf("ParseHeaderFlag(%q): no error", bad)
+		}
 	}
 }

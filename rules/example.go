@@ -62,6 +62,14 @@ report_after = 0
 # reported but not fatal), "any" (transient and unverifiable too), "never".
 fail_on = "broken"
 
+# Statuses taken as ok for every URL (like --accept 200,429); a [[rule]]'s
+# own accept decides for the URLs it matches.
+#accept = [429]
+
+# Headers sent to the start hosts (like -H "Name: value"), or to the https
+# host named before "=". A [[rule]] with headers scopes them more finely.
+#header = ["Accept-Language: en", "api.example.com=X-Api-Key: ${API_KEY}"]
+
 # ---- Passes over time -----------------------------------------------------
 
 # A page that fails now but was good within this long still has its old

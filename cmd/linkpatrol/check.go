@@ -47,6 +47,9 @@ type checkOptions struct {
 	newPass      bool
 	include      []string
 	exclude      []string
+	accept       []int
+	headers      []string
+	headerFlags  []rules.HeaderFlag // headers, parsed
 	quiet        bool
 	recheck      rules.Recheck
 	ghost        time.Duration
@@ -97,6 +100,8 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.BoolVar(&o.newPass, "new-pass", false, "start a new pass: abandon an unfinished one, or start here though the database holds another site's passes")
 	fs.StringArrayVar(&o.include, "include", nil, "only follow URLs matching this `regex` (repeatable)")
 	fs.StringArrayVar(&o.exclude, "exclude", nil, "skip URLs matching this `regex` (repeatable)")
+	fs.StringArrayVarP(&o.headers, "header", "H", nil, "send this header to the start hosts, \"Name: value\", or to another host over https, \"HOST=Name: value\" (repeatable)")
+	fs.IntSliceVar(&o.accept, "accept", nil, "take these statuses as ok for every URL, e.g. 200,429 (a [[rule]]'s own accept wins for its URLs)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line, and with -o no report on standard output")
 	// 20h rather than a full day: a nightly cron pass then refetches what
 	// the previous night fetched, while a second run the same day reuses it.
@@ -150,7 +155,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 		if helpWriter(args, stdout, stderr) == stderr && logFormatArg(args) == "json" {
 			return
 		}
-		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol check [flags] URL ...\n       linkpatrol check [flags] DIR|FILE|PATTERN ...\n\nURLs are crawled over the network. A directory is a built site read from disk:\nevery .html file below it is checked, with its links; files and patterns\n(public/**/*.html) start from those pages only, in the site at --root\n(default: the directory holding them all).\n\nFlags:\n%s\n%s", fs.FlagUsages(), exitCodesHelp)
+		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol check [flags] URL ...\n       linkpatrol check [flags] DIR|FILE|PATTERN ...\n\nURLs are crawled over the network. A directory is a built site read from disk:\nevery .html file below it is checked, with its links; files and patterns\n(public/**/*.html) start from those pages only, in the site at --root\n(default: the directory holding them all).\n\n%s%s\n%s", groupedUsage(fs, checkGroups), checkExamples, exitCodesHelp)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {

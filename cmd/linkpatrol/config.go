@@ -84,6 +84,7 @@ func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
 	take("keep-session-ids", "keep_session_ids", func() { o.keepSIDs = f.Config.KeepSessionIDs })
 	take("include", "include", func() { o.include = f.Config.Include })
 	take("exclude", "exclude", func() { o.exclude = f.Config.Exclude })
+	take("accept", "accept", func() { o.accept = f.Config.Accept })
 	if f.IsSet("format") && !flags.Changed("format") && !slices.Contains(report.Formats(), f.Format) {
 		return usageError{f.Errorf("format", "unknown format %q (choose from %s)", f.Format, strings.Join(report.Formats(), ", "))}
 	}
@@ -111,6 +112,13 @@ func checkFlagValues(flags *pflag.FlagSet, o *checkOptions) error {
 			return usageError{err}
 		}
 	}
+	for _, raw := range o.headers {
+		h, err := rules.ParseHeaderFlag(raw)
+		if err != nil {
+			return usagef("--header %v", err)
+		}
+		o.headerFlags = append(o.headerFlags, h)
+	}
 	if flags.Changed("per-host") && flags.Changed("concurrency") && o.perHost > o.concurrency {
 		return usagef("--per-host %d is more than --concurrency %d, which bounds it", o.perHost, o.concurrency)
 	}
@@ -128,6 +136,10 @@ func rulesConfig(f *rules.File, o *checkOptions, starts []string, hosts []rules.
 	cfg.Start = starts
 	cfg.Include = o.include
 	cfg.Exclude = o.exclude
+	cfg.Accept = o.accept
+	if o.headerFlags != nil {
+		cfg.Headers = o.headerFlags // flags replace the file's, as for every list
+	}
 	cfg.Traps = o.traps
 	cfg.KeepSessionIDs = o.keepSIDs
 	cfg.Hosts = append(hosts, cfg.Hosts...)
@@ -164,6 +176,9 @@ func settingsHash(f *rules.File, o *checkOptions) string {
 		}
 	}
 	fmt.Fprintf(h, "\x00%q\x00%q\x00%d\x00%t\x00%t\x00%+v\x00%t", o.include, o.exclude, o.maxSize, o.polite.ignoreRobots, o.fragments, o.traps, o.keepSIDs)
+	if len(o.accept) > 0 {
+		fmt.Fprintf(h, "\x00accept %v", o.accept)
+	}
 	if o.baseURL != "" {
 		// Only when set, so the hash of a pass begun without it is unchanged.
 		fmt.Fprintf(h, "\x00base-url %q", o.baseURL)
@@ -189,9 +204,29 @@ func runConfig(args []string, stdout, stderr io.Writer) (int, error) {
 		if len(args) != 2 {
 			return exitUsage, usagef("config check takes one file")
 		}
-		f, err := rules.LoadConfig(args[1])
+		data, err := os.ReadFile(args[1])
 		if err != nil {
 			return exitUsage, usageError{err}
+		}
+		// A pull-request job has no secrets: an unset ${NAME} is a
+		// warning here, with a stand-in value so the rest of the file is
+		// still checked; check itself refuses to run without it.
+		var unset []string
+		lookup := func(name string) (string, bool) {
+			if v, ok := os.LookupEnv(name); ok && v != "" {
+				return v, true
+			}
+			if !slices.Contains(unset, name) {
+				unset = append(unset, name)
+			}
+			return "unset-" + name, true
+		}
+		f, err := rules.ParseConfig(args[1], data, lookup)
+		if err != nil {
+			return exitUsage, usageError{err}
+		}
+		for _, name := range unset {
+			fmt.Fprintf(stderr, "warning: %s: environment variable %s is not set or empty; check will refuse to run until it is\n", args[1], name)
 		}
 		var o checkOptions
 		fs := checkFlags(&o)

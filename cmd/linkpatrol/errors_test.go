@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 // runInProcess runs the command as main would, without the binary.
@@ -57,4 +59,61 @@ func TestConfigCheckHelp(t *testing.T) {
 	if r.code != exitOK || !strings.Contains(r.stdout, "linkpatrol config check FILE") || r.stderr != "" {
 		t.Errorf("exit %d, stdout %q, stderr %q; want the usage on stdout", r.code, r.stdout, r.stderr)
 	}
+}
+
+// config check validates a file whose secrets are not in the environment
+// (a pull-request job has none), warning rather than failing; a real
+// mistake in the same file still fails.
+func TestConfigCheckWithoutSecrets(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const rule = "[[rule]]\nscheme = \"https\"\nhost = \"example.com\"\nheaders = { \"X-Token\" = \"${LINKPATROL_TEST_UNSET_SECRET}\" }\n"
+	good := filepath.Join(dir, "good.toml")
+	bad := filepath.Join(dir, "bad.toml")
+	if err := os.WriteFile(good, []byte(rule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("concurrency = 0\n"+rule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runInProcess(t, "config", "check", good)
+	if r.code != exitOK || !strings.Contains(r.stderr, "warning: "+good+": environment variable LINKPATROL_TEST_UNSET_SECRET is not set") {
+		t.Errorf("exit %d, stderr %q; want 0 and a warning naming the variable", r.code, r.stderr)
+	}
+	r = runInProcess(t, "config", "check", bad)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "concurrency must be at least 1") {
+		t.Errorf("exit %d, stderr %q; want 2 for concurrency = 0", r.code, r.stderr)
+	}
+}
+
+// --help fits a terminal: grouped under headings, every flag listed,
+// wrapped at 80 columns, with examples.
+func TestHelpIsGroupedAndWrapped(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range []string{"check", "report", "explain"} {
+		r := runInProcess(t, cmd, "--help")
+		if r.code != exitOK {
+			t.Fatalf("%s --help: exit %d", cmd, r.code)
+		}
+		for i, line := range strings.Split(r.stdout, "\n") {
+			if len(line) > helpWidth {
+				t.Errorf("%s --help line %d is %d columns: %q", cmd, i+1, len(line), line)
+			}
+		}
+	}
+	r := runInProcess(t, "check", "--help")
+	for _, g := range checkGroups {
+		if !strings.Contains(r.stdout, "\n"+g.title+":\n") {
+			t.Errorf("check --help has no heading %q", g.title)
+		}
+	}
+	if !strings.Contains(r.stdout, "\nExamples:\n  linkpatrol check ") {
+		t.Error("check --help has no examples")
+	}
+	var o checkOptions
+	checkFlags(&o).VisitAll(func(f *pflag.Flag) {
+		if !strings.Contains(r.stdout, "--"+f.Name+" ") && !strings.Contains(r.stdout, "--"+f.Name+"[") {
+			t.Errorf("check --help leaves out --%s", f.Name)
+		}
+	})
 }

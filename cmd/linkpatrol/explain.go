@@ -29,7 +29,7 @@ func runExplain(args []string, stdout, stderr io.Writer) (int, error) {
 	o.polite.register(fs)
 	registerTrapFlags(fs, &o)
 	fs.Usage = func() {
-		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol explain [flags] URL\n\nShows each rewriting step, the canonical URL, the rule that decides it\n(with its file:line), the action, and the politeness settings of its host.\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol explain [flags] URL\n\nShows each rewriting step, the canonical URL, the rule that decides it\n(with its file:line), the action, and the politeness settings of its host.\n\nFlags:\n%s", fs.FlagUsagesWrapped(helpWidth))
 	}
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -78,5 +79,88 @@ func TestReportReadsTheConfigFile(t *testing.T) {
 	r := runIn(t, dir, "report")
 	if r.code != exitOK || !strings.HasPrefix(strings.TrimSpace(r.stdout), "{") {
 		t.Errorf("report: exit %d, want 0 and JSON from site.db\nstdout %.200q\nstderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// --accept (key accept) takes a status as ok: a link answering 404 is not
+// broken when 404 is accepted.
+func TestAcceptFlagAndKey(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<a href="/gone">gone</a>`)
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "accept.toml")
+	if err := os.WriteFile(cfg, []byte("accept = [404]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"without", nil, exitProblems},
+		{"flag", []string{"--accept", "200,404"}, exitOK},
+		{"key", []string{"--config", cfg}, exitOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			args := append([]string{"check", "-q", "--ignore-robots", "--db", filepath.Join(t.TempDir(), "lp.db")}, tc.args...)
+			if r := runInProcess(t, append(args, srv.URL+"/")...); r.code != tc.want {
+				t.Errorf("exit %d, want %d\n%s", r.code, tc.want, r.stderr)
+			}
+		})
+	}
+}
+
+// -H (key header) reaches the site's own pages and not a third-party host
+// it links to.
+func TestHeaderFlagAndKey(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	got := map[string]string{}
+	record := func(who string, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		got[who+r.URL.Path] = r.Header.Get("X-Site")
+	}
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		record("other", r)
+	}))
+	t.Cleanup(other.Close)
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		record("site", r)
+		if r.Header.Get("X-Site") != "yes" {
+			http.Error(w, "who are you", http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<a href="/b">b</a> <a href="%s/x">x</a>`, other.URL)
+	}))
+	t.Cleanup(site.Close)
+	cfg := filepath.Join(t.TempDir(), "h.toml")
+	if err := os.WriteFile(cfg, []byte("header = [\"X-Site: yes\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"-H", "X-Site: yes"}, {"--config", cfg}} {
+		all := append([]string{"check", "-q", "--ignore-robots", "--db", filepath.Join(t.TempDir(), "lp.db")}, args...)
+		if r := runInProcess(t, append(all, site.URL+"/")...); r.code != exitOK {
+			t.Errorf("%v: exit %d, want 0\n%s", args, r.code, r.stderr)
+		}
+		mu.Lock()
+		if _, asked := got["other/x"]; !asked || got["site/"] != "yes" || got["site/b"] != "yes" || got["other/x"] != "" {
+			t.Errorf("%v: X-Site seen %v; want it on the site's pages only", args, got)
+		}
+		clear(got)
+		mu.Unlock()
+	}
+	if r := runInProcess(t, "check", "-H", "no colon", site.URL+"/"); r.code != exitUsage || !strings.Contains(r.stderr, "--header") {
+		t.Errorf("-H without a colon: exit %d, %q", r.code, r.stderr)
 	}
 }

@@ -31,7 +31,7 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	onlyNew := fs.Bool("only-new", false, "only problems that are new since the previous complete pass (the exit code follows)")
 	config := fs.String("config", "", "config `file` whose db, format, output, report_after, fail_on and check_fragments apply (default ./linkpatrol.toml when it exists)")
 	fs.Usage = func() {
-		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol report [flags]\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol report [flags]\n\nFlags:\n%s", fs.FlagUsagesWrapped(helpWidth))
 	}
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
