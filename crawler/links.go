@@ -162,10 +162,11 @@ func (c *Crawler) resolveRef(base *url.URL, ref string) *resolvedRef {
 	if err != nil {
 		return &resolvedRef{invalid: "invalid URL", raw: ref}
 	}
-	if u.Scheme == "file" && base.Scheme != "file" {
+	res := c.decided(u)
+	if u.Scheme == "file" && base.Scheme != "file" && fileOnWeb(res.d) {
 		return &resolvedRef{invalid: errFileOnWeb, raw: u.String()}
 	}
-	return c.decided(u)
+	return res
 }
 
 // decided is what the rules make of the resolved URL u.
@@ -190,6 +191,13 @@ func (r *refs) outside(link store.Link, u *url.URL) {
 
 // fileLinkRule is the reason a file: link of a checked directory is skipped.
 const fileLinkRule = "a file: URL is not part of the site (on the web it points at the visitor's own disk)"
+
+// fileOnWeb says whether d, the decision of a file: URL written on a web
+// page, leaves it to be reported as such: unless an --exclude or a rule
+// skips or ignores it, as they may any URL.
+func fileOnWeb(d rules.Decision) bool {
+	return d.Rule == rules.FileOutside || (d.Action != rules.Skip && d.Action != rules.Ignore)
+}
 
 // errFileOnWeb is the error of a file: link on a web page: it names a file
 // on the author's disk, which no visitor can follow.
@@ -268,11 +276,11 @@ func (c *Crawler) storedTargets(page string) []target {
 			found = append(found, target{url: l.URL, err: "invalid URL"})
 			continue
 		}
-		if u.Scheme == "file" && !strings.HasPrefix(page, "file:") {
+		d := c.rules.Decide(u)
+		if u.Scheme == "file" && !strings.HasPrefix(page, "file:") && fileOnWeb(d) {
 			found = append(found, target{url: l.URL, err: errFileOnWeb})
 			continue
 		}
-		d := c.rules.Decide(u)
 		if d.Action == rules.Ignore {
 			continue
 		}

@@ -528,3 +528,35 @@ func TestRedirectToURLResolvedBeforeResume(t *testing.T) {
 		t.Errorf("/gone requested %d times, want 0: it was resolved before the resume", n)
 	}
 }
+
+// A file: link on a web page is broken unless the user said otherwise:
+// --exclude (or a rule that skips or ignores it) silences it like any other
+// URL. Debian's Python docs carry a file: canonical link on every page,
+// and `--exclude '^file:'` left 526 of them broken.
+func TestExcludedFileLinkOnWebPageIsSkipped(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(page(`<link rel=canonical href="file:///usr/share/doc/x.html"><a href="file:///etc/hosts">h</a>`))
+	t.Cleanup(srv.Close)
+	start := srv.URL + "/"
+	engine, err := rules.New(rules.Config{Start: []string{start}, Exclude: []string{`^file:///usr/`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t)
+	seeds := []store.Task{{URL: start, Action: "parse"}}
+	pass, err := db.BeginPass(store.Pass{StartURLs: []string{start}, Started: time.Now()}, seeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := crawler.New(crawler.Config{Concurrency: 2}, engine, db).Run(t.Context(), t.Context(), pass, seeds, nil)
+	if err != nil || !out.Complete {
+		t.Fatalf("run: complete %v, %v", out.Complete, err)
+	}
+	recs := records(t, db, pass.ID)
+	if rec := recs["file:///usr/share/doc/x.html"]; rec.Verdict != store.VerdictSkipped {
+		t.Errorf("excluded file: link: got %s %q, want skipped", rec.Verdict, rec.Error)
+	}
+	if rec := recs["file:///etc/hosts"]; rec.Verdict != store.VerdictBroken || rec.Error != "file: link on a web page" {
+		t.Errorf("file: link not excluded: got %s %q, want broken", rec.Verdict, rec.Error)
+	}
+}

@@ -563,6 +563,10 @@ func (e *Engine) Warnings() []string {
 	return w
 }
 
+// FileOutside is the rule of a file: URL outside every checked directory
+// that no --exclude or rule skips or ignores.
+const FileOutside = "file outside the start directory"
+
 func (e *Engine) classify(c *url.URL, key string) (Action, string, *rule) {
 	onStart := false
 	switch c.Scheme {
@@ -573,7 +577,17 @@ func (e *Engine) classify(c *url.URL, key string) (Action, string, *rule) {
 		onStart = e.origins[c.Scheme+"://"+c.Host]
 	case "file":
 		if !e.underFileRoot(key) {
-			return Skip, "file outside the start directory", nil
+			// No file of the site (a file: link written on a web page,
+			// say); the user may still exclude or ignore it.
+			for _, q := range e.exclude {
+				if matchAsWritten(q.re, key) {
+					return Skip, q.name, nil
+				}
+			}
+			if r := e.firstRule(c, key); r != nil && (r.action == Skip || r.action == Ignore) {
+				return r.action, r.desc, nil
+			}
+			return Skip, FileOutside, nil
 		}
 		onStart = true
 	default:
