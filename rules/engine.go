@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -59,6 +60,10 @@ type Config struct {
 	// Headers are the command line's -H: sent to the start origins, or to
 	// the host one names (over https only), on top of a rule's headers.
 	Headers []HeaderFlag
+	// Offline skips every http(s) URL off the start origins that no rule
+	// gives an action (--offline): the site's own links only, reported as
+	// skipped, never as fine.
+	Offline bool
 	// Accept are status codes taken as ok for every URL (--accept 200,429),
 	// under what a rule's own accept says about the same status.
 	Accept []int
@@ -96,6 +101,7 @@ type Engine struct {
 	hosts      []*hostRule
 	defaults   *Policy
 	headers    []HeaderFlag
+	offline    bool
 	traps      Traps
 }
 
@@ -170,6 +176,7 @@ func New(cfg Config) (*Engine, error) {
 		startHosts: make(map[string]bool, 2*len(cfg.Start)),
 		defaults:   &Policy{},
 		traps:      cfg.Traps,
+		offline:    cfg.Offline,
 	}
 	for i, s := range cfg.Start {
 		if err := e.addStart(s); err != nil {
@@ -200,12 +207,23 @@ func New(cfg Config) (*Engine, error) {
 				fmt.Errorf("has no scheme, host, path_prefix, path or regex, so it matches every URL and %s would never apply", later), "rule", i)
 		}
 	}
-	for i, h := range cfg.Headers {
-		if !httpguts.ValidHeaderFieldName(h.Name) || !httpguts.ValidHeaderFieldValue(h.Value) {
-			return nil, itemErr(fmt.Sprintf("--header %q", h.Name), errors.New("want NAME: VALUE, or HOST=NAME: VALUE for another host than the start hosts"), "header", i)
-		}
+	lookup := cfg.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
 	}
-	e.headers = cfg.Headers
+	for i, h := range cfg.Headers {
+		// ${NAME} as in a rule's headers: the secret stays out of the
+		// file, and out of explain.
+		v, names, err := expandEnv(h.Value, lookup)
+		if err == nil && (!httpguts.ValidHeaderFieldName(h.Name) || !httpguts.ValidHeaderFieldValue(v)) {
+			err = errors.New("want NAME: VALUE, or HOST=NAME: VALUE for another host than the start hosts")
+		}
+		if err != nil {
+			return nil, itemErr(fmt.Sprintf("--header %q", h.Name), err, "header", i)
+		}
+		h.Value, h.env = v, strings.Join(names, ", $")
+		e.headers = append(e.headers, h)
+	}
 	if err := e.acceptEverywhere(cfg.Accept); err != nil {
 		return nil, err
 	}
@@ -485,9 +503,15 @@ func (e *Engine) decide(u *url.URL, steps *[]Step) Decision {
 	return d
 }
 
+// Offline is the Decision.Rule of a URL that --offline skips.
+const Offline = "--offline (another host)"
+
 // HeaderFlag is one -H of the command line: Name: Value, for the start
 // origins when Host is "", else for https://Host.
-type HeaderFlag struct{ Host, Name, Value string }
+type HeaderFlag struct {
+	Host, Name, Value string
+	env               string // the variables Value was read from, for redaction
+}
 
 // ParseHeaderFlag reads "Name: value" or "HOST=Name: value".
 func ParseHeaderFlag(s string) (HeaderFlag, error) {
@@ -524,6 +548,13 @@ func (e *Engine) withHeaders(p *Policy, c *url.URL) *Policy {
 			q = &cp
 		}
 		q.Header.Set(h.Name, h.Value)
+		if h.env != "" {
+			q.fromEnv = maps.Clone(q.fromEnv)
+			if q.fromEnv == nil {
+				q.fromEnv = make(map[string]string)
+			}
+			q.fromEnv["header "+h.Name] = h.env
+		}
 	}
 	if q == nil {
 		return p
@@ -605,6 +636,8 @@ func (e *Engine) classify(c *url.URL, key string) (Action, string, *rule) {
 	switch {
 	case r != nil && r.action != 0:
 		return r.action, r.desc, r
+	case e.offline && !onStart:
+		return Skip, Offline, nil
 	case r != nil:
 		return defaultAction(onStart), r.desc + "; default action (" + hostKind(onStart) + ")", r
 	}

@@ -286,9 +286,51 @@ func TestHeaderFlags(t *testing.T) {
 			t.Errorf("%s: headers %q, want %q", tc.url, strings.Join(got, " "), tc.want)
 		}
 	}
+	env, err := New(Config{
+		Start:     []string{"https://example.com/"},
+		Headers:   []HeaderFlag{{Name: "X-Key", Value: "${KEY}"}},
+		LookupEnv: func(string) (string, bool) { return "s3cret", true },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := env.Decide(mustParse(t, "https://example.com/")).Policy
+	if p.Header.Get("X-Key") != "s3cret" || strings.Contains(p.String(), "s3cret") {
+		t.Errorf("${KEY}: header %q, shown as %q; want the value sent and redacted", p.Header.Get("X-Key"), p.String())
+	}
+	if _, err := New(Config{Headers: []HeaderFlag{{Name: "X-Key", Value: "${NOPE_UNSET}"}}, LookupEnv: func(string) (string, bool) { return "", false }}); err == nil {
+		t.Error("unset ${NOPE_UNSET}: no error")
+	}
 	for _, bad := range []string{"no colon", "Bad Name: x"} {
 		if _, err := ParseHeaderFlag(bad); err == nil {
 			t.Errorf("ParseHeaderFlag(%q): no error", bad)
+		}
+	}
+}
+
+// --offline skips other hosts unless a rule gives them an action; the
+// site's own pages are parsed as ever.
+func TestOffline(t *testing.T) {
+	t.Parallel()
+	e, err := New(Config{
+		Start:   []string{"https://example.com/"},
+		Offline: true,
+		Rules:   []Rule{{Host: "cdn.example", Action: "check"}, {Host: "api.example", Timeout: "5s"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		url  string
+		want Action
+	}{
+		{"https://example.com/a", Parse},
+		{"https://other.example/", Skip},
+		{"https://api.example/", Skip},
+		{"https://cdn.example/x.js", Check},
+	} {
+		if d := e.Decide(mustParse(t, tc.url)); d.Action != tc.want {
+			t.Errorf("%s: %v (%s), want %v", tc.url, d.Action, d.Rule, tc.want)
 		}
 	}
 }

@@ -67,8 +67,13 @@ fail_on = "broken"
 #accept = [429]
 
 # Headers sent to the start hosts (like -H "Name: value"), or to the https
-# host named before "=". A [[rule]] with headers scopes them more finely.
-#header = ["Accept-Language: en", "api.example.com=X-Api-Key: ${API_KEY}"]
+# host named before "=" ("api.example.com=X-Api-Key: ${API_KEY}"; ${NAME}
+# reads the environment). A [[rule]] with headers scopes them more finely.
+#header = ["Accept-Language: en"]
+
+# Only the site's own links: links to other hosts are listed as skipped, not
+# fetched (like --offline). A [[rule]] with an action still decides its URLs.
+offline = false
 
 # ---- Passes over time -----------------------------------------------------
 
