@@ -161,6 +161,7 @@ type fileDoc struct {
 	CommitEvery     any                 `toml:"commit_every"`
 	Accept          []int               `toml:"accept"`
 	Header          []string            `toml:"header"`
+	Offline         bool                `toml:"offline"`
 	Include         []string            `toml:"include"`
 	Exclude         []string            `toml:"exclude"`
 	Rule            []docRule           `toml:"rule"`
@@ -351,7 +352,7 @@ func (c *checker) engineConfig(name string, doc *fileDoc, lookupEnv func(string)
 		DropParams: doc.DropParams, Aliases: doc.Aliases,
 		AliasStartHosts: doc.AliasStartHosts, StripIndex: doc.StripIndex,
 		CollapseSlashes: doc.CollapseSlashes, LookupEnv: lookupEnv,
-		KeepSessionIDs: doc.KeepSessionIDs, Accept: doc.Accept,
+		KeepSessionIDs: doc.KeepSessionIDs, Accept: doc.Accept, Offline: doc.Offline,
 	}
 	for i, raw := range doc.Header {
 		h, err := ParseHeaderFlag(raw)

@@ -60,6 +60,10 @@ type Config struct {
 	// Headers are the command line's -H: sent to the start origins, or to
 	// the host one names (over https only), on top of a rule's headers.
 	Headers []HeaderFlag
+	// Offline skips every http(s) URL off the start origins that no rule
+	// gives an action (--offline): the site's own links only, reported as
+	// skipped, never as fine.
+	Offline bool
 	// Accept are status codes taken as ok for every URL (--accept 200,429),
 	// under what a rule's own accept says about the same status.
 	Accept []int
@@ -97,6 +101,7 @@ type Engine struct {
 	hosts      []*hostRule
 	defaults   *Policy
 	headers    []HeaderFlag
+	offline    bool
 	traps      Traps
 }
 
@@ -171,6 +176,7 @@ func New(cfg Config) (*Engine, error) {
 		startHosts: make(map[string]bool, 2*len(cfg.Start)),
 		defaults:   &Policy{},
 		traps:      cfg.Traps,
+		offline:    cfg.Offline,
 	}
 	for i, s := range cfg.Start {
 		if err := e.addStart(s); err != nil {
@@ -497,6 +503,9 @@ func (e *Engine) decide(u *url.URL, steps *[]Step) Decision {
 	return d
 }
 
+// Offline is the Decision.Rule of a URL that --offline skips.
+const Offline = "--offline (another host)"
+
 // HeaderFlag is one -H of the command line: Name: Value, for the start
 // origins when Host is "", else for https://Host.
 type HeaderFlag struct {
@@ -627,6 +636,8 @@ func (e *Engine) classify(c *url.URL, key string) (Action, string, *rule) {
 	switch {
 	case r != nil && r.action != 0:
 		return r.action, r.desc, r
+	case e.offline && !onStart:
+		return Skip, Offline, nil
 	case r != nil:
 		return defaultAction(onStart), r.desc + "; default action (" + hostKind(onStart) + ")", r
 	}

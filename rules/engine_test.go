@@ -307,3 +307,30 @@ func TestHeaderFlags(t *testing.T) {
 		}
 	}
 }
+
+// --offline skips other hosts unless a rule gives them an action; the
+// site's own pages are parsed as ever.
+func TestOffline(t *testing.T) {
+	t.Parallel()
+	e, err := New(Config{
+		Start:   []string{"https://example.com/"},
+		Offline: true,
+		Rules:   []Rule{{Host: "cdn.example", Action: "check"}, {Host: "api.example", Timeout: "5s"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		url  string
+		want Action
+	}{
+		{"https://example.com/a", Parse},
+		{"https://other.example/", Skip},
+		{"https://api.example/", Skip},
+		{"https://cdn.example/x.js", Check},
+	} {
+		if d := e.Decide(mustParse(t, tc.url)); d.Action != tc.want {
+			t.Errorf("%s: %v (%s), want %v", tc.url, d.Action, d.Rule, tc.want)
+		}
+	}
+}

@@ -71,6 +71,10 @@ fail_on = "broken"
 # reads the environment). A [[rule]] with headers scopes them more finely.
 #header = ["Accept-Language: en"]
 
+# Only the site's own links: links to other hosts are listed as skipped, not
+# fetched (like --offline). A [[rule]] with an action still decides its URLs.
+offline = false
+
 # ---- Passes over time -----------------------------------------------------
 
 # A page that fails now but was good within this long still has its old

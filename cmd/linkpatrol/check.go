@@ -49,6 +49,7 @@ type checkOptions struct {
 	exclude      []string
 	accept       []int
 	headers      []string
+	offline      bool
 	headerFlags  []rules.HeaderFlag // headers, parsed
 	quiet        bool
 	recheck      rules.Recheck
@@ -101,6 +102,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.StringArrayVar(&o.include, "include", nil, "only follow URLs matching this `regex` (repeatable)")
 	fs.StringArrayVar(&o.exclude, "exclude", nil, "skip URLs matching this `regex` (repeatable)")
 	fs.StringArrayVarP(&o.headers, "header", "H", nil, "send this header to the start hosts, \"Name: value\", or to another host over https, \"HOST=Name: value\" (repeatable)")
+	fs.BoolVar(&o.offline, "offline", false, "check only the site's own links: links to other hosts are listed as skipped, not fetched")
 	fs.IntSliceVar(&o.accept, "accept", nil, "take these statuses as ok for every URL, e.g. 200,429 (a [[rule]]'s own accept wins for its URLs)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line, and with -o no report on standard output")
 	// 20h rather than a full day: a nightly cron pass then refetches what

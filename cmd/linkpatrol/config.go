@@ -85,6 +85,7 @@ func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
 	take("include", "include", func() { o.include = f.Config.Include })
 	take("exclude", "exclude", func() { o.exclude = f.Config.Exclude })
 	take("accept", "accept", func() { o.accept = f.Config.Accept })
+	take("offline", "offline", func() { o.offline = f.Config.Offline })
 	if f.IsSet("format") && !flags.Changed("format") && !slices.Contains(report.Formats(), f.Format) {
 		return usageError{f.Errorf("format", "unknown format %q (choose from %s)", f.Format, strings.Join(report.Formats(), ", "))}
 	}
@@ -137,6 +138,7 @@ func rulesConfig(f *rules.File, o *checkOptions, starts []string, hosts []rules.
 	cfg.Include = o.include
 	cfg.Exclude = o.exclude
 	cfg.Accept = o.accept
+	cfg.Offline = o.offline
 	if o.headerFlags != nil {
 		cfg.Headers = o.headerFlags // flags replace the file's, as for every list
 	}
@@ -176,6 +178,9 @@ func settingsHash(f *rules.File, o *checkOptions) string {
 		}
 	}
 	fmt.Fprintf(h, "\x00%q\x00%q\x00%d\x00%t\x00%t\x00%+v\x00%t", o.include, o.exclude, o.maxSize, o.polite.ignoreRobots, o.fragments, o.traps, o.keepSIDs)
+	if o.offline {
+		fmt.Fprint(h, "\x00offline")
+	}
 	if len(o.accept) > 0 {
 		fmt.Fprintf(h, "\x00accept %v", o.accept)
 	}

@@ -164,3 +164,39 @@ func TestHeaderFlagAndKey(t *testing.T) {
 		t.Errorf("-H without a colon: exit %d, %q", r.code, r.stderr)
 	}
 }
+
+// --offline (key offline) never requests another host, and the report
+// lists the link as skipped rather than as fine.
+func TestOfflineFlagAndKey(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var asked []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.URL.Path)
+		mu.Unlock()
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(other.Close)
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<a href="%s/gone">x</a>`, other.URL)
+	}))
+	t.Cleanup(site.Close)
+	cfg := filepath.Join(t.TempDir(), "o.toml")
+	if err := os.WriteFile(cfg, []byte("offline = true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--offline"}, {"--config", cfg}} {
+		all := append([]string{"check", "--all", "--ignore-robots", "--db", filepath.Join(t.TempDir(), "lp.db")}, args...)
+		r := runInProcess(t, append(all, site.URL+"/")...)
+		if r.code != exitOK || !strings.Contains(r.stdout, "--offline") {
+			t.Errorf("%v: exit %d, want 0 and the link listed as skipped by --offline\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) > 0 {
+		t.Errorf("the other host was asked for %v", asked)
+	}
+}

@@ -19,7 +19,7 @@ type flagGroup struct {
 // the questions: what is checked, how gently, what is reused, what is
 // printed, where it is kept.
 var checkGroups = []flagGroup{
-	{"Scope (what is checked)", []string{"include", "exclude", "accept", "header", "sitemap", "robots-sitemaps", "sitemap-limit",
+	{"Scope (what is checked)", []string{"include", "exclude", "offline", "accept", "header", "sitemap", "robots-sitemaps", "sitemap-limit",
 		"root", "base-url", "check-fragments", "max-redirects", "max-size",
 		"max-hops", "max-path-segments", "max-path-repeats", "max-query-variants", "max-template-run", "keep-session-ids"}},
 	{"Politeness (how hard the hosts are hit)", []string{"concurrency", "per-host", "rate", "burst", "window", "bandwidth",
