@@ -180,6 +180,9 @@ func (r *Report) Counts() string {
 	if s.Traps > 0 {
 		fmt.Fprintf(&b, " (%d held back as suspected spider traps, listed below)", s.Traps)
 	}
+	if s.Quota > 0 {
+		fmt.Fprintf(&b, " (%d not checked: a host's quota for the pass was used up)", s.Quota)
+	}
 	if r.checksFragments() {
 		fmt.Fprintf(&b, "; %s", plural(s.MissingFragments, "missing fragment", "missing fragments"))
 	}
@@ -260,6 +263,15 @@ func (r *Report) Nothing() string {
 		return "No new problems" + so
 	case r.Summary.Suppressed > 0:
 		return fmt.Sprintf("No problems to report%s (%d suppressed by --report-after)", strings.TrimSuffix(so, "."), r.Summary.Suppressed) + "."
+	case r.Summary.Quota > 0:
+		// The quota is the user's choice, so it leaves the exit code alone,
+		// but "no problems" must not read as "the whole site is fine".
+		was := " was"
+		if r.Summary.Quota > 1 {
+			was = " were"
+		}
+		return fmt.Sprintf("No problems found among the URLs checked%s; %s%s not checked: a host's quota for the pass (--quota-requests, --quota-bytes) was used up.",
+			strings.TrimSuffix(so, "."), plural(r.Summary.Quota, "URL", "URLs"), was)
 	}
 	return "No problems found" + so
 }

@@ -63,6 +63,7 @@ type jsonSummary struct {
 	Broken         int     `json:"broken"`
 	Skipped        int     `json:"skipped"`
 	Traps          int     `json:"traps,omitempty"` // of skipped: held back as suspected spider traps
+	Quota          int     `json:"quota,omitempty"` // of skipped: not checked, a host's quota for the pass was used up
 	Transient      int     `json:"transient"`
 	Unverifiable   int     `json:"unverifiable"`
 	OK             int     `json:"ok"`
@@ -147,7 +148,7 @@ func writeJSON(w io.Writer, r *Report) error {
 		},
 		Summary: jsonSummary{
 			Pages: s.Pages, Links: s.Links, URLs: s.URLs,
-			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Transient: s.Transient, Unverifiable: s.Unverifiable,
+			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Quota: s.Quota, Transient: s.Transient, Unverifiable: s.Unverifiable,
 			OK: s.OK, Suppressed: s.Suppressed, ElapsedSeconds: seconds(s.Elapsed),
 			Reused: s.Reused, ReusedFrom: s.ReusedFrom, PermanentRedirects: s.Moved, Seeds: s.Seeds,
 			Listed: "problems",

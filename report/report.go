@@ -102,6 +102,7 @@ type Summary struct {
 	Unverifiable int
 	Skipped      int
 	Traps        int // of Skipped, pages held back as suspected spider traps
+	Quota        int // of Skipped, URLs not checked because a host's quota for the pass was used up
 	Suppressed   int // problems hidden by ReportAfter
 	// Reused counts results carried over from an earlier pass without a
 	// request (younger than their recheck interval); ReusedFrom are the
@@ -256,8 +257,11 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			s.Unverifiable++
 		case store.VerdictSkipped:
 			s.Skipped++
-			if rec.Error == "trap" {
+			switch rec.Error {
+			case "trap":
 				s.Traps++
+			case "quota":
+				s.Quota++
 			}
 		}
 		if !opt.OnlyNew && permanentlyMoved(rec) {

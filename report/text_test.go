@@ -116,6 +116,17 @@ func TestTextMessages(t *testing.T) {
 	if out := render(t, build(t, clean, 1, Options{}), "text"); !strings.Contains(out, "No problems found.") {
 		t.Errorf("a clean pass does not say so:\n%s", out)
 	}
+	// A pass cut short by a host's quota found no problems among what it
+	// checked, which is not the same as none: it says how much it left.
+	cut := webHistory()[1].results[:3]
+	cut = append(cut, target(store.URLRecord{URL: "https://example.com/later", Verdict: store.VerdictSkipped, Error: "quota", Note: "skipped: the host's quota for this pass is used up"}))
+	out := render(t, build(t, fillStore(t, []fixturePass{{pass: webHistory()[1].pass, results: cut}}), 1, Options{}), "text")
+	flat := strings.Join(strings.Fields(out), " ") // the text report wraps at 80 columns
+	for _, w := range []string{"1 skipped (1 not checked: a host's quota for the pass was used up)", "No problems found among the URLs checked; 1 URL was not checked"} {
+		if !strings.Contains(flat, w) {
+			t.Errorf("no %q in\n%s", w, out)
+		}
+	}
 }
 
 func TestWrapTextKeepsWordsWhole(t *testing.T) {
