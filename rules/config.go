@@ -67,27 +67,34 @@ type File struct {
 }
 
 // ReportAfter keeps a problem out of the report until it has lasted this
-// long or this many failed passes (whichever is set; both zero: at once).
+// long or this many failed passes, or both when both are set (both zero: at
+// once), as --report-after does.
 type ReportAfter struct {
 	Duration time.Duration
 	Passes   int
 }
 
-// ParseReportAfter reads "3" (passes) or a duration such as "36h" or "2d".
+// ParseReportAfter reads "3" (passes), a duration such as "36h" or "2d",
+// or both joined by "+" ("3+2d"), as --report-after reads them.
 func ParseReportAfter(s string) (ReportAfter, error) {
-	s = strings.TrimSpace(s)
-	if s != "" && strings.Trim(s, "0123456789") == "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return ReportAfter{}, fmt.Errorf("report_after %q: %w", s, err)
+	var ra ReportAfter
+	for part := range strings.SplitSeq(s, "+") {
+		part = strings.TrimSpace(part)
+		if part != "" && strings.Trim(part, "0123456789") == "" {
+			n, err := strconv.Atoi(part)
+			if err != nil {
+				return ReportAfter{}, fmt.Errorf("report_after %q: %w", s, err)
+			}
+			ra.Passes = n
+			continue
 		}
-		return ReportAfter{Passes: n}, nil
+		d, err := ParseDuration(part)
+		if err != nil {
+			return ReportAfter{}, fmt.Errorf("report_after: want a count of failed passes (3), a duration (\"36h\") or both (\"3+2d\"): %w", err)
+		}
+		ra.Duration = d
 	}
-	d, err := ParseDuration(s)
-	if err != nil {
-		return ReportAfter{}, fmt.Errorf("report_after: want a count of failed passes or a duration: %w", err)
-	}
-	return ReportAfter{Duration: d}, nil
+	return ra, nil
 }
 
 // IsSet reports whether the file set key, a top-level key as written in the

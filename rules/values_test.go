@@ -68,3 +68,27 @@ func TestCheckSetting(t *testing.T) {
 		}
 	}
 }
+
+// report_after reads what --report-after reads, "3+2d" included.
+func TestReportAfterLikeTheFlag(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want ReportAfter
+	}{
+		{"3", ReportAfter{Passes: 3}},
+		{"36h", ReportAfter{Duration: 36 * time.Hour}},
+		{"3+2d", ReportAfter{Passes: 3, Duration: 48 * time.Hour}},
+		{" 2d + 4 ", ReportAfter{Passes: 4, Duration: 48 * time.Hour}},
+	} {
+		f, err := ParseConfig("t.toml", []byte("report_after = \""+tc.in+"\"\n"), nil)
+		if err != nil || f.ReportAfter != tc.want {
+			t.Errorf("report_after = %q: %+v, %v; want %+v", tc.in, f, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"soon", "3++", "-1"} {
+		if _, err := ParseReportAfter(bad); err == nil {
+			t.Errorf("ParseReportAfter(%q): no error", bad)
+		}
+	}
+}
