@@ -51,6 +51,7 @@ type Config struct {
 	MaxSize       int64         // HTML body cap, after decompression; default 10 MB
 	MaxRedirects  int           // redirects followed; default DefaultMaxRedirects
 	UserAgent     string
+	Insecure      bool          // skip TLS certificate verification (--insecure)
 	BatchSize     int           // results per commit; default 1000
 	BatchInterval time.Duration // longest wait before a commit; default 1s
 	Recheck       rules.Recheck // how long a result stays fresh, per verdict; zero = always fetch

@@ -156,7 +156,13 @@ func (r *Report) Headline() string {
 	if r.Pass.Config != "" {
 		config = ", config " + r.Pass.Config
 	}
-	return fmt.Sprintf("linkpatrol pass %d of %s, started %s%s.", r.Pass.ID, r.Target(), r.started(), config)
+	line := fmt.Sprintf("linkpatrol pass %d of %s, started %s%s.", r.Pass.ID, r.Target(), r.started(), config)
+	if r.Pass.Insecure {
+		// A certificate that is expired, self-signed or forged passed as
+		// ok: no reader of the report may miss that.
+		line = "INSECURE: TLS certificates were not verified (--insecure). " + line
+	}
+	return line
 }
 
 func (r *Report) started() string {

@@ -52,6 +52,8 @@ type jsonPass struct {
 	// StartFailure is the report's first line when no start URL could be
 	// fetched and parsed.
 	StartFailure string `json:"start_failure,omitempty"`
+	// Insecure: TLS certificates were not verified (--insecure).
+	Insecure bool `json:"insecure,omitempty"`
 }
 
 type jsonSummary struct {
@@ -136,6 +138,7 @@ func writeJSON(w io.Writer, r *Report) error {
 			Finished:       jsonTime(r.Pass.Finished),
 			Complete:       r.Pass.State == store.PassComplete,
 			StartURLs:      r.Pass.StartURLs,
+			Insecure:       r.Pass.Insecure,
 			State:          string(r.Pass.State),
 			Root:           r.Pass.Root,
 			Roots:          r.Pass.Roots,

@@ -24,6 +24,9 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	if msg := r.Incomplete(); msg != "" {
 		fmt.Fprintf(b, "> **%s**\n\n", mdText(msg))
 	}
+	if r.Pass.Insecure {
+		b.WriteString("> **INSECURE: TLS certificates were not verified (--insecure).**\n\n")
+	}
 	fmt.Fprintf(b, "Pass %d of %s, started %s. %s\n", r.Pass.ID, mdCode(r.Target()), r.started(), mdText(r.Counts()))
 	for _, line := range []string{r.SeedLine(), r.ReuseLine(), r.ChangeLine()} {
 		if line != "" {

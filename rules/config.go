@@ -57,6 +57,7 @@ type File struct {
 	CommitBatch   int
 	MaxRedirects  int // redirects followed before a link is "too many redirects"
 	CommitEvery   time.Duration
+	Insecure      bool // skip TLS certificate verification
 
 	// Config is the rules part. Its Start is left empty: the command sets
 	// it to the start URLs it settles on before calling New.
@@ -162,6 +163,7 @@ type fileDoc struct {
 	Accept          []int               `toml:"accept"`
 	Header          []string            `toml:"header"`
 	Offline         bool                `toml:"offline"`
+	Insecure        bool                `toml:"insecure"`
 	Include         []string            `toml:"include"`
 	Exclude         []string            `toml:"exclude"`
 	Rule            []docRule           `toml:"rule"`
@@ -258,7 +260,7 @@ func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)
 		CheckFragments: doc.CheckFragments, Sitemaps: doc.Sitemaps,
 		RobotsSitemaps: doc.RobotsSitemaps, SitemapLimit: doc.SitemapLimit,
 		Root: doc.Root, BaseURL: doc.BaseURL,
-		CommitBatch: doc.CommitBatch, MaxRedirects: doc.MaxRedirects,
+		CommitBatch: doc.CommitBatch, MaxRedirects: doc.MaxRedirects, Insecure: doc.Insecure,
 		index: idx,
 	}
 	c := &checker{idx: idx}

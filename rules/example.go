@@ -75,6 +75,10 @@ fail_on = "broken"
 # fetched (like --offline). A [[rule]] with an action still decides its URLs.
 offline = false
 
+# Skip TLS certificate verification (like --insecure), for a staging host
+# with a self-signed certificate. Every report of the pass says so first.
+insecure = false
+
 # ---- Passes over time -----------------------------------------------------
 
 # A page that fails now but was good within this long still has its old

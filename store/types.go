@@ -56,6 +56,9 @@ type Pass struct {
 	// CheckFragments says the pass stored anchors, so that every report of
 	// it checks fragments, with or without the flag.
 	CheckFragments bool `json:"check_fragments,omitempty"`
+	// Insecure says TLS certificates were not verified (--insecure):
+	// every report of the pass says so first.
+	Insecure bool `json:"insecure,omitempty"`
 	// Roots are every directory of a check of built sites, absolute; a
 	// file: URL names the file below the one whose path it starts with
 	// (see LocalFile).

@@ -50,6 +50,7 @@ type checkOptions struct {
 	accept       []int
 	headers      []string
 	offline      bool
+	insecure     bool
 	headerFlags  []rules.HeaderFlag // headers, parsed
 	quiet        bool
 	recheck      rules.Recheck
@@ -102,6 +103,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.StringArrayVar(&o.include, "include", nil, "only follow URLs matching this `regex` (repeatable)")
 	fs.StringArrayVar(&o.exclude, "exclude", nil, "skip URLs matching this `regex` (repeatable)")
 	fs.StringArrayVarP(&o.headers, "header", "H", nil, "send this header to the start hosts, \"Name: value\", or to another host over https, \"HOST=Name: value\" (repeatable)")
+	fs.BoolVar(&o.insecure, "insecure", false, "skip TLS certificate verification (a self-signed staging host); every report of the pass says so first")
 	fs.BoolVar(&o.offline, "offline", false, "check only the site's own links: links to other hosts are listed as skipped, not fetched")
 	fs.IntSliceVar(&o.accept, "accept", nil, "take these statuses as ok for every URL, e.g. 200,429 (a [[rule]]'s own accept wins for its URLs)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line, and with -o no report on standard output")
@@ -252,6 +254,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 	// A pass that stores anchors is reported with its fragment checks, by
 	// check and by every later report.
 	pass.CheckFragments = pass.CheckFragments || o.fragments
+	pass.Insecure = pass.Insecure || o.insecure
 	if err := db.UpdatePass(pass); err != nil {
 		return exitUsage, fmt.Errorf("save pass %d: %w", pass.ID, err)
 	}
@@ -277,6 +280,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 		MaxSize:        o.maxSize,
 		MaxRedirects:   o.maxRedirects,
 		UserAgent:      ua,
+		Insecure:       o.insecure,
 		Recheck:        o.recheck,
 		Ghost:          o.ghost,
 		Roots:          targets.roots,

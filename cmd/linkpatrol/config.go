@@ -86,6 +86,7 @@ func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
 	take("exclude", "exclude", func() { o.exclude = f.Config.Exclude })
 	take("accept", "accept", func() { o.accept = f.Config.Accept })
 	take("offline", "offline", func() { o.offline = f.Config.Offline })
+	take("insecure", "insecure", func() { o.insecure = f.Insecure })
 	if f.IsSet("format") && !flags.Changed("format") && !slices.Contains(report.Formats(), f.Format) {
 		return usageError{f.Errorf("format", "unknown format %q (choose from %s)", f.Format, strings.Join(report.Formats(), ", "))}
 	}
@@ -178,6 +179,9 @@ func settingsHash(f *rules.File, o *checkOptions) string {
 		}
 	}
 	fmt.Fprintf(h, "\x00%q\x00%q\x00%d\x00%t\x00%t\x00%+v\x00%t", o.include, o.exclude, o.maxSize, o.polite.ignoreRobots, o.fragments, o.traps, o.keepSIDs)
+	if o.insecure {
+		fmt.Fprint(h, "\x00insecure")
+	}
 	if o.offline {
 		fmt.Fprint(h, "\x00offline")
 	}

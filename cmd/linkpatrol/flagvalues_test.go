@@ -200,3 +200,40 @@ func TestOfflineFlagAndKey(t *testing.T) {
 		t.Errorf("the other host was asked for %v", asked)
 	}
 }
+
+// --insecure (key insecure) lets a self-signed certificate through, and
+// the report says so in its first line, in check and in every later report.
+func TestInsecureIsLoud(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<p>self-signed</p>")
+	}))
+	t.Cleanup(srv.Close)
+	db := filepath.Join(t.TempDir(), "lp.db")
+	r := runInProcess(t, "check", "--ignore-robots", "--db", db, srv.URL+"/")
+	if r.code != exitNothing {
+		t.Errorf("without --insecure: exit %d, want 4 (the certificate is not trusted)\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	cfg := filepath.Join(t.TempDir(), "i.toml")
+	if err := os.WriteFile(cfg, []byte("insecure = true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--insecure"}, {"--config", cfg}} {
+		db := filepath.Join(t.TempDir(), "lp.db")
+		all := append([]string{"check", "--ignore-robots", "--db", db}, args...)
+		r := runInProcess(t, append(all, srv.URL+"/")...)
+		if r.code != exitOK || !strings.HasPrefix(r.stdout, "INSECURE: TLS certificates were not verified") {
+			t.Errorf("%v: exit %d, want 0 and a first line saying INSECURE\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+		if rep := runInProcess(t, "report", "--db", db); !strings.HasPrefix(rep.stdout, "INSECURE: ") {
+			t.Errorf("%v: a later report does not say INSECURE first:\n%s%s", args, rep.stdout, rep.stderr)
+		}
+		if rep := runInProcess(t, "report", "--db", db, "-f", "json"); !strings.Contains(rep.stdout, `"insecure": true`) && !strings.Contains(rep.stdout, `"insecure":true`) {
+			t.Errorf("%v: the JSON report does not say insecure:\n%.300s", args, rep.stdout)
+		}
+		if rep := runInProcess(t, "report", "--db", db, "-f", "markdown"); !strings.Contains(rep.stdout, "**INSECURE: TLS certificates were not verified") {
+			t.Errorf("%v: the Markdown report does not say INSECURE:\n%.300s", args, rep.stdout)
+		}
+	}
+}

@@ -24,7 +24,7 @@ var checkGroups = []flagGroup{
 		"max-hops", "max-path-segments", "max-path-repeats", "max-query-variants", "max-template-run", "keep-session-ids"}},
 	{"Politeness (how hard the hosts are hit)", []string{"concurrency", "per-host", "rate", "burst", "window", "bandwidth",
 		"global-bandwidth", "quota-requests", "quota-bytes", "crawl-delay", "max-pause", "retries", "adaptive",
-		"group-hosts", "ignore-robots", "timeout", "user-agent"}},
+		"group-hosts", "ignore-robots", "timeout", "user-agent", "insecure"}},
 	{"Caching (what earlier passes save)", []string{"recheck-ok", "recheck-pages", "recheck-broken", "recheck-unverifiable",
 		"no-reuse", "ghost"}},
 	{"Output", []string{"format", "output", "quiet", "all", "fail-on", "only-new", "report-after", "verbose", "log-format",

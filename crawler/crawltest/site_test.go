@@ -28,6 +28,7 @@ func get(t *testing.T, h http.Handler, method, path string) *httptest.ResponseRe
 }
 
 func TestSameSeedSameSite(t *testing.T) {
+	t.Parallel()
 	opt := SiteOptions{Pages: 2000, Images: 4, BrokenEvery: 7, External: "http://127.0.0.2:8081", Seed: 42}
 	a, b := NewSite(opt), NewSite(opt)
 	other := opt
@@ -59,6 +60,7 @@ func equalExpected(a, b Expected) bool {
 }
 
 func TestPageSize(t *testing.T) {
+	t.Parallel()
 	for _, want := range []int{2000, 6000, 20000} {
 		s := NewSite(SiteOptions{Pages: 100, PageBytes: want})
 		for _, path := range []string{"/", "/p/50.html"} {
@@ -114,6 +116,7 @@ func pageLinks(t *testing.T, base *url.URL, body []byte) []*url.URL {
 }
 
 func TestEveryPageReachable(t *testing.T) {
+	t.Parallel()
 	for _, opt := range []SiteOptions{
 		{Pages: 1},
 		{Pages: 2, LinksPerPage: 1},
@@ -210,6 +213,7 @@ func simpleCrawl(t *testing.T, client *http.Client, start string) crawl {
 }
 
 func TestExpectedMatchesSimpleCrawl(t *testing.T) {
+	t.Parallel()
 	const pages = 1500
 	ext := NewSite(SiteOptions{Pages: pages})
 	extSrv := httptest.NewServer(ext)
@@ -278,6 +282,7 @@ var linkOnLine = regexp.MustCompile(`(?:href|src|srcset)="([^"\s]+)|^\s+(\S+) 2x
 // TestLinkLines checks the line Expected gives every link, the DESIGN.md
 // contract: the line where the attribute (or srcset candidate) starts.
 func TestLinkLines(t *testing.T) {
+	t.Parallel()
 	s := NewSite(SiteOptions{Pages: 400, Images: 5, BrokenEvery: 3, External: "http://127.0.0.2:8081"})
 	base, _ := url.Parse("http://site.test/")
 	checked := 0
@@ -323,6 +328,7 @@ func TestLinkLines(t *testing.T) {
 }
 
 func TestResponses(t *testing.T) {
+	t.Parallel()
 	s := NewSite(SiteOptions{Pages: 100, Images: 1}) // an image pool of 10
 	tests := []struct {
 		method, path string
@@ -368,6 +374,7 @@ func TestResponses(t *testing.T) {
 }
 
 func TestCountersUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	s := NewSite(SiteOptions{Pages: 50, Images: 1})
 	srv := httptest.NewServer(s)
 	defer srv.Close()
@@ -431,6 +438,7 @@ func TestCountersUnderConcurrency(t *testing.T) {
 }
 
 func TestLatencyAndPeakInFlight(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		s := NewSite(SiteOptions{Pages: 10, Latency: 20 * time.Millisecond})
 		start := time.Now()
