@@ -117,3 +117,13 @@ func TestHelpIsGroupedAndWrapped(t *testing.T) {
 		}
 	})
 }
+
+// explain with no start URL anywhere says what it needs, rather than
+// "no page in : nothing to check".
+func TestExplainWithoutStartURLs(t *testing.T) {
+	t.Parallel()
+	r := runInProcess(t, "explain", "--db", filepath.Join(t.TempDir(), "none.db"), "http://127.0.0.1:1/x")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "explain needs the site's start URLs") {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}

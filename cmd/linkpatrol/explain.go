@@ -54,6 +54,11 @@ func runExplain(args []string, stdout, stderr io.Writer) (int, error) {
 	if len(starts) == 0 {
 		starts = lastStartURLs(existingDatabase(fs.Changed("db"), o.db))
 	}
+	if len(starts) == 0 {
+		// Without start URLs nothing is "the site", and every answer
+		// would be about another host.
+		return exitUsage, usagef("explain needs the site's start URLs: give --start URL, a config file with start, or a --db that holds a pass")
+	}
 	targets, err := parseTargets(starts, "")
 	if err != nil {
 		return exitUsage, usageError{err}
