@@ -52,6 +52,9 @@ func TestSiteDownIsNeverACleanNight(t *testing.T) {
 			if r.code != exitNothing || !strings.HasPrefix(first, "FAILED: no start URL could be fetched") || !strings.Contains(first, tt.cause) {
 				t.Errorf("exit %d, first paragraph %q; want 4 and the cause %q\n%s", r.code, first, tt.cause, r.stderr)
 			}
+			if strings.Contains(r.stdout, "exit code 1") {
+				t.Errorf("a night that exits 4 must not say a section makes the exit code 1:\n%s", r.stdout)
+			}
 			if strings.Contains(r.stdout, "Skipped (") {
 				t.Errorf("a failing host's URLs must not be skipped:\n%s", r.stdout)
 			}
