@@ -410,10 +410,6 @@ func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.
 	}
 }
 
-// errStopped marks results of tasks cut short by a stop; they stay in the
-// frontier and are done again on resume.
-var errStopped = errors.New("stopped")
-
 // Hosts is the throttle's view of every host, for a status page or summary,
 // and a row for each checked directory (keyed by its path: what was read
 // from it, with no waiting).
