@@ -160,6 +160,10 @@ type Result struct {
 	SetLinks bool
 	Links    []Link
 	Enqueue  []Task
+	// Forward are tasks for hosts the crawler does not own (see
+	// crawler.Frontier): committed with the result, to the outbox, for the
+	// worker that owns them.
+	Forward []Task
 	// Requeue, when set, keeps the URL on the frontier as this task
 	// although its record is written: the record is provisional (held back
 	// by a server's pause) and the URL is done again when the pass resumes.
