@@ -3,8 +3,6 @@ package crawler_test
 import (
 	"context"
 	"fmt"
-	"github.com/linkpatrol/linkpatrol/rules"
-	"github.com/linkpatrol/linkpatrol/throttle"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/throttle"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/store"
