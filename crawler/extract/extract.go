@@ -76,11 +76,8 @@ type Page struct {
 	// IDs holds every id="" and <a name=""> value, in document order, for
 	// fragment checking; filled only with Options.IDs.
 	IDs []string
-	// Title is the text of the first <title>, with white space runs
-	// collapsed to one space and trimmed.
-	Title string
 	// More says the document holds more than Options.MaxLinks links:
-	// reading stopped there, so Links, IDs and Title hold what came before.
+	// reading stopped there, so Links and IDs hold what came before.
 	More bool
 }
 
@@ -120,11 +117,8 @@ func (e *extractor) run(z tokenizer) Page {
 		case tokStartTag:
 			textOf = e.startTag(z.name, z.attrs, start, end)
 		case tokText:
-			switch owner {
-			case "style":
+			if owner == "style" {
 				e.styleBody(start, end)
-			case "title":
-				e.page.Title = collapseSpace(rcdata(e.doc[start:end]))
 			}
 		}
 	}
@@ -134,18 +128,17 @@ func (e *extractor) run(z tokenizer) Page {
 // extractor is the state of one Extract call. The slices are scratch space
 // reused from tag to tag.
 type extractor struct {
-	doc       []byte
-	opt       Options
-	lines     lineCounter
-	page      Page
-	baseSeen  bool
-	titleSeen bool
-	scanner   tagScanner
-	pending   []pendingAttr
-	spans     []span
-	refs      []cssRef
-	nameBuf   [16]byte
-	kind      Kind // of the links of the current tag; 0: by tag and attribute
+	doc      []byte
+	opt      Options
+	lines    lineCounter
+	page     Page
+	baseSeen bool
+	scanner  tagScanner
+	pending  []pendingAttr
+	spans    []span
+	refs     []cssRef
+	nameBuf  [16]byte
+	kind     Kind // of the links of the current tag; 0: by tag and attribute
 }
 
 // role is what an attribute means to Extract on a given element.
@@ -177,7 +170,7 @@ type pendingAttr struct {
 
 // startTag handles the start tag doc[start:end] with the given name and
 // attributes, and returns the name of the element when its raw text content
-// is wanted next ("style", or "title" the first time).
+// is wanted next ("style").
 func (e *extractor) startTag(name span, attrs []rawAttr, start, end int) string {
 	rawName := e.doc[name.start:name.end]
 	tag := e.knownTag(rawName)
@@ -293,39 +286,6 @@ func tagName(raw []byte) string {
 	return string(out)
 }
 
-// rcdata is the text of an RCDATA element such as <title> as the
-// tokenizer's Text returns it: line breaks normalised to "\n", NUL replaced
-// and character references decoded.
-func rcdata(raw []byte) []byte {
-	s := convertNewlines(bytes.Clone(raw))
-	if bytes.IndexByte(s, 0) >= 0 {
-		s = bytes.ReplaceAll(s, []byte{0}, []byte("\uFFFD"))
-	}
-	if bytes.IndexByte(s, '&') >= 0 {
-		s = []byte(html.UnescapeString(string(s)))
-	}
-	return s
-}
-
-// convertNewlines turns "\r\n" and a lone "\r" into "\n", in place.
-func convertNewlines(s []byte) []byte {
-	if bytes.IndexByte(s, '\r') < 0 {
-		return s
-	}
-	out := s[:0]
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '\r' {
-			if i+1 < len(s) && s[i+1] == '\n' {
-				i++
-			}
-			c = '\n'
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
 // plainValue is what the tokenizer makes of an attribute value without
 // character references: NUL becomes U+FFFD, and CR LF and a lone CR
 // become LF. raw itself is returned in the common case of neither.
@@ -351,14 +311,8 @@ func plainValue(raw []byte) []byte {
 }
 
 func (e *extractor) rawTextOwner(tag string) string {
-	switch tag {
-	case "style":
+	if tag == "style" {
 		return tag
-	case "title":
-		if !e.titleSeen {
-			e.titleSeen = true
-			return tag
-		}
 	}
 	return ""
 }
@@ -622,8 +576,6 @@ func (e *extractor) knownTag(name []byte) string {
 		return "source"
 	case "style":
 		return "style"
-	case "title":
-		return "title"
 	case "track":
 		return "track"
 	case "use":
@@ -746,23 +698,4 @@ func is(key []byte, name string) bool {
 		}
 	}
 	return true
-}
-
-// collapseSpace trims s and turns every run of white space inside into one
-// space, so a title wrapped over several lines reads as one.
-func collapseSpace(s []byte) string {
-	out := make([]byte, 0, len(s))
-	space := false
-	for _, c := range s {
-		if isSpace(c) {
-			space = len(out) > 0
-			continue
-		}
-		if space {
-			out = append(out, ' ')
-			space = false
-		}
-		out = append(out, c)
-	}
-	return string(out)
 }
