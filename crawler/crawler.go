@@ -204,7 +204,6 @@ func New(cfg Config, decider Decider, st Store) *Crawler {
 // Outcome says how a Run ended.
 type Outcome struct {
 	Complete bool // the frontier ran dry and nothing was deferred; false when stopped
-	Fetched  int64
 	// Deferred counts the URLs of the site's own hosts that a server's
 	// pause held back to a later run (they stay queued; the pass is not
 	// complete); ResumeAfter is when the last of those pauses ends.
@@ -332,7 +331,6 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 	if tr, ok := c.tr.(interface{ CloseIdleConnections() }); ok {
 		tr.CloseIdleConnections()
 	}
-	outc.Fetched = c.stats.requests.Load()
 	outc.Deferred, outc.ResumeAfter = d.deferred, d.resumeAfter
 	outc.Complete = err == nil && ctx.Err() == nil && d.idle() && d.deferred == 0
 	return outc, err

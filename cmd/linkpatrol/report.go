@@ -46,7 +46,7 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	// The file check ran with applies here too: its db above all, or
 	// report would read another database than check wrote.
-	file, err := loadConfig(*config)
+	file, err := loadConfig(*config, stderr, "text")
 	if err != nil {
 		return exitUsage, err
 	}
