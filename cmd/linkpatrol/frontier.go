@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/linkpatrol/linkpatrol/cluster"
-	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
 // natsAuthFlags are how every cluster command proves itself to the
@@ -40,7 +40,7 @@ func (s *syncValue) String() string {
 	if s.every == 0 {
 		return "always"
 	}
-	return rules.FormatDuration(s.every)
+	return throttle.FormatDuration(s.every)
 }
 
 func (s *syncValue) Set(v string) error {
@@ -48,7 +48,7 @@ func (s *syncValue) Set(v string) error {
 		s.every = 0
 		return nil
 	}
-	var d rules.Duration
+	var d throttle.Duration
 	if err := d.Set(v); err != nil || d <= 0 {
 		return fmt.Errorf("want always or an interval such as 1s")
 	}
@@ -108,7 +108,7 @@ Flags:
 	defer srv.Shutdown()
 	durability := "an fsync after every write"
 	if sync.every > 0 {
-		durability = "fsync every " + rules.FormatDuration(sync.every)
+		durability = "fsync every " + throttle.FormatDuration(sync.every)
 	}
 	// The URL alone on its line on standard output, for scripts; what it
 	// is on standard error, for people.
