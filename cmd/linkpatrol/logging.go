@@ -5,9 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-
-	"github.com/linkpatrol/linkpatrol/report"
-	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
 // newLogger makes the logger handed to the crawler. verbosity is how often
@@ -60,20 +57,6 @@ func (e reportedError) Unwrap() error { return e.err }
 func logError(w io.Writer, err error) error {
 	slog.New(slog.NewJSONHandler(w, nil)).Error(err.Error())
 	return reportedError{err}
-}
-
-// logSummaryStats is writeSummaryStats for --log-format json: one record
-// for the run and one per host.
-func logSummaryStats(log *slog.Logger, rep *report.Report, hosts []throttle.HostStats) {
-	problems := problemsByKey(rep, hosts)
-	var requests, bytes int64
-	for _, h := range hosts {
-		requests += h.Requests
-		bytes += h.Bytes
-		log.Info("host", "host", h.Key, "requests", h.Requests, "bytes", h.Bytes,
-			"waited_seconds", (h.Waited + h.ReadWait).Seconds(), "latency_seconds", h.Latency.Seconds(), "problems", problems[h.Key])
-	}
-	log.Info("hosts", "hosts", len(hosts), "requests", requests, "bytes", bytes)
 }
 
 // logFormatArg finds --log-format in raw arguments, for when they could not
