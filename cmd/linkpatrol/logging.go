@@ -46,18 +46,12 @@ func notice(w io.Writer, format, msg string, args ...any) {
 	fmt.Fprintln(w, line)
 }
 
-// reportedError is an error already written to standard error (as JSON);
-// run only turns it into an exit code.
-type reportedError struct{ err error }
+// jsonError marks the error of a run whose standard error is JSON (--log-format
+// json): run writes it as one record rather than as a line of text.
+type jsonError struct{ err error }
 
-func (e reportedError) Error() string { return e.err.Error() }
-func (e reportedError) Unwrap() error { return e.err }
-
-// logError writes err as a JSON record and returns it marked as written.
-func logError(w io.Writer, err error) error {
-	slog.New(slog.NewJSONHandler(w, nil)).Error(err.Error())
-	return reportedError{err}
-}
+func (e jsonError) Error() string { return e.err.Error() }
+func (e jsonError) Unwrap() error { return e.err }
 
 // logFormatArg finds --log-format in raw arguments, for when they could not
 // all be parsed; "" when it is not there.

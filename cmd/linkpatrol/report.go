@@ -14,7 +14,7 @@ import (
 	"github.com/linkpatrol/linkpatrol/store"
 )
 
-func runReport(args []string, stdout, stderr io.Writer) (int, error) {
+func runReport(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := fs.String("db", defaultDB, "database `file` written by linkpatrol check")
@@ -35,18 +35,18 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK, nil
+			return nil
 		}
-		return exitUsage, usageError{err}
+		return err
 	}
 	if fs.NArg() > 0 {
-		return exitUsage, usagef("report takes no arguments, got %q", fs.Args())
+		return fmt.Errorf("report takes no arguments, got %q", fs.Args())
 	}
 	// The file check ran with applies here too: its db above all, or
 	// report would read another database than check wrote.
 	file, err := loadConfig(*config)
 	if err != nil {
-		return exitUsage, err
+		return err
 	}
 	take := func(flag, key string, apply func()) {
 		if !fs.Changed(flag) && file.IsSet(key) {
@@ -67,42 +67,42 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	failOn, err := report.ParseFailOn(*failOnFlag)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	if !slices.Contains(report.Formats(), *format) {
-		return exitUsage, usagef("unknown format %q (choose from %s)", *format, strings.Join(report.Formats(), ", "))
+		return fmt.Errorf("unknown format %q (choose from %s)", *format, strings.Join(report.Formats(), ", "))
 	}
 	if err := checkOutputs(outputs, *db); err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	// A check holding the file must not make report hang: fail fast.
 	*db = existingDatabase(fs.Changed("db") || file.IsSet("db"), *db)
 	d, err := store.Open(*db, store.Options{ReadOnly: true, Timeout: 500 * time.Millisecond})
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	defer d.Close()
 	last, ok, err := d.LastPass()
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	if !ok {
-		return exitUsage, usagef("%s holds no pass yet; run linkpatrol check first", *db)
+		return fmt.Errorf("%s holds no pass yet; run linkpatrol check first", *db)
 	}
 	id := last.ID
 	if *passID != 0 && *passID != id {
 		// Each URL keeps only its latest result, so an older pass would
 		// render as the few URLs no later pass met: an empty, clean pass
 		// that never was. Refuse rather than say that.
-		return exitUsage, usagef("cannot report pass %d: %s keeps each URL's latest result only, and pass %d (the newest) has replaced what pass %d found; run report without --pass, or keep the -o files of each run",
+		return fmt.Errorf("cannot report pass %d: %s keeps each URL's latest result only, and pass %d (the newest) has replaced what pass %d found; run report without --pass, or keep the -o files of each run",
 			*passID, *db, id, *passID)
 	}
 	rep, err := report.Build(d, id, report.Options{All: *all, Now: time.Now(), ReportAfter: reportAfter, OnlyNew: *onlyNew, CheckFragments: *fragments, FailOn: failOn})
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	if err := writeOutputs(stdout, rep, stdoutFormat(*format, *quiet, outputs), outputs); err != nil {
-		return exitUsage, fmt.Errorf("write report: %w", err)
+		return fmt.Errorf("write report: %w", err)
 	}
-	return exitCode(rep), nil // as check said
+	return verdictOf(rep) // as check said
 }
