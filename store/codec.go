@@ -15,6 +15,7 @@ const (
 	recordFormat1 = 1
 	linksFormat1  = 1
 	taskFormat1   = 1
+	outboxFormat1 = 1
 	// Optional fields follow a record's fixed part, each after its tag, so
 	// records written before a field existed decode unchanged.
 	recordIDsTag    = 1 // URLRecord.IDs
@@ -22,6 +23,9 @@ const (
 	recordSeedTag   = 3 // URLRecord.Seed, a flag
 	// taskRunTag starts the optional Task.Run at the end of a task.
 	taskRunTag = 1
+	// The flags of a result in an outbox entry.
+	resultSetLinks = 1 << 0
+	resultRequeue  = 1 << 1
 )
 
 // errShort and friends are joined to ErrCorrupt by the callers, which add the
@@ -446,4 +450,137 @@ func decodeTask(url string, v []byte) (Task, error) {
 		t.Run = d.int()
 	}
 	return t, d.end()
+}
+
+// MarshalBinary encodes the entry as the outbox stores it; a cluster sends
+// the same bytes between processes. Each task, record, link list and
+// requeued task is the value the frontier, urls and links buckets store,
+// after its URL.
+func (e OutboxEntry) MarshalBinary() ([]byte, error) {
+	return appendOutbox(nil, &e)
+}
+
+// UnmarshalBinary decodes what MarshalBinary wrote. Bytes that do not decode
+// give an error wrapping ErrCorrupt.
+func (e *OutboxEntry) UnmarshalBinary(v []byte) error {
+	if err := decodeOutbox(v, e); err != nil {
+		return fmt.Errorf("outbox entry: %w: %v", ErrCorrupt, err)
+	}
+	return nil
+}
+
+func appendOutbox(buf []byte, o *OutboxEntry) ([]byte, error) {
+	e := encoder{buf: buf}
+	e.byte(outboxFormat1)
+	e.uvarint(o.Pass)
+	e.uvarint(uint64(len(o.Tasks)))
+	for i := range o.Tasks {
+		e.str(o.Tasks[i].URL)
+		e.strBytes(appendTask(nil, &o.Tasks[i]))
+	}
+	e.uvarint(uint64(len(o.Results)))
+	for i := range o.Results {
+		r := &o.Results[i]
+		e.str(r.Record.URL)
+		rec, err := appendRecord(nil, &r.Record)
+		if err != nil {
+			return buf, err
+		}
+		e.strBytes(rec)
+		var flags byte
+		if r.SetLinks {
+			flags |= resultSetLinks
+		}
+		if r.Requeue != nil {
+			flags |= resultRequeue
+		}
+		e.byte(flags)
+		if r.SetLinks {
+			e.strBytes(appendLinks(nil, r.Links))
+		}
+		if r.Requeue != nil {
+			e.strBytes(appendTask(nil, r.Requeue))
+		}
+	}
+	return e.bytes(), nil
+}
+
+func decodeOutbox(v []byte, o *OutboxEntry) error {
+	d := decoder{b: v}
+	if f := d.byte(); d.err == nil && f != outboxFormat1 {
+		return fmt.Errorf("outbox format %d: %w", f, errFormat)
+	}
+	*o = OutboxEntry{Pass: d.uvarint()}
+	// Every task and result takes at least two bytes, so a count beyond
+	// what is left is a lie, not a reason to allocate.
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail(errShort)
+	} else if n > 0 {
+		o.Tasks = make([]Task, n)
+		for i := range o.Tasks {
+			url := d.str()
+			span := d.span()
+			if d.err != nil {
+				break
+			}
+			t, err := decodeTask(url, span)
+			if err != nil {
+				d.fail(err)
+				break
+			}
+			o.Tasks[i] = t
+		}
+	}
+	n = d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail(errShort)
+	} else if n > 0 {
+		o.Results = make([]Result, n)
+		for i := range o.Results {
+			if err := decodeOutboxResult(&d, &o.Results[i]); err != nil {
+				d.fail(err)
+				break
+			}
+		}
+	}
+	return d.end()
+}
+
+func decodeOutboxResult(d *decoder, r *Result) error {
+	url := d.str()
+	rec := d.span()
+	flags := d.byte()
+	if d.err != nil {
+		return d.err
+	}
+	if flags&^(resultSetLinks|resultRequeue) != 0 {
+		return errFormat
+	}
+	if err := decodeRecord(url, rec, &r.Record); err != nil {
+		return err
+	}
+	if flags&resultSetLinks != 0 {
+		r.SetLinks = true
+		links, err := decodeLinks(d.span())
+		if d.err != nil {
+			return d.err
+		}
+		if err != nil {
+			return err
+		}
+		r.Links = links
+	}
+	if flags&resultRequeue != 0 {
+		span := d.span()
+		if d.err != nil {
+			return d.err
+		}
+		t, err := decodeTask(url, span)
+		if err != nil {
+			return err
+		}
+		r.Requeue = &t
+	}
+	return nil
 }

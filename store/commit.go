@@ -62,8 +62,9 @@ func putter() func(b *bbolt.Bucket, key string, encode func([]byte) ([]byte, err
 // neither queued already nor resolved in this pass, stores the record
 // (stamping Pass when it is zero), replaces the page's links when SetLinks is
 // set, and takes the record's URL off the frontier (or, with Requeue, keeps
-// it there). Nothing is written when
-// an error is returned.
+// it there). The Forward tasks of all the results, and the results too with
+// Options.ForwardResults, become one outbox entry, when there is anything to
+// put in it. Nothing is written when an error is returned.
 func (db *DB) Commit(passID uint64, results []Result) error {
 	for i := range results {
 		r := &results[i]
@@ -78,6 +79,19 @@ func (db *DB) Commit(passID uint64, results []Result) error {
 				return fmt.Errorf("commit: result %d (%s) enqueues a task: %w", i, r.Record.URL, err)
 			}
 		}
+		for _, t := range r.Forward {
+			if err := checkKey(t.URL); err != nil {
+				return fmt.Errorf("commit: result %d (%s) forwards a task: %w", i, r.Record.URL, err)
+			}
+		}
+	}
+	entry := db.outboxEntry(passID, results)
+	var encoded []byte
+	if entry != nil {
+		var err error
+		if encoded, err = appendOutbox(nil, entry); err != nil {
+			return fmt.Errorf("commit %d results to pass %d: %w", len(results), passID, err)
+		}
 	}
 	err := db.update(func(tx *bbolt.Tx) error {
 		if err := db.checkOpen(tx, passID); err != nil {
@@ -91,8 +105,13 @@ func (db *DB) Commit(passID uint64, results []Result) error {
 				tasks = append(tasks, &results[i].Enqueue[j])
 			}
 		}
-		if err := db.queue(tx, passID, tasks, put); err != nil {
+		if _, err := db.queue(tx, passID, tasks, put); err != nil {
 			return err
+		}
+		if encoded != nil {
+			if err := putOutbox(tx, encoded); err != nil {
+				return err
+			}
 		}
 		for i := range results {
 			r := &results[i]
@@ -125,7 +144,43 @@ func (db *DB) Commit(passID uint64, results []Result) error {
 	if err != nil {
 		return fmt.Errorf("commit %d results to pass %d: %w", len(results), passID, err)
 	}
+	if encoded != nil {
+		db.signalOutbox()
+	}
 	return nil
+}
+
+// Enqueue queues tasks in the open pass, in one transaction, by the rule
+// Commit queues a result's Enqueue tasks with: those neither queued already
+// nor resolved in the pass (nor repeated earlier in tasks). It returns the
+// ones it added, in URL order: a cluster worker hands only those to its
+// crawler, since the others are known to it already.
+func (db *DB) Enqueue(passID uint64, tasks []Task) (added []Task, err error) {
+	for _, t := range tasks {
+		if err := checkKey(t.URL); err != nil {
+			return nil, fmt.Errorf("enqueue: %w", err)
+		}
+	}
+	ptrs := make([]*Task, len(tasks))
+	for i := range tasks {
+		ptrs[i] = &tasks[i]
+	}
+	err = db.update(func(tx *bbolt.Tx) error {
+		added = added[:0]
+		if err := db.checkOpen(tx, passID); err != nil {
+			return err
+		}
+		// queue sorts ptrs, not tasks: the caller's slice keeps its order.
+		got, err := db.queue(tx, passID, ptrs, putter())
+		for _, t := range got {
+			added = append(added, *t)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("enqueue %d tasks in pass %d: %w", len(tasks), passID, err)
+	}
+	return added, nil
 }
 
 // queue puts tasks on the frontier unless they are queued already or
@@ -133,7 +188,7 @@ func (db *DB) Commit(passID uint64, results []Result) error {
 // when the transaction commits, so keys put in random order into one node
 // cost a copy of the node each, and a page with 200,000 new links took
 // minutes instead of a second.
-func (db *DB) queue(tx *bbolt.Tx, passID uint64, tasks []*Task, put func(*bbolt.Bucket, string, func([]byte) ([]byte, error)) error) error {
+func (db *DB) queue(tx *bbolt.Tx, passID uint64, tasks []*Task, put func(*bbolt.Bucket, string, func([]byte) ([]byte, error)) error) (added []*Task, err error) {
 	slices.SortFunc(tasks, func(a, b *Task) int { return strings.Compare(a.URL, b.URL) })
 	urls, frontier := tx.Bucket(bucketURLs), tx.Bucket(bucketFrontier)
 	for _, t := range tasks {
@@ -144,17 +199,18 @@ func (db *DB) queue(tx *bbolt.Tx, passID uint64, tasks []*Task, put func(*bbolt.
 		if v := urls.Get(key); v != nil {
 			p, err := recordPass(v)
 			if err != nil {
-				return db.corrupt("record", key, err)
+				return nil, db.corrupt("record", key, err)
 			}
 			if p == passID {
 				continue
 			}
 		}
 		if err := put(frontier, t.URL, func(b []byte) ([]byte, error) { return appendTask(b, t), nil }); err != nil {
-			return fmt.Errorf("queue %s: %w", t.URL, err)
+			return nil, fmt.Errorf("queue %s: %w", t.URL, err)
 		}
+		added = append(added, t)
 	}
-	return nil
+	return added, nil
 }
 
 // Get returns the record of a canonical URL.

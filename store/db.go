@@ -29,6 +29,10 @@ type Options struct {
 	// a kill loses only a handful of results; the price is that a power
 	// loss may lose up to SyncEvery of commits. Zero fsyncs every commit.
 	SyncEvery time.Duration
+	// ForwardResults makes every Commit also put its results in its outbox
+	// entry: a cluster worker's database, whose results a coordinator
+	// writes into the merged database.
+	ForwardResults bool
 
 	// noFreelistSync switches to bbolt's unsynced freelist, only so that
 	// the benchmarks can compare it with the synced one used here.
@@ -66,8 +70,11 @@ var (
 	bucketLinks    = []byte("links")
 	bucketFrontier = []byte("frontier")
 	bucketHosts    = []byte("hosts")
+	bucketOutbox   = []byte("outbox") // since schema 2
 
-	allBuckets = [][]byte{bucketMeta, bucketPasses, bucketURLs, bucketLinks, bucketFrontier, bucketHosts}
+	allBuckets = [][]byte{bucketMeta, bucketPasses, bucketURLs, bucketLinks, bucketFrontier, bucketHosts, bucketOutbox}
+	// schema1Buckets are the buckets a schema-1 file has.
+	schema1Buckets = allBuckets[:6]
 
 	keyMagic    = []byte("magic")
 	keySchema   = []byte("schema")
@@ -93,6 +100,10 @@ type DB struct {
 
 	syncMu   sync.Mutex // guards lastSync; see Options.SyncEvery
 	lastSync time.Time
+
+	// outboxReady gets a value (if it has none) after a commit adds an
+	// outbox entry; see OutboxReady.
+	outboxReady chan struct{}
 }
 
 func boltOptions(opt Options, openFile func(string, int, os.FileMode) (*os.File, error)) *bbolt.Options {
@@ -174,7 +185,7 @@ func open(path string, opt Options) (*DB, error) {
 		}
 		return nil, openError(path, err)
 	}
-	db := &DB{path: path, opt: opt, pruneChunk: defaultPruneChunk, bolt: bdb}
+	db := &DB{path: path, opt: opt, pruneChunk: defaultPruneChunk, bolt: bdb, outboxReady: make(chan struct{}, 1)}
 	if err := db.check(); err != nil {
 		_ = bdb.Close()
 		return nil, err
@@ -225,12 +236,14 @@ func openError(path string, err error) error {
 	return fmt.Errorf("open %s: %w (%v; restore it from a backup, or move it aside to start afresh)", path, ErrCorrupt, err)
 }
 
-// check verifies, and for a new file writes, the meta bucket.
+// check verifies, and for a new file writes, the meta bucket; a file of an
+// older schema opened for writing is migrated.
 func (db *DB) check() error {
 	var fileSize int64
 	if st, err := os.Stat(db.path); err == nil {
 		fileSize = st.Size()
 	}
+	var schema uint64
 	inspect := func(tx *bbolt.Tx) (fresh bool, err error) {
 		// A file shorter than its own page count was cut short by a copy
 		// or a full disk; reading the missing pages would fault.
@@ -252,13 +265,17 @@ func (db *DB) check() error {
 		if len(v) != 8 {
 			return false, fmt.Errorf("open %s: %w (schema version unreadable; restore it from a backup, or move it aside to start afresh)", db.path, ErrCorrupt)
 		}
-		switch schema := binary.BigEndian.Uint64(v); {
+		switch schema = binary.BigEndian.Uint64(v); {
 		case schema > SchemaVersion:
 			return false, fmt.Errorf("open %s: %w (schema %d, this build reads up to %d: upgrade linkpatrol)", db.path, ErrTooNew, schema, SchemaVersion)
 		case schema < 1:
 			return false, fmt.Errorf("open %s: %w (schema version %d)", db.path, ErrCorrupt, schema)
 		}
-		for _, name := range allBuckets {
+		want := allBuckets
+		if schema == 1 {
+			want = schema1Buckets
+		}
+		for _, name := range want {
 			if tx.Bucket(name) == nil {
 				return false, fmt.Errorf("open %s: %w (bucket %q is missing; restore it from a backup, or move it aside to start afresh)", db.path, ErrCorrupt, name)
 			}
@@ -271,8 +288,13 @@ func (db *DB) check() error {
 		return err
 	})
 	switch {
-	case err != nil || !fresh:
+	case err != nil:
 		return err
+	case !fresh && schema < SchemaVersion && !db.opt.ReadOnly:
+		return db.migrate(schema)
+	case !fresh:
+		// A reader of an older file sees the buckets it lacks as empty.
+		return nil
 	case db.opt.ReadOnly:
 		return fmt.Errorf("open %s: %w (%w; run linkpatrol check to fill it)", db.path, ErrNotDatabase, errNoBuckets)
 	}
@@ -297,6 +319,24 @@ func (db *DB) check() error {
 		}
 		return nil
 	})
+}
+
+// migrate brings a file of an older schema up to SchemaVersion in one
+// transaction, so a crash leaves it at one schema or the other.
+func (db *DB) migrate(from uint64) error {
+	err := db.update(func(tx *bbolt.Tx) error {
+		if from < 2 {
+			// Schema 2: the outbox, empty, since no schema-1 build forwards.
+			if _, err := tx.CreateBucket(bucketOutbox); err != nil {
+				return fmt.Errorf("create bucket %s: %w", bucketOutbox, err)
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(keySchema, be64(SchemaVersion))
+	})
+	if err != nil {
+		return fmt.Errorf("open %s: migrate from schema %d to %d: %w", db.path, from, SchemaVersion, err)
+	}
+	return nil
 }
 
 // Close releases the file and its lock. Later calls do nothing.

@@ -5,7 +5,7 @@
 //
 // # Layout
 //
-// Six top-level buckets, created together when the file is new:
+// Seven top-level buckets, created together when the file is new:
 //
 //	meta      "magic" = "linkpatrol", "schema" = SchemaVersion,
 //	          "next_pass", "open_pass" (0: none); all uint64 big-endian
@@ -14,6 +14,13 @@
 //	links     page URL -> the page's links, in page order
 //	frontier  URL -> Task of the open pass
 //	hosts     host -> the caller's opaque bytes
+//	outbox    entry number (uint64 big-endian, the bucket's sequence) ->
+//	          OutboxEntry: what one Commit left for other processes
+//
+// Schema 2 added the outbox; a schema-1 file gains it, empty, in one
+// transaction when it is first opened for writing, and reads as having an
+// empty one when opened read-only (TestMigrateSchema1, on a file the
+// schema-1 build wrote).
 //
 // A URL has one record, the latest; URLRecord.Pass says which pass resolved
 // it, and PrevVerdict/PrevPass carry what the pass before said. So Records
@@ -23,6 +30,19 @@
 // The frontier is a set keyed by URL, not a queue: the crawler keeps the
 // order in memory, and a resumed pass queues the set again. It is emptied
 // when its pass completes or is abandoned, and when a pass begins.
+//
+// # The outbox
+//
+// A cluster worker's crawler fetches only the hosts it owns. The links it
+// finds to other hosts are Result.Forward, and with Options.ForwardResults
+// the results themselves go to the coordinator's merged database too. Commit
+// writes both as one outbox entry in the transaction that stores the
+// results, so a kill can lose neither, and the cluster publishes the entries
+// in order and deletes each once the server has it (Outbox, DeleteOutbox).
+// The other side queues what it receives with Enqueue, which adds only the
+// tasks the pass has not queued or resolved yet. A worker or merged database
+// begins the coordinator's pass under the coordinator's ID (BeginPass with
+// Pass.ID set).
 //
 // # Links are stored one way
 //

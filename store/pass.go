@@ -139,9 +139,12 @@ func (db *DB) PreviousComplete(before uint64) (p Pass, ok bool, err error) {
 	return p, ok, err
 }
 
-// BeginPass stores p as a new running pass with the next ID and seeds as its
-// frontier, in one transaction, and returns it with ID and State set. It fails
-// while another pass is open: finish it or mark it abandoned first.
+// BeginPass stores p as a new running pass and seeds as its frontier, in one
+// transaction, and returns it with ID and State set. The pass gets the next
+// ID, or p.ID when it is set: a cluster's workers and merged database all
+// use the coordinator's IDs, so p.ID must be newer than every pass stored.
+// The frontier and outbox of earlier passes are dropped. It fails while
+// another pass is open: finish it or mark it abandoned first.
 func (db *DB) BeginPass(p Pass, seeds []Task) (Pass, error) {
 	for _, t := range seeds {
 		if err := checkKey(t.URL); err != nil {
@@ -158,7 +161,15 @@ func (db *DB) BeginPass(p Pass, seeds []Task) (Pass, error) {
 		if err != nil {
 			return err
 		}
-		p.ID, p.State = next, PassRunning
+		switch {
+		case p.ID == 0:
+			p.ID = next
+		case p.ID < next:
+			return fmt.Errorf("pass %d is not newer than the passes this database holds (the next would be %d): is it another cluster's database?", p.ID, next)
+		default:
+			next = p.ID
+		}
+		p.State = PassRunning
 		if err := putPass(tx, p); err != nil {
 			return err
 		}
@@ -172,6 +183,16 @@ func (db *DB) BeginPass(p Pass, seeds []Task) (Pass, error) {
 		frontier, err := clearBucket(tx, bucketFrontier)
 		if err != nil {
 			return err
+		}
+		// Entries of an earlier pass (one abandoned) are worthless now;
+		// their numbers are not given again.
+		seq := tx.Bucket(bucketOutbox).Sequence()
+		outbox, err := clearBucket(tx, bucketOutbox)
+		if err != nil {
+			return err
+		}
+		if err := outbox.SetSequence(seq); err != nil {
+			return fmt.Errorf("clear outbox: %w", err)
 		}
 		var buf []byte
 		for i := range seeds {

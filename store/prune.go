@@ -258,6 +258,10 @@ func copyBuckets(ctx context.Context, dst, src *bbolt.DB) error {
 						return err
 					}
 					b.FillPercent = 1
+					// The outbox numbers its entries by the sequence.
+					if err := b.SetSequence(sb.Sequence()); err != nil {
+						return err
+					}
 					for n := 0; k != nil && n < compactTxBytes; k, v = c.Next() {
 						if v == nil {
 							return fmt.Errorf("bucket %s holds a nested bucket %q", name, k)

@@ -3,8 +3,10 @@ package store
 import "time"
 
 // SchemaVersion is the layout version written into every database file.
-// Open refuses files with a newer version and migrates or refuses older ones.
-const SchemaVersion = 1
+// Open refuses files with a newer version and migrates older ones: schema 2
+// added the outbox bucket, which a schema-1 file gains, empty, when it is
+// first opened for writing.
+const SchemaVersion = 2
 
 // Verdict classifies the outcome for one URL. Only VerdictBroken makes the
 // exit code 1 by default; the others are reported in their own sections.
@@ -160,8 +162,26 @@ type Result struct {
 	SetLinks bool
 	Links    []Link
 	Enqueue  []Task
+	// Forward are tasks found by this result for hosts another worker owns
+	// (see OutboxEntry): Commit puts them in the outbox, in the same
+	// transaction as the result, never on this database's frontier.
+	Forward []Task
 	// Requeue, when set, keeps the URL on the frontier as this task
 	// although its record is written: the record is provisional (held back
 	// by a server's pause) and the URL is done again when the pass resumes.
 	Requeue *Task
+}
+
+// OutboxEntry is what one Commit left for other processes: the tasks its
+// results forwarded to hosts this database's crawler does not own, and, with
+// Options.ForwardResults, the results themselves for a merged database.
+// A cluster publishes entries in order and deletes each once it is
+// delivered (see DB.Outbox).
+type OutboxEntry struct {
+	Pass  uint64
+	Tasks []Task
+	// Results carry Record (with Pass set), SetLinks, Links and Requeue;
+	// never Enqueue or Forward, which belong to the worker's own frontier
+	// and outbox.
+	Results []Result
 }

@@ -41,7 +41,7 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errors.New("explain takes one URL")
 	}
-	file, err := loadConfig(o.config)
+	file, err := loadConfig(o.config, stderr, "text")
 	if err != nil {
 		return err
 	}

@@ -116,6 +116,7 @@ Usage:
   linkpatrol explain [flags] URL         which rule decides this URL, and why
   linkpatrol config check FILE           validate a config file without crawling
   linkpatrol config example              print a commented example with every key
+  linkpatrol serve-frontier [flags]      run the NATS server of a distributed pass
   linkpatrol version
 
 Run 'linkpatrol COMMAND --help' for a command's flags.
@@ -140,9 +141,7 @@ func main() {
 	ctx := context.Background()
 	args := os.Args[1:]
 	var stop context.CancelFunc
-	if len(args) > 0 && args[0] == "check" {
-		// Only check has work to save. The other commands keep the
-		// default, and a signal ends them at once.
+	if len(args) > 0 && stopsCleanly(args[0]) {
 		ctx, stop = notifyStop(ctx)
 	}
 	code := run(ctx, args, os.Stdin, os.Stdout, os.Stderr, isTerminal(os.Stderr))
@@ -183,6 +182,8 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, is
 		return runExplain(args[1:], stdout, stderr)
 	case "config":
 		return runConfig(args[1:], stdout, stderr)
+	case "serve-frontier":
+		return runServeFrontier(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "linkpatrol", version)
 		return nil
@@ -197,6 +198,17 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, is
 	// The usage follows the message, so run must not print it again.
 	fmt.Fprintf(stderr, "linkpatrol: %s\n\n%s", msg, topUsage)
 	return errUsageShown
+}
+
+// stopsCleanly says whether a command catches the stop signals to end
+// cleanly: check saves its work and reports, serve-frontier shuts its server
+// down. The others keep the default, and a signal ends them at once.
+func stopsCleanly(command string) bool {
+	switch command {
+	case "check", "serve-frontier":
+		return true
+	}
+	return false
 }
 
 // notifyStop returns ctx, cancelled by the first SIGINT, SIGTERM or SIGHUP
@@ -258,7 +270,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 // commands are run's subcommands, for a suggestion after a typo.
-var commands = []string{"check", "report", "explain", "config", "version", "help"}
+var commands = []string{"check", "report", "explain", "config", "serve-frontier", "version", "help"}
 
 // parseFlags parses a command's flags; a misspelt flag gets the nearest
 // one suggested ("unknown flag: --concurency (did you mean --concurrency?)").

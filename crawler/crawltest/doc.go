@@ -16,5 +16,11 @@
 // img and srcset candidates on their own lines, a link hidden in an HTML
 // comment (which must never be requested) and a mailto: link.
 //
+// A Web is many Sites, each on its own loopback port, whose pages link to
+// each other's (and, with PeerRedirectEvery, redirect to each other's): the
+// multi-host web that distributed passes are tested on, with each site's
+// counters (peak in flight, repeated URLs, MaxStartsIn a window) proving
+// politeness and "each URL once" at every server.
+//
 // The package does not import crawler; crawler's own tests import it.
 package crawltest

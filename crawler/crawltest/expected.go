@@ -46,31 +46,59 @@ type Referrer struct {
 // memory in proportion to Pages (about 0.3 s per 10,000 pages on one core),
 // so call it once per site.
 func (s *Site) Expected() Expected {
-	targets := map[string]struct{}{pagePath(0): {}}
-	broken := map[string]*BrokenURL{}
-	links := 0
+	var f found
+	s.collect("", &f)
+	return f.expected()
+}
+
+// found gathers what the pages of one or more sites link to.
+type found struct {
+	pages, links int
+	targets      map[string]struct{}
+	broken       map[string]*BrokenURL
+}
+
+// collect renders every page of s and adds its links to f. base prefixes
+// the site's own root-relative paths (pages and targets): "" keeps them
+// root-relative, as Expected promises; a Web gives each site's URL.
+func (s *Site) collect(base string, f *found) {
+	if f.targets == nil {
+		f.targets, f.broken = map[string]struct{}{}, map[string]*BrokenURL{}
+	}
+	abs := func(target string) string {
+		if strings.HasPrefix(target, "/") {
+			return base + target
+		}
+		return target
+	}
+	f.pages += s.opt.Pages
+	f.targets[abs(pagePath(0))] = struct{}{}
 	page := ""
 	rd := renderer{buf: new(bytes.Buffer)}
 	rd.onLink = func(target string, line int) {
-		links++
-		targets[target] = struct{}{}
+		f.links++
+		key := abs(target)
+		f.targets[key] = struct{}{}
 		if status := s.status(target); status != http.StatusOK {
-			b := broken[target]
+			b := f.broken[key]
 			if b == nil {
-				b = &BrokenURL{URL: target, Status: status}
-				broken[target] = b
+				b = &BrokenURL{URL: key, Status: status}
+				f.broken[key] = b
 			}
 			b.Referrers = append(b.Referrers, Referrer{Page: page, Line: line})
 		}
 	}
 	for i := range s.opt.Pages {
-		page = pagePath(i)
+		page = abs(pagePath(i))
 		rd.buf.Reset()
 		rd.line, rd.col = 1, 0
 		s.render(&rd, i)
 	}
-	exp := Expected{Pages: s.opt.Pages, URLs: len(targets), Links: links}
-	for _, b := range broken {
+}
+
+func (f *found) expected() Expected {
+	exp := Expected{Pages: f.pages, URLs: len(f.targets), Links: f.links}
+	for _, b := range f.broken {
 		exp.Broken = append(exp.Broken, *b)
 	}
 	slices.SortFunc(exp.Broken, func(a, b BrokenURL) int { return cmp.Compare(a.URL, b.URL) })
@@ -84,7 +112,14 @@ func (s *Site) status(target string) int {
 	if s.opt.External != "" && strings.HasPrefix(target, s.opt.External+"/") {
 		return http.StatusOK
 	}
-	if _, ok := s.pageIndex(target); ok || s.imageIndex(target) >= 0 || s.redirectIndex(target) >= 0 || target == cssPath || target == jsPath {
+	for _, p := range s.opt.Peers {
+		if rest, ok := strings.CutPrefix(target, p); ok {
+			if _, page := s.pageIndex(rest); page {
+				return http.StatusOK
+			}
+		}
+	}
+	if _, ok := s.pageIndex(target); ok || s.imageIndex(target) >= 0 || s.redirectIndex(target) >= 0 || s.peerRedirectIndex(target) >= 0 || target == cssPath || target == jsPath {
 		return http.StatusOK
 	}
 	return http.StatusNotFound

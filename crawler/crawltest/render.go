@@ -82,11 +82,13 @@ func (r *renderer) breakFor(n int) {
 type itemKind uint8
 
 const (
-	itemPage     itemKind = iota // a link to page n
-	itemImage                    // image n, with a 2x candidate m when it has a srcset
-	itemMissing                  // a link to missing target n
-	itemExternal                 // a link to page n of the external host
-	itemRedirect                 // a link to /r/n, which redirects to page n
+	itemPage         itemKind = iota // a link to page n
+	itemImage                        // image n, with a 2x candidate m when it has a srcset
+	itemMissing                      // a link to missing target n
+	itemExternal                     // a link to page n of the external host
+	itemRedirect                     // a link to /r/n, which redirects to page n
+	itemPeer                         // a link to page m of peer n
+	itemPeerRedirect                 // a link to /x/n, which redirects to a peer's page n
 )
 
 type item struct {
@@ -136,6 +138,12 @@ func (s *Site) items(i int, rng *rand.Rand) []item {
 	}
 	if k := s.opt.RedirectEvery; k > 0 && (i+1)%k == 0 {
 		items = append(items, item{kind: itemRedirect, n: rng.IntN(n)})
+	}
+	if len(s.opt.Peers) > 0 {
+		items = append(items, item{kind: itemPeer, n: rng.IntN(len(s.opt.Peers)), m: rng.IntN(n)})
+	}
+	if k := s.opt.PeerRedirectEvery; k > 0 && (i+1)%k == 0 {
+		items = append(items, item{kind: itemPeerRedirect, n: rng.IntN(n)})
 	}
 	rng.Shuffle(len(items), func(a, b int) { items[a], items[b] = items[b], items[a] })
 	return items
@@ -251,6 +259,14 @@ func (s *Site) anchor(r *renderer, rng *rand.Rand, from int, it item) {
 		target = redirectPath(it.n)
 		href = target
 		class = "moved"
+	case itemPeer:
+		target = s.opt.Peers[it.n] + pagePath(it.m)
+		href = target
+		class = "partner"
+	case itemPeerRedirect:
+		target = peerRedirectPath(it.n)
+		href = target
+		class = "moved-away"
 	}
 	text := sentence(rng, 1+rng.IntN(3))
 	if multiLine {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,6 +55,14 @@ type SiteOptions struct {
 	// neighbouring pages in every page's head, as Sphinx and DocBook do:
 	// pages reached first that way must still be parsed.
 	RelNav bool
+	// Peers are the base URLs of other sites with the same Pages (a Web
+	// sets them): every page links to one page of one peer, so a crawl
+	// that starts from every peer walks across hosts.
+	Peers []string
+	// PeerRedirectEvery gives every k-th page a link to /x/{n}, which
+	// answers 301 with the Location of page n of a peer: a redirect that
+	// leaves the host (and, in a cluster, the shard). Needs Peers. 0: none.
+	PeerRedirectEvery int
 }
 
 const (
@@ -92,11 +101,19 @@ func NewSite(opt SiteOptions) *Site {
 		opt.PageBytes = defaultPageBytes
 	}
 	opt.External = strings.TrimRight(opt.External, "/")
+	opt.Peers = slices.Clone(opt.Peers)
+	for i, p := range opt.Peers {
+		opt.Peers[i] = strings.TrimRight(p, "/")
+	}
+	if len(opt.Peers) == 0 {
+		opt.PeerRedirectEvery = 0
+	}
 	s := &Site{
 		opt: opt,
 		// One image for every ten pages: real sites reuse icons and photos.
 		imagePool: max(opt.Images, opt.Pages/10),
 	}
+	s.counts.epoch = time.Now()
 	if opt.BrokenEvery > 0 {
 		// About four referring pages per missing target, so a report's
 		// "most referrers" ordering has something to order.
@@ -146,6 +163,9 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.write(w, r, http.StatusOK, "text/javascript; charset=utf-8", []byte(siteJS))
 	case s.redirectIndex(path) >= 0:
 		w.Header().Set("Location", pagePath(s.redirectIndex(path)))
+		w.WriteHeader(http.StatusMovedPermanently)
+	case s.peerRedirectIndex(path) >= 0:
+		w.Header().Set("Location", s.peerRedirectTarget(s.peerRedirectIndex(path)))
 		w.WriteHeader(http.StatusMovedPermanently)
 	case path == "/robots.txt":
 		s.write(w, r, http.StatusOK, "text/plain; charset=utf-8", []byte("User-agent: *\nAllow: /\n"))
@@ -239,6 +259,29 @@ func (s *Site) redirectIndex(path string) int {
 		return -1
 	}
 	return n
+}
+
+func peerRedirectPath(k int) string { return "/x/" + strconv.Itoa(k) }
+
+// peerRedirectIndex is n for /x/{n} of a page, -1 otherwise.
+func (s *Site) peerRedirectIndex(path string) int {
+	if s.opt.PeerRedirectEvery <= 0 {
+		return -1
+	}
+	num, ok := strings.CutPrefix(path, "/x/")
+	if !ok {
+		return -1
+	}
+	n, ok := canonicalIndex(num)
+	if !ok || n >= s.opt.Pages {
+		return -1
+	}
+	return n
+}
+
+// peerRedirectTarget is where /x/{n} leads: page n of a peer.
+func (s *Site) peerRedirectTarget(n int) string {
+	return s.opt.Peers[n%len(s.opt.Peers)] + pagePath(n)
 }
 
 func missingPath(k int) string { return "/missing/" + strconv.Itoa(k) + ".html" }

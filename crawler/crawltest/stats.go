@@ -2,8 +2,10 @@ package crawltest
 
 import (
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Stats is what a Site has been asked for since it was created or last reset.
@@ -44,7 +46,34 @@ type counters struct {
 	notModified atomic.Int64
 	methods     sync.Map // method → *atomic.Int64
 	uris        sync.Map // request URI → *uriHits
+
+	// starts are the arrival times of the requests, as offsets from epoch
+	// (monotonic), in the order they arrived: what a per-host window or
+	// rate is proven against.
+	epoch    time.Time
+	startsMu sync.Mutex
+	starts   []time.Duration
 }
+
+// MaxStartsIn is the most requests that arrived within any span shorter
+// than window since the site was created or last reset: what a limit of N
+// requests per window must keep at or below N.
+func (s *Site) MaxStartsIn(window time.Duration) int {
+	c := &s.counts
+	c.startsMu.Lock()
+	defer c.startsMu.Unlock()
+	best, lo := 0, 0
+	for hi, t := range c.starts {
+		for t-c.starts[lo] >= window {
+			lo++
+		}
+		best = max(best, hi-lo+1)
+	}
+	return best
+}
+
+// InFlight is the number of requests being served now.
+func (s *Site) InFlight() int64 { return s.counts.inFlight.Load() }
 
 // uriHits counts the requests for one URI. GET and HEAD are what crawlers
 // send; every other method shares one counter.
@@ -53,6 +82,9 @@ type uriHits struct {
 }
 
 func (c *counters) begin(r *http.Request) {
+	c.startsMu.Lock()
+	c.starts = append(c.starts, time.Since(c.epoch))
+	c.startsMu.Unlock()
 	c.requests.Add(1)
 	n := c.inFlight.Add(1)
 	for {
@@ -122,4 +154,23 @@ func (c *counters) reset() {
 	c.maxInFlight.Store(c.inFlight.Load())
 	c.methods.Clear()
 	c.uris.Clear()
+	c.startsMu.Lock()
+	c.starts = nil
+	c.startsMu.Unlock()
+}
+
+// Repeated lists, sorted, the request URIs asked for more than once with
+// the same method: what a test that allows a few repeats names when it
+// fails.
+func (s *Site) Repeated() []string {
+	var out []string
+	s.counts.uris.Range(func(k, v any) bool {
+		h := v.(*uriHits)
+		if h.get.Load() > 1 || h.head.Load() > 1 || h.other.Load() > 1 {
+			out = append(out, k.(string))
+		}
+		return true
+	})
+	slices.Sort(out)
+	return out
 }
