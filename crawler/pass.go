@@ -104,7 +104,7 @@ func (e *RefusedError) Unwrap() error { return e.Reason }
 // Config.Grace to finish, everything finished is committed, and Run returns
 // with Complete false; cancelling hard stops the grace at once. An error
 // before the pass is open (a *RefusedError, or the store's) comes with the
-// zero Pass.
+// zero Pass; one after, with the pass as stored.
 func (c *Crawler) Run(ctx, hard context.Context, spec PassSpec) (store.Pass, Outcome, error) {
 	o, queue, done, err := c.open(spec)
 	if err != nil {
@@ -138,13 +138,8 @@ func (c *Crawler) Run(ctx, hard context.Context, spec PassSpec) (store.Pass, Out
 	if err := c.store.UpdatePass(pass); err != nil {
 		return pass, out, fmt.Errorf("save pass %d: %w", pass.ID, err)
 	}
-	if runErr != nil {
-		if errors.Is(runErr, store.ErrCorrupt) {
-			return pass, out, fmt.Errorf("pass %d: %w", pass.ID, runErr) // the store says what to do
-		}
-		return pass, out, fmt.Errorf("pass %d: %w (what was committed is kept; run again to resume)", pass.ID, runErr)
-	}
-	return pass, out, nil
+	// What was committed is kept, and the pass is stopped: resumable.
+	return pass, out, runErr
 }
 
 // open resumes the unfinished pass when it is the one spec describes, or
