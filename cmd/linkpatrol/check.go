@@ -307,11 +307,13 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, isTe
 		}
 	}()
 	progressDone := func() {}
+	var statusErr error // not a failed pass: nothing ran
 	spec.Opened = func(op crawler.Opened) error {
 		log.Info("pass", "id", op.Pass.ID, "start", starts, "queued", op.Queued, "resumed", op.Resumed)
 		if o.statusAddr != "" {
 			u, srv, err := serveStatus(context.WithoutCancel(ctx), o.statusAddr, o.statusPub, op.Pass, c)
 			if err != nil {
+				statusErr = err
 				return err
 			}
 			status = srv
@@ -329,6 +331,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, isTe
 	progressDone()
 	switch {
 	case err == nil:
+	case statusErr != nil:
+		return statusErr
 	case pass.ID == 0:
 		return passRefusal(err) // not opened
 	default:
