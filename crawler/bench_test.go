@@ -28,7 +28,7 @@ func BenchmarkPass(b *testing.B) {
 	// Politeness must cost nothing when its limits do not bind.
 	for name, s := range map[string]throttle.Settings{
 		"throttle-unlimited": {},
-		"throttle-defaults":  rules.StartHostSettings(),
+		"throttle-defaults":  throttle.StartHostDefaults(),
 	} {
 		b.Run("10000-"+name, func(b *testing.B) { benchPass(b, 10000, &s) })
 	}

@@ -83,7 +83,7 @@ func BenchmarkDirectoryVsHTTP(b *testing.B) {
 					if m.name == "http" && host == strings.TrimPrefix(srv.URL, "http://") {
 						return throttle.Settings{}
 					}
-					return rules.StartHostSettings()
+					return throttle.StartHostDefaults()
 				}
 				cfg.Throttle = throttle.New(throttle.Config{Settings: settings})
 				cfg.HostSettings = settings

@@ -3,8 +3,6 @@ package crawler_test
 import (
 	"context"
 	"fmt"
-	"github.com/linkpatrol/linkpatrol/rules"
-	"github.com/linkpatrol/linkpatrol/throttle"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/throttle"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/store"
@@ -118,7 +119,7 @@ func TestHostStateSavedWhenChangedAndPruned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := db.PutHostState(h, b); err != nil {
+		if err := db.PutHostStates(map[string][]byte{h: b}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
 	"github.com/linkpatrol/linkpatrol/throttle"
 )
@@ -198,7 +197,7 @@ func roughly(d time.Duration) string {
 	} else {
 		d = d.Round(time.Second)
 	}
-	return rules.FormatDuration(d)
+	return throttle.FormatDuration(d)
 }
 
 // acquire waits for the right to send one more request to host, for the

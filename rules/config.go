@@ -59,6 +59,10 @@ type File struct {
 	CommitEvery   time.Duration
 	Insecure      bool // skip TLS certificate verification
 
+	// Warnings are things to fix that do not stop the file from loading,
+	// each "file:line:col: message": a key under its former name.
+	Warnings []string
+
 	// Config is the rules part. Its Start is left empty: the command sets
 	// it to the start URLs it settles on before calling New.
 	Config Config
@@ -88,7 +92,7 @@ func ParseReportAfter(s string) (ReportAfter, error) {
 			ra.Passes = n
 			continue
 		}
-		d, err := ParseDuration(part)
+		d, err := throttle.ParseDuration(part)
 		if err != nil {
 			return ReportAfter{}, fmt.Errorf("report_after: want a count of failed passes (3), a duration (\"36h\") or both (\"3+2d\"): %w", err)
 		}
@@ -232,15 +236,21 @@ type docHost struct {
 	Rate          string `toml:"rate"`
 	Burst         *int   `toml:"burst"`
 	Window        string `toml:"window"`
-	MaxInFlight   *int   `toml:"max_in_flight"`
-	BytesPerSec   any    `toml:"bytes_per_sec"`
+	PerHost       *int   `toml:"per_host"`
+	Bandwidth     any    `toml:"bandwidth"`
 	QuotaRequests *int64 `toml:"quota_requests"`
 	QuotaBytes    any    `toml:"quota_bytes"`
 	CrawlDelay    string `toml:"crawl_delay"`
 	MaxPause      string `toml:"max_pause"`
 	IgnoreRobots  *bool  `toml:"ignore_robots"`
 	Adaptive      *bool  `toml:"adaptive"`
-	MaxRetries    *int   `toml:"max_retries"`
+	Retries       *int   `toml:"retries"`
+
+	// Former names, read with a warning that names the new key: users
+	// have files with them.
+	OldMaxInFlight *int `toml:"max_in_flight"`
+	OldBytesPerSec any  `toml:"bytes_per_sec"`
+	OldMaxRetries  *int `toml:"max_retries"`
 }
 
 // ParseConfig parses a config file's contents; name is used in error
@@ -281,7 +291,7 @@ func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)
 	c.duration(&f.Recheck.Transient, doc.Recheck.Transient, "recheck", "transient")
 	c.duration(&f.Recheck.Unverifiable, doc.Recheck.Unverifiable, "recheck", "unverifiable")
 	if s, ok := c.size(doc.MaxSize, "max_size"); ok {
-		var z Size
+		var z throttle.Size
 		if err := z.Set(s); err != nil {
 			c.add([]any{"max_size"}, fmt.Sprintf("max_size: %v", err))
 		} else if err := CheckSetting("max_size", "max_size", int64(z)); err != nil {
@@ -340,6 +350,7 @@ func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)
 		}
 	}
 	f.Config = c.engineConfig(name, &doc, lookupEnv)
+	f.Warnings = c.warnings
 	if len(c.errs) > 0 {
 		return nil, c.result()
 	}
@@ -398,14 +409,21 @@ func (c *checker) engineConfig(name string, doc *fileDoc, lookupEnv func(string)
 		cfg.Rewrites = append(cfg.Rewrites, Rewrite{Source: c.idx.source(name, "rewrite", i), Regex: r.Regex, Replace: r.Replace})
 	}
 	for i, h := range doc.Host {
+		renamed(c, &h.PerHost, &h.OldMaxInFlight, "host", i, "max_in_flight", "per_host")
+		renamed(c, &h.Retries, &h.OldMaxRetries, "host", i, "max_retries", "retries")
+		bandwidth := "bandwidth"
+		if h.Bandwidth == nil && h.OldBytesPerSec != nil {
+			bandwidth = "bytes_per_sec" // an error names the key as written
+		}
+		renamed(c, &h.Bandwidth, &h.OldBytesPerSec, "host", i, "bytes_per_sec", "bandwidth")
 		hr := HostRule{
 			Source: c.idx.source(name, "host", i), Match: h.Match, CIDR: h.CIDR,
-			Rate: h.Rate, Burst: h.Burst, Window: h.Window, MaxInFlight: h.MaxInFlight,
+			Rate: h.Rate, Burst: h.Burst, Window: h.Window, PerHost: h.PerHost,
 			QuotaRequests: h.QuotaRequests, CrawlDelay: h.CrawlDelay, MaxPause: h.MaxPause,
-			IgnoreRobots: h.IgnoreRobots, Adaptive: h.Adaptive, MaxRetries: h.MaxRetries,
+			IgnoreRobots: h.IgnoreRobots, Adaptive: h.Adaptive, Retries: h.Retries,
 		}
-		if s, ok := c.size(h.BytesPerSec, "host", i, "bytes_per_sec"); ok {
-			hr.BytesPerSec = s
+		if s, ok := c.size(h.Bandwidth, "host", i, bandwidth); ok {
+			hr.Bandwidth = s
 		}
 		if s, ok := c.size(h.QuotaBytes, "host", i, "quota_bytes"); ok {
 			hr.QuotaBytes = s
@@ -417,19 +435,41 @@ func (c *checker) engineConfig(name string, doc *fileDoc, lookupEnv func(string)
 
 // checker collects the errors found while turning the document into a File.
 type checker struct {
-	idx  *posIndex
-	errs []*ConfigError
+	idx      *posIndex
+	errs     []*ConfigError
+	warnings []string
 }
 
 func (c *checker) add(path []any, msg string) {
 	c.errs = append(c.errs, c.idx.errorAt(path, msg))
 }
 
+// renamed reads a key of a [[host]] given under its former name into the
+// new one's place (dst), with a warning that names the new key; both at
+// once is an error.
+func renamed[T any](c *checker, dst, old *T, table string, i int, oldKey, newKey string) {
+	if reflect.ValueOf(old).Elem().IsZero() {
+		return
+	}
+	path := []any{table, i, oldKey}
+	if !reflect.ValueOf(dst).Elem().IsZero() {
+		c.add(path, fmt.Sprintf("%s.%s is the former name of %s.%s: keep only %s", table, oldKey, table, newKey, newKey))
+		return
+	}
+	*dst = *old
+	c.warn(path, fmt.Sprintf("%s.%s is now called %s; the old name still works for now", table, oldKey, newKey))
+}
+
+// warn records a warning placed like an error: the file is loaded anyway.
+func (c *checker) warn(path []any, msg string) {
+	c.warnings = append(c.warnings, c.idx.errorAt(path, msg).Error())
+}
+
 func (c *checker) duration(dst *time.Duration, v any, path ...any) {
 	switch v := v.(type) {
 	case nil:
 	case string:
-		if err := (*Duration)(dst).Set(v); err != nil {
+		if err := (*throttle.Duration)(dst).Set(v); err != nil {
 			c.add(path, fmt.Sprintf("%s: %v", dotted(path), err))
 		}
 	default:

@@ -217,25 +217,28 @@ unverifiable = "0s"
 # the resolved address. Keys left out keep the default: start hosts are
 # brisk (no rate limit beyond per_host, no adaptive slowdown), third-party
 # hosts conservative
-# (rate "1/s", burst 2, max_in_flight 2, adaptive).
+# (rate "1/s", burst 2, per_host 2, adaptive). The names are the flags'
+# (--rate, --per-host, --bandwidth, --retries, ...), which set them for the
+# start hosts. Former names (max_in_flight, bytes_per_sec, max_retries)
+# still load, with a warning.
 
 #[[host]]
 #match = "*.example.com"
 #rate = "10/s"            # requests per second ("300/m", "unlimited")
 #burst = 10
 #window = "500/1m"        # at most 500 requests in any minute
-#max_in_flight = 4
-#bytes_per_sec = "2MiB"   # body read rate
+#per_host = 4
+#bandwidth = "2MiB"       # body read rate
 #quota_requests = 50000   # per pass
 #quota_bytes = "5GB"      # per pass
 #crawl_delay = "0s"       # minimum gap between requests
 #max_pause = "10m"        # longest Retry-After honoured; longer defers to the next pass
 #ignore_robots = true     # only for hosts you own
 #adaptive = true          # slow down while the server slows down
-#max_retries = 2          # tries again after 429, 503, timeouts
+#retries = 2              # tries again after 429, 503, timeouts
 
 #[[host]]
 #cidr = "10.0.0.0/8"
 #rate = "50/s"
-#max_in_flight = 8
+#per_host = 8
 `

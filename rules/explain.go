@@ -87,7 +87,7 @@ func (x Explanation) Write(w io.Writer) error {
 	}
 	if x.Host != "" && (x.Action == Parse || x.Action == Check) {
 		line("host", x.Host)
-		for i, l := range wrap(FormatSettings(x.Politeness), ", ", 80-12) {
+		for i, l := range wrap(x.Politeness.String(), ", ", 80-12) {
 			if i == 0 {
 				line("politeness", l)
 			} else {

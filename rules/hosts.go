@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/netip"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,30 +24,15 @@ type HostRule struct {
 	Rate          string // "5/s", "300/m", "unlimited"
 	Burst         *int
 	Window        string // "100/1m"
-	MaxInFlight   *int
-	BytesPerSec   string // "512KiB"
+	PerHost       *int   // requests in flight at once
+	Bandwidth     string // body bytes per second, "512KiB"
 	QuotaRequests *int64
 	QuotaBytes    string // "2GB"
 	CrawlDelay    string // "1s"
 	MaxPause      string // "10m"
 	IgnoreRobots  *bool
 	Adaptive      *bool
-	MaxRetries    *int
-}
-
-// StartHostSettings are the defaults for the hosts being audited: no rate
-// limit beyond the run's --per-host cap, but still listening to the server
-// (Retry-After, backoff). The adaptive slowdown is off: latency rises with
-// concurrency on any server, so it would halve the crawl of a site its owner
-// asked to check briskly; the owner turns it on (adaptive = true).
-func StartHostSettings() throttle.Settings {
-	return throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}
-}
-
-// OtherHostSettings are the defaults for third-party hosts: about one
-// request a second, two in flight.
-func OtherHostSettings() throttle.Settings {
-	return throttle.Settings{Rate: 1, Burst: 2, MaxInFlight: 2, MaxPause: 2 * time.Minute, Adaptive: true, MaxRetries: 1}
+	Retries       *int
 }
 
 type hostRule struct {
@@ -102,7 +86,7 @@ func compileHostRule(h HostRule, n int) (*hostRule, error) {
 		field, v string
 		set      func(*throttle.Settings, int64)
 	}{
-		{"bytes_per_sec", h.BytesPerSec, func(s *throttle.Settings, v int64) { s.BytesPerSec = v }},
+		{"bandwidth", h.Bandwidth, func(s *throttle.Settings, v int64) { s.BytesPerSec = v }},
 		{"quota_bytes", h.QuotaBytes, func(s *throttle.Settings, v int64) { s.QuotaBytes = v }},
 	} {
 		if b.v == "" {
@@ -125,7 +109,7 @@ func compileHostRule(h HostRule, n int) (*hostRule, error) {
 		if d.v == "" {
 			continue
 		}
-		v, err := ParseDuration(d.v)
+		v, err := throttle.ParseDuration(d.v)
 		if err != nil {
 			return nil, fieldErr(d.field, err)
 		}
@@ -138,8 +122,8 @@ func compileHostRule(h HostRule, n int) (*hostRule, error) {
 		set   func(*throttle.Settings, int)
 	}{
 		{"burst", h.Burst, func(s *throttle.Settings, v int) { s.Burst = v }},
-		{"max_in_flight", h.MaxInFlight, func(s *throttle.Settings, v int) { s.MaxInFlight = v }},
-		{"max_retries", h.MaxRetries, func(s *throttle.Settings, v int) { s.MaxRetries = v }},
+		{"per_host", h.PerHost, func(s *throttle.Settings, v int) { s.MaxInFlight = v }},
+		{"retries", h.Retries, func(s *throttle.Settings, v int) { s.MaxRetries = v }},
 	} {
 		if i.v == nil {
 			continue
@@ -189,9 +173,9 @@ func (r *hostRule) matches(name, hostport string, ip netip.Addr) bool {
 // overrides the settings it names.
 func (e *Engine) HostSettings(host string, ip net.IP) (throttle.Settings, string) {
 	name, hostport := normalizeHostPort(host)
-	s, from, kind := OtherHostSettings(), "default for third-party hosts", "third-party"
+	s, from, kind := throttle.OtherHostDefaults(), "default for third-party hosts", "third-party"
 	if e.startHosts[hostport] {
-		s, from, kind = StartHostSettings(), "default for start hosts", "start-host"
+		s, from, kind = throttle.StartHostDefaults(), "default for start hosts", "start-host"
 	}
 	addr, ok := netip.AddrFromSlice(ip)
 	if !ok {
@@ -222,68 +206,4 @@ func normalizeHostPort(host string) (name, hostport string) {
 		return h, h
 	}
 	return h, h + ":" + port
-}
-
-// FormatSettings prints politeness settings for people, listing only the
-// limits that are set.
-func FormatSettings(s throttle.Settings) string {
-	var parts []string
-	add := func(format string, args ...any) { parts = append(parts, fmt.Sprintf(format, args...)) }
-	if s.Rate > 0 {
-		add("rate %s/s burst %d", trimFloat(s.Rate), max(s.Burst, 1))
-	} else {
-		add("rate unlimited")
-	}
-	if s.WindowMax > 0 {
-		add("window %d/%s", s.WindowMax, formatDuration(s.Window))
-	}
-	if s.MaxInFlight > 0 {
-		add("in flight %d", s.MaxInFlight)
-	} else {
-		add("in flight per --per-host")
-	}
-	if s.BytesPerSec > 0 {
-		add("%s/s", formatBytes(s.BytesPerSec))
-	}
-	if s.QuotaRequests > 0 {
-		add("quota %d requests", s.QuotaRequests)
-	}
-	if s.QuotaBytes > 0 {
-		add("quota %s", formatBytes(s.QuotaBytes))
-	}
-	if s.CrawlDelay > 0 {
-		add("crawl delay %s", formatDuration(s.CrawlDelay))
-	}
-	if s.MaxPause > 0 {
-		add("max pause %s", formatDuration(s.MaxPause))
-	}
-	if s.MaxRetries > 0 {
-		add("retries %d", s.MaxRetries)
-	}
-	if s.Adaptive {
-		add("adaptive")
-	}
-	if s.IgnoreRobots {
-		add("robots.txt ignored")
-	}
-	return strings.Join(parts, ", ")
-}
-
-// formatBytes prints a size in the largest unit that divides it evenly.
-func formatBytes(n int64) string {
-	for _, u := range []struct {
-		size int64
-		name string
-	}{{1 << 30, "GiB"}, {1e9, "GB"}, {1 << 20, "MiB"}, {1e6, "MB"}, {1 << 10, "KiB"}, {1e3, "kB"}} {
-		if n >= u.size && n%u.size == 0 {
-			return strconv.FormatInt(n/u.size, 10) + u.name
-		}
-	}
-	return strconv.FormatInt(n, 10) + " bytes"
-}
-
-func trimFloat(f float64) string {
-	s := fmt.Sprintf("%.3f", f)
-	s = strings.TrimRight(s, "0")
-	return strings.TrimSuffix(s, ".")
 }

@@ -16,17 +16,17 @@ func TestHostSettings(t *testing.T) {
 	e, err := New(Config{
 		Start: []string{"https://example.com/", "http://127.0.0.1:8080/"},
 		Hosts: []HostRule{
-			{Source: "c.toml:1", Match: "static.example.com", Rate: "20/s", Burst: intp(20), MaxInFlight: intp(6)},
-			{Source: "c.toml:5", Match: "*.example.com", Window: "100/1m", BytesPerSec: "1MiB", IgnoreRobots: boolp(true)},
-			{Source: "c.toml:9", Match: "127.0.0.1:9090", QuotaRequests: int64p(10), QuotaBytes: "1MB", CrawlDelay: "2s", MaxPause: "1m", MaxRetries: intp(0), Adaptive: boolp(false)},
-			{Source: "c.toml:13", CIDR: "10.0.0.0/8", Rate: "unlimited", MaxInFlight: intp(0)},
+			{Source: "c.toml:1", Match: "static.example.com", Rate: "20/s", Burst: intp(20), PerHost: intp(6)},
+			{Source: "c.toml:5", Match: "*.example.com", Window: "100/1m", Bandwidth: "1MiB", IgnoreRobots: boolp(true)},
+			{Source: "c.toml:9", Match: "127.0.0.1:9090", QuotaRequests: int64p(10), QuotaBytes: "1MB", CrawlDelay: "2s", MaxPause: "1m", Retries: intp(0), Adaptive: boolp(false)},
+			{Source: "c.toml:13", CIDR: "10.0.0.0/8", Rate: "unlimited", PerHost: intp(0)},
 			{Source: "c.toml:16", CIDR: "2001:db8::/32", Rate: "2/s"},
 		},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	start, other := StartHostSettings(), OtherHostSettings()
+	start, other := throttle.StartHostDefaults(), throttle.OtherHostDefaults()
 	with := func(s throttle.Settings, f func(*throttle.Settings)) throttle.Settings { f(&s); return s }
 	tests := []struct {
 		host string
@@ -63,20 +63,5 @@ func TestHostSettings(t *testing.T) {
 		if got != tt.want || from != tt.from {
 			t.Errorf("HostSettings(%s, %v) =\n  %+v (%s)\nwant\n  %+v (%s)", tt.host, tt.ip, got, from, tt.want, tt.from)
 		}
-	}
-}
-
-func TestFormatSettings(t *testing.T) {
-	got := FormatSettings(throttle.Settings{
-		Rate: 0.5, Burst: 0, WindowMax: 100, Window: time.Minute, MaxInFlight: 2, BytesPerSec: 1024,
-		QuotaRequests: 5, QuotaBytes: 10, CrawlDelay: time.Second, MaxPause: 10 * time.Minute,
-		MaxRetries: 1, Adaptive: true, IgnoreRobots: true,
-	})
-	want := "rate 0.5/s burst 1, window 100/1m, in flight 2, 1KiB/s, quota 5 requests, quota 10 bytes, crawl delay 1s, max pause 10m, retries 1, adaptive, robots.txt ignored"
-	if got != want {
-		t.Errorf("FormatSettings =\n%s\nwant\n%s", got, want)
-	}
-	if got := FormatSettings(throttle.Settings{}); got != "rate unlimited, in flight per --per-host" {
-		t.Errorf("zero settings: %s", got)
 	}
 }

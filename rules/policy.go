@@ -6,9 +6,10 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
 // Verdict names a rule may give a status code in accept; they match the
@@ -24,7 +25,7 @@ func (p *Policy) String() string {
 	}
 	var parts []string
 	if p.Timeout > 0 {
-		parts = append(parts, "timeout "+formatDuration(p.Timeout))
+		parts = append(parts, "timeout "+throttle.FormatDuration(p.Timeout))
 	}
 	if r := p.Recheck.String(); r != "" {
 		parts = append(parts, "recheck "+r)
@@ -76,7 +77,7 @@ func (r Recheck) String() string {
 		d    time.Duration
 	}{{"ok", r.OK}, {"pages", r.Pages}, {"broken", r.Broken}, {"transient", r.Transient}, {"unverifiable", r.Unverifiable}} {
 		if f.d > 0 {
-			parts = append(parts, f.name+"="+formatDuration(f.d))
+			parts = append(parts, f.name+"="+throttle.FormatDuration(f.d))
 		}
 	}
 	return strings.Join(parts, " ")
@@ -131,73 +132,4 @@ func validEnvName(s string) bool {
 		}
 	}
 	return true
-}
-
-// ParseDuration reads a Go duration ("90s", "1h30m") that may also use days
-// and weeks ("7d", "2w", "1d12h"), which recheck intervals need. Negative
-// durations are refused.
-func ParseDuration(s string) (time.Duration, error) {
-	in := strings.TrimSpace(s)
-	if in == "" {
-		return 0, errors.New("empty duration")
-	}
-	var total time.Duration
-	rest := in
-	for rest != "" {
-		i := 0
-		for i < len(rest) && ('0' <= rest[i] && rest[i] <= '9' || rest[i] == '.') {
-			i++
-		}
-		if i == 0 || i == len(rest) || (rest[i] != 'd' && rest[i] != 'w') {
-			break
-		}
-		n, err := strconv.ParseFloat(rest[:i], 64)
-		if err != nil {
-			return 0, fmt.Errorf("duration %q: %q is not a number", s, rest[:i])
-		}
-		unit := 24 * time.Hour
-		if rest[i] == 'w' {
-			unit *= 7
-		}
-		if n*float64(unit) > float64(1<<62) {
-			return 0, fmt.Errorf("duration %q is too long", s)
-		}
-		total += time.Duration(n * float64(unit))
-		rest = rest[i+1:]
-	}
-	if rest != "" {
-		d, err := time.ParseDuration(rest)
-		if err != nil {
-			return 0, fmt.Errorf("duration %q: want a number and a unit (ms, s, m, h, d, w), e.g. \"30s\" or \"7d\"", s)
-		}
-		if d < 0 {
-			return 0, fmt.Errorf("duration %q is negative", s)
-		}
-		total += d
-	}
-	return total, nil
-}
-
-// FormatDuration prints durations the way people write them: "7d",
-// "1d12h", "10m" rather than "168h0m0s".
-func FormatDuration(d time.Duration) string { return formatDuration(d) }
-
-func formatDuration(d time.Duration) string {
-	const day = 24 * time.Hour
-	days := ""
-	if d >= day {
-		days = strconv.FormatInt(int64(d/day), 10) + "d"
-		d %= day
-		if d == 0 {
-			return days
-		}
-	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return days + s
 }

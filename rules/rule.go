@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/linkpatrol/linkpatrol/throttle"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -254,7 +255,7 @@ func compilePolicy(r Rule, lookup func(string) (string, bool)) (*Policy, error) 
 	}
 	p := &Policy{}
 	if r.Timeout != "" {
-		d, err := ParseDuration(r.Timeout)
+		d, err := throttle.ParseDuration(r.Timeout)
 		if err != nil {
 			return nil, fieldErr("timeout", err)
 		}
@@ -264,7 +265,7 @@ func compilePolicy(r Rule, lookup func(string) (string, bool)) (*Policy, error) 
 		p.Timeout = d
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.Recheck)) {
-		d, err := ParseDuration(r.Recheck[k])
+		d, err := throttle.ParseDuration(r.Recheck[k])
 		if err != nil {
 			return nil, fieldErr("recheck", err, k)
 		}

@@ -3,66 +3,7 @@ package rules
 import (
 	"fmt"
 	"time"
-
-	"github.com/linkpatrol/linkpatrol/throttle"
 )
-
-// Duration is a setting's duration, read alike from the command line
-// (pflag.Value) and the config file (encoding.TextUnmarshaler): Go's units
-// plus d and w, so that --ghost 7d means what ghost = "7d" means.
-type Duration time.Duration
-
-// Set reads s with ParseDuration.
-func (d *Duration) Set(s string) error {
-	v, err := ParseDuration(s)
-	if err != nil {
-		return err
-	}
-	*d = Duration(v)
-	return nil
-}
-
-// UnmarshalText reads the file's value as Set reads the flag's.
-func (d *Duration) UnmarshalText(b []byte) error { return d.Set(string(b)) }
-
-// String is "0" for no duration, which --help leaves out as a default.
-func (d Duration) String() string {
-	if d == 0 {
-		return "0"
-	}
-	return formatDuration(time.Duration(d))
-}
-
-// Type names the value in --help.
-func (d *Duration) Type() string { return "duration" }
-
-// Size is a setting's byte size, read alike from the command line and the
-// config file: a number of bytes or one with a unit ("10MiB", "2GB").
-type Size int64
-
-// Set reads s with throttle.ParseBytes.
-func (z *Size) Set(s string) error {
-	n, err := throttle.ParseBytes(s)
-	if err != nil {
-		return err
-	}
-	*z = Size(n)
-	return nil
-}
-
-// UnmarshalText reads the file's value as Set reads the flag's.
-func (z *Size) UnmarshalText(b []byte) error { return z.Set(string(b)) }
-
-// String is "0" for no size, which --help leaves out as a default.
-func (z Size) String() string {
-	if z == 0 {
-		return "0"
-	}
-	return formatBytes(int64(z))
-}
-
-// Type names the value in --help.
-func (z *Size) Type() string { return "size" }
 
 // CheckSetting is the check a setting's value gets whether it comes from
 // the file or the command line; name is how the user wrote it ("per_host"

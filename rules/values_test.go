@@ -5,43 +5,6 @@ import (
 	"time"
 )
 
-// A flag and a key read a value with one parser: what the file accepts,
-// the command line accepts.
-func TestValuesReadLikeTheFile(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		in   string
-		want time.Duration
-		str  string
-	}{
-		{"7d", 7 * 24 * time.Hour, "7d"},
-		{"1w", 7 * 24 * time.Hour, "7d"},
-		{"1d12h", 36 * time.Hour, "1d12h"},
-		{"20h", 20 * time.Hour, "20h"},
-		{"0s", 0, "0"},
-	} {
-		var d Duration
-		if err := d.Set(tc.in); err != nil || time.Duration(d) != tc.want || d.String() != tc.str {
-			t.Errorf("Set(%q) = %v (%q), %v; want %v (%q)", tc.in, time.Duration(d), d.String(), err, tc.want, tc.str)
-		}
-		var u Duration
-		if err := u.UnmarshalText([]byte(tc.in)); err != nil || u != d {
-			t.Errorf("UnmarshalText(%q) = %v, %v; want %v", tc.in, u, err, d)
-		}
-	}
-	var d Duration
-	if err := d.Set("-5s"); err == nil {
-		t.Error("Set(-5s): no error")
-	}
-	var z Size
-	if err := z.Set("10MiB"); err != nil || z != 10<<20 || z.String() != "10MiB" {
-		t.Errorf("Size.Set(10MiB) = %d (%q), %v", z, z.String(), err)
-	}
-	if err := z.Set("10 parsecs"); err == nil {
-		t.Error("Size.Set(10 parsecs): no error")
-	}
-}
-
 func TestCheckSetting(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

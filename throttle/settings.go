@@ -48,6 +48,66 @@ type Settings struct {
 	MaxRetries int
 }
 
+// StartHostDefaults are the settings of the hosts being audited: no rate
+// limit beyond the run's per-host cap, but still listening to the server
+// (Retry-After, backoff). The adaptive slowdown is off: latency rises with
+// concurrency on any server, so it would halve the crawl of a site its owner
+// asked to check briskly; the owner turns it on (adaptive = true).
+func StartHostDefaults() Settings {
+	return Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}
+}
+
+// OtherHostDefaults are the settings of third-party hosts: about one
+// request a second, two in flight.
+func OtherHostDefaults() Settings {
+	return Settings{Rate: 1, Burst: 2, MaxInFlight: 2, MaxPause: 2 * time.Minute, Adaptive: true, MaxRetries: 1}
+}
+
+// String lists the limits that are set, for people (explain, -v): "rate
+// 1/s burst 2, in flight 2, max pause 2m, retries 1, adaptive".
+func (s Settings) String() string {
+	var parts []string
+	add := func(format string, args ...any) { parts = append(parts, fmt.Sprintf(format, args...)) }
+	if s.Rate > 0 {
+		add("rate %s/s burst %d", trimFloat(s.Rate), max(s.Burst, 1))
+	} else {
+		add("rate unlimited")
+	}
+	if s.WindowMax > 0 {
+		add("window %d/%s", s.WindowMax, FormatDuration(s.Window))
+	}
+	if s.MaxInFlight > 0 {
+		add("in flight %d", s.MaxInFlight)
+	} else {
+		add("in flight per --per-host")
+	}
+	if s.BytesPerSec > 0 {
+		add("%s/s", FormatBytes(s.BytesPerSec))
+	}
+	if s.QuotaRequests > 0 {
+		add("quota %d requests", s.QuotaRequests)
+	}
+	if s.QuotaBytes > 0 {
+		add("quota %s", FormatBytes(s.QuotaBytes))
+	}
+	if s.CrawlDelay > 0 {
+		add("crawl delay %s", FormatDuration(s.CrawlDelay))
+	}
+	if s.MaxPause > 0 {
+		add("max pause %s", FormatDuration(s.MaxPause))
+	}
+	if s.MaxRetries > 0 {
+		add("retries %d", s.MaxRetries)
+	}
+	if s.Adaptive {
+		add("adaptive")
+	}
+	if s.IgnoreRobots {
+		add("robots.txt ignored")
+	}
+	return strings.Join(parts, ", ")
+}
+
 // normalized turns every meaningless value into "no limit" so the rest of
 // the package can test for > 0 only.
 func (s Settings) normalized() Settings {
@@ -164,7 +224,7 @@ func ParseBytes(s string) (int64, error) {
 }
 
 var byteUnits = map[string]int64{
-	"": 1, "b": 1,
+	"": 1, "b": 1, "byte": 1, "bytes": 1,
 	"k": 1e3, "kb": 1e3, "ki": 1 << 10, "kib": 1 << 10,
 	"m": 1e6, "mb": 1e6, "mi": 1 << 20, "mib": 1 << 20,
 	"g": 1e9, "gb": 1e9, "gi": 1 << 30, "gib": 1 << 30,

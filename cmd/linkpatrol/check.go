@@ -27,6 +27,7 @@ import (
 	"github.com/linkpatrol/linkpatrol/report"
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
+	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
 // defaultDB is in the working directory, where a cron job (which runs in
@@ -91,11 +92,11 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.IntVarP(&o.concurrency, "concurrency", "c", 16, "requests in flight in total")
 	fs.IntVar(&o.perHost, "per-host", 8, "requests in flight to one host")
 	o.timeout = 20 * time.Second
-	fs.Var((*rules.Duration)(&o.timeout), "timeout", "soft timeout of one request; a whole task may take twice this")
+	fs.Var((*throttle.Duration)(&o.timeout), "timeout", "soft timeout of one request; a whole task may take twice this")
 	o.maxSize = 10 << 20
-	fs.Var((*rules.Size)(&o.maxSize), "max-size", "largest HTML page read after decompression, in bytes or with a unit (10MiB)")
+	fs.Var((*throttle.Size)(&o.maxSize), "max-size", "largest HTML page read after decompression, in bytes or with a unit (10MiB)")
 	fs.IntVar(&o.maxRedirects, "max-redirects", crawler.DefaultMaxRedirects, "redirects followed, as browsers do; one more makes the link \"too many redirects\"")
-	fs.Var((*rules.Duration)(&o.maxTime), "max-time", "stop after this long and exit 3; run again to resume (0 = no limit)")
+	fs.Var((*throttle.Duration)(&o.maxTime), "max-time", "stop after this long and exit 3; run again to resume (0 = no limit)")
 	fs.StringVar(&o.userAgent, "user-agent", "", "User-Agent header (default names linkpatrol and its version)")
 	fs.StringVarP(&o.format, "format", "f", "text", "report format: "+strings.Join(report.Formats(), ", "))
 	fs.BoolVar(&o.all, "all", false, "list every URL seen, not only problems")
@@ -113,17 +114,17 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	// where politeness makes reuse worth it): the site's own pages are
 	// revalidated and problems checked again, so a fix shows at once.
 	o.recheck.OK = 20 * time.Hour
-	fs.Var((*rules.Duration)(&o.recheck.OK), "recheck-ok", "reuse a good result of a link that is only checked (another site, an image) younger than this (0 = always fetch)")
-	fs.Var((*rules.Duration)(&o.recheck.Pages), "recheck-pages", "reuse a good page of the site younger than this, links included (0 = always revalidate, a 304 when unchanged)")
-	fs.Var((*rules.Duration)(&o.recheck.Broken), "recheck-broken", "reuse a broken result younger than this (0 = always check again)")
-	fs.Var((*rules.Duration)(&o.recheck.Unverifiable), "recheck-unverifiable", "reuse an unverifiable result younger than this (0 = always check again)")
+	fs.Var((*throttle.Duration)(&o.recheck.OK), "recheck-ok", "reuse a good result of a link that is only checked (another site, an image) younger than this (0 = always fetch)")
+	fs.Var((*throttle.Duration)(&o.recheck.Pages), "recheck-pages", "reuse a good page of the site younger than this, links included (0 = always revalidate, a 304 when unchanged)")
+	fs.Var((*throttle.Duration)(&o.recheck.Broken), "recheck-broken", "reuse a broken result younger than this (0 = always check again)")
+	fs.Var((*throttle.Duration)(&o.recheck.Unverifiable), "recheck-unverifiable", "reuse an unverifiable result younger than this (0 = always check again)")
 	fs.BoolVar(&o.noReuse, "no-reuse", false, "fetch everything again, ignoring the recheck intervals (conditional requests are still used)")
 	fs.Var(&o.reportAfter, "report-after", "keep a problem out of the report until it has lasted this long (36h, 2d) or this many passes (3); it is still recorded and counted")
 	fs.StringVar(&o.failOn, "fail-on", "broken", "which problems make the exit code 1: "+strings.Join(report.FailOnValues(), ", ")+" (internal: only links to the site itself)")
 	fs.BoolVar(&o.onlyNew, "only-new", false, "report only problems that are new since the last complete pass (the exit code follows)")
 	fs.IntVar(&o.keepPasses, "keep-passes", 10, "complete passes kept in the database; older data is pruned")
 	o.ghost = 7 * 24 * time.Hour
-	fs.Var((*rules.Duration)(&o.ghost), "ghost", "follow the old links of a page that fails now but was good within this")
+	fs.Var((*throttle.Duration)(&o.ghost), "ghost", "follow the old links of a page that fails now but was good within this")
 	o.polite.register(fs)
 	fs.StringArrayVar(&o.sitemaps, "sitemap", nil, "also start from the URLs of this sitemap `URL` (indexes and .gz too; repeatable)")
 	fs.BoolVar(&o.robotsMaps, "robots-sitemaps", false, "also start from the sitemaps named in the start hosts' robots.txt")
@@ -134,7 +135,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	registerTrapFlags(fs, o)
 	fs.IntVar(&o.commitBatch, "commit-batch", 32, "results committed to the database in one transaction, at most; a kill loses at most this many")
 	o.commitEvery = time.Second
-	fs.Var((*rules.Duration)(&o.commitEvery), "commit-every", "longest time between commits, and between fsyncs of the database (what a power loss may cost)")
+	fs.Var((*throttle.Duration)(&o.commitEvery), "commit-every", "longest time between commits, and between fsyncs of the database (what a power loss may cost)")
 	return fs
 }
 
@@ -170,7 +171,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 		o.logFormat = logFormatArg(args)
 		return exitUsage, err
 	}
-	file, err := loadConfig(o.config)
+	file, err := loadConfig(o.config, stderr, o.logFormat)
 	if err != nil {
 		return exitUsage, err
 	}

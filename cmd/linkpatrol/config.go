@@ -19,8 +19,9 @@ import (
 
 // loadConfig reads --config, or linkpatrol.toml in the working directory
 // when it exists and no --config was given. It returns nil when there is
-// no file to read.
-func loadConfig(path string) (*rules.File, error) {
+// no file to read. The file's warnings (a key under its former name) are
+// written to w, as JSON with --log-format json.
+func loadConfig(path string, w io.Writer, logFormat string) (*rules.File, error) {
 	if path == "" {
 		if _, err := os.Stat(rules.DefaultConfigFile); errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
@@ -30,6 +31,9 @@ func loadConfig(path string) (*rules.File, error) {
 	f, err := rules.LoadConfig(path)
 	if err != nil {
 		return nil, usageError{err}
+	}
+	for _, msg := range f.Warnings {
+		notice(w, logFormat, "warning", "msg", msg)
 	}
 	return f, nil
 }
@@ -233,6 +237,9 @@ func runConfig(args []string, stdout, stderr io.Writer) (int, error) {
 		f, err := rules.ParseConfig(args[1], data, lookup)
 		if err != nil {
 			return exitUsage, usageError{err}
+		}
+		for _, w := range f.Warnings {
+			fmt.Fprintln(stderr, "warning:", w)
 		}
 		for _, name := range unset {
 			fmt.Fprintf(stderr, "warning: %s: environment variable %s is not set or empty; check will refuse to run until it is\n", args[1], name)

@@ -41,7 +41,7 @@ func runExplain(args []string, stdout, stderr io.Writer) (int, error) {
 		fs.Usage()
 		return exitUsage, usagef("explain takes one URL")
 	}
-	file, err := loadConfig(o.config)
+	file, err := loadConfig(o.config, stderr, "text")
 	if err != nil {
 		return exitUsage, err
 	}

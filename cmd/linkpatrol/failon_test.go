@@ -54,7 +54,7 @@ func TestFailOnAndPermanentRedirects(t *testing.T) {
 	// take seconds.
 	config := filepath.Join(dir, "fast.toml")
 	host := strings.TrimPrefix(ext.URL, "http://")
-	if err := os.WriteFile(config, []byte("[[host]]\nmatch = \""+host+"\"\nrate = \"unlimited\"\nmax_retries = 0\nignore_robots = true\n"), 0o644); err != nil {
+	if err := os.WriteFile(config, []byte("[[host]]\nmatch = \""+host+"\"\nrate = \"unlimited\"\nretries = 0\nignore_robots = true\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	check := func(db string, flags ...string) result {

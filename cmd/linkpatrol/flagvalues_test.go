@@ -237,3 +237,20 @@ func TestInsecureIsLoud(t *testing.T) {
 		}
 	}
 }
+
+// A [[host]] key under its former name still loads, and the warning names
+// the new key, in config check and in check alike.
+func TestFormerHostKeyWarns(t *testing.T) {
+	t.Parallel()
+	cfg := filepath.Join(t.TempDir(), "old.toml")
+	if err := os.WriteFile(cfg, []byte("[[host]]\nmatch = \"127.0.0.1\"\nmax_retries = 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const want = "old.toml:3:15: host.max_retries is now called retries"
+	if r := runInProcess(t, "config", "check", cfg); r.code != exitOK || !strings.Contains(r.stderr, want) {
+		t.Errorf("config check: exit %d, stderr %q; want 0 and %q", r.code, r.stderr, want)
+	}
+	if r := runInProcess(t, "explain", "--config", cfg, "--start", "http://127.0.0.1/", "http://127.0.0.1/x"); r.code != exitOK || !strings.Contains(r.stderr, want) || !strings.Contains(r.stdout, "retries 3") {
+		t.Errorf("explain: exit %d, stderr %q; want 0 and %q", r.code, r.stderr, want)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 
 	"github.com/linkpatrol/linkpatrol/store"
 )

@@ -64,7 +64,7 @@ func (p *politeFlags) hostRules(fs *pflag.FlagSet, starts []string) []rules.Host
 			continue
 		}
 		r := rules.HostRule{Source: "command line", Match: u.Host, Rate: p.rate, Window: p.window,
-			BytesPerSec: p.bandwidth, QuotaBytes: p.quotaBytes, MaxPause: p.maxPause, CrawlDelay: p.crawlDelay}
+			Bandwidth: p.bandwidth, QuotaBytes: p.quotaBytes, MaxPause: p.maxPause, CrawlDelay: p.crawlDelay}
 		if fs.Changed("burst") {
 			r.Burst = &p.burst
 		}
@@ -78,7 +78,7 @@ func (p *politeFlags) hostRules(fs *pflag.FlagSet, starts []string) []rules.Host
 			r.Adaptive = &p.adaptive
 		}
 		if fs.Changed("retries") {
-			r.MaxRetries = &p.retries
+			r.Retries = &p.retries
 		}
 		out = append(out, r)
 	}
