@@ -91,6 +91,7 @@ do not change the exit code.
 `
 
 func main() {
+	go paceGC()
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
