@@ -27,18 +27,6 @@ type claims struct {
 	m  map[string]struct{}
 }
 
-// has says whether u is claimed already; a nil set (outside a run) has
-// nothing.
-func (c *claims) has(u string) bool {
-	if c == nil {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.m[u]
-	return ok
-}
-
 // claim adds u and says whether it was new.
 func (c *claims) claim(u string) bool {
 	c.mu.Lock()

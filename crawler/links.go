@@ -137,14 +137,7 @@ func (r *refs) add(ref string, link store.Link, resource, sitemap bool) {
 	if !sitemap {
 		tg.traps = res.traps
 	}
-	// Most links of a page lead to URLs some task of the pass already
-	// resolves, which the dispatcher drops, so reading robots.txt for them
-	// is wasted (it was a twentieth of the CPU). Should one be released
-	// before the dispatcher sees it, the dispatcher reads robots.txt
-	// itself, as for any target without a verdict.
-	if !r.c.claims.has(d.URL) {
-		r.c.robotsVerdict(&tg, res.u)
-	}
+	r.c.robotsVerdict(&tg, res.u)
 	r.found = append(r.found, tg)
 }
 
