@@ -11,6 +11,7 @@ import (
 	"github.com/linkpatrol/linkpatrol/crawler/extract"
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
+	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
 // extractLinks turns a page body into its stored links and the targets to
@@ -85,6 +86,7 @@ type refs struct {
 	site *site
 	// dir and full are the baseKeys of base, once asked for.
 	dir, full string
+	robots    robotsMemo
 }
 
 func newRefs(c *Crawler, base *url.URL, n int, follow bool) *refs {
@@ -137,7 +139,7 @@ func (r *refs) add(ref string, link store.Link, resource, sitemap bool) {
 	if !sitemap {
 		tg.traps = res.traps
 	}
-	r.c.robotsVerdict(&tg, res.u)
+	r.c.robotsVerdict(&tg, res.u, &r.robots)
 	r.found = append(r.found, tg)
 }
 
@@ -223,19 +225,34 @@ func anchors(ids []string) []string {
 }
 
 // robotsVerdict reads robots.txt for a target whose host's file is already
-// known, here on a worker, so the dispatcher does not have to.
-func (c *Crawler) robotsVerdict(tg *target, u *url.URL) {
+// known, here on a worker, so the dispatcher does not have to. m keeps the
+// file of the host of the last target read through it: most targets of a
+// page share a host, and asking the throttle for the file takes two locks
+// (a twentieth of the CPU of a check when it was asked for every target).
+// Host is the target's canonical host, for the file and for its settings.
+func (c *Crawler) robotsVerdict(tg *target, u *url.URL, m *robotsMemo) {
 	if tg.action != rules.Parse && tg.action != rules.Check {
 		return
 	}
-	if c.needsRobots(u.Scheme, tg.host) {
+	if !m.set || m.scheme != u.Scheme || m.host != tg.host {
+		r, need := c.robotsFor(u.Scheme, tg.host)
+		*m = robotsMemo{scheme: u.Scheme, host: tg.host, robots: r, need: need, set: true}
+	}
+	if m.need {
 		return // not known yet: the dispatcher asks once it is
 	}
-	if c.allowed(u) {
+	if m.robots.Allowed(c.cfg.UserAgent, u.RequestURI()) {
 		tg.robotsOK = true
 	} else {
 		tg.disallowed = true
 	}
+}
+
+// robotsMemo is what robotsFor said for one scheme and host.
+type robotsMemo struct {
+	scheme, host string
+	robots       *throttle.Robots
+	need, set    bool
 }
 
 // clip shortens a URL that is too long to be a database key; such a URL
@@ -266,6 +283,7 @@ func (c *Crawler) storedTargets(page string) []target {
 	}
 	found := make([]target, 0, len(links))
 	seen := make(map[string]struct{}, len(links))
+	var robots robotsMemo
 	for _, l := range links {
 		if _, dup := seen[l.URL]; dup {
 			continue
@@ -290,7 +308,7 @@ func (c *Crawler) storedTargets(page string) []target {
 		}
 		tg := target{url: d.URL, host: u.Host, action: action, rule: d.Rule}
 		c.trapInfo(&tg, d)
-		c.robotsVerdict(&tg, u)
+		c.robotsVerdict(&tg, u, &robots)
 		found = append(found, tg)
 	}
 	return found
@@ -300,6 +318,7 @@ func (c *Crawler) storedTargets(page string) []target {
 // targets to walk on to, as the fetch that followed it recorded them.
 func (c *Crawler) redirectTargets(t task, prev store.URLRecord) []target {
 	var found []target
+	var robots robotsMemo
 	for i, raw := range append(hopURLs(prev.Redirects[min(1, len(prev.Redirects)):]), prev.FinalURL) {
 		u, err := url.Parse(raw)
 		if err != nil {
@@ -313,7 +332,7 @@ func (c *Crawler) redirectTargets(t task, prev store.URLRecord) []target {
 		if t.Action == rules.Check.String() || i < len(prev.Redirects)-1 {
 			tg.action = rules.Check // a resource stays one, unless it answers HTML
 		}
-		c.robotsVerdict(&tg, u)
+		c.robotsVerdict(&tg, u, &robots)
 		found = append(found, tg)
 	}
 	return found

@@ -17,30 +17,33 @@ import (
 // to parse at least 500 KiB, and the throttle parses no more than that.
 const robotsLimit = throttle.MaxRobotsSize
 
-// needsRobots says whether a request to host must wait for its robots.txt.
-func (c *Crawler) needsRobots(scheme, host string) bool {
+// robotsFor is host's robots.txt as the crawler reads it: need says the
+// file must be fetched before a request to host; otherwise r answers, and
+// a nil r (not http(s), ignored by the host's settings, no throttle)
+// allows everything.
+func (c *Crawler) robotsFor(scheme, host string) (r *throttle.Robots, need bool) {
 	if c.cfg.Throttle == nil || (scheme != "http" && scheme != "https") {
-		return false
+		return nil, false
 	}
 	if c.cfg.HostSettings != nil && c.cfg.HostSettings(host).IgnoreRobots {
-		return false
+		return nil, false
 	}
-	_, cached := c.cfg.Throttle.Robots(host)
-	return !cached
+	r, cached := c.cfg.Throttle.Robots(host)
+	return r, !cached
+}
+
+// needsRobots says whether a request to host must wait for its robots.txt.
+func (c *Crawler) needsRobots(scheme, host string) bool {
+	_, need := c.robotsFor(scheme, host)
+	return need
 }
 
 // allowed answers robots.txt for a URL whose host's file is known (or
 // ignored); an unknown file allows, which only happens for hosts that never
 // needed one.
 func (c *Crawler) allowed(u *url.URL) bool {
-	if c.cfg.Throttle == nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return true
-	}
-	if c.cfg.HostSettings != nil && c.cfg.HostSettings(u.Host).IgnoreRobots {
-		return true
-	}
-	r, ok := c.cfg.Throttle.Robots(u.Host)
-	return !ok || r.Allowed(c.cfg.UserAgent, u.RequestURI())
+	r, _ := c.robotsFor(u.Scheme, u.Host)
+	return r.Allowed(c.cfg.UserAgent, u.RequestURI())
 }
 
 // loadRobots fetches host's robots.txt once, however many workers ask at
