@@ -277,7 +277,7 @@ func coordinate(t testing.TB, js jetstream.JetStream, cfg CoordinatorConfig, sta
 		cfg.Logf = func(format string, args ...any) { t.Logf("coordinator: "+format, args...) }
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c, err := NewCoordinator(ctx, js, Options{LeaseTTL: 3 * time.Second}, cfg)
+	c, err := NewCoordinator(ctx, js, Options{LeaseTTL: 15 * time.Second}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
