@@ -47,18 +47,11 @@ func TestCrawlersOverCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seeds := make([]store.Task, len(starts))
-	for i, s := range starts {
-		seeds[i] = store.Task{URL: s, Action: "parse"}
-	}
 
 	// The baseline: one crawler alone.
 	single := openDB(t, "single.db", false)
-	p, err := single.BeginPass(store.Pass{StartURLs: starts, Started: time.Now()}, seeds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := crawler.New(crawler.Config{Concurrency: 4}, engine, single).Run(context.Background(), context.Background(), p, seeds, nil)
+	p, out, err := crawler.New(crawler.Config{Concurrency: 4}, engine, single).Run(context.Background(), context.Background(),
+		crawler.PassSpec{Pass: store.Pass{StartURLs: starts}, Seeds: starts})
 	if err != nil || !out.Complete {
 		t.Fatalf("single crawl: %+v, %v", out, err)
 	}
@@ -87,18 +80,16 @@ func TestCrawlersOverCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = w.Close() })
-		wp, err := db.BeginPass(store.Pass{ID: rec.Pass.ID, StartURLs: starts, Started: rec.Pass.Started}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := w.Join(context.Background(), wp.ID)
+		// The worker command's order: join, then let the crawler open
+		// the coordinator's pass, with no seeds of its own.
+		f, err := w.Join(context.Background(), rec.Pass.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = f.Close() })
 		cr := crawler.New(crawler.Config{Concurrency: 4, Frontier: f}, engine, db)
 		go func() {
-			out, err := cr.Run(w.Context(), context.Background(), wp, nil, nil)
+			_, out, err := cr.Run(w.Context(), context.Background(), crawler.PassSpec{Pass: store.Pass{ID: rec.Pass.ID, StartURLs: starts}})
 			results <- run{out, err}
 		}()
 	}
