@@ -119,7 +119,7 @@ func TestHostStateSavedWhenChangedAndPruned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := db.PutHostState(h, b); err != nil {
+		if err := db.PutHostStates(map[string][]byte{h: b}); err != nil {
 			t.Fatal(err)
 		}
 	}

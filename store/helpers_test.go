@@ -1,10 +1,13 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"go.etcd.io/bbolt"
 )
 
 // openTemp opens a new database in the test's temporary directory.
@@ -122,4 +125,21 @@ func sitePage(i, links int) Result {
 		}
 	}
 	return r
+}
+
+// HostState returns the bytes last stored for host. Only tests ask for one
+// host; the crawler reads them all with ForEachHostState.
+func (db *DB) HostState(host string) (v []byte, ok bool, err error) {
+	err = db.view(func(tx *bbolt.Tx) error {
+		if s := tx.Bucket(bucketHosts).Get([]byte(host)); s != nil {
+			v, ok = bytes.Clone(s), true
+		}
+		return nil
+	})
+	return v, ok, err
+}
+
+// PutHostState is PutHostStates for one host.
+func (db *DB) PutHostState(host string, v []byte) error {
+	return db.PutHostStates(map[string][]byte{host: v})
 }

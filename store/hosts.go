@@ -10,26 +10,9 @@ import (
 	"go.etcd.io/bbolt"
 )
 
-// HostState returns the bytes last stored for host.
-func (db *DB) HostState(host string) (v []byte, ok bool, err error) {
-	err = db.view(func(tx *bbolt.Tx) error {
-		if s := tx.Bucket(bucketHosts).Get([]byte(host)); s != nil {
-			v, ok = bytes.Clone(s), true
-		}
-		return nil
-	})
-	return v, ok, err
-}
-
-// PutHostState stores v for host, replacing what was there; an empty v
-// forgets the host.
-func (db *DB) PutHostState(host string, v []byte) error {
-	return db.PutHostStates(map[string][]byte{host: v})
-}
-
-// PutHostStates stores the state of several hosts in one transaction, as
-// PutHostState does for one: a commit saves every host that changed at
-// once, not one transaction per host.
+// PutHostStates stores the state of several hosts, each replacing what was
+// there (an empty value forgets the host), in one transaction: a commit
+// saves every host that changed at once, not one transaction per host.
 func (db *DB) PutHostStates(states map[string][]byte) error {
 	if len(states) == 0 {
 		return nil

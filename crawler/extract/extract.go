@@ -76,11 +76,8 @@ type Page struct {
 	// IDs holds every id="" and <a name=""> value, in document order, for
 	// fragment checking; filled only with Options.IDs.
 	IDs []string
-	// Title is the text of the first <title>, with white space runs
-	// collapsed to one space and trimmed.
-	Title string
 	// More says the document holds more than Options.MaxLinks links:
-	// reading stopped there, so Links, IDs and Title hold what came before.
+	// reading stopped there, so Links and IDs hold what came before.
 	More bool
 }
 
@@ -123,11 +120,8 @@ func (e *extractor) run(z *html.Tokenizer) Page {
 		case html.StartTagToken, html.SelfClosingTagToken:
 			textOf = e.startTag(z, start, off)
 		case html.TextToken:
-			switch owner {
-			case "style":
+			if owner == "style" {
 				e.styleBody(start, off)
-			case "title":
-				e.page.Title = collapseSpace(z.Text())
 			}
 		}
 	}
@@ -137,18 +131,17 @@ func (e *extractor) run(z *html.Tokenizer) Page {
 // extractor is the state of one Extract call. The slices are scratch space
 // reused from tag to tag.
 type extractor struct {
-	doc       []byte
-	opt       Options
-	lines     lineCounter
-	page      Page
-	baseSeen  bool
-	titleSeen bool
-	scanner   tagScanner
-	pending   []pendingAttr
-	spans     []span
-	refs      []cssRef
-	nameBuf   [16]byte
-	kind      Kind // of the links of the current tag; 0: by tag and attribute
+	doc      []byte
+	opt      Options
+	lines    lineCounter
+	page     Page
+	baseSeen bool
+	scanner  tagScanner
+	pending  []pendingAttr
+	spans    []span
+	refs     []cssRef
+	nameBuf  [16]byte
+	kind     Kind // of the links of the current tag; 0: by tag and attribute
 }
 
 // role is what an attribute means to Extract on a given element.
@@ -179,8 +172,7 @@ type pendingAttr struct {
 }
 
 // startTag handles a start tag token doc[start:end] and returns the name of
-// the element when its raw text content is wanted next ("style", or "title"
-// the first time).
+// the element when its raw text content is wanted next ("style").
 func (e *extractor) startTag(z *html.Tokenizer, start, end int) string {
 	name, attrs, matched := e.scanner.scan(e.doc, start, end)
 	var tokName []byte // the tokenizer's name for the tag, once asked for
@@ -304,14 +296,8 @@ func plainValue(raw []byte) []byte {
 }
 
 func (e *extractor) rawTextOwner(tag string) string {
-	switch tag {
-	case "style":
+	if tag == "style" {
 		return tag
-	case "title":
-		if !e.titleSeen {
-			e.titleSeen = true
-			return tag
-		}
 	}
 	return ""
 }
@@ -575,8 +561,6 @@ func (e *extractor) knownTag(name []byte) string {
 		return "source"
 	case "style":
 		return "style"
-	case "title":
-		return "title"
 	case "track":
 		return "track"
 	case "use":
@@ -699,23 +683,4 @@ func is(key []byte, name string) bool {
 		}
 	}
 	return true
-}
-
-// collapseSpace trims s and turns every run of white space inside into one
-// space, so a title wrapped over several lines reads as one.
-func collapseSpace(s []byte) string {
-	out := make([]byte, 0, len(s))
-	space := false
-	for _, c := range s {
-		if isSpace(c) {
-			space = len(out) > 0
-			continue
-		}
-		if space {
-			out = append(out, ' ')
-			space = false
-		}
-		out = append(out, c)
-	}
-	return string(out)
 }

@@ -232,25 +232,6 @@ func TestExtractBase(t *testing.T) {
 	}
 }
 
-func TestExtractTitle(t *testing.T) {
-	tests := []struct {
-		doc, want string
-	}{
-		{`<p>no title`, ""},
-		{"<title>\n  Tide   clocks\r\n &amp; more\t</title>", "Tide clocks & more"},
-		{`<title>First</title><title>Second</title>`, "First"},
-		{`<title></title><title>Second</title>`, ""},
-		{`<title><b>raw</b></title>`, "<b>raw</b>"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.doc, func(t *testing.T) {
-			if got := Extract([]byte(tt.doc), Options{}).Title; got != tt.want {
-				t.Errorf("Title = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestExtractIDs(t *testing.T) {
 	doc := `<h1 id="top">T</h1><a name="old-anchor"></a><p ID=Mixed><a id="x" name="y" href="#top"><span name="not-an-anchor" id=""></span><div id="a&amp;b">`
 	if got := Extract([]byte(doc), Options{}).IDs; got != nil {
@@ -300,7 +281,7 @@ func TestLineEndingsAgree(t *testing.T) {
 		for _, eol := range []string{"\r\n", "\r"} {
 			converted := []byte(strings.ReplaceAll(string(doc), "\n", eol))
 			got := Extract(converted, Options{IDs: true})
-			if !slices.Equal(got.Links, want.Links) || !slices.Equal(got.IDs, want.IDs) || got.Base != want.Base || got.Title != want.Title {
+			if !slices.Equal(got.Links, want.Links) || !slices.Equal(got.IDs, want.IDs) || got.Base != want.Base {
 				t.Errorf("%s with %q line endings:\n got %+v\nwant %+v", name, eol, got, want)
 			}
 		}
@@ -341,9 +322,6 @@ func TestLinesPointAtAttributes(t *testing.T) {
 
 func TestBlogDocument(t *testing.T) {
 	p := Extract(readTestdata(t, "blog.html"), Options{IDs: true})
-	if want := "Repairing a 1970s tide clock \u00b7 The Workshop Notebook"; p.Title != want {
-		t.Errorf("Title = %q, want %q", p.Title, want)
-	}
 	if want := []string{"content", "top", "share-tpl"}; !slices.Equal(p.IDs, want) {
 		t.Errorf("IDs = %q, want %q", p.IDs, want)
 	}

@@ -48,10 +48,4 @@ func countBreaks(doc []byte, from, to int) int {
 	return n
 }
 
-// lineCount is the number of lines in doc, the last line counted even when
-// it is empty.
-func lineCount(doc []byte) int {
-	return 1 + countBreaks(doc, 0, len(doc))
-}
-
 var newline = []byte{'\n'}

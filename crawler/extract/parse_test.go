@@ -267,3 +267,9 @@ func TestValueLines(t *testing.T) {
 		t.Errorf("fallback: line at 6 = %d, want 4", got)
 	}
 }
+
+// lineCount is the number of lines in doc, the last line counted even when
+// it is empty.
+func lineCount(doc []byte) int {
+	return 1 + countBreaks(doc, 0, len(doc))
+}

@@ -1,0 +1,205 @@
+package crawler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+	"github.com/linkpatrol/linkpatrol/throttle"
+)
+
+// process runs one task end to end under the hard timeout.
+func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome {
+	defer c.stats.done.Add(1)
+	o := outcome{task: t}
+	now := c.cfg.Now()
+	if t.fresh {
+		return c.reuse(pass, t, *t.prev)
+	}
+	if !t.prevLoaded {
+		t.prev, _ = c.previous(pass, t.URL)
+	}
+	prevp := t.prev
+	hadPrev := prevp != nil
+	var prev store.URLRecord
+	if hadPrev {
+		prev = *prevp
+	}
+
+	hardCtx, cancel := context.WithTimeout(ctx, 2*c.cfg.Timeout)
+	defer cancel()
+	var conditional *store.URLRecord
+	if hadPrev && prev.Parsed && prev.Verdict == store.VerdictOK && !c.needsAnchors(prev) {
+		conditional = prevp
+	}
+	var f fetched
+	if _, _, local := c.siteOf(t.URL); local {
+		f = c.readLocal(t)
+	} else {
+		f = c.fetch(hardCtx, t, conditional, nil)
+		if c.settle(ctx, hardCtx, &f, &o) {
+			return o
+		}
+	}
+	if errors.Is(f.err, throttle.ErrDeferred) && len(f.redirects) == 0 {
+		// GET after a refused HEAD is held back by a server's pause.
+		o.result, o.deferred = c.deferral(pass, t, f.finalURL)
+		return o
+	}
+
+	if f.status == http.StatusNotModified && conditional != nil && len(f.redirects) == 0 && f.err == nil && f.errClass == "" && !f.skipped {
+		// Unchanged since last time: keep what we knew, links included.
+		o.result = c.reused(pass, t, prev, now)
+		o.found = c.storedTargets(t.URL)
+		o.result.Record.Status = prev.Status
+		c.countPage(prev.ContentType)
+		return o
+	}
+	if len(f.redirects) > 0 {
+		return c.chain(hardCtx, pass, t, f, now)
+	}
+	c.upgrade(hardCtx, t, t.URL, &f)
+	rec := c.fetchedRecord(pass, t, f, now)
+	if f.local && f.finalURL != t.URL && rec.Verdict == store.VerdictOK {
+		// A directory linked without its slash: a static host answers
+		// with dir/, against which its links resolve. The page is parsed
+		// there, once.
+		if fu, err := url.Parse(f.finalURL); err == nil {
+			if d := c.rules.Decide(fu); d.Action == rules.Parse {
+				o.found = append(o.found, target{url: d.URL, action: rules.Parse, rule: d.Rule})
+			}
+		}
+	}
+	if c.parseInto(&rec, &o.result, &o.found, f) && t.Action != rules.Parse.String() {
+		rec.Action = rules.Parse.String()
+	}
+	if !rec.Parsed && hadPrev && prev.Parsed && rec.Verdict.Problem() && !f.local && c.ghost(prev, now) {
+		// A page good recently is failing: follow its old links anyway so
+		// one broken index page does not hide the rest of the site. (Not
+		// a file: a missing one is gone, not failing for a while.)
+		rec.Parsed = true
+		rec.Note = "ghost: following its links from " + prev.LastGood.Format("2006-01-02")
+		o.found = c.storedTargets(t.URL)
+	} else if !rec.Parsed {
+		o.result.SetLinks = true // a page that stopped being one loses its links
+	}
+	history(&rec, prevp, pass.ID, now)
+	if rec.Verdict.Problem() {
+		c.stats.problems.Add(1)
+	}
+	o.result.Record = rec
+	return o
+}
+
+// upgrade fetches with GET a URL that was only checked but answered with
+// an HTML page or a stylesheet the rules would parse: a page first met as
+// a resource (an <img> or a <link> to it) is parsed like any other,
+// whichever link the walk met first, and the site's own stylesheets are
+// read for their url() and @import.
+func (c *Crawler) upgrade(ctx context.Context, t task, first string, f *fetched) {
+	if t.Action != rules.Check.String() || f.body != nil || !f.reached || f.err != nil || f.errClass != "" ||
+		f.status/100 != 2 || !parsable(f.contentType) {
+		return
+	}
+	u, err := url.Parse(f.finalURL)
+	if err != nil {
+		return
+	}
+	d := c.rules.Decide(u)
+	if d.Action != rules.Parse {
+		return
+	}
+	if trap, held := upgradeHeld(t, u, d.Traps); held {
+		// Checked, and ok, but its links are not followed.
+		f.note = "not parsed: " + strings.TrimPrefix(trap.Note(), "skipped: ")
+		return
+	}
+	p, err := c.acquire(ctx, u.Host, f.finalURL)
+	if err != nil {
+		return // the check stands; the throttle said no more requests now
+	}
+	fu, _ := url.Parse(first)
+	h := c.requestWith(ctx, http.MethodGet, f.finalURL, p, requestOpts{wantHTML: true, attempt: t.attempt, public: fu == nil || !sameOrigin(fu, u)})
+	if h.err == nil && !h.retry {
+		f.hop = h
+	}
+}
+
+// parseInto parses the page f fetched into rec (the record of f.finalURL)
+// and its result, when it is HTML the rules parse, and says whether it did.
+func (c *Crawler) parseInto(rec *store.URLRecord, res *store.Result, found *[]target, f fetched) bool {
+	if f.truncated {
+		rec.Note = fmt.Sprintf("page larger than %d bytes: only the first part was checked", c.cfg.MaxSize)
+	}
+	if rec.Verdict != store.VerdictOK || f.body == nil {
+		return false
+	}
+	final, err := url.Parse(f.finalURL)
+	if err != nil || c.rules.Decide(final).Action != rules.Parse {
+		return false
+	}
+	var links []store.Link
+	var fnd []target
+	var ids []string
+	more := false
+	if isCSS(f.contentType) {
+		links, fnd = c.stylesheetLinks(final, f.body)
+		if c.cfg.CheckFragments {
+			ids = []string{} // nothing to link to, and known to be so
+		}
+	} else {
+		links, fnd, ids, more = c.extractLinks(final, f.body, f.contentType)
+	}
+	res.SetLinks = true
+	res.Links = links
+	*found = fnd
+	rec.Parsed = true
+	if more {
+		rec.Note = strings.TrimPrefix(rec.Note+"; "+fmt.Sprintf("page has more than %d links: only the first %d were checked", maxPageLinks, maxPageLinks), "; ")
+	}
+	if !f.truncated && !more {
+		// Anchors past the cut are unknown: without any, the page's
+		// fragments are not checked rather than all reported.
+		rec.IDs = ids
+	}
+	c.countPage(f.contentType)
+	return true
+}
+
+// countPage counts a parsed document for Progress, unless it was a
+// stylesheet.
+func (c *Crawler) countPage(contentType string) {
+	if !isCSS(contentType) {
+		c.stats.pages.Add(1)
+	}
+}
+
+// settle says whether a fetch ended its task without a result: cut short
+// by a stop (the task stays queued and is done again on resume) or to be
+// retried when the throttle allows. It names a task that overran the hard
+// timeout.
+func (c *Crawler) settle(ctx, hardCtx context.Context, f *fetched, o *outcome) bool {
+	switch {
+	case f.err != nil && ctx.Err() != nil:
+		o.stopped = true
+		return true
+	case f.retry:
+		o.retry = true
+		// The redirect targets claimed on the way are this task's no more:
+		// they are queued as tasks of their own.
+		for _, k := range f.keys {
+			if k != "" {
+				o.released = append(o.released, k)
+			}
+		}
+		return true
+	case f.err != nil && hardCtx.Err() != nil:
+		f.err = fmt.Errorf("task took longer than %s: %w", 2*c.cfg.Timeout, context.DeadlineExceeded)
+	}
+	return false
+}

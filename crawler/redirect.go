@@ -1,0 +1,205 @@
+package crawler
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// fetched is the end of a redirect chain.
+type fetched struct {
+	hop
+	finalURL  string
+	redirects []store.Hop
+	errClass  string // set when the chain itself failed: loop, too many, bad Location, robots; or why a file could not be read
+	skipped   bool   // the chain stopped on purpose (robots), not broken
+	local     bool   // read from a checked directory: no status, ok unless errClass says why not
+	// verdict is that of a chain that failed (errClass) when it is not
+	// broken: a hop to a host whose robots.txt could not be read is
+	// transient. note says more for a person.
+	verdict store.Verdict
+	note    string
+	// reached says finalURL is what hop, err, errClass or skipped are about;
+	// false when the chain stopped before requesting it (a loop, too many
+	// redirects, or pendingOn).
+	reached bool
+	// keys are the pass's URLs of the redirect targets requested after the
+	// first, in order (redirects[1:], then finalURL when reached): "" for a
+	// target the rules do not check, which is followed but not recorded.
+	// Every other one was claimed by this fetch, which records it.
+	keys []string
+	// pendingOn is the pass's URL of a redirect target some other task
+	// resolves: the chain stopped short of it (see chain.go).
+	pendingOn string
+	// foreign are the redirect targets of hosts the frontier does not own,
+	// followed but left to their owner to record.
+	foreign []target
+}
+
+// fetch follows redirects itself, hop by hop, up to MaxRedirects. Every
+// request after the task's first asks the throttle again, and a hop to
+// another host obeys that host's robots.txt. With consume set the final
+// body is fetched with GET and handed to it (see requestOpts.consume);
+// otherwise each redirect target of the pass is claimed (see chain.go).
+func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, consume func(io.Reader) error) fetched {
+	parse := t.Action == rules.Parse.String()
+	method := http.MethodGet
+	if !parse && consume == nil {
+		method = http.MethodHead
+	}
+	claim := consume == nil && c.claims != nil
+	cur := t.URL
+	permit := t.permit
+	visited := map[string]bool{cur: true}
+	var f fetched
+	var first *url.URL
+	for {
+		f.finalURL, f.reached = cur, true
+		cu, err := url.Parse(cur)
+		if err != nil {
+			f.errClass = "bad redirect"
+			return f
+		}
+		if first == nil {
+			first = cu
+		}
+		if len(f.redirects) > 0 {
+			if !c.frontier.Owns(cu.Host) {
+				c.stats.foreignHops.Add(1)
+			}
+			if c.needsRobots(cu.Scheme, cu.Host) {
+				c.loadRobots(ctx, cu.Scheme, cu.Host, nil)
+				if c.needsRobots(cu.Scheme, cu.Host) {
+					// Its robots.txt asked for a pause: not requested now.
+					f.errClass, f.verdict, f.note = "robots.txt asked to wait", store.VerdictTransient, "the redirect target's host answered its robots.txt with 429 or 503; tried again next pass"
+					return f
+				}
+			}
+			if !c.allowed(cu) {
+				if r, _ := c.cfg.Throttle.Robots(cu.Host); r.Failed() {
+					f.errClass, f.verdict, f.note = robotsFailure(r), store.VerdictTransient, heldByRobots
+					return f
+				}
+				f.errClass, f.skipped = "robots", true
+				return f
+			}
+		}
+		opts := requestOpts{wantHTML: parse, attempt: t.attempt, consume: consume, public: !sameOrigin(first, cu)}
+		if len(f.redirects) == 0 {
+			opts.prev = prev
+		}
+		if permit == nil && len(f.redirects) > 0 {
+			if permit, err = c.acquire(ctx, cu.Host, cur); err != nil {
+				f.err = err
+				return f
+			}
+		}
+		h := c.requestWith(ctx, method, cur, permit, opts)
+		permit = nil
+		if method == http.MethodHead && headRefused(h) && !h.retry {
+			method = http.MethodGet
+			if permit, err = c.acquire(ctx, cu.Host, cur); err != nil {
+				f.err = err
+				return f
+			}
+			h = c.requestWith(ctx, method, cur, permit, opts)
+			permit = nil
+		}
+		f.hop = h
+		if h.err != nil || h.retry || !isRedirect(h.status) {
+			return f
+		}
+		loc := h.header.Get("Location")
+		if loc == "" {
+			return f
+		}
+		next, err := rules.Resolve(cu, loc)
+		if err != nil {
+			f.errClass = "invalid URL"
+			f.note = fmt.Sprintf("the redirect's Location is not a valid URL: %.200q", loc)
+			return f
+		}
+		if cu.Scheme != "file" && next.Scheme != "http" && next.Scheme != "https" {
+			// A web server can only redirect to a web address: it must
+			// never make us read a local file (file:), in any mode. (The
+			// directory-mode transport redirects /dir to /dir/ itself.)
+			f.errClass = "redirect to " + next.Scheme + ":"
+			return f
+		}
+		f.redirects = append(f.redirects, store.Hop{URL: cur, Status: h.status})
+		cur = rules.Canonicalize(next).String()
+		f.reached = false
+		if len(cur) > store.MaxURLLength {
+			// Like a link that long: a result of its own, never a key the
+			// store cannot hold.
+			f.errClass = "URL too long"
+			f.finalURL = clip(cur)
+			return f
+		}
+		if visited[cur] {
+			f.errClass = "redirect loop"
+			f.finalURL = cur
+			return f
+		}
+		if len(f.redirects) > c.cfg.MaxRedirects {
+			f.errClass = "too many redirects"
+			f.finalURL = cur
+			return f
+		}
+		visited[cur] = true
+		if claim {
+			key := ""
+			if d := c.rules.Decide(next); !c.frontier.Owns(next.Host) && (d.Action == rules.Parse || d.Action == rules.Check) {
+				// Another crawler's URL: followed, not recorded here; it is
+				// forwarded to its owner like a link (see Frontier).
+				f.foreign = append(f.foreign, target{url: d.URL, host: next.Host, action: d.Action, rule: d.Rule})
+			} else if d.Action == rules.Parse || d.Action == rules.Check {
+				key = d.URL
+				if !c.claims.claim(key) {
+					f.finalURL, f.pendingOn = cur, key
+					return f
+				}
+			}
+			f.keys = append(f.keys, key)
+		}
+		if ctx.Err() != nil {
+			f.err = ctx.Err()
+			f.finalURL, f.reached = cur, true
+			return f
+		}
+	}
+}
+
+// sameOrigin compares scheme, host and port, a missing port being the
+// scheme's default.
+func sameOrigin(a, b *url.URL) bool {
+	return a.Scheme == b.Scheme && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch u.Scheme {
+	case "https":
+		return "443"
+	case "http":
+		return "80"
+	}
+	return ""
+}
+
+func isRedirect(status int) bool {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,211 @@
+package crawler
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+	"github.com/linkpatrol/linkpatrol/throttle"
+)
+
+// drainLimit is how much of a body we read past what we need, so that a
+// small response leaves its connection reusable; anything larger is cut off
+// by closing the connection, which is cheaper than downloading it.
+const drainLimit = 16 << 10
+
+// hop is one request and what was kept of its response.
+type hop struct {
+	status      int
+	header      http.Header
+	contentType string
+	body        []byte // only for an HTML page that is to be parsed, or robots.txt
+	size        int64  // body bytes read
+	truncated   bool
+	err         error
+	retry       bool          // the throttle says: try this URL again later
+	retryAfter  time.Duration // no sooner than this
+	// consumeErr is what requestOpts.consume said about a body it read to
+	// the end without a network error: the body itself is bad.
+	consumeErr error
+}
+
+type requestOpts struct {
+	wantHTML bool             // read an HTML body in full (up to MaxSize) to parse it
+	robots   bool             // read any body up to robotsLimit
+	prev     *store.URLRecord // send If-None-Match / If-Modified-Since from it
+	attempt  int              // retries of this URL so far, for the throttle
+	// public: a redirect left the origin (scheme, host, port) the task
+	// began on, so the rule's headers and credentials stay behind, as
+	// curl does since CVE-2022-27776.
+	public bool
+	// consume, when set, reads a 2xx body itself as it arrives (a sitemap,
+	// parsed while it streams in); errors reading from the network are
+	// kept apart from what consume says about the content.
+	consume func(io.Reader) error
+}
+
+// requestWith sends one request under the soft timeout, holding permit p
+// (nil without a throttle), and reads the body only as far as needed: all
+// of an HTML page to parse (up to MaxSize), a little of anything else. It
+// always settles the permit, telling the throttle what the host answered.
+func (c *Crawler) requestWith(ctx context.Context, method, target string, p *throttle.Permit, o requestOpts) (h hop) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	var latency time.Duration
+	var counted countingReader
+	if p != nil {
+		defer func() {
+			out := throttle.Outcome{
+				Status: h.status, RetryAfter: h.header.Get("Retry-After"), Err: h.err,
+				Bytes: counted.n, Latency: latency, Attempt: o.attempt,
+			}
+			if !o.robots {
+				// robots.txt speaks for the whole host; any other URL for itself.
+				out.Key = target
+			}
+			h.retry, h.retryAfter = p.Done(out)
+		}()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, nil)
+	if err != nil {
+		return hop{err: err}
+	}
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	if o.wantHTML {
+		req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8")
+	} else {
+		req.Header.Set("Accept", "*/*")
+	}
+	if !o.robots && !o.public {
+		if u, err := url.Parse(target); err == nil {
+			applyPolicy(req, c.rules.Decide(u).Policy)
+		}
+	}
+	if o.prev != nil {
+		if o.prev.ETag != "" {
+			req.Header.Set("If-None-Match", o.prev.ETag)
+		}
+		if o.prev.LastModified != "" {
+			req.Header.Set("If-Modified-Since", o.prev.LastModified)
+		}
+	}
+	c.stats.requests.Add(1)
+	sent := time.Now()
+	resp, err := c.client.Do(req)
+	latency = time.Since(sent)
+	if err != nil {
+		c.noteNoSuchHost(req.URL.Hostname(), err)
+		return hop{err: err}
+	}
+	defer resp.Body.Close()
+	h = hop{status: resp.StatusCode, header: resp.Header, contentType: resp.Header.Get("Content-Type")}
+	if method == http.MethodHead {
+		return h
+	}
+	var body io.Reader = resp.Body
+	if p != nil {
+		body = p.Body(ctx, body)
+	}
+	counted.r = body
+	br := bufio.NewReaderSize(&counted, 4096)
+	if h.contentType == "" {
+		sniff, _ := br.Peek(512)
+		h.contentType = http.DetectContentType(sniff)
+	}
+	switch {
+	case o.consume != nil && resp.StatusCode/100 == 2:
+		h.consumeErr = o.consume(br)
+		h.size = counted.n
+		if counted.err != nil {
+			h.err, h.consumeErr = counted.err, nil
+		}
+		return h
+	case o.robots:
+		h.body, h.truncated, h.err = readCapped(br, robotsLimit)
+	case o.wantHTML && resp.StatusCode/100 == 2 && parsable(h.contentType):
+		h.body, h.truncated, h.err = readCapped(br, c.cfg.MaxSize)
+	default:
+		n, _ := io.Copy(io.Discard, io.LimitReader(br, drainLimit))
+		h.size = n
+		return h
+	}
+	h.size = int64(len(h.body))
+	return h
+}
+
+// applyPolicy adds what a rule asks for. The policy comes from deciding this
+// exact request URL, so credentials never travel to another host, not even
+// across a redirect.
+func applyPolicy(req *http.Request, p *rules.Policy) {
+	if p == nil {
+		return
+	}
+	for k, vs := range p.Header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	if p.User != "" || p.Password != "" {
+		req.SetBasicAuth(p.User, p.Password)
+	}
+}
+
+func readCapped(r io.Reader, max int64) ([]byte, bool, error) {
+	body, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return body, false, err
+	}
+	if int64(len(body)) > max {
+		return body[:max], true, nil
+	}
+	return body, false, nil
+}
+
+func isHTML(contentType string) bool {
+	mt := mediaType(contentType)
+	return mt == "text/html" || mt == "application/xhtml+xml"
+}
+
+func isCSS(contentType string) bool { return mediaType(contentType) == "text/css" }
+
+// parsable says whether a body of this type has links of its own: an HTML
+// page or a stylesheet.
+func parsable(contentType string) bool { return isHTML(contentType) || isCSS(contentType) }
+
+func mediaType(contentType string) string {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt = strings.ToLower(strings.TrimSpace(strings.Split(contentType, ";")[0]))
+	}
+	return mt
+}
+
+// headRefused says whether a HEAD answer is more likely a server that
+// mishandles HEAD than the truth about the URL, so GET must be asked too.
+func headRefused(h hop) bool {
+	if h.err != nil {
+		var ne net.Error
+		if errors.As(h.err, &ne) && ne.Timeout() {
+			return false
+		}
+		return errors.Is(h.err, io.EOF) || errors.Is(h.err, io.ErrUnexpectedEOF) || isReset(h.err)
+	}
+	switch h.status {
+	case http.StatusMethodNotAllowed, http.StatusNotImplemented, http.StatusBadRequest,
+		http.StatusForbidden, http.StatusNotFound, http.StatusGone, http.StatusInternalServerError:
+		// A HEAD answer that would make the URL a problem is confirmed with
+		// GET: some servers answer HEAD wrongly, and a false "broken" costs
+		// a person's time, while a real one costs one more request.
+		return true
+	}
+	return false
+}

@@ -1,0 +1,262 @@
+package crawler
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+	"github.com/linkpatrol/linkpatrol/throttle"
+)
+
+// chain turns a fetch that followed redirects into records: one for the
+// task's URL and one for every redirect target it claimed, each ending
+// where the chain ends; the page the chain ends at is parsed here, under
+// its own URL, once. A chain that stopped at a target another task
+// resolves is handed to the dispatcher to finish (see chain.go).
+func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetched, now time.Time) outcome {
+	o := outcome{task: t}
+	n := len(f.redirects)
+	// keyAt is the pass's URL of the i-th URL requested ("" when not recorded).
+	keyAt := func(i int) string {
+		if i == 0 {
+			return t.URL
+		}
+		return f.keys[i-1]
+	}
+	var end store.URLRecord
+	var endResult *store.Result
+	switch {
+	case f.pendingOn != "":
+		end.URL = f.pendingOn
+	case !f.reached:
+		// A loop or too many redirects: every URL of it ends the same way.
+		end = store.URLRecord{URL: f.finalURL, Verdict: store.VerdictBroken, Error: f.errClass, Status: f.status}
+	default:
+		key := keyAt(n)
+		action := rules.Check
+		if u, err := url.Parse(f.finalURL); err == nil && c.rules.Decide(u).Action == rules.Parse &&
+			(t.Action == rules.Parse.String() || f.body != nil) {
+			action = rules.Parse
+		}
+		ft := task{Task: store.Task{URL: key, Action: action.String(), Depth: t.Depth}}
+		if key == "" {
+			ft.URL = f.finalURL // not recorded: only its outcome is passed on
+		} else {
+			c.upgrade(hardCtx, ft, t.URL, &f)
+		}
+		fe := f
+		fe.redirects = nil
+		end = c.fetchedRecord(pass, ft, fe, now)
+		if key != "" {
+			endResult = &store.Result{}
+			if c.parseInto(&end, endResult, &o.found, fe) {
+				end.Action = rules.Parse.String()
+			} else {
+				endResult.SetLinks = true
+			}
+			if end.Note == "" {
+				end.Note = viaNote(t.URL)
+			}
+			prev, _ := c.previous(pass, key)
+			history(&end, prev, pass.ID, now)
+			if end.Verdict.Problem() {
+				c.stats.problems.Add(1)
+			}
+			endResult.Record = end
+		}
+	}
+	// From the end back to the task's URL, each recorded URL ends where
+	// the next one does, through the hops between them.
+	var hops []store.Hop
+	var records []waiting
+	for i := n - 1; i >= 0; i-- {
+		hops = append([]store.Hop{f.redirects[i]}, hops...)
+		key := keyAt(i)
+		if key == "" {
+			continue
+		}
+		rec := store.URLRecord{URL: key, Pass: pass.ID, Action: rules.Check.String(), FetchedAt: now, Redirects: hops}
+		var prev *store.URLRecord
+		if i == 0 {
+			rec.Action, prev = t.Action, t.prev
+		} else {
+			prev, _ = c.previous(pass, key)
+		}
+		w := waiting{rec: rec, prev: prev, depth: t.Depth + min(i, 1)}
+		if i > 0 {
+			w.via = t.URL
+		}
+		records = append(records, w)
+		hops = nil
+	}
+	slices.Reverse(records) // the task's URL first
+	if f.pendingOn != "" {
+		o.waitOn, o.waits = f.pendingOn, records
+		return o
+	}
+	o.found = append(o.found, f.foreign...)
+	for i := len(records) - 1; i >= 0; i-- {
+		w := &records[i]
+		chainEnd(&w.rec, end, c.cfg.MaxRedirects)
+		w.noteVia()
+		history(&w.rec, w.prev, pass.ID, now)
+		if w.rec.Verdict.Problem() {
+			c.stats.problems.Add(1)
+		}
+		end = w.rec
+	}
+	o.result = store.Result{Record: records[0].rec, SetLinks: true}
+	for _, w := range records[1:] {
+		o.hops = append(o.hops, store.Result{Record: w.rec, SetLinks: true})
+	}
+	if endResult != nil {
+		o.hops = append(o.hops, *endResult)
+	}
+	if errors.Is(f.err, throttle.ErrDeferred) && f.reached {
+		if _, _, until := c.heldBackBy(f.finalURL); !until.IsZero() {
+			// The chain ends at a URL of the site held back by a pause:
+			// all of it is done again when the pass resumes.
+			requeue(&o.result, t.Depth)
+			for i := range o.hops {
+				requeue(&o.hops[i], t.Depth+1)
+			}
+			o.deferred, o.held = until, 1+len(o.hops)
+		}
+	}
+	return o
+}
+
+// fetchedRecord is the record of a fetch that ran to its end, classified by
+// how the chain ended: a stop on purpose, a refusal by the throttle, a
+// broken chain, a failed request or the final status.
+func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Time) store.URLRecord {
+	rec := store.URLRecord{
+		URL: t.URL, Pass: pass.ID, Action: t.Action, FetchedAt: now,
+		Status: f.status, ContentType: f.contentType, Size: f.size,
+		Redirects: f.redirects,
+	}
+	if f.finalURL != t.URL {
+		rec.FinalURL = f.finalURL
+	}
+	if f.header != nil {
+		rec.ETag = f.header.Get("ETag")
+		rec.LastModified = f.header.Get("Last-Modified")
+	}
+	switch {
+	case f.skipped:
+		rec.Verdict, rec.Error, rec.Note = store.VerdictSkipped, f.errClass, "skipped: robots.txt disallows a redirect target"
+		if len(f.redirects) == 0 {
+			rec.Note = "skipped: robots.txt disallows it"
+		}
+	case errors.Is(f.err, throttle.ErrDeferred):
+		rec.Error = "rate-limited"
+		rec.Verdict, rec.Note, _ = c.heldBackBy(f.finalURL)
+	case politeClass(f.err) != "":
+		rec.Verdict, rec.Error, rec.Note = store.VerdictSkipped, politeClass(f.err), "skipped: "+f.err.Error()
+	case f.errClass != "":
+		rec.Verdict, rec.Error, rec.Note = store.VerdictBroken, f.errClass, f.note
+		if f.verdict != "" {
+			rec.Verdict = f.verdict
+		}
+	case f.local:
+		rec.Verdict = store.VerdictOK
+	case f.err != nil:
+		rec.Verdict, rec.Error = classifyError(f.err)
+	default:
+		u, _ := url.Parse(t.URL)
+		rec.Verdict, rec.Error = classifyStatus(f.status, f.header, c.rules.Decide(u).Policy)
+		if f.note != "" {
+			rec.Note = f.note // why a page that was only checked was not parsed (upgrade)
+		}
+	}
+	return rec
+}
+
+// previous reads what is known of u from earlier passes (or earlier runs of
+// this pass) and whether it is fresh enough to reuse without a request.
+func (c *Crawler) previous(pass store.Pass, u string) (*store.URLRecord, bool) {
+	prev, ok, err := c.store.Get(u)
+	if err != nil {
+		c.readFailed("read previous result", err, "url", u)
+		return nil, false
+	}
+	if !ok {
+		return nil, false
+	}
+	// A file costs nothing to read again, and a site on disk is checked
+	// right after it was edited: its results are never reused.
+	local := strings.HasPrefix(u, "file:")
+	return &prev, !local && prev.Pass != pass.ID && c.fresh(prev, c.cfg.Now())
+}
+
+// history carries the URL's past into its new record.
+func history(rec *store.URLRecord, prev *store.URLRecord, passID uint64, now time.Time) {
+	if prev == nil {
+		rec.FirstSeen = now
+		if rec.Verdict == store.VerdictOK {
+			rec.LastGood = now
+		} else if rec.Verdict.Problem() {
+			rec.FirstBroken, rec.Failures = now, 1
+		}
+		return
+	}
+	rec.FirstSeen = prev.FirstSeen
+	if rec.FirstSeen.IsZero() {
+		rec.FirstSeen = now
+	}
+	if prev.Pass == passID {
+		// Resolved again in the same pass (a resume redid it): its past is
+		// the one before this pass.
+		rec.PrevVerdict, rec.PrevPass = prev.PrevVerdict, prev.PrevPass
+	} else {
+		rec.PrevVerdict, rec.PrevPass = prev.Verdict, prev.Pass
+	}
+	rec.LastGood = prev.LastGood
+	switch {
+	case rec.Verdict == store.VerdictOK:
+		rec.LastGood = now
+	case rec.Verdict.Problem():
+		rec.FirstBroken = prev.FirstBroken
+		if rec.FirstBroken.IsZero() {
+			rec.FirstBroken = now
+		}
+		rec.Failures = prev.Failures
+		if prev.Pass != passID || prev.Failures == 0 {
+			rec.Failures++
+		}
+	default: // skipped: neither good nor bad, the run of failures is untouched
+		rec.FirstBroken, rec.Failures = prev.FirstBroken, prev.Failures
+	}
+}
+
+// immediate builds the record of a URL that is resolved without a request.
+func (c *Crawler) immediate(pass store.Pass, u string, v store.Verdict, errClass, note string) store.Result {
+	c.stats.done.Add(1)
+	return c.unfetched(pass, u, v, errClass, note)
+}
+
+// unfetched is immediate for a task whose worker counts it done itself.
+func (c *Crawler) unfetched(pass store.Pass, u string, v store.Verdict, errClass, note string) store.Result {
+	now := c.cfg.Now()
+	rec := store.URLRecord{URL: u, Pass: pass.ID, Verdict: v, Error: errClass, Note: note, Action: "check"}
+	if v == store.VerdictSkipped {
+		rec.Action = "skip"
+	}
+	prev, ok, err := c.store.Get(u)
+	var prevp *store.URLRecord
+	if err != nil {
+		c.readFailed("read previous result", err, "url", u)
+	} else if ok {
+		prevp = &prev
+	}
+	history(&rec, prevp, pass.ID, now)
+	if v.Problem() {
+		c.stats.problems.Add(1)
+	}
+	return store.Result{Record: rec}
+}

@@ -1,0 +1,30 @@
+package crawler
+
+import (
+	"crypto/tls"
+	"net"
+	"net/http"
+	"time"
+)
+
+func newTransport(cfg Config) *http.Transport {
+	dialer := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		Proxy:                  http.ProxyFromEnvironment,
+		DialContext:            dialer.DialContext,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           cfg.Concurrency * 2,
+		MaxIdleConnsPerHost:    cfg.PerHost,
+		MaxConnsPerHost:        cfg.PerHost,
+		IdleConnTimeout:        30 * time.Second,
+		TLSHandshakeTimeout:    cfg.Timeout,
+		ExpectContinueTimeout:  time.Second,
+		MaxResponseHeaderBytes: 256 << 10,
+	}
+	if cfg.Insecure {
+		// The user asked for it (--insecure) and every report of the pass
+		// says so in its first line.
+		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec
+	}
+	return tr
+}
