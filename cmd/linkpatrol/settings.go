@@ -265,7 +265,7 @@ var settingsTable = []setting{
 		usage: "config `file` with rules and settings (default ./linkpatrol.toml when it exists)",
 		field: func(o *checkOptions) any { return &o.config }},
 	{flag: "db", key: "db", cmds: []string{"check", "report", "explain"}, group: groupDB, def: defaultDB,
-		usage: "database `file` that holds every pass",
+		usage: "database `file` that holds every pass (report: a pattern such as 'w*.db' reads the files of a distributed pass's workers as one)",
 		field: func(o *checkOptions) any { return &o.db }},
 	{flag: "pass", cmds: []string{"report"}, group: groupDB,
 		usage: "render this pass; only the newest can be (the database keeps each URL's latest result)",
