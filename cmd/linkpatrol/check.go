@@ -12,13 +12,11 @@ import (
 	"mime"
 	"net/url"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -81,13 +79,15 @@ type checkOptions struct {
 	baseURL      string
 }
 
-func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (code int, err error) {
+// runCheck runs or resumes a pass. ctx is cancelled by the first stop
+// signal, hardStop(ctx) by the second (see notifyStop).
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, isTerminal bool) (err error) {
 	var o checkOptions
 	defer func() {
 		// With --log-format json everything on standard error is JSON,
 		// the final error too.
 		if err != nil && o.logFormat == "json" {
-			err = logError(stderr, err)
+			err = jsonError{err}
 		}
 	}()
 	fs, _ := newFlags("check", &o)
@@ -106,19 +106,19 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 	}
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK, nil
+			return nil
 		}
 		// A flag after the bad one is not parsed: look for the log
 		// format by hand, so a mistake is JSON too when JSON was asked for.
 		o.logFormat = logFormatArg(args)
-		return exitUsage, err
+		return err
 	}
 	file, err := loadSettings(fs, &o, stderr, o.logFormat)
 	if err != nil {
-		return exitUsage, err
+		return err
 	}
 	if err := crossCheck(fs, &o, file); err != nil {
-		return exitUsage, err
+		return err
 	}
 	args = fs.Args()
 	if len(args) == 0 {
@@ -126,39 +126,39 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 	}
 	if len(args) == 0 {
 		fs.Usage()
-		return exitUsage, usagef("check needs at least one start URL or a directory")
+		return errors.New("check needs at least one start URL or a directory")
 	}
 	failOn, err := report.ParseFailOn(o.failOn)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	if err := checkOutputs(o.outputs, o.db); err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 
 	log, err := newLogger(stderr, o.verbose, o.logFormat)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	targets, err := parseTargets(args, o.root)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	starts := targets.starts
 	baseURL, err := parseBaseURL(o.baseURL, targets)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	for _, sm := range o.sitemaps {
 		if u, err := url.Parse(sm); err == nil {
 			if err := noUserinfo("--sitemap", u); err != nil {
-				return exitUsage, usageError{err}
+				return err
 			}
 		}
 	}
 	engine, err := rules.New(rulesConfig(file, &o, starts, o.polite.hostRules(fs, starts)))
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	globalBPS := o.polite.globalBandwidth
 	// Commits do not wait for fsync (a killed process cannot undo one the
@@ -166,18 +166,18 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 	// most every --commit-every.
 	if !fs.Changed("db") && (file == nil || !file.IsSet("db")) {
 		if o.db, err = databaseFor(targets.roots, log); err != nil {
-			return exitUsage, err
+			return err
 		}
 	}
 	db, err := store.Open(o.db, store.Options{Timeout: 2 * time.Second, SyncEvery: o.commitEvery})
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	defer db.Close()
 
 	pass, queue, done, err := openPass(db, engine, targets, settingsHash(file, &o), o.newPass)
 	if err != nil {
-		return exitUsage, err
+		return err
 	}
 	if file != nil {
 		pass.Config = file.Path
@@ -187,11 +187,15 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 	pass.CheckFragments = pass.CheckFragments || o.fragments
 	pass.Insecure = pass.Insecure || o.insecure
 	if err := db.UpdatePass(pass); err != nil {
-		return exitUsage, fmt.Errorf("save pass %d: %w", pass.ID, err)
+		return fmt.Errorf("save pass %d: %w", pass.ID, err)
 	}
 
-	stop, hard, cleanup := stopContexts(ctx, o.maxTime)
-	defer cleanup()
+	stop, hard := ctx, hardStop(ctx)
+	if o.maxTime > 0 {
+		var cancel context.CancelFunc
+		stop, cancel = context.WithTimeout(stop, o.maxTime)
+		defer cancel()
+	}
 
 	ua := o.userAgent
 	if ua == "" {
@@ -230,19 +234,19 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 	var status *statusServer
 	if o.statusAddr != "" {
 		var u string
-		if u, status, err = serveStatus(ctx, o.statusAddr, o.statusPub, pass, c); err != nil {
-			return exitUsage, usageError{err}
+		if u, status, err = serveStatus(context.WithoutCancel(ctx), o.statusAddr, o.statusPub, pass, c); err != nil {
+			return err
 		}
 		defer status.Stop()
 		notice(stderr, o.logFormat, "status page", "url", u)
 	}
 	began := time.Now()
 	// The bar would redraw over log lines on the same stream.
-	noBar := o.quiet || o.verbose > 0 || o.logFormat == "json"
-	if tty := terminal(stderr, noBar); tty != nil && len(done) > 0 {
-		fmt.Fprintf(tty, "resuming pass %d: %s URLs already done\n", pass.ID, thousands(len(done)))
+	bar := isTerminal && !o.quiet && o.verbose == 0 && o.logFormat != "json"
+	if bar && len(done) > 0 {
+		fmt.Fprintf(stderr, "resuming pass %d: %s URLs already done\n", pass.ID, thousands(len(done)))
 	}
-	progressDone := startProgress(stderr, c, noBar, stop.Done())
+	progressDone := startProgress(stderr, c, bar, stop.Done())
 	outcome, runErr := c.Run(stop, hard, pass, queue, done)
 	progressDone()
 
@@ -260,23 +264,20 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 	}
 	pass.Finished = time.Now()
 	if err := db.UpdatePass(pass); err != nil {
-		return exitUsage, fmt.Errorf("save pass %d: %w", pass.ID, err)
+		return fmt.Errorf("save pass %d: %w", pass.ID, err)
 	}
 	if runErr != nil {
-		if errors.Is(runErr, store.ErrCorrupt) {
-			return exitUsage, fmt.Errorf("pass %d: %w", pass.ID, runErr) // the store says what to do
-		}
-		return exitUsage, fmt.Errorf("pass %d: %w (what was committed is kept; run again to resume)", pass.ID, runErr)
+		return passError{pass.ID, runErr}
 	}
 	if outcome.Complete {
 		if err := housekeeping(stop, db, o.keepPasses); err != nil {
-			return exitUsage, err
+			return err
 		}
 	}
 
 	rep, err := report.Build(db, pass.ID, report.Options{All: o.all, Now: time.Now(), ReportAfter: o.reportAfter, OnlyNew: o.onlyNew, CheckFragments: o.fragments, FailOn: failOn})
 	if err != nil {
-		return exitUsage, err
+		return err
 	}
 	if outcome.Complete {
 		// The counts stay with the pass for the trend of later reports:
@@ -284,11 +285,11 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 		t := rep.Tally()
 		pass.Tally = &t
 		if err := db.UpdatePass(pass); err != nil {
-			return exitUsage, fmt.Errorf("save pass %d: %w", pass.ID, err)
+			return fmt.Errorf("save pass %d: %w", pass.ID, err)
 		}
 	}
 	if err := writeOutputs(stdout, rep, stdoutFormat(o.format, o.quiet, o.outputs), o.outputs); err != nil {
-		return exitUsage, fmt.Errorf("write report: %w", err)
+		return fmt.Errorf("write report: %w", err)
 	}
 	if o.verbose > 0 {
 		if o.logFormat == "json" {
@@ -297,11 +298,11 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 			writeSummaryStats(stderr, rep, c.Hosts())
 		}
 	}
-	code = exitCode(rep)
+	verdict := verdictOf(rep)
 	if status != nil {
-		status.Finish(statusFinal{State: string(pass.State), Summary: rep.Counts(), Changes: rep.ChangeLine(), ExitCode: code})
+		status.Finish(statusFinal{State: string(pass.State), Summary: rep.Counts(), Changes: rep.ChangeLine(), ExitCode: exitCode(verdict)})
 	}
-	return code, nil
+	return verdict
 }
 
 // housekeeping keeps the database from growing night after night: old
@@ -384,10 +385,10 @@ func parseTargets(args []string, root string) (checkTargets, error) {
 	}
 	if len(t.starts) > 0 {
 		if len(dirs)+len(files) > 0 {
-			return t, fmt.Errorf("check takes URLs, or directories and files of a built site, not both")
+			return t, errors.New("check takes URLs, or directories and files of a built site, not both")
 		}
 		if root != "" {
-			return t, fmt.Errorf("--root is for directories and files, not URLs")
+			return t, errors.New("--root is for directories and files, not URLs")
 		}
 		return t, nil
 	}
@@ -509,7 +510,7 @@ func parseBaseURL(raw string, targets checkTargets) (*url.URL, error) {
 		return nil, nil
 	}
 	if len(targets.roots) == 0 {
-		return nil, fmt.Errorf("--base-url is for checking a directory: it says where its files are published")
+		return nil, errors.New("--base-url is for checking a directory: it says where its files are published")
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
@@ -536,10 +537,10 @@ func databaseFor(roots []string, log *slog.Logger) (string, error) {
 		if inside(r, wd) {
 			p, err := cacheDatabase(wd)
 			if err != nil {
-				return "", usagef("the working directory is inside %s, and %s would be deployed with it; give --db FILE outside it (%v)", r, defaultDB, err)
+				return "", fmt.Errorf("the working directory is inside %s, and %s would be deployed with it; give --db FILE outside it (%v)", r, defaultDB, err)
 			}
 			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-				return "", usagef("database directory for %s: %v; give --db FILE outside it", r, err)
+				return "", fmt.Errorf("database directory for %s: %v; give --db FILE outside it", r, err)
 			}
 			log.Info("database outside the checked directory", "db", p)
 			return p, nil
@@ -625,20 +626,20 @@ func openPass(db *store.DB, engine *rules.Engine, targets checkTargets, settings
 	starts := targets.starts
 	open, ok, err := db.OpenPass()
 	if err != nil {
-		return store.Pass{}, nil, nil, usageError{err}
+		return store.Pass{}, nil, nil, err
 	}
 	if ok && !fresh {
 		if !slices.Equal(open.StartURLs, starts) {
-			return store.Pass{}, nil, nil, usagef("%s holds an unfinished pass %d of %s; run that again to resume it, add --new-pass to abandon it, or use another --db",
+			return store.Pass{}, nil, nil, fmt.Errorf("%s holds an unfinished pass %d of %s; run that again to resume it, add --new-pass to abandon it, or use another --db",
 				db.Path(), open.ID, strings.Join(open.StartURLs, " "))
 		}
 		if open.SettingsHash != "" && open.SettingsHash != settings {
-			return store.Pass{}, nil, nil, usagef("pass %d in %s began with other rules or settings (config file, --include/--exclude, --max-size, --ignore-robots, spider-trap limits); run it with the same ones to resume, or add --new-pass to start again",
+			return store.Pass{}, nil, nil, fmt.Errorf("pass %d in %s began with other rules or settings (config file, --include/--exclude, --max-size, --ignore-robots, spider-trap limits); run it with the same ones to resume, or add --new-pass to start again",
 				open.ID, db.Path())
 		}
 		queue, err := db.Frontier()
 		if err != nil {
-			return store.Pass{}, nil, nil, usageError{err}
+			return store.Pass{}, nil, nil, err
 		}
 		done := make(map[string]struct{})
 		err = db.ResolvedIn(open.ID, func(u string) error {
@@ -646,11 +647,11 @@ func openPass(db *store.DB, engine *rules.Engine, targets checkTargets, settings
 			return nil
 		})
 		if err != nil {
-			return store.Pass{}, nil, nil, usageError{err}
+			return store.Pass{}, nil, nil, err
 		}
 		open.State = store.PassRunning
 		if err := db.UpdatePass(open); err != nil {
-			return store.Pass{}, nil, nil, usageError{err}
+			return store.Pass{}, nil, nil, err
 		}
 		return open, queue, done, nil
 	}
@@ -659,14 +660,14 @@ func openPass(db *store.DB, engine *rules.Engine, targets checkTargets, settings
 		// reused, its problems "fixed". Say so rather than mix them.
 		last, had, err := db.LastPass()
 		if err != nil {
-			return store.Pass{}, nil, nil, usageError{err}
+			return store.Pass{}, nil, nil, err
 		}
 		if had && !slices.Equal(last.StartURLs, starts) {
 			what := strings.Join(last.StartURLs, " ")
 			if dirs := last.Dirs(); len(dirs) > 0 {
 				what = strings.Join(dirs, " ")
 			}
-			return store.Pass{}, nil, nil, usagef("%s holds the passes of %s; use another --db for this site, or add --new-pass to start its history here",
+			return store.Pass{}, nil, nil, fmt.Errorf("%s holds the passes of %s; use another --db for this site, or add --new-pass to start its history here",
 				db.Path(), what)
 		}
 	}
@@ -674,7 +675,7 @@ func openPass(db *store.DB, engine *rules.Engine, targets checkTargets, settings
 		open.State = store.PassAbandoned
 		open.Finished = time.Now()
 		if err := db.UpdatePass(open); err != nil {
-			return store.Pass{}, nil, nil, usageError{err}
+			return store.Pass{}, nil, nil, err
 		}
 	}
 	from := starts
@@ -689,7 +690,7 @@ func openPass(db *store.DB, engine *rules.Engine, targets checkTargets, settings
 		d := engine.Decide(u)
 		action := d.Action
 		if action != rules.Parse && action != rules.Check {
-			return store.Pass{}, nil, nil, usagef("start URL %s is excluded by %s", s, d.Rule)
+			return store.Pass{}, nil, nil, fmt.Errorf("start URL %s is excluded by %s", s, d.Rule)
 		}
 		seeds = append(seeds, store.Task{URL: d.URL, Action: action.String()})
 	}
@@ -699,48 +700,9 @@ func openPass(db *store.DB, engine *rules.Engine, targets checkTargets, settings
 	}
 	pass, err := db.BeginPass(p, seeds)
 	if err != nil {
-		return store.Pass{}, nil, nil, usageError{err}
+		return store.Pass{}, nil, nil, err
 	}
 	return pass, seeds, nil, nil
-}
-
-// stopContexts returns stop, cancelled by the first SIGINT, SIGTERM or
-// SIGHUP (a closed terminal or ssh session must not lose the last batch)
-// or when maxTime runs out, and hard, cancelled by a second signal.
-func stopContexts(ctx context.Context, maxTime time.Duration) (stop, hard context.Context, cleanup func()) {
-	stop, cancelStop := context.WithCancel(ctx)
-	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	var timer *time.Timer
-	if maxTime > 0 {
-		timer = time.AfterFunc(maxTime, cancelStop)
-	}
-	quit := make(chan struct{})
-	go func() {
-		n := 0
-		for {
-			select {
-			case <-sigs:
-				n++
-				cancelStop()
-				if n > 1 {
-					cancelHard()
-				}
-			case <-quit:
-				return
-			}
-		}
-	}()
-	return stop, hard, func() {
-		signal.Stop(sigs)
-		close(quit)
-		if timer != nil {
-			timer.Stop()
-		}
-		cancelStop()
-		cancelHard()
-	}
 }
 
 // thousands writes n with a comma every three digits: 1,902.

@@ -26,7 +26,7 @@ func loadConfig(path string, settings rules.Settings, w io.Writer, logFormat str
 	}
 	f, err := rules.LoadConfig(path, settings)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, err
 	}
 	for _, msg := range f.Warnings {
 		notice(w, logFormat, "warning", "msg", msg)
@@ -82,27 +82,27 @@ func settingsHash(f *rules.File, o *checkOptions) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-func runConfig(args []string, stdout, stderr io.Writer) (int, error) {
+func runConfig(args []string, stdout, stderr io.Writer) error {
 	const usage = "Usage:\n  linkpatrol config check FILE   validate a config file without crawling\n  linkpatrol config example      print a commented example with every key\n"
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return exitUsage, usagef("config needs a subcommand")
+		return errors.New("config needs a subcommand")
 	}
 	switch args[0] {
 	case "example":
 		fmt.Fprint(stdout, exampleConfig())
-		return exitOK, nil
+		return nil
 	case "check":
 		if len(args) == 2 && (args[1] == "-h" || args[1] == "--help") {
 			fmt.Fprint(stdout, usage)
-			return exitOK, nil
+			return nil
 		}
 		if len(args) != 2 {
-			return exitUsage, usagef("config check takes one file")
+			return errors.New("config check takes one file")
 		}
 		data, err := os.ReadFile(args[1])
 		if err != nil {
-			return exitUsage, usageError{err}
+			return err
 		}
 		// A pull-request job has no secrets: an unset ${NAME} is a
 		// warning here, with a stand-in value so the rest of the file is
@@ -118,13 +118,13 @@ func runConfig(args []string, stdout, stderr io.Writer) (int, error) {
 			return "unset-" + name, true
 		}
 		var o checkOptions
-		_, all := newFlags("check", &o)
+		flags, _ := newFlags("check", &o)
 		f, err := rules.ParseConfig(args[1], data, lookup, configSettings(&o))
 		if err != nil {
-			return exitUsage, usageError{err}
+			return err
 		}
-		if err := crossCheck(all, &o, f); err != nil {
-			return exitUsage, err
+		if err := crossCheck(flags, &o, f); err != nil {
+			return err
 		}
 		for _, w := range f.Warnings {
 			fmt.Fprintln(stderr, "warning:", w)
@@ -134,22 +134,22 @@ func runConfig(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 		e, err := rules.New(rulesConfig(f, &o, o.start, nil))
 		if err != nil {
-			return exitUsage, usageError{err}
+			return err
 		}
 		for _, w := range e.Warnings() {
 			fmt.Fprintln(stderr, "warning:", w)
 		}
 		fmt.Fprintf(stdout, "%s: ok (%d rules, %d rewrites, %d host settings)\n", args[1], len(f.Config.Rules), len(f.Config.Rewrites), len(f.Config.Hosts))
-		return exitOK, nil
+		return nil
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
-		return exitOK, nil
+		return nil
 	}
 	fmt.Fprint(stderr, usage)
 	if near := rules.DidYouMean(args[0], []string{"check", "example"}); near != "" {
-		return exitUsage, usagef("unknown config subcommand %q (did you mean %s?)", args[0], near)
+		return fmt.Errorf("unknown config subcommand %q (did you mean %s?)", args[0], near)
 	}
-	return exitUsage, usagef("unknown config subcommand %q", args[0])
+	return fmt.Errorf("unknown config subcommand %q", args[0])
 }
 
 // rulesSetRecheck says whether a rule of the file sets its own recheck

@@ -679,7 +679,7 @@ func loadSettings(flags *pflag.FlagSet, o *checkOptions, w io.Writer, logFormat 
 		s := &settingsTable[i]
 		if f := flags.Lookup(s.flag); f != nil && f.Changed {
 			if err := checkValue(s, s.flagName(), s.field(o)); err != nil {
-				return nil, usageError{err}
+				return nil, err
 			}
 		}
 	}
@@ -717,15 +717,15 @@ func crossCheck(flags *pflag.FlagSet, o *checkOptions, file *rules.File) error {
 	if givenPH && o.perHost > o.concurrency {
 		msg := fmt.Sprintf("%s %d is more than %s %d, which bounds it", perHost, o.perHost, conc, o.concurrency)
 		if !flags.Changed("per-host") {
-			return usageError{file.Errorf("per_host", "%s", msg)}
+			return file.Errorf("per_host", "%s", msg)
 		}
-		return usagef("%s", msg)
+		return errors.New(msg)
 	}
 	o.headerFlags = nil
 	for _, raw := range o.headers {
 		h, err := rules.ParseHeaderFlag(raw)
 		if err != nil {
-			return usagef("--header %v", err)
+			return fmt.Errorf("--header %v", err)
 		}
 		o.headerFlags = append(o.headerFlags, h)
 	}
