@@ -85,6 +85,9 @@ type Config struct {
 	// CheckFragments stores the id and <a name> anchors of every page
 	// parsed (URLRecord.IDs), so the report can check links to page#frag.
 	CheckFragments bool
+	// Frontier is where work comes from besides the pages' own links, and
+	// which hosts this crawler fetches; nil is Local(): all of them.
+	Frontier Frontier
 }
 
 func (c *Config) setDefaults() {
@@ -143,6 +146,8 @@ type Crawler struct {
 	robotsTries sync.Map
 	// claims are the URLs of the running pass that some task resolves.
 	claims *claims
+	// frontier is the running pass's Config.Frontier (or a Local one).
+	frontier Frontier
 	// dns holds, by host name, nil for a name that resolved and the error
 	// for one that does not exist (see hosts.go).
 	dns sync.Map
@@ -209,6 +214,10 @@ type Outcome struct {
 	// complete); ResumeAfter is when the last of those pauses ends.
 	Deferred    int
 	ResumeAfter time.Time
+	// ForeignHops counts the redirect hops to hosts this crawler does not
+	// own (see Frontier): followed here all the same, through this
+	// crawler's throttle.
+	ForeignHops int64
 }
 
 // Run works on pass until its frontier is empty or ctx is cancelled.
@@ -247,6 +256,10 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 	writes := make(chan store.Result, c.cfg.BatchSize)
 
 	c.claims = &claims{m: done}
+	c.frontier = c.cfg.Frontier
+	if c.frontier == nil {
+		c.frontier = Local()
+	}
 	if err := c.loadHostState(pass.ID); err != nil {
 		return Outcome{}, fmt.Errorf("load host state: %w", err)
 	}
@@ -292,7 +305,8 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 			return nil
 		})
 	}
-	g.Go(func() error { return c.writeLoop(gctx, pass.ID, writes) })
+	flushes := make(chan chan error)
+	g.Go(func() error { return c.writeLoop(gctx, pass.ID, writes, flushes) })
 	c.damaged = &fatal{ch: make(chan struct{})}
 	looped := make(chan struct{})
 	g.Go(func() error {
@@ -315,7 +329,7 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 	}
 	d.seedSitemaps(resumed)
 	var outc Outcome
-	err := d.loop(ctx, gctx, tasks, probes, outcomes, writes)
+	err := d.loop(ctx, gctx, tasks, probes, outcomes, writes, flushes)
 	close(looped)
 	close(tasks)
 	close(probes)
@@ -332,6 +346,7 @@ func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass
 		tr.CloseIdleConnections()
 	}
 	outc.Deferred, outc.ResumeAfter = d.deferred, d.resumeAfter
+	outc.ForeignHops = c.stats.foreignHops.Load()
 	outc.Complete = err == nil && ctx.Err() == nil && d.idle() && d.deferred == 0
 	return outc, err
 }
@@ -346,10 +361,13 @@ type Progress struct {
 	Requests int64 // HTTP requests sent, redirects and fallbacks included
 	Reused   int64 // results taken from an earlier pass without a request
 	Traps    int64 // pages held back as suspected spider traps this run
+	// ForeignHops are redirect hops to hosts the frontier does not own,
+	// followed all the same (see Frontier).
+	ForeignHops int64
 }
 
 type counters struct {
-	done, pages, queued, inflight, problems, requests, reused, traps atomic.Int64
+	done, pages, queued, inflight, problems, requests, reused, traps, foreignHops atomic.Int64
 }
 
 // Progress returns the current counters.
@@ -359,10 +377,13 @@ func (c *Crawler) Progress() Progress {
 		Done: s.done.Load(), Pages: s.pages.Load(), Queued: s.queued.Load(),
 		InFlight: s.inflight.Load(), Problems: s.problems.Load(),
 		Requests: s.requests.Load(), Reused: s.reused.Load(), Traps: s.traps.Load(),
+		ForeignHops: s.foreignHops.Load(),
 	}
 }
 
-func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.Result) error {
+// writeLoop commits what comes in on in, in batches. A request on flushes
+// commits everything handed over before it and answers with the error.
+func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.Result, flushes <-chan chan error) error {
 	batch := make([]store.Result, 0, c.cfg.BatchSize)
 	queued := 0 // tasks the batch puts on the frontier
 	tick := time.NewTicker(c.cfg.BatchInterval)
@@ -383,20 +404,38 @@ func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.
 		batch = batch[:0]
 		return nil
 	}
+	add := func(r store.Result) error {
+		batch = append(batch, r)
+		queued += len(r.Enqueue) + len(r.Forward)
+		// A commit is bounded by its new tasks too, so that it takes
+		// well under the grace period a stop gives it.
+		if len(batch) >= c.cfg.BatchSize || queued >= maxPageLinks {
+			return flush()
+		}
+		return nil
+	}
 	for {
 		select {
 		case r, ok := <-in:
 			if !ok {
 				return flush()
 			}
-			batch = append(batch, r)
-			queued += len(r.Enqueue)
-			// A commit is bounded by its new tasks too, so that it takes
-			// well under the grace period a stop gives it.
-			if len(batch) >= c.cfg.BatchSize || queued >= maxPageLinks {
-				if err := flush(); err != nil {
-					return err
-				}
+			if err := add(r); err != nil {
+				return err
+			}
+		case reply := <-flushes:
+			// The dispatcher waits for the answer, so everything it
+			// handed over before asking is in in's buffer by now.
+			var err error
+			for len(in) > 0 && err == nil {
+				err = add(<-in)
+			}
+			if err == nil {
+				err = flush()
+			}
+			reply <- err
+			if err != nil {
+				return err
 			}
 		case <-tick.C:
 			if err := flush(); err != nil {

@@ -441,9 +441,15 @@ func (d *dispatcher) finish(t task) {
 
 // loop hands tasks to workers and turns their outcomes into writes until
 // the frontier is empty, or until stop is cancelled and nothing is in flight.
-func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- task, outcomes <-chan outcome, writes chan<- store.Result) error {
+//
+// Idle, with every result committed, it tells the frontier so and waits
+// for the frontier's Done (the pass is complete everywhere) or for more
+// work to come in.
+func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- task, outcomes <-chan outcome, writes chan<- store.Result, flushes chan<- chan error) error {
 	stopCh := stop.Done()
 	stopping := false
+	incoming := d.c.frontier.Incoming()
+	var done <-chan struct{} // the frontier's, while idle
 	var ready <-chan struct{}
 	if d.c.cfg.Throttle != nil {
 		ready = d.c.cfg.Throttle.Ready()
@@ -460,13 +466,22 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 			}
 		}
 		if d.inflight == 0 && d.probing == 0 && (stopping || (d.queued == 0 && len(d.waiting) == 0 && len(d.delayed) == 0)) {
-			if stopping || len(d.waiters) == 0 {
+			if stopping {
 				return nil
 			}
-			if err := d.write(failed, writes, d.loops()...); err != nil {
-				return err
+			if len(d.waiters) > 0 {
+				if err := d.write(failed, writes, d.loops()...); err != nil {
+					return err
+				}
+				continue
 			}
-			continue
+			if done == nil {
+				if err := d.flush(failed, flushes); err != nil {
+					return err
+				}
+				d.c.frontier.Idle(true)
+				done = d.c.frontier.Done()
+			}
 		}
 		var send, sendProbe chan<- task
 		var next, nextProbe task
@@ -504,6 +519,16 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 					return err
 				}
 			}
+		case batch := <-incoming:
+			if done != nil {
+				done = nil
+				d.c.frontier.Idle(false)
+			}
+			for _, t := range batch {
+				d.push(t)
+			}
+		case <-done:
+			return nil
 		case <-wake:
 			d.unpark(false)
 		case <-ready:
@@ -524,6 +549,22 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 		case <-failed.Done():
 			return failed.Err()
 		}
+	}
+}
+
+// flush waits until the writer has committed every result handed to it.
+func (d *dispatcher) flush(failed context.Context, flushes chan<- chan error) error {
+	reply := make(chan error, 1)
+	select {
+	case flushes <- reply:
+	case <-failed.Done():
+		return failed.Err()
+	}
+	select {
+	case err := <-reply:
+		return err
+	case <-failed.Done():
+		return failed.Err()
 	}
 }
 
@@ -589,6 +630,13 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 					nt.Depth = 0 // named by robots.txt: as good as configured
 				}
 			}
+			if o.task.sitemapsOf == "" && !d.c.frontier.Owns(t.host) {
+				// Another crawler's: committed with this result, for it.
+				// (What robots.txt names is queued but never committed:
+				// it is read here.)
+				res.Forward = append(res.Forward, nt.Task)
+				continue
+			}
 			res.Enqueue = append(res.Enqueue, nt.Task)
 			d.enqueue(nt)
 		}
@@ -609,6 +657,7 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 		// The links found are the chain's end's, and so is their queueing.
 		last := &o.hops[len(o.hops)-1]
 		last.Enqueue, res.Enqueue = res.Enqueue, nil
+		last.Forward, res.Forward = res.Forward, nil
 		extra = append(o.hops, extra...)
 	}
 	if o.waitOn != "" {

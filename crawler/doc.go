@@ -12,6 +12,17 @@
 // adds are always committed in the same transaction, so a crash between
 // batches loses nothing but work that is simply done again on resume.
 //
+// Where work comes from besides the pages' own links, and which hosts this
+// crawler fetches, is its Frontier (Config.Frontier; nil is Local, today's
+// one-process pass). A link to a host the frontier does not own is not
+// queued but put on the Forward of the result that found it, committed with
+// it, for the crawler that owns the host; tasks other crawlers found come
+// in on Incoming, already in this crawler's stored frontier. Idle, with
+// every result committed, the dispatcher tells the frontier so and waits
+// until the frontier says the pass is done everywhere, or more work comes.
+// A redirect to a host it does not own is followed here all the same and
+// counted (ForeignHops); the target itself is forwarded to its owner.
+//
 // Sitemaps (Config.Sitemaps, and with RobotsSitemaps the Sitemap: lines of
 // the start hosts' robots.txt) are tasks of their own kind in the same
 // frontier; see sitemap.go. With CheckFragments every parsed page's anchors

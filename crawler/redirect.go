@@ -38,6 +38,9 @@ type fetched struct {
 	// pendingOn is the pass's URL of a redirect target some other task
 	// resolves: the chain stopped short of it (see chain.go).
 	pendingOn string
+	// foreign are the redirect targets of hosts the frontier does not own,
+	// followed but left to their owner to record.
+	foreign []target
 	// dec is the rules' decision of finalURL: the task's own, or that of
 	// the last redirect target, decided once when it was followed.
 	dec *rules.Decision
@@ -95,6 +98,9 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			first = cu
 		}
 		if len(f.redirects) > 0 {
+			if !c.frontier.Owns(cu.Host) {
+				c.stats.foreignHops.Add(1)
+			}
 			a := c.robotsGate(cu, false)
 			if a == robotsNotRead {
 				c.loadRobots(ctx, cu.Scheme, cu.Host, nil)
@@ -185,7 +191,11 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		visited[cur] = true
 		if claim {
 			key := ""
-			if d.Action == rules.Parse || d.Action == rules.Check {
+			if !c.frontier.Owns(next.Host) && (d.Action == rules.Parse || d.Action == rules.Check) {
+				// Another crawler's URL: followed, not recorded here; it is
+				// forwarded to its owner like a link (see Frontier).
+				f.foreign = append(f.foreign, target{url: d.URL, host: next.Host, action: d.Action, rule: d.Rule, dec: &d})
+			} else if d.Action == rules.Parse || d.Action == rules.Check {
 				key = d.URL
 				if !c.claims.claim(key) {
 					f.finalURL, f.pendingOn = cur, key

@@ -69,6 +69,7 @@ Usage:
   linkpatrol explain [flags] URL         which rule decides this URL, and why
   linkpatrol config check FILE           validate a config file without crawling
   linkpatrol config example              print a commented example with every key
+  linkpatrol serve-frontier [flags]      run the NATS server of a distributed pass
   linkpatrol version
 
 Run 'linkpatrol COMMAND --help' for a command's flags.
@@ -109,6 +110,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = runExplain(args[1:], stdout, stderr)
 	case "config":
 		code, err = runConfig(args[1:], stdout, stderr)
+	case "serve-frontier":
+		code, err = runServeFrontier(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "linkpatrol", version)
 		return exitOK
@@ -139,7 +142,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // commands are run's subcommands, for a suggestion after a typo.
-var commands = []string{"check", "report", "explain", "config", "version", "help"}
+var commands = []string{"check", "report", "explain", "config", "serve-frontier", "version", "help"}
 
 // parseFlags parses a command's flags; a misspelt flag gets the nearest
 // one suggested ("unknown flag: --concurency (did you mean --concurrency?)").

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/report"
 	"github.com/linkpatrol/linkpatrol/store"
 )
@@ -17,7 +19,7 @@ import (
 func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	db := fs.String("db", defaultDB, "database `file` written by linkpatrol check")
+	db := fs.String("db", defaultDB, "database `file` written by linkpatrol check; a pattern ('w*.db') reads the files of a distributed pass's workers as one")
 	format := fs.StringP("format", "f", "text", "report format: "+strings.Join(report.Formats(), ", "))
 	all := fs.Bool("all", false, "list every URL seen, not only problems")
 	passID := fs.Uint64("pass", 0, "render this pass; only the newest can be (the database keeps each URL's latest result)")
@@ -72,23 +74,11 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	if !slices.Contains(report.Formats(), *format) {
 		return exitUsage, usagef("unknown format %q (choose from %s)", *format, strings.Join(report.Formats(), ", "))
 	}
-	if err := checkOutputs(outputs, *db); err != nil {
-		return exitUsage, usageError{err}
-	}
-	// A check holding the file must not make report hang: fail fast.
-	*db = existingDatabase(fs.Changed("db") || file.IsSet("db"), *db)
-	d, err := store.Open(*db, store.Options{ReadOnly: true, Timeout: 500 * time.Millisecond})
+	src, last, closeDB, err := openReportSource(*db, fs.Changed("db") || file.IsSet("db"), outputs)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return exitUsage, err
 	}
-	defer d.Close()
-	last, ok, err := d.LastPass()
-	if err != nil {
-		return exitUsage, usageError{err}
-	}
-	if !ok {
-		return exitUsage, usagef("%s holds no pass yet; run linkpatrol check first", *db)
-	}
+	defer closeDB()
 	id := last.ID
 	if *passID != 0 && *passID != id {
 		// Each URL keeps only its latest result, so an older pass would
@@ -97,7 +87,7 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 		return exitUsage, usagef("cannot report pass %d: %s keeps each URL's latest result only, and pass %d (the newest) has replaced what pass %d found; run report without --pass, or keep the -o files of each run",
 			*passID, *db, id, *passID)
 	}
-	rep, err := report.Build(d, id, report.Options{All: *all, Now: time.Now(), ReportAfter: reportAfter, OnlyNew: *onlyNew, CheckFragments: *fragments, FailOn: failOn})
+	rep, err := report.Build(src, id, report.Options{All: *all, Now: time.Now(), ReportAfter: reportAfter, OnlyNew: *onlyNew, CheckFragments: *fragments, FailOn: failOn})
 	if err != nil {
 		return exitUsage, usageError{err}
 	}
@@ -105,4 +95,80 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 		return exitUsage, fmt.Errorf("write report: %w", err)
 	}
 	return exitCode(rep), nil // as check said
+}
+
+// openReportSource opens the database report reads, and its newest pass. A
+// pattern (--db 'w*.db') opens every file it matches, the files of the
+// workers of one distributed pass, and reads them as one: they must all
+// hold that pass, begun with the same start URLs and settings, or the
+// report would silently miss a worker's URLs or mix two passes.
+func openReportSource(path string, given bool, outputs []string) (report.Source, store.Pass, func(), error) {
+	paths := []string{path}
+	if crawler.HasGlob(path) {
+		var err error
+		if paths, err = filepath.Glob(path); err != nil {
+			return nil, store.Pass{}, nil, usagef("--db %q: %v", path, err)
+		}
+		if len(paths) == 0 {
+			return nil, store.Pass{}, nil, usagef("--db %q matches no file", path)
+		}
+	} else {
+		paths[0] = existingDatabase(given, path)
+	}
+	var dbs []*store.DB
+	closeAll := func() {
+		for _, d := range dbs {
+			d.Close()
+		}
+	}
+	fail := func(err error) (report.Source, store.Pass, func(), error) {
+		closeAll()
+		return nil, store.Pass{}, nil, err
+	}
+	var last store.Pass
+	var lastIn string
+	for _, p := range paths {
+		if err := checkOutputs(outputs, p); err != nil {
+			return fail(usageError{err})
+		}
+		// A check holding the file must not make report hang: fail fast.
+		d, err := store.Open(p, store.Options{ReadOnly: true, Timeout: 500 * time.Millisecond})
+		if err != nil {
+			return fail(usageError{err})
+		}
+		dbs = append(dbs, d)
+		pass, ok, err := d.LastPass()
+		if err != nil {
+			return fail(usageError{err})
+		}
+		if !ok {
+			return fail(usagef("%s holds no pass yet; run linkpatrol check first", p))
+		}
+		if pass.ID > last.ID {
+			last, lastIn = pass, p
+		}
+	}
+	if len(dbs) == 1 {
+		return dbs[0], last, closeAll, nil
+	}
+	srcs := make([]report.Source, len(dbs))
+	for i, d := range dbs {
+		p, err := d.Pass(last.ID)
+		if errors.Is(err, store.ErrNoPass) {
+			return fail(usagef("%s holds no pass %d, the newest in %s: give --db only the files of the workers of one pass", paths[i], last.ID, lastIn))
+		}
+		if err != nil {
+			return fail(usageError{err})
+		}
+		if !slices.Equal(p.StartURLs, last.StartURLs) || p.SettingsHash != last.SettingsHash {
+			return fail(usagef("pass %d in %s and in %s began with other start URLs or settings: they are not one distributed pass", last.ID, paths[i], lastIn))
+		}
+		srcs[i] = d
+	}
+	src := report.Merge(srcs...)
+	merged, err := src.Pass(last.ID)
+	if err != nil {
+		return fail(usageError{err})
+	}
+	return src, merged, closeAll, nil
 }

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/linkpatrol/linkpatrol/cluster"
+	"github.com/linkpatrol/linkpatrol/throttle"
+)
+
+// natsAuthFlags are how every cluster command proves itself to the
+// frontier, and how serve-frontier says what it requires.
+type natsAuthFlags struct {
+	tokenFile, nkeyFile string
+}
+
+func (a *natsAuthFlags) register(fs *pflag.FlagSet, server bool) {
+	token, nkey := "file holding the token clients must present", "file holding the nkey user seed (nk -gen user) or public key clients must sign with"
+	if !server {
+		token, nkey = "file holding the token serve-frontier requires", "file holding the nkey user seed serve-frontier knows the public key of"
+	}
+	fs.StringVar(&a.tokenFile, "token-file", "", token)
+	fs.StringVar(&a.nkeyFile, "nkey", "", nkey)
+}
+
+func (a natsAuthFlags) auth() cluster.Auth {
+	return cluster.Auth{TokenFile: a.tokenFile, NkeyFile: a.nkeyFile}
+}
+
+// syncValue is --sync: "always" (an fsync after every JetStream write) or
+// how often JetStream fsyncs in the background.
+type syncValue struct{ every time.Duration }
+
+func (s *syncValue) String() string {
+	if s.every == 0 {
+		return "always"
+	}
+	return throttle.FormatDuration(s.every)
+}
+
+func (s *syncValue) Set(v string) error {
+	if v == "always" {
+		s.every = 0
+		return nil
+	}
+	var d throttle.Duration
+	if err := d.Set(v); err != nil || d <= 0 {
+		return fmt.Errorf("want always or an interval such as 1s")
+	}
+	s.every = time.Duration(d)
+	return nil
+}
+
+func (s *syncValue) Type() string { return "always|interval" }
+
+func runServeFrontier(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := pflag.NewFlagSet("serve-frontier", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", cluster.DefaultListen, "`HOST:PORT` to listen on; beyond loopback only with --token-file or --nkey, and --tls-cert and --tls-key")
+	store := fs.String("store", "linkpatrol-frontier", "`DIR` of JetStream's file store: the streams and KV of every pass, kept across restarts")
+	var sync syncValue
+	fs.Var(&sync, "sync", "fsync JetStream's store after every write (always), or in the background this often: acknowledged work may be lost on power loss")
+	var auth natsAuthFlags
+	auth.register(fs, true)
+	tlsCert := fs.String("tls-cert", "", "PEM `file` of the server's TLS certificate; clients then must use TLS")
+	tlsKey := fs.String("tls-key", "", "PEM `file` of the certificate's private key")
+	verbose := fs.CountP("verbose", "v", "log what the NATS server does")
+	fs.Usage = func() {
+		fmt.Fprintf(helpWriter(args, stdout, stderr), `Usage: linkpatrol serve-frontier [flags]
+
+Runs the NATS JetStream server that the workers of a distributed pass share
+(see README, "Many sites, many machines"). It prints the URL workers and
+check connect to with --nats, and runs until SIGINT or SIGTERM.
+
+Flags:
+%s`, fs.FlagUsagesWrapped(helpWidth))
+	}
+	if err := parseFlags(fs, args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK, nil
+		}
+		return exitUsage, err
+	}
+	if fs.NArg() > 0 {
+		return exitUsage, usagef("serve-frontier takes no arguments, got %q", fs.Args())
+	}
+	log, err := newLogger(stderr, *verbose, "text")
+	if err != nil {
+		return exitUsage, usageError{err}
+	}
+	srv, err := cluster.Serve(cluster.ServerOptions{
+		Listen:       *listen,
+		StoreDir:     *store,
+		SyncInterval: sync.every,
+		Auth:         auth.auth(),
+		TLSCert:      *tlsCert,
+		TLSKey:       *tlsKey,
+		Logger:       log,
+	})
+	if err != nil {
+		return exitUsage, usagef("serve-frontier: %v", err)
+	}
+	defer srv.Shutdown()
+	durability := "an fsync after every write"
+	if sync.every > 0 {
+		durability = "fsync every " + throttle.FormatDuration(sync.every)
+	}
+	// The URL alone on its line on standard output, for scripts; what it
+	// is on standard error, for people.
+	fmt.Fprintln(stdout, srv.ClientURL())
+	fmt.Fprintf(stderr, "serve-frontier: workers and check connect with --nats %s (JetStream store %s, %s); SIGINT or SIGTERM stops it\n",
+		srv.ClientURL(), *store, durability)
+	stop, _, cleanup := stopContexts(ctx, 0)
+	defer cleanup()
+	<-stop.Done()
+	return exitOK, nil
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/linkpatrol/linkpatrol/cluster"
+)
+
+// proc is a long-running child process of the binary (serve-frontier, a
+// worker), with its standard error kept for failure messages.
+type proc struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	stderr bytes.Buffer
+	done   chan struct{}
+	code   int
+}
+
+func (p *proc) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.Write(b)
+}
+
+func (p *proc) errors() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
+}
+
+// wait waits for the process to end and returns its exit code.
+func (p *proc) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(time.Minute):
+		t.Fatalf("%v did not end\n%s", p.cmd.Args, p.errors())
+	}
+	return p.code
+}
+
+// startFrontier runs serve-frontier on a free loopback port and returns it
+// and the URL it printed. The test's end stops it.
+func startFrontier(t *testing.T, args ...string) (*proc, string) {
+	t.Helper()
+	args = append([]string{"serve-frontier", "--listen", "127.0.0.1:0", "--store", filepath.Join(t.TempDir(), "js")}, args...)
+	p := &proc{cmd: exec.Command(binary, args...), done: make(chan struct{})}
+	p.cmd.Stderr = p
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		err := p.cmd.Wait()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			p.code = ee.ExitCode()
+		}
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		<-p.done
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve-frontier printed no URL: %v\n%s", err, p.errors())
+	}
+	go io.Copy(io.Discard, out)
+	return p, strings.TrimSpace(line)
+}
+
+// serve-frontier is a real JetStream server on loopback, fsyncing every
+// write by default, and stops cleanly on SIGTERM.
+func TestServeFrontier(t *testing.T) {
+	t.Parallel()
+	p, url := startFrontier(t)
+	if !strings.HasPrefix(url, "nats://127.0.0.1:") {
+		t.Fatalf("printed %q, want a nats:// URL on loopback", url)
+	}
+	nc, err := cluster.Connect(url, cluster.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := jetstream.New(nc)
+	ctx := context.Background()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "T", Subjects: []string{"t"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "t", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+	if e := p.errors(); !strings.Contains(e, "an fsync after every write") {
+		t.Errorf("stderr does not say every write is fsynced:\n%s", e)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(t); code != exitOK {
+		t.Errorf("SIGTERM: exit %d, want 0\n%s", code, p.errors())
+	}
+}
+
+func TestServeFrontierRefuses(t *testing.T) {
+	t.Parallel()
+	store := filepath.Join(t.TempDir(), "js")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", "0.0.0.0:0"}, "refusing to listen on 0.0.0.0 without auth (--token-file FILE or --nkey FILE) and TLS"},
+		{[]string{"--listen", ":0", "--token-file", "x"}, "refusing to listen on every interface without TLS"},
+		{[]string{"--sync", "sometimes"}, "want always or an interval"},
+		{[]string{"--sync", "0s"}, "want always or an interval"},
+		{[]string{"--listn", "127.0.0.1:0"}, "did you mean --listen?"},
+		{[]string{"extra"}, "takes no arguments"},
+	} {
+		r := runBinary(t, append([]string{"serve-frontier", "--store", store}, c.args...)...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("serve-frontier %v: exit %d, want 2 saying %q\n%s", c.args, r.code, c.want, r.stderr)
+		}
+	}
+}

@@ -1,0 +1,410 @@
+package crawler_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/crawler"
+	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// relay is a two-crawler cluster in miniature: each node owns some hosts,
+// the tasks one node forwards (committed on its results) are delivered to
+// the node that owns them, and the pass is done when every node is idle and
+// every task delivered has been resolved by its owner. The owner's commits
+// tell it so: a node reports idle only once all its results are committed.
+type relay struct {
+	mu          sync.Mutex
+	nodes       []*relayNode
+	done        chan struct{}
+	closed      bool
+	outstanding int // tasks delivered to a node and not yet resolved by it
+	delivered   int
+}
+
+type relayNode struct {
+	r     *relay
+	db    *store.DB
+	hosts map[string]bool
+	in    chan []store.Task
+	idle  bool
+	// waiting are the URLs delivered to this node that it has not yet
+	// committed; resolved are the URLs it has.
+	waiting  map[string]bool
+	resolved map[string]bool
+}
+
+func newRelay(n int) *relay {
+	r := &relay{done: make(chan struct{})}
+	for range n {
+		r.nodes = append(r.nodes, &relayNode{r: r, hosts: map[string]bool{}, in: make(chan []store.Task),
+			waiting: map[string]bool{}, resolved: map[string]bool{}})
+	}
+	return r
+}
+
+func (n *relayNode) Owns(host string) bool         { return n.hosts[host] }
+func (n *relayNode) Incoming() <-chan []store.Task { return n.in }
+func (n *relayNode) Done() <-chan struct{}         { return n.r.done }
+
+func (n *relayNode) Idle(idle bool) {
+	n.r.mu.Lock()
+	defer n.r.mu.Unlock()
+	n.idle = idle
+	n.r.check()
+}
+
+// check closes done when the pass is complete everywhere; r.mu is held.
+func (r *relay) check() {
+	if r.closed || r.outstanding > 0 {
+		return
+	}
+	for _, n := range r.nodes {
+		if !n.idle {
+			return
+		}
+	}
+	r.closed = true
+	close(r.done)
+}
+
+// Commit is the node's store: it commits, then hands what the results
+// forward to the hosts' owners.
+func (n *relayNode) Commit(passID uint64, results []store.Result) error {
+	if err := n.db.Commit(passID, results); err != nil {
+		return err
+	}
+	r := n.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, res := range results {
+		u := res.Record.URL
+		n.resolved[u] = true
+		if n.waiting[u] {
+			delete(n.waiting, u)
+			r.outstanding--
+		}
+	}
+	batches := make(map[*relayNode][]store.Task)
+	for _, res := range results {
+		for _, t := range res.Forward {
+			u, err := url.Parse(t.URL)
+			if err != nil {
+				return err
+			}
+			for _, o := range r.nodes {
+				if o.hosts[u.Host] && !o.resolved[t.URL] && !o.waiting[t.URL] {
+					o.waiting[t.URL] = true
+					r.outstanding++
+					r.delivered++
+					batches[o] = append(batches[o], t)
+				}
+			}
+		}
+	}
+	for o, b := range batches {
+		// Not on the writer's goroutine: the owner may be waiting on its
+		// own writer, which may be delivering to this node.
+		go func() { o.in <- b }()
+	}
+	return nil
+}
+
+func (n *relayNode) Get(u string) (store.URLRecord, bool, error) { return n.db.Get(u) }
+func (n *relayNode) Links(page string) ([]store.Link, error)     { return n.db.Links(page) }
+func (n *relayNode) PutHostStates(s map[string][]byte) error     { return n.db.PutHostStates(s) }
+func (n *relayNode) ForEachHostState(fn func(string, []byte) error) error {
+	return n.db.ForEachHostState(fn)
+}
+
+// Two crawlers that each own one of two sites linking to each other, and
+// hand each other the links they do not own, fetch every URL exactly once
+// and record together what one crawler records alone.
+func TestTwoCrawlersShareAPassByHost(t *testing.T) {
+	t.Parallel()
+	sites := make([]*crawltest.Site, 2)
+	srvs := make([]*httptest.Server, 2)
+	for i := range srvs {
+		srvs[i] = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { sites[i].ServeHTTP(w, r) }))
+		t.Cleanup(srvs[i].Close)
+	}
+	for i := range sites {
+		sites[i] = crawltest.NewSite(crawltest.SiteOptions{Pages: 150, Images: 2, BrokenEvery: 15, RedirectEvery: 4,
+			External: srvs[1-i].URL, Seed: int64(7 + i)})
+	}
+	starts := []string{srvs[0].URL + "/", srvs[1].URL + "/"}
+	engine, err := rules.New(rules.Config{Start: starts})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	r := newRelay(2)
+	var wg sync.WaitGroup
+	outs := make([]crawler.Outcome, 2)
+	passes := make([]uint64, 2)
+	errs := make([]error, 2)
+	for i, n := range r.nodes {
+		n.hosts[hostOf(t, srvs[i].URL)] = true
+		db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		n.db = db
+		seeds := []store.Task{{URL: starts[i], Action: "parse"}}
+		pass, err := db.BeginPass(store.Pass{StartURLs: starts, Started: time.Now()}, seeds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		passes[i] = pass.ID
+		c := crawler.New(crawler.Config{Concurrency: 4, Frontier: n}, engine, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i], errs[i] = c.Run(context.Background(), context.Background(), pass, seeds, nil)
+		}()
+	}
+	wg.Wait()
+	union := make(map[string]store.URLRecord)
+	for i, n := range r.nodes {
+		if errs[i] != nil || !outs[i].Complete {
+			t.Fatalf("crawler %d: complete %v, err %v", i, outs[i].Complete, errs[i])
+		}
+		err := n.db.Records(passes[i], func(rec *store.URLRecord) error {
+			if _, dup := union[rec.URL]; dup && rec.Verdict != store.VerdictSkipped {
+				t.Errorf("%s recorded by both crawlers", rec.URL)
+			}
+			union[rec.URL] = *rec
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r.delivered < 50 {
+		t.Errorf("only %d tasks went from one crawler to the other", r.delivered)
+	}
+	var together []crawltest.Stats
+	for _, s := range sites {
+		st := s.Stats()
+		together = append(together, st)
+		if st.RepeatedURLs != 0 {
+			t.Errorf("%d URLs requested more than once with one method", st.RepeatedURLs)
+		}
+		s.Reset()
+	}
+
+	single := runPass(t, crawler.Config{Concurrency: 4}, starts...)
+	if !single.outcome.Complete {
+		t.Fatal("the single crawler's pass did not complete")
+	}
+	for i, s := range sites {
+		st := s.Stats()
+		if st.DistinctURLs != together[i].DistinctURLs || st.Requests != together[i].Requests {
+			t.Errorf("site %d: %d requests for %d URLs from one crawler, %d for %d from two",
+				i, st.Requests, st.DistinctURLs, together[i].Requests, together[i].DistinctURLs)
+		}
+	}
+	if len(union) != len(single.records) {
+		t.Errorf("two crawlers recorded %d URLs, one %d", len(union), len(single.records))
+	}
+	for u, want := range single.records {
+		got, ok := union[u]
+		switch {
+		case !ok:
+			t.Errorf("%s: not recorded by either crawler", u)
+		case got.Verdict != want.Verdict || got.Status != want.Status || got.Action != want.Action ||
+			got.Parsed != want.Parsed || got.FinalURL != want.FinalURL || got.Seed != want.Seed:
+			t.Errorf("%s: %+v from two crawlers, %+v from one", u, got, want)
+		}
+	}
+}
+
+func hostOf(t *testing.T, s string) string {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Host
+}
+
+// waitingFrontier owns every host; the test sends its work and closes Done.
+type waitingFrontier struct {
+	in   chan []store.Task
+	idle chan bool
+	done chan struct{}
+}
+
+func (f *waitingFrontier) Owns(string) bool              { return true }
+func (f *waitingFrontier) Incoming() <-chan []store.Task { return f.in }
+func (f *waitingFrontier) Done() <-chan struct{}         { return f.done }
+func (f *waitingFrontier) Idle(idle bool)                { f.idle <- idle }
+
+// A crawler with nothing left to do waits for the frontier: work that
+// comes in is done (and committed before it says it is idle again), and it
+// returns only when the frontier says the pass is done everywhere.
+func TestIdleCrawlerWaitsForTheFrontier(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	mux.Handle("/", page(`<a href="/a">a</a>`))
+	mux.Handle("/a", page(`ok`))
+	mux.Handle("/later", page(`<a href="/b">b</a>`))
+	mux.Handle("/b", page(`ok`))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	engine, err := rules.New(rules.Config{Start: []string{srv.URL + "/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds := []store.Task{{URL: srv.URL + "/", Action: "parse"}}
+	pass, err := db.BeginPass(store.Pass{StartURLs: []string{srv.URL + "/"}, Started: time.Now()}, seeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &waitingFrontier{in: make(chan []store.Task), idle: make(chan bool), done: make(chan struct{})}
+	c := crawler.New(crawler.Config{Concurrency: 2, Frontier: f}, engine, db)
+	type ran struct {
+		out crawler.Outcome
+		err error
+	}
+	returned := make(chan ran, 1)
+	go func() {
+		out, err := c.Run(context.Background(), context.Background(), pass, seeds, nil)
+		returned <- ran{out, err}
+	}()
+
+	committed := func(u string) bool {
+		rec, ok, err := db.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok && rec.Pass == pass.ID
+	}
+	if !<-f.idle {
+		t.Fatal("Idle(false) before the crawler was ever idle")
+	}
+	if !committed(srv.URL+"/a") || committed(srv.URL+"/b") {
+		t.Fatal("idle before its results were committed, or with work it was never given")
+	}
+	select {
+	case r := <-returned:
+		t.Fatalf("Run returned while the frontier was not done: %+v", r)
+	default:
+	}
+
+	f.in <- []store.Task{{URL: srv.URL + "/later", Action: "parse", Depth: 1}}
+	if <-f.idle {
+		t.Fatal("work came in, and the crawler did not say it was busy")
+	}
+	if !<-f.idle {
+		t.Fatal("Idle(false) twice")
+	}
+	if !committed(srv.URL+"/later") || !committed(srv.URL+"/b") {
+		t.Error("idle again before the work that came in (and what it found) was committed")
+	}
+	select {
+	case r := <-returned:
+		t.Fatalf("Run returned while the frontier was not done: %+v", r)
+	default:
+	}
+	close(f.done)
+	r := <-returned
+	if r.err != nil || !r.out.Complete {
+		t.Fatalf("complete %v, err %v", r.out.Complete, r.err)
+	}
+}
+
+// A redirect to a host another crawler owns is followed here all the same
+// (and counted), while its target is recorded, and its links followed, by
+// its owner.
+func TestForeignRedirectHopIsFollowedAndForwarded(t *testing.T) {
+	t.Parallel()
+	muxB := http.NewServeMux()
+	muxB.Handle("/", page(`home`))
+	muxB.Handle("/x", page(`<a href="/y">y</a>`))
+	muxB.Handle("/y", page(`ok`))
+	srvB := httptest.NewServer(muxB)
+	t.Cleanup(srvB.Close)
+	muxA := http.NewServeMux()
+	muxA.Handle("/", page(`<a href="/go">go</a>`))
+	muxA.HandleFunc("/go", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, srvB.URL+"/x", http.StatusFound)
+	})
+	srvA := httptest.NewServer(muxA)
+	t.Cleanup(srvA.Close)
+	starts := []string{srvA.URL + "/", srvB.URL + "/"}
+	engine, err := rules.New(rules.Config{Start: starts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRelay(2)
+	srvs := []*httptest.Server{srvA, srvB}
+	crawlers := make([]*crawler.Crawler, 2)
+	outs := make([]crawler.Outcome, 2)
+	errs := make([]error, 2)
+	passes := make([]uint64, 2)
+	var wg sync.WaitGroup
+	for i, n := range r.nodes {
+		n.hosts[hostOf(t, srvs[i].URL)] = true
+		db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		n.db = db
+		seeds := []store.Task{{URL: starts[i], Action: "parse"}}
+		pass, err := db.BeginPass(store.Pass{StartURLs: starts, Started: time.Now()}, seeds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		passes[i] = pass.ID
+		crawlers[i] = crawler.New(crawler.Config{Concurrency: 2, Frontier: n}, engine, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i], errs[i] = crawlers[i].Run(context.Background(), context.Background(), pass, seeds, nil)
+		}()
+	}
+	wg.Wait()
+	for i := range outs {
+		if errs[i] != nil || !outs[i].Complete {
+			t.Fatalf("crawler %d: complete %v, err %v", i, outs[i].Complete, errs[i])
+		}
+	}
+	if outs[0].ForeignHops != 1 || crawlers[0].Progress().ForeignHops != 1 || outs[1].ForeignHops != 0 {
+		t.Errorf("foreign hops %d and %d (progress %d), want 1 and 0", outs[0].ForeignHops, outs[1].ForeignHops, crawlers[0].Progress().ForeignHops)
+	}
+	get := func(i int, u string) (store.URLRecord, bool) {
+		rec, ok, err := r.nodes[i].db.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec, ok && rec.Pass == passes[i]
+	}
+	if rec, ok := get(0, srvA.URL+"/go"); !ok || rec.Verdict != store.VerdictOK || rec.FinalURL != srvB.URL+"/x" {
+		t.Errorf("the redirect's record: %+v (recorded: %v)", rec, ok)
+	}
+	if _, ok := get(0, srvB.URL+"/x"); ok {
+		t.Error("the foreign target was recorded by the crawler that does not own it")
+	}
+	for _, u := range []string{"/x", "/y"} {
+		if rec, ok := get(1, srvB.URL+u); !ok || rec.Verdict != store.VerdictOK {
+			t.Errorf("%s on its owner: %+v (recorded: %v)", u, rec, ok)
+		}
+	}
+}
