@@ -58,11 +58,6 @@ func benchPass(b *testing.B, pages int, polite *throttle.Settings) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				seeds := []store.Task{{URL: start, Action: "parse"}}
-				pass, err := db.BeginPass(store.Pass{StartURLs: []string{start}, Started: time.Now()}, seeds)
-				if err != nil {
-					b.Fatal(err)
-				}
 				cfg := crawler.Config{Concurrency: 16}
 				if polite != nil {
 					settings := func(string) throttle.Settings { return *polite }
@@ -72,7 +67,7 @@ func benchPass(b *testing.B, pages int, polite *throttle.Settings) {
 				c := crawler.New(cfg, engine, db)
 				b.StartTimer()
 				cpu0 := processCPU(b)
-				out, err := c.Run(context.Background(), context.Background(), pass, seeds, nil)
+				_, out, err := c.Run(context.Background(), context.Background(), passOf(start))
 				cpu += processCPU(b) - cpu0
 				b.StopTimer()
 				if err != nil || !out.Complete {

@@ -95,18 +95,10 @@ func TestGhostPageKeepsItsLinksFollowed(t *testing.T) {
 	}
 	pass := func() store.Pass {
 		t.Helper()
-		seeds := []store.Task{{URL: start, Action: "parse"}}
-		p, err := db.BeginPass(store.Pass{StartURLs: []string{start}, Started: time.Now()}, seeds)
-		if err != nil {
-			t.Fatal(err)
-		}
 		cr := crawler.New(crawler.Config{Ghost: 7 * 24 * time.Hour}, engine, db)
-		if out, err := cr.Run(context.Background(), context.Background(), p, seeds, nil); err != nil || !out.Complete {
-			t.Fatalf("pass: %v", err)
-		}
-		p.State = store.PassComplete
-		if err := db.UpdatePass(p); err != nil {
-			t.Fatal(err)
+		p, out, err := cr.Run(context.Background(), context.Background(), passOf(start))
+		if err != nil || !out.Complete || p.State != store.PassComplete {
+			t.Fatalf("pass: %v, complete %v, state %s", err, out.Complete, p.State)
 		}
 		return p
 	}
@@ -140,12 +132,8 @@ func rulesPass(t *testing.T, cfg crawler.Config, start string, rs ...rules.Rule)
 		t.Fatal(err)
 	}
 	db := openDB(t)
-	seeds := []store.Task{{URL: start, Action: "parse"}}
-	pass, err := db.BeginPass(store.Pass{StartURLs: []string{start}, Started: time.Now()}, seeds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, err := crawler.New(cfg, engine, db).Run(context.Background(), context.Background(), pass, seeds, nil); err != nil || !out.Complete {
+	pass, out, err := crawler.New(cfg, engine, db).Run(context.Background(), context.Background(), passOf(start))
+	if err != nil || !out.Complete {
 		t.Fatalf("run: %v, complete %v", err, out.Complete)
 	}
 	recs := make(map[string]store.URLRecord)
