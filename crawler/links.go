@@ -11,7 +11,6 @@ import (
 	"github.com/linkpatrol/linkpatrol/crawler/extract"
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
-	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
 // extractLinks turns a page body into its stored links and the targets to
@@ -132,7 +131,7 @@ func (r *refs) add(ref string, link store.Link, resource, sitemap bool) {
 		return
 	}
 	r.seen[d.URL] = struct{}{}
-	tg := target{url: d.URL, host: d.Parsed.Host, action: d.Action, rule: d.Rule, sitemap: sitemap}
+	tg := target{url: d.URL, host: d.Parsed.Host, action: d.Action, rule: d.Rule, sitemap: sitemap, dec: &res.d}
 	if resource && tg.action == rules.Parse {
 		tg.action = rules.Check
 	}
@@ -225,34 +224,13 @@ func anchors(ids []string) []string {
 }
 
 // robotsVerdict reads robots.txt for a target whose host's file is already
-// known, here on a worker, so the dispatcher does not have to. m keeps the
-// file of the host of the last target read through it: most targets of a
-// page share a host, and asking the throttle for the file takes two locks
-// (a twentieth of the CPU of a check when it was asked for every target).
-// Host is the target's canonical host, for the file and for its settings.
+// known, here on a worker, so the dispatcher does not have to; when it is
+// not, the dispatcher asks once it is. m is the memo of the document the
+// target was found in.
 func (c *Crawler) robotsVerdict(tg *target, u *url.URL, m *robotsMemo) {
-	if tg.action != rules.Parse && tg.action != rules.Check {
-		return
+	if tg.action == rules.Parse || tg.action == rules.Check {
+		tg.robots = m.gate(c, u, false)
 	}
-	if !m.set || m.scheme != u.Scheme || m.host != tg.host {
-		r, need := c.robotsFor(u.Scheme, tg.host)
-		*m = robotsMemo{scheme: u.Scheme, host: tg.host, robots: r, need: need, set: true}
-	}
-	if m.need {
-		return // not known yet: the dispatcher asks once it is
-	}
-	if m.robots.Allowed(c.cfg.UserAgent, u.RequestURI()) {
-		tg.robotsOK = true
-	} else {
-		tg.disallowed = true
-	}
-}
-
-// robotsMemo is what robotsFor said for one scheme and host.
-type robotsMemo struct {
-	scheme, host string
-	robots       *throttle.Robots
-	need, set    bool
 }
 
 // clip shortens a URL that is too long to be a database key; such a URL
@@ -306,7 +284,7 @@ func (c *Crawler) storedTargets(page string) []target {
 		if action == rules.Parse && extract.KindOf(l.Tag, l.Attr) == extract.KindResource {
 			action = rules.Check
 		}
-		tg := target{url: d.URL, host: u.Host, action: action, rule: d.Rule}
+		tg := target{url: d.URL, host: u.Host, action: action, rule: d.Rule, dec: &d}
 		c.trapInfo(&tg, d)
 		c.robotsVerdict(&tg, u, &robots)
 		found = append(found, tg)
@@ -328,7 +306,7 @@ func (c *Crawler) redirectTargets(t task, prev store.URLRecord) []target {
 		if d.Action != rules.Parse && d.Action != rules.Check {
 			continue
 		}
-		tg := target{url: d.URL, host: u.Host, action: d.Action, rule: d.Rule}
+		tg := target{url: d.URL, host: u.Host, action: d.Action, rule: d.Rule, dec: &d}
 		if t.Action == rules.Check.String() || i < len(prev.Redirects)-1 {
 			tg.action = rules.Check // a resource stays one, unless it answers HTML
 		}

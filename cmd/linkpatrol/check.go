@@ -12,13 +12,10 @@ import (
 	"mime"
 	"net/url"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -27,7 +24,6 @@ import (
 	"github.com/linkpatrol/linkpatrol/report"
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
-	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
 // defaultDB is in the working directory, where a cron job (which runs in
@@ -54,6 +50,8 @@ type checkOptions struct {
 	insecure     bool
 	headerFlags  []rules.HeaderFlag // headers, parsed
 	quiet        bool
+	start        []string // from the file, or explain's --start; check's arguments win
+	passID       uint64   // report --pass
 	recheck      rules.Recheck
 	ghost        time.Duration
 	commitBatch  int
@@ -80,75 +78,18 @@ type checkOptions struct {
 	baseURL      string
 }
 
-func checkFlags(o *checkOptions) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
-	fs.StringVar(&o.config, "config", "", "config `file` with rules and settings (default ./linkpatrol.toml when it exists)")
-	fs.StringVar(&o.db, "db", defaultDB, "database `file` that holds every pass")
-	fs.StringArrayVarP(&o.outputs, "output", "o", nil, "also write the report to `FILE`, format from its extension, or FORMAT:FILE (repeatable; never the database); standard output still gets it unless -q")
-	fs.CountVarP(&o.verbose, "verbose", "v", "log what the pass does (-vv: more); a summary per host at the end")
-	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
-	fs.StringVar(&o.statusAddr, "status-addr", "", "serve a live status page at `HOST:PORT` while the pass runs (loopback only)")
-	fs.BoolVar(&o.statusPub, "status-public", false, "allow --status-addr on a non-loopback address")
-	fs.IntVarP(&o.concurrency, "concurrency", "c", 16, "requests in flight in total")
-	fs.IntVar(&o.perHost, "per-host", 8, "requests in flight to one host")
-	o.timeout = 20 * time.Second
-	fs.Var((*throttle.Duration)(&o.timeout), "timeout", "soft timeout of one request; a whole task may take twice this")
-	o.maxSize = 10 << 20
-	fs.Var((*throttle.Size)(&o.maxSize), "max-size", "largest HTML page read after decompression, in bytes or with a unit (10MiB)")
-	fs.IntVar(&o.maxRedirects, "max-redirects", crawler.DefaultMaxRedirects, "redirects followed, as browsers do; one more makes the link \"too many redirects\"")
-	fs.Var((*throttle.Duration)(&o.maxTime), "max-time", "stop after this long and exit 3; run again to resume (0 = no limit)")
-	fs.StringVar(&o.userAgent, "user-agent", "", "User-Agent header (default names linkpatrol and its version)")
-	fs.StringVarP(&o.format, "format", "f", "text", "report format: "+strings.Join(report.Formats(), ", "))
-	fs.BoolVar(&o.all, "all", false, "list every URL seen, not only problems")
-	fs.BoolVar(&o.newPass, "new-pass", false, "start a new pass: abandon an unfinished one, or start here though the database holds another site's passes")
-	fs.StringArrayVar(&o.include, "include", nil, "only follow URLs matching this `regex` (repeatable)")
-	fs.StringArrayVar(&o.exclude, "exclude", nil, "skip URLs matching this `regex` (repeatable)")
-	fs.StringArrayVarP(&o.headers, "header", "H", nil, "send this header to the start hosts, \"Name: value\", or to another host over https, \"HOST=Name: value\" (repeatable)")
-	fs.BoolVar(&o.insecure, "insecure", false, "skip TLS certificate verification (a self-signed staging host); every report of the pass says so first")
-	fs.BoolVar(&o.offline, "offline", false, "check only the site's own links: links to other hosts are listed as skipped, not fetched")
-	fs.IntSliceVar(&o.accept, "accept", nil, "take these statuses as ok for every URL, e.g. 200,429 (a [[rule]]'s own accept wins for its URLs)")
-	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line, and with -o no report on standard output")
-	// 20h rather than a full day: a nightly cron pass then refetches what
-	// the previous night fetched, while a second run the same day reuses it.
-	// Only for targets that are only checked (third-party links above all,
-	// where politeness makes reuse worth it): the site's own pages are
-	// revalidated and problems checked again, so a fix shows at once.
-	o.recheck.OK = 20 * time.Hour
-	fs.Var((*throttle.Duration)(&o.recheck.OK), "recheck-ok", "reuse a good result of a link that is only checked (another site, an image) younger than this (0 = always fetch)")
-	fs.Var((*throttle.Duration)(&o.recheck.Pages), "recheck-pages", "reuse a good page of the site younger than this, links included (0 = always revalidate, a 304 when unchanged)")
-	fs.Var((*throttle.Duration)(&o.recheck.Broken), "recheck-broken", "reuse a broken result younger than this (0 = always check again)")
-	fs.Var((*throttle.Duration)(&o.recheck.Unverifiable), "recheck-unverifiable", "reuse an unverifiable result younger than this (0 = always check again)")
-	fs.BoolVar(&o.noReuse, "no-reuse", false, "fetch everything again, ignoring the recheck intervals (conditional requests are still used)")
-	fs.Var(&o.reportAfter, "report-after", "keep a problem out of the report until it has lasted this long (36h, 2d) or this many passes (3); it is still recorded and counted")
-	fs.StringVar(&o.failOn, "fail-on", "broken", "which problems make the exit code 1: "+strings.Join(report.FailOnValues(), ", ")+" (internal: only links to the site itself)")
-	fs.BoolVar(&o.onlyNew, "only-new", false, "report only problems that are new since the last complete pass (the exit code follows)")
-	fs.IntVar(&o.keepPasses, "keep-passes", 10, "complete passes kept in the database; older data is pruned")
-	o.ghost = 7 * 24 * time.Hour
-	fs.Var((*throttle.Duration)(&o.ghost), "ghost", "follow the old links of a page that fails now but was good within this")
-	o.polite.register(fs)
-	fs.StringArrayVar(&o.sitemaps, "sitemap", nil, "also start from the URLs of this sitemap `URL` (indexes and .gz too; repeatable)")
-	fs.BoolVar(&o.robotsMaps, "robots-sitemaps", false, "also start from the sitemaps named in the start hosts' robots.txt")
-	fs.IntVar(&o.sitemapMax, "sitemap-limit", crawler.DefaultSitemapLimit, "most URLs taken from sitemaps in a pass")
-	fs.StringVar(&o.root, "root", "", "site root `DIR` for files given one by one: /x in their links is DIR/x (default: the directory holding them all)")
-	fs.StringVar(&o.baseURL, "base-url", "", "`URL` where the checked directory is published: absolute links under it are checked against the directory's files")
-	fs.BoolVar(&o.fragments, "check-fragments", false, "report links to page#frag where the page has no such id or <a name>")
-	registerTrapFlags(fs, o)
-	fs.IntVar(&o.commitBatch, "commit-batch", 32, "results committed to the database in one transaction, at most; a kill loses at most this many")
-	o.commitEvery = time.Second
-	fs.Var((*throttle.Duration)(&o.commitEvery), "commit-every", "longest time between commits, and between fsyncs of the database (what a power loss may cost)")
-	return fs
-}
-
-func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (code int, err error) {
+// runCheck runs or resumes a pass. ctx is cancelled by the first stop
+// signal, hardStop(ctx) by the second (see notifyStop).
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, isTerminal bool) (err error) {
 	var o checkOptions
 	defer func() {
 		// With --log-format json everything on standard error is JSON,
 		// the final error too.
 		if err != nil && o.logFormat == "json" {
-			err = logError(stderr, err)
+			err = jsonError{err}
 		}
 	}()
-	fs := checkFlags(&o)
+	fs, _ := newFlags("check", &o)
 	if logFormatArg(args) == "json" {
 		// Every line on standard error is JSON: no usage text after a
 		// mistake (the error says what is wrong), --help still prints it.
@@ -160,108 +101,85 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 		if helpWriter(args, stdout, stderr) == stderr && logFormatArg(args) == "json" {
 			return
 		}
-		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol check [flags] URL ...\n       linkpatrol check [flags] DIR|FILE|PATTERN ...\n\nURLs are crawled over the network. A directory is a built site read from disk:\nevery .html file below it is checked, with its links; files and patterns\n(public/**/*.html) start from those pages only, in the site at --root\n(default: the directory holding them all).\n\n%s%s\n%s", groupedUsage(fs, checkGroups), checkExamples, exitCodesHelp)
+		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol check [flags] URL ...\n       linkpatrol check [flags] DIR|FILE|PATTERN ...\n\nURLs are crawled over the network. A directory is a built site read from disk:\nevery .html file below it is checked, with its links; files and patterns\n(public/**/*.html) start from those pages only, in the site at --root\n(default: the directory holding them all).\n\n%s%s\n%s", groupedUsage(fs, checkGroups()), checkExamples, exitCodesHelp)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK, nil
+			return nil
 		}
 		// A flag after the bad one is not parsed: look for the log
 		// format by hand, so a mistake is JSON too when JSON was asked for.
 		o.logFormat = logFormatArg(args)
-		return exitUsage, err
+		return err
 	}
-	file, err := loadConfig(o.config, stderr, o.logFormat)
+	file, err := loadSettings(fs, &o, stderr, o.logFormat)
 	if err != nil {
-		return exitUsage, err
+		return err
 	}
-	if err := mergeConfig(fs, &o, file); err != nil {
-		return exitUsage, err
-	}
-	if err := checkFlagValues(fs, &o); err != nil {
-		return exitUsage, err
+	if err := crossCheck(fs, &o, file); err != nil {
+		return err
 	}
 	args = fs.Args()
-	if len(args) == 0 && file != nil {
-		args = file.Start
+	if len(args) == 0 {
+		args = o.start
 	}
 	if len(args) == 0 {
 		fs.Usage()
-		return exitUsage, usagef("check needs at least one start URL or a directory")
+		return errors.New("check needs at least one start URL or a directory")
 	}
 	failOn, err := report.ParseFailOn(o.failOn)
 	if err != nil {
-		return exitUsage, usageError{err}
-	}
-	if !slices.Contains(report.Formats(), o.format) {
-		return exitUsage, usagef("unknown format %q (choose from %s)", o.format, strings.Join(report.Formats(), ", "))
+		return err
 	}
 	if err := checkOutputs(o.outputs, o.db); err != nil {
-		return exitUsage, usageError{err}
-	}
-	if o.polite.groupHosts != "host" && o.polite.groupHosts != "domain" {
-		return exitUsage, usagef("--group-hosts %q: want host or domain", o.polite.groupHosts)
+		return err
 	}
 
 	log, err := newLogger(stderr, o.verbose, o.logFormat)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	targets, err := parseTargets(args, o.root)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	starts := targets.starts
 	baseURL, err := parseBaseURL(o.baseURL, targets)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	for _, sm := range o.sitemaps {
-		if u, err := url.Parse(sm); err != nil {
-			return exitUsage, usagef("--sitemap %q is not a URL", redact(sm))
-		} else if err := noUserinfo("--sitemap", u); err != nil {
-			return exitUsage, usageError{err}
+		if u, err := url.Parse(sm); err == nil {
+			if err := noUserinfo("--sitemap", u); err != nil {
+				return err
+			}
 		}
 	}
 	engine, err := rules.New(rulesConfig(file, &o, starts, o.polite.hostRules(fs, starts)))
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
-	globalBPS, err := parseBytesFlag("global-bandwidth", o.polite.globalBandwidth)
-	if err != nil {
-		return exitUsage, err
-	}
+	globalBPS := o.polite.globalBandwidth
 	// Commits do not wait for fsync (a killed process cannot undo one the
 	// OS has), so they can be small and frequent; the file is fsynced at
 	// most every --commit-every.
 	if !fs.Changed("db") && (file == nil || !file.IsSet("db")) {
 		if o.db, err = databaseFor(targets.roots, log); err != nil {
-			return exitUsage, err
+			return err
 		}
 	}
 	db, err := store.Open(o.db, store.Options{Timeout: 2 * time.Second, SyncEvery: o.commitEvery})
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	defer db.Close()
 
-	pass, queue, done, err := openPass(db, engine, targets, settingsHash(file, &o), o.newPass)
-	if err != nil {
-		return exitUsage, err
+	stop, hard := ctx, hardStop(ctx)
+	if o.maxTime > 0 {
+		var cancel context.CancelFunc
+		stop, cancel = context.WithTimeout(stop, o.maxTime)
+		defer cancel()
 	}
-	if file != nil {
-		pass.Config = file.Path
-	}
-	// A pass that stores anchors is reported with its fragment checks, by
-	// check and by every later report.
-	pass.CheckFragments = pass.CheckFragments || o.fragments
-	pass.Insecure = pass.Insecure || o.insecure
-	if err := db.UpdatePass(pass); err != nil {
-		return exitUsage, fmt.Errorf("save pass %d: %w", pass.ID, err)
-	}
-
-	stop, hard, cleanup := stopContexts(ctx, o.maxTime)
-	defer cleanup()
 
 	ua := o.userAgent
 	if ua == "" {
@@ -295,58 +213,69 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 		CheckFragments: o.fragments,
 		Logger:         log,
 	}, engine, db)
-	log.Info("pass", "id", pass.ID, "start", starts, "queued", len(queue), "resumed", len(done) > 0)
-
+	// What the pass is: resumed when the database's unfinished pass is
+	// this one, begun otherwise.
+	spec := crawler.PassSpec{
+		Pass:  store.Pass{StartURLs: starts, SettingsHash: settingsHash(file, &o)},
+		Seeds: starts,
+		New:   o.newPass,
+	}
+	if file != nil {
+		spec.Pass.Config = file.Path
+	}
+	if len(targets.roots) > 0 {
+		// A built site starts from its pages, not from its directory,
+		// which may well have no index.html.
+		spec.Pass.Root, spec.Pass.Roots, spec.Pass.RelativePaths = targets.roots[0], targets.roots, targets.relative
+		spec.Seeds = targets.seeds
+	}
 	var status *statusServer
-	if o.statusAddr != "" {
-		var u string
-		if u, status, err = serveStatus(ctx, o.statusAddr, o.statusPub, pass, c); err != nil {
-			return exitUsage, usageError{err}
+	defer func() {
+		if status != nil {
+			status.Stop()
 		}
-		defer status.Stop()
-		notice(stderr, o.logFormat, "status page", "url", u)
+	}()
+	progressDone := func() {}
+	var statusErr error // not a failed pass: nothing ran
+	spec.Opened = func(op crawler.Opened) error {
+		log.Info("pass", "id", op.Pass.ID, "start", starts, "queued", op.Queued, "resumed", op.Resumed)
+		if o.statusAddr != "" {
+			u, srv, err := serveStatus(context.WithoutCancel(ctx), o.statusAddr, o.statusPub, op.Pass, c)
+			if err != nil {
+				statusErr = err
+				return err
+			}
+			status = srv
+			notice(stderr, o.logFormat, "status page", "url", u)
+		}
+		// The bar would redraw over log lines on the same stream.
+		bar := isTerminal && !o.quiet && o.verbose == 0 && o.logFormat != "json"
+		if bar && op.Resumed {
+			fmt.Fprintf(stderr, "resuming pass %d: %s URLs already done\n", op.Pass.ID, thousands(op.Done))
+		}
+		progressDone = startProgress(stderr, c, bar, stop.Done())
+		return nil
 	}
-	began := time.Now()
-	// The bar would redraw over log lines on the same stream.
-	noBar := o.quiet || o.verbose > 0 || o.logFormat == "json"
-	if tty := terminal(stderr, noBar); tty != nil && len(done) > 0 {
-		fmt.Fprintf(tty, "resuming pass %d: %s URLs already done\n", pass.ID, thousands(len(done)))
-	}
-	progressDone := startProgress(stderr, c, noBar, stop.Done())
-	outcome, runErr := c.Run(stop, hard, pass, queue, done)
+	pass, outcome, err := c.Run(stop, hard, spec)
 	progressDone()
-
-	pass.Elapsed += time.Since(began)
-	pass.Deferred, pass.ResumeAfter = 0, time.Time{}
-	if stop.Err() == nil {
-		// Finished but for URLs held back by a pause: the report says to
-		// come back after it. A stopped run says it was stopped instead.
-		pass.Deferred, pass.ResumeAfter = outcome.Deferred, outcome.ResumeAfter
-	}
-	if outcome.Complete {
-		pass.State = store.PassComplete
-	} else {
-		pass.State = store.PassStopped
-	}
-	pass.Finished = time.Now()
-	if err := db.UpdatePass(pass); err != nil {
-		return exitUsage, fmt.Errorf("save pass %d: %w", pass.ID, err)
-	}
-	if runErr != nil {
-		if errors.Is(runErr, store.ErrCorrupt) {
-			return exitUsage, fmt.Errorf("pass %d: %w", pass.ID, runErr) // the store says what to do
-		}
-		return exitUsage, fmt.Errorf("pass %d: %w (what was committed is kept; run again to resume)", pass.ID, runErr)
+	switch {
+	case err == nil:
+	case statusErr != nil:
+		return statusErr
+	case pass.ID == 0:
+		return passRefusal(err) // not opened
+	default:
+		return passError{pass.ID, err}
 	}
 	if outcome.Complete {
 		if err := housekeeping(stop, db, o.keepPasses); err != nil {
-			return exitUsage, err
+			return err
 		}
 	}
 
 	rep, err := report.Build(db, pass.ID, report.Options{All: o.all, Now: time.Now(), ReportAfter: o.reportAfter, OnlyNew: o.onlyNew, CheckFragments: o.fragments, FailOn: failOn})
 	if err != nil {
-		return exitUsage, err
+		return err
 	}
 	if outcome.Complete {
 		// The counts stay with the pass for the trend of later reports:
@@ -354,11 +283,11 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 		t := rep.Tally()
 		pass.Tally = &t
 		if err := db.UpdatePass(pass); err != nil {
-			return exitUsage, fmt.Errorf("save pass %d: %w", pass.ID, err)
+			return fmt.Errorf("save pass %d: %w", pass.ID, err)
 		}
 	}
 	if err := writeOutputs(stdout, rep, stdoutFormat(o.format, o.quiet, o.outputs), o.outputs); err != nil {
-		return exitUsage, fmt.Errorf("write report: %w", err)
+		return fmt.Errorf("write report: %w", err)
 	}
 	if o.verbose > 0 {
 		if o.logFormat == "json" {
@@ -367,11 +296,11 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 			writeSummaryStats(stderr, rep, c.Hosts())
 		}
 	}
-	code = exitCode(rep)
+	verdict := verdictOf(rep)
 	if status != nil {
-		status.Finish(statusFinal{State: string(pass.State), Summary: rep.Counts(), Changes: rep.ChangeLine(), ExitCode: code})
+		status.Finish(statusFinal{State: string(pass.State), Summary: rep.Counts(), Changes: rep.ChangeLine(), ExitCode: exitCode(verdict)})
 	}
-	return code, nil
+	return verdict
 }
 
 // housekeeping keeps the database from growing night after night: old
@@ -454,10 +383,10 @@ func parseTargets(args []string, root string) (checkTargets, error) {
 	}
 	if len(t.starts) > 0 {
 		if len(dirs)+len(files) > 0 {
-			return t, fmt.Errorf("check takes URLs, or directories and files of a built site, not both")
+			return t, errors.New("check takes URLs, or directories and files of a built site, not both")
 		}
 		if root != "" {
-			return t, fmt.Errorf("--root is for directories and files, not URLs")
+			return t, errors.New("--root is for directories and files, not URLs")
 		}
 		return t, nil
 	}
@@ -579,7 +508,7 @@ func parseBaseURL(raw string, targets checkTargets) (*url.URL, error) {
 		return nil, nil
 	}
 	if len(targets.roots) == 0 {
-		return nil, fmt.Errorf("--base-url is for checking a directory: it says where its files are published")
+		return nil, errors.New("--base-url is for checking a directory: it says where its files are published")
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
@@ -606,10 +535,10 @@ func databaseFor(roots []string, log *slog.Logger) (string, error) {
 		if inside(r, wd) {
 			p, err := cacheDatabase(wd)
 			if err != nil {
-				return "", usagef("the working directory is inside %s, and %s would be deployed with it; give --db FILE outside it (%v)", r, defaultDB, err)
+				return "", fmt.Errorf("the working directory is inside %s, and %s would be deployed with it; give --db FILE outside it (%v)", r, defaultDB, err)
 			}
 			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-				return "", usagef("database directory for %s: %v; give --db FILE outside it", r, err)
+				return "", fmt.Errorf("database directory for %s: %v; give --db FILE outside it", r, err)
 			}
 			log.Info("database outside the checked directory", "db", p)
 			return p, nil
@@ -689,128 +618,18 @@ func redact(s string) string {
 	return s
 }
 
-// openPass resumes the unfinished pass when it has the same start URLs, or
-// begins a new one.
-func openPass(db *store.DB, engine *rules.Engine, targets checkTargets, settings string, fresh bool) (store.Pass, []store.Task, map[string]struct{}, error) {
-	starts := targets.starts
-	open, ok, err := db.OpenPass()
-	if err != nil {
-		return store.Pass{}, nil, nil, usageError{err}
+// passRefusal adds to the crawler's refusal to open a pass what the user
+// can do about it.
+func passRefusal(err error) error {
+	switch {
+	case errors.Is(err, crawler.ErrOtherPassOpen):
+		return fmt.Errorf("%w; run that again to resume it, add --new-pass to abandon it, or use another --db", err)
+	case errors.Is(err, crawler.ErrSettingsChanged):
+		return fmt.Errorf("%w (config file, --include/--exclude, --max-size, --ignore-robots, spider-trap limits); run it with the same ones to resume, or add --new-pass to start again", err)
+	case errors.Is(err, crawler.ErrOtherSite):
+		return fmt.Errorf("%w; use another --db for this site, or add --new-pass to start its history here", err)
 	}
-	if ok && !fresh {
-		if !slices.Equal(open.StartURLs, starts) {
-			return store.Pass{}, nil, nil, usagef("%s holds an unfinished pass %d of %s; run that again to resume it, add --new-pass to abandon it, or use another --db",
-				db.Path(), open.ID, strings.Join(open.StartURLs, " "))
-		}
-		if open.SettingsHash != "" && open.SettingsHash != settings {
-			return store.Pass{}, nil, nil, usagef("pass %d in %s began with other rules or settings (config file, --include/--exclude, --max-size, --ignore-robots, spider-trap limits); run it with the same ones to resume, or add --new-pass to start again",
-				open.ID, db.Path())
-		}
-		queue, err := db.Frontier()
-		if err != nil {
-			return store.Pass{}, nil, nil, usageError{err}
-		}
-		done := make(map[string]struct{})
-		err = db.ResolvedIn(open.ID, func(u string) error {
-			done[u] = struct{}{}
-			return nil
-		})
-		if err != nil {
-			return store.Pass{}, nil, nil, usageError{err}
-		}
-		open.State = store.PassRunning
-		if err := db.UpdatePass(open); err != nil {
-			return store.Pass{}, nil, nil, usageError{err}
-		}
-		return open, queue, done, nil
-	}
-	if !ok && !fresh {
-		// Another site's history would be read as this one's: its results
-		// reused, its problems "fixed". Say so rather than mix them.
-		last, had, err := db.LastPass()
-		if err != nil {
-			return store.Pass{}, nil, nil, usageError{err}
-		}
-		if had && !slices.Equal(last.StartURLs, starts) {
-			what := strings.Join(last.StartURLs, " ")
-			if dirs := last.Dirs(); len(dirs) > 0 {
-				what = strings.Join(dirs, " ")
-			}
-			return store.Pass{}, nil, nil, usagef("%s holds the passes of %s; use another --db for this site, or add --new-pass to start its history here",
-				db.Path(), what)
-		}
-	}
-	if ok {
-		open.State = store.PassAbandoned
-		open.Finished = time.Now()
-		if err := db.UpdatePass(open); err != nil {
-			return store.Pass{}, nil, nil, usageError{err}
-		}
-	}
-	from := starts
-	if len(targets.roots) > 0 {
-		// A built site starts from its pages, not from its directory,
-		// which may well have no index.html.
-		from = targets.seeds
-	}
-	seeds := make([]store.Task, 0, len(from))
-	for _, s := range from {
-		u, _ := url.Parse(s)
-		d := engine.Decide(u)
-		action := d.Action
-		if action != rules.Parse && action != rules.Check {
-			return store.Pass{}, nil, nil, usagef("start URL %s is excluded by %s", s, d.Rule)
-		}
-		seeds = append(seeds, store.Task{URL: d.URL, Action: action.String()})
-	}
-	p := store.Pass{StartURLs: starts, Started: time.Now(), SettingsHash: settings}
-	if len(targets.roots) > 0 {
-		p.Root, p.Roots, p.RelativePaths = targets.roots[0], targets.roots, targets.relative
-	}
-	pass, err := db.BeginPass(p, seeds)
-	if err != nil {
-		return store.Pass{}, nil, nil, usageError{err}
-	}
-	return pass, seeds, nil, nil
-}
-
-// stopContexts returns stop, cancelled by the first SIGINT, SIGTERM or
-// SIGHUP (a closed terminal or ssh session must not lose the last batch)
-// or when maxTime runs out, and hard, cancelled by a second signal.
-func stopContexts(ctx context.Context, maxTime time.Duration) (stop, hard context.Context, cleanup func()) {
-	stop, cancelStop := context.WithCancel(ctx)
-	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	var timer *time.Timer
-	if maxTime > 0 {
-		timer = time.AfterFunc(maxTime, cancelStop)
-	}
-	quit := make(chan struct{})
-	go func() {
-		n := 0
-		for {
-			select {
-			case <-sigs:
-				n++
-				cancelStop()
-				if n > 1 {
-					cancelHard()
-				}
-			case <-quit:
-				return
-			}
-		}
-	}()
-	return stop, hard, func() {
-		signal.Stop(sigs)
-		close(quit)
-		if timer != nil {
-			timer.Stop()
-		}
-		cancelStop()
-		cancelHard()
-	}
+	return err
 }
 
 // thousands writes n with a comma every three digits: 1,902.

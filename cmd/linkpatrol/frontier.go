@@ -58,7 +58,8 @@ func (s *syncValue) Set(v string) error {
 
 func (s *syncValue) Type() string { return "always|interval" }
 
-func runServeFrontier(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+// runServeFrontier serves until ctx is cancelled: the first stop signal.
+func runServeFrontier(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("serve-frontier", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", cluster.DefaultListen, "`HOST:PORT` to listen on; beyond loopback only with --token-file or --nkey, and --tls-cert and --tls-key")
@@ -82,16 +83,16 @@ Flags:
 	}
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK, nil
+			return nil
 		}
-		return exitUsage, err
+		return err
 	}
 	if fs.NArg() > 0 {
-		return exitUsage, usagef("serve-frontier takes no arguments, got %q", fs.Args())
+		return fmt.Errorf("serve-frontier takes no arguments, got %q", fs.Args())
 	}
 	log, err := newLogger(stderr, *verbose, "text")
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	srv, err := cluster.Serve(cluster.ServerOptions{
 		Listen:       *listen,
@@ -103,7 +104,7 @@ Flags:
 		Logger:       log,
 	})
 	if err != nil {
-		return exitUsage, usagef("serve-frontier: %v", err)
+		return fmt.Errorf("serve-frontier: %v", err)
 	}
 	defer srv.Shutdown()
 	durability := "an fsync after every write"
@@ -115,8 +116,6 @@ Flags:
 	fmt.Fprintln(stdout, srv.ClientURL())
 	fmt.Fprintf(stderr, "serve-frontier: workers and check connect with --nats %s (JetStream store %s, %s); SIGINT or SIGTERM stops it\n",
 		srv.ClientURL(), *store, durability)
-	stop, _, cleanup := stopContexts(ctx, 0)
-	defer cleanup()
-	<-stop.Done()
-	return exitOK, nil
+	<-ctx.Done()
+	return nil
 }
