@@ -3,7 +3,10 @@
 // problems worst-first.
 //
 // It wires the packages together — flags, config, signals, exit codes,
-// progress — and holds no crawling logic of its own.
+// progress — and holds no crawling logic of its own. main is run plus a
+// process: it arms the stop signals and asks whether stderr is a terminal;
+// run is everything else, so tests call it in-process. Commands return an
+// error, and exitStatus alone turns it into the exit code.
 package main
 
 import (
