@@ -52,3 +52,27 @@ password = "${INTRANET_PASSWORD}"
 	}
 	golden(t, "explain.golden", out)
 }
+
+// TestExplainPolicyAfterRewrite: the policy explain shows is the one the
+// crawl sends, to the URL after rewrites; the URL as written gets its
+// rule's header only where a request goes to it as written (a redirect
+// hop), which here it never may, being on another host.
+func TestExplainPolicyAfterRewrite(t *testing.T) {
+	t.Parallel()
+	e, err := New(Config{
+		Start:    []string{"https://example.com/"},
+		Rewrites: []Rewrite{{Regex: `^https://old\.example\.com/(.*)$`, Replace: "https://example.com/$1"}},
+		Rules:    []Rule{{Scheme: "https", Host: "example.com", Headers: map[string]string{"X-Token": "t"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := e.Explain("https://old.example.com/a")
+	if x.URL != "https://example.com/a" || !strings.Contains(x.Policy, "X-Token") {
+		t.Errorf("explain: %s, policy %q; want the rule's header on https://example.com/a", x.URL, x.Policy)
+	}
+	d := e.Decide(mustParse(t, "https://old.example.com/a"))
+	if d.Request.Header.Get("X-Token") != "t" || d.Policy.Header.Get("X-Token") != "" {
+		t.Errorf("Request %s, Policy %s: want the header for the rewritten URL only", d.Request, d.Policy)
+	}
+}

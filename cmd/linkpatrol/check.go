@@ -245,21 +245,6 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, isTe
 	}
 	defer db.Close()
 
-	pass, queue, done, err := openPass(db, engine, targets, settingsHash(file, &o), o.newPass)
-	if err != nil {
-		return err
-	}
-	if file != nil {
-		pass.Config = file.Path
-	}
-	// A pass that stores anchors is reported with its fragment checks, by
-	// check and by every later report.
-	pass.CheckFragments = pass.CheckFragments || o.fragments
-	pass.Insecure = pass.Insecure || o.insecure
-	if err := db.UpdatePass(pass); err != nil {
-		return fmt.Errorf("save pass %d: %w", pass.ID, err)
-	}
-
 	stop, hard := ctx, hardStop(ctx)
 	if o.maxTime > 0 {
 		var cancel context.CancelFunc
@@ -299,45 +284,59 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, isTe
 		CheckFragments: o.fragments,
 		Logger:         log,
 	}, engine, db)
-	log.Info("pass", "id", pass.ID, "start", starts, "queued", len(queue), "resumed", len(done) > 0)
-
+	// What the pass is: resumed when the database's unfinished pass is
+	// this one, begun otherwise.
+	spec := crawler.PassSpec{
+		Pass:  store.Pass{StartURLs: starts, SettingsHash: settingsHash(file, &o)},
+		Seeds: starts,
+		New:   o.newPass,
+	}
+	if file != nil {
+		spec.Pass.Config = file.Path
+	}
+	if len(targets.roots) > 0 {
+		// A built site starts from its pages, not from its directory,
+		// which may well have no index.html.
+		spec.Pass.Root, spec.Pass.Roots, spec.Pass.RelativePaths = targets.roots[0], targets.roots, targets.relative
+		spec.Seeds = targets.seeds
+	}
 	var status *statusServer
-	if o.statusAddr != "" {
-		var u string
-		if u, status, err = serveStatus(context.WithoutCancel(ctx), o.statusAddr, o.statusPub, pass, c); err != nil {
-			return err
+	defer func() {
+		if status != nil {
+			status.Stop()
 		}
-		defer status.Stop()
-		notice(stderr, o.logFormat, "status page", "url", u)
+	}()
+	progressDone := func() {}
+	var statusErr error // not a failed pass: nothing ran
+	spec.Opened = func(op crawler.Opened) error {
+		log.Info("pass", "id", op.Pass.ID, "start", starts, "queued", op.Queued, "resumed", op.Resumed)
+		if o.statusAddr != "" {
+			u, srv, err := serveStatus(context.WithoutCancel(ctx), o.statusAddr, o.statusPub, op.Pass, c)
+			if err != nil {
+				statusErr = err
+				return err
+			}
+			status = srv
+			notice(stderr, o.logFormat, "status page", "url", u)
+		}
+		// The bar would redraw over log lines on the same stream.
+		bar := isTerminal && !o.quiet && o.verbose == 0 && o.logFormat != "json"
+		if bar && op.Resumed {
+			fmt.Fprintf(stderr, "resuming pass %d: %s URLs already done\n", op.Pass.ID, thousands(op.Done))
+		}
+		progressDone = startProgress(stderr, c, bar, stop.Done())
+		return nil
 	}
-	began := time.Now()
-	// The bar would redraw over log lines on the same stream.
-	bar := isTerminal && !o.quiet && o.verbose == 0 && o.logFormat != "json"
-	if bar && len(done) > 0 {
-		fmt.Fprintf(stderr, "resuming pass %d: %s URLs already done\n", pass.ID, thousands(len(done)))
-	}
-	progressDone := startProgress(stderr, c, bar, stop.Done())
-	outcome, runErr := c.Run(stop, hard, pass, queue, done)
+	pass, outcome, err := c.Run(stop, hard, spec)
 	progressDone()
-
-	pass.Elapsed += time.Since(began)
-	pass.Deferred, pass.ResumeAfter = 0, time.Time{}
-	if stop.Err() == nil {
-		// Finished but for URLs held back by a pause: the report says to
-		// come back after it. A stopped run says it was stopped instead.
-		pass.Deferred, pass.ResumeAfter = outcome.Deferred, outcome.ResumeAfter
-	}
-	if outcome.Complete {
-		pass.State = store.PassComplete
-	} else {
-		pass.State = store.PassStopped
-	}
-	pass.Finished = time.Now()
-	if err := db.UpdatePass(pass); err != nil {
-		return fmt.Errorf("save pass %d: %w", pass.ID, err)
-	}
-	if runErr != nil {
-		return passError{pass.ID, runErr}
+	switch {
+	case err == nil:
+	case statusErr != nil:
+		return statusErr
+	case pass.ID == 0:
+		return passRefusal(err) // not opened
+	default:
+		return passError{pass.ID, err}
 	}
 	if outcome.Complete {
 		if err := housekeeping(stop, db, o.keepPasses); err != nil {
@@ -690,89 +689,18 @@ func redact(s string) string {
 	return s
 }
 
-// openPass resumes the unfinished pass when it has the same start URLs, or
-// begins a new one.
-func openPass(db *store.DB, engine *rules.Engine, targets checkTargets, settings string, fresh bool) (store.Pass, []store.Task, map[string]struct{}, error) {
-	starts := targets.starts
-	open, ok, err := db.OpenPass()
-	if err != nil {
-		return store.Pass{}, nil, nil, err
+// passRefusal adds to the crawler's refusal to open a pass what the user
+// can do about it.
+func passRefusal(err error) error {
+	switch {
+	case errors.Is(err, crawler.ErrOtherPassOpen):
+		return fmt.Errorf("%w; run that again to resume it, add --new-pass to abandon it, or use another --db", err)
+	case errors.Is(err, crawler.ErrSettingsChanged):
+		return fmt.Errorf("%w (config file, --include/--exclude, --max-size, --ignore-robots, spider-trap limits); run it with the same ones to resume, or add --new-pass to start again", err)
+	case errors.Is(err, crawler.ErrOtherSite):
+		return fmt.Errorf("%w; use another --db for this site, or add --new-pass to start its history here", err)
 	}
-	if ok && !fresh {
-		if !slices.Equal(open.StartURLs, starts) {
-			return store.Pass{}, nil, nil, fmt.Errorf("%s holds an unfinished pass %d of %s; run that again to resume it, add --new-pass to abandon it, or use another --db",
-				db.Path(), open.ID, strings.Join(open.StartURLs, " "))
-		}
-		if open.SettingsHash != "" && open.SettingsHash != settings {
-			return store.Pass{}, nil, nil, fmt.Errorf("pass %d in %s began with other rules or settings (config file, --include/--exclude, --max-size, --ignore-robots, spider-trap limits); run it with the same ones to resume, or add --new-pass to start again",
-				open.ID, db.Path())
-		}
-		queue, err := db.Frontier()
-		if err != nil {
-			return store.Pass{}, nil, nil, err
-		}
-		done := make(map[string]struct{})
-		err = db.ResolvedIn(open.ID, func(u string) error {
-			done[u] = struct{}{}
-			return nil
-		})
-		if err != nil {
-			return store.Pass{}, nil, nil, err
-		}
-		open.State = store.PassRunning
-		if err := db.UpdatePass(open); err != nil {
-			return store.Pass{}, nil, nil, err
-		}
-		return open, queue, done, nil
-	}
-	if !ok && !fresh {
-		// Another site's history would be read as this one's: its results
-		// reused, its problems "fixed". Say so rather than mix them.
-		last, had, err := db.LastPass()
-		if err != nil {
-			return store.Pass{}, nil, nil, err
-		}
-		if had && !slices.Equal(last.StartURLs, starts) {
-			what := strings.Join(last.StartURLs, " ")
-			if dirs := last.Dirs(); len(dirs) > 0 {
-				what = strings.Join(dirs, " ")
-			}
-			return store.Pass{}, nil, nil, fmt.Errorf("%s holds the passes of %s; use another --db for this site, or add --new-pass to start its history here",
-				db.Path(), what)
-		}
-	}
-	if ok {
-		open.State = store.PassAbandoned
-		open.Finished = time.Now()
-		if err := db.UpdatePass(open); err != nil {
-			return store.Pass{}, nil, nil, err
-		}
-	}
-	from := starts
-	if len(targets.roots) > 0 {
-		// A built site starts from its pages, not from its directory,
-		// which may well have no index.html.
-		from = targets.seeds
-	}
-	seeds := make([]store.Task, 0, len(from))
-	for _, s := range from {
-		u, _ := url.Parse(s)
-		d := engine.Decide(u)
-		action := d.Action
-		if action != rules.Parse && action != rules.Check {
-			return store.Pass{}, nil, nil, fmt.Errorf("start URL %s is excluded by %s", s, d.Rule)
-		}
-		seeds = append(seeds, store.Task{URL: d.URL, Action: action.String()})
-	}
-	p := store.Pass{StartURLs: starts, Started: time.Now(), SettingsHash: settings}
-	if len(targets.roots) > 0 {
-		p.Root, p.Roots, p.RelativePaths = targets.roots[0], targets.roots, targets.relative
-	}
-	pass, err := db.BeginPass(p, seeds)
-	if err != nil {
-		return store.Pass{}, nil, nil, err
-	}
-	return pass, seeds, nil, nil
+	return err
 }
 
 // thousands writes n with a comma every three digits: 1,902.
