@@ -142,6 +142,7 @@ do not change the exit code.
 `
 
 func main() {
+	go paceGC()
 	ctx := context.Background()
 	args := os.Args[1:]
 	var stop context.CancelFunc
