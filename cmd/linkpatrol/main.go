@@ -3,10 +3,16 @@
 // problems worst-first.
 //
 // It wires the packages together — flags, config, signals, exit codes,
-// progress — and holds no crawling logic of its own. main is run plus a
-// process: it arms the stop signals and asks whether stderr is a terminal;
-// run is everything else, so tests call it in-process. Commands return an
-// error, and exitStatus alone turns it into the exit code.
+// progress — and holds no crawling logic of its own. Every setting of a run
+// is one row of settingsTable (settings.go): its flag, config key, default,
+// help and heading, from which the flags of each command, the file's keys,
+// the merge (flag, then file, then default), the checks, `config example`
+// and the grouped --help are made.
+//
+// main is run plus a process: it arms the stop signals and asks whether
+// stderr is a terminal; run is everything else, so tests call it
+// in-process. Commands return an error, and exitStatus alone turns it into
+// the exit code.
 package main
 
 import (
@@ -149,6 +155,7 @@ do not change the exit code.
 `
 
 func main() {
+	go paceGC()
 	ctx := context.Background()
 	args := os.Args[1:]
 	var stop context.CancelFunc
