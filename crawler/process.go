@@ -46,7 +46,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 		return c.reuse(pass, t, *t.prev)
 	}
 	if !t.prevLoaded {
-		t.prev, _ = c.previous(pass, t.URL)
+		t.prev = c.previous(t.URL)
 	}
 	prevp := t.prev
 	hadPrev := prevp != nil
