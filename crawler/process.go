@@ -134,8 +134,8 @@ func (c *Crawler) upgrade(ctx context.Context, t task, first string, f *fetched)
 		f.status/100 != 2 || !parsable(f.contentType) {
 		return
 	}
-	d := f.dec
-	if d == nil || d.Action != rules.Parse {
+	d := f.decided(c)
+	if d.Action != rules.Parse {
 		return
 	}
 	u, err := url.Parse(f.finalURL)
