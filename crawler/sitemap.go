@@ -126,6 +126,7 @@ func (c *Crawler) robotsSitemaps(ctx context.Context, t task) outcome {
 	if err != nil {
 		return o
 	}
+	var robots robotsMemo
 	for _, s := range r.Sitemaps() {
 		u, err := rules.Resolve(base, s)
 		if err != nil {
@@ -141,7 +142,7 @@ func (c *Crawler) robotsSitemaps(ctx context.Context, t task) outcome {
 			continue
 		}
 		tg := target{url: d.URL, host: d.Parsed.Host, action: d.Action, rule: d.Rule, sitemap: true}
-		c.robotsVerdict(&tg, u)
+		c.robotsVerdict(&tg, u, &robots)
 		o.found = append(o.found, tg)
 	}
 	return o

@@ -18,11 +18,16 @@ password = "${INTRANET_PASSWORD}"
 `
 	// The example ends with a rule for every ftp URL; this one comes
 	// after it and is reached by its host.
-	f, err := ParseConfig("linkpatrol.toml", []byte(doc), env)
+	f, err := ParseConfig("linkpatrol.toml", []byte(doc), env, Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Config.Start = f.Start
+	// The settings of the command's example, uncommented as well.
+	f.Config.Start = []string{"https://example.com/"}
+	f.Config.Exclude = []string{`\.(zip|tar\.gz|iso)$`}
+	f.Config.Accept = []int{429}
+	f.Config.Headers = []HeaderFlag{{Name: "Accept-Language", Value: "en"}}
+	f.Config.Traps = DefaultTraps()
 	e, err := New(f.Config)
 	if err != nil {
 		t.Fatal(err)
