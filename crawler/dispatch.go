@@ -226,8 +226,10 @@ func (d *dispatcher) stage() []store.Result {
 			// Only with recheck intervals can a stored result be reused;
 			// otherwise the worker reads it, in parallel. A sitemap is
 			// always read again: what it lists is the point.
-			t.prev, t.fresh = d.c.previous(d.pass, t.URL)
-			t.fresh = t.fresh && t.Action != actionSitemap
+			// Its recheck interval comes with its decision, made when it
+			// was found (or here, once, for a task from the store).
+			t.prev = d.c.previous(t.URL)
+			t.fresh = t.prev != nil && t.Action != actionSitemap && d.c.reusable(d.pass, t.prev, d.c.decision(&t).Request)
 			t.prevLoaded = true
 		}
 		if d.c.cfg.Throttle == nil || t.fresh || q.name == "" {
