@@ -381,3 +381,26 @@ func TestForeignRedirectHopIsFollowedAndForwarded(t *testing.T) {
 		}
 	}
 }
+
+// A stop while the crawler waits on the frontier ends the run, stopped:
+// the pass is not complete while the frontier has not said so.
+func TestStopWhileWaitingOnTheFrontier(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(page(`ok`))
+	t.Cleanup(srv.Close)
+	engine, err := rules.New(rules.Config{Start: []string{srv.URL + "/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &waitingFrontier{in: make(chan []store.Task), idle: make(chan bool), done: make(chan struct{})}
+	c := crawler.New(crawler.Config{Concurrency: 2, Frontier: f}, engine, openDB(t))
+	stop, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-f.idle
+		cancel()
+	}()
+	pass, out, err := c.Run(stop, context.Background(), passOf(srv.URL+"/"))
+	if err != nil || out.Complete || pass.State != store.PassStopped {
+		t.Fatalf("complete %v, state %s, err %v; want stopped", out.Complete, pass.State, err)
+	}
+}
