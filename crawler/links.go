@@ -336,7 +336,7 @@ func (c *Crawler) mayReuse() bool {
 // what a user edits between two runs, and revalidating one costs a 304.
 // A rule's own interval is the user asking for exactly those URLs, so it
 // applies to pages too.
-func (c *Crawler) fresh(prev store.URLRecord, now time.Time) bool {
+func (c *Crawler) fresh(prev store.URLRecord, now time.Time, p *rules.Policy) bool {
 	if c.needsAnchors(prev) {
 		return false
 	}
@@ -357,18 +357,16 @@ func (c *Crawler) fresh(prev store.URLRecord, now time.Time) bool {
 	default:
 		return false
 	}
-	if u, err := url.Parse(prev.URL); err == nil {
-		if p := c.rules.Decide(u).Policy; p != nil {
-			switch prev.Verdict {
-			case store.VerdictOK:
-				ttl = pick(p.Recheck.OK, ttl)
-			case store.VerdictBroken:
-				ttl = pick(p.Recheck.Broken, ttl)
-			case store.VerdictUnverifiable:
-				ttl = pick(p.Recheck.Unverifiable, ttl)
-			case store.VerdictTransient:
-				ttl = pick(p.Recheck.Transient, ttl)
-			}
+	if p != nil {
+		switch prev.Verdict {
+		case store.VerdictOK:
+			ttl = pick(p.Recheck.OK, ttl)
+		case store.VerdictBroken:
+			ttl = pick(p.Recheck.Broken, ttl)
+		case store.VerdictUnverifiable:
+			ttl = pick(p.Recheck.Unverifiable, ttl)
+		case store.VerdictTransient:
+			ttl = pick(p.Recheck.Transient, ttl)
 		}
 	}
 	return ttl > 0 && !prev.FetchedAt.IsZero() && now.Sub(prev.FetchedAt) < ttl

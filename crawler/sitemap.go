@@ -41,7 +41,7 @@ func (c *Crawler) processSitemap(ctx context.Context, pass store.Pass, t task) o
 	o := outcome{task: t}
 	now := c.cfg.Now()
 	if !t.prevLoaded {
-		t.prev, _ = c.previous(pass, t.URL)
+		t.prev = c.previous(t.URL)
 	}
 	hard := c.hardTimeout(&t)
 	hardCtx, cancel := context.WithTimeout(ctx, hard)
