@@ -263,38 +263,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 	stop, hard, cleanup := stopContexts(ctx, o.maxTime)
 	defer cleanup()
 
-	ua := o.userAgent
-	if ua == "" {
-		ua = "linkpatrol/" + version + " (+https://github.com/linkpatrol/linkpatrol)"
-	}
-	if o.noReuse {
-		o.recheck = rules.Recheck{}
-	}
-	cidr := file != nil && hasCIDRRules(file.Config.Hosts)
-	th, hostSettings := newThrottle(engine, ua, globalBPS, cidr, o.polite.groupHosts == "domain")
-	c := crawler.New(crawler.Config{
-		Throttle:       th,
-		HostSettings:   hostSettings,
-		Concurrency:    o.concurrency,
-		PerHost:        o.perHost,
-		Timeout:        o.timeout,
-		MaxSize:        o.maxSize,
-		MaxRedirects:   o.maxRedirects,
-		UserAgent:      ua,
-		Insecure:       o.insecure,
-		Recheck:        o.recheck,
-		Ghost:          o.ghost,
-		Roots:          targets.roots,
-		BaseURL:        baseURL,
-		BatchSize:      o.commitBatch,
-		BatchInterval:  o.commitEvery,
-		RulesRecheck:   file != nil && rulesSetRecheck(file),
-		Sitemaps:       o.sitemaps,
-		RobotsSitemaps: o.robotsMaps,
-		SitemapLimit:   o.sitemapMax,
-		CheckFragments: o.fragments,
-		Logger:         log,
-	}, engine, db)
+	c := crawler.New(crawlerConfig(&o, file, engine, targets.roots, baseURL, globalBPS, log), engine, db)
 	log.Info("pass", "id", pass.ID, "start", starts, "queued", len(queue), "resumed", len(done) > 0)
 
 	var status *statusServer
@@ -372,6 +341,45 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 		status.Finish(statusFinal{State: string(pass.State), Summary: rep.Counts(), Changes: rep.ChangeLine(), ExitCode: code})
 	}
 	return code, nil
+}
+
+// crawlerConfig is the crawler's configuration from check's settings: the
+// one place check and a cluster worker (which runs the pass's settings)
+// build it.
+func crawlerConfig(o *checkOptions, file *rules.File, engine *rules.Engine, roots []string, baseURL *url.URL, globalBPS int64, log *slog.Logger) crawler.Config {
+	ua := o.userAgent
+	if ua == "" {
+		ua = "linkpatrol/" + version + " (+https://github.com/linkpatrol/linkpatrol)"
+	}
+	recheck := o.recheck
+	if o.noReuse {
+		recheck = rules.Recheck{}
+	}
+	cidr := file != nil && hasCIDRRules(file.Config.Hosts)
+	th, hostSettings := newThrottle(engine, ua, globalBPS, cidr, o.polite.groupHosts == "domain")
+	return crawler.Config{
+		Throttle:       th,
+		HostSettings:   hostSettings,
+		Concurrency:    o.concurrency,
+		PerHost:        o.perHost,
+		Timeout:        o.timeout,
+		MaxSize:        o.maxSize,
+		MaxRedirects:   o.maxRedirects,
+		UserAgent:      ua,
+		Insecure:       o.insecure,
+		Recheck:        recheck,
+		Ghost:          o.ghost,
+		Roots:          roots,
+		BaseURL:        baseURL,
+		BatchSize:      o.commitBatch,
+		BatchInterval:  o.commitEvery,
+		RulesRecheck:   file != nil && rulesSetRecheck(file),
+		Sitemaps:       o.sitemaps,
+		RobotsSitemaps: o.robotsMaps,
+		SitemapLimit:   o.sitemapMax,
+		CheckFragments: o.fragments,
+		Logger:         log,
+	}
 }
 
 // housekeeping keeps the database from growing night after night: old
