@@ -1,8 +1,67 @@
-// Package cluster runs a pass across several worker processes over NATS
-// JetStream (see DISTRIBUTED.md): the embedded server of serve-frontier,
-// the connection every command opens to it, shards and their leases, the
-// frontier a worker's crawler takes its foreign work through, and the
-// coordinator that merges results and decides when a pass is complete.
+// Package cluster runs one linkpatrol pass across processes over NATS
+// JetStream, as ../shared/DISTRIBUTED.md designs it. It owns everything a
+// pass keeps in NATS: the streams, consumers and KV buckets, the shard of a
+// host, the leases by which a worker owns shards, the messages that carry
+// tasks and results between processes, the workers' status reports and the
+// rule that says a pass is over. Only this package and cmd/linkpatrol import
+// NATS; crawler, store and report never do.
 //
-// Only this package and cmd/linkpatrol import NATS.
+// # Shape
+//
+// Hosts fall into Shards virtual shards by registrable domain (Shard). A
+// Worker holds a KV lease on each of its shards and runs an ordinary crawler
+// on its own database through a Frontier: the crawler fetches only hosts of
+// its shards, and commits the links it finds to other shards, and with them
+// its results, as an outbox entry in the transaction that stores the results
+// (store.Result.Forward, store.Options.ForwardResults). The Frontier
+// publishes the entries in order, tasks to lp.todo.<shard> of their
+// destination and results to lp.res.<shard>, and deletes each after the
+// server acknowledged it. It takes the tasks of its own shards from one
+// durable pull consumer per shard, commits them to its database
+// (store.DB.Enqueue), acks them and only then hands the new ones to its
+// crawler. The stream is a mailbox, never the frontier: a task is acked
+// within milliseconds, not held while a polite host makes it wait.
+//
+// A Coordinator owns the merged database: it begins passes (with the IDs
+// every worker database uses too), commits every published result into it
+// with store.DB.Commit, so reports work unchanged, and ends a pass by the
+// termination rule below.
+//
+// # Streams, consumers, buckets
+//
+//	LP_TODO    work queue, lp.todo.<shard>; consumer todo-<shard> per shard,
+//	           pull, explicit ack, pinned to one client of group "owner"
+//	LP_RES     work queue, lp.res.<shard>; consumer "results" (the coordinator)
+//	lp_leases  KV, TTL = the lease TTL: shard.<n> -> name of the worker holding it
+//	lp_state   KV: "pass" -> PassRecord; worker.<name> -> WorkerStatus
+//
+// A message carries one store.OutboxEntry (store's own encoding): up to
+// Batch tasks for one shard, or results of one shard. Its Nats-Msg-Id is
+// <pass>:<hash of its bytes>, so a drainer that publishes an entry again
+// after a crash is deduplicated by the server within its window, and by the
+// owner's store.DB.Enqueue after it.
+//
+// # Leases
+//
+// A worker creates shard.<n> in a bucket whose TTL is the lease TTL, renews
+// it at TTL/3 by a compare-and-set Update, and gives up TTL/2 after its last
+// complete renewal: it then cancels its Context, which the command runs its
+// crawler under, so two processes never fetch one host. A shard held by
+// another worker is refused with a *HeldError naming the holder; a worker
+// restarted under the same name takes its own leases back at once.
+//
+// # End of a pass
+//
+// A worker reports idle (WorkerStatus.Idle) only when its crawler's last
+// call was Idle(true) and, read from one database transaction after it
+// noted its acked sequences, its frontier holds no unresolved task and its
+// outbox is empty (store.DB.Quiet); with it, the last stream sequence it
+// acked per shard. The coordinator calls a pass over only when every lease
+// holder and every worker that reported for the pass reports idle for it,
+// and, read after that, every shard consumer has nothing pending, nothing
+// unacked and delivered nothing beyond what was reported acked, and the
+// results consumer has nothing pending or unacked. A message delivered after
+// a worker's report therefore always shows as delivered beyond its acked
+// sequence, and a pass never ends while a task is anywhere: in a stream, in
+// flight to a worker, on a frontier, or in an outbox.
 package cluster

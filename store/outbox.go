@@ -129,3 +129,47 @@ func (db *DB) OutboxLen() (n int, err error) {
 	})
 	return n, err
 }
+
+// Quiet says, from one read transaction, whether the open pass passID has
+// nothing left to do in this database: no task on the frontier that the
+// pass has not resolved, and an empty outbox. deferred counts the frontier
+// tasks the pass resolved provisionally (held back by a server's pause, see
+// Result.Requeue), which wait for a later run and do not keep it busy; it is
+// complete only when quiet is true. One transaction matters: a Commit moves
+// work from the frontier to the outbox atomically, and two reads could miss
+// it in both. The scan stops at the first unresolved task, so asking a busy
+// database costs little.
+func (db *DB) Quiet(passID uint64) (quiet bool, deferred int, err error) {
+	err = db.view(func(tx *bbolt.Tx) error {
+		if err := db.checkOpen(tx, passID); err != nil {
+			return err
+		}
+		if b := tx.Bucket(bucketOutbox); b != nil {
+			if k, _ := b.Cursor().First(); k != nil {
+				return nil
+			}
+		}
+		urls := tx.Bucket(bucketURLs)
+		c := tx.Bucket(bucketFrontier).Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			v := urls.Get(k)
+			if v == nil {
+				return nil
+			}
+			p, err := recordPass(v)
+			if err != nil {
+				return db.corrupt("record", k, err)
+			}
+			if p != passID {
+				return nil
+			}
+			deferred++
+		}
+		quiet = true
+		return nil
+	})
+	if err != nil {
+		return false, 0, fmt.Errorf("quiet: %w", err)
+	}
+	return quiet, deferred, nil
+}

@@ -505,3 +505,50 @@ func schemaOf(t *testing.T, path string) uint64 {
 	}
 	return v
 }
+
+func TestQuiet(t *testing.T) {
+	t.Parallel()
+	held := checked("http://127.0.0.1/slow", VerdictTransient, 503)
+	held.Requeue = &Task{URL: "http://127.0.0.1/slow", Action: "check"}
+	tests := []struct {
+		name         string
+		results      []Result
+		drain        bool // delete the outbox entries
+		wantQuiet    bool
+		wantDeferred int
+	}{
+		{"seed still queued", nil, false, false, 0},
+		{"links queued", []Result{page(home, about)}, false, false, 0},
+		{"all resolved", []Result{page(home, about), checked(about, VerdictOK, 200)}, false, true, 0},
+		{"a held URL waits for a later run", []Result{page(home, held.Record.URL), held}, false, true, 1},
+		{"outbox not drained", []Result{forwarding(home), checked(about, VerdictOK, 200)}, false, false, 0},
+		{"outbox drained", []Result{forwarding(home, foreign), checked(about, VerdictOK, 200)}, true, true, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			db, err := Open(filepath.Join(t.TempDir(), "w.db"), Options{ForwardResults: tt.name == "outbox not drained"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			p := begin(t, db, home)
+			for _, r := range tt.results {
+				commit(t, db, p.ID, r)
+			}
+			if tt.drain {
+				if err := db.Outbox(func(seq uint64, _ OutboxEntry) error { return db.DeleteOutbox(seq) }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			quiet, deferred, err := db.Quiet(p.ID)
+			if err != nil || quiet != tt.wantQuiet || (quiet && deferred != tt.wantDeferred) {
+				t.Errorf("Quiet = %v, %d, %v; want %v, %d", quiet, deferred, err, tt.wantQuiet, tt.wantDeferred)
+			}
+		})
+	}
+	db := openTemp(t)
+	if _, _, err := db.Quiet(1); err == nil {
+		t.Error("Quiet of a pass that is not open succeeded")
+	}
+}

@@ -1,0 +1,499 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// CoordinatorConfig configures a Coordinator.
+type CoordinatorConfig struct {
+	// DB is the merged database: passes begin here, and every result the
+	// workers publish is committed here.
+	DB *store.DB
+	// Poll is how often the termination rule is checked while a pass
+	// runs; default 200ms.
+	Poll time.Duration
+	// Logf, when set, is told what the coordinator drops or retries.
+	Logf func(format string, args ...any)
+
+	// onVerdict, a test hook, sees every verdict on the running pass.
+	onVerdict func(Verdict)
+}
+
+// Coordinator owns the merged database and the pass: it begins passes,
+// writes results and ends a pass by the termination rule.
+type Coordinator struct {
+	cfg  CoordinatorConfig
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	b    buckets
+	todo jetstream.Stream
+	res  jetstream.Consumer
+
+	mu sync.Mutex // serialises beginning and ending passes
+}
+
+const beginSubject = "lp.ctl.begin"
+
+// NewCoordinator sets the cluster up on the server (Setup with opt) and
+// returns its coordinator. Run it.
+func NewCoordinator(ctx context.Context, js jetstream.JetStream, opt Options, cfg CoordinatorConfig) (*Coordinator, error) {
+	if cfg.DB == nil {
+		return nil, errors.New("coordinator: no merged database")
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 200 * time.Millisecond
+	}
+	if err := Setup(ctx, js, opt); err != nil {
+		return nil, err
+	}
+	c := &Coordinator{cfg: cfg, nc: js.Conn(), js: js}
+	var err error
+	if c.b, err = openBuckets(ctx, js); err != nil {
+		return nil, err
+	}
+	if c.todo, err = js.Stream(ctx, todoStream); err != nil {
+		return nil, fmt.Errorf("coordinator: %w", err)
+	}
+	if c.res, err = js.Consumer(ctx, resStream, resultsConsumer); err != nil {
+		return nil, fmt.Errorf("coordinator: %w", err)
+	}
+	return c, nil
+}
+
+func (c *Coordinator) logf(format string, args ...any) {
+	if c.cfg.Logf != nil {
+		c.cfg.Logf(format, args...)
+	}
+}
+
+// Run writes results into the merged database, answers Begin requests and
+// ends the running pass when the termination rule holds, until ctx ends.
+func (c *Coordinator) Run(ctx context.Context) error {
+	sub, err := c.nc.Subscribe(beginSubject, func(m *nats.Msg) { c.answerBegin(ctx, m) })
+	if err != nil {
+		return fmt.Errorf("coordinator: %w", err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	errc := make(chan error, 2)
+	go func() { errc <- c.writeResults(ctx) }()
+	go func() { errc <- c.watchEnd(ctx) }()
+	err = <-errc
+	if ctx.Err() == nil {
+		// One failed for good: stop the other too.
+		return err
+	}
+	<-errc
+	return nil
+}
+
+// BeginRequest asks the coordinator to begin a pass, or to resume the one
+// running.
+type BeginRequest struct {
+	// Pass carries what the pass is: StartURLs, SettingsHash, Started,
+	// Config, CheckFragments, ... (ID and State are the coordinator's).
+	Pass store.Pass `json:"pass"`
+	// Config is the bytes of the config file, for the workers.
+	Config []byte `json:"config,omitempty"`
+	// Seeds are the pass's start URLs as tasks (Depth 0), published to
+	// their shards.
+	Seeds []store.Task `json:"seeds,omitempty"`
+	// New abandons a running pass and begins another; without it, a
+	// running pass with the same SettingsHash is resumed, and one with
+	// another is an error.
+	New bool `json:"new,omitempty"`
+}
+
+type beginReply struct {
+	Record PassRecord `json:"record"`
+	Error  string     `json:"error,omitempty"`
+}
+
+// Begin asks the coordinator listening on nc's server to begin (or resume)
+// a pass, and returns its record.
+func Begin(ctx context.Context, nc *nats.Conn, req BeginRequest) (PassRecord, error) {
+	data, err := json.Marshal(req)
+	if err != nil {
+		return PassRecord{}, err
+	}
+	m, err := nc.RequestWithContext(ctx, beginSubject, data)
+	if errors.Is(err, nats.ErrNoResponders) {
+		return PassRecord{}, fmt.Errorf("begin a pass: no coordinator is running (start linkpatrol serve-frontier): %w", err)
+	}
+	if err != nil {
+		return PassRecord{}, fmt.Errorf("begin a pass: %w", err)
+	}
+	var rep beginReply
+	if err := json.Unmarshal(m.Data, &rep); err != nil {
+		return PassRecord{}, fmt.Errorf("begin a pass: %w", err)
+	}
+	if rep.Error != "" {
+		return PassRecord{}, fmt.Errorf("begin a pass: %s", rep.Error)
+	}
+	return rep.Record, nil
+}
+
+func (c *Coordinator) answerBegin(ctx context.Context, m *nats.Msg) {
+	var req BeginRequest
+	var rep beginReply
+	if err := json.Unmarshal(m.Data, &req); err != nil {
+		rep.Error = err.Error()
+	} else if rep.Record, err = c.Begin(ctx, req); err != nil {
+		rep.Error = err.Error()
+	}
+	data, _ := json.Marshal(rep)
+	_ = m.Respond(data)
+}
+
+// Begin begins a pass in the merged database, publishes its seeds to their
+// shards and then its record, which workers wait for; or resumes the pass
+// running (see BeginRequest.New).
+func (c *Coordinator) Begin(ctx context.Context, req BeginRequest) (PassRecord, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	db := c.cfg.DB
+	open, ok, err := db.OpenPass()
+	if err != nil {
+		return PassRecord{}, err
+	}
+	if ok {
+		var rec PassRecord
+		if _, err := getJSON(ctx, c.b.state, passKey, &rec); err != nil {
+			return PassRecord{}, err
+		}
+		switch {
+		case req.New:
+			open.State, open.Finished = store.PassAbandoned, time.Now()
+			if err := db.UpdatePass(open); err != nil {
+				return PassRecord{}, err
+			}
+		case open.SettingsHash != req.Pass.SettingsHash:
+			return PassRecord{}, fmt.Errorf("pass %d is running with other settings: finish it, or begin a new pass", open.ID)
+		case rec.Pass.ID == open.ID:
+			if rec.Pass.State != store.PassRunning {
+				// The coordinator stopped after ending it here but
+				// before closing it in the database.
+				return rec, c.closeMerged(rec.Pass)
+			}
+			return rec, nil
+		default:
+			// The record was never written: begin it under the same ID.
+			return c.publishPass(ctx, PassRecord{Pass: open, Config: req.Config}, req.Seeds)
+		}
+	}
+	p := req.Pass
+	p.ID, p.State = 0, ""
+	// Never an ID any worker database may already hold: after the last
+	// pass the cluster began, even when this merged database is newer.
+	var last PassRecord
+	if found, err := getJSON(ctx, c.b.state, passKey, &last); err != nil {
+		return PassRecord{}, err
+	} else if found {
+		if prev, ok, err := db.LastPass(); err != nil {
+			return PassRecord{}, err
+		} else if !ok || prev.ID <= last.Pass.ID {
+			p.ID = last.Pass.ID + 1
+		}
+	}
+	if p.Started.IsZero() {
+		p.Started = time.Now()
+	}
+	begun, err := db.BeginPass(p, nil)
+	if err != nil {
+		return PassRecord{}, err
+	}
+	return c.publishPass(ctx, PassRecord{Pass: begun, Config: req.Config}, req.Seeds)
+}
+
+// publishPass publishes the seeds, then the record: a worker that sees the
+// record and reports idle for the pass did so after the seeds were in the
+// stream.
+func (c *Coordinator) publishPass(ctx context.Context, rec PassRecord, seeds []store.Task) (PassRecord, error) {
+	byShard := map[int][]store.Task{}
+	for _, t := range seeds {
+		s := shardOfURL(t.URL)
+		byShard[s] = append(byShard[s], t)
+	}
+	var msgs []*nats.Msg
+	for s, tasks := range byShard {
+		for i := 0; i < len(tasks); i += defaultBatch {
+			data, err := store.OutboxEntry{Pass: rec.Pass.ID, Tasks: tasks[i:min(i+defaultBatch, len(tasks))]}.MarshalBinary()
+			if err != nil {
+				return PassRecord{}, err
+			}
+			m := nats.NewMsg(todoSubject(s))
+			m.Data = data
+			m.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%d:seed:%d:%d", rec.Pass.ID, s, i))
+			msgs = append(msgs, m)
+		}
+	}
+	if err := publishAll(ctx, c.js, msgs); err != nil {
+		return PassRecord{}, fmt.Errorf("publish the seeds of pass %d: %w", rec.Pass.ID, err)
+	}
+	if err := putJSON(ctx, c.b.state, passKey, rec); err != nil {
+		return PassRecord{}, err
+	}
+	return rec, nil
+}
+
+// writeResults commits published results into the merged database, many
+// messages to a transaction, acking each after the commit.
+func (c *Coordinator) writeResults(ctx context.Context) error {
+	for ctx.Err() == nil {
+		// What is there now, without waiting; when nothing is, wait for
+		// the next message.
+		msgs, err := c.fetch(ctx, func() (jetstream.MessageBatch, error) { return c.res.FetchNoWait(256) })
+		if err == nil && len(msgs) == 0 {
+			fctx, cancel := context.WithTimeout(ctx, time.Second)
+			msgs, err = c.fetch(ctx, func() (jetstream.MessageBatch, error) { return c.res.Fetch(1, jetstream.FetchContext(fctx)) })
+			cancel()
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			c.logf("results: fetch: %v", err)
+			select { // not a busy loop against a failing server
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		if len(msgs) > 0 {
+			c.commit(ctx, msgs)
+		}
+	}
+	return nil
+}
+
+func (c *Coordinator) fetch(ctx context.Context, fetch func() (jetstream.MessageBatch, error)) ([]jetstream.Msg, error) {
+	batch, err := fetch()
+	if err != nil {
+		return nil, err
+	}
+	var msgs []jetstream.Msg
+	for m := range batch.Messages() {
+		msgs = append(msgs, m)
+	}
+	if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return msgs, err
+	}
+	return msgs, nil
+}
+
+func (c *Coordinator) commit(ctx context.Context, msgs []jetstream.Msg) {
+	open, ok, err := c.cfg.DB.OpenPass()
+	if err != nil {
+		c.logf("results: %v", err)
+		return // not acked: delivered again
+	}
+	var results []store.Result
+	var done []jetstream.Msg
+	for _, m := range msgs {
+		var e store.OutboxEntry
+		if err := e.UnmarshalBinary(m.Data()); err != nil {
+			c.logf("results: %s: %v", m.Subject(), err)
+			_ = m.NakWithDelay(time.Minute)
+			continue
+		}
+		if !ok || e.Pass != open.ID {
+			c.logf("results: dropped %d results of pass %d, which is not running", len(e.Results), e.Pass)
+			_ = m.Ack()
+			continue
+		}
+		results = append(results, e.Results...)
+		done = append(done, m)
+	}
+	if len(results) > 0 {
+		if err := c.cfg.DB.Commit(open.ID, results); err != nil {
+			c.logf("results: %v", err)
+			for _, m := range done {
+				_ = m.NakWithDelay(time.Second)
+			}
+			return
+		}
+	}
+	for _, m := range done {
+		if err := m.DoubleAck(ctx); err != nil && ctx.Err() == nil {
+			c.logf("results: ack: %v", err)
+		}
+	}
+}
+
+// watchEnd ends the running pass once the termination rule holds.
+func (c *Coordinator) watchEnd(ctx context.Context) error {
+	tick := time.NewTicker(c.cfg.Poll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		var rec PassRecord
+		found, err := getJSON(ctx, c.b.state, passKey, &rec)
+		if err != nil || !found || rec.Pass.State != store.PassRunning {
+			continue
+		}
+		v, err := c.Verdict(ctx, rec.Pass.ID)
+		if err != nil {
+			if ctx.Err() == nil {
+				c.logf("end of pass: %v", err)
+			}
+			continue
+		}
+		if c.cfg.onVerdict != nil {
+			c.cfg.onVerdict(v)
+		}
+		if v.Over {
+			if err := c.end(ctx, rec, v); err != nil {
+				c.logf("end pass %d: %v", rec.Pass.ID, err)
+			}
+		}
+	}
+}
+
+// Verdict is the termination rule applied once.
+type Verdict struct {
+	Over     bool
+	Why      string // what keeps the pass running, when not Over
+	Deferred int    // URLs deferred to a later run, summed over the workers
+}
+
+// Verdict applies the termination rule to pass now: every lease holder and
+// every worker that reported for the pass reports idle for it; and, read
+// after that, every shard consumer has nothing pending or unacked and has
+// delivered nothing beyond the last sequence reported acked for it, and
+// the results consumer has nothing pending or unacked.
+func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error) {
+	holders, err := Holders(ctx, c.js)
+	if err != nil {
+		return Verdict{}, err
+	}
+	statuses, err := workerStatuses(ctx, c.b.state)
+	if err != nil {
+		return Verdict{}, err
+	}
+	var v Verdict
+	var acked [Shards]uint64
+	for _, st := range statuses {
+		for s := range Shards {
+			acked[s] = max(acked[s], st.acked(s))
+		}
+		if st.Pass != pass {
+			continue
+		}
+		if !st.Idle {
+			return Verdict{Why: fmt.Sprintf("worker %s is busy", st.Name)}, nil
+		}
+		v.Deferred += st.Deferred
+	}
+	for s, h := range holders {
+		if h == "" {
+			continue
+		}
+		st, ok := statuses[h]
+		if !ok || st.Pass != pass {
+			return Verdict{Why: fmt.Sprintf("worker %s (holding shard %d) has not reported for pass %d", h, s, pass)}, nil
+		}
+	}
+	// In a work queue a message stays in the stream until it is acked:
+	// any message on a shard's subject is waiting or unacked.
+	si, err := c.todo.Info(ctx, jetstream.WithSubjectFilter("lp.todo.*"))
+	if err != nil {
+		return Verdict{}, fmt.Errorf("tasks: %w", err)
+	}
+	for subject, n := range si.State.Subjects {
+		if n > 0 {
+			return Verdict{Why: fmt.Sprintf("%s holds %d messages waiting or unacked", subject, n)}, nil
+		}
+	}
+	lister := c.todo.ListConsumers(ctx)
+	for info := range lister.Info() {
+		var s int
+		if _, err := fmt.Sscanf(info.Name, "todo-%d", &s); err != nil || s < 0 || s >= Shards {
+			continue
+		}
+		switch {
+		case info.NumPending > 0 || info.NumAckPending > 0:
+			return Verdict{Why: fmt.Sprintf("shard %d has %d messages waiting, %d unacked (owner: %s)", s, info.NumPending, info.NumAckPending, orNone(holders[s]))}, nil
+		case info.Delivered.Stream > acked[s]:
+			return Verdict{Why: fmt.Sprintf("shard %d delivered message %d, its owner reported up to %d", s, info.Delivered.Stream, acked[s])}, nil
+		}
+	}
+	if err := lister.Err(); err != nil {
+		return Verdict{}, fmt.Errorf("shard consumers: %w", err)
+	}
+	info, err := c.res.Info(ctx)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("results: %w", err)
+	}
+	if info.NumPending > 0 || info.NumAckPending > 0 {
+		return Verdict{Why: fmt.Sprintf("%d results messages not yet written", info.NumPending+uint64(info.NumAckPending))}, nil
+	}
+	v.Over = true
+	return v, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func workerStatuses(ctx context.Context, kv jetstream.KeyValue) (map[string]*WorkerStatus, error) {
+	ks, err := keys(ctx, kv, workerKeyPrefix+"*")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*WorkerStatus, len(ks))
+	for _, k := range ks {
+		st := new(WorkerStatus)
+		found, err := getJSON(ctx, kv, k, st)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			out[strings.TrimPrefix(k, workerKeyPrefix)] = st
+		}
+	}
+	return out, nil
+}
+
+// end closes the pass: complete, or stopped when URLs wait for a later run.
+func (c *Coordinator) end(ctx context.Context, rec PassRecord, v Verdict) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rec.Pass.State = store.PassComplete
+	if v.Deferred > 0 {
+		rec.Pass.State = store.PassStopped
+	}
+	rec.Pass.Deferred = v.Deferred
+	rec.Pass.Finished = time.Now()
+	rec.Pass.Elapsed = rec.Pass.Finished.Sub(rec.Pass.Started)
+	if err := putJSON(ctx, c.b.state, passKey, rec); err != nil {
+		return err
+	}
+	return c.closeMerged(rec.Pass)
+}
+
+// closeMerged stores the pass's end in the merged database.
+func (c *Coordinator) closeMerged(p store.Pass) error {
+	stored, err := c.cfg.DB.Pass(p.ID)
+	if err != nil {
+		return err
+	}
+	stored.State, stored.Finished, stored.Elapsed, stored.Deferred = p.State, p.Finished, p.Elapsed, p.Deferred
+	return c.cfg.DB.UpdatePass(stored)
+}

@@ -1,0 +1,322 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// startServer runs a real NATS server with JetStream in the test, on a
+// free loopback port, its store in the test's temporary directory.
+func startServer(t testing.TB) string {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
+		NoLog: true, NoSigs: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS server not ready")
+	}
+	t.Cleanup(func() {
+		s.Shutdown()
+		s.WaitForShutdown()
+	})
+	return s.ClientURL()
+}
+
+func connect(t testing.TB, url string) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+func openDB(t testing.TB, name string, forward bool) *store.DB {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), name), store.Options{ForwardResults: forward, SyncEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// web is a synthetic web for the cluster tests: hosts site<i>.test, each
+// with pages; every page links to the next page of its site and to a page
+// of the next site, so all of it is reachable from site 0 only through
+// links that cross shards.
+type web struct {
+	hosts, pages int
+	mu           sync.Mutex
+	fetched      map[string]int // URL -> times any worker fetched it
+}
+
+func newWeb(hosts, pages int) *web {
+	return &web{hosts: hosts, pages: pages, fetched: map[string]int{}}
+}
+
+func (w *web) url(host, page int) string {
+	return fmt.Sprintf("http://site%d.test/p%d", host%w.hosts, page%w.pages)
+}
+
+func (w *web) all() []string {
+	var out []string
+	for h := range w.hosts {
+		for p := range w.pages {
+			out = append(out, w.url(h, p))
+		}
+	}
+	return out
+}
+
+// fetch counts a fetch and returns the page's links.
+func (w *web) fetch(raw string) []string {
+	w.mu.Lock()
+	w.fetched[raw]++
+	w.mu.Unlock()
+	var h, p int
+	if _, err := fmt.Sscanf(raw, "http://site%d.test/p%d", &h, &p); err != nil {
+		panic(raw)
+	}
+	return []string{w.url(h, p+1), w.url(h+1, p)}
+}
+
+func (w *web) repeated() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for u, n := range w.fetched {
+		if n > 1 {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// simCrawler stands in for crawler.Crawler in these tests, which prove the
+// cluster, not the crawler: it keeps the crawler's side of the frontier
+// contract (FRONTIER.md): fetches only owned hosts, forwards the others
+// with the result that found them, dedupes its own claims, calls Idle each
+// time it becomes idle, and returns once idle and Done.
+type simCrawler struct {
+	web  *web
+	db   *store.DB
+	f    *Frontier
+	pass uint64
+}
+
+func (c *simCrawler) run(ctx context.Context) error {
+	tasks, err := c.db.Frontier()
+	if err != nil {
+		return err
+	}
+	claims := map[string]bool{}
+	var queue []store.Task
+	for _, t := range tasks {
+		claims[t.URL] = true
+		queue = append(queue, t)
+	}
+	if err := c.db.ResolvedIn(c.pass, func(u string) error { claims[u] = true; return nil }); err != nil {
+		return err
+	}
+	idle := false
+	for {
+		if len(queue) == 0 {
+			if !idle {
+				idle = true
+				c.f.Idle(true)
+			}
+			select {
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			case <-c.f.Done():
+				return nil
+			case batch := <-c.f.Incoming():
+				for _, t := range batch {
+					if !claims[t.URL] {
+						claims[t.URL] = true
+						queue = append(queue, t)
+					}
+				}
+			}
+			continue
+		}
+		if idle {
+			idle = false
+			c.f.Idle(false)
+		}
+		n := min(len(queue), 7)
+		results := make([]store.Result, 0, n)
+		for _, t := range queue[:n] {
+			r := store.Result{Record: store.URLRecord{URL: t.URL, Action: "parse", Verdict: store.VerdictOK, Status: 200, Parsed: true}, SetLinks: true}
+			for i, l := range c.web.fetch(t.URL) {
+				r.Links = append(r.Links, store.Link{URL: l, Line: i + 1, Tag: "a", Attr: "href"})
+				if claims[l] {
+					continue
+				}
+				claims[l] = true
+				u, _ := url.Parse(l)
+				nt := store.Task{URL: l, Action: "parse", Depth: t.Depth + 1}
+				if c.f.Owns(u.Host) {
+					r.Enqueue = append(r.Enqueue, nt)
+					queue = append(queue, nt)
+				} else {
+					r.Forward = append(r.Forward, nt)
+				}
+			}
+			results = append(results, r)
+		}
+		queue = queue[n:]
+		if err := c.db.Commit(c.pass, results); err != nil {
+			return err
+		}
+	}
+}
+
+// node is one worker process of a test: its database, worker and crawler.
+type node struct {
+	name   string
+	db     *store.DB
+	w      *Worker
+	f      *Frontier
+	errc   chan error
+	cancel context.CancelFunc
+}
+
+// startNode starts a worker on shards and its crawler on pass rec, as the
+// worker command will.
+func startNode(t testing.TB, js jetstream.JetStream, wb *web, name string, shards []int, rec PassRecord, cfg WorkerConfig) *node {
+	t.Helper()
+	n := &node{name: name, db: openDB(t, name+".db", true), errc: make(chan error, 1)}
+	cfg.Name, cfg.Shards, cfg.DB = name, shards, n.db
+	if cfg.Logf == nil {
+		cfg.Logf = func(format string, args ...any) { t.Logf(name+": "+format, args...) }
+	}
+	ctx := context.Background()
+	var err error
+	if n.w, err = NewWorker(ctx, js, cfg); err != nil {
+		t.Fatalf("NewWorker(%s): %v", name, err)
+	}
+	if _, err := n.db.BeginPass(store.Pass{ID: rec.Pass.ID, StartURLs: rec.Pass.StartURLs, Started: rec.Pass.Started}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n.f, err = n.w.Join(ctx, rec.Pass.ID); err != nil {
+		t.Fatalf("Join(%s): %v", name, err)
+	}
+	cctx, cancel := context.WithCancel(n.w.Context())
+	n.cancel = cancel
+	c := &simCrawler{web: wb, db: n.db, f: n.f, pass: rec.Pass.ID}
+	go func() { n.errc <- c.run(cctx) }()
+	t.Cleanup(n.stop)
+	return n
+}
+
+func (n *node) stop() {
+	if n.cancel == nil {
+		return
+	}
+	n.cancel()
+	<-n.errc
+	_ = n.f.Close()
+	_ = n.w.Close()
+	n.cancel = nil
+}
+
+// wait waits for the node's crawler to return, as it does once the pass
+// is over.
+func (n *node) wait(t testing.TB) {
+	t.Helper()
+	select {
+	case err := <-n.errc:
+		n.errc <- err
+		if err != nil {
+			t.Fatalf("%s: crawler: %v", n.name, err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s: the pass did not end", n.name)
+	}
+}
+
+// coordinate starts a coordinator on a merged database and begins a pass
+// seeded with start.
+func coordinate(t testing.TB, js jetstream.JetStream, cfg CoordinatorConfig, start ...string) (*Coordinator, *store.DB, PassRecord) {
+	t.Helper()
+	merged := openDB(t, "merged.db", false)
+	cfg.DB = merged
+	if cfg.onVerdict == nil {
+		var last string
+		cfg.onVerdict = func(v Verdict) {
+			if v.Why != last {
+				last = v.Why
+				t.Logf("verdict: %+v", v)
+			}
+		}
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(format string, args ...any) { t.Logf("coordinator: "+format, args...) }
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := NewCoordinator(ctx, js, Options{LeaseTTL: 3 * time.Second}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("coordinator: %v", err)
+		}
+	})
+	seeds := make([]store.Task, len(start))
+	for i, s := range start {
+		seeds[i] = store.Task{URL: s, Action: "parse"}
+	}
+	rec, err := c.Begin(ctx, BeginRequest{Pass: store.Pass{StartURLs: start}, Seeds: seeds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, merged, rec
+}
+
+// split divides the shards of the web's hosts among n workers. A worker
+// of a real cluster owns a range of all 256; here each owns only shards
+// in use, since every consumer costs the test server an fsync at shutdown.
+func (w *web) split(n int) [][]int {
+	seen := map[int]bool{}
+	for h := range w.hosts {
+		seen[Shard(fmt.Sprintf("site%d.test", h))] = true
+	}
+	var shards []int
+	for s := range Shards {
+		if seen[s] {
+			shards = append(shards, s)
+		}
+	}
+	out := make([][]int, n)
+	for i, s := range shards {
+		out[i*n/len(shards)] = append(out[i*n/len(shards)], s)
+	}
+	return out
+}

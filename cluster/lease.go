@@ -1,0 +1,209 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// HeldError is the refusal of shards another worker holds.
+type HeldError struct {
+	Holder string
+	Shards []int
+}
+
+func (e *HeldError) Error() string {
+	return fmt.Sprintf("shards %s are held by worker %q (give this worker other --shards, or stop that one)", FormatShards(e.Shards), e.Holder)
+}
+
+// leases are the shard leases one worker holds.
+type leases struct {
+	kv   jetstream.KeyValue
+	name string
+	ttl  time.Duration
+	revs map[int]uint64 // shard -> revision of our last write
+}
+
+// acquire takes the lease of every shard, or none: a shard another worker
+// holds is refused, with every such shard named by its holder. A lease
+// already held under name (a restarted worker) is taken back.
+func acquire(ctx context.Context, kv jetstream.KeyValue, name string, shards []int) (*leases, error) {
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("leases: %w", err)
+	}
+	l := &leases{kv: kv, name: name, ttl: st.TTL(), revs: make(map[int]uint64, len(shards))}
+	if l.ttl <= 0 {
+		return nil, fmt.Errorf("leases: bucket %s has no TTL: %w", leaseBucket, ErrNotSetUp)
+	}
+	held := map[string][]int{}
+	for _, shard := range shards {
+		holder, rev, err := l.take(ctx, shard)
+		switch {
+		case err != nil:
+			l.release(context.WithoutCancel(ctx))
+			return nil, err
+		case holder != "":
+			held[holder] = append(held[holder], shard)
+		default:
+			l.revs[shard] = rev
+		}
+	}
+	if len(held) == 0 {
+		return l, nil
+	}
+	l.release(context.WithoutCancel(ctx))
+	holders := make([]string, 0, len(held))
+	for h := range held {
+		holders = append(holders, h)
+	}
+	sort.Strings(holders)
+	errs := make([]error, len(holders))
+	for i, h := range holders {
+		errs[i] = &HeldError{Holder: h, Shards: held[h]}
+	}
+	return nil, errors.Join(errs...)
+}
+
+// take creates one lease, or takes back our own; holder names another
+// worker holding it.
+func (l *leases) take(ctx context.Context, shard int) (holder string, rev uint64, err error) {
+	key := leaseKey(shard)
+	for range 3 { // a lease may expire between Create and Get
+		rev, err = l.kv.Create(ctx, key, []byte(l.name))
+		if err == nil {
+			return "", rev, nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return "", 0, fmt.Errorf("lease of shard %d: %w", shard, err)
+		}
+		e, err := l.kv.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return "", 0, fmt.Errorf("lease of shard %d: %w", shard, err)
+		}
+		if h := string(e.Value()); h != l.name {
+			return h, 0, nil
+		}
+		rev, err = l.kv.Update(ctx, key, []byte(l.name), e.Revision())
+		if err == nil {
+			return "", rev, nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return "", 0, fmt.Errorf("lease of shard %d: %w", shard, err)
+		}
+	}
+	return "", 0, fmt.Errorf("lease of shard %d: it keeps changing hands", shard)
+}
+
+// renew writes every lease again, each only if it is still ours.
+func (l *leases) renew(ctx context.Context) error {
+	for shard, rev := range l.revs {
+		next, err := l.kv.Update(ctx, leaseKey(shard), []byte(l.name), rev)
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyNotFound) {
+			return &lostError{shard: shard, cause: err}
+		}
+		if err != nil {
+			return fmt.Errorf("renew lease of shard %d: %w", shard, err)
+		}
+		l.revs[shard] = next
+	}
+	return nil
+}
+
+// lostError: a lease expired or was taken while we held it.
+type lostError struct {
+	shard int
+	cause error
+}
+
+func (e *lostError) Error() string {
+	return fmt.Sprintf("lost the lease of shard %d (expired or taken over): %v", e.shard, e.cause)
+}
+
+// keep renews the leases every TTL/3 until ctx ends, and calls lost (once)
+// when a lease is gone, or TTL/2 has passed since the last renewal of all
+// of them: past that, another worker may soon hold a shard, so this one
+// must stop fetching its hosts before.
+func (l *leases) keep(ctx context.Context, lost func(error), logf func(string, ...any)) {
+	tick := time.NewTicker(l.ttl / 3)
+	defer tick.Stop()
+	giveUp := time.NewTimer(l.ttl / 2)
+	defer giveUp.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-giveUp.C:
+			lost(fmt.Errorf("leases not renewed for %s (their TTL is %s): giving up shards %s", l.ttl/2, l.ttl, FormatShards(l.shards())))
+			return
+		case <-tick.C:
+			rctx, cancel := context.WithTimeout(ctx, l.ttl/6)
+			err := l.renew(rctx)
+			cancel()
+			var le *lostError
+			switch {
+			case errors.As(err, &le):
+				lost(err)
+				return
+			case err == nil:
+				giveUp.Reset(l.ttl / 2)
+			case ctx.Err() == nil:
+				logf("%v (retrying)", err)
+			}
+		}
+	}
+}
+
+func (l *leases) shards() []int {
+	out := make([]int, 0, len(l.revs))
+	for s := range l.revs {
+		out = append(out, s)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// release deletes the leases still ours, so another worker may take them
+// at once.
+func (l *leases) release(ctx context.Context) {
+	for shard, rev := range l.revs {
+		_ = l.kv.Delete(ctx, leaseKey(shard), jetstream.LastRevision(rev))
+	}
+	l.revs = map[int]uint64{}
+}
+
+// Holders returns the worker holding each shard's lease, "" where none does.
+func Holders(ctx context.Context, js jetstream.JetStream) ([Shards]string, error) {
+	var out [Shards]string
+	b, err := openBuckets(ctx, js)
+	if err != nil {
+		return out, err
+	}
+	ks, err := keys(ctx, b.leases, "shard.*")
+	if err != nil {
+		return out, err
+	}
+	for _, k := range ks {
+		var n int
+		if _, err := fmt.Sscanf(strings.TrimPrefix(k, "shard."), "%d", &n); err != nil || n < 0 || n >= Shards {
+			continue
+		}
+		e, err := b.leases.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return out, fmt.Errorf("read lease %s: %w", k, err)
+		}
+		out[n] = string(e.Value())
+	}
+	return out, nil
+}

@@ -1,0 +1,139 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+const (
+	todoStream      = "LP_TODO"
+	resStream       = "LP_RES"
+	leaseBucket     = "lp_leases"
+	stateBucket     = "lp_state"
+	resultsConsumer = "results"
+	ownerGroup      = "owner"
+	passKey         = "pass"
+	workerKeyPrefix = "worker."
+	// dedupeWindow is how long the server remembers a Nats-Msg-Id: a
+	// drainer killed between a publish and the outbox delete repeats the
+	// entry within it, as a rule.
+	dedupeWindow = 2 * time.Minute
+)
+
+func todoSubject(shard int) string  { return fmt.Sprintf("lp.todo.%d", shard) }
+func resSubject(shard int) string   { return fmt.Sprintf("lp.res.%d", shard) }
+func todoConsumer(shard int) string { return fmt.Sprintf("todo-%d", shard) }
+func leaseKey(shard int) string     { return fmt.Sprintf("shard.%d", shard) }
+func workerKey(name string) string  { return workerKeyPrefix + name }
+
+// Options are the settings of a whole cluster, fixed by whoever runs Setup
+// (the coordinator); workers read them from the server.
+type Options struct {
+	// LeaseTTL is how long a shard lease lives without renewal; default
+	// 15s. A worker renews at a third of it and gives up at half.
+	LeaseTTL time.Duration
+}
+
+const (
+	defaultLeaseTTL = 15 * time.Second
+	// ackWait is how long a worker may take to commit and ack a delivered
+	// message before it is delivered again: it only commits, it never
+	// waits on a host, so this is generous.
+	ackWait = 30 * time.Second
+)
+
+func (o Options) withDefaults() Options {
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = defaultLeaseTTL
+	}
+	return o
+}
+
+// Setup creates, or updates to opt, the streams, buckets and the results
+// consumer of a cluster on a JetStream server. The coordinator runs it; it
+// is idempotent. A shard's consumer is created by the first worker that
+// owns it (ensureShardConsumer): a consumer costs the server a file and an
+// fsync at shutdown, so only shards in use have one.
+func Setup(ctx context.Context, js jetstream.JetStream, opt Options) error {
+	opt = opt.withDefaults()
+	for _, sc := range []jetstream.StreamConfig{
+		{Name: todoStream, Subjects: []string{"lp.todo.*"}},
+		{Name: resStream, Subjects: []string{"lp.res.*"}},
+	} {
+		sc.Retention = jetstream.WorkQueuePolicy
+		sc.Storage = jetstream.FileStorage
+		sc.Duplicates = dedupeWindow
+		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
+			return fmt.Errorf("set up stream %s: %w", sc.Name, err)
+		}
+	}
+	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: leaseBucket, TTL: opt.LeaseTTL, History: 1, Storage: jetstream.FileStorage,
+		Description: "linkpatrol shard leases: shard.<n> -> worker",
+	}); err != nil {
+		return fmt.Errorf("set up bucket %s: %w", leaseBucket, err)
+	}
+	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: stateBucket, History: 1, Storage: jetstream.FileStorage,
+		Description: "linkpatrol pass record and worker status",
+	}); err != nil {
+		return fmt.Errorf("set up bucket %s: %w", stateBucket, err)
+	}
+	if _, err := js.CreateOrUpdateConsumer(ctx, resStream, jetstream.ConsumerConfig{
+		Durable:       resultsConsumer,
+		FilterSubject: "lp.res.*",
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       ackWait,
+		MaxAckPending: 4096,
+	}); err != nil {
+		return fmt.Errorf("set up consumer %s: %w", resultsConsumer, err)
+	}
+	return nil
+}
+
+// ErrNotSetUp is wrapped when the server has no linkpatrol streams or
+// buckets: no coordinator has run Setup on it.
+var ErrNotSetUp = errors.New("this NATS server has no linkpatrol frontier (start linkpatrol serve-frontier first)")
+
+// buckets are the KV buckets a worker or client uses.
+type buckets struct {
+	leases, state jetstream.KeyValue
+}
+
+func openBuckets(ctx context.Context, js jetstream.JetStream) (buckets, error) {
+	var b buckets
+	var err error
+	if b.leases, err = js.KeyValue(ctx, leaseBucket); err == nil {
+		b.state, err = js.KeyValue(ctx, stateBucket)
+	}
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return b, ErrNotSetUp
+	}
+	if err != nil {
+		return b, fmt.Errorf("open buckets: %w", err)
+	}
+	return b, nil
+}
+
+// ensureShardConsumer creates, or updates, the consumer of a shard.
+func ensureShardConsumer(ctx context.Context, js jetstream.JetStream, shard int, leaseTTL time.Duration) (jetstream.Consumer, error) {
+	c, err := js.CreateOrUpdateConsumer(ctx, todoStream, jetstream.ConsumerConfig{
+		Durable:        todoConsumer(shard),
+		FilterSubject:  todoSubject(shard),
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        ackWait,
+		MaxAckPending:  1024,
+		PriorityPolicy: jetstream.PriorityPolicyPinned,
+		PriorityGroups: []string{ownerGroup},
+		// A crashed owner's pin ends when its lease would.
+		PinnedTTL: leaseTTL,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("consumer of shard %d: %w", shard, err)
+	}
+	return c, nil
+}

@@ -1,0 +1,113 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// PassRecord is the pass the cluster works on, as the coordinator stores it
+// in KV: workers begin it in their own databases under the same ID, and
+// decide URLs by its rules, not by their own files.
+type PassRecord struct {
+	// Pass is the merged database's pass: ID, StartURLs, SettingsHash,
+	// State (running until the coordinator ends it), Deferred.
+	Pass store.Pass `json:"pass"`
+	// Config is the bytes of the config file the pass runs with (empty for
+	// none); each worker expands its ${ENV} secrets itself.
+	Config []byte `json:"config,omitempty"`
+}
+
+// WorkerStatus is what a worker last reported, at worker.<name>.
+type WorkerStatus struct {
+	Name   string `json:"name"`
+	Shards string `json:"shards"` // as FormatShards writes them
+	Pass   uint64 `json:"pass"`   // the pass the report is about
+	// Idle: nothing queued, in flight, parked or in the outbox, and every
+	// acked task handed over and resolved (see the package comment).
+	Idle bool `json:"idle"`
+	// Deferred counts URLs resolved provisionally, held back by a server's
+	// pause to a later run; meaningful when Idle.
+	Deferred int `json:"deferred,omitempty"`
+	// Acked is the last stream sequence of lp.todo.<shard> this worker
+	// acked, per shard (as decimal strings, JSON keys), after committing
+	// the message's tasks.
+	Acked map[string]uint64 `json:"acked,omitempty"`
+	// Outbox is the number of entries waiting to be published.
+	Outbox int `json:"outbox"`
+	// Error is the last failure the worker could not get past on its own
+	// (it keeps retrying), empty when there is none.
+	Error   string    `json:"error,omitempty"`
+	Updated time.Time `json:"updated"`
+}
+
+func (s *WorkerStatus) acked(shard int) uint64 { return s.Acked[strconv.Itoa(shard)] }
+
+// sameReport says whether two reports say the same, apart from the time.
+func sameReport(a, b *WorkerStatus) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	x, y := *a, *b
+	x.Updated, y.Updated = time.Time{}, time.Time{}
+	ja, _ := json.Marshal(x)
+	jb, _ := json.Marshal(y)
+	return string(ja) == string(jb)
+}
+
+func getJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) (ok bool, err error) {
+	e, err := kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", key, err)
+	}
+	if err := json.Unmarshal(e.Value(), v); err != nil {
+		return false, fmt.Errorf("read %s: %w", key, err)
+	}
+	return true, nil
+}
+
+func putJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", key, err)
+	}
+	if _, err := kv.Put(ctx, key, b); err != nil {
+		return fmt.Errorf("write %s: %w", key, err)
+	}
+	return nil
+}
+
+// keys lists the keys of a bucket matching filter; none is not an error.
+func keys(ctx context.Context, kv jetstream.KeyValue, filter string) ([]string, error) {
+	l, err := kv.ListKeysFiltered(ctx, filter)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", filter, err)
+	}
+	defer func() { _ = l.Stop() }()
+	var out []string
+	for k := range l.Keys() {
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// CurrentPass returns the pass record the coordinator last wrote; ok is
+// false before any pass began.
+func CurrentPass(ctx context.Context, js jetstream.JetStream) (rec PassRecord, ok bool, err error) {
+	b, err := openBuckets(ctx, js)
+	if err != nil {
+		return rec, false, err
+	}
+	ok, err = getJSON(ctx, b.state, passKey, &rec)
+	return rec, ok, err
+}

@@ -1,0 +1,671 @@
+package cluster
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// WorkerConfig configures a Worker.
+type WorkerConfig struct {
+	// Name is the worker's name, unique in the cluster and the same across
+	// its restarts: leases and status are kept under it, and a worker
+	// restarted under its name takes its own leases back. Letters, digits,
+	// '-' and '_'.
+	Name string
+	// Shards are the shards the worker owns (ParseShards).
+	Shards []int
+	// DB is the worker's own database, opened with
+	// store.Options{ForwardResults: true}.
+	DB *store.DB
+	// Batch is the most tasks one message carries; default 32.
+	Batch int
+	// Logf, when set, is told what the worker retries or drops.
+	Logf func(format string, args ...any)
+
+	// beforeDrain, a test hook, runs before each look at the outbox.
+	beforeDrain func(ctx context.Context)
+}
+
+const defaultBatch = 32
+
+var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// Worker is one process owning shards: it holds their leases while it
+// lives. Its Context ends when it loses one.
+type Worker struct {
+	cfg   WorkerConfig
+	js    jetstream.JetStream
+	b     buckets
+	owned [Shards]bool
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	leases *leases
+	kept   chan struct{} // closed when the lease keeper returns
+}
+
+// NewWorker takes the leases of cfg.Shards, refusing (with *HeldError, one
+// per holder, joined) any another worker holds; it then keeps them until
+// Close. ctx bounds only the taking.
+func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*Worker, error) {
+	switch {
+	case !validName.MatchString(cfg.Name):
+		return nil, fmt.Errorf("worker name %q: use 1 to 64 letters, digits, '-' or '_'", cfg.Name)
+	case len(cfg.Shards) == 0:
+		return nil, errors.New("worker: no shards to own")
+	case cfg.DB == nil:
+		return nil, errors.New("worker: no database")
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = defaultBatch
+	}
+	b, err := openBuckets(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	w := &Worker{cfg: cfg, js: js, b: b, kept: make(chan struct{})}
+	for _, s := range cfg.Shards {
+		if s < 0 || s >= Shards {
+			return nil, fmt.Errorf("worker: shard %d out of range", s)
+		}
+		w.owned[s] = true
+	}
+	if w.leases, err = acquire(ctx, b.leases, cfg.Name, cfg.Shards); err != nil {
+		return nil, err
+	}
+	w.ctx, w.cancel = context.WithCancelCause(context.Background())
+	go func() {
+		defer close(w.kept)
+		w.leases.keep(w.ctx, w.cancel, w.logf)
+	}()
+	return w, nil
+}
+
+// Context ends, with the cause (context.Cause), when the worker loses a
+// lease or is closed: run the crawler under it, so that its requests stop
+// before another worker may own the shard.
+func (w *Worker) Context() context.Context { return w.ctx }
+
+// Close stops renewing the leases and gives them up, so another worker may
+// take the shards at once.
+func (w *Worker) Close() error {
+	w.cancel(errors.New("worker closed"))
+	<-w.kept
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	w.leases.release(ctx)
+	return nil
+}
+
+// Owns says whether host is in one of the worker's shards, and the worker
+// still holds their leases.
+func (w *Worker) Owns(host string) bool {
+	return w.ctx.Err() == nil && w.owned[Shard(host)]
+}
+
+func (w *Worker) logf(format string, args ...any) {
+	if w.cfg.Logf != nil {
+		w.cfg.Logf(format, args...)
+	}
+}
+
+// WaitPass returns the pass the coordinator runs, once there is one in
+// state running (and, when after is not zero, with an ID above after).
+func (w *Worker) WaitPass(ctx context.Context, after uint64) (PassRecord, error) {
+	watch, err := w.b.state.Watch(ctx, passKey)
+	if err != nil {
+		return PassRecord{}, fmt.Errorf("watch the pass: %w", err)
+	}
+	defer func() { _ = watch.Stop() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return PassRecord{}, context.Cause(ctx)
+		case e, ok := <-watch.Updates():
+			if !ok {
+				return PassRecord{}, errors.New("watch the pass: the watch ended")
+			}
+			if e == nil || e.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			var rec PassRecord
+			if err := json.Unmarshal(e.Value(), &rec); err != nil {
+				return PassRecord{}, fmt.Errorf("read the pass: %w", err)
+			}
+			if rec.Pass.State == store.PassRunning && rec.Pass.ID > after {
+				return rec, nil
+			}
+		}
+	}
+}
+
+// Frontier is a worker's part of one pass, the crawler's frontier
+// (crawler.Frontier): it drains the outbox, receives the tasks of the
+// worker's shards, reports the worker's status, and says when the pass is
+// over everywhere. Begin the pass in the worker's database (BeginPass with
+// the record's ID, no seeds: they come as tasks) before Join.
+type Frontier struct {
+	w        *Worker
+	pass     uint64
+	incoming chan []store.Task
+	done     chan struct{}
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	cons   []jetstream.ConsumeContext
+	kick   chan struct{} // wakes the reporter
+	fed    chan struct{} // wakes the feeder
+
+	mu          sync.Mutex
+	crawlerIdle bool
+	queue       [][]store.Task // committed and acked, not yet handed to the crawler
+	acked       map[string]uint64
+	lastErr     string
+	ended       store.PassState // how the pass ended, once done is closed
+}
+
+// Join starts the worker's part of pass passID, which must be open in its
+// database. Close it when the crawler returns.
+func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
+	if p, ok, err := w.cfg.DB.OpenPass(); err != nil {
+		return nil, err
+	} else if !ok || p.ID != passID {
+		return nil, fmt.Errorf("join pass %d: it is not open in %s", passID, w.cfg.DB.Path())
+	}
+	f := &Frontier{
+		w: w, pass: passID,
+		incoming: make(chan []store.Task),
+		done:     make(chan struct{}),
+		kick:     make(chan struct{}, 1),
+		fed:      make(chan struct{}, 1),
+		acked:    map[string]uint64{},
+	}
+	f.ctx, f.cancel = context.WithCancel(w.ctx)
+	// What was acked before this run (by this worker or the shard's
+	// earlier owner) was committed before it was acked.
+	var prev WorkerStatus
+	if _, err := getJSON(ctx, w.b.state, workerKey(w.cfg.Name), &prev); err != nil {
+		return nil, err
+	}
+	stream, err := w.js.Stream(ctx, todoStream)
+	if err != nil {
+		return nil, fmt.Errorf("join: %w", err)
+	}
+	for _, s := range w.cfg.Shards {
+		key := strconv.Itoa(s)
+		c, err := ensureShardConsumer(ctx, w.js, s, w.leases.ttl)
+		if err != nil {
+			f.stopConsumers()
+			return nil, fmt.Errorf("join: %w", err)
+		}
+		// This worker holds the lease: a pin left by a dead owner (or an
+		// earlier run of this one) would hold deliveries back for PinnedTTL.
+		if err := stream.UnpinConsumer(ctx, todoConsumer(s), ownerGroup); err != nil && !isNotPinned(err) {
+			w.logf("unpin %s: %v", todoConsumer(s), err)
+		}
+		info, err := c.Info(ctx)
+		if err != nil {
+			f.stopConsumers()
+			return nil, fmt.Errorf("join: consumer of shard %d: %w", s, err)
+		}
+		f.mu.Lock()
+		f.acked[key] = max(info.AckFloor.Stream, prev.acked(s))
+		f.mu.Unlock()
+		shard := s
+		cc, err := c.Consume(func(m jetstream.Msg) { f.receive(shard, m) },
+			jetstream.PullPriorityGroup(ownerGroup), jetstream.PullMaxMessages(64),
+			jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+				if !errors.Is(err, jetstream.ErrNoHeartbeat) {
+					w.logf("shard %d: %v", shard, err)
+				}
+			}))
+		if err != nil {
+			f.stopConsumers()
+			return nil, fmt.Errorf("join: consume shard %d: %w", s, err)
+		}
+		f.cons = append(f.cons, cc)
+	}
+	// The pass ends when the coordinator's record says so.
+	watch, err := w.b.state.Watch(f.ctx, passKey)
+	if err != nil {
+		f.stopConsumers()
+		return nil, fmt.Errorf("join: watch the pass: %w (%v)", err, context.Cause(f.ctx))
+	}
+	f.wg.Add(4)
+	go f.watchPass(watch)
+	go f.drain()
+	go f.feed()
+	go f.report()
+	f.kickReport()
+	return f, nil
+}
+
+func isNotPinned(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.Code == 404
+}
+
+// Owns: the worker's shards, while it holds their leases.
+func (f *Frontier) Owns(host string) bool { return f.w.Owns(host) }
+
+// Incoming delivers batches of tasks of the worker's shards found by other
+// workers (or the pass's start URLs), each already committed to the
+// worker's database frontier.
+func (f *Frontier) Incoming() <-chan []store.Task { return f.incoming }
+
+// Idle is the crawler saying it is idle, or busy again.
+func (f *Frontier) Idle(idle bool) {
+	f.mu.Lock()
+	f.crawlerIdle = idle
+	f.mu.Unlock()
+	f.kickReport()
+}
+
+// Done closes when the coordinator has ended the pass.
+func (f *Frontier) Done() <-chan struct{} { return f.done }
+
+// Ended is the state the coordinator gave the pass, once Done is closed:
+// complete, or stopped while URLs were deferred to a later run, or
+// abandoned when a newer pass began.
+func (f *Frontier) Ended() store.PassState {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ended
+}
+
+// Close stops draining, receiving and reporting. What is left in the
+// outbox or on the frontier stays in the database for the next run.
+func (f *Frontier) Close() error {
+	f.stopConsumers()
+	f.cancel()
+	f.wg.Wait()
+	return nil
+}
+
+func (f *Frontier) stopConsumers() {
+	for _, cc := range f.cons {
+		cc.Stop()
+	}
+	for _, cc := range f.cons {
+		<-cc.Closed()
+	}
+}
+
+func (f *Frontier) kickReport() {
+	select {
+	case f.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (f *Frontier) fail(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	f.w.logf("%s", msg)
+	f.mu.Lock()
+	f.lastErr = msg
+	f.mu.Unlock()
+	f.kickReport()
+}
+
+// receive commits one message's tasks to the database frontier, acks it and
+// queues the new tasks for the crawler. A message that cannot be committed
+// is not acked: it comes back, and the pass cannot end without it.
+func (f *Frontier) receive(shard int, m jetstream.Msg) {
+	meta, err := m.Metadata()
+	if err != nil {
+		f.fail("shard %d: a message without metadata: %v", shard, err)
+		return
+	}
+	var e store.OutboxEntry
+	if err := e.UnmarshalBinary(m.Data()); err != nil {
+		f.fail("shard %d: message %d: %v", shard, meta.Sequence.Stream, err)
+		_ = m.NakWithDelay(time.Minute)
+		return
+	}
+	var added []store.Task
+	switch {
+	case e.Pass > f.pass:
+		// A newer pass began; this one is about to be over here.
+		_ = m.NakWithDelay(time.Second)
+		return
+	case e.Pass == f.pass:
+		if added, err = f.w.cfg.DB.Enqueue(f.pass, e.Tasks); err != nil {
+			f.fail("shard %d: commit message %d: %v", shard, meta.Sequence.Stream, err)
+			_ = m.NakWithDelay(time.Second)
+			return
+		}
+	default:
+		f.w.logf("shard %d: dropped %d tasks of pass %d, which is over", shard, len(e.Tasks), e.Pass)
+	}
+	if len(added) > 0 {
+		// Committed: the crawler gets them even if the ack fails (then
+		// the message comes again and adds nothing).
+		f.mu.Lock()
+		f.queue = append(f.queue, added)
+		f.mu.Unlock()
+		select {
+		case f.fed <- struct{}{}:
+		default:
+		}
+	}
+	if err := m.DoubleAck(f.ctx); err != nil {
+		if f.ctx.Err() == nil {
+			f.fail("shard %d: ack message %d: %v", shard, meta.Sequence.Stream, err)
+		}
+		return
+	}
+	f.mu.Lock()
+	key := strconv.Itoa(shard)
+	f.acked[key] = max(f.acked[key], meta.Sequence.Stream)
+	f.mu.Unlock()
+	f.kickReport()
+}
+
+// feed hands queued batches to the crawler, in the order they came.
+func (f *Frontier) feed() {
+	defer f.wg.Done()
+	for {
+		f.mu.Lock()
+		var batch []store.Task
+		if len(f.queue) > 0 {
+			batch = f.queue[0]
+		}
+		f.mu.Unlock()
+		if batch == nil {
+			select {
+			case <-f.ctx.Done():
+				return
+			case <-f.fed:
+				continue
+			}
+		}
+		select {
+		case <-f.ctx.Done():
+			return
+		case f.incoming <- batch:
+		}
+		f.mu.Lock()
+		f.queue = f.queue[1:]
+		f.mu.Unlock()
+	}
+}
+
+// drain publishes the outbox, entry by entry in order, deleting each once
+// every message of it is acknowledged by the server.
+func (f *Frontier) drain() {
+	defer f.wg.Done()
+	db := f.w.cfg.DB
+	backoff := 100 * time.Millisecond
+	for {
+		if h := f.w.cfg.beforeDrain; h != nil {
+			h(f.ctx)
+		}
+		if f.ctx.Err() != nil {
+			return
+		}
+		err := db.Outbox(func(seq uint64, e store.OutboxEntry) error {
+			if e.Pass == f.pass {
+				if err := f.publish(e); err != nil {
+					return err
+				}
+			} else {
+				f.w.logf("outbox: dropped entry %d of pass %d, which is over", seq, e.Pass)
+			}
+			return db.DeleteOutbox(seq)
+		})
+		f.kickReport()
+		wait := time.Duration(0)
+		if err != nil {
+			if f.ctx.Err() != nil {
+				return
+			}
+			f.fail("outbox: %v (retrying)", err)
+			wait, backoff = backoff, min(2*backoff, 5*time.Second)
+		} else {
+			backoff = 100 * time.Millisecond
+		}
+		if !f.waitOutbox(wait) {
+			return
+		}
+	}
+}
+
+// waitOutbox waits for a new outbox entry, or for wait when it is not
+// zero; false when the frontier is closing.
+func (f *Frontier) waitOutbox(wait time.Duration) bool {
+	var retry <-chan time.Time
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		retry = t.C
+	}
+	select {
+	case <-f.ctx.Done():
+		return false
+	case <-f.w.cfg.DB.OutboxReady():
+	case <-retry:
+	}
+	return true
+}
+
+// publish sends one outbox entry: its tasks to their shards' subjects, at
+// most Batch to a message, and its results to their shards' result
+// subjects, and waits for every acknowledgement.
+func (f *Frontier) publish(e store.OutboxEntry) error {
+	var msgs []*nats.Msg
+	add := func(subject string, part store.OutboxEntry) error {
+		data, err := part.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(data)
+		m := nats.NewMsg(subject)
+		m.Data = data
+		m.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%d:%s", e.Pass, hex.EncodeToString(sum[:16])))
+		msgs = append(msgs, m)
+		return nil
+	}
+	byShard := map[int][]store.Task{}
+	var order []int
+	for _, t := range e.Tasks {
+		s := shardOfURL(t.URL)
+		if _, ok := byShard[s]; !ok {
+			order = append(order, s)
+		}
+		byShard[s] = append(byShard[s], t)
+	}
+	for _, s := range order {
+		tasks := byShard[s]
+		for i := 0; i < len(tasks); i += f.w.cfg.Batch {
+			if err := add(todoSubject(s), store.OutboxEntry{Pass: e.Pass, Tasks: tasks[i:min(i+f.w.cfg.Batch, len(tasks))]}); err != nil {
+				return err
+			}
+		}
+	}
+	resByShard := map[int][]store.Result{}
+	order = order[:0]
+	for _, r := range e.Results {
+		s := shardOfURL(r.Record.URL)
+		if _, ok := resByShard[s]; !ok {
+			order = append(order, s)
+		}
+		resByShard[s] = append(resByShard[s], r)
+	}
+	for _, s := range order {
+		if err := f.addResults(add, s, e.Pass, resByShard[s]); err != nil {
+			return err
+		}
+	}
+	return publishAll(f.ctx, f.w.js, msgs)
+}
+
+// maxResultBytes keeps a results message well below NATS's default 1 MB
+// payload limit.
+const maxResultBytes = 512 << 10
+
+// addResults splits a shard's results into messages below maxResultBytes.
+func (f *Frontier) addResults(add func(string, store.OutboxEntry) error, shard int, pass uint64, results []store.Result) error {
+	for len(results) > 0 {
+		n := len(results)
+		for {
+			part := store.OutboxEntry{Pass: pass, Results: results[:n]}
+			data, err := part.MarshalBinary()
+			if err != nil {
+				return err
+			}
+			if len(data) <= maxResultBytes || n == 1 {
+				break
+			}
+			n = (n + 1) / 2
+		}
+		if err := add(resSubject(shard), store.OutboxEntry{Pass: pass, Results: results[:n]}); err != nil {
+			return err
+		}
+		results = results[n:]
+	}
+	return nil
+}
+
+// publishAll publishes msgs at once and waits for every acknowledgement.
+func publishAll(ctx context.Context, js jetstream.JetStream, msgs []*nats.Msg) error {
+	futures := make([]jetstream.PubAckFuture, 0, len(msgs))
+	for _, m := range msgs {
+		pf, err := js.PublishMsgAsync(m)
+		if err != nil {
+			return fmt.Errorf("publish to %s: %w", m.Subject, err)
+		}
+		futures = append(futures, pf)
+	}
+	for _, pf := range futures {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-pf.Ok():
+		case err := <-pf.Err():
+			return fmt.Errorf("publish to %s: %w", pf.Msg().Subject, err)
+		}
+	}
+	return nil
+}
+
+// shardOfURL is the shard of a task's or record's URL; one that does not
+// parse (the store keeps the raw text of an invalid URL) goes to shard 0.
+func shardOfURL(raw string) int {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return 0
+	}
+	return Shard(u.Host)
+}
+
+// report writes the worker's status whenever it may have changed. Idle is
+// judged from the database, read after the acked sequences are noted, so a
+// task acked before the note is on the frontier, resolved, or in the
+// outbox by the time the database is read.
+func (f *Frontier) report() {
+	defer f.wg.Done()
+	var last *WorkerStatus
+	for {
+		select {
+		case <-f.ctx.Done():
+			return
+		case <-f.kick:
+		}
+		select {
+		case <-f.done:
+			// The crawler closes the pass in its database now; a report
+			// would only say it is not open.
+			return
+		default:
+		}
+		st := f.status()
+		if sameReport(st, last) {
+			continue
+		}
+		if err := putJSON(f.ctx, f.w.b.state, workerKey(f.w.cfg.Name), st); err != nil {
+			if f.ctx.Err() != nil {
+				return
+			}
+			f.w.logf("report status: %v", err)
+			continue
+		}
+		last = st
+	}
+}
+
+func (f *Frontier) status() *WorkerStatus {
+	st := &WorkerStatus{Name: f.w.cfg.Name, Shards: FormatShards(f.w.cfg.Shards), Pass: f.pass, Updated: time.Now().UTC()}
+	f.mu.Lock()
+	st.Acked = make(map[string]uint64, len(f.acked))
+	for k, v := range f.acked {
+		st.Acked[k] = v
+	}
+	crawlerIdle, queued := f.crawlerIdle, len(f.queue)
+	st.Error = f.lastErr
+	f.mu.Unlock()
+	db := f.w.cfg.DB
+	quiet, deferred, err := db.Quiet(f.pass)
+	if err != nil {
+		st.Error = err.Error()
+	}
+	st.Idle = crawlerIdle && quiet && queued == 0 && err == nil
+	if st.Idle {
+		st.Deferred = deferred
+	}
+	st.Outbox, _ = db.OutboxLen()
+	return st
+}
+
+// watchPass closes done when the coordinator ends the pass, or begins a
+// newer one.
+func (f *Frontier) watchPass(watch jetstream.KeyWatcher) {
+	defer f.wg.Done()
+	defer func() { _ = watch.Stop() }()
+	for {
+		select {
+		case <-f.ctx.Done():
+			return
+		case e, ok := <-watch.Updates():
+			if !ok {
+				return
+			}
+			if e == nil || e.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			var rec PassRecord
+			if err := json.Unmarshal(e.Value(), &rec); err != nil {
+				f.fail("read the pass: %v", err)
+				continue
+			}
+			ended := store.PassState("")
+			switch {
+			case rec.Pass.ID == f.pass && rec.Pass.State != store.PassRunning:
+				ended = rec.Pass.State
+			case rec.Pass.ID > f.pass:
+				ended = store.PassAbandoned
+			}
+			if ended != "" {
+				f.mu.Lock()
+				f.ended = ended
+				f.mu.Unlock()
+				close(f.done)
+				return
+			}
+		}
+	}
+}
