@@ -78,6 +78,7 @@ type checkOptions struct {
 	keepSIDs     bool
 	root         string
 	baseURL      string
+	cluster      clusterFlags // --nats: a distributed pass
 }
 
 func checkFlags(o *checkOptions) *pflag.FlagSet {
@@ -133,6 +134,7 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	fs.StringVar(&o.baseURL, "base-url", "", "`URL` where the checked directory is published: absolute links under it are checked against the directory's files")
 	fs.BoolVar(&o.fragments, "check-fragments", false, "report links to page#frag where the page has no such id or <a name>")
 	registerTrapFlags(fs, o)
+	o.cluster.register(fs)
 	fs.IntVar(&o.commitBatch, "commit-batch", 32, "results committed to the database in one transaction, at most; a kill loses at most this many")
 	o.commitEvery = time.Second
 	fs.Var((*throttle.Duration)(&o.commitEvery), "commit-every", "longest time between commits, and between fsyncs of the database (what a power loss may cost)")
@@ -149,6 +151,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 		}
 	}()
 	fs := checkFlags(&o)
+	raw := slices.Clone(args) // for the workers of a distributed pass
 	if logFormatArg(args) == "json" {
 		// Every line on standard error is JSON: no usage text after a
 		// mistake (the error says what is wrong), --help still prints it.
@@ -230,6 +233,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 	globalBPS, err := parseBytesFlag("global-bandwidth", o.polite.globalBandwidth)
 	if err != nil {
 		return exitUsage, err
+	}
+	if o.cluster.url != "" {
+		return checkOverNATS(ctx, raw, &o, file, engine, targets, stdout, stderr)
 	}
 	// Commits do not wait for fsync (a killed process cannot undo one the
 	// OS has), so they can be small and frequent; the file is fsynced at

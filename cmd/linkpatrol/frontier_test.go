@@ -56,7 +56,8 @@ func (p *proc) wait(t *testing.T) int {
 // and the URL it printed. The test's end stops it.
 func startFrontier(t *testing.T, args ...string) (*proc, string) {
 	t.Helper()
-	args = append([]string{"serve-frontier", "--listen", "127.0.0.1:0", "--store", filepath.Join(t.TempDir(), "js")}, args...)
+	dir := t.TempDir()
+	args = append([]string{"serve-frontier", "--listen", "127.0.0.1:0", "--store", filepath.Join(dir, "js"), "--db", filepath.Join(dir, "merged.db")}, args...)
 	p := &proc{cmd: exec.Command(binary, args...), done: make(chan struct{})}
 	p.cmd.Stderr = p
 	out, err := p.cmd.StdoutPipe()

@@ -30,6 +30,7 @@ var checkGroups = []flagGroup{
 	{"Output", []string{"format", "output", "quiet", "all", "fail-on", "only-new", "report-after", "verbose", "log-format",
 		"status-addr", "status-public"}},
 	{"Database and passes", []string{"config", "db", "new-pass", "max-time", "keep-passes", "commit-batch", "commit-every"}},
+	{"Distributed passes (see linkpatrol serve-frontier)", []string{"nats", "token-file", "nkey", "tls-ca"}},
 }
 
 const checkExamples = `Examples:
