@@ -482,10 +482,12 @@ func (c *Coordinator) end(ctx context.Context, rec PassRecord, v Verdict) error 
 	rec.Pass.Deferred = v.Deferred
 	rec.Pass.Finished = time.Now()
 	rec.Pass.Elapsed = rec.Pass.Finished.Sub(rec.Pass.Started)
-	if err := putJSON(ctx, c.b.state, passKey, rec); err != nil {
+	// The merged database first: once the record says the pass is over,
+	// a check --nats may read the report.
+	if err := c.closeMerged(rec.Pass); err != nil {
 		return err
 	}
-	return c.closeMerged(rec.Pass)
+	return putJSON(ctx, c.b.state, passKey, rec)
 }
 
 // closeMerged stores the pass's end in the merged database.

@@ -1,10 +1,12 @@
 // Package cluster runs one linkpatrol pass across processes over NATS
 // JetStream, as ../shared/DISTRIBUTED.md designs it. It owns everything a
-// pass keeps in NATS: the streams, consumers and KV buckets, the shard of a
-// host, the leases by which a worker owns shards, the messages that carry
-// tasks and results between processes, the workers' status reports and the
-// rule that says a pass is over. Only this package and cmd/linkpatrol import
-// NATS; crawler, store and report never do.
+// pass keeps in NATS: the embedded server of serve-frontier and the
+// connection every command opens to it (Serve, Connect), the streams,
+// consumers and KV buckets, the shard of a host, the leases by which a
+// worker owns shards, the messages that carry tasks and results between
+// processes, the workers' status reports and the rule that says a pass is
+// over. Only this package and cmd/linkpatrol import NATS; crawler, store
+// and report never do.
 //
 // # Shape
 //

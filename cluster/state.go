@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -110,4 +112,22 @@ func CurrentPass(ctx context.Context, js jetstream.JetStream) (rec PassRecord, o
 	}
 	ok, err = getJSON(ctx, b.state, passKey, &rec)
 	return rec, ok, err
+}
+
+// Workers returns every worker's last status report, by name.
+func Workers(ctx context.Context, js jetstream.JetStream) ([]WorkerStatus, error) {
+	b, err := openBuckets(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	m, err := workerStatuses(ctx, b.state)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]WorkerStatus, 0, len(m))
+	for _, st := range m {
+		out = append(out, *st)
+	}
+	slices.SortFunc(out, func(a, b WorkerStatus) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
 }

@@ -95,12 +95,11 @@ type Options struct {
 // tokenizer would see.
 func Extract(doc []byte, opt Options) Page {
 	e := extractor{doc: doc, opt: opt, lines: newLineCounter(doc)}
-	return e.run(html.NewTokenizer(bytes.NewReader(doc)))
+	return e.run(newTokenizer(doc))
 }
 
 // run walks the tokens of z, which must be tokenizing e.doc.
-func (e *extractor) run(z *html.Tokenizer) Page {
-	off := 0
+func (e *extractor) run(z tokenizer) Page {
 	textOf := "" // element whose raw text the next text token is
 	for {
 		if max := e.opt.MaxLinks; max > 0 && len(e.page.Links) > max {
@@ -108,20 +107,18 @@ func (e *extractor) run(z *html.Tokenizer) Page {
 			e.page.Links, e.page.More = e.page.Links[:max], true
 			break
 		}
-		tt := z.Next()
-		if tt == html.ErrorToken {
+		tt, start, end := z.next()
+		if tt == tokEOF {
 			break
 		}
-		start := off
-		off += len(z.Raw())
 		owner := textOf
 		textOf = ""
 		switch tt {
-		case html.StartTagToken, html.SelfClosingTagToken:
-			textOf = e.startTag(z, start, off)
-		case html.TextToken:
+		case tokStartTag:
+			textOf = e.startTag(z.name, z.attrs, start, end)
+		case tokText:
 			if owner == "style" {
-				e.styleBody(start, off)
+				e.styleBody(start, end)
 			}
 		}
 	}
@@ -171,39 +168,45 @@ type pendingAttr struct {
 	pos  rawAttr
 }
 
-// startTag handles a start tag token doc[start:end] and returns the name of
-// the element when its raw text content is wanted next ("style").
-func (e *extractor) startTag(z *html.Tokenizer, start, end int) string {
-	name, attrs, matched := e.scanner.scan(e.doc, start, end)
-	var tokName []byte // the tokenizer's name for the tag, once asked for
-	var tag string
-	if matched {
-		tag = e.knownTag(e.doc[name.start:name.end])
-	} else {
-		tokName, _ = z.TagName()
-		tag = e.knownTag(tokName)
+// startTag handles the start tag doc[start:end] with the given name and
+// attributes, and returns the name of the element when its raw text content
+// is wanted next ("style").
+func (e *extractor) startTag(name span, attrs []rawAttr, start, end int) string {
+	rawName := e.doc[name.start:name.end]
+	tag := e.knownTag(rawName)
+	last := e.lastWanted(tag, attrs)
+	if last < 0 {
+		return e.rawTextOwner(tag)
 	}
-	if tag == "noscript" {
-		// See the package doc: its content is markup worth checking.
-		z.NextIsNotRawText()
+	positioned := true
+	if !e.rawValues(tag, attrs[:last+1]) {
+		positioned = e.decodedValues(tag, attrs[:last+1], start, end)
 	}
-	last := len(attrs) - 1
-	if matched {
-		if last = e.lastWanted(tag, attrs); last < 0 {
-			return e.rawTextOwner(tag)
+	if len(e.pending) > 0 {
+		linkTag := tag
+		if linkTag == "" {
+			linkTag = tagName(rawName)
 		}
-		if e.rawValues(tag, attrs[:last+1]) {
-			if len(e.pending) > 0 {
-				e.emit(e.nameOf(z, tag, nil), e.lines.at(start), true)
-			}
-			return e.rawTextOwner(tag)
-		}
+		e.emit(linkTag, e.lines.at(start), positioned)
 	}
+	return e.rawTextOwner(tag)
+}
 
-	// Read the tokenizer's attributes up to the last one needed: each
-	// TagAttr call allocates, and nothing after it can change a position.
+// decodedValues fills e.pending for a tag with a character reference in a
+// value Extract needs, from golang.org/x/net/html's Tokenizer run over the
+// tag alone: a start tag is read the same wherever it stands, and decoding
+// references in attribute values has rules of its own (a named one without
+// ";" before "=" stays as written) that are not worth copying for the rare
+// tag that needs them. It reports whether the tokenizer's attributes are the
+// scan's, so that their positions can be trusted (FuzzTokenizerMatchesXNetHTML
+// says they always are).
+func (e *extractor) decodedValues(tag string, attrs []rawAttr, start, end int) bool {
 	e.pending = e.pending[:0]
-	read := 0
+	z := html.NewTokenizer(bytes.NewReader(e.doc[start:end]))
+	if tt := z.Next(); tt != html.StartTagToken && tt != html.SelfClosingTagToken {
+		return false
+	}
+	matched, read := true, 0
 	for {
 		key, val, more := z.TagAttr()
 		if key == nil {
@@ -211,7 +214,7 @@ func (e *extractor) startTag(z *html.Tokenizer, start, end int) string {
 		}
 		i := read
 		read++
-		if matched && (i >= len(attrs) || !sameKey(e.doc[attrs[i].key.start:attrs[i].key.end], key)) {
+		if i >= len(attrs) || !sameKey(e.doc[attrs[i].key.start:attrs[i].key.end], key) {
 			matched = false
 		}
 		if r, attr := roleOf(tag, key, e.opt.IDs); r != roleNone {
@@ -221,40 +224,18 @@ func (e *extractor) startTag(z *html.Tokenizer, start, end int) string {
 			}
 			e.pending = append(e.pending, p)
 		}
-		if !more || matched && i == last {
+		if !more || matched && i == len(attrs)-1 {
 			break
 		}
 	}
-	if read <= last {
-		matched = false // the tokenizer has fewer attributes than the scan
-	}
-	if len(e.pending) == 0 {
-		return e.rawTextOwner(tag)
-	}
-	e.emit(e.nameOf(z, tag, tokName), e.lines.at(start), matched)
-	return e.rawTextOwner(tag)
+	return matched && read == len(attrs)
 }
 
-// nameOf is the element name links are reported under: tag, or for an
-// element Extract has no table entry for (carrying a style attribute or an
-// id) the tokenizer's name, tokName if it was already asked for.
-func (e *extractor) nameOf(z *html.Tokenizer, tag string, tokName []byte) string {
-	if tag != "" {
-		return tag
-	}
-	if tokName == nil {
-		tokName, _ = z.TagName()
-	}
-	return string(tokName)
-}
-
-// rawValues fills e.pending from the scan of a tag alone, without the
-// tokenizer's TagAttr, which allocates twice for every attribute it
-// returns. The scan finds exactly the tokenizer's attributes
-// (FuzzScanMatchesTokenizer), and a value without a character reference is
-// the tokenizer's once NUL and CR are replaced as it replaces them. It
-// declines (false) when a value needed holds a "&": decoding character
-// references is left to the tokenizer.
+// rawValues fills e.pending from the scan of a tag alone. The scan finds
+// exactly the tokenizer's attributes, and a value without a character
+// reference is the tokenizer's once NUL and CR are replaced as it replaces
+// them; "&amp;", the one reference common in URLs, is decoded here too. It
+// declines (false) when a value needed holds any other "&".
 func (e *extractor) rawValues(tag string, attrs []rawAttr) bool {
 	e.pending = e.pending[:0]
 	for _, a := range attrs {
@@ -262,13 +243,47 @@ func (e *extractor) rawValues(tag string, attrs []rawAttr) bool {
 		if r == roleNone {
 			continue
 		}
-		raw := e.doc[a.val.start:a.val.end]
-		if bytes.IndexByte(raw, '&') >= 0 {
-			return false
+		val := plainValue(e.doc[a.val.start:a.val.end])
+		if bytes.IndexByte(val, '&') >= 0 {
+			var ok bool
+			if val, ok = decodeAmp(val); !ok {
+				return false
+			}
 		}
-		e.pending = append(e.pending, pendingAttr{role: r, attr: attr, val: plainValue(raw), pos: a})
+		e.pending = append(e.pending, pendingAttr{role: r, attr: attr, val: val, pos: a})
 	}
 	return true
+}
+
+// decodeAmp decodes a value whose every "&" starts "&amp;", and declines
+// any other.
+func decodeAmp(v []byte) ([]byte, bool) {
+	out := make([]byte, 0, len(v))
+	for {
+		i := bytes.IndexByte(v, '&')
+		if i < 0 {
+			return append(out, v...), true
+		}
+		if !bytes.HasPrefix(v[i:], []byte("&amp;")) {
+			return nil, false
+		}
+		out = append(out, v[:i+1]...)
+		v = v[i+len("&amp;"):]
+	}
+}
+
+// tagName is the name the tokenizer gives an element: lower-case, NUL
+// replaced by U+FFFD.
+func tagName(raw []byte) string {
+	out := make([]byte, 0, len(raw))
+	for _, c := range raw {
+		if c == 0 {
+			out = append(out, "\uFFFD"...)
+			continue
+		}
+		out = append(out, lower(c))
+	}
+	return string(out)
 }
 
 // plainValue is what the tokenizer makes of an attribute value without

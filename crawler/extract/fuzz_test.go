@@ -53,50 +53,116 @@ func FuzzExtract(f *testing.F) {
 	})
 }
 
-// FuzzScanMatchesTokenizer checks that the position scan of every start tag
-// finds exactly the attributes the tokenizer reports, in the same order,
-// and that each value span holds that attribute's value. Extract falls back
-// to a tag's line when they differ; this is what keeps that from happening.
-func FuzzScanMatchesTokenizer(f *testing.F) {
+// FuzzTokenizerMatchesXNetHTML checks that our tokenizer splits any input
+// into the tokens golang.org/x/net/html's Tokenizer does, to the byte (Raw),
+// with the same type (start and self-closing tags alike), read the way
+// Extract reads it (NextIsNotRawText after every <noscript>). For every
+// start tag it checks that the scan finds exactly the attributes the
+// tokenizer reports, in the same order, that each value span holds that
+// attribute's value, and that the tag name is the tokenizer's. Link lines and Extract's values without the tokenizer rest
+// on this.
+func FuzzTokenizerMatchesXNetHTML(f *testing.F) {
 	addSeeds(f)
+	for _, s := range []string{
+		"<script><!--<script></script>--></script><a href=1>",
+		"<script><!-- </script><a href=2>",
+		"<script>a<!--b<script>c</script>d-->e</SCRIPT\t><a href=3>",
+		"<script><!--<scriptx></script><a href=4>",
+		"<script>--></script/><a href=5>",
+		"<style></st</style ><a href=6></style>",
+		"<title>a &amp; b\r\n\x00c</title><textarea></textarea x>",
+		"<plaintext><a href=7>",
+		"<xmp><a href=8></xmp><iframe><a href=9></iframe><noembed>x</noembed><noframes></noframes>",
+		"<!DOCTYPE html><!doctype><!DOCTYP><!-><!--><!---><!-- a --!> b --!x-->",
+		"<?php x ?></><//a></ a><!>x</",
+		"<a<b <c/d e/=f g= =h i=\"j\"k='l'>",
+		"<a href=x",
+		"<a href='x'",
+		"<!--",
+		"<!-- x --!",
+		"<script><!--<script>",
+		"<script><!--</scr",
+		"<div style=\"a\" style=b STYLE=c>",
+		"text<",
+		"<<a>",
+		"</a",
+		"<a \x00b=c\x00>",
+	} {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		z := html.NewTokenizer(bytes.NewReader(doc))
-		var s tagScanner
-		off := 0
-		for {
-			tt := z.Next()
-			if tt == html.ErrorToken {
+		x := html.NewTokenizer(bytes.NewReader(doc))
+		z := newTokenizer(doc)
+		xoff := 0
+		for n := 0; ; n++ {
+			xt := x.Next()
+			tt, start, end := z.next()
+			if xt == html.ErrorToken {
+				if tt != tokEOF {
+					t.Fatalf("token %d: x/net/html ends the document, we read %v %q", n, tt, doc[start:end])
+				}
 				return
 			}
-			start := off
-			off += len(z.Raw())
-			if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
-				continue
+			xstart := xoff
+			xoff += len(x.Raw())
+			if want := tokenTypeOf(xt); tt != want || start != xstart || end != xoff {
+				t.Fatalf("token %d: x/net/html %v %q, we read %v %q", n, xt, doc[xstart:xoff], tt, doc[start:min(max(start, end), len(doc))])
 			}
-			_, attrs, ok := s.scan(doc, start, off)
-			if !ok {
-				t.Fatalf("scan of %q not ok", doc[start:off])
-			}
-			tok := z.Token()
-			if len(attrs) != len(tok.Attr) {
-				t.Fatalf("%q: scan found %d attributes, tokenizer %d", doc[start:off], len(attrs), len(tok.Attr))
-			}
-			for i, a := range tok.Attr {
-				raw := doc[attrs[i].key.start:attrs[i].key.end]
-				if !sameKey(raw, []byte(a.Key)) {
-					t.Fatalf("%q: attribute %d is %q, tokenizer says %q", doc[start:off], i, raw, a.Key)
-				}
-				rawVal := doc[attrs[i].val.start:attrs[i].val.end]
-				if bytes.IndexByte(rawVal, '&') >= 0 {
-					continue // entity decoding is the tokenizer's business
-				}
-				// Extract reports this value without asking the tokenizer.
-				if val := string(plainValue(rawVal)); val != a.Val {
-					t.Fatalf("%q: value of %q is %q, tokenizer says %q", doc[start:off], a.Key, val, a.Val)
-				}
+			if tt == tokStartTag {
+				checkTag(t, x, doc, z.name, z.attrs)
 			}
 		}
 	})
+}
+
+func tokenTypeOf(tt html.TokenType) tokenType {
+	switch tt {
+	case html.TextToken:
+		return tokText
+	case html.StartTagToken, html.SelfClosingTagToken:
+		return tokStartTag
+	case html.EndTagToken:
+		return tokEndTag
+	case html.CommentToken:
+		return tokComment
+	case html.DoctypeToken:
+		return tokDoctype
+	}
+	return tokEOF
+}
+
+// checkTag compares the tag name and attributes the scan found with the
+// tokenizer's, and reads the tokenizer's token the way Extract needs it.
+func checkTag(t *testing.T, x *html.Tokenizer, doc []byte, name span, attrs []rawAttr) {
+	t.Helper()
+	raw := doc[name.start:name.end]
+	tok := x.Token()
+	if tok.Data == "noscript" {
+		x.NextIsNotRawText()
+	}
+	if got := tagName(raw); got != tok.Data {
+		t.Fatalf("tag name %q: we read %q, x/net/html %q", raw, got, tok.Data)
+	}
+	if len(attrs) != len(tok.Attr) {
+		t.Fatalf("<%s>: scan found %d attributes, tokenizer %d", tok.Data, len(attrs), len(tok.Attr))
+	}
+	for i, a := range tok.Attr {
+		key := doc[attrs[i].key.start:attrs[i].key.end]
+		if !sameKey(key, []byte(a.Key)) {
+			t.Fatalf("<%s>: attribute %d is %q, tokenizer says %q", tok.Data, i, key, a.Key)
+		}
+		val := plainValue(doc[attrs[i].val.start:attrs[i].val.end])
+		if bytes.IndexByte(val, '&') >= 0 {
+			var ok bool
+			if val, ok = decodeAmp(val); !ok {
+				continue // entity decoding is the tokenizer's business
+			}
+		}
+		// Extract reports this value without asking the tokenizer.
+		if string(val) != a.Val {
+			t.Fatalf("<%s>: value of %q is %q, tokenizer says %q", tok.Data, a.Key, val, a.Val)
+		}
+	}
 }
 
 func naiveLineCount(doc []byte) int {

@@ -204,9 +204,9 @@ func TestScanTag(t *testing.T) {
 		t.Run(tt.tag, func(t *testing.T) {
 			doc := []byte(tt.tag)
 			var s tagScanner
-			name, attrs, ok := s.scan(doc, 0, len(doc))
-			if !ok {
-				t.Fatalf("scan(%q) not ok", tt.tag)
+			name, attrs, end, ok := s.scan(doc, 1, true)
+			if !ok || end != len(doc) {
+				t.Fatalf("scan(%q) = ok %v, end %d", tt.tag, ok, end)
 			}
 			if got := string(doc[name.start:name.end]); got != tt.name {
 				t.Errorf("name = %q, want %q", got, tt.name)
@@ -232,7 +232,7 @@ func TestScanTagManyAttributes(t *testing.T) {
 	}
 	doc = append(doc, " KAA kAb href=x>"...) // both seen before
 	var s tagScanner
-	_, attrs, ok := s.scan(doc, 0, len(doc))
+	_, attrs, _, ok := s.scan(doc, 1, true)
 	if !ok {
 		t.Fatal("not ok")
 	}
@@ -244,13 +244,18 @@ func TestScanTagManyAttributes(t *testing.T) {
 	}
 }
 
-func TestScanTagRejectsNonTags(t *testing.T) {
-	for _, in := range []string{"", "<", "<a", "a>", "<a href='x>", "<a b>c>"} {
+// TestScanTagEndsWithInput: a tag the input ends inside is no tag, and
+// one that ends early leaves the rest to the tokenizer.
+func TestScanTagEndsWithInput(t *testing.T) {
+	for _, in := range []string{"<a", "<a ", "<a href='x>", "<a href=x", "<a b", "<a b=", "<a b='x'"} {
 		var s tagScanner
-		doc := []byte(in)
-		if _, _, ok := s.scan(doc, 0, len(doc)); ok {
+		if _, _, _, ok := s.scan([]byte(in), 1, true); ok {
 			t.Errorf("scan(%q) ok, want not ok", in)
 		}
+	}
+	var s tagScanner
+	if _, _, end, ok := s.scan([]byte("<a b>c>"), 1, true); !ok || end != len("<a b>") {
+		t.Errorf("scan(<a b>c>) = ok %v, end %d; want the end after <a b>", ok, end)
 	}
 }
 

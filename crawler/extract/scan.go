@@ -9,13 +9,13 @@ type rawAttr struct {
 	key, val span
 }
 
-// tagScanner finds where each attribute of a start tag begins. Its rules are
-// a copy of golang.org/x/net/html's Tokenizer.readTag (attribute key and
-// value states, "/" noise, the "=" that starts a key, unquoted values) and it
-// drops the same duplicates (a later attribute whose lower-cased key was seen
-// before, and attributes with an empty key), so the i-th attribute it finds
-// is the i-th attribute TagAttr returns. Extract still checks every key
-// against the tokenizer's and falls back to the tag's line on a mismatch.
+// tagScanner reads a tag and where each of its attributes lies. Its rules
+// are a copy of golang.org/x/net/html's Tokenizer.readTag (tag name,
+// attribute key and value states, "/" noise, the "=" that starts a key,
+// unquoted values) and it drops the same duplicates (a later attribute whose
+// lower-cased key was seen before, and attributes with an empty key), so the
+// i-th attribute it finds is the i-th attribute TagAttr returns
+// (FuzzTokenizerMatchesXNetHTML).
 type tagScanner struct {
 	attrs []rawAttr
 	seen  map[string]struct{} // only for tags with very many attributes
@@ -26,22 +26,21 @@ type tagScanner struct {
 // costs linear time.
 const dedupLinear = 16
 
-// scan reads the start tag doc[start:end], which the tokenizer returned as
-// one token ("<" through ">"). It reports the tag name and the attributes;
-// ok is false if the tag did not follow the tokenizer's rules to the byte,
-// which would mean the two disagree and no position can be trusted.
-func (s *tagScanner) scan(doc []byte, start, end int) (name span, attrs []rawAttr, ok bool) {
+// scan reads the tag whose name starts at doc[nameStart], a letter right
+// after "<" or "</", through its ">". It returns the name, the attributes
+// when save is set (an end tag's are read and dropped, as the tokenizer
+// drops them), and end, the offset after the ">". ok is false when the
+// input ends inside the tag.
+func (s *tagScanner) scan(doc []byte, nameStart int, save bool) (name span, attrs []rawAttr, end int, ok bool) {
 	s.attrs = s.attrs[:0]
 	clear(s.seen)
-	if end > len(doc) || end-start < 3 || doc[start] != '<' || doc[end-1] != '>' {
-		return span{}, nil, false
-	}
-	// The tokenizer consumed "<" and the first letter of the name already.
-	p := start + 2
-	name.start = start + 1
+	n := len(doc)
+	// The name runs to white space, "/" or ">"; its first letter is read.
+	p := nameStart + 1
+	name.start = nameStart
 	for {
-		if p >= end {
-			return span{}, nil, false
+		if p >= n {
+			return span{}, nil, n, false
 		}
 		c := doc[p]
 		p++
@@ -55,26 +54,23 @@ func (s *tagScanner) scan(doc []byte, start, end int) (name span, attrs []rawAtt
 			break
 		}
 	}
-	p = skipSpace(doc, p, end)
+	p = skipSpace(doc, p, n)
 	for {
-		if p >= end {
-			return name, nil, false
+		if p >= n {
+			return name, nil, n, false
 		}
 		if doc[p] == '>' {
-			if p+1 != end {
-				return name, nil, false
-			}
-			return name, s.attrs, true
+			return name, s.attrs, p + 1, true
 		}
 		var a rawAttr
 		var good bool
-		if a, p, good = scanAttr(doc, p, end); !good {
-			return name, nil, false
+		if a, p, good = scanAttr(doc, p, n); !good {
+			return name, nil, n, false
 		}
-		if a.key.end > a.key.start && !s.duplicate(doc, a.key) {
+		if save && a.key.end > a.key.start && !s.duplicate(doc, a.key) {
 			s.attrs = append(s.attrs, a)
 		}
-		p = skipSpace(doc, p, end)
+		p = skipSpace(doc, p, n)
 	}
 }
 

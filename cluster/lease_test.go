@@ -1,0 +1,165 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+func leaseSetup(t *testing.T, ttl time.Duration) (string, jetstream.JetStream) {
+	t.Helper()
+	url := startServer(t)
+	js := connect(t, url)
+	if err := Setup(context.Background(), js, Options{LeaseTTL: ttl}); err != nil {
+		t.Fatal(err)
+	}
+	return url, js
+}
+
+func newWorker(t *testing.T, js jetstream.JetStream, name, shards string) (*Worker, error) {
+	t.Helper()
+	s, err := ParseShards(shards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWorker(context.Background(), js, WorkerConfig{Name: name, Shards: s, DB: openDB(t, name+".db", true)})
+	if err == nil {
+		t.Cleanup(func() { _ = w.Close() })
+	}
+	return w, err
+}
+
+func holders(t *testing.T, js jetstream.JetStream, shards string) []string {
+	t.Helper()
+	all, err := Holders(context.Background(), js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := ParseShards(shards)
+	var out []string
+	for _, n := range s {
+		out = append(out, all[n])
+	}
+	return out
+}
+
+func all(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+// One owner per shard: overlapping shards are refused with the holder
+// named, and nothing is taken; a worker restarted under its name takes
+// its leases back at once, and the old process, which can no longer renew,
+// stops; Close gives the leases up.
+func TestLeasesOneOwner(t *testing.T) {
+	t.Parallel()
+	_, js := leaseSetup(t, 3*time.Second)
+	w1, err := newWorker(t, js, "w1", "0-9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := holders(t, js, "0-9"); !slices.Equal(got, all("w1", 10)) {
+		t.Errorf("holders of 0-9 = %q", got)
+	}
+
+	_, err = newWorker(t, js, "w2", "5-14")
+	var held *HeldError
+	if !errors.As(err, &held) || held.Holder != "w1" || FormatShards(held.Shards) != "5-9" {
+		t.Fatalf("overlapping worker: err = %v, want shards 5-9 held by w1", err)
+	}
+	if !strings.Contains(err.Error(), `"w1"`) || !strings.Contains(err.Error(), "5-9") {
+		t.Errorf("the refusal %q does not name the holder and shards", err)
+	}
+	if got := holders(t, js, "10-14"); !slices.Equal(got, all("", 5)) {
+		t.Errorf("a refused worker kept leases: %q", got)
+	}
+
+	// Restarted (the old process still alive, as after a kill before its
+	// lease ran out): it takes its own leases back.
+	again, err := newWorker(t, js, "w1", "0-9")
+	if err != nil {
+		t.Fatalf("w1 restarted: %v", err)
+	}
+	if w1.Owns("site0.test") != (Shard("site0.test") < 10) {
+		t.Error("Owns before the old process noticed")
+	}
+	// The old one's next renewal finds the lease rewritten.
+	select {
+	case <-w1.Context().Done():
+		if !strings.Contains(context.Cause(w1.Context()).Error(), "lost the lease") {
+			t.Errorf("old process stopped because %v", context.Cause(w1.Context()))
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the old process did not notice its lease was taken over")
+	}
+	if w1.Owns("127.0.0.1:1") {
+		t.Error("a worker that lost its leases still owns a host")
+	}
+
+	if err := again.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := holders(t, js, "0-9"); !slices.Equal(got, all("", 10)) {
+		t.Errorf("after Close holders of 0-9 = %q", got)
+	}
+	if _, err := newWorker(t, js, "w2", "5-14"); err != nil {
+		t.Errorf("shards given up are refused: %v", err)
+	}
+}
+
+// A lease nobody renews runs out after its TTL, and the shard is free.
+func TestLeaseExpires(t *testing.T) {
+	t.Parallel()
+	_, js := leaseSetup(t, time.Second)
+	kv, err := js.KeyValue(context.Background(), leaseBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Create(context.Background(), leaseKey(3), []byte("dead")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newWorker(t, js, "w1", "3"); err == nil {
+		t.Fatal("a live lease of a dead worker was taken")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := newWorker(t, js, "w1", "3")
+		if err == nil {
+			break
+		}
+		if !errors.As(err, new(*HeldError)) || time.Now().After(deadline) {
+			t.Fatalf("after the TTL: %v", err)
+		}
+		<-time.After(100 * time.Millisecond) // polling a condition: the server's clock
+	}
+}
+
+// A worker that cannot renew gives its shards up TTL/2 after the last
+// renewal, before the lease can run out and another worker take over.
+func TestLeaseGivenUpWhenRenewalFails(t *testing.T) {
+	t.Parallel()
+	url, _ := leaseSetup(t, 2*time.Second)
+	own := connect(t, url)
+	w, err := newWorker(t, own, "w1", "0-3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own.Conn().Close()
+	select {
+	case <-w.Context().Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the worker kept its shards without renewing them")
+	}
+	if cause := context.Cause(w.Context()); !strings.Contains(cause.Error(), "not renewed") {
+		t.Errorf("stopped because %v", cause)
+	}
+}

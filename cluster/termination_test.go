@@ -1,0 +1,139 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// Termination is never early: one worker's outbox drainer is held while it
+// and every other worker have nothing else to do, and the rest of the web
+// is reachable only through that outbox. The coordinator must keep the
+// pass running through several verdicts, and once the drainer is let go,
+// the pass ends with every page.
+func TestTerminationWaitsForHeldOutbox(t *testing.T) {
+	t.Parallel()
+	js := connect(t, startServer(t))
+	wb := newWeb(12, 4)
+	// Every verdict the coordinator takes, numbered; tick wakes the test.
+	var mu sync.Mutex
+	var verdicts []Verdict
+	tick := make(chan struct{}, 1)
+	c, merged, rec := coordinate(t, js, CoordinatorConfig{
+		Poll: 20 * time.Millisecond,
+		onVerdict: func(v Verdict) {
+			mu.Lock()
+			verdicts = append(verdicts, v)
+			mu.Unlock()
+			select {
+			case tick <- struct{}{}:
+			default:
+			}
+		},
+	}, wb.url(0, 0))
+	taken := func() []Verdict {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(verdicts)
+	}
+
+	release := make(chan struct{})
+	held := Shard("site0.test")
+	var nodes []*node
+	var holder *node
+	for i, shards := range wb.split(3) {
+		cfg := WorkerConfig{Batch: 2}
+		owns := false
+		for _, s := range shards {
+			owns = owns || s == held
+		}
+		if owns {
+			cfg.beforeDrain = func(ctx context.Context) {
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+			}
+		}
+		n := startNode(t, js, wb, fmt.Sprintf("w%d", i+1), shards, rec, cfg)
+		nodes = append(nodes, n)
+		if owns {
+			holder = n
+		}
+	}
+
+	// Wait until the state is the one to prove: the holder's crawler is
+	// idle with its outbox full, and every other worker reports idle.
+	established := func() bool {
+		holder.f.mu.Lock()
+		idle := holder.f.crawlerIdle
+		holder.f.mu.Unlock()
+		if n, _ := holder.db.OutboxLen(); !idle || n == 0 {
+			return false
+		}
+		statuses, err := Workers(context.Background(), js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		others, acked := 0, false
+		for _, st := range statuses {
+			switch {
+			case st.Pass != rec.Pass.ID:
+			case st.Name == holder.name:
+				// The seed's message is acked, and the holder says so:
+				// nothing but the outbox keeps the pass going.
+				acked = st.acked(held) > 0
+			case st.Idle:
+				others++
+			}
+		}
+		return acked && others == len(nodes)-1
+	}
+	// Then ten verdicts taken after the state was seen must all keep the
+	// pass running.
+	timeout := time.After(60 * time.Second)
+	mark := -1
+	for {
+		select {
+		case <-tick:
+		case <-timeout:
+			t.Fatalf("the held state was never reached, or no verdicts came after it (mark %d)", mark)
+		}
+		vs := taken()
+		for _, v := range vs {
+			if v.Over {
+				t.Fatalf("the pass ended with a worker's outbox held: %+v", v)
+			}
+		}
+		if mark < 0 && established() {
+			mark = len(taken())
+		}
+		if mark >= 0 && len(vs) >= mark+10 {
+			for _, v := range vs[mark:] {
+				t.Logf("verdict while held: %s", v.Why)
+			}
+			break
+		}
+	}
+	if p, _ := merged.Pass(rec.Pass.ID); p.State != store.PassRunning {
+		t.Fatalf("merged pass is %s while an outbox is held", p.State)
+	}
+	for _, n := range nodes {
+		select {
+		case <-n.f.Done():
+			t.Fatalf("%s was told the pass is over", n.name)
+		default:
+		}
+	}
+
+	close(release)
+	for _, n := range nodes {
+		n.wait(t)
+	}
+	checkMerged(t, c, merged, rec, wb, nodes)
+}
