@@ -76,16 +76,18 @@ func renderForRequest(ctx context.Context, obs jetstream.ObjectStore, db *store.
 	if err != nil {
 		return reportReply{Error: err.Error()}
 	}
-	id := req.Pass
-	if id == 0 {
-		last, ok, err := db.LastPass()
-		if err != nil {
-			return reportReply{Error: err.Error()}
-		}
-		if !ok {
-			return reportReply{Error: fmt.Sprintf("%s holds no pass yet; begin one with check --nats", db.Path())}
-		}
-		id = last.ID
+	last, ok, err := db.LastPass()
+	if err != nil {
+		return reportReply{Error: err.Error()}
+	}
+	if !ok {
+		return reportReply{Error: fmt.Sprintf("%s holds no pass yet; begin one with check --nats", db.Path())}
+	}
+	id := last.ID
+	if req.Pass != 0 && req.Pass != id {
+		// As report says for one file: each URL keeps only its latest
+		// result, so an older pass would render empty and clean.
+		return reportReply{Error: fmt.Sprintf("cannot report pass %d: %s keeps each URL's latest result only, and pass %d (the newest) has replaced what pass %d found", req.Pass, db.Path(), id, req.Pass)}
 	}
 	rep, err := report.Build(db, id, report.Options{All: req.All, Now: time.Now(), ReportAfter: req.ReportAfter,
 		OnlyNew: req.OnlyNew, CheckFragments: req.CheckFragments, FailOn: failOn})

@@ -70,6 +70,9 @@ Usage:
   linkpatrol config check FILE           validate a config file without crawling
   linkpatrol config example              print a commented example with every key
   linkpatrol serve-frontier [flags]      run the NATS server of a distributed pass
+  linkpatrol worker --nats URL --db FILE --shards RANGES
+                                         crawl some shards of every distributed pass
+  linkpatrol status --nats URL           the distributed pass: workers, shards, backlog
   linkpatrol version
 
 Run 'linkpatrol COMMAND --help' for a command's flags.
@@ -112,6 +115,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = runConfig(args[1:], stdout, stderr)
 	case "serve-frontier":
 		code, err = runServeFrontier(ctx, args[1:], stdout, stderr)
+	case "worker":
+		code, err = runWorker(ctx, args[1:], stdout, stderr)
+	case "status":
+		code, err = runStatus(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "linkpatrol", version)
 		return exitOK
@@ -142,7 +149,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // commands are run's subcommands, for a suggestion after a typo.
-var commands = []string{"check", "report", "explain", "config", "serve-frontier", "version", "help"}
+var commands = []string{"check", "report", "explain", "config", "serve-frontier", "worker", "status", "version", "help"}
 
 // parseFlags parses a command's flags; a misspelt flag gets the nearest
 // one suggested ("unknown flag: --concurency (did you mean --concurrency?)").

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,8 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	failOnFlag := fs.String("fail-on", "broken", "which problems make the exit code 1: "+strings.Join(report.FailOnValues(), ", "))
 	onlyNew := fs.Bool("only-new", false, "only problems that are new since the previous complete pass (the exit code follows)")
 	config := fs.String("config", "", "config `file` whose db, format, output, report_after, fail_on and check_fragments apply (default ./linkpatrol.toml when it exists)")
+	var cf clusterFlags
+	cf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol report [flags]\n\nFlags:\n%s", fs.FlagUsagesWrapped(helpWidth))
 	}
@@ -73,6 +76,16 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	if !slices.Contains(report.Formats(), *format) {
 		return exitUsage, usagef("unknown format %q (choose from %s)", *format, strings.Join(report.Formats(), ", "))
+	}
+	if cf.url != "" {
+		// serve-frontier holds the merged database: it renders the report.
+		js, closeNC, err := cf.connect("report")
+		if err != nil {
+			return exitUsage, usageError{err}
+		}
+		defer closeNC()
+		req := reportRequest{Pass: *passID, All: *all, OnlyNew: *onlyNew, CheckFragments: *fragments, ReportAfter: reportAfter, FailOn: *failOnFlag}
+		return writeClusterReport(context.Background(), js, req, stdout, stdoutFormat(*format, *quiet, outputs), outputs)
 	}
 	src, last, closeDB, err := openReportSource(*db, fs.Changed("db") || file.IsSet("db"), outputs)
 	if err != nil {

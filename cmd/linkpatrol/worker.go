@@ -142,7 +142,7 @@ Flags:
 	if err != nil {
 		var held *cluster.HeldError
 		if errors.As(err, &held) {
-			return exitUsage, usagef("worker %s: %v; give this worker other --shards, or stop that worker first", *name, err)
+			return exitUsage, usagef("worker %s: %v", *name, err)
 		}
 		return exitUsage, fmt.Errorf("worker %s: %w", *name, err)
 	}
