@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
@@ -55,11 +54,6 @@ func benchPass(b *testing.B, pages int, polite *throttle.Settings) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				seeds := []store.Task{{URL: start, Action: "parse"}}
-				pass, err := db.BeginPass(store.Pass{StartURLs: []string{start}, Started: time.Now()}, seeds)
-				if err != nil {
-					b.Fatal(err)
-				}
 				cfg := crawler.Config{Concurrency: 16}
 				if polite != nil {
 					settings := func(string) throttle.Settings { return *polite }
@@ -68,7 +62,7 @@ func benchPass(b *testing.B, pages int, polite *throttle.Settings) {
 				}
 				c := crawler.New(cfg, engine, db)
 				b.StartTimer()
-				out, err := c.Run(context.Background(), context.Background(), pass, seeds, nil)
+				_, out, err := c.Run(context.Background(), context.Background(), passOf(start))
 				b.StopTimer()
 				if err != nil || !out.Complete {
 					b.Fatalf("run: %v complete=%v", err, out.Complete)

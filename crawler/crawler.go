@@ -19,13 +19,22 @@ import (
 	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
-// Store is what a pass needs from the database.
+// Store is what a pass needs from the database: *store.DB is one.
 type Store interface {
 	Get(url string) (store.URLRecord, bool, error)
 	Links(page string) ([]store.Link, error)
 	Commit(passID uint64, results []store.Result) error
 	PutHostStates(states map[string][]byte) error
 	ForEachHostState(fn func(host string, v []byte) error) error
+
+	// The pass's own lifecycle (see Run).
+	Path() string
+	OpenPass() (store.Pass, bool, error)
+	LastPass() (store.Pass, bool, error)
+	BeginPass(p store.Pass, seeds []store.Task) (store.Pass, error)
+	UpdatePass(p store.Pass) error
+	Frontier() ([]store.Task, error)
+	ResolvedIn(passID uint64, fn func(url string) error) error
 }
 
 // Decider classifies and canonicalizes URLs; *rules.Engine is one.
@@ -220,13 +229,11 @@ type Outcome struct {
 	ForeignHops int64
 }
 
-// Run works on pass until its frontier is empty or ctx is cancelled.
-// queue is the frontier to start from (start URLs, or what a stopped run
-// left); done holds every URL already resolved in this pass, and is owned by
-// Run from here on. When ctx is cancelled no new task starts, tasks in flight
-// get Config.Grace to finish, everything finished is committed, and Run
-// returns with Complete false; cancelling hard stops the grace at once.
-func (c *Crawler) Run(ctx context.Context, hard context.Context, pass store.Pass, queue []store.Task, done map[string]struct{}) (Outcome, error) {
+// run works on pass until its frontier is empty (and the frontier says
+// the pass is done everywhere) or ctx is cancelled; see Run. queue is the
+// frontier to start from (seeds, or what a stopped run left); done holds
+// every URL already resolved in this pass, and is owned by run from here on.
+func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass, queue []store.Task, done map[string]struct{}) (Outcome, error) {
 	if done == nil {
 		done = make(map[string]struct{})
 	}

@@ -70,16 +70,10 @@ func runPassOn(t *testing.T, db *store.DB, cfg crawler.Config, starts ...string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var seeds []store.Task
-	for _, s := range starts {
-		seeds = append(seeds, store.Task{URL: s, Action: "parse"})
-	}
-	pass, err := db.BeginPass(store.Pass{StartURLs: starts, Started: time.Now()}, seeds)
-	if err != nil {
-		t.Fatal(err)
-	}
 	c := crawler.New(cfg, engine, db)
-	out, err := c.Run(context.Background(), context.Background(), pass, seeds, nil)
+	spec := passOf(starts...)
+	spec.New = true // a new pass, whatever db holds
+	pass, out, err := c.Run(context.Background(), context.Background(), spec)
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -94,31 +88,10 @@ func runPassOn(t *testing.T, db *store.DB, cfg crawler.Config, starts ...string)
 	return passResult{db: db, pass: pass, outcome: out, records: recs}
 }
 
-// resumeOrBegin does what `linkpatrol check` does with a database: the
-// open pass is resumed from its stored frontier and done set, or a new pass
-// begins at start.
-func resumeOrBegin(t *testing.T, db *store.DB, start string) (store.Pass, []store.Task, map[string]struct{}) {
-	t.Helper()
-	pass, ok, err := db.OpenPass()
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := map[string]struct{}{}
-	if !ok {
-		queue := []store.Task{{URL: start, Action: "parse"}}
-		if pass, err = db.BeginPass(store.Pass{StartURLs: []string{start}, Started: time.Now()}, queue); err != nil {
-			t.Fatal(err)
-		}
-		return pass, queue, done
-	}
-	queue, err := db.Frontier()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.ResolvedIn(pass.ID, func(u string) error { done[u] = struct{}{}; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return pass, queue, done
+// passOf is the pass of starts, each a seed: resumed when db's unfinished
+// pass is of starts, begun otherwise.
+func passOf(starts ...string) crawler.PassSpec {
+	return crawler.PassSpec{Pass: store.Pass{StartURLs: starts}, Seeds: starts}
 }
 
 func page(body string) http.HandlerFunc {
@@ -391,11 +364,6 @@ func TestStopLeavesUnfinishedWorkQueued(t *testing.T) {
 	defer db.Close()
 	start := srv.URL + "/"
 	engine, _ := rules.New(rules.Config{Start: []string{start}})
-	seeds := []store.Task{{URL: start, Action: "parse"}}
-	pass, err := db.BeginPass(store.Pass{StartURLs: []string{start}}, seeds)
-	if err != nil {
-		t.Fatal(err)
-	}
 	c := crawler.New(crawler.Config{Concurrency: 4, Timeout: time.Minute, Grace: 50 * time.Millisecond}, engine, db)
 	stop, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -403,7 +371,7 @@ func TestStopLeavesUnfinishedWorkQueued(t *testing.T) {
 		<-started
 		cancel()
 	}()
-	out, err := c.Run(stop, context.Background(), pass, seeds, nil)
+	_, out, err := c.Run(stop, context.Background(), passOf(start))
 	if err != nil {
 		t.Fatal(err)
 	}

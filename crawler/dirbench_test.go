@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
@@ -69,14 +68,6 @@ func BenchmarkDirectoryVsHTTP(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				var seeds []store.Task
-				for _, s := range m.seeds {
-					seeds = append(seeds, store.Task{URL: s, Action: "parse"})
-				}
-				pass, err := db.BeginPass(store.Pass{StartURLs: []string{m.prefix}, Started: time.Now()}, seeds)
-				if err != nil {
-					b.Fatal(err)
-				}
 				cfg := m.cfg
 				cfg.Concurrency = 16
 				settings := func(host string) throttle.Settings {
@@ -89,7 +80,8 @@ func BenchmarkDirectoryVsHTTP(b *testing.B) {
 				cfg.HostSettings = settings
 				c := crawler.New(cfg, engine, db)
 				b.StartTimer()
-				out, err := c.Run(context.Background(), context.Background(), pass, seeds, nil)
+				spec := crawler.PassSpec{Pass: store.Pass{StartURLs: []string{m.prefix}}, Seeds: m.seeds}
+				pass, out, err := c.Run(context.Background(), context.Background(), spec)
 				b.StopTimer()
 				if err != nil || !out.Complete {
 					b.Fatalf("run: %v complete=%v", err, out.Complete)

@@ -1,6 +1,11 @@
-// Package crawler owns the pass: the frontier, the worker pool, fetching,
-// turning pages into links and responses into results. It is the only
-// package that makes HTTP requests.
+// Package crawler owns the pass: its lifecycle, the frontier, the worker
+// pool, fetching, turning pages into links and responses into results. It
+// is the only package that makes HTTP requests.
+//
+// Run is the whole of a pass in one call (see pass.go): it resumes the
+// store's unfinished pass when it is the one PassSpec describes, begins it
+// otherwise, or refuses with a *RefusedError; it runs it; and it stores how
+// it ended (complete or stopped, elapsed, deferred).
 //
 // One dispatcher goroutine owns the frontier; the per-pass dedupe set is
 // shared with the workers only so that a redirect target is claimed by the

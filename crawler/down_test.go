@@ -35,10 +35,9 @@ func politeRunVia(t *testing.T, db *store.DB, start string, s throttle.Settings,
 	}
 	settings := func(string) throttle.Settings { return s }
 	th := throttle.New(throttle.Config{Settings: settings, UserAgent: "linkpatrol-test"})
-	pass, queue, done := resumeOrBegin(t, db, start)
 	c := crawler.New(crawler.Config{Concurrency: 8, UserAgent: "linkpatrol-test", Timeout: 5 * time.Second,
 		Throttle: th, HostSettings: settings, Transport: tr}, engine, db)
-	out, err := c.Run(stop, context.Background(), pass, queue, done)
+	pass, out, err := c.Run(stop, context.Background(), passOf(start))
 	if err != nil {
 		t.Fatal(err)
 	}

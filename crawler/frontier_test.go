@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
@@ -31,11 +30,11 @@ type relay struct {
 }
 
 type relayNode struct {
-	r     *relay
-	db    *store.DB
-	hosts map[string]bool
-	in    chan []store.Task
-	idle  bool
+	*store.DB // with Commit below
+	r         *relay
+	hosts     map[string]bool
+	in        chan []store.Task
+	idle      bool
 	// waiting are the URLs delivered to this node that it has not yet
 	// committed; resolved are the URLs it has.
 	waiting  map[string]bool
@@ -79,7 +78,7 @@ func (r *relay) check() {
 // Commit is the node's store: it commits, then hands what the results
 // forward to the hosts' owners.
 func (n *relayNode) Commit(passID uint64, results []store.Result) error {
-	if err := n.db.Commit(passID, results); err != nil {
+	if err := n.DB.Commit(passID, results); err != nil {
 		return err
 	}
 	r := n.r
@@ -118,11 +117,35 @@ func (n *relayNode) Commit(passID uint64, results []store.Result) error {
 	return nil
 }
 
-func (n *relayNode) Get(u string) (store.URLRecord, bool, error) { return n.db.Get(u) }
-func (n *relayNode) Links(page string) ([]store.Link, error)     { return n.db.Links(page) }
-func (n *relayNode) PutHostStates(s map[string][]byte) error     { return n.db.PutHostStates(s) }
-func (n *relayNode) ForEachHostState(fn func(string, []byte) error) error {
-	return n.db.ForEachHostState(fn)
+// run runs one crawler per node, node i owning the host of servers[i] and
+// seeded with starts[i], all in one pass of starts, and fails t unless each
+// completes.
+func (r *relay) run(t *testing.T, engine crawler.Decider, cfg crawler.Config, servers []*httptest.Server, starts []string) ([]store.Pass, []*crawler.Crawler) {
+	t.Helper()
+	passes := make([]store.Pass, len(r.nodes))
+	crawlers := make([]*crawler.Crawler, len(r.nodes))
+	outs := make([]crawler.Outcome, len(r.nodes))
+	errs := make([]error, len(r.nodes))
+	var wg sync.WaitGroup
+	for i, n := range r.nodes {
+		n.hosts[hostOf(t, servers[i].URL)] = true
+		n.DB = openDB(t)
+		cfg.Frontier = n
+		crawlers[i] = crawler.New(cfg, engine, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			spec := crawler.PassSpec{Pass: store.Pass{StartURLs: starts}, Seeds: starts[i : i+1]}
+			passes[i], outs[i], errs[i] = crawlers[i].Run(context.Background(), context.Background(), spec)
+		}()
+	}
+	wg.Wait()
+	for i := range outs {
+		if errs[i] != nil || !outs[i].Complete {
+			t.Fatalf("crawler %d: complete %v, err %v", i, outs[i].Complete, errs[i])
+		}
+	}
+	return passes, crawlers
 }
 
 // Two crawlers that each own one of two sites linking to each other, and
@@ -147,38 +170,10 @@ func TestTwoCrawlersShareAPassByHost(t *testing.T) {
 	}
 
 	r := newRelay(2)
-	var wg sync.WaitGroup
-	outs := make([]crawler.Outcome, 2)
-	passes := make([]uint64, 2)
-	errs := make([]error, 2)
-	for i, n := range r.nodes {
-		n.hosts[hostOf(t, srvs[i].URL)] = true
-		db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), store.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		n.db = db
-		seeds := []store.Task{{URL: starts[i], Action: "parse"}}
-		pass, err := db.BeginPass(store.Pass{StartURLs: starts, Started: time.Now()}, seeds)
-		if err != nil {
-			t.Fatal(err)
-		}
-		passes[i] = pass.ID
-		c := crawler.New(crawler.Config{Concurrency: 4, Frontier: n}, engine, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			outs[i], errs[i] = c.Run(context.Background(), context.Background(), pass, seeds, nil)
-		}()
-	}
-	wg.Wait()
+	passes, _ := r.run(t, engine, crawler.Config{Concurrency: 4}, srvs, starts)
 	union := make(map[string]store.URLRecord)
 	for i, n := range r.nodes {
-		if errs[i] != nil || !outs[i].Complete {
-			t.Fatalf("crawler %d: complete %v, err %v", i, outs[i].Complete, errs[i])
-		}
-		err := n.db.Records(passes[i], func(rec *store.URLRecord) error {
+		err := n.DB.Records(passes[i].ID, func(rec *store.URLRecord) error {
 			if _, dup := union[rec.URL]; dup && rec.Verdict != store.VerdictSkipped {
 				t.Errorf("%s recorded by both crawlers", rec.URL)
 			}
@@ -271,21 +266,17 @@ func TestIdleCrawlerWaitsForTheFrontier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seeds := []store.Task{{URL: srv.URL + "/", Action: "parse"}}
-	pass, err := db.BeginPass(store.Pass{StartURLs: []string{srv.URL + "/"}, Started: time.Now()}, seeds)
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := &waitingFrontier{in: make(chan []store.Task), idle: make(chan bool), done: make(chan struct{})}
 	c := crawler.New(crawler.Config{Concurrency: 2, Frontier: f}, engine, db)
 	type ran struct {
-		out crawler.Outcome
-		err error
+		pass store.Pass
+		out  crawler.Outcome
+		err  error
 	}
 	returned := make(chan ran, 1)
 	go func() {
-		out, err := c.Run(context.Background(), context.Background(), pass, seeds, nil)
-		returned <- ran{out, err}
+		pass, out, err := c.Run(context.Background(), context.Background(), passOf(srv.URL+"/"))
+		returned <- ran{pass, out, err}
 	}()
 
 	committed := func(u string) bool {
@@ -293,7 +284,7 @@ func TestIdleCrawlerWaitsForTheFrontier(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return ok && rec.Pass == pass.ID
+		return ok && rec.Pass == 1 // the database's first pass
 	}
 	if !<-f.idle {
 		t.Fatal("Idle(false) before the crawler was ever idle")
@@ -324,8 +315,8 @@ func TestIdleCrawlerWaitsForTheFrontier(t *testing.T) {
 	}
 	close(f.done)
 	r := <-returned
-	if r.err != nil || !r.out.Complete {
-		t.Fatalf("complete %v, err %v", r.out.Complete, r.err)
+	if r.err != nil || !r.out.Complete || r.pass.State != store.PassComplete {
+		t.Fatalf("complete %v, state %s, err %v", r.out.Complete, r.pass.State, r.err)
 	}
 }
 
@@ -353,48 +344,16 @@ func TestForeignRedirectHopIsFollowedAndForwarded(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := newRelay(2)
-	srvs := []*httptest.Server{srvA, srvB}
-	crawlers := make([]*crawler.Crawler, 2)
-	outs := make([]crawler.Outcome, 2)
-	errs := make([]error, 2)
-	passes := make([]uint64, 2)
-	var wg sync.WaitGroup
-	for i, n := range r.nodes {
-		n.hosts[hostOf(t, srvs[i].URL)] = true
-		db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), store.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		n.db = db
-		seeds := []store.Task{{URL: starts[i], Action: "parse"}}
-		pass, err := db.BeginPass(store.Pass{StartURLs: starts, Started: time.Now()}, seeds)
-		if err != nil {
-			t.Fatal(err)
-		}
-		passes[i] = pass.ID
-		crawlers[i] = crawler.New(crawler.Config{Concurrency: 2, Frontier: n}, engine, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			outs[i], errs[i] = crawlers[i].Run(context.Background(), context.Background(), pass, seeds, nil)
-		}()
-	}
-	wg.Wait()
-	for i := range outs {
-		if errs[i] != nil || !outs[i].Complete {
-			t.Fatalf("crawler %d: complete %v, err %v", i, outs[i].Complete, errs[i])
-		}
-	}
-	if outs[0].ForeignHops != 1 || crawlers[0].Progress().ForeignHops != 1 || outs[1].ForeignHops != 0 {
-		t.Errorf("foreign hops %d and %d (progress %d), want 1 and 0", outs[0].ForeignHops, outs[1].ForeignHops, crawlers[0].Progress().ForeignHops)
+	passes, crawlers := r.run(t, engine, crawler.Config{Concurrency: 2}, []*httptest.Server{srvA, srvB}, starts)
+	if a, b := crawlers[0].Progress().ForeignHops, crawlers[1].Progress().ForeignHops; a != 1 || b != 0 {
+		t.Errorf("foreign hops %d and %d, want 1 and 0", a, b)
 	}
 	get := func(i int, u string) (store.URLRecord, bool) {
-		rec, ok, err := r.nodes[i].db.Get(u)
+		rec, ok, err := r.nodes[i].DB.Get(u)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return rec, ok && rec.Pass == passes[i]
+		return rec, ok && rec.Pass == passes[i].ID
 	}
 	if rec, ok := get(0, srvA.URL+"/go"); !ok || rec.Verdict != store.VerdictOK || rec.FinalURL != srvB.URL+"/x" {
 		t.Errorf("the redirect's record: %+v (recorded: %v)", rec, ok)

@@ -128,14 +128,9 @@ func TestHostStateSavedWhenChangedAndPruned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seeds := []store.Task{{URL: start, Action: "parse"}}
-	pass, err := db.BeginPass(store.Pass{StartURLs: []string{start}, Started: now}, seeds)
-	if err != nil {
-		t.Fatal(err)
-	}
 	rec := &hostWrites{DB: db}
 	c := crawler.New(crawler.Config{Throttle: throttle.New(throttle.Config{Settings: settings}), HostSettings: settings}, engine, rec)
-	if _, err := c.Run(context.Background(), context.Background(), pass, seeds, nil); err != nil {
+	if _, _, err := c.Run(context.Background(), context.Background(), passOf(start)); err != nil {
 		t.Fatal(err)
 	}
 	site := strings.TrimPrefix(srv.URL, "http://")

@@ -53,13 +53,8 @@ func TestCredentialsStayOnTheirHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := openDB(t)
-	seeds := []store.Task{{URL: start, Action: "parse"}}
-	pass, err := db.BeginPass(store.Pass{StartURLs: []string{start}, Started: time.Now()}, seeds)
-	if err != nil {
-		t.Fatal(err)
-	}
 	c := crawler.New(crawler.Config{Timeout: 5 * time.Second}, engine, db)
-	if _, err := c.Run(context.Background(), context.Background(), pass, seeds, nil); err != nil {
+	if _, _, err := c.Run(context.Background(), context.Background(), passOf(start)); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -108,18 +103,10 @@ func TestGhostPageKeepsItsLinksFollowed(t *testing.T) {
 	}
 	pass := func() store.Pass {
 		t.Helper()
-		seeds := []store.Task{{URL: start, Action: "parse"}}
-		p, err := db.BeginPass(store.Pass{StartURLs: []string{start}, Started: time.Now()}, seeds)
-		if err != nil {
-			t.Fatal(err)
-		}
 		cr := crawler.New(crawler.Config{Ghost: 7 * 24 * time.Hour}, engine, db)
-		if out, err := cr.Run(context.Background(), context.Background(), p, seeds, nil); err != nil || !out.Complete {
-			t.Fatalf("pass: %v", err)
-		}
-		p.State = store.PassComplete
-		if err := db.UpdatePass(p); err != nil {
-			t.Fatal(err)
+		p, out, err := cr.Run(context.Background(), context.Background(), passOf(start))
+		if err != nil || !out.Complete || p.State != store.PassComplete {
+			t.Fatalf("pass: %v, complete %v, state %s", err, out.Complete, p.State)
 		}
 		return p
 	}

@@ -260,14 +260,9 @@ func TestBandwidthHoldsAtTheServer(t *testing.T) {
 		}
 		settings := func(string) throttle.Settings { return throttle.Settings{BytesPerSec: budget, IgnoreRobots: true} }
 		db := openDB(t)
-		seeds := []store.Task{{URL: start, Action: "parse"}}
-		pass, err := db.BeginPass(store.Pass{StartURLs: []string{start}}, seeds)
-		if err != nil {
-			t.Fatal(err)
-		}
 		c := crawler.New(crawler.Config{Timeout: time.Minute, Throttle: throttle.New(throttle.Config{Settings: settings}),
 			HostSettings: settings, Transport: tr}, engine, db)
-		if _, err := c.Run(context.Background(), context.Background(), pass, seeds, nil); err != nil {
+		if _, _, err := c.Run(context.Background(), context.Background(), passOf(start)); err != nil {
 			t.Fatal(err)
 		}
 		<-handled

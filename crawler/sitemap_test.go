@@ -113,11 +113,10 @@ func seededPass(t *testing.T, db *store.DB, cfg crawler.Config, stop context.Con
 	if err != nil {
 		t.Fatal(err)
 	}
-	pass, queue, done := resumeOrBegin(t, db, start)
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 5 * time.Second
 	}
-	out, err := crawler.New(cfg, engine, db).Run(stop, context.Background(), pass, queue, done)
+	pass, out, err := crawler.New(cfg, engine, db).Run(stop, context.Background(), passOf(start))
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}

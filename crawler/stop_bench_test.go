@@ -14,7 +14,6 @@ import (
 
 	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/rules"
-	"github.com/linkpatrol/linkpatrol/store"
 )
 
 // BenchmarkStopOnHugePage measures what one page with very many links
@@ -66,13 +65,8 @@ func BenchmarkStopOnHugePage(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				seeds := []store.Task{{URL: start, Action: "parse"}}
-				pass, err := db.BeginPass(store.Pass{StartURLs: []string{start}, Started: time.Now()}, seeds)
-				if err != nil {
-					b.Fatal(err)
-				}
 				c := crawler.New(crawler.Config{MaxSize: 64 << 20}, engine, db)
-				out, err := c.Run(ctx, context.Background(), pass, seeds, nil)
+				_, out, err := c.Run(ctx, context.Background(), passOf(start))
 				stopTotal += time.Since(stopped)
 				close(done)
 				if err != nil || out.Complete {

@@ -32,9 +32,9 @@ func trapSite(t *testing.T, pages int) (*crawltest.TrapSite, *httptest.Server, [
 	return ts, srv, []string{srv.URL + "/", srv.URL + crawltest.TrapsPath}
 }
 
-// beginTrapPass opens a database and begins a pass at starts, with the
+// trapDB opens a database for a pass at starts, and rules with the
 // spider-trap limits of a default run.
-func beginTrapPass(t *testing.T, starts []string) (*store.DB, *rules.Engine, store.Pass, []store.Task) {
+func trapDB(t *testing.T, starts []string) (*store.DB, *rules.Engine) {
 	t.Helper()
 	e, err := rules.New(rules.Config{Start: starts, Traps: rules.DefaultTraps()})
 	if err != nil {
@@ -45,15 +45,7 @@ func beginTrapPass(t *testing.T, starts []string) (*store.DB, *rules.Engine, sto
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	var seeds []store.Task
-	for _, s := range starts {
-		seeds = append(seeds, store.Task{URL: s, Action: "parse"})
-	}
-	pass, err := db.BeginPass(store.Pass{StartURLs: starts, Started: time.Now()}, seeds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db, e, pass, seeds
+	return db, e
 }
 
 func records(t *testing.T, db *store.DB, pass uint64) map[string]store.URLRecord {
@@ -134,9 +126,9 @@ func checkTraps(t *testing.T, ts *crawltest.TrapSite, srvURL string, recs map[st
 func TestTrapsCostBoundedRequests(t *testing.T) {
 	verifyNoLeaks(t)
 	ts, srv, starts := trapSite(t, 300)
-	db, engine, pass, seeds := beginTrapPass(t, starts)
+	db, engine := trapDB(t, starts)
 	c := crawler.New(crawler.Config{Concurrency: 8}, engine, db)
-	out, err := c.Run(context.Background(), context.Background(), pass, seeds, nil)
+	pass, out, err := c.Run(context.Background(), context.Background(), passOf(starts...))
 	if err != nil || !out.Complete {
 		t.Fatalf("run: complete %v, %v", out.Complete, err)
 	}
@@ -160,9 +152,9 @@ func TestTrapStateSurvivesResume(t *testing.T) {
 		}
 		ts.ServeHTTP(w, r)
 	})
-	db, engine, pass, seeds := beginTrapPass(t, starts)
+	db, engine := trapDB(t, starts)
 	cfg := crawler.Config{Concurrency: 4, Grace: time.Nanosecond}
-	out, err := crawler.New(cfg, engine, db).Run(stop, context.Background(), pass, seeds, nil)
+	pass, out, err := crawler.New(cfg, engine, db).Run(stop, context.Background(), passOf(starts...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,15 +163,7 @@ func TestTrapStateSurvivesResume(t *testing.T) {
 	if out.Complete || atStop[crawltest.TrapFacets].DistinctURLs > trapBudget/2 || atStop[crawltest.TrapCalendar].DistinctURLs > 40 {
 		t.Fatal("the pass was not stopped inside the traps, which the test needs")
 	}
-	queue, err := db.Frontier()
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := map[string]struct{}{}
-	if err := db.ResolvedIn(pass.ID, func(u string) error { done[u] = struct{}{}; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	out, err = crawler.New(cfg, engine, db).Run(context.Background(), context.Background(), pass, queue, done)
+	_, out, err = crawler.New(cfg, engine, db).Run(context.Background(), context.Background(), passOf(starts...))
 	if err != nil || !out.Complete {
 		t.Fatalf("resume: complete %v, %v", out.Complete, err)
 	}
@@ -209,8 +193,8 @@ func TestTrapThroughResourceLinks(t *testing.T) {
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	db, engine, pass, seeds := beginTrapPass(t, []string{srv.URL + "/"})
-	out, err := crawler.New(crawler.Config{Concurrency: 2}, engine, db).Run(context.Background(), context.Background(), pass, seeds, nil)
+	db, engine := trapDB(t, []string{srv.URL + "/"})
+	pass, out, err := crawler.New(crawler.Config{Concurrency: 2}, engine, db).Run(context.Background(), context.Background(), passOf(srv.URL+"/"))
 	if err != nil || !out.Complete {
 		t.Fatalf("run: complete %v, %v", out.Complete, err)
 	}

@@ -301,17 +301,12 @@ func TestThirdPartyHostsDoNotStarveTheSite(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := openDB(t)
-	seeds := []store.Task{{URL: own.URL + "/", Action: "parse"}}
-	pass, err := db.BeginPass(store.Pass{StartURLs: []string{own.URL + "/"}, Started: time.Now()}, seeds)
-	if err != nil {
-		t.Fatal(err)
-	}
 	c := crawler.New(crawler.Config{Concurrency: 4, Timeout: time.Minute, Throttle: th, HostSettings: settings}, engine, db)
 	done := make(chan crawler.Outcome, 1)
 	hung.Add(1)
 	go func() {
 		defer hung.Done()
-		out, err := c.Run(t.Context(), t.Context(), pass, seeds, nil)
+		_, out, err := c.Run(t.Context(), t.Context(), passOf(own.URL+"/"))
 		if err != nil {
 			t.Errorf("run: %v", err)
 		}
@@ -329,7 +324,7 @@ func TestThirdPartyHostsDoNotStarveTheSite(t *testing.T) {
 	if out := <-done; !out.Complete {
 		t.Fatal("pass did not complete")
 	}
-	recs := records(t, db, pass.ID)
+	recs := records(t, db, 1) // the database's first pass
 	for h := range 3 {
 		for j := range 10 {
 			u := fmt.Sprintf("http://dead%d.invalid/x%d", h, j)
@@ -511,12 +506,7 @@ func TestRedirectToURLResolvedBeforeResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	queue, err := db.Frontier()
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := map[string]struct{}{start: {}, gone: {}}
-	out, err := crawler.New(crawler.Config{Concurrency: 2}, engine, db).Run(t.Context(), t.Context(), pass, queue, done)
+	_, out, err := crawler.New(crawler.Config{Concurrency: 2}, engine, db).Run(t.Context(), t.Context(), passOf(start))
 	if err != nil || !out.Complete {
 		t.Fatalf("run: complete %v, %v", out.Complete, err)
 	}
@@ -543,12 +533,7 @@ func TestExcludedFileLinkOnWebPageIsSkipped(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := openDB(t)
-	seeds := []store.Task{{URL: start, Action: "parse"}}
-	pass, err := db.BeginPass(store.Pass{StartURLs: []string{start}, Started: time.Now()}, seeds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := crawler.New(crawler.Config{Concurrency: 2}, engine, db).Run(t.Context(), t.Context(), pass, seeds, nil)
+	pass, out, err := crawler.New(crawler.Config{Concurrency: 2}, engine, db).Run(t.Context(), t.Context(), passOf(start))
 	if err != nil || !out.Complete {
 		t.Fatalf("run: complete %v, %v", out.Complete, err)
 	}

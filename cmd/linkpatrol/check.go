@@ -12,13 +12,11 @@ import (
 	"mime"
 	"net/url"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -141,13 +139,15 @@ func checkFlags(o *checkOptions) *pflag.FlagSet {
 	return fs
 }
 
-func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (code int, err error) {
+// runCheck runs or resumes a pass. ctx is cancelled by the first stop
+// signal, hardStop(ctx) by the second (see notifyStop).
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, isTerminal bool) (err error) {
 	var o checkOptions
 	defer func() {
 		// With --log-format json everything on standard error is JSON,
 		// the final error too.
 		if err != nil && o.logFormat == "json" {
-			err = logError(stderr, err)
+			err = jsonError{err}
 		}
 	}()
 	fs := checkFlags(&o)
@@ -167,22 +167,22 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 	}
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK, nil
+			return nil
 		}
 		// A flag after the bad one is not parsed: look for the log
 		// format by hand, so a mistake is JSON too when JSON was asked for.
 		o.logFormat = logFormatArg(args)
-		return exitUsage, err
+		return err
 	}
 	file, err := loadConfig(o.config, stderr, o.logFormat)
 	if err != nil {
-		return exitUsage, err
+		return err
 	}
 	if err := mergeConfig(fs, &o, file); err != nil {
-		return exitUsage, err
+		return err
 	}
 	if err := checkFlagValues(fs, &o); err != nil {
-		return exitUsage, err
+		return err
 	}
 	args = fs.Args()
 	if len(args) == 0 && file != nil {
@@ -190,138 +190,138 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 	}
 	if len(args) == 0 {
 		fs.Usage()
-		return exitUsage, usagef("check needs at least one start URL or a directory")
+		return errors.New("check needs at least one start URL or a directory")
 	}
 	failOn, err := report.ParseFailOn(o.failOn)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	if !slices.Contains(report.Formats(), o.format) {
-		return exitUsage, usagef("unknown format %q (choose from %s)", o.format, strings.Join(report.Formats(), ", "))
+		return fmt.Errorf("unknown format %q (choose from %s)", o.format, strings.Join(report.Formats(), ", "))
 	}
 	if err := checkOutputs(o.outputs, o.db); err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	if o.polite.groupHosts != "host" && o.polite.groupHosts != "domain" {
-		return exitUsage, usagef("--group-hosts %q: want host or domain", o.polite.groupHosts)
+		return fmt.Errorf("--group-hosts %q: want host or domain", o.polite.groupHosts)
 	}
 
 	log, err := newLogger(stderr, o.verbose, o.logFormat)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	targets, err := parseTargets(args, o.root)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	starts := targets.starts
 	baseURL, err := parseBaseURL(o.baseURL, targets)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	for _, sm := range o.sitemaps {
 		if u, err := url.Parse(sm); err != nil {
-			return exitUsage, usagef("--sitemap %q is not a URL", redact(sm))
+			return fmt.Errorf("--sitemap %q is not a URL", redact(sm))
 		} else if err := noUserinfo("--sitemap", u); err != nil {
-			return exitUsage, usageError{err}
+			return err
 		}
 	}
 	engine, err := rules.New(rulesConfig(file, &o, starts, o.polite.hostRules(fs, starts)))
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	globalBPS, err := parseBytesFlag("global-bandwidth", o.polite.globalBandwidth)
 	if err != nil {
-		return exitUsage, err
+		return err
 	}
 	if o.cluster.url != "" {
-		return checkOverNATS(ctx, raw, &o, file, engine, targets, stdout, stderr)
+		return checkOverNATS(ctx, raw, &o, file, engine, targets, stdout, stderr, isTerminal)
 	}
 	// Commits do not wait for fsync (a killed process cannot undo one the
 	// OS has), so they can be small and frequent; the file is fsynced at
 	// most every --commit-every.
 	if !fs.Changed("db") && (file == nil || !file.IsSet("db")) {
 		if o.db, err = databaseFor(targets.roots, log); err != nil {
-			return exitUsage, err
+			return err
 		}
 	}
 	db, err := store.Open(o.db, store.Options{Timeout: 2 * time.Second, SyncEvery: o.commitEvery})
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	defer db.Close()
 
-	pass, queue, done, err := openPass(db, engine, targets, settingsHash(file, &o), o.newPass)
-	if err != nil {
-		return exitUsage, err
+	stop, hard := ctx, hardStop(ctx)
+	if o.maxTime > 0 {
+		var cancel context.CancelFunc
+		stop, cancel = context.WithTimeout(stop, o.maxTime)
+		defer cancel()
 	}
-	if file != nil {
-		pass.Config = file.Path
-	}
-	// A pass that stores anchors is reported with its fragment checks, by
-	// check and by every later report.
-	pass.CheckFragments = pass.CheckFragments || o.fragments
-	pass.Insecure = pass.Insecure || o.insecure
-	if err := db.UpdatePass(pass); err != nil {
-		return exitUsage, fmt.Errorf("save pass %d: %w", pass.ID, err)
-	}
-
-	stop, hard, cleanup := stopContexts(ctx, o.maxTime)
-	defer cleanup()
 
 	c := crawler.New(crawlerConfig(&o, file, engine, targets.roots, baseURL, globalBPS, log), engine, db)
-	log.Info("pass", "id", pass.ID, "start", starts, "queued", len(queue), "resumed", len(done) > 0)
-
+	// What the pass is: resumed when the database's unfinished pass is
+	// this one, begun otherwise.
+	spec := crawler.PassSpec{
+		Pass:  store.Pass{StartURLs: starts, SettingsHash: settingsHash(file, &o)},
+		Seeds: starts,
+		New:   o.newPass,
+	}
+	if file != nil {
+		spec.Pass.Config = file.Path
+	}
+	if len(targets.roots) > 0 {
+		// A built site starts from its pages, not from its directory,
+		// which may well have no index.html.
+		spec.Pass.Root, spec.Pass.Roots, spec.Pass.RelativePaths = targets.roots[0], targets.roots, targets.relative
+		spec.Seeds = targets.seeds
+	}
 	var status *statusServer
-	if o.statusAddr != "" {
-		var u string
-		if u, status, err = serveStatus(ctx, o.statusAddr, o.statusPub, pass, c); err != nil {
-			return exitUsage, usageError{err}
+	defer func() {
+		if status != nil {
+			status.Stop()
 		}
-		defer status.Stop()
-		notice(stderr, o.logFormat, "status page", "url", u)
+	}()
+	progressDone := func() {}
+	var statusErr error // not a failed pass: nothing ran
+	spec.Opened = func(op crawler.Opened) error {
+		log.Info("pass", "id", op.Pass.ID, "start", starts, "queued", op.Queued, "resumed", op.Resumed)
+		if o.statusAddr != "" {
+			u, srv, err := serveStatus(context.WithoutCancel(ctx), o.statusAddr, o.statusPub, op.Pass, c)
+			if err != nil {
+				statusErr = err
+				return err
+			}
+			status = srv
+			notice(stderr, o.logFormat, "status page", "url", u)
+		}
+		// The bar would redraw over log lines on the same stream.
+		bar := isTerminal && !o.quiet && o.verbose == 0 && o.logFormat != "json"
+		if bar && op.Resumed {
+			fmt.Fprintf(stderr, "resuming pass %d: %s URLs already done\n", op.Pass.ID, thousands(op.Done))
+		}
+		progressDone = startProgress(stderr, c, bar, stop.Done())
+		return nil
 	}
-	began := time.Now()
-	// The bar would redraw over log lines on the same stream.
-	noBar := o.quiet || o.verbose > 0 || o.logFormat == "json"
-	if tty := terminal(stderr, noBar); tty != nil && len(done) > 0 {
-		fmt.Fprintf(tty, "resuming pass %d: %s URLs already done\n", pass.ID, thousands(len(done)))
-	}
-	progressDone := startProgress(stderr, c, noBar, stop.Done())
-	outcome, runErr := c.Run(stop, hard, pass, queue, done)
+	pass, outcome, err := c.Run(stop, hard, spec)
 	progressDone()
-
-	pass.Elapsed += time.Since(began)
-	pass.Deferred, pass.ResumeAfter = 0, time.Time{}
-	if stop.Err() == nil {
-		// Finished but for URLs held back by a pause: the report says to
-		// come back after it. A stopped run says it was stopped instead.
-		pass.Deferred, pass.ResumeAfter = outcome.Deferred, outcome.ResumeAfter
-	}
-	if outcome.Complete {
-		pass.State = store.PassComplete
-	} else {
-		pass.State = store.PassStopped
-	}
-	pass.Finished = time.Now()
-	if err := db.UpdatePass(pass); err != nil {
-		return exitUsage, fmt.Errorf("save pass %d: %w", pass.ID, err)
-	}
-	if runErr != nil {
-		if errors.Is(runErr, store.ErrCorrupt) {
-			return exitUsage, fmt.Errorf("pass %d: %w", pass.ID, runErr) // the store says what to do
-		}
-		return exitUsage, fmt.Errorf("pass %d: %w (what was committed is kept; run again to resume)", pass.ID, runErr)
+	switch {
+	case err == nil:
+	case statusErr != nil:
+		return statusErr
+	case pass.ID == 0:
+		return passRefusal(err) // not opened
+	default:
+		return passError{pass.ID, err}
 	}
 	if outcome.Complete {
 		if err := housekeeping(stop, db, o.keepPasses); err != nil {
-			return exitUsage, err
+			return err
 		}
 	}
 
 	rep, err := report.Build(db, pass.ID, report.Options{All: o.all, Now: time.Now(), ReportAfter: o.reportAfter, OnlyNew: o.onlyNew, CheckFragments: o.fragments, FailOn: failOn})
 	if err != nil {
-		return exitUsage, err
+		return err
 	}
 	if outcome.Complete {
 		// The counts stay with the pass for the trend of later reports:
@@ -329,11 +329,11 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 		t := rep.Tally()
 		pass.Tally = &t
 		if err := db.UpdatePass(pass); err != nil {
-			return exitUsage, fmt.Errorf("save pass %d: %w", pass.ID, err)
+			return fmt.Errorf("save pass %d: %w", pass.ID, err)
 		}
 	}
 	if err := writeOutputs(stdout, rep, stdoutFormat(o.format, o.quiet, o.outputs), o.outputs); err != nil {
-		return exitUsage, fmt.Errorf("write report: %w", err)
+		return fmt.Errorf("write report: %w", err)
 	}
 	if o.verbose > 0 {
 		if o.logFormat == "json" {
@@ -342,11 +342,11 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 			writeSummaryStats(stderr, rep, c.Hosts())
 		}
 	}
-	code = exitCode(rep)
+	verdict := verdictOf(rep)
 	if status != nil {
-		status.Finish(statusFinal{State: string(pass.State), Summary: rep.Counts(), Changes: rep.ChangeLine(), ExitCode: code})
+		status.Finish(statusFinal{State: string(pass.State), Summary: rep.Counts(), Changes: rep.ChangeLine(), ExitCode: exitCode(verdict)})
 	}
-	return code, nil
+	return verdict
 }
 
 // crawlerConfig is the crawler's configuration from check's settings: the
@@ -468,10 +468,10 @@ func parseTargets(args []string, root string) (checkTargets, error) {
 	}
 	if len(t.starts) > 0 {
 		if len(dirs)+len(files) > 0 {
-			return t, fmt.Errorf("check takes URLs, or directories and files of a built site, not both")
+			return t, errors.New("check takes URLs, or directories and files of a built site, not both")
 		}
 		if root != "" {
-			return t, fmt.Errorf("--root is for directories and files, not URLs")
+			return t, errors.New("--root is for directories and files, not URLs")
 		}
 		return t, nil
 	}
@@ -593,7 +593,7 @@ func parseBaseURL(raw string, targets checkTargets) (*url.URL, error) {
 		return nil, nil
 	}
 	if len(targets.roots) == 0 {
-		return nil, fmt.Errorf("--base-url is for checking a directory: it says where its files are published")
+		return nil, errors.New("--base-url is for checking a directory: it says where its files are published")
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
@@ -620,10 +620,10 @@ func databaseFor(roots []string, log *slog.Logger) (string, error) {
 		if inside(r, wd) {
 			p, err := cacheDatabase(wd)
 			if err != nil {
-				return "", usagef("the working directory is inside %s, and %s would be deployed with it; give --db FILE outside it (%v)", r, defaultDB, err)
+				return "", fmt.Errorf("the working directory is inside %s, and %s would be deployed with it; give --db FILE outside it (%v)", r, defaultDB, err)
 			}
 			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-				return "", usagef("database directory for %s: %v; give --db FILE outside it", r, err)
+				return "", fmt.Errorf("database directory for %s: %v; give --db FILE outside it", r, err)
 			}
 			log.Info("database outside the checked directory", "db", p)
 			return p, nil
@@ -703,128 +703,18 @@ func redact(s string) string {
 	return s
 }
 
-// openPass resumes the unfinished pass when it has the same start URLs, or
-// begins a new one.
-func openPass(db *store.DB, engine *rules.Engine, targets checkTargets, settings string, fresh bool) (store.Pass, []store.Task, map[string]struct{}, error) {
-	starts := targets.starts
-	open, ok, err := db.OpenPass()
-	if err != nil {
-		return store.Pass{}, nil, nil, usageError{err}
+// passRefusal adds to the crawler's refusal to open a pass what the user
+// can do about it.
+func passRefusal(err error) error {
+	switch {
+	case errors.Is(err, crawler.ErrOtherPassOpen):
+		return fmt.Errorf("%w; run that again to resume it, add --new-pass to abandon it, or use another --db", err)
+	case errors.Is(err, crawler.ErrSettingsChanged):
+		return fmt.Errorf("%w (config file, --include/--exclude, --max-size, --ignore-robots, spider-trap limits); run it with the same ones to resume, or add --new-pass to start again", err)
+	case errors.Is(err, crawler.ErrOtherSite):
+		return fmt.Errorf("%w; use another --db for this site, or add --new-pass to start its history here", err)
 	}
-	if ok && !fresh {
-		if !slices.Equal(open.StartURLs, starts) {
-			return store.Pass{}, nil, nil, usagef("%s holds an unfinished pass %d of %s; run that again to resume it, add --new-pass to abandon it, or use another --db",
-				db.Path(), open.ID, strings.Join(open.StartURLs, " "))
-		}
-		if open.SettingsHash != "" && open.SettingsHash != settings {
-			return store.Pass{}, nil, nil, usagef("pass %d in %s began with other rules or settings (config file, --include/--exclude, --max-size, --ignore-robots, spider-trap limits); run it with the same ones to resume, or add --new-pass to start again",
-				open.ID, db.Path())
-		}
-		queue, err := db.Frontier()
-		if err != nil {
-			return store.Pass{}, nil, nil, usageError{err}
-		}
-		done := make(map[string]struct{})
-		err = db.ResolvedIn(open.ID, func(u string) error {
-			done[u] = struct{}{}
-			return nil
-		})
-		if err != nil {
-			return store.Pass{}, nil, nil, usageError{err}
-		}
-		open.State = store.PassRunning
-		if err := db.UpdatePass(open); err != nil {
-			return store.Pass{}, nil, nil, usageError{err}
-		}
-		return open, queue, done, nil
-	}
-	if !ok && !fresh {
-		// Another site's history would be read as this one's: its results
-		// reused, its problems "fixed". Say so rather than mix them.
-		last, had, err := db.LastPass()
-		if err != nil {
-			return store.Pass{}, nil, nil, usageError{err}
-		}
-		if had && !slices.Equal(last.StartURLs, starts) {
-			what := strings.Join(last.StartURLs, " ")
-			if dirs := last.Dirs(); len(dirs) > 0 {
-				what = strings.Join(dirs, " ")
-			}
-			return store.Pass{}, nil, nil, usagef("%s holds the passes of %s; use another --db for this site, or add --new-pass to start its history here",
-				db.Path(), what)
-		}
-	}
-	if ok {
-		open.State = store.PassAbandoned
-		open.Finished = time.Now()
-		if err := db.UpdatePass(open); err != nil {
-			return store.Pass{}, nil, nil, usageError{err}
-		}
-	}
-	from := starts
-	if len(targets.roots) > 0 {
-		// A built site starts from its pages, not from its directory,
-		// which may well have no index.html.
-		from = targets.seeds
-	}
-	seeds := make([]store.Task, 0, len(from))
-	for _, s := range from {
-		u, _ := url.Parse(s)
-		d := engine.Decide(u)
-		action := d.Action
-		if action != rules.Parse && action != rules.Check {
-			return store.Pass{}, nil, nil, usagef("start URL %s is excluded by %s", s, d.Rule)
-		}
-		seeds = append(seeds, store.Task{URL: d.URL, Action: action.String()})
-	}
-	p := store.Pass{StartURLs: starts, Started: time.Now(), SettingsHash: settings}
-	if len(targets.roots) > 0 {
-		p.Root, p.Roots, p.RelativePaths = targets.roots[0], targets.roots, targets.relative
-	}
-	pass, err := db.BeginPass(p, seeds)
-	if err != nil {
-		return store.Pass{}, nil, nil, usageError{err}
-	}
-	return pass, seeds, nil, nil
-}
-
-// stopContexts returns stop, cancelled by the first SIGINT, SIGTERM or
-// SIGHUP (a closed terminal or ssh session must not lose the last batch)
-// or when maxTime runs out, and hard, cancelled by a second signal.
-func stopContexts(ctx context.Context, maxTime time.Duration) (stop, hard context.Context, cleanup func()) {
-	stop, cancelStop := context.WithCancel(ctx)
-	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	var timer *time.Timer
-	if maxTime > 0 {
-		timer = time.AfterFunc(maxTime, cancelStop)
-	}
-	quit := make(chan struct{})
-	go func() {
-		n := 0
-		for {
-			select {
-			case <-sigs:
-				n++
-				cancelStop()
-				if n > 1 {
-					cancelHard()
-				}
-			case <-quit:
-				return
-			}
-		}
-	}()
-	return stop, hard, func() {
-		signal.Stop(sigs)
-		close(quit)
-		if timer != nil {
-			timer.Stop()
-		}
-		cancelStop()
-		cancelHard()
-	}
+	return err
 }
 
 // thousands writes n with a comma every three digits: 1,902.

@@ -22,16 +22,16 @@ import (
 // check's exit codes. raw are check's arguments as given: the workers
 // parse them again, with the config file's bytes, to run the pass's own
 // rules and settings.
-func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rules.File, engine *rules.Engine, targets checkTargets, stdout, stderr io.Writer) (int, error) {
+func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rules.File, engine *rules.Engine, targets checkTargets, stdout, stderr io.Writer, isTerminal bool) error {
 	switch {
 	case len(targets.roots) > 0:
-		return exitUsage, usagef("--nats: a built site on disk is checked by one process; give http(s) URLs")
+		return fmt.Errorf("--nats: a built site on disk is checked by one process; give http(s) URLs")
 	case len(o.sitemaps) > 0 || o.robotsMaps:
-		return exitUsage, usagef("--nats: sitemaps (--sitemap, --robots-sitemaps) are not read by distributed passes yet")
+		return fmt.Errorf("--nats: sitemaps (--sitemap, --robots-sitemaps) are not read by distributed passes yet")
 	case o.statusAddr != "":
-		return exitUsage, usagef("--nats: the status page is not built for distributed passes yet; use linkpatrol status --nats")
+		return fmt.Errorf("--nats: the status page is not built for distributed passes yet; use linkpatrol status --nats")
 	case o.maxTime > 0:
-		return exitUsage, usagef("--nats: --max-time is not built for distributed passes yet; stop following with Ctrl-C (the workers go on)")
+		return fmt.Errorf("--nats: --max-time is not built for distributed passes yet; stop following with Ctrl-C (the workers go on)")
 	}
 	ps := passSettings{Args: raw}
 	pass := store.Pass{StartURLs: targets.starts, SettingsHash: settingsHash(file, o), Started: time.Now(),
@@ -39,37 +39,38 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 	if file != nil {
 		b, err := os.ReadFile(file.Path)
 		if err != nil {
-			return exitUsage, usageError{err}
+			return err
 		}
 		ps.Config, ps.ConfigName, pass.Config = b, file.Path, file.Path
 	}
 	settings, err := json.Marshal(ps)
 	if err != nil {
-		return exitUsage, err
+		return err
 	}
 	var seeds []store.Task
 	for _, s := range targets.starts {
 		u, _ := url.Parse(s)
 		d := engine.Decide(u)
 		if d.Action != rules.Parse && d.Action != rules.Check {
-			return exitUsage, usagef("start URL %s is excluded by %s", s, d.Rule)
+			return fmt.Errorf("start URL %s is excluded by %s", s, d.Rule)
 		}
 		seeds = append(seeds, store.Task{URL: d.URL, Action: d.Action.String()})
 	}
 	js, closeNC, err := o.cluster.connect("check")
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	defer closeNC()
-	stop, _, cleanup := stopContexts(ctx, 0)
-	defer cleanup()
+	stop := ctx // cancelled by the first stop signal
 	rec, err := cluster.Begin(stop, js.Conn(), cluster.BeginRequest{Pass: pass, Config: settings, Seeds: seeds, New: o.newPass})
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	id := rec.Pass.ID
-	noBar := o.quiet || o.verbose > 0 || o.logFormat == "json"
-	tty := terminal(stderr, noBar)
+	var tty io.Writer // the progress line, on a terminal only
+	if isTerminal && !o.quiet && o.verbose == 0 && o.logFormat != "json" {
+		tty = stderr
+	}
 	if tty != nil {
 		fmt.Fprintf(tty, "pass %d over %s\n", id, o.cluster.url)
 	}
@@ -84,13 +85,13 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 				fmt.Fprint(tty, "\r\033[K")
 			}
 			fmt.Fprintf(stderr, "stopped following pass %d; it goes on in the workers: run the same command again to follow it and print its report\n", id)
-			return exitStopped, nil
+			return errUnfinished
 		}
 		if err != nil {
-			return exitUsage, err
+			return err
 		}
 		if ok && cur.Pass.ID != id {
-			return exitStopped, fmt.Errorf("pass %d was replaced by pass %d (begun with --new-pass elsewhere)", id, cur.Pass.ID)
+			return fmt.Errorf("pass %d was replaced by pass %d (begun with --new-pass elsewhere)", id, cur.Pass.ID)
 		}
 		if ok && cur.Pass.State != store.PassRunning {
 			break
@@ -109,7 +110,7 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 		fmt.Fprint(tty, "\r\033[K")
 	}
 	req := reportRequest{Pass: id, All: o.all, OnlyNew: o.onlyNew, CheckFragments: o.fragments, ReportAfter: o.reportAfter, FailOn: o.failOn}
-	return writeClusterReport(ctx, js, req, stdout, stdoutFormat(o.format, o.quiet, o.outputs), o.outputs)
+	return writeClusterReport(context.WithoutCancel(ctx), js, req, stdout, stdoutFormat(o.format, o.quiet, o.outputs), o.outputs)
 }
 
 // clusterProgress is the one line check --nats shows while a pass runs:

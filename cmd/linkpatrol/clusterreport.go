@@ -105,7 +105,7 @@ func renderForRequest(ctx context.Context, obs jetstream.ObjectStore, db *store.
 	if _, err := obs.PutString(ctx, name, b.String()); err != nil {
 		return reportReply{Error: "store the report: " + err.Error(), Pass: id}
 	}
-	return reportReply{Object: name, Code: exitCode(rep), Pass: id}
+	return reportReply{Object: name, Code: exitCode(verdictOf(rep)), Pass: id}
 }
 
 // fetchReport asks serve-frontier for a rendered report.
@@ -141,11 +141,11 @@ func fetchReport(ctx context.Context, js jetstream.JetStream, req reportRequest)
 
 // writeClusterReport prints the report to stdout in format (unless it is
 // "") and writes each -o file, each rendered by serve-frontier, and returns
-// the exit code the report means.
-func writeClusterReport(ctx context.Context, js jetstream.JetStream, req reportRequest, stdout io.Writer, format string, outputs []string) (int, error) {
+// what the report means for the exit code, as check and report do.
+func writeClusterReport(ctx context.Context, js jetstream.JetStream, req reportRequest, stdout io.Writer, format string, outputs []string) error {
 	files, err := parseOutputs(outputs)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	code := exitOK
 	for _, f := range files {
@@ -153,11 +153,11 @@ func writeClusterReport(ctx context.Context, js jetstream.JetStream, req reportR
 		r.Format, r.WrittenTo = f.format, f.path
 		b, reply, err := fetchReport(ctx, js, r)
 		if err != nil {
-			return exitUsage, err
+			return err
 		}
 		code = reply.Code
 		if err := writeAtomic(f.path, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
-			return exitUsage, fmt.Errorf("write report: %w", err)
+			return fmt.Errorf("write report: %w", err)
 		}
 	}
 	if format != "" || len(files) == 0 {
@@ -168,14 +168,24 @@ func writeClusterReport(ctx context.Context, js jetstream.JetStream, req reportR
 		}
 		b, reply, err := fetchReport(ctx, js, r)
 		if err != nil {
-			return exitUsage, err
+			return err
 		}
 		code = reply.Code
 		if format != "" {
 			if _, err := stdout.Write(b); err != nil {
-				return exitUsage, fmt.Errorf("write report: %w", err)
+				return fmt.Errorf("write report: %w", err)
 			}
 		}
 	}
-	return code, nil
+	switch code {
+	case exitOK:
+		return nil
+	case exitProblems:
+		return errProblems
+	case exitStopped:
+		return errUnfinished
+	case exitNothing:
+		return errNothingChecked
+	}
+	return fmt.Errorf("serve-frontier answered exit code %d", code)
 }

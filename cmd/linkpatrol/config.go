@@ -30,7 +30,7 @@ func loadConfig(path string, w io.Writer, logFormat string) (*rules.File, error)
 	}
 	f, err := rules.LoadConfig(path)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, err
 	}
 	for _, msg := range f.Warnings {
 		notice(w, logFormat, "warning", "msg", msg)
@@ -92,7 +92,7 @@ func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
 	take("offline", "offline", func() { o.offline = f.Config.Offline })
 	take("insecure", "insecure", func() { o.insecure = f.Insecure })
 	if f.IsSet("format") && !flags.Changed("format") && !slices.Contains(report.Formats(), f.Format) {
-		return usageError{f.Errorf("format", "unknown format %q (choose from %s)", f.Format, strings.Join(report.Formats(), ", "))}
+		return f.Errorf("format", "unknown format %q (choose from %s)", f.Format, strings.Join(report.Formats(), ", "))
 	}
 	return nil
 }
@@ -115,18 +115,18 @@ func checkFlagValues(flags *pflag.FlagSet, o *checkOptions) error {
 			continue // the file's value was checked with the file
 		}
 		if err := rules.CheckSetting("--"+v.flag, v.key, v.value); err != nil {
-			return usageError{err}
+			return err
 		}
 	}
 	for _, raw := range o.headers {
 		h, err := rules.ParseHeaderFlag(raw)
 		if err != nil {
-			return usagef("--header %v", err)
+			return fmt.Errorf("--header %v", err)
 		}
 		o.headerFlags = append(o.headerFlags, h)
 	}
 	if flags.Changed("per-host") && flags.Changed("concurrency") && o.perHost > o.concurrency {
-		return usagef("--per-host %d is more than --concurrency %d, which bounds it", o.perHost, o.concurrency)
+		return fmt.Errorf("--per-host %d is more than --concurrency %d, which bounds it", o.perHost, o.concurrency)
 	}
 	return nil
 }
@@ -199,27 +199,27 @@ func settingsHash(f *rules.File, o *checkOptions) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-func runConfig(args []string, stdout, stderr io.Writer) (int, error) {
+func runConfig(args []string, stdout, stderr io.Writer) error {
 	const usage = "Usage:\n  linkpatrol config check FILE   validate a config file without crawling\n  linkpatrol config example      print a commented example with every key\n"
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return exitUsage, usagef("config needs a subcommand")
+		return errors.New("config needs a subcommand")
 	}
 	switch args[0] {
 	case "example":
 		fmt.Fprint(stdout, rules.ExampleConfig())
-		return exitOK, nil
+		return nil
 	case "check":
 		if len(args) == 2 && (args[1] == "-h" || args[1] == "--help") {
 			fmt.Fprint(stdout, usage)
-			return exitOK, nil
+			return nil
 		}
 		if len(args) != 2 {
-			return exitUsage, usagef("config check takes one file")
+			return errors.New("config check takes one file")
 		}
 		data, err := os.ReadFile(args[1])
 		if err != nil {
-			return exitUsage, usageError{err}
+			return err
 		}
 		// A pull-request job has no secrets: an unset ${NAME} is a
 		// warning here, with a stand-in value so the rest of the file is
@@ -236,7 +236,7 @@ func runConfig(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 		f, err := rules.ParseConfig(args[1], data, lookup)
 		if err != nil {
-			return exitUsage, usageError{err}
+			return err
 		}
 		for _, w := range f.Warnings {
 			fmt.Fprintln(stderr, "warning:", w)
@@ -247,26 +247,26 @@ func runConfig(args []string, stdout, stderr io.Writer) (int, error) {
 		var o checkOptions
 		fs := checkFlags(&o)
 		if err := mergeConfig(fs, &o, f); err != nil {
-			return exitUsage, err
+			return err
 		}
 		e, err := rules.New(rulesConfig(f, &o, f.Start, nil))
 		if err != nil {
-			return exitUsage, usageError{err}
+			return err
 		}
 		for _, w := range e.Warnings() {
 			fmt.Fprintln(stderr, "warning:", w)
 		}
 		fmt.Fprintf(stdout, "%s: ok (%d rules, %d rewrites, %d host settings)\n", args[1], len(f.Config.Rules), len(f.Config.Rewrites), len(f.Config.Hosts))
-		return exitOK, nil
+		return nil
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
-		return exitOK, nil
+		return nil
 	}
 	fmt.Fprint(stderr, usage)
 	if near := rules.DidYouMean(args[0], []string{"check", "example"}); near != "" {
-		return exitUsage, usagef("unknown config subcommand %q (did you mean %s?)", args[0], near)
+		return fmt.Errorf("unknown config subcommand %q (did you mean %s?)", args[0], near)
 	}
-	return exitUsage, usagef("unknown config subcommand %q", args[0])
+	return fmt.Errorf("unknown config subcommand %q", args[0])
 }
 
 // rulesSetRecheck says whether a rule of the file sets its own recheck

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +14,7 @@ import (
 func runInProcess(t *testing.T, args ...string) result {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), args, &stdout, &stderr)
+	code := run(t.Context(), args, strings.NewReader(""), &stdout, &stderr, false)
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 

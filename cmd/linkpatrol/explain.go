@@ -16,7 +16,7 @@ import (
 	"github.com/linkpatrol/linkpatrol/store"
 )
 
-func runExplain(args []string, stdout, stderr io.Writer) (int, error) {
+func runExplain(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("explain", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o checkOptions
@@ -33,20 +33,20 @@ func runExplain(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK, nil
+			return nil
 		}
-		return exitUsage, usageError{err}
+		return err
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return exitUsage, usagef("explain takes one URL")
+		return errors.New("explain takes one URL")
 	}
 	file, err := loadConfig(o.config, stderr, "text")
 	if err != nil {
-		return exitUsage, err
+		return err
 	}
 	if err := mergeConfig(fs, &o, file); err != nil {
-		return exitUsage, err
+		return err
 	}
 	if len(starts) == 0 && file != nil {
 		starts = file.Start
@@ -57,16 +57,16 @@ func runExplain(args []string, stdout, stderr io.Writer) (int, error) {
 	if len(starts) == 0 {
 		// Without start URLs nothing is "the site", and every answer
 		// would be about another host.
-		return exitUsage, usagef("explain needs the site's start URLs: give --start URL, a config file with start, or a --db that holds a pass")
+		return errors.New("explain needs the site's start URLs: give --start URL, a config file with start, or a --db that holds a pass")
 	}
 	targets, err := parseTargets(starts, "")
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	canonical := targets.starts
 	engine, err := rules.New(rulesConfig(file, &o, canonical, o.polite.hostRules(fs, canonical)))
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	target := fs.Arg(0)
 	if abs, err := filepath.Abs(target); err == nil && len(targets.roots) > 0 {
@@ -80,12 +80,12 @@ func runExplain(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	ex := engine.Explain(target)
 	if err := ex.Write(stdout); err != nil {
-		return exitUsage, fmt.Errorf("write explanation: %w", err)
+		return fmt.Errorf("write explanation: %w", err)
 	}
 	if ex.Err != "" {
-		return exitUsage, usagef("%q: %s", fs.Arg(0), ex.Err)
+		return fmt.Errorf("%q: %s", fs.Arg(0), ex.Err)
 	}
-	return exitOK, nil
+	return nil
 }
 
 // lastStartURLs reads the start URLs of the newest pass, if the database

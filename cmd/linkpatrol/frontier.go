@@ -59,7 +59,8 @@ func (s *syncValue) Set(v string) error {
 
 func (s *syncValue) Type() string { return "always|interval" }
 
-func runServeFrontier(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+// runServeFrontier serves until ctx is cancelled: the first stop signal.
+func runServeFrontier(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("serve-frontier", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", cluster.DefaultListen, "`HOST:PORT` to listen on; beyond loopback only with --token-file or --nkey, and --tls-cert and --tls-key")
@@ -86,16 +87,16 @@ Flags:
 	}
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK, nil
+			return nil
 		}
-		return exitUsage, err
+		return err
 	}
 	if fs.NArg() > 0 {
-		return exitUsage, usagef("serve-frontier takes no arguments, got %q", fs.Args())
+		return fmt.Errorf("serve-frontier takes no arguments, got %q", fs.Args())
 	}
 	log, err := newLogger(stderr, *verbose, "text")
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	url := *natsURL
 	if url == "" {
@@ -109,33 +110,31 @@ Flags:
 			Logger:       log,
 		})
 		if err != nil {
-			return exitUsage, usagef("serve-frontier: %v", err)
+			return fmt.Errorf("serve-frontier: %v", err)
 		}
 		defer srv.Shutdown()
 		url = srv.ClientURL()
 	}
 	db, err := store.Open(*dbPath, store.Options{Timeout: 2 * time.Second})
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	defer db.Close()
 	cf := clusterFlags{url: url, auth: auth, caFile: *caFile}
 	js, closeNC, err := cf.connect("serve-frontier")
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	defer closeNC()
-	stop, _, cleanup := stopContexts(ctx, 0)
-	defer cleanup()
-	coord, err := cluster.NewCoordinator(stop, js, cluster.Options{}, cluster.CoordinatorConfig{
+	coord, err := cluster.NewCoordinator(ctx, js, cluster.Options{}, cluster.CoordinatorConfig{
 		DB:   db,
 		Logf: func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) },
 	})
 	if err != nil {
-		return exitUsage, fmt.Errorf("serve-frontier: %w", err)
+		return fmt.Errorf("serve-frontier: %w", err)
 	}
-	if err := serveReports(stop, js.Conn(), js, db, log); err != nil {
-		return exitUsage, fmt.Errorf("serve-frontier: %w", err)
+	if err := serveReports(ctx, js.Conn(), js, db, log); err != nil {
+		return fmt.Errorf("serve-frontier: %w", err)
 	}
 	durability := "an fsync after every write"
 	if sync.every > 0 {
@@ -149,8 +148,8 @@ Flags:
 	fmt.Fprintln(stdout, url)
 	fmt.Fprintf(stderr, "serve-frontier: workers and check connect with --nats %s (JetStream store %s, %s; results into %s); SIGINT or SIGTERM stops it\n",
 		url, *storeDir, durability, *dbPath)
-	if err := coord.Run(stop); err != nil {
-		return exitUsage, fmt.Errorf("serve-frontier: %w", err)
+	if err := coord.Run(ctx); err != nil {
+		return fmt.Errorf("serve-frontier: %w", err)
 	}
-	return exitOK, nil
+	return nil
 }

@@ -5,9 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-
-	"github.com/linkpatrol/linkpatrol/report"
-	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
 // newLogger makes the logger handed to the crawler. verbosity is how often
@@ -49,32 +46,12 @@ func notice(w io.Writer, format, msg string, args ...any) {
 	fmt.Fprintln(w, line)
 }
 
-// reportedError is an error already written to standard error (as JSON);
-// run only turns it into an exit code.
-type reportedError struct{ err error }
+// jsonError marks the error of a run whose standard error is JSON (--log-format
+// json): run writes it as one record rather than as a line of text.
+type jsonError struct{ err error }
 
-func (e reportedError) Error() string { return e.err.Error() }
-func (e reportedError) Unwrap() error { return e.err }
-
-// logError writes err as a JSON record and returns it marked as written.
-func logError(w io.Writer, err error) error {
-	slog.New(slog.NewJSONHandler(w, nil)).Error(err.Error())
-	return reportedError{err}
-}
-
-// logSummaryStats is writeSummaryStats for --log-format json: one record
-// for the run and one per host.
-func logSummaryStats(log *slog.Logger, rep *report.Report, hosts []throttle.HostStats) {
-	problems := problemsByKey(rep, hosts)
-	var requests, bytes int64
-	for _, h := range hosts {
-		requests += h.Requests
-		bytes += h.Bytes
-		log.Info("host", "host", h.Key, "requests", h.Requests, "bytes", h.Bytes,
-			"waited_seconds", (h.Waited + h.ReadWait).Seconds(), "latency_seconds", h.Latency.Seconds(), "problems", problems[h.Key])
-	}
-	log.Info("hosts", "hosts", len(hosts), "requests", requests, "bytes", bytes)
-}
+func (e jsonError) Error() string { return e.err.Error() }
+func (e jsonError) Unwrap() error { return e.err }
 
 // logFormatArg finds --log-format in raw arguments, for when they could not
 // all be parsed; "" when it is not there.

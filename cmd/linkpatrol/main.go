@@ -11,10 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/linkpatrol/linkpatrol/report"
 	"github.com/linkpatrol/linkpatrol/rules"
@@ -37,28 +41,71 @@ const (
 	exitNothing = 4
 )
 
-// exitCode is what a finished report means for cron: an unfinished pass
+// The outcomes of a command that are not failures of it: what they mean is
+// on the screen already (the report, the usage), and they only choose the
+// exit code.
+var (
+	errProblems       = errors.New("problems found")
+	errUnfinished     = errors.New("the pass is not finished")
+	errNothingChecked = errors.New("no start URL could be fetched and parsed")
+	errUsageShown     = errors.New("usage shown")
+)
+
+// verdictOf is what a finished report means for cron: an unfinished pass
 // first (resumable), then a pass that checked nothing, then broken links.
-func exitCode(rep *report.Report) int {
+func verdictOf(rep *report.Report) error {
 	switch {
 	case rep.Pass.State != store.PassComplete:
-		return exitStopped
+		return errUnfinished
 	case rep.StartFailure != "":
-		return exitNothing
+		return errNothingChecked
 	case rep.HasBroken():
-		return exitProblems
+		return errProblems
 	}
-	return exitOK
+	return nil
 }
 
-// usageError is an error that is the user's to fix: wrong flags, a bad
-// config, a database that cannot be used. It ends in exit code 2.
-type usageError struct{ err error }
+// passError is a pass that failed part way through: what was committed
+// stays in the database.
+type passError struct {
+	pass uint64
+	err  error
+}
 
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
+func (e passError) Error() string { return fmt.Sprintf("pass %d: %v", e.pass, e.err) }
+func (e passError) Unwrap() error { return e.err }
 
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+// exitStatus is the one place where what a command returned becomes the
+// exit code (README's table) and the line for standard error, with advice
+// where the cause has one. Every error that is not an outcome is exit 2:
+// usage, config or database.
+func exitStatus(err error) (code int, msg string) {
+	switch {
+	case err == nil:
+		return exitOK, ""
+	case errors.Is(err, errProblems):
+		return exitProblems, ""
+	case errors.Is(err, errUnfinished):
+		return exitStopped, ""
+	case errors.Is(err, errNothingChecked):
+		return exitNothing, ""
+	case errors.Is(err, errUsageShown):
+		return exitUsage, ""
+	case errors.Is(err, store.ErrCorrupt):
+		// Running again would fail the same way; the store's message
+		// says what to do instead.
+		return exitUsage, err.Error()
+	case errors.As(err, new(passError)):
+		return exitUsage, err.Error() + " (what was committed is kept; run again to resume)"
+	}
+	return exitUsage, err.Error()
+}
+
+// exitCode is the exit code of err alone, for the status page.
+func exitCode(err error) int {
+	code, _ := exitStatus(err)
+	return code
+}
 
 const topUsage = `linkpatrol checks every link of a site and reports the broken ones, worst first.
 
@@ -94,58 +141,140 @@ do not change the exit code.
 `
 
 func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	ctx := context.Background()
+	args := os.Args[1:]
+	var stop context.CancelFunc
+	if len(args) > 0 && stopsCleanly(args[0]) {
+		ctx, stop = notifyStop(ctx)
+	}
+	code := run(ctx, args, os.Stdin, os.Stdout, os.Stderr, isTerminal(os.Stderr))
+	if stop != nil {
+		stop()
+	}
+	os.Exit(code)
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, topUsage)
-		return exitUsage
-	}
-	var code int
-	var err error
-	switch args[0] {
-	case "check":
-		code, err = runCheck(ctx, args[1:], stdout, stderr)
-	case "report":
-		code, err = runReport(args[1:], stdout, stderr)
-	case "explain":
-		code, err = runExplain(args[1:], stdout, stderr)
-	case "config":
-		code, err = runConfig(args[1:], stdout, stderr)
-	case "serve-frontier":
-		code, err = runServeFrontier(ctx, args[1:], stdout, stderr)
-	case "worker":
-		code, err = runWorker(ctx, args[1:], stdout, stderr)
-	case "status":
-		code, err = runStatus(ctx, args[1:], stdout, stderr)
-	case "version", "--version":
-		fmt.Fprintln(stdout, "linkpatrol", version)
-		return exitOK
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, topUsage)
-		return exitOK
+// run is the program without its process: the command named by args runs
+// with these streams, and what it returns becomes the exit code and the
+// message on stderr. isTerminal says stderr is a terminal, where check
+// draws its progress line. stdin is not read by any command yet.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, isTerminal bool) int {
+	err := runCommand(ctx, args, stdout, stderr, isTerminal)
+	code, msg := exitStatus(err)
+	switch {
+	case msg == "":
+	case errors.As(err, new(jsonError)):
+		slog.New(slog.NewJSONHandler(stderr, nil)).Error(msg)
 	default:
-		msg := fmt.Sprintf("unknown command %q", args[0])
-		if near := rules.DidYouMean(args[0], commands); near != "" {
-			msg += fmt.Sprintf(" (did you mean %s?)", near)
-		}
-		fmt.Fprintf(stderr, "linkpatrol: %s\n\n%s", msg, topUsage)
-		return exitUsage
-	}
-	if err != nil {
-		if !errors.As(err, new(reportedError)) {
-			fmt.Fprintf(stderr, "linkpatrol: %v\n", err)
-		}
-		var ue usageError
-		if errors.As(err, &ue) {
-			return exitUsage
-		}
-		if code == exitOK {
-			code = exitUsage
-		}
+		fmt.Fprintf(stderr, "linkpatrol: %s\n", msg)
 	}
 	return code
+}
+
+func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, isTerminal bool) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, topUsage)
+		return errUsageShown
+	}
+	switch args[0] {
+	case "check":
+		return runCheck(ctx, args[1:], stdout, stderr, isTerminal)
+	case "report":
+		return runReport(args[1:], stdout, stderr)
+	case "explain":
+		return runExplain(args[1:], stdout, stderr)
+	case "config":
+		return runConfig(args[1:], stdout, stderr)
+	case "serve-frontier":
+		return runServeFrontier(ctx, args[1:], stdout, stderr)
+	case "worker":
+		return runWorker(ctx, args[1:], stdout, stderr)
+	case "status":
+		return runStatus(ctx, args[1:], stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintln(stdout, "linkpatrol", version)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, topUsage)
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q", args[0])
+	if near := rules.DidYouMean(args[0], commands); near != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", near)
+	}
+	// The usage follows the message, so run must not print it again.
+	fmt.Fprintf(stderr, "linkpatrol: %s\n\n%s", msg, topUsage)
+	return errUsageShown
+}
+
+// stopsCleanly says whether a command catches the stop signals to end
+// cleanly: check saves its work and reports, serve-frontier shuts its server
+// down, a worker saves its work and gives its shards up. The others keep the
+// default, and a signal ends them at once.
+func stopsCleanly(command string) bool {
+	switch command {
+	case "check", "serve-frontier", "worker":
+		return true
+	}
+	return false
+}
+
+// notifyStop returns ctx, cancelled by the first SIGINT, SIGTERM or SIGHUP
+// (a closed terminal or ssh session must not lose the last batch either),
+// and carrying a hard stop (see hardStop) cancelled by the second. It is
+// signal.NotifyContext with a second stage: the first signal asks for a
+// clean stop, the second for one that does not wait. stop releases the
+// signals.
+func notifyStop(parent context.Context) (ctx context.Context, stop context.CancelFunc) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, cancel := stopOnSignals(parent, sigs)
+	return ctx, func() {
+		signal.Stop(sigs)
+		cancel()
+	}
+}
+
+// stopOnSignals cancels ctx at the first value from sigs and its hard stop
+// at the second.
+func stopOnSignals(parent context.Context, sigs <-chan os.Signal) (ctx context.Context, cancel context.CancelFunc) {
+	soft, cancelSoft := context.WithCancel(parent)
+	hard, cancelHard := context.WithCancel(context.WithoutCancel(parent))
+	go func() {
+		for n := 1; ; n++ {
+			select {
+			case <-sigs:
+				cancelSoft()
+				if n > 1 {
+					cancelHard()
+				}
+			case <-hard.Done():
+				return
+			}
+		}
+	}()
+	return context.WithValue(soft, hardStopKey{}, hard), func() {
+		cancelSoft()
+		cancelHard()
+	}
+}
+
+type hardStopKey struct{}
+
+// hardStop is the stop that does not wait for requests in flight: the
+// second signal. Without notifyStop (a test, a command run in-process) it
+// is never cancelled.
+func hardStop(ctx context.Context) context.Context {
+	if hard, ok := ctx.Value(hardStopKey{}).(context.Context); ok {
+		return hard
+	}
+	return context.WithoutCancel(ctx)
+}
+
+// isTerminal says whether w is a terminal, where a person watches.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // commands are run's subcommands, for a suggestion after a typo.
@@ -160,7 +289,7 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 	}
 	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
 	if !ok {
-		return usageError{err}
+		return err
 	}
 	var names []string
 	fs.VisitAll(func(f *pflag.Flag) {
@@ -169,9 +298,9 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 		}
 	})
 	if near := rules.DidYouMean(name, names); near != "" {
-		return usagef("%v (did you mean --%s?)", err, near)
+		return fmt.Errorf("%v (did you mean --%s?)", err, near)
 	}
-	return usageError{err}
+	return err
 }
 
 // helpWriter is where a command's usage goes: stdout when it was asked for

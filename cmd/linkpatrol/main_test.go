@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -99,12 +101,93 @@ func decodeReport(t *testing.T, s string) jsonReport {
 	return r
 }
 
+// The exit code table of README, row by row, as run returns it: every code,
+// for check and report alike, and the one line a mistake gets on stderr.
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	good := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprint(w, `<a href="/">self</a>`)
 	}))
-	defer good.Close()
+	t.Cleanup(good.Close)
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<p>\n<a href=\"/gone\">gone</a>")
+	}))
+	t.Cleanup(bad.Close)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close() // connections are refused: the site is down
+
+	dir := t.TempDir()
+	db := func(name string) string { return filepath.Join(dir, name+".db") }
+	damaged := db("damaged")
+	if err := os.WriteFile(damaged, []byte("this is not a database\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stopped, stop := context.WithCancel(t.Context())
+	stop() // a stop signal before the pass began
+
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context // default t.Context()
+		args []string
+		code int
+		then []string // a second command on the same database, with the same code
+	}{
+		{name: "clean site", args: []string{"check", "--db", db("good"), good.URL}, code: exitOK,
+			then: []string{"report", "--db", db("good")}},
+		{name: "broken link", args: []string{"check", "--db", db("bad"), bad.URL}, code: exitProblems,
+			then: []string{"report", "--db", db("bad")}},
+		{name: "fail-on never", args: []string{"check", "--db", db("never"), "--fail-on", "never", bad.URL}, code: exitOK},
+		{name: "stopped", ctx: stopped, args: []string{"check", "--db", db("stopped"), good.URL}, code: exitStopped,
+			then: []string{"report", "--db", db("stopped")}},
+		{name: "max-time", args: []string{"check", "--db", db("maxtime"), "--max-time", "1ns", good.URL}, code: exitStopped},
+		{name: "site down", args: []string{"check", "--db", db("down"), closed.URL + "/"}, code: exitNothing,
+			then: []string{"report", "--db", db("down")}},
+		{name: "no command", args: []string{}, code: exitUsage},
+		{name: "unknown command", args: []string{"frobnicate"}, code: exitUsage},
+		{name: "no start URL", args: []string{"check"}, code: exitUsage},
+		{name: "unknown format", args: []string{"check", "--format", "yaml", good.URL}, code: exitUsage},
+		{name: "unknown flag", args: []string{"check", "--no-such-flag", good.URL}, code: exitUsage},
+		{name: "not http", args: []string{"check", "ftp://example.com/"}, code: exitUsage},
+		{name: "no database", args: []string{"report", "--db", db("none")}, code: exitUsage},
+		{name: "damaged database", args: []string{"check", "--db", damaged, good.URL}, code: exitUsage},
+		{name: "bad config", args: []string{"config", "check", filepath.Join(dir, "none.toml")}, code: exitUsage},
+		{name: "help", args: []string{"check", "--help"}, code: exitOK},
+		{name: "version", args: []string{"version"}, code: exitOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := tc.ctx
+			if ctx == nil {
+				ctx = t.Context()
+			}
+			for _, args := range [][]string{tc.args, tc.then} {
+				if args == nil {
+					continue
+				}
+				var stdout, stderr bytes.Buffer
+				code := run(ctx, args, strings.NewReader(""), &stdout, &stderr, false)
+				if code != tc.code {
+					t.Errorf("%v: exit %d, want %d\n%s%s", args, code, tc.code, stdout.String(), stderr.String())
+				}
+				// A mistake is one line, or the usage that explains it.
+				msg := strings.TrimSpace(stderr.String())
+				if lines := strings.Count(msg, "\n"); code == exitUsage && (msg == "" || (lines > 0 && !strings.Contains(msg, "Usage"))) {
+					t.Errorf("%v: want one line on stderr, got %q", args, msg)
+				}
+			}
+		})
+	}
+}
+
+// check reports a broken link with its referring page and line, and
+// report renders the same pass again.
+func TestReportRendersTheCheckAgain(t *testing.T) {
+	t.Parallel()
 	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
@@ -114,42 +197,65 @@ func TestExitCodes(t *testing.T) {
 		fmt.Fprint(w, "<p>\n<a href=\"/gone\">gone</a>")
 	}))
 	defer bad.Close()
-	dir := t.TempDir()
-
-	if r := runBinary(t, "check", "--db", filepath.Join(dir, "good.db"), good.URL); r.code != exitOK {
-		t.Errorf("clean site: exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	r := runBinary(t, "check", "--db", filepath.Join(dir, "bad.db"), "--format", "json", bad.URL)
-	if r.code != exitProblems {
-		t.Errorf("broken link: exit %d, want 1\n%s", r.code, r.stderr)
-	}
+	db := filepath.Join(t.TempDir(), "bad.db")
+	r := runInProcess(t, "check", "--db", db, "--format", "json", bad.URL)
 	rep := decodeReport(t, r.stdout)
 	if len(rep.URLs) != 1 || rep.URLs[0].URL != bad.URL+"/gone" || rep.URLs[0].Status != 404 ||
 		len(rep.URLs[0].Referrers) != 1 || rep.URLs[0].Referrers[0].Line != 2 {
 		t.Errorf("report: %+v", rep.URLs)
 	}
-	// report renders the same pass again, with the same exit code.
-	again := runBinary(t, "report", "--db", filepath.Join(dir, "bad.db"), "--format", "json")
-	if again.code != exitProblems || !strings.Contains(again.stdout, bad.URL+"/gone") {
-		t.Errorf("report again: exit %d\n%s%s", again.code, again.stdout, again.stderr)
+	again := runInProcess(t, "report", "--db", db, "--format", "json")
+	if again.stdout != r.stdout {
+		t.Errorf("report differs from check:\n%s\nwant:\n%s", again.stdout, r.stdout)
 	}
+}
 
-	for _, args := range [][]string{
-		{},
-		{"frobnicate"},
-		{"check"},
-		{"check", "--format", "yaml", good.URL},
-		{"check", "--no-such-flag", good.URL},
-		{"check", "ftp://example.com/"},
-		{"report", "--db", filepath.Join(dir, "none.db")},
+// Each error becomes its exit code, and its line gets the advice its cause
+// calls for.
+func TestExitStatus(t *testing.T) {
+	corrupt := fmt.Errorf("read %q: %w (restore it from a backup)", "x", store.ErrCorrupt)
+	for _, tc := range []struct {
+		err  error
+		code int
+		msg  string
+	}{
+		{nil, exitOK, ""},
+		{errProblems, exitProblems, ""},
+		{jsonError{errProblems}, exitProblems, ""},
+		{errUnfinished, exitStopped, ""},
+		{errNothingChecked, exitNothing, ""},
+		{errUsageShown, exitUsage, ""},
+		{errors.New("unknown format"), exitUsage, "unknown format"},
+		{passError{3, io.ErrShortWrite}, exitUsage, "pass 3: short write (what was committed is kept; run again to resume)"},
+		// Running again would fail the same way.
+		{passError{3, corrupt}, exitUsage, "pass 3: " + corrupt.Error()},
 	} {
-		r := runBinary(t, args...)
-		if r.code != exitUsage {
-			t.Errorf("%v: exit %d, want 2", args, r.code)
+		code, msg := exitStatus(tc.err)
+		if code != tc.code || msg != tc.msg {
+			t.Errorf("exitStatus(%v) = %d, %q; want %d, %q", tc.err, code, msg, tc.code, tc.msg)
 		}
-		if lines := strings.Count(strings.TrimSpace(r.stderr), "\n"); r.stderr == "" || (lines > 0 && !strings.Contains(r.stderr, "Usage")) {
-			t.Errorf("%v: want one line on stderr, got %q", args, r.stderr)
-		}
+	}
+}
+
+// The first stop signal asks for a clean stop, the second for one that
+// does not wait.
+func TestStopOnSignals(t *testing.T) {
+	sigs := make(chan os.Signal)
+	ctx, cancel := stopOnSignals(t.Context(), sigs)
+	defer cancel()
+	hard := hardStop(ctx)
+	if ctx.Err() != nil || hard.Err() != nil {
+		t.Fatal("stopped before any signal")
+	}
+	sigs <- syscall.SIGTERM
+	<-ctx.Done()
+	if hard.Err() != nil {
+		t.Error("the first signal stopped hard")
+	}
+	sigs <- syscall.SIGINT
+	<-hard.Done()
+	if hardStop(t.Context()).Done() != nil {
+		t.Error("without signals there is a hard stop")
 	}
 }
 

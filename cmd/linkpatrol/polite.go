@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/url"
 	"strconv"
@@ -147,7 +148,7 @@ func parseBytesFlag(name, v string) (int64, error) {
 	}
 	n, err := throttle.ParseBytes(v)
 	if err != nil {
-		return 0, usagef("--%s %s: %v", name, strconv.Quote(v), err)
+		return 0, fmt.Errorf("--%s %s: %v", name, strconv.Quote(v), err)
 	}
 	return n, nil
 }

@@ -3,14 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
-	"golang.org/x/term"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/throttle"
@@ -41,32 +39,22 @@ const (
 // while the requests in flight finish.
 const stoppingLine = "\r\x1b[Kstopping: the requests in flight finish and everything done is saved (Ctrl-C again: at once)\n"
 
-// terminal returns w as a terminal to draw on, or nil: with quiet, or when
-// w is not a terminal (cron mail and CI logs hold only the report).
-func terminal(w io.Writer, quiet bool) *os.File {
-	f, ok := w.(*os.File)
-	if quiet || !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	return f
-}
-
-// startProgress draws one live line on a terminal and nothing elsewhere.
-// When stopping is closed the line gives way to stoppingLine. The
-// returned func erases the line (it may be called more than once); call it
-// before writing anything else to w.
-func startProgress(w io.Writer, src progressSource, quiet bool, stopping <-chan struct{}) (stop func()) {
-	f := terminal(w, quiet)
-	if f == nil {
+// startProgress draws one live line on w when draw is set (w is a
+// terminal, and nothing else is written to it) and nothing otherwise. When
+// stopping is closed the line gives way to stoppingLine. The returned func
+// erases the line (it may be called more than once); call it before
+// writing anything else to w.
+func startProgress(w io.Writer, src progressSource, draw bool, stopping <-chan struct{}) (stop func()) {
+	if !draw {
 		return func() {}
 	}
-	return drawProgress(f, src, stopping)
+	return drawProgress(w, src, stopping)
 }
 
 // drawProgress renders with mpb, which sizes the bar to the terminal,
 // truncates the text rather than wrapping it (a wrapped line could not be
 // redrawn in place) and erases it when the bar is dropped.
-func drawProgress(out *os.File, src progressSource, stopping <-chan struct{}) func() {
+func drawProgress(out io.Writer, src progressSource, stopping <-chan struct{}) func() {
 	var line atomic.Pointer[progressLine]
 	line.Store(&progressLine{})
 

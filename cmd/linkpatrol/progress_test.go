@@ -36,36 +36,59 @@ type progressOnly struct{ progress crawler.Progress }
 
 func (s progressOnly) Progress() crawler.Progress { return s.progress }
 
-func TestProgressSilentOffTerminal(t *testing.T) {
-	src := fixedSource{progress: crawler.Progress{Done: 3, Queued: 4}}
-
-	var buf bytes.Buffer
-	startProgress(&buf, src, false, nil)()
-	if buf.Len() != 0 {
-		t.Errorf("a buffer got %q", buf.String())
+// Only a terminal is drawn on: cron mail and CI logs hold only the report.
+func TestIsTerminal(t *testing.T) {
+	if isTerminal(&bytes.Buffer{}) {
+		t.Error("a buffer is taken for a terminal")
 	}
-
 	f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	startProgress(f, src, false, nil)()
-	if st, err := f.Stat(); err != nil || st.Size() != 0 {
-		t.Errorf("a regular file got %d bytes (%v)", st.Size(), err)
+	if isTerminal(f) {
+		t.Error("a regular file is taken for a terminal")
 	}
+	_, tty := openPTY(t)
+	if !isTerminal(tty) {
+		t.Error("a pty is not taken for a terminal")
+	}
+}
 
-	ptmx, tty := openPTY(t)
-	out := readTerminal(t, ptmx)
-	startProgress(tty, src, true, nil)()
-	// Nothing was drawn, so nothing arrives: prove it by writing a marker
-	// and seeing it come first.
-	if _, err := tty.WriteString("marker"); err != nil {
-		t.Fatal(err)
-	}
-	got := out.waitFor(t, func(s string) bool { return strings.Contains(s, "marker") })
-	if got != "marker" {
-		t.Errorf("with -q a terminal got %q before the marker", strings.TrimSuffix(got, "marker"))
+// On a terminal the progress line is drawn, unless -q, -v (whose log
+// lines it would draw over) or JSON logs turn it off.
+func TestProgressLineOnlyWhenWanted(t *testing.T) {
+	t.Parallel()
+	// Slow enough that the line is drawn several times before the end.
+	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 30, Latency: 100 * time.Millisecond, Seed: 1})
+	srv := httptest.NewServer(site)
+	t.Cleanup(srv.Close)
+	frame := regexp.MustCompile(`[0-9]+/[0-9]+ URLs`)
+	for _, flag := range []string{"", "-q", "-v", "--log-format=json"} {
+		t.Run(flag, func(t *testing.T) {
+			t.Parallel()
+			ptmx, tty := openPTY(t)
+			if err := pty.Setsize(tty, &pty.Winsize{Rows: 24, Cols: 160}); err != nil {
+				t.Fatal(err)
+			}
+			out := readTerminal(t, ptmx)
+			args := []string{"check", "--db", filepath.Join(t.TempDir(), "lp.db"), "--ignore-robots", "--concurrency", "2", srv.URL + "/"}
+			if flag != "" {
+				args = append(args, flag)
+			}
+			var stdout bytes.Buffer
+			if code := run(t.Context(), args, strings.NewReader(""), &stdout, tty, true); code != exitOK {
+				t.Fatalf("exit %d\n%s", code, stdout.String())
+			}
+			// Everything drawn comes before a marker written after the run.
+			if _, err := tty.WriteString("marker"); err != nil {
+				t.Fatal(err)
+			}
+			got := out.waitFor(t, func(s string) bool { return strings.Contains(s, "marker") })
+			if drawn := frame.MatchString(got); drawn != (flag == "") {
+				t.Errorf("progress line drawn: %v, want %v\n%q", drawn, flag == "", got)
+			}
+		})
 	}
 }
 
@@ -83,7 +106,7 @@ func TestProgressDrawsAndErasesOnTerminal(t *testing.T) {
 		},
 	}
 
-	stop := startProgress(tty, src, false, nil)
+	stop := startProgress(tty, src, true, nil)
 	want := "30/100 URLs"
 	got := out.waitFor(t, func(s string) bool { return strings.Contains(s, "1 of 2 hosts waiting") })
 	stop()
@@ -108,7 +131,7 @@ func TestProgressTruncatesToNarrowTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := readTerminal(t, ptmx)
-	stop := startProgress(tty, progressOnly{crawler.Progress{Done: 123456, Queued: 654321, Pages: 99999}}, false, nil)
+	stop := startProgress(tty, progressOnly{crawler.Progress{Done: 123456, Queued: 654321, Pages: 99999}}, true, nil)
 	got := out.waitFor(t, func(s string) bool { return strings.Contains(s, "…") })
 	stop()
 	for line := range strings.Lines(got) {

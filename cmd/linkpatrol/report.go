@@ -17,7 +17,7 @@ import (
 	"github.com/linkpatrol/linkpatrol/store"
 )
 
-func runReport(args []string, stdout, stderr io.Writer) (int, error) {
+func runReport(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := fs.String("db", defaultDB, "database `file` written by linkpatrol check; a pattern ('w*.db') reads the files of a distributed pass's workers as one")
@@ -40,18 +40,18 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK, nil
+			return nil
 		}
-		return exitUsage, usageError{err}
+		return err
 	}
 	if fs.NArg() > 0 {
-		return exitUsage, usagef("report takes no arguments, got %q", fs.Args())
+		return fmt.Errorf("report takes no arguments, got %q", fs.Args())
 	}
 	// The file check ran with applies here too: its db above all, or
 	// report would read another database than check wrote.
 	file, err := loadConfig(*config, stderr, "text")
 	if err != nil {
-		return exitUsage, err
+		return err
 	}
 	take := func(flag, key string, apply func()) {
 		if !fs.Changed(flag) && file.IsSet(key) {
@@ -72,16 +72,16 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	failOn, err := report.ParseFailOn(*failOnFlag)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	if !slices.Contains(report.Formats(), *format) {
-		return exitUsage, usagef("unknown format %q (choose from %s)", *format, strings.Join(report.Formats(), ", "))
+		return fmt.Errorf("unknown format %q (choose from %s)", *format, strings.Join(report.Formats(), ", "))
 	}
 	if cf.url != "" {
 		// serve-frontier holds the merged database: it renders the report.
 		js, closeNC, err := cf.connect("report")
 		if err != nil {
-			return exitUsage, usageError{err}
+			return err
 		}
 		defer closeNC()
 		req := reportRequest{Pass: *passID, All: *all, OnlyNew: *onlyNew, CheckFragments: *fragments, ReportAfter: reportAfter, FailOn: *failOnFlag}
@@ -89,7 +89,7 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	src, last, closeDB, err := openReportSource(*db, fs.Changed("db") || file.IsSet("db"), outputs)
 	if err != nil {
-		return exitUsage, err
+		return err
 	}
 	defer closeDB()
 	id := last.ID
@@ -97,17 +97,17 @@ func runReport(args []string, stdout, stderr io.Writer) (int, error) {
 		// Each URL keeps only its latest result, so an older pass would
 		// render as the few URLs no later pass met: an empty, clean pass
 		// that never was. Refuse rather than say that.
-		return exitUsage, usagef("cannot report pass %d: %s keeps each URL's latest result only, and pass %d (the newest) has replaced what pass %d found; run report without --pass, or keep the -o files of each run",
+		return fmt.Errorf("cannot report pass %d: %s keeps each URL's latest result only, and pass %d (the newest) has replaced what pass %d found; run report without --pass, or keep the -o files of each run",
 			*passID, *db, id, *passID)
 	}
 	rep, err := report.Build(src, id, report.Options{All: *all, Now: time.Now(), ReportAfter: reportAfter, OnlyNew: *onlyNew, CheckFragments: *fragments, FailOn: failOn})
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	if err := writeOutputs(stdout, rep, stdoutFormat(*format, *quiet, outputs), outputs); err != nil {
-		return exitUsage, fmt.Errorf("write report: %w", err)
+		return fmt.Errorf("write report: %w", err)
 	}
-	return exitCode(rep), nil // as check said
+	return verdictOf(rep) // as check said
 }
 
 // openReportSource opens the database report reads, and its newest pass. A
@@ -120,10 +120,10 @@ func openReportSource(path string, given bool, outputs []string) (report.Source,
 	if crawler.HasGlob(path) {
 		var err error
 		if paths, err = filepath.Glob(path); err != nil {
-			return nil, store.Pass{}, nil, usagef("--db %q: %v", path, err)
+			return nil, store.Pass{}, nil, fmt.Errorf("--db %q: %v", path, err)
 		}
 		if len(paths) == 0 {
-			return nil, store.Pass{}, nil, usagef("--db %q matches no file", path)
+			return nil, store.Pass{}, nil, fmt.Errorf("--db %q matches no file", path)
 		}
 	} else {
 		paths[0] = existingDatabase(given, path)
@@ -142,20 +142,20 @@ func openReportSource(path string, given bool, outputs []string) (report.Source,
 	var lastIn string
 	for _, p := range paths {
 		if err := checkOutputs(outputs, p); err != nil {
-			return fail(usageError{err})
+			return fail(err)
 		}
 		// A check holding the file must not make report hang: fail fast.
 		d, err := store.Open(p, store.Options{ReadOnly: true, Timeout: 500 * time.Millisecond})
 		if err != nil {
-			return fail(usageError{err})
+			return fail(err)
 		}
 		dbs = append(dbs, d)
 		pass, ok, err := d.LastPass()
 		if err != nil {
-			return fail(usageError{err})
+			return fail(err)
 		}
 		if !ok {
-			return fail(usagef("%s holds no pass yet; run linkpatrol check first", p))
+			return fail(fmt.Errorf("%s holds no pass yet; run linkpatrol check first", p))
 		}
 		if pass.ID > last.ID {
 			last, lastIn = pass, p
@@ -168,20 +168,20 @@ func openReportSource(path string, given bool, outputs []string) (report.Source,
 	for i, d := range dbs {
 		p, err := d.Pass(last.ID)
 		if errors.Is(err, store.ErrNoPass) {
-			return fail(usagef("%s holds no pass %d, the newest in %s: give --db only the files of the workers of one pass", paths[i], last.ID, lastIn))
+			return fail(fmt.Errorf("%s holds no pass %d, the newest in %s: give --db only the files of the workers of one pass", paths[i], last.ID, lastIn))
 		}
 		if err != nil {
-			return fail(usageError{err})
+			return fail(err)
 		}
 		if !slices.Equal(p.StartURLs, last.StartURLs) || p.SettingsHash != last.SettingsHash {
-			return fail(usagef("pass %d in %s and in %s began with other start URLs or settings: they are not one distributed pass", last.ID, paths[i], lastIn))
+			return fail(fmt.Errorf("pass %d in %s and in %s began with other start URLs or settings: they are not one distributed pass", last.ID, paths[i], lastIn))
 		}
 		srcs[i] = d
 	}
 	src := report.Merge(srcs...)
 	merged, err := src.Pass(last.ID)
 	if err != nil {
-		return fail(usageError{err})
+		return fail(err)
 	}
 	return src, merged, closeAll, nil
 }

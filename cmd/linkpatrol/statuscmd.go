@@ -15,7 +15,7 @@ import (
 )
 
 // runStatus is status --nats: the cluster as the server sees it now.
-func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("status", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cf clusterFlags
@@ -32,38 +32,38 @@ Flags:
 	}
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK, nil
+			return nil
 		}
-		return exitUsage, err
+		return err
 	}
 	if fs.NArg() > 0 {
-		return exitUsage, usagef("status takes no arguments, got %q", fs.Args())
+		return fmt.Errorf("status takes no arguments, got %q", fs.Args())
 	}
 	if cf.url == "" {
-		return exitUsage, usagef("status needs --nats URL, the frontier's address")
+		return fmt.Errorf("status needs --nats URL, the frontier's address")
 	}
 	js, closeNC, err := cf.connect("status")
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	defer closeNC()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	rec, ok, err := cluster.CurrentPass(ctx, js)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	holders, err := cluster.Holders(ctx, js)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	workers, err := cluster.Workers(ctx, js)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	backlog, err := cluster.Queued(ctx, js)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	if ok {
 		p := rec.Pass
@@ -119,7 +119,7 @@ Flags:
 		fmt.Fprintln(stdout)
 	}
 	fmt.Fprintf(stdout, "results not yet merged: %d messages\n", backlog.Results)
-	return exitOK, nil
+	return nil
 }
 
 func orDash(s string) string {

@@ -72,7 +72,7 @@ func (ps passSettings) crawl() (*passCrawl, error) {
 	return &pc, nil
 }
 
-func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("worker", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cf clusterFlags
@@ -95,56 +95,52 @@ Flags:
 	}
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK, nil
+			return nil
 		}
-		return exitUsage, err
+		return err
 	}
 	switch {
 	case fs.NArg() > 0:
-		return exitUsage, usagef("worker takes no arguments, got %q", fs.Args())
+		return fmt.Errorf("worker takes no arguments, got %q", fs.Args())
 	case cf.url == "":
-		return exitUsage, usagef("worker needs --nats URL, the frontier's address (serve-frontier prints it)")
+		return fmt.Errorf("worker needs --nats URL, the frontier's address (serve-frontier prints it)")
 	case *dbPath == "":
-		return exitUsage, usagef("worker needs --db FILE, its own database")
+		return fmt.Errorf("worker needs --db FILE, its own database")
 	case *shardsArg == "":
-		return exitUsage, usagef("worker needs --shards, such as --shards 0-127")
+		return fmt.Errorf("worker needs --shards, such as --shards 0-127")
 	case fs.Changed("concurrency") && *concurrency < 1:
-		return exitUsage, usagef("--concurrency %d: want 1 or more", *concurrency)
+		return fmt.Errorf("--concurrency %d: want 1 or more", *concurrency)
 	}
 	shards, err := cluster.ParseShards(*shardsArg)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	if *name == "" {
 		*name = strings.TrimSuffix(filepath.Base(*dbPath), filepath.Ext(*dbPath))
 	}
 	log, err := newLogger(stderr, *verbose, "text")
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	db, err := store.Open(*dbPath, store.Options{Timeout: 2 * time.Second, ForwardResults: true})
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	defer db.Close()
 	js, closeNC, err := cf.connect("worker " + *name)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return err
 	}
 	defer closeNC()
 
-	stop, hard, cleanup := stopContexts(ctx, 0)
-	defer cleanup()
+	stop, hard := ctx, hardStop(ctx) // the first and the second stop signal
 	w, err := cluster.NewWorker(stop, js, cluster.WorkerConfig{
 		Name: *name, Shards: shards, DB: db,
 		Logf: func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) },
 	})
 	if err != nil {
-		var held *cluster.HeldError
-		if errors.As(err, &held) {
-			return exitUsage, usagef("worker %s: %v", *name, err)
-		}
-		return exitUsage, fmt.Errorf("worker %s: %w", *name, err)
+		// A *cluster.HeldError names the worker holding the shards: exit 2.
+		return fmt.Errorf("worker %s: %w", *name, err)
 	}
 	defer w.Close()
 	fmt.Fprintf(stderr, "worker %s: shards %s of %s, database %s; waiting for a pass\n", *name, cluster.FormatShards(shards), cf.url, *dbPath)
@@ -157,17 +153,17 @@ Flags:
 
 	var after uint64
 	if last, ok, err := db.LastPass(); err != nil {
-		return exitUsage, usageError{err}
+		return err
 	} else if ok && last.State == store.PassComplete {
 		after = last.ID // resume an unfinished one, never redo a finished one
 	}
 	for {
 		rec, err := w.WaitPass(run, after)
 		if err != nil {
-			return workerEnd(stop, run, *name, err)
+			return workerEnd(stop, run, stderr, *name, err)
 		}
 		if err := workerPass(run, hard, w, db, rec, *concurrency, log, stderr, *name); err != nil {
-			return workerEnd(stop, run, *name, err)
+			return workerEnd(stop, run, stderr, *name, err)
 		}
 		after = rec.Pass.ID
 	}
@@ -175,14 +171,15 @@ Flags:
 
 // workerEnd is the exit of a worker: 0 when a signal stopped it, 3 when it
 // lost a lease (a supervisor should start it again), 2 otherwise.
-func workerEnd(stop, run context.Context, name string, err error) (int, error) {
+func workerEnd(stop, run context.Context, stderr io.Writer, name string, err error) error {
 	if stop.Err() != nil {
-		return exitOK, nil
+		return nil
 	}
 	if run.Err() != nil {
-		return exitStopped, fmt.Errorf("worker %s stopped: %v", name, context.Cause(run))
+		fmt.Fprintf(stderr, "linkpatrol: worker %s stopped: %v; start it again to take its shards back\n", name, context.Cause(run))
+		return errUnfinished
 	}
-	return exitUsage, fmt.Errorf("worker %s: %w", name, err)
+	return fmt.Errorf("worker %s: %w", name, err)
 }
 
 // workerPass runs this worker's part of one pass: begins it in the
@@ -197,11 +194,10 @@ func workerPass(ctx, hard context.Context, w *cluster.Worker, db *store.DB, rec 
 	if err != nil {
 		return fmt.Errorf("pass %d: %w", rec.Pass.ID, err)
 	}
-	pass, queue, done, err := joinPass(db, rec)
-	if err != nil {
+	if err := beginPass(db, rec); err != nil {
 		return err
 	}
-	f, err := w.Join(ctx, pass.ID)
+	f, err := w.Join(ctx, rec.Pass.ID)
 	if err != nil {
 		return err
 	}
@@ -216,59 +212,48 @@ func workerPass(ctx, hard context.Context, w *cluster.Worker, db *store.DB, rec 
 	}
 	cfg.Frontier = f
 	c := crawler.New(cfg, pc.engine, db)
-	fmt.Fprintf(stderr, "worker %s: pass %d of %s (%d queued, %d done)\n", name, pass.ID, strings.Join(pass.StartURLs, " "), len(queue), len(done))
-	began := time.Now()
-	outcome, runErr := c.Run(ctx, hard, pass, queue, done)
-	pass.Elapsed += time.Since(began)
-	pass.Finished = time.Now()
-	pass.State = store.PassStopped
-	if outcome.Complete {
-		pass.State = f.Ended()
-		pass.Deferred, pass.ResumeAfter = outcome.Deferred, outcome.ResumeAfter
-	}
-	if err := db.UpdatePass(pass); err != nil {
-		return fmt.Errorf("save pass %d: %w", pass.ID, err)
-	}
-	if runErr != nil {
-		return fmt.Errorf("pass %d: %w (what was committed is kept; start the worker again to resume)", pass.ID, runErr)
+	spec := crawler.PassSpec{Pass: rec.Pass, Opened: func(op crawler.Opened) error {
+		fmt.Fprintf(stderr, "worker %s: pass %d of %s (%d queued, %d done)\n", name, op.Pass.ID, strings.Join(op.Pass.StartURLs, " "), op.Queued, op.Done)
+		return nil
+	}}
+	pass, outcome, err := c.Run(ctx, hard, spec)
+	if err != nil {
+		return fmt.Errorf("pass %d: %w (what was committed is kept; start the worker again to resume)", rec.Pass.ID, err)
 	}
 	if !outcome.Complete {
 		return context.Cause(ctx)
+	}
+	if ended := f.Ended(); ended != pass.State {
+		// The coordinator's word on how the pass ended: stopped with URLs
+		// deferred, or abandoned for a newer one.
+		pass.State = ended
+		if err := db.UpdatePass(pass); err != nil {
+			return fmt.Errorf("save pass %d: %w", pass.ID, err)
+		}
 	}
 	fmt.Fprintf(stderr, "worker %s: pass %d %s\n", name, pass.ID, pass.State)
 	return nil
 }
 
-// joinPass opens the coordinator's pass in the worker's database: resumed
-// when it is the open one there, begun (with no seeds: they arrive as
-// tasks) otherwise, abandoning whatever other pass was open.
-func joinPass(db *store.DB, rec cluster.PassRecord) (store.Pass, []store.Task, map[string]struct{}, error) {
+// beginPass opens the coordinator's pass in the worker's database under
+// the coordinator's ID, with no seeds (they arrive as tasks), unless it is
+// open there already (a restarted worker resumes it); another unfinished
+// pass is abandoned.
+func beginPass(db *store.DB, rec cluster.PassRecord) error {
 	open, ok, err := db.OpenPass()
-	if err != nil {
-		return store.Pass{}, nil, nil, err
-	}
-	if ok && open.ID == rec.Pass.ID {
-		queue, err := db.Frontier()
-		if err != nil {
-			return store.Pass{}, nil, nil, err
-		}
-		done := make(map[string]struct{})
-		if err := db.ResolvedIn(open.ID, func(u string) error { done[u] = struct{}{}; return nil }); err != nil {
-			return store.Pass{}, nil, nil, err
-		}
-		open.State = store.PassRunning
-		return open, queue, done, db.UpdatePass(open)
+	if err != nil || (ok && open.ID == rec.Pass.ID) {
+		return err
 	}
 	if ok {
 		open.State, open.Finished = store.PassAbandoned, time.Now()
 		if err := db.UpdatePass(open); err != nil {
-			return store.Pass{}, nil, nil, err
+			return err
 		}
 	}
 	p := rec.Pass
 	p.State, p.Finished, p.Elapsed, p.Deferred, p.ResumeAfter, p.Tally = "", time.Time{}, 0, 0, time.Time{}, nil
-	pass, err := db.BeginPass(p, nil)
-	return pass, nil, nil, err
+	_, err = db.BeginPass(p, nil)
+	return err
 }
 
 // clusterFlags are how a command reaches the frontier.
