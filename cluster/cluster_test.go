@@ -19,16 +19,17 @@ func resolvedIn(t testing.TB, db *store.DB, pass uint64) []string {
 }
 
 // checkMerged checks that the merged database holds every page of the web,
-// each fetched once, and that nothing is left anywhere.
-func checkMerged(t *testing.T, c *Coordinator, merged *store.DB, rec PassRecord, wb *web, nodes []*node) {
+// each fetched once but for at most repeats, and that nothing is left
+// anywhere.
+func checkMerged(t *testing.T, c *Coordinator, merged *store.DB, rec PassRecord, wb *web, nodes []*node, repeats int) {
 	t.Helper()
 	want := wb.all()
 	slices.Sort(want)
 	if got := resolvedIn(t, merged, rec.Pass.ID); !slices.Equal(got, want) {
 		t.Errorf("merged database resolved %d URLs, want %d:\n got %q\nwant %q", len(got), len(want), got, want)
 	}
-	if r := wb.repeated(); len(r) > 0 {
-		t.Errorf("URLs fetched more than once: %q", r)
+	if r := wb.repeated(); len(r) > repeats {
+		t.Errorf("URLs fetched more than once: %q (at most %d may be)", r, repeats)
 	}
 	p, err := merged.Pass(rec.Pass.ID)
 	if err != nil || p.State != store.PassComplete {
@@ -67,5 +68,5 @@ func TestDistributedPass(t *testing.T) {
 			t.Errorf("%s: pass ended %q", n.name, got)
 		}
 	}
-	checkMerged(t, c, merged, rec, wb, nodes)
+	checkMerged(t, c, merged, rec, wb, nodes, 0)
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -205,21 +206,37 @@ type node struct {
 }
 
 // startNode starts a worker on shards and its crawler on pass rec, as the
-// worker command will.
+// worker command will, with a new database.
 func startNode(t testing.TB, js jetstream.JetStream, wb *web, name string, shards []int, rec PassRecord, cfg WorkerConfig) *node {
 	t.Helper()
-	n := &node{name: name, db: openDB(t, name+".db", true), errc: make(chan error, 1)}
+	return restartNode(t, js, wb, name, filepath.Join(t.TempDir(), name+".db"), shards, rec, cfg)
+}
+
+// restartNode starts a worker on the database at path: a pass already
+// open there (the one a killed worker left) is resumed, as the worker
+// command does.
+func restartNode(t testing.TB, js jetstream.JetStream, wb *web, name, path string, shards []int, rec PassRecord, cfg WorkerConfig) *node {
+	t.Helper()
+	db, err := store.Open(path, store.Options{ForwardResults: true, SyncEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	n := &node{name: name, db: db, errc: make(chan error, 1)}
 	cfg.Name, cfg.Shards, cfg.DB = name, shards, n.db
 	if cfg.Logf == nil {
 		cfg.Logf = func(format string, args ...any) { t.Logf(name+": "+format, args...) }
 	}
 	ctx := context.Background()
-	var err error
 	if n.w, err = NewWorker(ctx, js, cfg); err != nil {
 		t.Fatalf("NewWorker(%s): %v", name, err)
 	}
-	if _, err := n.db.BeginPass(store.Pass{ID: rec.Pass.ID, StartURLs: rec.Pass.StartURLs, Started: rec.Pass.Started}, nil); err != nil {
+	if open, ok, err := db.OpenPass(); err != nil {
 		t.Fatal(err)
+	} else if !ok || open.ID != rec.Pass.ID {
+		if _, err := n.db.BeginPass(store.Pass{ID: rec.Pass.ID, StartURLs: rec.Pass.StartURLs, Started: rec.Pass.Started}, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if n.f, err = n.w.Join(ctx, rec.Pass.ID); err != nil {
 		t.Fatalf("Join(%s): %v", name, err)
@@ -243,6 +260,19 @@ func (n *node) stop() {
 	n.cancel = nil
 }
 
+// kill stops the node as SIGKILL would, as far as the cluster can tell:
+// its crawler and frontier stop where they are, its leases are neither
+// renewed nor given up, and its database file is closed as it is.
+func (n *node) kill() {
+	n.cancel()
+	<-n.errc
+	_ = n.f.Close()
+	n.w.cancel(errors.New("killed"))
+	<-n.w.kept
+	_ = n.db.Close()
+	n.cancel = nil
+}
+
 // wait waits for the node's crawler to return, as it does once the pass
 // is over.
 func (n *node) wait(t testing.TB) {
@@ -263,6 +293,21 @@ func (n *node) wait(t testing.TB) {
 func coordinate(t testing.TB, js jetstream.JetStream, cfg CoordinatorConfig, start ...string) (*Coordinator, *store.DB, PassRecord) {
 	t.Helper()
 	merged := openDB(t, "merged.db", false)
+	c, _ := runCoordinator(t, js, merged, cfg)
+	seeds := make([]store.Task, len(start))
+	for i, s := range start {
+		seeds[i] = store.Task{URL: s, Action: "parse"}
+	}
+	rec, err := c.Begin(context.Background(), BeginRequest{Pass: store.Pass{StartURLs: start}, Seeds: seeds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, merged, rec
+}
+
+// runCoordinator runs a coordinator on merged until the test ends, or stop.
+func runCoordinator(t testing.TB, js jetstream.JetStream, merged *store.DB, cfg CoordinatorConfig) (c *Coordinator, stop func()) {
+	t.Helper()
 	cfg.DB = merged
 	if cfg.onVerdict == nil {
 		var last string
@@ -277,27 +322,23 @@ func coordinate(t testing.TB, js jetstream.JetStream, cfg CoordinatorConfig, sta
 		cfg.Logf = func(format string, args ...any) { t.Logf("coordinator: "+format, args...) }
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c, err := NewCoordinator(ctx, js, Options{LeaseTTL: 3 * time.Second}, cfg)
+	c, err := NewCoordinator(ctx, js, Options{LeaseTTL: 15 * time.Second}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("coordinator: %v", err)
-		}
-	})
-	seeds := make([]store.Task, len(start))
-	for i, s := range start {
-		seeds[i] = store.Task{URL: s, Action: "parse"}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("coordinator: %v", err)
+			}
+		})
 	}
-	rec, err := c.Begin(ctx, BeginRequest{Pass: store.Pass{StartURLs: start}, Seeds: seeds})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, merged, rec
+	t.Cleanup(stop)
+	return c, stop
 }
 
 // split divides the shards of the web's hosts among n workers. A worker
@@ -320,3 +361,8 @@ func (w *web) split(n int) [][]int {
 	}
 	return out
 }
+
+// mergedPass and seedsOf are what check --nats asks the coordinator for.
+func mergedPass(wb *web) store.Pass { return store.Pass{StartURLs: []string{wb.url(0, 0)}} }
+
+func seedsOf(wb *web) []store.Task { return []store.Task{{URL: wb.url(0, 0), Action: "parse"}} }

@@ -133,8 +133,11 @@ func (e *lostError) Error() string {
 // of them: past that, another worker may soon hold a shard, so this one
 // must stop fetching its hosts before.
 func (l *leases) keep(ctx context.Context, lost func(error), logf func(string, ...any)) {
-	tick := time.NewTicker(l.ttl / 3)
-	defer tick.Stop()
+	// A failed round is tried again soon, not a whole period later: one
+	// slow round must not cost the shards.
+	every, retry := l.ttl/3, l.ttl/12
+	next := time.NewTimer(every)
+	defer next.Stop()
 	giveUp := time.NewTimer(l.ttl / 2)
 	defer giveUp.Stop()
 	for {
@@ -144,7 +147,7 @@ func (l *leases) keep(ctx context.Context, lost func(error), logf func(string, .
 		case <-giveUp.C:
 			lost(fmt.Errorf("leases not renewed for %s (their TTL is %s): giving up shards %s", l.ttl/2, l.ttl, FormatShards(l.shards())))
 			return
-		case <-tick.C:
+		case <-next.C:
 			rctx, cancel := context.WithTimeout(ctx, l.ttl/6)
 			err := l.renew(rctx)
 			cancel()
@@ -155,8 +158,12 @@ func (l *leases) keep(ctx context.Context, lost func(error), logf func(string, .
 				return
 			case err == nil:
 				giveUp.Reset(l.ttl / 2)
-			case ctx.Err() == nil:
-				logf("%v (retrying)", err)
+				next.Reset(every)
+			default:
+				if ctx.Err() == nil {
+					logf("%v (retrying)", err)
+				}
+				next.Reset(retry)
 			}
 		}
 	}

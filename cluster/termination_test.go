@@ -135,5 +135,5 @@ func TestTerminationWaitsForHeldOutbox(t *testing.T) {
 	for _, n := range nodes {
 		n.wait(t)
 	}
-	checkMerged(t, c, merged, rec, wb, nodes)
+	checkMerged(t, c, merged, rec, wb, nodes, 0)
 }

@@ -179,14 +179,12 @@ type Frontier struct {
 	ended       store.PassState // how the pass ended, once done is closed
 }
 
-// Join starts the worker's part of pass passID, which must be open in its
-// database. Close it when the crawler returns.
+// Join starts the worker's part of pass passID. The pass need not be open
+// in the worker's database yet (crawler.Run opens it, with the Frontier
+// already in its Config): until it is, delivered tasks wait and come again
+// shortly, and the worker does not report idle. Close it when the crawler
+// returns.
 func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
-	if p, ok, err := w.cfg.DB.OpenPass(); err != nil {
-		return nil, err
-	} else if !ok || p.ID != passID {
-		return nil, fmt.Errorf("join pass %d: it is not open in %s", passID, w.cfg.DB.Path())
-	}
 	f := &Frontier{
 		w: w, pass: passID,
 		incoming: make(chan []store.Task),
@@ -344,6 +342,10 @@ func (f *Frontier) receive(shard int, m jetstream.Msg) {
 		_ = m.NakWithDelay(time.Second)
 		return
 	case e.Pass == f.pass:
+		if !f.passOpen() {
+			_ = m.NakWithDelay(250 * time.Millisecond)
+			return
+		}
 		if added, err = f.w.cfg.DB.Enqueue(f.pass, e.Tasks); err != nil {
 			f.fail("shard %d: commit message %d: %v", shard, meta.Sequence.Stream, err)
 			_ = m.NakWithDelay(time.Second)
@@ -619,6 +621,11 @@ func (f *Frontier) status() *WorkerStatus {
 	st.Error = f.lastErr
 	f.mu.Unlock()
 	db := f.w.cfg.DB
+	if !f.passOpen() {
+		// Not open yet (the crawler opens it) or closed already.
+		st.Outbox, _ = db.OutboxLen()
+		return st
+	}
 	quiet, deferred, err := db.Quiet(f.pass)
 	if err != nil {
 		st.Error = err.Error()
@@ -629,6 +636,12 @@ func (f *Frontier) status() *WorkerStatus {
 	}
 	st.Outbox, _ = db.OutboxLen()
 	return st
+}
+
+// passOpen says whether the pass is open in the worker's database.
+func (f *Frontier) passOpen() bool {
+	p, ok, err := f.w.cfg.DB.OpenPass()
+	return err == nil && ok && p.ID == f.pass
 }
 
 // watchPass closes done when the coordinator ends the pass, or begins a

@@ -30,6 +30,15 @@ type task struct {
 	// sitemapsOf, when set (the scheme), makes this not a URL of the pass
 	// but the reading of the Sitemap: lines of the host's robots.txt.
 	sitemapsOf string
+	// dec is the rules' decision of URL, made once when a page linked to
+	// it and carried here, so that no step of the task asks again; nil
+	// for a task from the stored frontier until its worker decides it
+	// (see Crawler.decision).
+	dec *rules.Decision
+	// getNext: a HEAD of this URL was refused and the GET that must follow
+	// had to wait for the host; it is the task's first request now.
+	getNext   bool
+	notBefore time.Time // while delayed (see dispatcher.delay)
 }
 
 // target is a URL a page links to, already decided by the rules.
@@ -39,12 +48,15 @@ type target struct {
 	action rules.Action
 	rule   string // who decided, kept on skipped records
 	err    string // "invalid URL" when the reference could not be parsed
-	// robotsOK and disallowed are the discoverer's reading of the host's
-	// robots.txt when it was already known; neither when it was not.
-	robotsOK, disallowed bool
-	sitemap              bool // a sitemap to read, listed by an index or robots.txt
+	// robots is the discoverer's reading of the host's robots.txt, when
+	// it was already known.
+	robots  robotsAnswer
+	sitemap bool // a sitemap to read, listed by an index or robots.txt
 	// traps is set for a page to parse that spider-trap limits apply to.
 	traps *trapInfo
+	// dec is the rules' decision of url, for the task (nil for a target
+	// that never becomes one).
+	dec *rules.Decision
 }
 
 // outcome is what a worker hands back for one task.
@@ -69,6 +81,9 @@ type outcome struct {
 	waits  []waiting
 	// released are redirect targets claimed by a task that is retried.
 	released []string
+	// later, with retry, holds the task back this long: a follow-up
+	// request of it had to wait for its host (see acquireNext).
+	later time.Duration
 }
 
 type hostQueue struct {
@@ -124,6 +139,9 @@ type dispatcher struct {
 	// another task resolves (see chain.go).
 	ends    ends
 	waiters map[string][]waiting
+	// delayed are tasks handed back by workers until their time (see
+	// delay), on no host's queue meanwhile.
+	delayed []*task
 }
 
 func newDispatcher(c *Crawler, pass store.Pass, seen *claims) *dispatcher {
@@ -142,7 +160,7 @@ func newDispatcher(c *Crawler, pass store.Pass, seen *claims) *dispatcher {
 }
 
 func (d *dispatcher) idle() bool {
-	return d.queued == 0 && d.inflight == 0 && d.staged == nil && len(d.waiters) == 0 && d.probing == 0 && d.probe == nil
+	return d.queued == 0 && d.inflight == 0 && d.staged == nil && len(d.waiters) == 0 && d.probing == 0 && d.probe == nil && len(d.delayed) == 0
 }
 
 // push queues a task from the stored frontier; it is already in the store.
@@ -235,7 +253,8 @@ func (d *dispatcher) stage() []store.Result {
 		}
 		probe := t
 		dns := d.c.needsDNS(u)
-		if dns || d.c.needsRobots(u.Scheme, q.name) {
+		robots := d.c.robotsGate(u, t.robotsOK || t.sitemapsOf != "")
+		if dns || robots == robotsNotRead {
 			// The host's name and robots.txt come first; its URLs wait
 			// for them, and the probe waits on no worker.
 			if d.probe != nil || d.probing >= probeWorkers(d.c.cfg.Concurrency) {
@@ -259,9 +278,9 @@ func (d *dispatcher) stage() []store.Result {
 			// throttle itself if it must fetch it).
 			d.take(q, t)
 			break
-		} else if !t.robotsOK && !d.c.allowed(u) {
+		} else if robots != robotsAllowed {
 			d.pop(q)
-			resolved = append(resolved, d.c.robotsRefusal(d.pass, t.URL, q.name))
+			resolved = append(resolved, d.c.robotsRefusal(d.pass, t.URL, q.name, robots))
 			continue
 		}
 		p, wait, err := d.c.cfg.Throttle.Reserve(q.name)
@@ -335,13 +354,51 @@ func (d *dispatcher) park(q *hostQueue, wait time.Duration) {
 	q.inRing = false
 	q.notBefore = time.Now().Add(wait)
 	d.waiting = append(d.waiting, q)
-	if d.wakeAt.IsZero() || q.notBefore.Before(d.wakeAt) {
-		d.wakeAt = q.notBefore
-		if d.wake == nil {
-			d.wake = time.NewTimer(wait)
-		} else {
-			d.wake.Reset(wait)
+	d.wakeBy(q.notBefore)
+}
+
+// delay holds t back for wait, on no host's queue: a follow-up request of
+// it (a redirect hop, GET after a refused HEAD) found its host's throttle
+// asking for a longer wait than a worker holds on for, so the worker gave
+// the task back rather than sit out the wait (see acquireNext). Its own
+// host's other tasks go on meanwhile.
+func (d *dispatcher) delay(t task, wait time.Duration) {
+	t.notBefore = time.Now().Add(wait)
+	d.delayed = append(d.delayed, &t)
+	d.wakeBy(t.notBefore)
+}
+
+// releaseDue hands release each of items whose time (notBefore) has come,
+// or all of them with all, and returns the others, with the soonest of
+// their times folded into d.wakeAt.
+func releaseDue[T any](d *dispatcher, items []T, notBefore func(T) *time.Time, all bool, now time.Time, release func(T)) []T {
+	kept := items[:0]
+	for _, it := range items {
+		at := notBefore(it)
+		if all || !at.After(now) {
+			*at = time.Time{}
+			release(it)
+			continue
 		}
+		kept = append(kept, it)
+		if d.wakeAt.IsZero() || at.Before(d.wakeAt) {
+			d.wakeAt = *at
+		}
+	}
+	clear(items[len(kept):])
+	return kept
+}
+
+// wakeBy makes the wake timer fire at at, or sooner.
+func (d *dispatcher) wakeBy(at time.Time) {
+	if !d.wakeAt.IsZero() && !at.Before(d.wakeAt) {
+		return
+	}
+	d.wakeAt = at
+	if d.wake == nil {
+		d.wake = time.NewTimer(time.Until(at))
+	} else {
+		d.wake.Reset(time.Until(at))
 	}
 }
 
@@ -349,21 +406,11 @@ func (d *dispatcher) park(q *hostQueue, wait time.Duration) {
 // of them when a permit was released (the in-flight cap may have freed).
 func (d *dispatcher) unpark(all bool) {
 	now := time.Now()
-	kept := d.waiting[:0]
 	d.wakeAt = time.Time{}
-	for _, q := range d.waiting {
-		if all || !q.notBefore.After(now) {
-			q.notBefore = time.Time{}
-			d.schedule(q)
-			continue
-		}
-		kept = append(kept, q)
-		if d.wakeAt.IsZero() || q.notBefore.Before(d.wakeAt) {
-			d.wakeAt = q.notBefore
-		}
-	}
-	clear(d.waiting[len(kept):])
-	d.waiting = kept
+	d.waiting = releaseDue(d, d.waiting, func(q *hostQueue) *time.Time { return &q.notBefore }, all, now, d.schedule)
+	// A task held back waits for its time whatever frees up.
+	d.delayed = releaseDue(d, d.delayed, func(t *task) *time.Time { return &t.notBefore }, false, now,
+		func(t *task) { d.enqueue(*t) })
 	if !d.wakeAt.IsZero() {
 		d.wake.Reset(time.Until(d.wakeAt))
 	}
@@ -418,7 +465,7 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 				return err
 			}
 		}
-		if d.inflight == 0 && d.probing == 0 && (stopping || (d.queued == 0 && len(d.waiting) == 0)) {
+		if d.inflight == 0 && d.probing == 0 && (stopping || (d.queued == 0 && len(d.waiting) == 0 && len(d.delayed) == 0)) {
 			if stopping {
 				return nil
 			}
@@ -460,8 +507,12 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 			case o.stopped, o.task.robots != "":
 			case o.retry:
 				o.task.permit = nil
-				o.task.attempt++
-				d.enqueue(o.task)
+				if o.later > 0 {
+					d.delay(o.task, o.later) // nothing failed: no retry is counted
+				} else {
+					o.task.attempt++
+					d.enqueue(o.task)
+				}
 				d.unclaim(o.task, o.released)
 			default:
 				if err := d.handle(failed, o, writes); err != nil {
@@ -565,14 +616,14 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 		switch {
 		case t.err != "":
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictBroken, t.err, ""))
-		case t.disallowed:
-			extra = append(extra, d.c.robotsRefusal(d.pass, t.url, t.host))
+		case t.robots == robotsDisallowed, t.robots == robotsFailing:
+			extra = append(extra, d.c.robotsRefusal(d.pass, t.url, t.host, t.robots))
 		case held:
 			extra = append(extra, d.c.heldBack(d.pass, t.url, trap))
 		case t.action == rules.Skip:
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictSkipped, "", "skipped: "+t.rule))
 		default:
-			nt := task{Task: store.Task{URL: t.url, Action: t.action.String(), Depth: o.task.Depth + 1, Run: run}, host: t.host, robotsOK: t.robotsOK}
+			nt := task{Task: store.Task{URL: t.url, Action: t.action.String(), Depth: o.task.Depth + 1, Run: run}, host: t.host, robotsOK: t.robots == robotsAllowed, dec: t.dec}
 			if t.sitemap {
 				nt.Action = actionSitemap
 				if o.task.sitemapsOf != "" {

@@ -36,4 +36,22 @@
 // Each host is probed (its name looked up, its robots.txt read) by probe
 // workers that hold no fetch slot, and third-party hosts hold at most a
 // share of the workers; see hosts.go.
+//
+// A URL is decided by the rules once, when a page links to it, and the
+// decision travels with its task: the request's headers, credentials and
+// timeout (a rule's own, or Config.Timeout), the accepted statuses and
+// whether the page is parsed all come from it. A task from the stored
+// frontier is decided once by its worker; a redirect target is decided once
+// per hop, as it is followed. robots.txt is asked in one place, robotsGate.
+//
+// The first request of a task is sent on a permit the dispatcher got from
+// the host's throttle without blocking. A request after it (a redirect hop,
+// the GET after a refused HEAD) asks the throttle itself, but never holds a
+// worker through a long wait: the task goes back to the dispatcher, which
+// holds it until the wait is over (see acquireNext and dispatcher.delay).
+//
+// One task's path through the files: dispatch.go stages it, process.go runs
+// it, redirect.go follows its redirects, request.go sends each request over
+// the transport of transport.go, and result.go turns what came back into
+// records.
 package crawler

@@ -130,7 +130,7 @@ func (r *refs) add(ref string, link store.Link, resource, sitemap bool) {
 		return
 	}
 	r.seen[d.URL] = struct{}{}
-	tg := target{url: d.URL, host: d.Parsed.Host, action: d.Action, rule: d.Rule, sitemap: sitemap}
+	tg := target{url: d.URL, host: d.Parsed.Host, action: d.Action, rule: d.Rule, sitemap: sitemap, dec: &res.d}
 	if resource && tg.action == rules.Parse {
 		tg.action = rules.Check
 	}
@@ -223,18 +223,11 @@ func anchors(ids []string) []string {
 }
 
 // robotsVerdict reads robots.txt for a target whose host's file is already
-// known, here on a worker, so the dispatcher does not have to.
+// known, here on a worker, so the dispatcher does not have to; when it is
+// not, the dispatcher asks once it is.
 func (c *Crawler) robotsVerdict(tg *target, u *url.URL) {
-	if tg.action != rules.Parse && tg.action != rules.Check {
-		return
-	}
-	if c.needsRobots(u.Scheme, tg.host) {
-		return // not known yet: the dispatcher asks once it is
-	}
-	if c.allowed(u) {
-		tg.robotsOK = true
-	} else {
-		tg.disallowed = true
+	if tg.action == rules.Parse || tg.action == rules.Check {
+		tg.robots = c.robotsGate(u, false)
 	}
 }
 
@@ -288,7 +281,7 @@ func (c *Crawler) storedTargets(page string) []target {
 		if action == rules.Parse && extract.KindOf(l.Tag, l.Attr) == extract.KindResource {
 			action = rules.Check
 		}
-		tg := target{url: d.URL, host: u.Host, action: action, rule: d.Rule}
+		tg := target{url: d.URL, host: u.Host, action: action, rule: d.Rule, dec: &d}
 		c.trapInfo(&tg, d)
 		c.robotsVerdict(&tg, u)
 		found = append(found, tg)
@@ -309,7 +302,7 @@ func (c *Crawler) redirectTargets(t task, prev store.URLRecord) []target {
 		if d.Action != rules.Parse && d.Action != rules.Check {
 			continue
 		}
-		tg := target{url: d.URL, host: u.Host, action: d.Action, rule: d.Rule}
+		tg := target{url: d.URL, host: u.Host, action: d.Action, rule: d.Rule, dec: &d}
 		if t.Action == rules.Check.String() || i < len(prev.Redirects)-1 {
 			tg.action = rules.Check // a resource stays one, unless it answers HTML
 		}

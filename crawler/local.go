@@ -227,7 +227,7 @@ func (c *Crawler) readLocal(t task) fetched {
 	if f.contentType != "" && !parsable(f.contentType) {
 		return f
 	}
-	if u, err := url.Parse(t.URL); err != nil || c.rules.Decide(u).Action != rules.Parse {
+	if c.decision(&t).Action != rules.Parse {
 		return f
 	}
 	body, truncated, ct, err := s.read(name, c.cfg.MaxSize, f.contentType)

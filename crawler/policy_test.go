@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
@@ -44,19 +45,10 @@ func TestCredentialsStayOnTheirHost(t *testing.T) {
 	}))
 	defer site.Close()
 
-	start := site.URL + "/"
-	engine, err := rules.New(rules.Config{Start: []string{start}, Rules: []rules.Rule{{
+	rulesPass(t, crawler.Config{Timeout: 5 * time.Second}, site.URL+"/", rules.Rule{
 		Source: "test", Scheme: "http", Host: site.Listener.Addr().String(),
 		Headers: map[string]string{"X-Token": "s3cret"}, User: "u", Password: "p",
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := openDB(t)
-	c := crawler.New(crawler.Config{Timeout: 5 * time.Second}, engine, db)
-	if _, _, err := c.Run(context.Background(), context.Background(), passOf(start)); err != nil {
-		t.Fatal(err)
-	}
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if len(staging) == 0 || len(other) != 2 {
@@ -129,4 +121,60 @@ func TestGhostPageKeepsItsLinksFollowed(t *testing.T) {
 	if n := c.get("GET /a"); n != 2 {
 		t.Errorf("/a fetched %d times over two passes, want 2", n)
 	}
+}
+
+// rulesPass runs one pass from start with the given rules to its end and
+// returns the records of the pass.
+func rulesPass(t *testing.T, cfg crawler.Config, start string, rs ...rules.Rule) map[string]store.URLRecord {
+	t.Helper()
+	engine, err := rules.New(rules.Config{Start: []string{start}, Rules: rs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t)
+	pass, out, err := crawler.New(cfg, engine, db).Run(context.Background(), context.Background(), passOf(start))
+	if err != nil || !out.Complete {
+		t.Fatalf("run: %v, complete %v", err, out.Complete)
+	}
+	recs := make(map[string]store.URLRecord)
+	if err := db.Records(pass.ID, func(r *store.URLRecord) error { recs[r.URL] = *r; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// TestRuleTimeoutApplies: a rule's timeout is the timeout of the requests
+// to the URLs it matches, shorter or longer than the run's. The server
+// answers /slow after two seconds of the bubble's clock: within the run's
+// 3s, beyond the rule's 200ms; and /patient after five: beyond the run's
+// 3s, within the rule's 40s.
+func TestRuleTimeoutApplies(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, `<a href="/slow">slow</a><a href="/patient">patient</a>`)
+		})
+		answerAfter := func(d time.Duration) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				select {
+				case <-time.After(d):
+					fmt.Fprint(w, "ok")
+				case <-r.Context().Done():
+				}
+			}
+		}
+		mux.HandleFunc("/slow", answerAfter(2*time.Second))
+		mux.HandleFunc("/patient", answerAfter(5*time.Second))
+		base, tr := pipeServer(t, mux)
+		recs := rulesPass(t, crawler.Config{Timeout: 3 * time.Second, Transport: tr}, base+"/",
+			rules.Rule{Source: "slow", Path: "/slow", Timeout: "200ms"},
+			rules.Rule{Source: "patient", Path: "/patient", Timeout: "40s"})
+		if r := recs[base+"/slow"]; r.Verdict != store.VerdictTransient || r.Error != "timeout" {
+			t.Errorf("/slow under a rule of 200ms: %s %q %q, want transient timeout", r.Verdict, r.Error, r.Note)
+		}
+		if r := recs[base+"/patient"]; r.Verdict != store.VerdictOK {
+			t.Errorf("/patient under a rule of 40s, the run's 3s: %s %q %q, want ok", r.Verdict, r.Error, r.Note)
+		}
+	})
 }

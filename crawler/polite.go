@@ -17,30 +17,58 @@ import (
 // to parse at least 500 KiB, and the throttle parses no more than that.
 const robotsLimit = throttle.MaxRobotsSize
 
-// needsRobots says whether a request to host must wait for its robots.txt.
-func (c *Crawler) needsRobots(scheme, host string) bool {
-	if c.cfg.Throttle == nil || (scheme != "http" && scheme != "https") {
-		return false
-	}
-	if c.cfg.HostSettings != nil && c.cfg.HostSettings(host).IgnoreRobots {
-		return false
-	}
-	_, cached := c.cfg.Throttle.Robots(host)
-	return !cached
-}
+// robotsAnswer is what robots.txt says about requesting a URL now.
+type robotsAnswer uint8
 
-// allowed answers robots.txt for a URL whose host's file is known (or
-// ignored); an unknown file allows, which only happens for hosts that never
-// needed one.
-func (c *Crawler) allowed(u *url.URL) bool {
+const (
+	// robotsNotRead: the host's file must be read first.
+	robotsNotRead robotsAnswer = iota
+	// robotsAllowed: the file allows it, or does not apply (no throttle,
+	// a host whose robots.txt is ignored, not http).
+	robotsAllowed
+	// robotsDisallowed: the file forbids it; the URL is skipped.
+	robotsDisallowed
+	// robotsFailing: the file could not be read, and RFC 9309 keeps
+	// crawlers off the host: its URLs are transient, never skipped.
+	robotsFailing
+)
+
+// robotsGate is the one place robots.txt is asked about a URL: by the
+// dispatcher before a task's first request, on a worker for each link a
+// page writes (so the dispatcher need not), and for each redirect hop.
+// allowed says the URL was found allowed before (by whoever found it), so
+// that only whether the host's file is still known is asked again.
+func (c *Crawler) robotsGate(u *url.URL, allowed bool) robotsAnswer {
 	if c.cfg.Throttle == nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return true
+		return robotsAllowed
 	}
 	if c.cfg.HostSettings != nil && c.cfg.HostSettings(u.Host).IgnoreRobots {
-		return true
+		return robotsAllowed
 	}
 	r, ok := c.cfg.Throttle.Robots(u.Host)
-	return !ok || r.Allowed(c.cfg.UserAgent, u.RequestURI())
+	switch {
+	case !ok:
+		return robotsNotRead
+	case allowed || r.Allowed(c.cfg.UserAgent, u.RequestURI()):
+		return robotsAllowed
+	case r.Failed():
+		return robotsFailing
+	}
+	return robotsDisallowed
+}
+
+// robotsRefused is why robots.txt kept a request for a URL on host from
+// being sent (a robotsDisallowed or robotsFailing answer): a file that
+// forbids it makes it skipped; a file that could not be fetched is a host
+// failing, and RFC 9309 keeps crawlers off such a host for a while: its
+// URLs are problems with that real cause, never "skipped" as if the site
+// had asked for it.
+func (c *Crawler) robotsRefused(host string, a robotsAnswer) (v store.Verdict, class, note string) {
+	if a == robotsFailing {
+		r, _ := c.cfg.Throttle.Robots(host)
+		return store.VerdictTransient, robotsFailure(r), heldByRobots
+	}
+	return store.VerdictSkipped, "robots", "skipped: robots.txt disallows it"
 }
 
 // loadRobots fetches host's robots.txt once, however many workers ask at
@@ -119,16 +147,10 @@ func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Pe
 }
 
 // robotsRefusal is the record of a URL that robots.txt keeps us from
-// requesting. A file that forbids it makes it skipped; a file that could
-// not be fetched is a host failing, and RFC 9309 keeps crawlers off such a
-// host for a while: its URLs are problems with that real cause, never
-// "skipped" as if the site had asked for it.
-func (c *Crawler) robotsRefusal(pass store.Pass, u string, host string) store.Result {
-	r, _ := c.cfg.Throttle.Robots(host)
-	if !r.Failed() {
-		return c.immediate(pass, u, store.VerdictSkipped, "robots", "skipped: robots.txt disallows it")
-	}
-	return c.immediate(pass, u, store.VerdictTransient, robotsFailure(r), heldByRobots)
+// requesting (see robotsRefused).
+func (c *Crawler) robotsRefusal(pass store.Pass, u string, host string, a robotsAnswer) store.Result {
+	v, class, note := c.robotsRefused(host, a)
+	return c.immediate(pass, u, v, class, note)
 }
 
 const heldByRobots = "not requested: RFC 9309 keeps crawlers off a host until its robots.txt can be read (tried again within the hour)"
@@ -201,12 +223,35 @@ func roughly(d time.Duration) string {
 }
 
 // acquire waits for the right to send one more request to host, for the
-// requests of a task after its first (HEAD→GET fallback, redirect hops):
-// the throttle counts them like any other, so no host is hit harder
-// because a task needed two tries or landed on it by redirect.
-// A key (the URL) held back by a pause of its own is refused like a
-// deferred host.
+// requests of a task after its first that cannot be handed back (reading
+// robots.txt, the GET that parses a page a check found): the throttle
+// counts them like any other, so no host is hit harder because a task
+// needed two tries or landed on it by redirect. A key (the URL) held back
+// by a pause of its own is refused like a deferred host.
 func (c *Crawler) acquire(ctx context.Context, host, key string) (*throttle.Permit, error) {
+	return c.acquireNext(ctx, host, key, -1)
+}
+
+// maxHopWait is the longest a worker waits for the throttle's permit for a
+// redirect hop: about the gap between two requests at a polite rate. A hop
+// that must wait longer (a Retry-After pause, a slow rate) gives its task
+// back to the dispatcher, which queues it again once the wait is over;
+// that costs the task's first request once more, so a short wait is sat
+// out. A GET after a refused HEAD never waits: handed back, it becomes the
+// task's first request, and nothing is asked twice.
+const maxHopWait = time.Second
+
+// waitError says the throttle asked a follow-up request to wait longer than
+// its worker holds on for.
+type waitError struct{ wait time.Duration }
+
+func (e *waitError) Error() string { return "the host asks to wait " + roughly(e.wait) }
+
+// acquireNext is acquire for a redirect hop or a GET after a refused HEAD,
+// waiting at most within (no bound when below 0); a longer wait is a
+// *waitError, and the task goes back to the dispatcher (see
+// followUpRefused).
+func (c *Crawler) acquireNext(ctx context.Context, host, key string, within time.Duration) (*throttle.Permit, error) {
 	if c.cfg.Throttle == nil {
 		return nil, nil
 	}
@@ -218,6 +263,9 @@ func (c *Crawler) acquire(ctx context.Context, host, key string) (*throttle.Perm
 		if err != nil || p != nil {
 			return p, err
 		}
+		if within >= 0 && wait > within {
+			return nil, &waitError{wait}
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
@@ -228,6 +276,17 @@ func (c *Crawler) acquire(ctx context.Context, host, key string) (*throttle.Perm
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// followUpRefused ends f where the throttle refused a follow-up request:
+// handed back to wait (see acquireNext), or refused for good.
+func (c *Crawler) followUpRefused(f *fetched, err error) {
+	var we *waitError
+	if errors.As(err, &we) {
+		f.later = we.wait
+		return
+	}
+	f.err = err
 }
 
 // politeClass names what the throttle refused, for the record of the URL.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -275,4 +276,95 @@ func TestBandwidthHoldsAtTheServer(t *testing.T) {
 			t.Errorf("server measured %s for %d bytes; a budget of %d bytes/s takes %s to %s", took, len(body), budget, fastest, slowest)
 		}
 	})
+}
+
+// TestFollowUpWaitHoldsNoWorker: a request a task makes after its first
+// (a GET after a refused HEAD, a redirect hop) that must wait for its host
+// (here a minute, the host's rate) gives the task back to the dispatcher
+// instead of holding the only worker for that minute: the other host's
+// checks are all sent before it. Before, the worker sat out the wait and
+// every other host waited with it.
+func TestFollowUpWaitHoldsNoWorker(t *testing.T) {
+	tests := []struct {
+		name   string
+		link   string // on the start page, before five links to b.test
+		waited string // the follow-up request that waits a minute
+		target string // whose record must end ok
+	}{
+		{"GET after HEAD", "http://a.test/x", "GET a.test/x", "http://a.test/x"},
+		{"redirect hop", "http://a.test/r", "HEAD c.test/t", "http://c.test/t"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				order := followUpRun(t, tt.link)
+				first := slices.Index(order, "HEAD a.test/"+path.Base(tt.link))
+				if first < 0 || first > slices.Index(order, "HEAD b.test/0") {
+					t.Fatalf("the check of %s was not the first sent, which the test needs; requests: %q", tt.link, order)
+				}
+				waited := slices.Index(order, tt.waited)
+				if waited < 0 {
+					t.Fatalf("no %s; requests: %q", tt.waited, order)
+				}
+				for i, req := range order {
+					if strings.HasPrefix(req, "HEAD b.test/") && i > waited {
+						t.Errorf("%s came after %s, which waited a minute: the wait held the worker; requests: %q", req, tt.waited, order)
+					}
+				}
+			})
+		})
+	}
+}
+
+// followUpRun crawls s.test, whose page links to link and five pages of
+// b.test, with one worker, and returns the requests in the order the
+// server got them. a.test refuses HEAD for /x and redirects /r to
+// c.test/t; a.test and c.test allow one request a minute after their
+// first two and one; b.test's robots.txt takes a second, so that the check
+// of link is the first task a worker takes.
+func followUpRun(t *testing.T, link string) []string {
+	var mu sync.Mutex
+	var order []string
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		order = append(order, r.Method+" "+r.Host+r.URL.Path)
+		mu.Unlock()
+		switch {
+		case r.Host == "b.test" && r.URL.Path == "/robots.txt":
+			time.Sleep(time.Second)
+			http.NotFound(w, r)
+		case r.URL.Path == "/robots.txt":
+			http.NotFound(w, r)
+		case r.Host == "s.test":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, `<a href="%s">x</a>`, link)
+			for i := range 5 {
+				fmt.Fprintf(w, `<a href="http://b.test/%d">b</a>`, i)
+			}
+		case r.Host == "a.test" && r.URL.Path == "/r":
+			http.Redirect(w, r, "http://c.test/t", http.StatusFound)
+		case r.Host == "a.test" && r.Method == http.MethodHead:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		default:
+			fmt.Fprint(w, "ok")
+		}
+	})
+	_, tr := pipeServer(t, h)
+	settings := func(host string) throttle.Settings {
+		switch host {
+		case "a.test":
+			return throttle.Settings{Rate: 1.0 / 60, Burst: 2} // robots.txt and the HEAD
+		case "c.test":
+			return throttle.Settings{Rate: 1.0 / 60, Burst: 1} // robots.txt
+		}
+		return throttle.Settings{}
+	}
+	th := throttle.New(throttle.Config{Settings: settings})
+	cfg := crawler.Config{Concurrency: 1, Timeout: 5 * time.Minute, Throttle: th, HostSettings: settings, Transport: tr}
+	if r := rulesPass(t, cfg, "http://s.test/")[link]; r.Verdict != store.VerdictOK {
+		t.Errorf("%s: %s %q %q, want ok", link, r.Verdict, r.Error, r.Note)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return slices.Clone(order)
 }

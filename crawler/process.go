@@ -7,11 +7,35 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
 	"github.com/linkpatrol/linkpatrol/throttle"
 )
+
+// decision is the rules' decision of t's URL: the one made when a page
+// linked to it, or, for a task from the stored frontier (a start URL, a
+// resumed pass, a redirect target a retried task let go), one made now and
+// kept on t for the rest of the task.
+func (c *Crawler) decision(t *task) *rules.Decision {
+	if t.dec == nil {
+		if u, err := url.Parse(t.URL); err == nil {
+			d := c.rules.Decide(u)
+			t.dec = &d
+		} else {
+			// Never queued (see dispatcher.stage); the run's settings.
+			t.dec = &rules.Decision{URL: t.URL, Action: rules.Check}
+		}
+	}
+	return t.dec
+}
+
+// hardTimeout bounds a whole task, DNS and the redirects included: twice
+// the soft timeout of its URL's requests.
+func (c *Crawler) hardTimeout(t *task) time.Duration {
+	return 2 * c.timeout(c.decision(t).Request)
+}
 
 // process runs one task end to end under the hard timeout.
 func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome {
@@ -31,7 +55,8 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 		prev = *prevp
 	}
 
-	hardCtx, cancel := context.WithTimeout(ctx, 2*c.cfg.Timeout)
+	hard := c.hardTimeout(&t)
+	hardCtx, cancel := context.WithTimeout(ctx, hard)
 	defer cancel()
 	var conditional *store.URLRecord
 	if hadPrev && prev.Parsed && prev.Verdict == store.VerdictOK && !c.needsAnchors(prev) {
@@ -40,9 +65,12 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	var f fetched
 	if _, _, local := c.siteOf(t.URL); local {
 		f = c.readLocal(t)
+		if f.finalURL == t.URL {
+			f.dec = c.decision(&t)
+		}
 	} else {
 		f = c.fetch(hardCtx, t, conditional, nil)
-		if c.settle(ctx, hardCtx, &f, &o) {
+		if c.settle(ctx, hardCtx, hard, &f, &o) {
 			return o
 		}
 	}
@@ -106,12 +134,12 @@ func (c *Crawler) upgrade(ctx context.Context, t task, first string, f *fetched)
 		f.status/100 != 2 || !parsable(f.contentType) {
 		return
 	}
-	u, err := url.Parse(f.finalURL)
-	if err != nil {
+	d := f.dec
+	if d == nil || d.Action != rules.Parse {
 		return
 	}
-	d := c.rules.Decide(u)
-	if d.Action != rules.Parse {
+	u, err := url.Parse(f.finalURL)
+	if err != nil {
 		return
 	}
 	if trap, held := upgradeHeld(t, u, d.Traps); held {
@@ -124,7 +152,7 @@ func (c *Crawler) upgrade(ctx context.Context, t task, first string, f *fetched)
 		return // the check stands; the throttle said no more requests now
 	}
 	fu, _ := url.Parse(first)
-	h := c.requestWith(ctx, http.MethodGet, f.finalURL, p, requestOpts{wantHTML: true, attempt: t.attempt, public: fu == nil || !sameOrigin(fu, u)})
+	h := c.requestWith(ctx, http.MethodGet, f.finalURL, p, requestOpts{wantHTML: true, attempt: t.attempt, public: fu == nil || !sameOrigin(fu, u), policy: f.policy})
 	if h.err == nil && !h.retry {
 		f.hop = h
 	}
@@ -140,7 +168,7 @@ func (c *Crawler) parseInto(rec *store.URLRecord, res *store.Result, found *[]ta
 		return false
 	}
 	final, err := url.Parse(f.finalURL)
-	if err != nil || c.rules.Decide(final).Action != rules.Parse {
+	if err != nil || f.decided(c).Action != rules.Parse {
 		return false
 	}
 	var links []store.Link
@@ -181,15 +209,16 @@ func (c *Crawler) countPage(contentType string) {
 
 // settle says whether a fetch ended its task without a result: cut short
 // by a stop (the task stays queued and is done again on resume) or to be
-// retried when the throttle allows. It names a task that overran the hard
-// timeout.
-func (c *Crawler) settle(ctx, hardCtx context.Context, f *fetched, o *outcome) bool {
+// retried when the throttle allows, or after a follow-up request's wait.
+// It names a task that overran the hard timeout.
+func (c *Crawler) settle(ctx, hardCtx context.Context, hard time.Duration, f *fetched, o *outcome) bool {
 	switch {
 	case f.err != nil && ctx.Err() != nil:
 		o.stopped = true
 		return true
-	case f.retry:
+	case f.retry, f.later > 0:
 		o.retry = true
+		o.later, o.task.getNext = f.later, f.getNext
 		// The redirect targets claimed on the way are this task's no more:
 		// they are queued as tasks of their own.
 		for _, k := range f.keys {
@@ -199,7 +228,7 @@ func (c *Crawler) settle(ctx, hardCtx context.Context, f *fetched, o *outcome) b
 		}
 		return true
 	case f.err != nil && hardCtx.Err() != nil:
-		f.err = fmt.Errorf("task took longer than %s: %w", 2*c.cfg.Timeout, context.DeadlineExceeded)
+		f.err = fmt.Errorf("task took longer than %s: %w", hard, context.DeadlineExceeded)
 	}
 	return false
 }

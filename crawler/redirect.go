@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
@@ -40,6 +41,30 @@ type fetched struct {
 	// foreign are the redirect targets of hosts the frontier does not own,
 	// followed but left to their owner to record.
 	foreign []target
+	// dec is the rules' decision of finalURL: the task's own, or that of
+	// the last redirect target, decided once when it was followed.
+	dec *rules.Decision
+	// policy is what the request for finalURL carried, or would have.
+	policy *rules.Policy
+	// later, when set, is how long the throttle asked a follow-up request
+	// (a redirect hop, GET after a refused HEAD) to wait: longer than a
+	// worker holds on for, so the task goes back to the dispatcher (see
+	// acquireNext), with getNext when it was the GET.
+	later   time.Duration
+	getNext bool
+}
+
+// decided is the rules' decision of f.finalURL.
+func (f *fetched) decided(c *Crawler) *rules.Decision {
+	if f.dec == nil || f.dec.URL == "" {
+		if u, err := url.Parse(f.finalURL); err == nil {
+			d := c.rules.Decide(u)
+			f.dec = &d
+		} else {
+			f.dec = &rules.Decision{}
+		}
+	}
+	return f.dec
 }
 
 // fetch follows redirects itself, hop by hop, up to MaxRedirects. Every
@@ -50,14 +75,17 @@ type fetched struct {
 func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, consume func(io.Reader) error) fetched {
 	parse := t.Action == rules.Parse.String()
 	method := http.MethodGet
-	if !parse && consume == nil {
+	if !parse && consume == nil && !t.getNext {
 		method = http.MethodHead
 	}
 	claim := consume == nil && c.claims != nil
 	cur := t.URL
 	permit := t.permit
 	visited := map[string]bool{cur: true}
-	var f fetched
+	f := fetched{dec: c.decision(&t)}
+	// The task's URL is requested as decided, after rewrites; a redirect
+	// target as the server wrote it (see rules.Decision).
+	f.policy = f.dec.Request
 	var first *url.URL
 	for {
 		f.finalURL, f.reached = cur, true
@@ -73,30 +101,33 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			if !c.frontier.Owns(cu.Host) {
 				c.stats.foreignHops.Add(1)
 			}
-			if c.needsRobots(cu.Scheme, cu.Host) {
+			a := c.robotsGate(cu, false)
+			if a == robotsNotRead {
 				c.loadRobots(ctx, cu.Scheme, cu.Host, nil)
-				if c.needsRobots(cu.Scheme, cu.Host) {
+				if a = c.robotsGate(cu, false); a == robotsNotRead {
 					// Its robots.txt asked for a pause: not requested now.
 					f.errClass, f.verdict, f.note = "robots.txt asked to wait", store.VerdictTransient, "the redirect target's host answered its robots.txt with 429 or 503; tried again next pass"
 					return f
 				}
 			}
-			if !c.allowed(cu) {
-				if r, _ := c.cfg.Throttle.Robots(cu.Host); r.Failed() {
-					f.errClass, f.verdict, f.note = robotsFailure(r), store.VerdictTransient, heldByRobots
-					return f
+			if a != robotsAllowed {
+				v, class, note := c.robotsRefused(cu.Host, a)
+				f.errClass = class
+				if v == store.VerdictSkipped {
+					f.skipped = true // fetchedRecord says it was a redirect target
+				} else {
+					f.verdict, f.note = v, note
 				}
-				f.errClass, f.skipped = "robots", true
 				return f
 			}
 		}
-		opts := requestOpts{wantHTML: parse, attempt: t.attempt, consume: consume, public: !sameOrigin(first, cu)}
+		opts := requestOpts{wantHTML: parse, attempt: t.attempt, consume: consume, public: !sameOrigin(first, cu), policy: f.policy}
 		if len(f.redirects) == 0 {
 			opts.prev = prev
 		}
 		if permit == nil && len(f.redirects) > 0 {
-			if permit, err = c.acquire(ctx, cu.Host, cur); err != nil {
-				f.err = err
+			if permit, err = c.acquireNext(ctx, cu.Host, cur, maxHopWait); err != nil {
+				c.followUpRefused(&f, err)
 				return f
 			}
 		}
@@ -104,8 +135,11 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		permit = nil
 		if method == http.MethodHead && headRefused(h) && !h.retry {
 			method = http.MethodGet
-			if permit, err = c.acquire(ctx, cu.Host, cur); err != nil {
-				f.err = err
+			if permit, err = c.acquireNext(ctx, cu.Host, cur, 0); err != nil {
+				// The HEAD told us nothing; the GET is sent when the
+				// host allows, as the task's first request.
+				f.getNext = len(f.redirects) == 0
+				c.followUpRefused(&f, err)
 				return f
 			}
 			h = c.requestWith(ctx, method, cur, permit, opts)
@@ -135,6 +169,8 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		f.redirects = append(f.redirects, store.Hop{URL: cur, Status: h.status})
 		cur = rules.Canonicalize(next).String()
 		f.reached = false
+		d := c.rules.Decide(next)
+		f.dec, f.policy = &d, d.Policy
 		if len(cur) > store.MaxURLLength {
 			// Like a link that long: a result of its own, never a key the
 			// store cannot hold.
@@ -155,10 +191,10 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		visited[cur] = true
 		if claim {
 			key := ""
-			if d := c.rules.Decide(next); !c.frontier.Owns(next.Host) && (d.Action == rules.Parse || d.Action == rules.Check) {
+			if !c.frontier.Owns(next.Host) && (d.Action == rules.Parse || d.Action == rules.Check) {
 				// Another crawler's URL: followed, not recorded here; it is
 				// forwarded to its owner like a link (see Frontier).
-				f.foreign = append(f.foreign, target{url: d.URL, host: next.Host, action: d.Action, rule: d.Rule})
+				f.foreign = append(f.foreign, target{url: d.URL, host: next.Host, action: d.Action, rule: d.Rule, dec: &d})
 			} else if d.Action == rules.Parse || d.Action == rules.Check {
 				key = d.URL
 				if !c.claims.claim(key) {

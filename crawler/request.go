@@ -8,7 +8,6 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -51,6 +50,9 @@ type requestOpts struct {
 	// parsed while it streams in); errors reading from the network are
 	// kept apart from what consume says about the content.
 	consume func(io.Reader) error
+	// policy is the rules' settings for this request (see fetch): its
+	// timeout always, its headers and credentials unless public.
+	policy *rules.Policy
 }
 
 // requestWith sends one request under the soft timeout, holding permit p
@@ -58,7 +60,7 @@ type requestOpts struct {
 // of an HTML page to parse (up to MaxSize), a little of anything else. It
 // always settles the permit, telling the throttle what the host answered.
 func (c *Crawler) requestWith(ctx context.Context, method, target string, p *throttle.Permit, o requestOpts) (h hop) {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, c.timeout(o.policy))
 	defer cancel()
 	var latency time.Duration
 	var counted countingReader
@@ -86,9 +88,7 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 		req.Header.Set("Accept", "*/*")
 	}
 	if !o.robots && !o.public {
-		if u, err := url.Parse(target); err == nil {
-			applyPolicy(req, c.rules.Decide(u).Policy)
-		}
+		applyPolicy(req, o.policy)
 	}
 	if o.prev != nil {
 		if o.prev.ETag != "" {
@@ -140,6 +140,15 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 	}
 	h.size = int64(len(h.body))
 	return h
+}
+
+// timeout is the soft timeout of a request under policy p: a rule's own,
+// shorter or longer than the run's.
+func (c *Crawler) timeout(p *rules.Policy) time.Duration {
+	if p != nil && p.Timeout > 0 {
+		return p.Timeout
+	}
+	return c.cfg.Timeout
 }
 
 // applyPolicy adds what a rule asks for. The policy comes from deciding this

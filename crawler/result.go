@@ -3,7 +3,6 @@ package crawler
 import (
 	"context"
 	"errors"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -39,11 +38,10 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 	default:
 		key := keyAt(n)
 		action := rules.Check
-		if u, err := url.Parse(f.finalURL); err == nil && c.rules.Decide(u).Action == rules.Parse &&
-			(t.Action == rules.Parse.String() || f.body != nil) {
+		if f.decided(c).Action == rules.Parse && (t.Action == rules.Parse.String() || f.body != nil) {
 			action = rules.Parse
 		}
-		ft := task{Task: store.Task{URL: key, Action: action.String(), Depth: t.Depth}}
+		ft := task{Task: store.Task{URL: key, Action: action.String(), Depth: t.Depth}, dec: f.dec}
 		if key == "" {
 			ft.URL = f.finalURL // not recorded: only its outcome is passed on
 		} else {
@@ -168,8 +166,7 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 	case f.err != nil:
 		rec.Verdict, rec.Error = classifyError(f.err)
 	default:
-		u, _ := url.Parse(t.URL)
-		rec.Verdict, rec.Error = classifyStatus(f.status, f.header, c.rules.Decide(u).Policy)
+		rec.Verdict, rec.Error = classifyStatus(f.status, f.header, f.policy)
 		if f.note != "" {
 			rec.Note = f.note // why a page that was only checked was not parsed (upgrade)
 		}

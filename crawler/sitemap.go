@@ -43,7 +43,8 @@ func (c *Crawler) processSitemap(ctx context.Context, pass store.Pass, t task) o
 	if !t.prevLoaded {
 		t.prev, _ = c.previous(pass, t.URL)
 	}
-	hardCtx, cancel := context.WithTimeout(ctx, 2*c.cfg.Timeout)
+	hard := c.hardTimeout(&t)
+	hardCtx, cancel := context.WithTimeout(ctx, hard)
 	defer cancel()
 	var doc sitemapDoc
 	f := c.fetch(hardCtx, t, nil, func(r io.Reader) error {
@@ -51,7 +52,7 @@ func (c *Crawler) processSitemap(ctx context.Context, pass store.Pass, t task) o
 		doc, err = readSitemap(r, c.cfg.SitemapLimit, maxSitemapSize)
 		return err
 	})
-	if c.settle(ctx, hardCtx, &f, &o) {
+	if c.settle(ctx, hardCtx, hard, &f, &o) {
 		return o
 	}
 	rec := c.fetchedRecord(pass, t, f, now)

@@ -13,68 +13,6 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-func TestParseThreshold(t *testing.T) {
-	tests := []struct {
-		in   string
-		want Threshold
-		err  bool
-	}{
-		{"", Threshold{}, false},
-		{"0", Threshold{}, false},
-		{"3", Threshold{Failures: 3}, false},
-		{"36h", Threshold{Age: 36 * time.Hour}, false},
-		{"90m", Threshold{Age: 90 * time.Minute}, false},
-		{"3d", Threshold{Age: 72 * time.Hour}, false},
-		{"3+2d", Threshold{Failures: 3, Age: 48 * time.Hour}, false},
-		{" 2d + 4 ", Threshold{Failures: 4, Age: 48 * time.Hour}, false},
-		{"-1", Threshold{}, true},
-		{"-3h", Threshold{}, true},
-		{"3x", Threshold{}, true},
-		{"d", Threshold{}, true},
-		{"1.5d", Threshold{}, true},
-		{"106752d", Threshold{}, true},
-		{"876024h", Threshold{Age: 36501 * day}, false},
-		{"3++", Threshold{}, true},
-	}
-	for _, tt := range tests {
-		got, err := ParseThreshold(tt.in)
-		if (err != nil) != tt.err || got != tt.want {
-			t.Errorf("ParseThreshold(%q) = %+v, %v; want %+v, error %v", tt.in, got, err, tt.want, tt.err)
-		}
-	}
-	for in, want := range map[string]string{"5h": "5h", "90m": "1h30m", "36h": "36h", "48h": "2d", "1h0m1s": "1h0m1s", "3+5h": "3+5h"} {
-		if th, _ := ParseThreshold(in); th.String() != want {
-			t.Errorf("ParseThreshold(%q).String() = %q, want %q", in, th.String(), want)
-		}
-	}
-	var th Threshold
-	if err := th.Set("2d"); err != nil || th.String() != "2d" || th.Type() == "" {
-		t.Errorf("Set(2d): %v, String %q", err, th.String())
-	}
-	if err := th.Set("soon"); err == nil || th.String() != "2d" {
-		t.Errorf("Set(soon) = %v and left %q; want an error and the old value", err, th.String())
-	}
-}
-
-func FuzzParseThreshold(f *testing.F) {
-	for _, s := range []string{"", "3", "36h", "3d", "3+2d", "1h30m", "-1", "+", "9223372036854775807", "876024h", "106751d"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		th, err := ParseThreshold(s)
-		if err != nil {
-			return
-		}
-		if th.Failures < 0 || th.Age < 0 {
-			t.Fatalf("ParseThreshold(%q) = %+v: negative", s, th)
-		}
-		back, err := ParseThreshold(th.String())
-		if err != nil || back != th {
-			t.Fatalf("ParseThreshold(%q) = %+v, but its String %q reads back as %+v, %v", s, th, th.String(), back, err)
-		}
-	})
-}
-
 // FuzzWriters feeds hostile URLs, pages, notes and errors through every
 // format and checks each output still parses as what it claims to be, and
 // that nothing from the data escapes into markup.

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -12,53 +11,17 @@ import (
 // consecutive failed passes, or a time since it first failed, or both (then
 // both must be reached). The zero Threshold reports everything at once.
 //
-// It implements flag.Value (and pflag.Value), so --report-after can be bound
-// to it directly.
+// The command reads it from --report-after and report_after, with one
+// parser of its own.
 type Threshold struct {
 	Failures int
 	Age      time.Duration
 }
 
-// ParseThreshold reads "3" (failed passes in a row) or a duration: Go's
-// syntax ("36h", "90m") or whole days ("3d"); "3+2d" asks for both. "" and
-// "0" mean no threshold.
-func ParseThreshold(s string) (Threshold, error) {
-	var t Threshold
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return t, nil
-	}
-	for part := range strings.SplitSeq(s, "+") {
-		part = strings.TrimSpace(part)
-		if n, err := strconv.Atoi(part); err == nil && n >= 0 {
-			t.Failures = n
-			continue
-		}
-		d, ok := parseAge(part)
-		if !ok {
-			return Threshold{}, fmt.Errorf("report threshold %q: want a count of failed passes (3), a duration (36h, 3d) or both (3+2d)", s)
-		}
-		t.Age = d
-	}
-	return t, nil
-}
-
-func parseAge(s string) (time.Duration, bool) {
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil || n < 0 || int64(n) > math.MaxInt64/int64(24*time.Hour) {
-			return 0, false
-		}
-		return time.Duration(n) * 24 * time.Hour, true
-	}
-	d, err := time.ParseDuration(s)
-	return d, err == nil && d >= 0
-}
-
 // IsZero reports whether the threshold lets every problem through.
 func (t Threshold) IsZero() bool { return t.Failures <= 0 && t.Age <= 0 }
 
-// String gives the threshold back in the form ParseThreshold reads.
+// String gives the threshold back in the form --report-after takes.
 func (t Threshold) String() string {
 	var parts []string
 	if t.Failures > 0 {
@@ -76,19 +39,6 @@ func (t Threshold) String() string {
 	}
 	return strings.Join(parts, "+")
 }
-
-// Set parses s into t, for flag.Value.
-func (t *Threshold) Set(s string) error {
-	v, err := ParseThreshold(s)
-	if err != nil {
-		return err
-	}
-	*t = v
-	return nil
-}
-
-// Type names the flag's value for pflag's help text.
-func (t *Threshold) Type() string { return "count|duration" }
 
 // shortDuration drops the zero units time.Duration.String keeps: 5h, not 5h0m0s.
 func shortDuration(d time.Duration) string {

@@ -5,13 +5,13 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
@@ -23,83 +23,46 @@ import (
 // when no --config is given and it exists.
 const DefaultConfigFile = "linkpatrol.toml"
 
-// File is a loaded config file: every setting the command line has, plus
-// the rules. The command line maps its flags onto it, flags winning; IsSet
-// says which keys the file set, so a flag's own default does not override
-// the file and the file does not override a flag the user gave.
+// File is a loaded config file: the rules, and the place of every key for
+// messages. The command's own settings (timeout, db, include, ...) are
+// keys of the same file, but the command reads them itself: ParseConfig
+// hands them to Settings.Set. IsSet says which keys the file set.
 type File struct {
 	Path string // as given to LoadConfig
-
-	Start          []string // start URLs (http, https) or directories
-	DB             string
-	Concurrency    int
-	PerHost        int
-	Timeout        time.Duration
-	MaxSize        int64
-	MaxTime        time.Duration
-	UserAgent      string
-	Format         string
-	Output         []string // report files; the format comes from the extension
-	All            bool
-	Quiet          bool
-	Recheck        Recheck
-	Ghost          time.Duration
-	ReportAfter    ReportAfter
-	FailOn         string // which problems make the exit code 1; the command checks the value
-	KeepPasses     int
-	CheckFragments bool
-	Sitemaps       []string
-	RobotsSitemaps bool // also seed from the Sitemap: lines of robots.txt
-	SitemapLimit   int  // most URLs taken from sitemaps (0 = the command's default)
-	// Root is the site root of files checked one by one, and BaseURL where
-	// a checked directory is published (checked against its files).
-	Root, BaseURL string
-	CommitBatch   int
-	MaxRedirects  int // redirects followed before a link is "too many redirects"
-	CommitEvery   time.Duration
-	Insecure      bool // skip TLS certificate verification
-
-	// Warnings are things to fix that do not stop the file from loading,
-	// each "file:line:col: message": a key under its former name.
-	Warnings []string
 
 	// Config is the rules part. Its Start is left empty: the command sets
 	// it to the start URLs it settles on before calling New.
 	Config Config
 
+	// Warnings are things to fix that do not stop the file from loading,
+	// each "file:line:col: message": a key under its former name.
+	Warnings []string
+
 	index *posIndex
 }
 
-// ReportAfter keeps a problem out of the report until it has lasted this
-// long or this many failed passes, or both when both are set (both zero: at
-// once), as --report-after does.
-type ReportAfter struct {
-	Duration time.Duration
-	Passes   int
+// Settings are the keys of the file that are the command's settings
+// rather than rules. ParseConfig hands each one the file sets to Set, with
+// its value as go-toml decodes it (string, int64, float64, bool, []any,
+// map[string]any), and places the error Set returns at the value (at the
+// item of a list, for an ItemError). A key of a table is dotted:
+// "recheck.ok".
+type Settings struct {
+	Keys []string
+	// Renamed maps a former key to its new one: it is read as the new one,
+	// with a warning that names it.
+	Renamed map[string]string
+	Set     func(key string, value any) error
 }
 
-// ParseReportAfter reads "3" (passes), a duration such as "36h" or "2d",
-// or both joined by "+" ("3+2d"), as --report-after reads them.
-func ParseReportAfter(s string) (ReportAfter, error) {
-	var ra ReportAfter
-	for part := range strings.SplitSeq(s, "+") {
-		part = strings.TrimSpace(part)
-		if part != "" && strings.Trim(part, "0123456789") == "" {
-			n, err := strconv.Atoi(part)
-			if err != nil {
-				return ReportAfter{}, fmt.Errorf("report_after %q: %w", s, err)
-			}
-			ra.Passes = n
-			continue
-		}
-		d, err := throttle.ParseDuration(part)
-		if err != nil {
-			return ReportAfter{}, fmt.Errorf("report_after: want a count of failed passes (3), a duration (\"36h\") or both (\"3+2d\"): %w", err)
-		}
-		ra.Duration = d
-	}
-	return ra, nil
+// ItemError is an error about one item of a list value.
+type ItemError struct {
+	Index int
+	Err   error
 }
+
+func (e *ItemError) Error() string { return e.Err.Error() }
+func (e *ItemError) Unwrap() error { return e.Err }
 
 // IsSet reports whether the file set key, a top-level key as written in the
 // file ("timeout", "recheck.ok", "drop_params", ...).
@@ -134,49 +97,16 @@ func splitDotted(key string) []any {
 // error to a bad regex in a rule or a missing environment variable, names
 // its place as file:line:col. Environment variables are read with
 // os.LookupEnv.
-func LoadConfig(path string) (*File, error) {
+func LoadConfig(path string, settings Settings) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return ParseConfig(path, data, os.LookupEnv)
+	return ParseConfig(path, data, os.LookupEnv, settings)
 }
 
-// The document as go-toml decodes it. Durations and sizes are `any` so a
-// number where a string belongs gets a message of our own, with its place.
+// The rules part of the document, as go-toml decodes it.
 type fileDoc struct {
-	Start           []string            `toml:"start"`
-	DB              string              `toml:"db"`
-	Concurrency     int                 `toml:"concurrency"`
-	PerHost         int                 `toml:"per_host"`
-	Timeout         any                 `toml:"timeout"`
-	MaxSize         any                 `toml:"max_size"`
-	MaxTime         any                 `toml:"max_time"`
-	UserAgent       string              `toml:"user_agent"`
-	Format          string              `toml:"format"`
-	Output          []string            `toml:"output"`
-	All             bool                `toml:"all"`
-	Quiet           bool                `toml:"quiet"`
-	Recheck         docRecheck          `toml:"recheck"`
-	Ghost           any                 `toml:"ghost"`
-	ReportAfter     any                 `toml:"report_after"`
-	FailOn          string              `toml:"fail_on"`
-	KeepPasses      int                 `toml:"keep_passes"`
-	CheckFragments  bool                `toml:"check_fragments"`
-	Sitemaps        []string            `toml:"sitemaps"`
-	RobotsSitemaps  bool                `toml:"robots_sitemaps"`
-	SitemapLimit    int                 `toml:"sitemap_limit"`
-	Root            string              `toml:"root"`
-	BaseURL         string              `toml:"base_url"`
-	CommitBatch     int                 `toml:"commit_batch"`
-	MaxRedirects    int                 `toml:"max_redirects"`
-	CommitEvery     any                 `toml:"commit_every"`
-	Accept          []int               `toml:"accept"`
-	Header          []string            `toml:"header"`
-	Offline         bool                `toml:"offline"`
-	Insecure        bool                `toml:"insecure"`
-	Include         []string            `toml:"include"`
-	Exclude         []string            `toml:"exclude"`
 	Rule            []docRule           `toml:"rule"`
 	Rewrite         []docRewrite        `toml:"rewrite"`
 	Unwrap          []string            `toml:"unwrap"`
@@ -186,25 +116,15 @@ type fileDoc struct {
 	StripIndex      bool                `toml:"strip_index"`
 	CollapseSlashes bool                `toml:"collapse_slashes"`
 	Host            []docHost           `toml:"host"`
-	docTraps
-	KeepSessionIDs bool `toml:"keep_session_ids"`
 }
 
-// docTraps are the spider-trap limits, at the top level and in a [[rule]].
+// docTraps are the spider-trap limits of a [[rule]].
 type docTraps struct {
 	MaxHops          *int `toml:"max_hops"`
 	MaxPathSegments  *int `toml:"max_path_segments"`
 	MaxPathRepeats   *int `toml:"max_path_repeats"`
 	MaxQueryVariants *int `toml:"max_query_variants"`
 	MaxTemplateRun   *int `toml:"max_template_run"`
-}
-
-type docRecheck struct {
-	OK           any `toml:"ok"`
-	Pages        any `toml:"pages"`
-	Broken       any `toml:"broken"`
-	Transient    any `toml:"transient"`
-	Unverifiable any `toml:"unverifiable"`
 }
 
 type docRule struct {
@@ -255,12 +175,18 @@ type docHost struct {
 
 // ParseConfig parses a config file's contents; name is used in error
 // positions and rule sources. lookupEnv resolves ${NAME} in secrets (nil:
-// os.LookupEnv) and stays in the returned Config for New.
-func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)) (*File, error) {
+// os.LookupEnv) and stays in the returned Config for New. Every error,
+// from the rules and from settings.Set, names its place as file:line:col;
+// a key neither knows is an error too, with the nearest known key.
+func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool), settings Settings) (*File, error) {
 	var doc fileDoc
 	dec := toml.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
+	// The settings' keys are unknown to fileDoc: checker.settings checks
+	// them against settings.Keys. go-toml decodes the rest before it says
+	// so.
+	var strict *toml.StrictMissingError
+	if err := dec.Decode(&doc); err != nil && !errors.As(err, &strict) {
 		return nil, decodeError(name, err)
 	}
 	idx, err := buildIndex(name, data)
@@ -270,85 +196,16 @@ func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)
 	if lookupEnv == nil {
 		lookupEnv = os.LookupEnv
 	}
-	f := &File{
-		Path: name, Start: doc.Start, DB: doc.DB, Concurrency: doc.Concurrency,
-		PerHost: doc.PerHost, UserAgent: doc.UserAgent, Format: doc.Format,
-		Output: doc.Output, All: doc.All, Quiet: doc.Quiet, KeepPasses: doc.KeepPasses, FailOn: doc.FailOn,
-		CheckFragments: doc.CheckFragments, Sitemaps: doc.Sitemaps,
-		RobotsSitemaps: doc.RobotsSitemaps, SitemapLimit: doc.SitemapLimit,
-		Root: doc.Root, BaseURL: doc.BaseURL,
-		CommitBatch: doc.CommitBatch, MaxRedirects: doc.MaxRedirects, Insecure: doc.Insecure,
-		index: idx,
+	var raw map[string]any
+	if err := toml.Unmarshal(data, &raw); err != nil {
+		return nil, decodeError(name, err)
 	}
+	f := &File{Path: name, index: idx}
 	c := &checker{idx: idx}
-	c.duration(&f.Timeout, doc.Timeout, "timeout")
-	c.duration(&f.MaxTime, doc.MaxTime, "max_time")
-	c.duration(&f.Ghost, doc.Ghost, "ghost")
-	c.duration(&f.CommitEvery, doc.CommitEvery, "commit_every")
-	c.duration(&f.Recheck.OK, doc.Recheck.OK, "recheck", "ok")
-	c.duration(&f.Recheck.Pages, doc.Recheck.Pages, "recheck", "pages")
-	c.duration(&f.Recheck.Broken, doc.Recheck.Broken, "recheck", "broken")
-	c.duration(&f.Recheck.Transient, doc.Recheck.Transient, "recheck", "transient")
-	c.duration(&f.Recheck.Unverifiable, doc.Recheck.Unverifiable, "recheck", "unverifiable")
-	if s, ok := c.size(doc.MaxSize, "max_size"); ok {
-		var z throttle.Size
-		if err := z.Set(s); err != nil {
-			c.add([]any{"max_size"}, fmt.Sprintf("max_size: %v", err))
-		} else if err := CheckSetting("max_size", "max_size", int64(z)); err != nil {
-			c.add([]any{"max_size"}, err.Error())
-		} else {
-			f.MaxSize = int64(z)
-		}
+	if strict != nil {
+		c.errs = unknownRuleKeys(name, strict)
 	}
-	switch v := doc.ReportAfter.(type) {
-	case nil:
-	case int64:
-		if v < 0 {
-			c.add([]any{"report_after"}, "report_after is negative")
-		}
-		f.ReportAfter = ReportAfter{Passes: int(v)}
-	case string:
-		ra, err := ParseReportAfter(v)
-		if err != nil {
-			c.add([]any{"report_after"}, err.Error())
-		}
-		f.ReportAfter = ra
-	default:
-		c.add([]any{"report_after"}, "report_after: want a count of failed passes (3) or a duration (\"36h\")")
-	}
-	for _, k := range []struct {
-		key string
-		v   any
-	}{
-		{"concurrency", f.Concurrency}, {"per_host", f.PerHost},
-		{"keep_passes", f.KeepPasses}, {"sitemap_limit", f.SitemapLimit},
-		{"commit_batch", f.CommitBatch}, {"max_redirects", f.MaxRedirects},
-		{"timeout", f.Timeout}, {"commit_every", f.CommitEvery},
-	} {
-		if !idx.has(k.key) {
-			continue
-		}
-		if err := CheckSetting(k.key, k.key, k.v); err != nil {
-			c.add([]any{k.key}, err.Error())
-		}
-	}
-	if idx.has("concurrency", "per_host") && f.PerHost > f.Concurrency {
-		c.add([]any{"per_host"}, fmt.Sprintf("per_host %d is more than concurrency %d, which bounds it", f.PerHost, f.Concurrency))
-	}
-	for i, s := range f.Start {
-		if u, _, ok := splitScheme(s); ok && len(u) > 1 {
-			if u != "http" && u != "https" {
-				c.add([]any{"start", i}, fmt.Sprintf("start %q: want an http(s) URL or a directory", s))
-			} else if _, err := Resolve(nil, s); err != nil {
-				c.add([]any{"start", i}, fmt.Sprintf("start %q: %v", s, err))
-			}
-		}
-	}
-	for i, s := range f.Sitemaps {
-		if u, err := Resolve(nil, s); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-			c.add([]any{"sitemaps", i}, fmt.Sprintf("sitemap %q: want an http(s) URL", s))
-		}
-	}
+	c.settings(raw, settings)
 	f.Config = c.engineConfig(name, &doc, lookupEnv)
 	f.Warnings = c.warnings
 	if len(c.errs) > 0 {
@@ -366,30 +223,121 @@ func ParseConfig(name string, data []byte, lookupEnv func(string) (string, bool)
 	return f, nil
 }
 
+// ruleKeys are the top-level keys of the rules part.
+var ruleKeys = knownKeys(reflect.TypeFor[fileDoc](), nil)
+
+// settings hands every key of the document outside the rules part to
+// s.Set, reads former keys as their new names with a warning, and reports
+// keys it does not know.
+func (c *checker) settings(raw map[string]any, s Settings) {
+	known := make(map[string]bool, len(s.Keys))
+	for _, k := range s.Keys {
+		known[k] = true
+	}
+	var walk func(prefix []string, m map[string]any)
+	walk = func(prefix []string, m map[string]any) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			v := m[k]
+			path := append(slices.Clone(prefix), k)
+			key := strings.Join(path, ".")
+			switch now, renamed := s.Renamed[key]; {
+			case len(prefix) == 0 && slices.Contains(ruleKeys, k):
+			case renamed:
+				if _, both := lookupDotted(raw, now); both {
+					c.add(anyPath(path), fmt.Sprintf("%s is the former name of %s: keep only %s", key, now, now))
+					continue
+				}
+				c.warn(anyPath(path), fmt.Sprintf("%s is now called %s; the old name still works for now", key, now))
+				c.set(s, now, path, v)
+			case known[key]:
+				c.set(s, key, path, v)
+			case isTable(v) && slices.ContainsFunc(s.Keys, func(k string) bool { return strings.HasPrefix(k, key+".") }):
+				walk(path, v.(map[string]any))
+			default:
+				msg := "unknown key " + key
+				if near := DidYouMean(k, siblings(s, prefix)); near != "" {
+					msg += " (did you mean " + near + "?)"
+				}
+				c.addAtKey(anyPath(path), msg)
+			}
+		}
+	}
+	walk(nil, raw)
+}
+
+func isTable(v any) bool {
+	_, ok := v.(map[string]any)
+	return ok
+}
+
+// set hands one setting to s.Set; path is where the file has it (under
+// its former name, perhaps).
+func (c *checker) set(s Settings, key string, path []string, v any) {
+	if s.Set == nil {
+		return
+	}
+	err := s.Set(key, v)
+	if err == nil {
+		return
+	}
+	at := anyPath(path)
+	var ie *ItemError
+	if errors.As(err, &ie) {
+		at = append(at, ie.Index)
+	}
+	c.add(at, err.Error())
+}
+
+// siblings are the keys a misspelt one may have meant: at the top level
+// the rules' and the settings', in a table the settings' in it.
+func siblings(s Settings, prefix []string) []string {
+	var out []string
+	if len(prefix) == 0 {
+		out = slices.Clone(ruleKeys)
+	}
+	p := strings.Join(prefix, ".")
+	for _, k := range s.Keys {
+		if p != "" {
+			var ok bool
+			if k, ok = strings.CutPrefix(k, p+"."); !ok {
+				continue
+			}
+		}
+		first, _, _ := strings.Cut(k, ".")
+		if !slices.Contains(out, first) {
+			out = append(out, first)
+		}
+	}
+	return out
+}
+
+// lookupDotted finds a dotted key in the decoded document.
+func lookupDotted(m map[string]any, key string) (any, bool) {
+	parts := strings.Split(key, ".")
+	for _, p := range parts[:len(parts)-1] {
+		sub, ok := m[p].(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		m = sub
+	}
+	v, ok := m[parts[len(parts)-1]]
+	return v, ok
+}
+
+func anyPath(parts []string) []any {
+	out := make([]any, len(parts))
+	for i, p := range parts {
+		out[i] = p
+	}
+	return out
+}
+
 func (c *checker) engineConfig(name string, doc *fileDoc, lookupEnv func(string) (string, bool)) Config {
 	cfg := Config{
-		Include: doc.Include, Exclude: doc.Exclude, Unwrap: doc.Unwrap,
-		DropParams: doc.DropParams, Aliases: doc.Aliases,
+		Unwrap: doc.Unwrap, DropParams: doc.DropParams, Aliases: doc.Aliases,
 		AliasStartHosts: doc.AliasStartHosts, StripIndex: doc.StripIndex,
 		CollapseSlashes: doc.CollapseSlashes, LookupEnv: lookupEnv,
-		KeepSessionIDs: doc.KeepSessionIDs, Accept: doc.Accept, Offline: doc.Offline,
-	}
-	for i, raw := range doc.Header {
-		h, err := ParseHeaderFlag(raw)
-		if err != nil {
-			c.add([]any{"header", i}, "header "+err.Error())
-			continue
-		}
-		cfg.Headers = append(cfg.Headers, h)
-	}
-	// A limit the file leaves out is 0 here; the command starts from
-	// DefaultTraps and takes only the keys the file sets (File.IsSet).
-	var err error
-	cfg.Traps, _, err = Rule{MaxHops: doc.MaxHops, MaxPathSegments: doc.MaxPathSegments,
-		MaxPathRepeats: doc.MaxPathRepeats, MaxQueryVariants: doc.MaxQueryVariants,
-		MaxTemplateRun: doc.MaxTemplateRun}.trapLimits(Traps{})
-	if fe := (*fieldError)(nil); errors.As(err, &fe) {
-		c.add([]any{fe.field[0]}, fe.Error())
 	}
 	if c.idx.has("drop_params") && cfg.DropParams == nil {
 		cfg.DropParams = []string{}
@@ -460,21 +408,19 @@ func renamed[T any](c *checker, dst, old *T, table string, i int, oldKey, newKey
 	c.warn(path, fmt.Sprintf("%s.%s is now called %s; the old name still works for now", table, oldKey, newKey))
 }
 
+// addAtKey places msg at the key of path rather than its value: the key is
+// what is wrong.
+func (c *checker) addAtKey(path []any, msg string) {
+	if p, ok := c.idx.keys[pathKey(path...)]; ok {
+		c.errs = append(c.errs, &ConfigError{File: c.idx.file, Line: p.line, Col: p.col, Msg: msg})
+		return
+	}
+	c.add(path, msg)
+}
+
 // warn records a warning placed like an error: the file is loaded anyway.
 func (c *checker) warn(path []any, msg string) {
 	c.warnings = append(c.warnings, c.idx.errorAt(path, msg).Error())
-}
-
-func (c *checker) duration(dst *time.Duration, v any, path ...any) {
-	switch v := v.(type) {
-	case nil:
-	case string:
-		if err := (*throttle.Duration)(dst).Set(v); err != nil {
-			c.add(path, fmt.Sprintf("%s: %v", dotted(path), err))
-		}
-	default:
-		c.add(path, fmt.Sprintf("%s: want a duration in quotes, such as \"30s\", \"2h\" or \"7d\"", dotted(path)))
-	}
 }
 
 // size returns a byte size as text for ParseBytes: a string as written or
@@ -522,24 +468,29 @@ func dotted(path []any) string {
 	return strings.Join(parts, ".")
 }
 
-// decodeError turns go-toml's errors (syntax, unknown keys, wrong types)
-// into ConfigErrors.
-func decodeError(name string, err error) error {
-	var strict *toml.StrictMissingError
-	if errors.As(err, &strict) {
-		errs := make([]error, 0, len(strict.Errors))
-		for _, e := range strict.Errors {
-			line, col := e.Position()
-			msg := "unknown key " + strings.Join(e.Key(), ".")
-			if k := e.Key(); len(k) > 0 {
-				if near := DidYouMean(k[len(k)-1], knownKeys(reflect.TypeFor[fileDoc](), k[:len(k)-1])); near != "" {
-					msg += " (did you mean " + near + "?)"
-				}
-			}
-			errs = append(errs, &ConfigError{File: name, Line: line, Col: col, Msg: msg})
+// unknownRuleKeys turns go-toml's unknown keys of the rules part into
+// ConfigErrors; those outside it are the settings', which checker.settings
+// checks.
+func unknownRuleKeys(name string, strict *toml.StrictMissingError) []*ConfigError {
+	var errs []*ConfigError
+	for _, e := range strict.Errors {
+		k := e.Key()
+		if len(k) < 2 || !slices.Contains(ruleKeys, k[0]) {
+			continue
 		}
-		return errors.Join(errs...)
+		line, col := e.Position()
+		msg := "unknown key " + strings.Join(k, ".")
+		if near := DidYouMean(k[len(k)-1], knownKeys(reflect.TypeFor[fileDoc](), k[:len(k)-1])); near != "" {
+			msg += " (did you mean " + near + "?)"
+		}
+		errs = append(errs, &ConfigError{File: name, Line: line, Col: col, Msg: msg})
 	}
+	return errs
+}
+
+// decodeError turns go-toml's other errors (syntax, wrong types) into
+// ConfigErrors.
+func decodeError(name string, err error) error {
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
 		line, col := de.Position()

@@ -125,9 +125,15 @@ type Decision struct {
 	// Rule says, for people, what decided: "start host", "other host",
 	// "scheme mailto", "--exclude ^https://x/", ...
 	Rule string
-	// Policy holds the settings for requests to URL. It is never nil and
-	// is shared between decisions: callers must not modify it.
-	Policy *Policy
+	// Request holds the settings for requests to URL, the URL after
+	// rewrites: what a task of the pass sends. Policy holds those for a
+	// request to the URL as it was given (a redirect hop is requested as
+	// the server wrote it); the two differ only when a rewrite moved the
+	// URL to another scheme or host, whose rule's headers and credentials
+	// then stay off the URL as given. Neither is ever nil; both are shared
+	// between decisions: callers must not modify them.
+	Request *Policy
+	Policy  *Policy
 	// Traps are the spider-trap limits for URL: the run's, or those of the
 	// rule that decided.
 	Traps Traps
@@ -485,20 +491,28 @@ func (e *Engine) decide(u *url.URL, steps *[]Step) Decision {
 		d.Action, d.Rule, r = e.classify(c, d.URL)
 	}
 	d.Parsed = c
-	d.Policy = e.defaults
+	d.Request = e.defaults
 	d.Traps = e.traps
 	if r != nil {
-		d.Policy = r.policy
 		d.Traps = r.traps
-		if asked.Scheme != c.Scheme || asked.Host != c.Host || !r.secretsFor(asked) {
-			// Credentials belong to the hosts a rule names; u itself is
-			// on another host, and a caller may well request u as it is.
-			// Nor do they go over plain http unless the rule says so.
-			d.Policy = r.public
+		d.Request = r.policy
+		if !r.secretsFor(c) {
+			// Nor do credentials go over plain http unless the rule
+			// says so.
+			d.Request = r.public
 		}
 	}
-	if len(e.headers) > 0 && asked.Scheme == c.Scheme && asked.Host == c.Host {
-		d.Policy = e.withHeaders(d.Policy, c)
+	if len(e.headers) > 0 {
+		d.Request = e.withHeaders(d.Request, c)
+	}
+	d.Policy = d.Request
+	if asked.Scheme != c.Scheme || asked.Host != c.Host {
+		// Credentials belong to the hosts a rule names; u itself is on
+		// another host, and a caller may well request u as it is.
+		d.Policy = e.defaults
+		if r != nil {
+			d.Policy = r.public
+		}
 	}
 	return d
 }

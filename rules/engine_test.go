@@ -154,11 +154,10 @@ func BenchmarkLink(b *testing.B) {
 // BenchmarkLinkExampleConfig is BenchmarkLink with the rules and rewrites
 // of the example config.
 func BenchmarkLinkExampleConfig(b *testing.B) {
-	f, err := ParseConfig("example.toml", []byte(ExampleConfig()), func(string) (string, bool) { return "", false })
+	f, err := ParseConfig("example.toml", []byte(ExampleRules()), func(string) (string, bool) { return "", false }, Settings{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	f.Config.Start = f.Start
 	e, err := New(f.Config)
 	if err != nil {
 		b.Fatal(err)

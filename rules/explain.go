@@ -21,8 +21,10 @@ type Explanation struct {
 	Fragment  string
 	Action    Action
 	Rule      string // what decided, with file:line for a config rule
-	Policy    string // redacted, "defaults" when no rule sets anything
-	Traps     Traps  // spider-trap limits, which apply when Action is Parse
+	// Policy is what requests to URL carry (Decision.Request), redacted:
+	// "defaults" when no rule sets anything.
+	Policy string
+	Traps  Traps // spider-trap limits, which apply when Action is Parse
 	// Host and its politeness settings; empty for URLs that are never
 	// fetched from a host (mailto:, file:, ...).
 	Host           string
@@ -42,7 +44,7 @@ func (e *Engine) Explain(raw string) Explanation {
 	x.Canonical = Canonicalize(u).String()
 	d := e.decide(u, &x.Steps)
 	x.URL, x.Fragment, x.Action, x.Rule = d.URL, d.Fragment, d.Action, d.Rule
-	x.Policy = d.Policy.String()
+	x.Policy = d.Request.String()
 	x.Traps = d.Traps
 	if final, err := Resolve(nil, d.URL); err == nil && (final.Scheme == "http" || final.Scheme == "https") && d.Action != Ignore {
 		x.Host = final.Host

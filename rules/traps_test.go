@@ -115,9 +115,6 @@ func TestSessionIDsDropped(t *testing.T) {
 func TestTrapRuleOverrides(t *testing.T) {
 	t.Parallel()
 	doc := `
-max_hops = 10
-max_template_run = 0
-
 [[rule]]
 path_prefix = "/archive/"
 max_hops = 600
@@ -127,12 +124,9 @@ max_query_variants = 0
 host = "shop.example.com"
 keep_session_ids = true
 `
-	f, err := ParseConfig("t.toml", []byte(doc), noEnv)
+	f, err := ParseConfig("t.toml", []byte(doc), noEnv, Settings{})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if !f.IsSet("max_hops") || f.IsSet("max_path_segments") || f.Config.Traps.MaxHops != 10 {
-		t.Fatalf("top-level limits: %+v", f.Config.Traps)
 	}
 	cfg := f.Config
 	cfg.Start = []string{"https://example.com/"}
@@ -164,11 +158,10 @@ keep_session_ids = true
 func TestTrapConfigErrors(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ doc, want string }{
-		{"max_hops = -1\n", "t.toml:1:12: max_hops: -1 is negative"},
 		{"[[rule]]\npath_prefix = \"/a/\"\nmax_template_run = -2\n", "t.toml:3:20: rule 1 (t.toml:1) max_template_run: -2 is negative"},
 		{"[[rule]]\npath_prefix = \"/a/\"\naction = \"skip\"\nmax_hops = 3\n", "would have no effect"},
 	} {
-		_, err := ParseConfig("t.toml", []byte(tc.doc), noEnv)
+		_, err := ParseConfig("t.toml", []byte(tc.doc), noEnv, Settings{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want %q", tc.doc, err, tc.want)
 		}

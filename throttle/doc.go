@@ -15,6 +15,13 @@
 // body reader returned by Permit.Body sleeps, and only inside the request it
 // belongs to.
 //
+// It owns the vocabulary of politeness too: the defaults for the site's own
+// hosts and for third-party hosts (StartHostDefaults, OtherHostDefaults),
+// and the parsers and formatters of rates, windows, sizes and durations
+// (with days and weeks). Their value types (Rate, Window, Size, Duration)
+// are both pflag.Value and encoding.TextUnmarshaler, so the command line
+// and the config file read a value with one parser.
+//
 // It knows nothing of HTML, HTTP clients or the database. robots.txt bodies
 // are parsed with github.com/temoto/robotstxt; per-host state that must
 // survive a restart (pauses, backoff, quota used this pass, the robots.txt

@@ -25,7 +25,6 @@ import (
 	"github.com/linkpatrol/linkpatrol/report"
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
-	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
 // defaultDB is in the working directory, where a cron job (which runs in
@@ -52,6 +51,8 @@ type checkOptions struct {
 	insecure     bool
 	headerFlags  []rules.HeaderFlag // headers, parsed
 	quiet        bool
+	start        []string // from the file, or explain's --start; check's arguments win
+	passID       uint64   // report --pass
 	recheck      rules.Recheck
 	ghost        time.Duration
 	commitBatch  int
@@ -79,66 +80,6 @@ type checkOptions struct {
 	cluster      clusterFlags // --nats: a distributed pass
 }
 
-func checkFlags(o *checkOptions) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
-	fs.StringVar(&o.config, "config", "", "config `file` with rules and settings (default ./linkpatrol.toml when it exists)")
-	fs.StringVar(&o.db, "db", defaultDB, "database `file` that holds every pass")
-	fs.StringArrayVarP(&o.outputs, "output", "o", nil, "also write the report to `FILE`, format from its extension, or FORMAT:FILE (repeatable; never the database); standard output still gets it unless -q")
-	fs.CountVarP(&o.verbose, "verbose", "v", "log what the pass does (-vv: more); a summary per host at the end")
-	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
-	fs.StringVar(&o.statusAddr, "status-addr", "", "serve a live status page at `HOST:PORT` while the pass runs (loopback only)")
-	fs.BoolVar(&o.statusPub, "status-public", false, "allow --status-addr on a non-loopback address")
-	fs.IntVarP(&o.concurrency, "concurrency", "c", 16, "requests in flight in total")
-	fs.IntVar(&o.perHost, "per-host", 8, "requests in flight to one host")
-	o.timeout = 20 * time.Second
-	fs.Var((*throttle.Duration)(&o.timeout), "timeout", "soft timeout of one request; a whole task may take twice this")
-	o.maxSize = 10 << 20
-	fs.Var((*throttle.Size)(&o.maxSize), "max-size", "largest HTML page read after decompression, in bytes or with a unit (10MiB)")
-	fs.IntVar(&o.maxRedirects, "max-redirects", crawler.DefaultMaxRedirects, "redirects followed, as browsers do; one more makes the link \"too many redirects\"")
-	fs.Var((*throttle.Duration)(&o.maxTime), "max-time", "stop after this long and exit 3; run again to resume (0 = no limit)")
-	fs.StringVar(&o.userAgent, "user-agent", "", "User-Agent header (default names linkpatrol and its version)")
-	fs.StringVarP(&o.format, "format", "f", "text", "report format: "+strings.Join(report.Formats(), ", "))
-	fs.BoolVar(&o.all, "all", false, "list every URL seen, not only problems")
-	fs.BoolVar(&o.newPass, "new-pass", false, "start a new pass: abandon an unfinished one, or start here though the database holds another site's passes")
-	fs.StringArrayVar(&o.include, "include", nil, "only follow URLs matching this `regex` (repeatable)")
-	fs.StringArrayVar(&o.exclude, "exclude", nil, "skip URLs matching this `regex` (repeatable)")
-	fs.StringArrayVarP(&o.headers, "header", "H", nil, "send this header to the start hosts, \"Name: value\", or to another host over https, \"HOST=Name: value\" (repeatable)")
-	fs.BoolVar(&o.insecure, "insecure", false, "skip TLS certificate verification (a self-signed staging host); every report of the pass says so first")
-	fs.BoolVar(&o.offline, "offline", false, "check only the site's own links: links to other hosts are listed as skipped, not fetched")
-	fs.IntSliceVar(&o.accept, "accept", nil, "take these statuses as ok for every URL, e.g. 200,429 (a [[rule]]'s own accept wins for its URLs)")
-	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line, and with -o no report on standard output")
-	// 20h rather than a full day: a nightly cron pass then refetches what
-	// the previous night fetched, while a second run the same day reuses it.
-	// Only for targets that are only checked (third-party links above all,
-	// where politeness makes reuse worth it): the site's own pages are
-	// revalidated and problems checked again, so a fix shows at once.
-	o.recheck.OK = 20 * time.Hour
-	fs.Var((*throttle.Duration)(&o.recheck.OK), "recheck-ok", "reuse a good result of a link that is only checked (another site, an image) younger than this (0 = always fetch)")
-	fs.Var((*throttle.Duration)(&o.recheck.Pages), "recheck-pages", "reuse a good page of the site younger than this, links included (0 = always revalidate, a 304 when unchanged)")
-	fs.Var((*throttle.Duration)(&o.recheck.Broken), "recheck-broken", "reuse a broken result younger than this (0 = always check again)")
-	fs.Var((*throttle.Duration)(&o.recheck.Unverifiable), "recheck-unverifiable", "reuse an unverifiable result younger than this (0 = always check again)")
-	fs.BoolVar(&o.noReuse, "no-reuse", false, "fetch everything again, ignoring the recheck intervals (conditional requests are still used)")
-	fs.Var(&o.reportAfter, "report-after", "keep a problem out of the report until it has lasted this long (36h, 2d) or this many passes (3); it is still recorded and counted")
-	fs.StringVar(&o.failOn, "fail-on", "broken", "which problems make the exit code 1: "+strings.Join(report.FailOnValues(), ", ")+" (internal: only links to the site itself)")
-	fs.BoolVar(&o.onlyNew, "only-new", false, "report only problems that are new since the last complete pass (the exit code follows)")
-	fs.IntVar(&o.keepPasses, "keep-passes", 10, "complete passes kept in the database; older data is pruned")
-	o.ghost = 7 * 24 * time.Hour
-	fs.Var((*throttle.Duration)(&o.ghost), "ghost", "follow the old links of a page that fails now but was good within this")
-	o.polite.register(fs)
-	fs.StringArrayVar(&o.sitemaps, "sitemap", nil, "also start from the URLs of this sitemap `URL` (indexes and .gz too; repeatable)")
-	fs.BoolVar(&o.robotsMaps, "robots-sitemaps", false, "also start from the sitemaps named in the start hosts' robots.txt")
-	fs.IntVar(&o.sitemapMax, "sitemap-limit", crawler.DefaultSitemapLimit, "most URLs taken from sitemaps in a pass")
-	fs.StringVar(&o.root, "root", "", "site root `DIR` for files given one by one: /x in their links is DIR/x (default: the directory holding them all)")
-	fs.StringVar(&o.baseURL, "base-url", "", "`URL` where the checked directory is published: absolute links under it are checked against the directory's files")
-	fs.BoolVar(&o.fragments, "check-fragments", false, "report links to page#frag where the page has no such id or <a name>")
-	registerTrapFlags(fs, o)
-	o.cluster.register(fs)
-	fs.IntVar(&o.commitBatch, "commit-batch", 32, "results committed to the database in one transaction, at most; a kill loses at most this many")
-	o.commitEvery = time.Second
-	fs.Var((*throttle.Duration)(&o.commitEvery), "commit-every", "longest time between commits, and between fsyncs of the database (what a power loss may cost)")
-	return fs
-}
-
 // runCheck runs or resumes a pass. ctx is cancelled by the first stop
 // signal, hardStop(ctx) by the second (see notifyStop).
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, isTerminal bool) (err error) {
@@ -150,7 +91,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, isTe
 			err = jsonError{err}
 		}
 	}()
-	fs := checkFlags(&o)
+	fs, _ := newFlags("check", &o)
 	raw := slices.Clone(args) // for the workers of a distributed pass
 	if logFormatArg(args) == "json" {
 		// Every line on standard error is JSON: no usage text after a
@@ -163,7 +104,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, isTe
 		if helpWriter(args, stdout, stderr) == stderr && logFormatArg(args) == "json" {
 			return
 		}
-		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol check [flags] URL ...\n       linkpatrol check [flags] DIR|FILE|PATTERN ...\n\nURLs are crawled over the network. A directory is a built site read from disk:\nevery .html file below it is checked, with its links; files and patterns\n(public/**/*.html) start from those pages only, in the site at --root\n(default: the directory holding them all).\n\n%s%s\n%s", groupedUsage(fs, checkGroups), checkExamples, exitCodesHelp)
+		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol check [flags] URL ...\n       linkpatrol check [flags] DIR|FILE|PATTERN ...\n\nURLs are crawled over the network. A directory is a built site read from disk:\nevery .html file below it is checked, with its links; files and patterns\n(public/**/*.html) start from those pages only, in the site at --root\n(default: the directory holding them all).\n\n%s%s\n%s", groupedUsage(fs, checkGroups()), checkExamples, exitCodesHelp)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -174,19 +115,16 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, isTe
 		o.logFormat = logFormatArg(args)
 		return err
 	}
-	file, err := loadConfig(o.config, stderr, o.logFormat)
+	file, err := loadSettings(fs, &o, stderr, o.logFormat)
 	if err != nil {
 		return err
 	}
-	if err := mergeConfig(fs, &o, file); err != nil {
-		return err
-	}
-	if err := checkFlagValues(fs, &o); err != nil {
+	if err := crossCheck(fs, &o, file); err != nil {
 		return err
 	}
 	args = fs.Args()
-	if len(args) == 0 && file != nil {
-		args = file.Start
+	if len(args) == 0 {
+		args = o.start
 	}
 	if len(args) == 0 {
 		fs.Usage()
@@ -196,14 +134,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, isTe
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(report.Formats(), o.format) {
-		return fmt.Errorf("unknown format %q (choose from %s)", o.format, strings.Join(report.Formats(), ", "))
-	}
 	if err := checkOutputs(o.outputs, o.db); err != nil {
 		return err
-	}
-	if o.polite.groupHosts != "host" && o.polite.groupHosts != "domain" {
-		return fmt.Errorf("--group-hosts %q: want host or domain", o.polite.groupHosts)
 	}
 
 	log, err := newLogger(stderr, o.verbose, o.logFormat)
@@ -220,20 +152,17 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, isTe
 		return err
 	}
 	for _, sm := range o.sitemaps {
-		if u, err := url.Parse(sm); err != nil {
-			return fmt.Errorf("--sitemap %q is not a URL", redact(sm))
-		} else if err := noUserinfo("--sitemap", u); err != nil {
-			return err
+		if u, err := url.Parse(sm); err == nil {
+			if err := noUserinfo("--sitemap", u); err != nil {
+				return err
+			}
 		}
 	}
 	engine, err := rules.New(rulesConfig(file, &o, starts, o.polite.hostRules(fs, starts)))
 	if err != nil {
 		return err
 	}
-	globalBPS, err := parseBytesFlag("global-bandwidth", o.polite.globalBandwidth)
-	if err != nil {
-		return err
-	}
+	globalBPS := o.polite.globalBandwidth
 	if o.cluster.url != "" {
 		return checkOverNATS(ctx, raw, &o, file, engine, targets, stdout, stderr, isTerminal)
 	}

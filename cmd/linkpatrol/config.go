@@ -9,11 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
-	"strings"
 
-	"github.com/spf13/pflag"
-
-	"github.com/linkpatrol/linkpatrol/report"
 	"github.com/linkpatrol/linkpatrol/rules"
 )
 
@@ -21,14 +17,14 @@ import (
 // when it exists and no --config was given. It returns nil when there is
 // no file to read. The file's warnings (a key under its former name) are
 // written to w, as JSON with --log-format json.
-func loadConfig(path string, w io.Writer, logFormat string) (*rules.File, error) {
+func loadConfig(path string, settings rules.Settings, w io.Writer, logFormat string) (*rules.File, error) {
 	if path == "" {
 		if _, err := os.Stat(rules.DefaultConfigFile); errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
 		path = rules.DefaultConfigFile
 	}
-	f, err := rules.LoadConfig(path)
+	f, err := rules.LoadConfig(path, settings)
 	if err != nil {
 		return nil, err
 	}
@@ -36,99 +32,6 @@ func loadConfig(path string, w io.Writer, logFormat string) (*rules.File, error)
 		notice(w, logFormat, "warning", "msg", msg)
 	}
 	return f, nil
-}
-
-// mergeConfig fills every option the user did not give as a flag from the
-// config file, so flags win over the file and the file over the defaults.
-func mergeConfig(flags *pflag.FlagSet, o *checkOptions, f *rules.File) error {
-	if f == nil {
-		return nil
-	}
-	take := func(flag, key string, apply func()) {
-		if !flags.Changed(flag) && f.IsSet(key) {
-			apply()
-		}
-	}
-	take("db", "db", func() { o.db = f.DB })
-	take("concurrency", "concurrency", func() { o.concurrency = f.Concurrency })
-	take("per-host", "per_host", func() { o.perHost = f.PerHost })
-	take("timeout", "timeout", func() { o.timeout = f.Timeout })
-	take("max-size", "max_size", func() { o.maxSize = f.MaxSize })
-	take("max-redirects", "max_redirects", func() { o.maxRedirects = f.MaxRedirects })
-	take("max-time", "max_time", func() { o.maxTime = f.MaxTime })
-	take("user-agent", "user_agent", func() { o.userAgent = f.UserAgent })
-	take("format", "format", func() { o.format = f.Format })
-	take("output", "output", func() { o.outputs = f.Output })
-	take("all", "all", func() { o.all = f.All })
-	take("quiet", "quiet", func() { o.quiet = f.Quiet })
-	take("recheck-ok", "recheck.ok", func() { o.recheck.OK = f.Recheck.OK })
-	take("recheck-pages", "recheck.pages", func() { o.recheck.Pages = f.Recheck.Pages })
-	take("recheck-broken", "recheck.broken", func() { o.recheck.Broken = f.Recheck.Broken })
-	take("recheck-unverifiable", "recheck.unverifiable", func() { o.recheck.Unverifiable = f.Recheck.Unverifiable })
-	take("recheck-transient", "recheck.transient", func() { o.recheck.Transient = f.Recheck.Transient })
-	take("ghost", "ghost", func() { o.ghost = f.Ghost })
-	take("report-after", "report_after", func() {
-		o.reportAfter = report.Threshold{Failures: f.ReportAfter.Passes, Age: f.ReportAfter.Duration}
-	})
-	take("fail-on", "fail_on", func() { o.failOn = f.FailOn })
-	take("keep-passes", "keep_passes", func() { o.keepPasses = f.KeepPasses })
-	take("commit-batch", "commit_batch", func() { o.commitBatch = f.CommitBatch })
-	take("commit-every", "commit_every", func() { o.commitEvery = f.CommitEvery })
-	take("sitemap", "sitemaps", func() { o.sitemaps = f.Sitemaps })
-	take("robots-sitemaps", "robots_sitemaps", func() { o.robotsMaps = f.RobotsSitemaps })
-	take("sitemap-limit", "sitemap_limit", func() { o.sitemapMax = f.SitemapLimit })
-	take("check-fragments", "check_fragments", func() { o.fragments = f.CheckFragments })
-	take("root", "root", func() { o.root = f.Root })
-	take("base-url", "base_url", func() { o.baseURL = f.BaseURL })
-	take(rules.TrapHops.Flag[2:], rules.TrapHops.Key, func() { o.traps.MaxHops = f.Config.Traps.MaxHops })
-	take(rules.TrapPathSegments.Flag[2:], rules.TrapPathSegments.Key, func() { o.traps.MaxPathSegments = f.Config.Traps.MaxPathSegments })
-	take(rules.TrapPathRepeats.Flag[2:], rules.TrapPathRepeats.Key, func() { o.traps.MaxPathRepeats = f.Config.Traps.MaxPathRepeats })
-	take(rules.TrapQueryVariants.Flag[2:], rules.TrapQueryVariants.Key, func() { o.traps.MaxQueryVariants = f.Config.Traps.MaxQueryVariants })
-	take(rules.TrapTemplateRun.Flag[2:], rules.TrapTemplateRun.Key, func() { o.traps.MaxTemplateRun = f.Config.Traps.MaxTemplateRun })
-	take("keep-session-ids", "keep_session_ids", func() { o.keepSIDs = f.Config.KeepSessionIDs })
-	take("include", "include", func() { o.include = f.Config.Include })
-	take("exclude", "exclude", func() { o.exclude = f.Config.Exclude })
-	take("accept", "accept", func() { o.accept = f.Config.Accept })
-	take("offline", "offline", func() { o.offline = f.Config.Offline })
-	take("insecure", "insecure", func() { o.insecure = f.Insecure })
-	if f.IsSet("format") && !flags.Changed("format") && !slices.Contains(report.Formats(), f.Format) {
-		return f.Errorf("format", "unknown format %q (choose from %s)", f.Format, strings.Join(report.Formats(), ", "))
-	}
-	return nil
-}
-
-// checkFlagValues gives the values given on the command line the checks
-// the file's values get (rules.CheckSetting), so --concurrency=0 is
-// refused as concurrency = 0 is rather than run.
-func checkFlagValues(flags *pflag.FlagSet, o *checkOptions) error {
-	for _, v := range []struct {
-		flag, key string
-		value     any
-	}{
-		{"concurrency", "concurrency", o.concurrency}, {"per-host", "per_host", o.perHost},
-		{"timeout", "timeout", o.timeout}, {"max-size", "max_size", o.maxSize},
-		{"keep-passes", "keep_passes", o.keepPasses}, {"commit-batch", "commit_batch", o.commitBatch},
-		{"commit-every", "commit_every", o.commitEvery}, {"max-redirects", "max_redirects", o.maxRedirects},
-		{"sitemap-limit", "sitemap_limit", o.sitemapMax},
-	} {
-		if !flags.Changed(v.flag) {
-			continue // the file's value was checked with the file
-		}
-		if err := rules.CheckSetting("--"+v.flag, v.key, v.value); err != nil {
-			return err
-		}
-	}
-	for _, raw := range o.headers {
-		h, err := rules.ParseHeaderFlag(raw)
-		if err != nil {
-			return fmt.Errorf("--header %v", err)
-		}
-		o.headerFlags = append(o.headerFlags, h)
-	}
-	if flags.Changed("per-host") && flags.Changed("concurrency") && o.perHost > o.concurrency {
-		return fmt.Errorf("--per-host %d is more than --concurrency %d, which bounds it", o.perHost, o.concurrency)
-	}
-	return nil
 }
 
 // rulesConfig is the rules part of the run: the file's rules with the
@@ -151,26 +54,6 @@ func rulesConfig(f *rules.File, o *checkOptions, starts []string, hosts []rules.
 	cfg.KeepSessionIDs = o.keepSIDs
 	cfg.Hosts = append(hosts, cfg.Hosts...)
 	return cfg
-}
-
-// registerTrapFlags declares the spider-trap flags, one per rules.TrapRule,
-// with DefaultTraps as their defaults.
-func registerTrapFlags(fs *pflag.FlagSet, o *checkOptions) {
-	o.traps = rules.DefaultTraps()
-	for _, f := range []struct {
-		rule  rules.TrapRule
-		v     *int
-		usage string
-	}{
-		{rules.TrapHops, &o.traps.MaxHops, "hold back pages more than this many links from the start URLs as a suspected spider trap"},
-		{rules.TrapPathSegments, &o.traps.MaxPathSegments, "hold back pages whose path has more segments than this"},
-		{rules.TrapPathRepeats, &o.traps.MaxPathRepeats, "hold back pages whose path repeats a segment (or run of them) more often in a row: /a/a/a/"},
-		{rules.TrapQueryVariants, &o.traps.MaxQueryVariants, "hold back pages of a path that has this many distinct query strings already (faceted listings)"},
-		{rules.TrapTemplateRun, &o.traps.MaxTemplateRun, "hold back pages after this many of one template (/cal/#/#) in a row, each found on the one before (endless calendars)"},
-	} {
-		fs.IntVar(f.v, f.rule.Flag[2:], *f.v, f.usage+"; 0 = no limit")
-	}
-	fs.BoolVar(&o.keepSIDs, "keep-session-ids", false, "keep query and ;path parameters that look like session ids (sid=<token>, jsessionid, ...) instead of dropping them before dedupe")
 }
 
 // settingsHash fingerprints what changes a pass's results, so a resumed pass
@@ -207,7 +90,7 @@ func runConfig(args []string, stdout, stderr io.Writer) error {
 	}
 	switch args[0] {
 	case "example":
-		fmt.Fprint(stdout, rules.ExampleConfig())
+		fmt.Fprint(stdout, exampleConfig())
 		return nil
 	case "check":
 		if len(args) == 2 && (args[1] == "-h" || args[1] == "--help") {
@@ -234,8 +117,13 @@ func runConfig(args []string, stdout, stderr io.Writer) error {
 			}
 			return "unset-" + name, true
 		}
-		f, err := rules.ParseConfig(args[1], data, lookup)
+		var o checkOptions
+		flags, _ := newFlags("check", &o)
+		f, err := rules.ParseConfig(args[1], data, lookup, configSettings(&o))
 		if err != nil {
+			return err
+		}
+		if err := crossCheck(flags, &o, f); err != nil {
 			return err
 		}
 		for _, w := range f.Warnings {
@@ -244,12 +132,7 @@ func runConfig(args []string, stdout, stderr io.Writer) error {
 		for _, name := range unset {
 			fmt.Fprintf(stderr, "warning: %s: environment variable %s is not set or empty; check will refuse to run until it is\n", args[1], name)
 		}
-		var o checkOptions
-		fs := checkFlags(&o)
-		if err := mergeConfig(fs, &o, f); err != nil {
-			return err
-		}
-		e, err := rules.New(rulesConfig(f, &o, f.Start, nil))
+		e, err := rules.New(rulesConfig(f, &o, o.start, nil))
 		if err != nil {
 			return err
 		}

@@ -75,7 +75,7 @@ func TestDistributedEqualsSingle(t *testing.T) {
 	for i, shards := range []string{"0-85", "86-170", "171-255"} {
 		workers = append(workers, startWorker(t, url, filepath.Join(dir, fmt.Sprintf("w%d.db", i+1)), shards, "--concurrency", "4"))
 	}
-	dist := runBinary(t, append([]string{"check", "--nats", url, "--format", "json", "--all"}, w.StartURLs()...)...)
+	dist := runFollowing(t, append([]string{"check", "--nats", url, "--format", "json", "--all"}, w.StartURLs()...), append([]*proc{front}, workers...)...)
 	if dist.code != exitProblems {
 		t.Fatalf("distributed: exit %d\n%s\nserve-frontier:\n%s", dist.code, dist.stderr, front.errors())
 	}
@@ -105,6 +105,26 @@ func TestDistributedEqualsSingle(t *testing.T) {
 	if st.code != exitOK || !strings.Contains(st.stdout, "complete") || !strings.Contains(st.stdout, "w1") {
 		t.Errorf("status: exit %d\n%s%s", st.code, st.stdout, st.stderr)
 	}
+}
+
+// runFollowing runs check --nats to its end, and when it does not end
+// fails with what it and the cluster's processes said.
+func runFollowing(t *testing.T, args []string, cluster ...*proc) result {
+	t.Helper()
+	p := newProc(args...)
+	var out strings.Builder
+	p.cmd.Stdout = &out
+	p.start(t)
+	select {
+	case <-p.done:
+	case <-time.After(2 * time.Minute):
+		var logs strings.Builder
+		for _, c := range cluster {
+			fmt.Fprintf(&logs, "\n%v:\n%s", c.cmd.Args[1:3], c.errors())
+		}
+		t.Fatalf("%v did not end:\n%s%s", args[:2], p.errors(), logs.String())
+	}
+	return result{p.code, out.String(), p.errors()}
 }
 
 // redirectTargets are the final URLs of the redirecting URLs of a JSON

@@ -101,7 +101,7 @@ func TestHelpIsGroupedAndWrapped(t *testing.T) {
 		}
 	}
 	r := runInProcess(t, "check", "--help")
-	for _, g := range checkGroups {
+	for _, g := range checkGroups() {
 		if !strings.Contains(r.stdout, "\n"+g.title+":\n") {
 			t.Errorf("check --help has no heading %q", g.title)
 		}
@@ -110,7 +110,8 @@ func TestHelpIsGroupedAndWrapped(t *testing.T) {
 		t.Error("check --help has no examples")
 	}
 	var o checkOptions
-	checkFlags(&o).VisitAll(func(f *pflag.Flag) {
+	fs, _ := newFlags("check", &o)
+	fs.VisitAll(func(f *pflag.Flag) {
 		if !strings.Contains(r.stdout, "--"+f.Name+" ") && !strings.Contains(r.stdout, "--"+f.Name+"[") {
 			t.Errorf("check --help leaves out --%s", f.Name)
 		}

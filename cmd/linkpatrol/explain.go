@@ -17,17 +17,9 @@ import (
 )
 
 func runExplain(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("explain", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var o checkOptions
-	var starts []string
-	fs.StringVar(&o.config, "config", "", "config `file` (default ./linkpatrol.toml when it exists)")
-	fs.StringVar(&o.db, "db", defaultDB, "database whose last pass supplies the start URLs when neither --start nor the config does")
-	fs.StringArrayVar(&starts, "start", nil, "start `URL` (repeatable) or directory of the site; its host is parsed, others checked")
-	fs.StringArrayVar(&o.include, "include", nil, "as for check")
-	fs.StringArrayVar(&o.exclude, "exclude", nil, "as for check")
-	o.polite.register(fs)
-	registerTrapFlags(fs, &o)
+	fs, _ := newFlags("explain", &o)
+	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol explain [flags] URL\n\nShows each rewriting step, the canonical URL, the rule that decides it\n(with its file:line), the action, and the politeness settings of its host.\n\nFlags:\n%s", fs.FlagUsagesWrapped(helpWidth))
 	}
@@ -41,17 +33,17 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errors.New("explain takes one URL")
 	}
-	file, err := loadConfig(o.config, stderr, "text")
+	file, err := loadSettings(fs, &o, stderr, "text")
 	if err != nil {
 		return err
 	}
-	if err := mergeConfig(fs, &o, file); err != nil {
+	if err := crossCheck(fs, &o, file); err != nil {
 		return err
 	}
-	if len(starts) == 0 && file != nil {
-		starts = file.Start
-	}
+	starts := o.start
 	if len(starts) == 0 {
+		// The database's last pass supplies the start URLs when neither
+		// --start nor the config does.
 		starts = lastStartURLs(existingDatabase(fs.Changed("db"), o.db))
 	}
 	if len(starts) == 0 {

@@ -23,7 +23,7 @@ type natsAuthFlags struct {
 func (a *natsAuthFlags) register(fs *pflag.FlagSet, server bool) {
 	token, nkey := "file holding the token clients must present", "file holding the nkey user seed (nk -gen user) or public key clients must sign with"
 	if !server {
-		token, nkey = "file holding the token serve-frontier requires", "file holding the nkey user seed serve-frontier knows the public key of"
+		token, nkey = usageTokenFile, usageNkey
 	}
 	fs.StringVar(&a.tokenFile, "token-file", "", token)
 	fs.StringVar(&a.nkeyFile, "nkey", "", nkey)

@@ -15,24 +15,6 @@ type flagGroup struct {
 	flags []string
 }
 
-// checkGroups sorts check's flags for --help, in the order a user meets
-// the questions: what is checked, how gently, what is reused, what is
-// printed, where it is kept.
-var checkGroups = []flagGroup{
-	{"Scope (what is checked)", []string{"include", "exclude", "offline", "accept", "header", "sitemap", "robots-sitemaps", "sitemap-limit",
-		"root", "base-url", "check-fragments", "max-redirects", "max-size",
-		"max-hops", "max-path-segments", "max-path-repeats", "max-query-variants", "max-template-run", "keep-session-ids"}},
-	{"Politeness (how hard the hosts are hit)", []string{"concurrency", "per-host", "rate", "burst", "window", "bandwidth",
-		"global-bandwidth", "quota-requests", "quota-bytes", "crawl-delay", "max-pause", "retries", "adaptive",
-		"group-hosts", "ignore-robots", "timeout", "user-agent", "insecure"}},
-	{"Caching (what earlier passes save)", []string{"recheck-ok", "recheck-pages", "recheck-broken", "recheck-unverifiable",
-		"no-reuse", "ghost"}},
-	{"Output", []string{"format", "output", "quiet", "all", "fail-on", "only-new", "report-after", "verbose", "log-format",
-		"status-addr", "status-public"}},
-	{"Database and passes", []string{"config", "db", "new-pass", "max-time", "keep-passes", "commit-batch", "commit-every"}},
-	{"Distributed passes (see linkpatrol serve-frontier)", []string{"nats", "token-file", "nkey", "tls-ca"}},
-}
-
 const checkExamples = `Examples:
   linkpatrol check https://example.com/
   linkpatrol check ./public                     a built site, before deploying

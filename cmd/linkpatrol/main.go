@@ -3,7 +3,11 @@
 // problems worst-first.
 //
 // It wires the packages together — flags, config, signals, exit codes,
-// progress — and holds no crawling logic of its own.
+// progress — and holds no crawling logic of its own. Every setting of a run
+// is one row of settingsTable (settings.go): its flag, config key, default,
+// help and heading, from which the flags of each command, the file's keys,
+// the merge (flag, then file, then default), the checks, `config example`
+// and the grouped --help are made.
 package main
 
 import (

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,45 +17,34 @@ import (
 
 // politeFlags are the politeness settings for the audited site's own hosts
 // (third-party hosts keep their conservative defaults unless a [[host]]
-// rule of the config file says otherwise).
+// rule of the config file says otherwise). Each flag is the [[host]] key
+// of the same name (settingsTable's hostKey).
 type politeFlags struct {
-	rate, window, bandwidth, quotaBytes, globalBandwidth string
-	burst, retries                                       int
-	quotaRequests                                        int64
-	maxPause, crawlDelay                                 string
-	ignoreRobots, adaptive                               bool
-	groupHosts                                           string
+	rate                                   throttle.Rate
+	window                                 throttle.Window
+	bandwidth, quotaBytes, globalBandwidth int64
+	burst, retries                         int
+	quotaRequests                          int64
+	maxPause, crawlDelay                   time.Duration
+	ignoreRobots, adaptive                 bool
+	groupHosts                             string
 }
 
-func (p *politeFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&p.rate, "rate", "", "requests per second to the site's hosts, e.g. 5/s or 300/m (default unlimited)")
-	fs.IntVar(&p.burst, "burst", 0, "requests allowed at once above --rate")
-	fs.StringVar(&p.window, "window", "", "at most N requests in any sliding window, e.g. 100/1m")
-	fs.StringVar(&p.bandwidth, "bandwidth", "", "bytes per second read from one of the site's hosts, e.g. 512KiB")
-	fs.StringVar(&p.globalBandwidth, "global-bandwidth", "", "bytes per second read from all hosts together")
-	fs.Int64Var(&p.quotaRequests, "quota-requests", 0, "most requests to one of the site's hosts in a pass (0 = no quota)")
-	fs.StringVar(&p.quotaBytes, "quota-bytes", "", "most bytes read from one of the site's hosts in a pass, e.g. 2GB")
-	fs.StringVar(&p.maxPause, "max-pause", "", "longest Retry-After pause waited for; a longer one holds back the URL that asked (the whole host when a second URL or robots.txt asks too) to a later run of the same command, which then exits 3 (default 10m)")
-	fs.StringVar(&p.crawlDelay, "crawl-delay", "", "minimum gap between requests to one of the site's hosts, e.g. 200ms")
-	fs.BoolVar(&p.ignoreRobots, "ignore-robots", false, "ignore robots.txt on the site's own hosts (never on others)")
-	fs.IntVar(&p.retries, "retries", 0, "retries of a URL after 429, 503, timeouts or connection errors")
-	fs.StringVar(&p.groupHosts, "group-hosts", "host", "what shares one set of limits: host (each host:port) or domain (all hosts of a registrable domain)")
-	fs.BoolVar(&p.adaptive, "adaptive", false, "slow down on the site's own hosts when their response times climb (always on for third-party hosts)")
-}
-
-// hostRules turns the flags the user gave into a [[host]] rule per start
-// host, placed before the config file's so that flags win.
+// hostRules turns the politeness flags the user gave into a [[host]] rule
+// per start host, placed before the config file's so that flags win.
 func (p *politeFlags) hostRules(fs *pflag.FlagSet, starts []string) []rules.HostRule {
-	changed := func(names ...string) bool {
-		for _, n := range names {
-			if fs.Changed(n) {
-				return true
-			}
-		}
-		return false
+	given := false
+	for _, s := range settingsTable {
+		given = given || s.hostKey != "" && fs.Changed(s.flag)
 	}
-	if !changed("rate", "burst", "window", "bandwidth", "quota-requests", "quota-bytes", "max-pause", "crawl-delay", "ignore-robots", "retries", "adaptive") {
+	if !given {
 		return nil
+	}
+	text := func(flag string, v fmt.Stringer) string {
+		if !fs.Changed(flag) {
+			return ""
+		}
+		return v.String()
 	}
 	var out []rules.HostRule
 	for _, s := range starts {
@@ -64,8 +52,9 @@ func (p *politeFlags) hostRules(fs *pflag.FlagSet, starts []string) []rules.Host
 		if err != nil || u.Host == "" {
 			continue
 		}
-		r := rules.HostRule{Source: "command line", Match: u.Host, Rate: p.rate, Window: p.window,
-			Bandwidth: p.bandwidth, QuotaBytes: p.quotaBytes, MaxPause: p.maxPause, CrawlDelay: p.crawlDelay}
+		r := rules.HostRule{Source: "command line", Match: u.Host, Rate: text("rate", p.rate), Window: text("window", p.window),
+			Bandwidth: text("bandwidth", throttle.Size(p.bandwidth)), QuotaBytes: text("quota-bytes", throttle.Size(p.quotaBytes)),
+			MaxPause: text("max-pause", throttle.Duration(p.maxPause)), CrawlDelay: text("crawl-delay", throttle.Duration(p.crawlDelay))}
 		if fs.Changed("burst") {
 			r.Burst = &p.burst
 		}
@@ -139,16 +128,4 @@ func hasCIDRRules(hosts []rules.HostRule) bool {
 		}
 	}
 	return false
-}
-
-// parseBytesFlag reads a byte size flag; "" is 0 (unlimited).
-func parseBytesFlag(name, v string) (int64, error) {
-	if v == "" {
-		return 0, nil
-	}
-	n, err := throttle.ParseBytes(v)
-	if err != nil {
-		return 0, fmt.Errorf("--%s %s: %v", name, strconv.Quote(v), err)
-	}
-	return n, nil
 }

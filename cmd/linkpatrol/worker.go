@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -42,24 +43,36 @@ type passCrawl struct {
 
 func (ps passSettings) crawl() (*passCrawl, error) {
 	var pc passCrawl
-	fs := checkFlags(&pc.o)
+	fs, _ := newFlags("check", &pc.o)
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(ps.Args); err != nil {
 		return nil, fmt.Errorf("the pass's settings: %w", err)
 	}
-	if len(ps.Config) > 0 {
-		f, err := rules.ParseConfig(ps.ConfigName, ps.Config, nil)
-		if err != nil {
-			return nil, fmt.Errorf("the pass's config file: %w", err)
-		}
-		pc.file = f
-	}
-	if err := mergeConfig(fs, &pc.o, pc.file); err != nil {
+	// The pass's config file is read as check read it, from its bytes:
+	// never the worker's own ./linkpatrol.toml (an empty file stands for
+	// none). Its warnings were shown by check.
+	dir, err := os.MkdirTemp("", "linkpatrol-pass")
+	if err != nil {
 		return nil, err
 	}
+	defer os.RemoveAll(dir)
+	name := rules.DefaultConfigFile
+	if ps.ConfigName != "" {
+		name = filepath.Base(ps.ConfigName)
+	}
+	pc.o.config = filepath.Join(dir, name)
+	if err := os.WriteFile(pc.o.config, ps.Config, 0o600); err != nil {
+		return nil, err
+	}
+	if pc.file, err = loadSettings(fs, &pc.o, io.Discard, "text"); err != nil {
+		return nil, fmt.Errorf("the pass's settings: %w", err)
+	}
+	if err := crossCheck(fs, &pc.o, pc.file); err != nil {
+		return nil, fmt.Errorf("the pass's settings: %w", err)
+	}
 	args := fs.Args()
-	if len(args) == 0 && pc.file != nil {
-		args = pc.file.Start
+	if len(args) == 0 {
+		args = pc.o.start
 	}
 	targets, err := parseTargets(args, "")
 	if err != nil {
@@ -202,11 +215,7 @@ func workerPass(ctx, hard context.Context, w *cluster.Worker, db *store.DB, rec 
 		return err
 	}
 	defer f.Close()
-	globalBPS, err := parseBytesFlag("global-bandwidth", pc.o.polite.globalBandwidth)
-	if err != nil {
-		return err
-	}
-	cfg := crawlerConfig(&pc.o, pc.file, pc.engine, nil, nil, globalBPS, log)
+	cfg := crawlerConfig(&pc.o, pc.file, pc.engine, nil, nil, pc.o.polite.globalBandwidth, log)
 	if concurrency > 0 {
 		cfg.Concurrency = concurrency
 	}
@@ -263,10 +272,19 @@ type clusterFlags struct {
 	caFile string
 }
 
+// The cluster flags' help, shared by the settings table (check, report)
+// and the cluster's own commands.
+const (
+	usageNats      = "`URL` of the frontier (serve-frontier prints it): nats://HOST:PORT"
+	usageTokenFile = "file holding the token serve-frontier requires"
+	usageNkey      = "file holding the nkey user seed serve-frontier knows the public key of"
+	usageTLSCA     = "PEM `file` of the authority that signed serve-frontier's TLS certificate"
+)
+
 func (c *clusterFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&c.url, "nats", "", "`URL` of the frontier (serve-frontier prints it): nats://HOST:PORT")
+	fs.StringVar(&c.url, "nats", "", usageNats)
 	c.auth.register(fs, false)
-	fs.StringVar(&c.caFile, "tls-ca", "", "PEM `file` of the authority that signed serve-frontier's TLS certificate")
+	fs.StringVar(&c.caFile, "tls-ca", "", usageTLSCA)
 }
 
 func (c *clusterFlags) connect(name string) (jetstream.JetStream, func(), error) {

@@ -1,0 +1,141 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/crawler"
+	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+var _ crawler.Frontier = (*Frontier)(nil)
+
+// verdicts reads what a database says about each URL of a pass.
+func verdicts(t *testing.T, db *store.DB, pass uint64) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := db.Records(pass, func(r *store.URLRecord) error {
+		out[r.URL] = fmt.Sprintf("%s %d %s", r.Verdict, r.Status, r.Error)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// The real crawler over the cluster: three workers, each running
+// crawler.Run on its own database with a Frontier, check a web of sites
+// that link and redirect across hosts; the merged database says what a
+// single-process crawl of the same web says, URL by URL, and no server is
+// asked for a URL twice.
+func TestCrawlersOverCluster(t *testing.T) {
+	t.Parallel()
+	web := crawltest.NewWeb(crawltest.WebOptions{Sites: 6, Site: crawltest.SiteOptions{
+		Pages: 25, LinksPerPage: 6, Images: 1, BrokenEvery: 7, PeerRedirectEvery: 5, PageBytes: 800,
+	}})
+	t.Cleanup(web.Close)
+	starts := web.StartURLs()
+	engine, err := rules.New(rules.Config{Start: starts})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The baseline: one crawler alone.
+	single := openDB(t, "single.db", false)
+	p, out, err := crawler.New(crawler.Config{Concurrency: 4}, engine, single).Run(context.Background(), context.Background(),
+		crawler.PassSpec{Pass: store.Pass{StartURLs: starts}, Seeds: starts})
+	if err != nil || !out.Complete {
+		t.Fatalf("single crawl: %+v, %v", out, err)
+	}
+	want := verdicts(t, single, p.ID)
+	web.Reset()
+
+	js := connect(t, startServer(t))
+	c, merged, rec := coordinate(t, js, CoordinatorConfig{}, starts...)
+	_ = c
+	// Each worker owns the shards of two sites.
+	var shards [3][]int
+	for i, s := range starts {
+		u, _ := url.Parse(s)
+		shards[i%3] = append(shards[i%3], Shard(u.Host))
+	}
+	type run struct {
+		out crawler.Outcome
+		err error
+	}
+	results := make(chan run, 3)
+	for i := range 3 {
+		name := fmt.Sprintf("w%d", i+1)
+		db := openDB(t, name+".db", true)
+		w, err := NewWorker(context.Background(), js, WorkerConfig{Name: name, Shards: shards[i], DB: db})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = w.Close() })
+		// The worker command's order: join, then let the crawler open
+		// the coordinator's pass, with no seeds of its own.
+		f, err := w.Join(context.Background(), rec.Pass.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = f.Close() })
+		cr := crawler.New(crawler.Config{Concurrency: 4, Frontier: f}, engine, db)
+		go func() {
+			_, out, err := cr.Run(w.Context(), context.Background(), crawler.PassSpec{Pass: store.Pass{ID: rec.Pass.ID, StartURLs: starts}})
+			results <- run{out, err}
+		}()
+	}
+	var hops int64
+	for range 3 {
+		select {
+		case r := <-results:
+			if r.err != nil || !r.out.Complete {
+				t.Fatalf("worker crawl: %+v, %v", r.out, r.err)
+			}
+			hops += r.out.ForeignHops
+		case <-time.After(60 * time.Second):
+			t.Fatal("the distributed pass did not end")
+		}
+	}
+	got := verdicts(t, merged, rec.Pass.ID)
+	var msgs [2]uint64
+	for i, name := range []string{todoStream, resStream} {
+		st, err := js.Stream(context.Background(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := st.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs[i] = info.State.LastSeq
+	}
+	t.Logf("%d URLs: %d task messages (%d seeds among them), %d result messages: %.2f messages per URL",
+		len(got), msgs[0], len(starts), msgs[1], float64(msgs[0]+msgs[1])/float64(len(got)))
+	if !maps.Equal(got, want) {
+		for _, u := range slices.Sorted(maps.Keys(want)) {
+			if got[u] != want[u] {
+				t.Errorf("%s: merged %q, single %q", u, got[u], want[u])
+			}
+		}
+		for _, u := range slices.Sorted(maps.Keys(got)) {
+			if _, ok := want[u]; !ok {
+				t.Errorf("%s: merged %q, single has none", u, got[u])
+			}
+		}
+	}
+	// A redirect to a host another worker owns is followed where it is
+	// found, through that worker's throttle (FRONTIER.md, v1), so its
+	// target may be asked for by its owner too: never more often than that.
+	if r := web.Repeated(); int64(len(r)) > hops {
+		t.Errorf("%d URLs asked for twice, more than the %d foreign hops: %q", len(r), hops, r)
+	}
+}
