@@ -310,17 +310,10 @@ func TestRobotsText(t *testing.T) {
 	}
 }
 
-func TestHumanBytesAndDurations(t *testing.T) {
+func TestHumanBytes(t *testing.T) {
 	for n, want := range map[int64]string{0: "0 B", 999: "999 B", 1000: "1.0 kB", 1_500_000: "1.5 MB", 3_200_000_000: "3.2 GB"} {
 		if got := humanBytes(n); got != want {
 			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
-		}
-	}
-	for d, want := range map[time.Duration]string{
-		0: "0s", 1234 * time.Microsecond: "1ms", 1234 * time.Millisecond: "1.2s", 93*time.Second + 400*time.Millisecond: "1m33s",
-	} {
-		if got := roundDuration(d).String(); got != want {
-			t.Errorf("roundDuration(%v) = %q, want %q", d, got, want)
 		}
 	}
 }
