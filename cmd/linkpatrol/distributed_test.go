@@ -64,7 +64,7 @@ func TestDistributedEqualsSingle(t *testing.T) {
 	t.Parallel()
 	w := newWeb(t, 6, 30)
 	dir := t.TempDir()
-	single := runBinary(t, append([]string{"check", "--format", "json", "--all", "--db", filepath.Join(dir, "single.db")}, w.StartURLs()...)...)
+	single := runInProcess(t, append([]string{"check", "--format", "json", "--all", "--db", filepath.Join(dir, "single.db")}, w.StartURLs()...)...)
 	if single.code != exitProblems {
 		t.Fatalf("single process: exit %d\n%s", single.code, single.stderr)
 	}
@@ -97,11 +97,11 @@ func TestDistributedEqualsSingle(t *testing.T) {
 			t.Errorf("worker %d did not say the pass completed:\n%s", i+1, p.errors())
 		}
 	}
-	again := runBinary(t, "report", "--nats", url, "--format", "json", "--all")
+	again := runInProcess(t, "report", "--nats", url, "--format", "json", "--all")
 	if again.code != exitProblems || normalised(t, again.stdout) != normalised(t, single.stdout) {
 		t.Errorf("report --nats: exit %d, or another report\n%s", again.code, again.stderr)
 	}
-	st := runBinary(t, "status", "--nats", url)
+	st := runInProcess(t, "status", "--nats", url)
 	if st.code != exitOK || !strings.Contains(st.stdout, "complete") || !strings.Contains(st.stdout, "w1") {
 		t.Errorf("status: exit %d\n%s%s", st.code, st.stdout, st.stderr)
 	}
@@ -178,11 +178,11 @@ func TestOverlappingShardsRefused(t *testing.T) {
 	_, url := startFrontier(t)
 	dir := t.TempDir()
 	first := startWorker(t, url, filepath.Join(dir, "first.db"), "0-127")
-	r := runBinary(t, "worker", "--nats", url, "--db", filepath.Join(dir, "second.db"), "--shards", "100-200")
+	r := runInProcess(t, "worker", "--nats", url, "--db", filepath.Join(dir, "second.db"), "--shards", "100-200")
 	if r.code != exitUsage || !strings.Contains(r.stderr, "first") || !strings.Contains(r.stderr, "100-127") {
 		t.Errorf("overlapping worker: exit %d, want 2 naming worker first and shards 100-127\n%s", r.code, r.stderr)
 	}
-	st := runBinary(t, "status", "--nats", url)
+	st := runInProcess(t, "status", "--nats", url)
 	if !strings.Contains(st.stdout, "first") || !strings.Contains(st.stdout, "0-127") || strings.Contains(st.stdout, "second") {
 		t.Errorf("status after the refusal:\n%s%s", st.stdout, st.stderr)
 	}
@@ -205,7 +205,7 @@ func TestWorkerKilledMidPass(t *testing.T) {
 	t.Cleanup(w.Close)
 	dir := t.TempDir()
 	args := append([]string{"--format", "json", "--all", "--commit-batch", strconv.Itoa(batch)}, w.StartURLs()...)
-	single := runBinary(t, append([]string{"check", "--db", filepath.Join(dir, "single.db")}, args...)...)
+	single := runInProcess(t, append([]string{"check", "--db", filepath.Join(dir, "single.db")}, args...)...)
 	if single.code != exitProblems {
 		t.Fatalf("single process: exit %d\n%s", single.code, single.stderr)
 	}
