@@ -376,10 +376,8 @@ type Verdict struct {
 // delivered nothing beyond the last sequence reported acked for it, and
 // the results consumer has nothing pending or unacked.
 func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error) {
-	holders, err := Holders(ctx, c.js)
-	if err != nil {
-		return Verdict{}, err
-	}
+	// Statuses first: while a pass runs some worker is busy, and the
+	// leases (one key per shard) need not be read to say so.
 	statuses, err := workerStatuses(ctx, c.b.state)
 	if err != nil {
 		return Verdict{}, err
@@ -397,6 +395,10 @@ func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error)
 			return Verdict{Why: fmt.Sprintf("worker %s is busy", st.Name)}, nil
 		}
 		v.Deferred += st.Deferred
+	}
+	holders, err := Holders(ctx, c.js)
+	if err != nil {
+		return Verdict{}, err
 	}
 	for s, h := range holders {
 		if h == "" {
