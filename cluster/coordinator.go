@@ -323,8 +323,12 @@ func (c *Coordinator) commit(ctx context.Context, msgs []jetstream.Msg) {
 			return
 		}
 	}
+	// Committed: ack even when the coordinator is stopping, or the
+	// messages wait out AckWait before its successor gets them again.
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
 	for _, m := range done {
-		if err := m.DoubleAck(ctx); err != nil && ctx.Err() == nil {
+		if err := m.DoubleAck(actx); err != nil {
 			c.logf("results: ack: %v", err)
 		}
 	}
