@@ -50,19 +50,32 @@ type Decider interface {
 // as "too many redirects".
 const DefaultMaxRedirects = 20
 
+// The defaults of the Config fields left zero. The command's flags and
+// config keys default to the same values: its settings table reads them
+// from here, so a pass run from a test and one run by linkpatrol check
+// commit, time out and cap alike.
+const (
+	DefaultConcurrency   = 16
+	DefaultPerHost       = 8 // never more than Concurrency
+	DefaultTimeout       = 20 * time.Second
+	DefaultMaxSize       = 10 << 20
+	DefaultBatchSize     = 32 // what a kill may cost
+	DefaultBatchInterval = time.Second
+)
+
 // Config holds the settings of one pass. The zero value of a field means
 // its default.
 type Config struct {
-	Concurrency   int           // workers in total; default 16
-	PerHost       int           // requests in flight to one host; default Concurrency
-	Timeout       time.Duration // soft timeout of one request; the whole task gets twice this; default 20s
+	Concurrency   int           // workers in total; default DefaultConcurrency
+	PerHost       int           // requests in flight to one host; default DefaultPerHost, at most Concurrency
+	Timeout       time.Duration // soft timeout of one request; the whole task gets twice this; default DefaultTimeout
 	Grace         time.Duration // how long in-flight tasks may finish after a stop; default 2s
-	MaxSize       int64         // HTML body cap, after decompression; default 10 MB
+	MaxSize       int64         // HTML body cap, after decompression; default DefaultMaxSize
 	MaxRedirects  int           // redirects followed; default DefaultMaxRedirects
 	UserAgent     string
 	Insecure      bool          // skip TLS certificate verification (--insecure)
-	BatchSize     int           // results per commit; default 1000
-	BatchInterval time.Duration // longest wait before a commit; default 1s
+	BatchSize     int           // results per commit; default DefaultBatchSize
+	BatchInterval time.Duration // longest wait before a commit; default DefaultBatchInterval
 	Recheck       rules.Recheck // how long a result stays fresh, per verdict; zero = always fetch
 	RulesRecheck  bool          // some rule sets its own recheck interval
 	Ghost         time.Duration // a failing page good within this still has its old links followed
@@ -101,19 +114,20 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	if c.Concurrency <= 0 {
-		c.Concurrency = 16
+		c.Concurrency = DefaultConcurrency
 	}
-	if c.PerHost <= 0 || c.PerHost > c.Concurrency {
-		c.PerHost = c.Concurrency
+	if c.PerHost <= 0 {
+		c.PerHost = DefaultPerHost
 	}
+	c.PerHost = min(c.PerHost, c.Concurrency)
 	if c.Timeout <= 0 {
-		c.Timeout = 20 * time.Second
+		c.Timeout = DefaultTimeout
 	}
 	if c.Grace <= 0 {
 		c.Grace = 2 * time.Second
 	}
 	if c.MaxSize <= 0 {
-		c.MaxSize = 10 << 20
+		c.MaxSize = DefaultMaxSize
 	}
 	if c.MaxRedirects <= 0 {
 		c.MaxRedirects = DefaultMaxRedirects
@@ -122,10 +136,10 @@ func (c *Config) setDefaults() {
 		c.UserAgent = "linkpatrol"
 	}
 	if c.BatchSize <= 0 {
-		c.BatchSize = 1000
+		c.BatchSize = DefaultBatchSize
 	}
 	if c.BatchInterval <= 0 {
-		c.BatchInterval = time.Second
+		c.BatchInterval = DefaultBatchInterval
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -153,8 +167,10 @@ type Crawler struct {
 	// robotsTries counts, per host, the robots.txt fetches the throttle
 	// asked to try again (429/503, timeouts), for its retry limit.
 	robotsTries sync.Map
-	// claims are the URLs of the running pass that some task resolves.
-	claims *claims
+	// claimReqs take a worker's redirect target to the dispatcher, which
+	// owns the pass's claims; looped closes when the dispatcher is gone.
+	claimReqs chan claimReq
+	looped    chan struct{}
 	// frontier is the running pass's Config.Frontier (or a Local one).
 	frontier Frontier
 	// dns holds, by host name, nil for a name that resolved and the error
@@ -262,7 +278,7 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 	outcomes := make(chan outcome, c.cfg.Concurrency)
 	writes := make(chan store.Result, c.cfg.BatchSize)
 
-	c.claims = &claims{m: done}
+	c.claimReqs, c.looped = make(chan claimReq), make(chan struct{})
 	c.frontier = c.cfg.Frontier
 	if c.frontier == nil {
 		c.frontier = Local()
@@ -315,12 +331,11 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 	flushes := make(chan chan error)
 	g.Go(func() error { return c.writeLoop(gctx, pass.ID, writes, flushes) })
 	c.damaged = &fatal{ch: make(chan struct{})}
-	looped := make(chan struct{})
 	g.Go(func() error {
 		select {
 		case <-c.damaged.ch:
 			return c.damaged.err
-		case <-looped:
+		case <-c.looped:
 			return nil
 		}
 	})
@@ -330,14 +345,14 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 		// Held back by a pause last time: recorded, but still to be done.
 		delete(done, t.URL)
 	}
-	d := newDispatcher(c, pass, c.claims)
+	d := newDispatcher(c, pass, claims(done))
 	for _, t := range queue {
 		d.push(t)
 	}
 	d.seedSitemaps(resumed)
 	var outc Outcome
-	err := d.loop(ctx, gctx, tasks, probes, outcomes, writes, flushes)
-	close(looped)
+	err := d.loop(ctx, gctx, tasks, probes, outcomes, writes, flushes, c.claimReqs)
+	close(c.looped)
 	close(tasks)
 	close(probes)
 	close(writes)

@@ -103,12 +103,13 @@ const (
 	robotsLoading
 )
 
-// dispatcher owns the frontier; only its goroutine touches it. The dedupe
-// set is shared with workers following redirects (see chain.go).
+// dispatcher owns the frontier and the pass's dedupe set; only its
+// goroutine touches them (workers following redirects ask it to claim their
+// targets, see chain.go).
 type dispatcher struct {
 	c     *Crawler
 	pass  store.Pass
-	seen  *claims
+	seen  claims
 	hosts map[string]*hostQueue
 	ring  []*hostQueue // hosts with queued tasks and a free slot, round robin
 	// slotParked are hosts taken out of the ring until a slot frees: a
@@ -144,7 +145,7 @@ type dispatcher struct {
 	delayed []*task
 }
 
-func newDispatcher(c *Crawler, pass store.Pass, seen *claims) *dispatcher {
+func newDispatcher(c *Crawler, pass store.Pass, seen claims) *dispatcher {
 	d := &dispatcher{c: c, pass: pass, seen: seen, hosts: make(map[string]*hostQueue),
 		sitemapURLs: make(map[string]struct{}), traps: newTrapState(),
 		ends: newEnds(), waiters: make(map[string][]waiting), ownHosts: make(map[string]bool)}
@@ -153,7 +154,7 @@ func newDispatcher(c *Crawler, pass store.Pass, seen *claims) *dispatcher {
 			d.ownHosts[u.Host] = true
 		}
 	}
-	for u := range seen.m {
+	for u := range seen {
 		d.traps.admitted(u, "")
 	}
 	return d
@@ -225,8 +226,10 @@ func (d *dispatcher) stage() []store.Result {
 			// Only with recheck intervals can a stored result be reused;
 			// otherwise the worker reads it, in parallel. A sitemap is
 			// always read again: what it lists is the point.
-			t.prev, t.fresh = d.c.previous(d.pass, t.URL)
-			t.fresh = t.fresh && t.Action != actionSitemap
+			// Its recheck interval comes with its decision, made when it
+			// was found (or here, once, for a task from the store).
+			t.prev = d.c.previous(t.URL)
+			t.fresh = t.prev != nil && t.Action != actionSitemap && d.c.reusable(d.pass, t.prev, d.c.decision(&t).Request)
 			t.prevLoaded = true
 		}
 		if d.c.cfg.Throttle == nil || t.fresh || q.name == "" {
@@ -445,7 +448,7 @@ func (d *dispatcher) finish(t task) {
 // Idle, with every result committed, it tells the frontier so and waits
 // for the frontier's Done (the pass is complete everywhere) or for more
 // work to come in.
-func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- task, outcomes <-chan outcome, writes chan<- store.Result, flushes chan<- chan error) error {
+func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- task, outcomes <-chan outcome, writes chan<- store.Result, flushes chan<- chan error, claimReqs <-chan claimReq) error {
 	stopCh := stop.Done()
 	stopping := false
 	incoming := d.c.frontier.Incoming()
@@ -519,6 +522,8 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 					return err
 				}
 			}
+		case r := <-claimReqs:
+			r.reply <- d.seen.claim(r.url)
 		case batch := <-incoming:
 			if done != nil {
 				done = nil
@@ -623,7 +628,7 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 		case t.action == rules.Skip:
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictSkipped, "", "skipped: "+t.rule))
 		default:
-			nt := task{Task: store.Task{URL: t.url, Action: t.action.String(), Depth: o.task.Depth + 1, Run: run}, host: t.host, robotsOK: t.robots == robotsAllowed, dec: t.dec}
+			nt := task{Task: store.Task{URL: t.url, Action: t.action.String(), Depth: o.task.Depth + 1, Run: run}, host: t.host, robotsOK: t.robots == robotsAllowed, dec: queuedDecision(t.dec)}
 			if t.sitemap {
 				nt.Action = actionSitemap
 				if o.task.sitemapsOf != "" {
@@ -661,6 +666,8 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 		extra = append(o.hops, extra...)
 	}
 	if o.waitOn != "" {
+		// The task's own record is written when the chain's end is known.
+		o.waits[0].forward = res.Forward
 		rs, err := d.wait(o.waitOn, o.waits)
 		if err != nil {
 			return err

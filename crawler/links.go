@@ -85,6 +85,7 @@ type refs struct {
 	site *site
 	// dir and full are the baseKeys of base, once asked for.
 	dir, full string
+	robots    robotsMemo
 }
 
 func newRefs(c *Crawler, base *url.URL, n int, follow bool) *refs {
@@ -137,7 +138,7 @@ func (r *refs) add(ref string, link store.Link, resource, sitemap bool) {
 	if !sitemap {
 		tg.traps = res.traps
 	}
-	r.c.robotsVerdict(&tg, res.u)
+	r.c.robotsVerdict(&tg, res.u, &r.robots)
 	r.found = append(r.found, tg)
 }
 
@@ -224,10 +225,11 @@ func anchors(ids []string) []string {
 
 // robotsVerdict reads robots.txt for a target whose host's file is already
 // known, here on a worker, so the dispatcher does not have to; when it is
-// not, the dispatcher asks once it is.
-func (c *Crawler) robotsVerdict(tg *target, u *url.URL) {
+// not, the dispatcher asks once it is. m is the memo of the document the
+// target was found in.
+func (c *Crawler) robotsVerdict(tg *target, u *url.URL, m *robotsMemo) {
 	if tg.action == rules.Parse || tg.action == rules.Check {
-		tg.robots = c.robotsGate(u, false)
+		tg.robots = m.gate(c, u, false)
 	}
 }
 
@@ -259,6 +261,7 @@ func (c *Crawler) storedTargets(page string) []target {
 	}
 	found := make([]target, 0, len(links))
 	seen := make(map[string]struct{}, len(links))
+	var robots robotsMemo
 	for _, l := range links {
 		if _, dup := seen[l.URL]; dup {
 			continue
@@ -283,7 +286,7 @@ func (c *Crawler) storedTargets(page string) []target {
 		}
 		tg := target{url: d.URL, host: u.Host, action: action, rule: d.Rule, dec: &d}
 		c.trapInfo(&tg, d)
-		c.robotsVerdict(&tg, u)
+		c.robotsVerdict(&tg, u, &robots)
 		found = append(found, tg)
 	}
 	return found
@@ -293,6 +296,7 @@ func (c *Crawler) storedTargets(page string) []target {
 // targets to walk on to, as the fetch that followed it recorded them.
 func (c *Crawler) redirectTargets(t task, prev store.URLRecord) []target {
 	var found []target
+	var robots robotsMemo
 	for i, raw := range append(hopURLs(prev.Redirects[min(1, len(prev.Redirects)):]), prev.FinalURL) {
 		u, err := url.Parse(raw)
 		if err != nil {
@@ -306,7 +310,7 @@ func (c *Crawler) redirectTargets(t task, prev store.URLRecord) []target {
 		if t.Action == rules.Check.String() || i < len(prev.Redirects)-1 {
 			tg.action = rules.Check // a resource stays one, unless it answers HTML
 		}
-		c.robotsVerdict(&tg, u)
+		c.robotsVerdict(&tg, u, &robots)
 		found = append(found, tg)
 	}
 	return found
@@ -332,7 +336,7 @@ func (c *Crawler) mayReuse() bool {
 // what a user edits between two runs, and revalidating one costs a 304.
 // A rule's own interval is the user asking for exactly those URLs, so it
 // applies to pages too.
-func (c *Crawler) fresh(prev store.URLRecord, now time.Time) bool {
+func (c *Crawler) fresh(prev store.URLRecord, now time.Time, p *rules.Policy) bool {
 	if c.needsAnchors(prev) {
 		return false
 	}
@@ -353,18 +357,16 @@ func (c *Crawler) fresh(prev store.URLRecord, now time.Time) bool {
 	default:
 		return false
 	}
-	if u, err := url.Parse(prev.URL); err == nil {
-		if p := c.rules.Decide(u).Policy; p != nil {
-			switch prev.Verdict {
-			case store.VerdictOK:
-				ttl = pick(p.Recheck.OK, ttl)
-			case store.VerdictBroken:
-				ttl = pick(p.Recheck.Broken, ttl)
-			case store.VerdictUnverifiable:
-				ttl = pick(p.Recheck.Unverifiable, ttl)
-			case store.VerdictTransient:
-				ttl = pick(p.Recheck.Transient, ttl)
-			}
+	if p != nil {
+		switch prev.Verdict {
+		case store.VerdictOK:
+			ttl = pick(p.Recheck.OK, ttl)
+		case store.VerdictBroken:
+			ttl = pick(p.Recheck.Broken, ttl)
+		case store.VerdictUnverifiable:
+			ttl = pick(p.Recheck.Unverifiable, ttl)
+		case store.VerdictTransient:
+			ttl = pick(p.Recheck.Transient, ttl)
 		}
 	}
 	return ttl > 0 && !prev.FetchedAt.IsZero() && now.Sub(prev.FetchedAt) < ttl

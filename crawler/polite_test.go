@@ -160,6 +160,33 @@ func TestRobotsDisallowedNeverFetched(t *testing.T) {
 	}
 }
 
+// A link that writes the host in capitals is the same host, and its
+// robots.txt applies: the verdict a worker reads for a target must come
+// from the file of the canonical host.
+func TestRobotsDisallowedWhateverTheHostCase(t *testing.T) {
+	var rec recorder
+	mux := http.NewServeMux()
+	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "User-agent: *\nDisallow: /private/\n")
+	})
+	srv := httptest.NewServer(rec.wrap(mux))
+	defer srv.Close()
+	start := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + "/"
+	upper := strings.Replace(srv.URL, "127.0.0.1", "LOCALHOST", 1)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<a href="/public">p</a><a href="%s/private/a">a</a>`, upper)
+	})
+	db := openDB(t)
+	politePass(t, db, start, throttle.Settings{}, context.Background())
+	if !slices.Contains(rec.paths, "/public") {
+		t.Fatalf("the page's links were not followed: requests %v", rec.paths)
+	}
+	if slices.Contains(rec.paths, "/private/a") {
+		t.Errorf("requested disallowed /private/a through a capitalised host: %v", rec.paths)
+	}
+}
+
 // A Retry-After pause holds, and holds across a restart of the process:
 // the pause lives in the store, not in memory.
 func TestRetryAfterPauseSurvivesRestart(t *testing.T) {

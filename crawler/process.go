@@ -46,7 +46,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 		return c.reuse(pass, t, *t.prev)
 	}
 	if !t.prevLoaded {
-		t.prev, _ = c.previous(pass, t.URL)
+		t.prev = c.previous(t.URL)
 	}
 	prevp := t.prev
 	hadPrev := prevp != nil
@@ -134,8 +134,8 @@ func (c *Crawler) upgrade(ctx context.Context, t task, first string, f *fetched)
 		f.status/100 != 2 || !parsable(f.contentType) {
 		return
 	}
-	d := f.dec
-	if d == nil || d.Action != rules.Parse {
+	d := f.decided(c)
+	if d.Action != rules.Parse {
 		return
 	}
 	u, err := url.Parse(f.finalURL)

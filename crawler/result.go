@@ -60,7 +60,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 			if end.Note == "" {
 				end.Note = viaNote(t.URL)
 			}
-			prev, _ := c.previous(pass, key)
+			prev := c.previous(key)
 			history(&end, prev, pass.ID, now)
 			if end.Verdict.Problem() {
 				c.stats.problems.Add(1)
@@ -83,7 +83,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		if i == 0 {
 			rec.Action, prev = t.Action, t.prev
 		} else {
-			prev, _ = c.previous(pass, key)
+			prev = c.previous(key)
 		}
 		w := waiting{rec: rec, prev: prev, depth: t.Depth + min(i, 1)}
 		if i > 0 {
@@ -93,11 +93,11 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		hops = nil
 	}
 	slices.Reverse(records) // the task's URL first
+	o.found = append(o.found, f.foreign...)
 	if f.pendingOn != "" {
 		o.waitOn, o.waits = f.pendingOn, records
 		return o
 	}
-	o.found = append(o.found, f.foreign...)
 	for i := len(records) - 1; i >= 0; i-- {
 		w := &records[i]
 		chainEnd(&w.rec, end, c.cfg.MaxRedirects)
@@ -175,20 +175,26 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 }
 
 // previous reads what is known of u from earlier passes (or earlier runs of
-// this pass) and whether it is fresh enough to reuse without a request.
-func (c *Crawler) previous(pass store.Pass, u string) (*store.URLRecord, bool) {
+// this pass).
+func (c *Crawler) previous(u string) *store.URLRecord {
 	prev, ok, err := c.store.Get(u)
 	if err != nil {
 		c.readFailed("read previous result", err, "url", u)
-		return nil, false
+		return nil
 	}
 	if !ok {
-		return nil, false
+		return nil
 	}
+	return &prev
+}
+
+// reusable says whether prev, what is known of a URL whose requests carry
+// policy p, is fresh enough to reuse without a request in pass.
+func (c *Crawler) reusable(pass store.Pass, prev *store.URLRecord, p *rules.Policy) bool {
 	// A file costs nothing to read again, and a site on disk is checked
 	// right after it was edited: its results are never reused.
-	local := strings.HasPrefix(u, "file:")
-	return &prev, !local && prev.Pass != pass.ID && c.fresh(prev, c.cfg.Now())
+	local := strings.HasPrefix(prev.URL, "file:")
+	return !local && prev.Pass != pass.ID && c.fresh(*prev, c.cfg.Now(), p)
 }
 
 // history carries the URL's past into its new record.

@@ -41,7 +41,7 @@ func (c *Crawler) processSitemap(ctx context.Context, pass store.Pass, t task) o
 	o := outcome{task: t}
 	now := c.cfg.Now()
 	if !t.prevLoaded {
-		t.prev, _ = c.previous(pass, t.URL)
+		t.prev = c.previous(t.URL)
 	}
 	hard := c.hardTimeout(&t)
 	hardCtx, cancel := context.WithTimeout(ctx, hard)
@@ -126,6 +126,7 @@ func (c *Crawler) robotsSitemaps(ctx context.Context, t task) outcome {
 	if err != nil {
 		return o
 	}
+	var robots robotsMemo
 	for _, s := range r.Sitemaps() {
 		u, err := rules.Resolve(base, s)
 		if err != nil {
@@ -141,7 +142,7 @@ func (c *Crawler) robotsSitemaps(ctx context.Context, t task) outcome {
 			continue
 		}
 		tg := target{url: d.URL, host: d.Parsed.Host, action: d.Action, rule: d.Rule, sitemap: true}
-		c.robotsVerdict(&tg, u)
+		c.robotsVerdict(&tg, u, &robots)
 		o.found = append(o.found, tg)
 	}
 	return o

@@ -103,10 +103,10 @@ func (r *Report) Incomplete() string {
 			msg = fmt.Sprintf("INCOMPLETE: %s of the site held back by the server's request to pause (Retry-After) until %s; run the same command again after then to check %s and finish the pass.",
 				plural(n, "URL", "URLs"), r.Pass.ResumeAfter.In(r.Options.Now.Location()).Format("2006-01-02 15:04"), them)
 		} else {
-			msg = fmt.Sprintf("INCOMPLETE: stopped after %s; run the same command again to resume.", formatDuration(r.Summary.Elapsed))
+			msg = fmt.Sprintf("INCOMPLETE: stopped after %s; run the same command again to resume.", RoundDuration(r.Summary.Elapsed))
 		}
 	default:
-		msg = fmt.Sprintf("INCOMPLETE: pass %d has not finished (it is still running, or it was killed after %s); run the same command again to resume.", r.Pass.ID, formatDuration(r.Summary.Elapsed))
+		msg = fmt.Sprintf("INCOMPLETE: pass %d has not finished (it is still running, or it was killed after %s); run the same command again to resume.", r.Pass.ID, RoundDuration(r.Summary.Elapsed))
 	}
 	if r.StartFailure != "" {
 		if msg != "" {
@@ -117,17 +117,20 @@ func (r *Report) Incomplete() string {
 	return msg
 }
 
-// formatDuration rounds to what a person wants to read.
-func formatDuration(d time.Duration) string {
+// RoundDuration keeps two significant units at most, which is all a
+// person reads of a measured time: 4m2s, 1.2s, 120ms. It is how the report,
+// the status page and the -v summary show elapsed times and waits; a
+// setting's duration is printed as it is written (throttle.FormatDuration).
+func RoundDuration(d time.Duration) time.Duration {
 	switch {
 	case d >= time.Minute:
-		d = d.Round(time.Second)
+		return d.Round(time.Second)
 	case d >= time.Second:
-		d = d.Round(100 * time.Millisecond)
-	default:
-		d = d.Round(time.Millisecond)
+		return d.Round(100 * time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(time.Millisecond)
 	}
-	return d.String()
+	return d
 }
 
 // Target names what the pass checked: the directory, or the start URLs.
@@ -189,7 +192,7 @@ func (r *Report) Counts() string {
 	if s.Suppressed > 0 {
 		fmt.Fprintf(&b, "; %d suppressed by --report-after %s", s.Suppressed, r.Options.ReportAfter)
 	}
-	fmt.Fprintf(&b, "; took %s.", formatDuration(s.Elapsed))
+	fmt.Fprintf(&b, "; took %s.", RoundDuration(s.Elapsed))
 	return b.String()
 }
 

@@ -91,3 +91,48 @@ func TestFormatSettings(t *testing.T) {
 		t.Errorf("zero settings: %s", got)
 	}
 }
+
+// Every value type reads back what its String writes, from the command
+// line (Set) and from the file (UnmarshalText) alike.
+func TestValueTypesRoundTrip(t *testing.T) {
+	t.Parallel()
+	type value interface {
+		Set(string) error
+		UnmarshalText([]byte) error
+		String() string
+	}
+	for _, tc := range []struct {
+		new      func() value
+		in, want string
+	}{
+		{func() value { return new(Rate) }, "5/s", "5/s"},
+		{func() value { return new(Rate) }, "300/m", "5/s"},
+		{func() value { return new(Rate) }, "unlimited", "unlimited"},
+		{func() value { return new(Rate) }, "1/3s", "20/m"},
+		{func() value { return new(Rate) }, "0.5/s", "30/m"},
+		{func() value { return new(Rate) }, "1/7s", "0.14285714285714285/s"},
+		{func() value { return new(Window) }, "100/1m", "100/1m"},
+		{func() value { return new(Window) }, "0", "unlimited"},
+		{func() value { return new(Size) }, "1500", "1500 bytes"},
+		{func() value { return new(Size) }, "2GB", "2GB"},
+		{func() value { return new(Duration) }, "36h", "1d12h"},
+	} {
+		v := tc.new()
+		if err := v.Set(tc.in); err != nil || v.String() != tc.want {
+			t.Errorf("Set(%q) = %q, %v; want %q", tc.in, v.String(), err, tc.want)
+			continue
+		}
+		back := tc.new()
+		if err := back.UnmarshalText([]byte(v.String())); err != nil || back.String() != tc.want {
+			t.Errorf("%q reads back as %q, %v", tc.want, back.String(), err)
+		}
+	}
+	for _, bad := range []string{"fast", "5", "-1/s"} {
+		if err := new(Rate).Set(bad); err == nil {
+			t.Errorf("Rate.Set(%q): no error", bad)
+		}
+	}
+	if err := new(Window).Set("1.5/1m"); err == nil {
+		t.Error("Window.Set(1.5/1m): no error")
+	}
+}

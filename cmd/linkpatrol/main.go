@@ -8,6 +8,11 @@
 // help and heading, from which the flags of each command, the file's keys,
 // the merge (flag, then file, then default), the checks, `config example`
 // and the grouped --help are made.
+//
+// main is run plus a process: it arms the stop signals and asks whether
+// stderr is a terminal; run is everything else, so tests call it
+// in-process. Commands return an error, and exitStatus alone turns it into
+// the exit code.
 package main
 
 import (
@@ -24,6 +29,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/report"
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
@@ -101,6 +107,13 @@ func exitStatus(err error) (code int, msg string) {
 		return exitUsage, err.Error()
 	case errors.As(err, new(passError)):
 		return exitUsage, err.Error() + " (what was committed is kept; run again to resume)"
+	// The crawler's refusals to open a pass.
+	case errors.Is(err, crawler.ErrOtherPassOpen):
+		return exitUsage, err.Error() + "; run that again to resume it, add --new-pass to abandon it, or use another --db"
+	case errors.Is(err, crawler.ErrSettingsChanged):
+		return exitUsage, err.Error() + " (config file, --include/--exclude, --max-size, --ignore-robots, spider-trap limits); run it with the same ones to resume, or add --new-pass to start again"
+	case errors.Is(err, crawler.ErrOtherSite):
+		return exitUsage, err.Error() + "; use another --db for this site, or add --new-pass to start its history here"
 	}
 	return exitUsage, err.Error()
 }
@@ -121,6 +134,9 @@ Usage:
   linkpatrol config check FILE           validate a config file without crawling
   linkpatrol config example              print a commented example with every key
   linkpatrol serve-frontier [flags]      run the NATS server of a distributed pass
+  linkpatrol worker --nats URL --db FILE --shards RANGES
+                                         crawl some shards of every distributed pass
+  linkpatrol status --nats URL           the distributed pass: workers, shards, backlog
   linkpatrol version
 
 Run 'linkpatrol COMMAND --help' for a command's flags.
@@ -142,6 +158,7 @@ do not change the exit code.
 `
 
 func main() {
+	go paceGC()
 	ctx := context.Background()
 	args := os.Args[1:]
 	var stop context.CancelFunc
@@ -188,6 +205,10 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, is
 		return runConfig(args[1:], stdout, stderr)
 	case "serve-frontier":
 		return runServeFrontier(ctx, args[1:], stdout, stderr)
+	case "worker":
+		return runWorker(ctx, args[1:], stdout, stderr)
+	case "status":
+		return runStatus(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "linkpatrol", version)
 		return nil
@@ -206,10 +227,11 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, is
 
 // stopsCleanly says whether a command catches the stop signals to end
 // cleanly: check saves its work and reports, serve-frontier shuts its server
-// down. The others keep the default, and a signal ends them at once.
+// down, a worker saves its work and gives its shards up. The others keep the
+// default, and a signal ends them at once.
 func stopsCleanly(command string) bool {
 	switch command {
-	case "check", "serve-frontier":
+	case "check", "serve-frontier", "worker":
 		return true
 	}
 	return false
@@ -274,7 +296,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 // commands are run's subcommands, for a suggestion after a typo.
-var commands = []string{"check", "report", "explain", "config", "serve-frontier", "version", "help"}
+var commands = []string{"check", "report", "explain", "config", "serve-frontier", "worker", "status", "version", "help"}
 
 // parseFlags parses a command's flags; a misspelt flag gets the nearest
 // one suggested ("unknown flag: --concurency (did you mean --concurrency?)").

@@ -63,9 +63,10 @@ const (
 	groupCaching = "Caching (what earlier passes save)"
 	groupOutput  = "Output"
 	groupDB      = "Database and passes"
+	groupCluster = "Distributed passes (see linkpatrol serve-frontier)"
 )
 
-var groupOrder = []string{groupScope, groupPolite, groupCaching, groupOutput, groupDB}
+var groupOrder = []string{groupScope, groupPolite, groupCaching, groupOutput, groupDB, groupCluster}
 
 // noKey are the flags without a config key, and why: each is about one run
 // or one command line, not about the site.
@@ -78,6 +79,10 @@ var noKey = map[string]string{
 	"status-addr":   "a one-off: a live page for whoever is watching this run",
 	"status-public": "goes with --status-addr",
 	"pass":          "report only: which pass to render this time",
+	"nats":          "where this run's cluster is, not a setting of the site",
+	"token-file":    "goes with --nats",
+	"nkey":          "goes with --nats",
+	"tls-ca":        "goes with --nats",
 }
 
 // settingsTable is every setting. Politeness flags (hostKey) set the
@@ -124,7 +129,7 @@ var settingsTable = []setting{
 	{flag: "max-redirects", key: "max_redirects", group: groupScope, def: strconv.Itoa(crawler.DefaultMaxRedirects),
 		usage: "redirects followed, as browsers do; one more makes the link \"too many redirects\"",
 		field: func(o *checkOptions) any { return &o.maxRedirects }, check: atLeast(1)},
-	{flag: "max-size", key: "max_size", group: groupScope, def: "10MiB",
+	{flag: "max-size", key: "max_size", group: groupScope, def: throttle.Size(crawler.DefaultMaxSize).String(),
 		usage: "largest HTML page read after decompression, in bytes or with a unit (10MiB)",
 		field: func(o *checkOptions) any { return (*throttle.Size)(&o.maxSize) }, check: positive},
 	trapSetting(rules.TrapHops, func(t *rules.Traps) *int { return &t.MaxHops },
@@ -142,10 +147,10 @@ var settingsTable = []setting{
 		field: func(o *checkOptions) any { return &o.keepSIDs }},
 
 	// Politeness.
-	{flag: "concurrency", short: "c", key: "concurrency", group: groupPolite, def: "16",
+	{flag: "concurrency", short: "c", key: "concurrency", group: groupPolite, def: strconv.Itoa(crawler.DefaultConcurrency),
 		usage: "requests in flight in total",
 		field: func(o *checkOptions) any { return &o.concurrency }, check: atLeast(1)},
-	{flag: "per-host", key: "per_host", group: groupPolite, def: "8",
+	{flag: "per-host", key: "per_host", group: groupPolite, def: strconv.Itoa(crawler.DefaultPerHost),
 		usage: "requests in flight to one host (at most --concurrency; a [[host]] per_host may lower it)",
 		field: func(o *checkOptions) any { return &o.perHost }, check: atLeast(1)},
 	{flag: "rate", hostKey: "rate", cmds: []string{"check", "explain"}, group: groupPolite,
@@ -187,7 +192,7 @@ var settingsTable = []setting{
 	{flag: "ignore-robots", hostKey: "ignore_robots", cmds: []string{"check", "explain"}, group: groupPolite,
 		usage: "ignore robots.txt on the site's own hosts (never on others)",
 		field: func(o *checkOptions) any { return &o.polite.ignoreRobots }},
-	{flag: "timeout", key: "timeout", group: groupPolite, def: "20s",
+	{flag: "timeout", key: "timeout", group: groupPolite, def: crawler.DefaultTimeout.String(),
 		usage: "soft timeout of one request; a whole task may take twice this",
 		field: func(o *checkOptions) any { return (*throttle.Duration)(&o.timeout) }, check: checkTimeout},
 	{flag: "user-agent", key: "user_agent", group: groupPolite,
@@ -279,12 +284,25 @@ var settingsTable = []setting{
 	{flag: "keep-passes", key: "keep_passes", group: groupDB, def: "10",
 		usage: "complete passes kept in the database; older data is pruned",
 		field: func(o *checkOptions) any { return &o.keepPasses }, check: atLeast(1)},
-	{flag: "commit-batch", key: "commit_batch", group: groupDB, def: "32",
+	{flag: "commit-batch", key: "commit_batch", group: groupDB, def: strconv.Itoa(crawler.DefaultBatchSize),
 		usage: "results committed to the database in one transaction, at most; a kill loses at most this many",
 		field: func(o *checkOptions) any { return &o.commitBatch }, check: atLeast(1)},
-	{flag: "commit-every", key: "commit_every", group: groupDB, def: "1s",
+	{flag: "commit-every", key: "commit_every", group: groupDB, def: crawler.DefaultBatchInterval.String(),
 		usage: "longest time between commits, and between fsyncs of the database (what a power loss may cost)",
 		field: func(o *checkOptions) any { return (*throttle.Duration)(&o.commitEvery) }, check: positive},
+	// Distributed passes.
+	{flag: "nats", cmds: []string{"check", "report"}, group: groupCluster,
+		usage: usageNats,
+		field: func(o *checkOptions) any { return &o.cluster.url }},
+	{flag: "token-file", cmds: []string{"check", "report"}, group: groupCluster,
+		usage: usageTokenFile,
+		field: func(o *checkOptions) any { return &o.cluster.auth.tokenFile }},
+	{flag: "nkey", cmds: []string{"check", "report"}, group: groupCluster,
+		usage: usageNkey,
+		field: func(o *checkOptions) any { return &o.cluster.auth.nkeyFile }},
+	{flag: "tls-ca", cmds: []string{"check", "report"}, group: groupCluster,
+		usage: usageTLSCA,
+		field: func(o *checkOptions) any { return &o.cluster.caFile }},
 }
 
 // trapSetting is the row of a spider-trap limit: its flag and key are

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
+	"github.com/linkpatrol/linkpatrol/report"
 	"github.com/linkpatrol/linkpatrol/store"
 	"github.com/linkpatrol/linkpatrol/throttle"
 )
@@ -42,7 +43,7 @@ var statusHTML string
 
 var statusPage = template.Must(template.New("status").Funcs(template.FuncMap{
 	"bytes":   humanBytes,
-	"seconds": func(s float64) string { return roundDuration(time.Duration(s * float64(time.Second))).String() },
+	"seconds": func(s float64) string { return report.RoundDuration(time.Duration(s * float64(time.Second))).String() },
 }).Parse(statusHTML))
 
 // statusServer is the live page of one pass.
@@ -429,10 +430,10 @@ func newStatusView(d statusDoc) statusView {
 func pauseText(h statusHost, now time.Time) string {
 	var parts []string
 	if h.PausedUntil != nil {
-		parts = append(parts, "paused by the server for "+roundDuration(h.PausedUntil.Sub(now)).String())
+		parts = append(parts, "paused by the server for "+report.RoundDuration(h.PausedUntil.Sub(now)).String())
 	}
 	if h.BackoffUntil != nil {
-		parts = append(parts, fmt.Sprintf("backing off (%d failures) for %s", h.BackoffLevel, roundDuration(h.BackoffUntil.Sub(now))))
+		parts = append(parts, fmt.Sprintf("backing off (%d failures) for %s", h.BackoffLevel, report.RoundDuration(h.BackoffUntil.Sub(now))))
 	}
 	if h.Deferred {
 		parts = append(parts, "deferred to the next pass")
@@ -457,7 +458,7 @@ func robotsText(h statusHost) string {
 			s += ", stale"
 		}
 		if r.CrawlDelaySeconds > 0 {
-			s += ", crawl-delay " + roundDuration(time.Duration(r.CrawlDelaySeconds*float64(time.Second))).String()
+			s += ", crawl-delay " + report.RoundDuration(time.Duration(r.CrawlDelaySeconds*float64(time.Second))).String()
 		}
 		if len(h.Robots) > 1 {
 			s = r.Host + ": " + s
@@ -467,29 +468,20 @@ func robotsText(h statusHost) string {
 	return strings.Join(parts, "; ")
 }
 
-// roundDuration keeps two significant units at most, which is all a person
-// reads: 4m2s, 1.2s, 120ms.
-func roundDuration(d time.Duration) time.Duration {
-	switch {
-	case d >= time.Minute:
-		return d.Round(time.Second)
-	case d >= time.Second:
-		return d.Round(100 * time.Millisecond)
-	case d >= time.Millisecond:
-		return d.Round(time.Millisecond)
-	}
-	return d
-}
-
+// humanBytes prints a measured amount of bytes, to two significant digits
+// ("1.5 MB"); a setting's size is printed as it is written
+// (throttle.FormatBytes), which this is not.
 func humanBytes(n int64) string {
 	const unit = 1000
 	if n < unit {
 		return fmt.Sprintf("%d B", n)
 	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
+	// Divide until the value rounds below 1000, so 999,950 bytes read
+	// "1.0 MB", not "1000.0 kB".
+	v, exp := float64(n)/unit, 0
+	for v >= 999.95 && exp < len("kMGTPE")-1 {
+		v /= unit
 		exp++
 	}
-	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
+	return fmt.Sprintf("%.1f %cB", v, "kMGTPE"[exp])
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/linkpatrol/linkpatrol/report"
 	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
@@ -124,7 +125,7 @@ func rateSVG(rates []float64, limit float64) template.HTML {
 	y := func(v float64) float64 { return h - 2 - (h-4)*v/top }
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img"><title>request starts per second over the last %s, %d samples`,
-		w, h, w, h, roundDuration(time.Duration(len(rates))*statusSampleEvery), len(rates))
+		w, h, w, h, report.RoundDuration(time.Duration(len(rates))*statusSampleEvery), len(rates))
 	if limit > 0 {
 		fmt.Fprintf(&b, `; the dashed line is the limit, %.3g/s`, limit)
 	}

@@ -44,7 +44,7 @@ func writeSummaryStats(w io.Writer, rep *report.Report, hosts []throttle.HostSta
 	}
 	fmt.Fprintf(w, "\n%d hosts, %d requests, %s read, %s waiting for politeness (%s of it reading bodies slowly)\n",
 		len(hosts), total.Requests, humanBytes(total.Bytes),
-		roundDuration(total.Waited+total.ReadWait), roundDuration(total.ReadWait))
+		report.RoundDuration(total.Waited+total.ReadWait), report.RoundDuration(total.ReadWait))
 
 	busiest := slices.Clone(hosts)
 	slices.SortStableFunc(busiest, func(a, b throttle.HostStats) int {
@@ -60,7 +60,7 @@ func writeSummaryStats(w io.Writer, rep *report.Report, hosts []throttle.HostSta
 	fmt.Fprintf(w, row, width, "HOST", "REQUESTS", "BYTES", "WAITED", "LATENCY", "PROBLEMS")
 	for _, h := range shown {
 		fmt.Fprintf(w, row, width, h.Key, strconv.FormatInt(h.Requests, 10), humanBytes(h.Bytes),
-			roundDuration(h.Waited+h.ReadWait), roundDuration(h.Latency), strconv.Itoa(problems[h.Key]))
+			report.RoundDuration(h.Waited+h.ReadWait), report.RoundDuration(h.Latency), strconv.Itoa(problems[h.Key]))
 	}
 	if len(rest) > 0 {
 		var n int64
@@ -78,7 +78,7 @@ func writeSummaryStats(w io.Writer, rep *report.Report, hosts []throttle.HostSta
 	if len(slowest) > 0 {
 		fmt.Fprintln(w, "Slowest hosts (average time to first byte):")
 		for _, h := range slowest[:min(5, len(slowest))] {
-			fmt.Fprintf(w, "  %-8s %s\n", roundDuration(h.Latency), h.Key)
+			fmt.Fprintf(w, "  %-8s %s\n", report.RoundDuration(h.Latency), h.Key)
 		}
 	}
 }
