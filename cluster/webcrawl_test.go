@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"testing"
@@ -25,7 +26,8 @@ type webRun struct {
 	js       jetstream.JetStream
 	merged   *store.DB
 	rec      PassRecord
-	outcomes []crawler.Outcome // one per worker
+	outcomes []crawler.Outcome // one per worker, in the order they ended
+	requests []int64           // HTTP requests each worker sent, by worker
 	shards   [][]int           // the shards each worker owned
 }
 
@@ -43,19 +45,22 @@ type webCrawl struct {
 	started func()
 }
 
-// splitShards divides the shards of the web's sites among n workers, in
-// shard order: each worker owns only shards in use, as in web.split.
+// splitShards divides the shards of the web's sites among n workers in
+// shard order, each worker's range holding about as many sites as the
+// others (a shard may hold several). Each worker owns only shards in use,
+// as in web.split.
 func splitShards(starts []string, n int) [][]int {
-	var shards []int
+	sites := map[int]int{} // shard -> sites in it
 	for _, s := range starts {
 		u, _ := url.Parse(s)
-		shards = append(shards, Shard(u.Host))
+		sites[Shard(u.Host)]++
 	}
-	slices.Sort(shards)
-	shards = slices.Compact(shards)
 	out := make([][]int, n)
-	for i, s := range shards {
-		out[i*n/len(shards)] = append(out[i*n/len(shards)], s)
+	before := 0
+	for _, s := range slices.Sorted(maps.Keys(sites)) {
+		i := before * n / len(starts)
+		out[i] = append(out[i], s)
+		before += sites[s]
 	}
 	return out
 }
@@ -78,6 +83,7 @@ func crawlWeb(tb testing.TB, web *crawltest.Web, wc webCrawl) *webRun {
 		out crawler.Outcome
 		err error
 	}
+	r.requests = make([]int64, wc.workers)
 	results := make(chan run, wc.workers)
 	var crawlers []func()
 	for i := range wc.workers {
@@ -103,6 +109,7 @@ func crawlWeb(tb testing.TB, web *crawltest.Web, wc webCrawl) *webRun {
 		cr := crawler.New(cfg, engine, db)
 		crawlers = append(crawlers, func() {
 			_, out, err := cr.Run(w.Context(), context.Background(), crawler.PassSpec{Pass: store.Pass{ID: r.rec.Pass.ID, StartURLs: starts}})
+			r.requests[i] = cr.Progress().Requests
 			results <- run{out, err}
 		})
 	}
