@@ -82,6 +82,7 @@ func crawlWeb(tb testing.TB, web *crawltest.Web, wc webCrawl) *webRun {
 	type run struct {
 		out crawler.Outcome
 		err error
+		why string // when not complete: what the worker and its frontier say
 	}
 	r.requests = make([]int64, wc.workers)
 	results := make(chan run, wc.workers)
@@ -110,7 +111,11 @@ func crawlWeb(tb testing.TB, web *crawltest.Web, wc webCrawl) *webRun {
 		crawlers = append(crawlers, func() {
 			_, out, err := cr.Run(w.Context(), context.Background(), crawler.PassSpec{Pass: store.Pass{ID: r.rec.Pass.ID, StartURLs: starts}})
 			r.requests[i] = cr.Progress().Requests
-			results <- run{out, err}
+			res := run{out: out, err: err}
+			if !out.Complete {
+				res.why = fmt.Sprintf("%s: context: %v; pass ended %q", name, context.Cause(w.Context()), f.Ended())
+			}
+			results <- res
 		})
 	}
 	if wc.started != nil {
@@ -128,7 +133,7 @@ func crawlWeb(tb testing.TB, web *crawltest.Web, wc webCrawl) *webRun {
 		select {
 		case res := <-results:
 			if res.err != nil || !res.out.Complete {
-				tb.Fatalf("worker crawl: %+v, %v", res.out, res.err)
+				tb.Fatalf("worker crawl: %+v, %v (%s)", res.out, res.err, res.why)
 			}
 			r.outcomes = append(r.outcomes, res.out)
 		case <-deadline:
