@@ -25,21 +25,25 @@ import (
 //	go test -run '^$' -bench Pass -benchtime 3x ./crawler/
 func BenchmarkPass(b *testing.B) {
 	for _, pages := range []int{1000, 10000} {
-		b.Run(strconv.Itoa(pages), func(b *testing.B) { benchPass(b, pages, nil) })
+		b.Run(strconv.Itoa(pages), func(b *testing.B) { benchPass(b, crawltest.SiteOptions{Pages: pages}, nil) })
 	}
+	// Every third page links a redirect to another page: workers claim
+	// redirect targets as they follow them.
+	b.Run("10000-redirects", func(b *testing.B) { benchPass(b, crawltest.SiteOptions{Pages: 10000, RedirectEvery: 3}, nil) })
 	// Politeness must cost nothing when its limits do not bind.
 	for name, s := range map[string]throttle.Settings{
 		"throttle-unlimited": {},
 		"throttle-defaults":  throttle.StartHostDefaults(),
 	} {
-		b.Run("10000-"+name, func(b *testing.B) { benchPass(b, 10000, &s) })
+		b.Run("10000-"+name, func(b *testing.B) { benchPass(b, crawltest.SiteOptions{Pages: 10000}, &s) })
 	}
 }
 
-func benchPass(b *testing.B, pages int, polite *throttle.Settings) {
+func benchPass(b *testing.B, opt crawltest.SiteOptions, polite *throttle.Settings) {
 	{
 		{
-			site := crawltest.NewSite(crawltest.SiteOptions{Pages: pages, Images: 2, BrokenEvery: 400, Seed: 1})
+			opt.Images, opt.BrokenEvery, opt.Seed = 2, 400, 1
+			site := crawltest.NewSite(opt)
 			srv := httptest.NewServer(site)
 			defer srv.Close()
 			start := srv.URL + "/"
@@ -82,8 +86,8 @@ func benchPass(b *testing.B, pages int, polite *throttle.Settings) {
 				db.Close()
 				b.StartTimer()
 			}
-			b.ReportMetric(float64(pages*b.N)/b.Elapsed().Seconds(), "pages/s")
-			b.ReportMetric(float64(cpu.Microseconds())/float64(pages*b.N), "cpu-µs/page")
+			b.ReportMetric(float64(opt.Pages*b.N)/b.Elapsed().Seconds(), "pages/s")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(opt.Pages*b.N), "cpu-µs/page")
 		}
 	}
 }

@@ -1,10 +1,11 @@
 package crawler
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
-	"sync"
 
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
@@ -20,22 +21,44 @@ import (
 // chains each waiting on the other) is a redirect loop.
 
 // claims is the pass's set of URLs that some task resolves: queued, in
-// flight, claimed by a redirect chain or done. The dispatcher adds what
-// pages link to; workers add redirect targets.
-type claims struct {
-	mu sync.Mutex
-	m  map[string]struct{}
-}
+// flight, claimed by a redirect chain or done. The dispatcher owns it: it
+// adds what pages link to, and claims redirect targets for the workers
+// that follow them (Crawler.claim).
+type claims map[string]struct{}
 
 // claim adds u and says whether it was new.
-func (c *claims) claim(u string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, dup := c.m[u]; dup {
+func (c claims) claim(u string) bool {
+	if _, dup := c[u]; dup {
 		return false
 	}
-	c.m[u] = struct{}{}
+	c[u] = struct{}{}
 	return true
+}
+
+// claimReq is a worker's request to claim a redirect target; the answer
+// comes on reply, which has room for it.
+type claimReq struct {
+	url   string
+	reply chan bool
+}
+
+// errNoDispatcher ends a chain whose run ended under it (it failed).
+var errNoDispatcher = errors.New("the pass ended")
+
+// claim asks the dispatcher to claim u for the redirect chain a worker
+// follows, and says whether it was new.
+func (c *Crawler) claim(ctx context.Context, u string) (bool, error) {
+	reply := make(chan bool, 1)
+	select {
+	case c.claimReqs <- claimReq{u, reply}:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case <-c.looped:
+		return false, errNoDispatcher
+	}
+	// Taken is answered, at once: an answer not read would be a URL
+	// claimed that no task resolves.
+	return <-reply, nil
 }
 
 // chainEnd is what a record that ends in a redirect takes from the record

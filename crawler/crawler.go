@@ -167,8 +167,10 @@ type Crawler struct {
 	// robotsTries counts, per host, the robots.txt fetches the throttle
 	// asked to try again (429/503, timeouts), for its retry limit.
 	robotsTries sync.Map
-	// claims are the URLs of the running pass that some task resolves.
-	claims *claims
+	// claimReqs take a worker's redirect target to the dispatcher, which
+	// owns the pass's claims; looped closes when the dispatcher is gone.
+	claimReqs chan claimReq
+	looped    chan struct{}
 	// frontier is the running pass's Config.Frontier (or a Local one).
 	frontier Frontier
 	// dns holds, by host name, nil for a name that resolved and the error
@@ -276,7 +278,7 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 	outcomes := make(chan outcome, c.cfg.Concurrency)
 	writes := make(chan store.Result, c.cfg.BatchSize)
 
-	c.claims = &claims{m: done}
+	c.claimReqs, c.looped = make(chan claimReq), make(chan struct{})
 	c.frontier = c.cfg.Frontier
 	if c.frontier == nil {
 		c.frontier = Local()
@@ -329,12 +331,11 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 	flushes := make(chan chan error)
 	g.Go(func() error { return c.writeLoop(gctx, pass.ID, writes, flushes) })
 	c.damaged = &fatal{ch: make(chan struct{})}
-	looped := make(chan struct{})
 	g.Go(func() error {
 		select {
 		case <-c.damaged.ch:
 			return c.damaged.err
-		case <-looped:
+		case <-c.looped:
 			return nil
 		}
 	})
@@ -344,14 +345,14 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 		// Held back by a pause last time: recorded, but still to be done.
 		delete(done, t.URL)
 	}
-	d := newDispatcher(c, pass, c.claims)
+	d := newDispatcher(c, pass, claims(done))
 	for _, t := range queue {
 		d.push(t)
 	}
 	d.seedSitemaps(resumed)
 	var outc Outcome
-	err := d.loop(ctx, gctx, tasks, probes, outcomes, writes, flushes)
-	close(looped)
+	err := d.loop(ctx, gctx, tasks, probes, outcomes, writes, flushes, c.claimReqs)
+	close(c.looped)
 	close(tasks)
 	close(probes)
 	close(writes)

@@ -103,12 +103,13 @@ const (
 	robotsLoading
 )
 
-// dispatcher owns the frontier; only its goroutine touches it. The dedupe
-// set is shared with workers following redirects (see chain.go).
+// dispatcher owns the frontier and the pass's dedupe set; only its
+// goroutine touches them (workers following redirects ask it to claim their
+// targets, see chain.go).
 type dispatcher struct {
 	c     *Crawler
 	pass  store.Pass
-	seen  *claims
+	seen  claims
 	hosts map[string]*hostQueue
 	ring  []*hostQueue // hosts with queued tasks and a free slot, round robin
 	// slotParked are hosts taken out of the ring until a slot frees: a
@@ -144,7 +145,7 @@ type dispatcher struct {
 	delayed []*task
 }
 
-func newDispatcher(c *Crawler, pass store.Pass, seen *claims) *dispatcher {
+func newDispatcher(c *Crawler, pass store.Pass, seen claims) *dispatcher {
 	d := &dispatcher{c: c, pass: pass, seen: seen, hosts: make(map[string]*hostQueue),
 		sitemapURLs: make(map[string]struct{}), traps: newTrapState(),
 		ends: newEnds(), waiters: make(map[string][]waiting), ownHosts: make(map[string]bool)}
@@ -153,7 +154,7 @@ func newDispatcher(c *Crawler, pass store.Pass, seen *claims) *dispatcher {
 			d.ownHosts[u.Host] = true
 		}
 	}
-	for u := range seen.m {
+	for u := range seen {
 		d.traps.admitted(u, "")
 	}
 	return d
@@ -447,7 +448,7 @@ func (d *dispatcher) finish(t task) {
 // Idle, with every result committed, it tells the frontier so and waits
 // for the frontier's Done (the pass is complete everywhere) or for more
 // work to come in.
-func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- task, outcomes <-chan outcome, writes chan<- store.Result, flushes chan<- chan error) error {
+func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- task, outcomes <-chan outcome, writes chan<- store.Result, flushes chan<- chan error, claimReqs <-chan claimReq) error {
 	stopCh := stop.Done()
 	stopping := false
 	incoming := d.c.frontier.Incoming()
@@ -521,6 +522,8 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 					return err
 				}
 			}
+		case r := <-claimReqs:
+			r.reply <- d.seen.claim(r.url)
 		case batch := <-incoming:
 			if done != nil {
 				done = nil
@@ -625,7 +628,7 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 		case t.action == rules.Skip:
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictSkipped, "", "skipped: "+t.rule))
 		default:
-			nt := task{Task: store.Task{URL: t.url, Action: t.action.String(), Depth: o.task.Depth + 1, Run: run}, host: t.host, robotsOK: t.robots == robotsAllowed, dec: t.dec}
+			nt := task{Task: store.Task{URL: t.url, Action: t.action.String(), Depth: o.task.Depth + 1, Run: run}, host: t.host, robotsOK: t.robots == robotsAllowed, dec: queuedDecision(t.dec)}
 			if t.sitemap {
 				nt.Action = actionSitemap
 				if o.task.sitemapsOf != "" {

@@ -7,13 +7,13 @@
 // otherwise, or refuses with a *RefusedError; it runs it; and it stores how
 // it ended (complete or stopped, elapsed, deferred).
 //
-// One dispatcher goroutine owns the frontier; the per-pass dedupe set is
-// shared with the workers only so that a redirect target is claimed by the
-// chain that reaches it (see chain.go). Workers do everything that costs CPU or waits on the
-// network (fetching, decoding, extracting, resolving, rule decisions) in
-// parallel and hand finished results back to the dispatcher, which forwards
-// them, together with the URLs they newly discovered, to a writer that
-// commits them to the store in batches. A result and the frontier entries it
+// One dispatcher goroutine owns the frontier and the pass's dedupe set: a
+// worker following a redirect asks it to claim the target (see chain.go).
+// Workers do everything that costs CPU or waits on the network (fetching,
+// decoding, extracting, resolving, rule decisions) in parallel and hand
+// finished results back to the dispatcher, which forwards them, together
+// with the URLs they newly discovered, to a writer that commits them to the
+// store in batches. A result and the frontier entries it
 // adds are always committed in the same transaction, so a crash between
 // batches loses nothing but work that is simply done again on resume.
 //

@@ -78,7 +78,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 	if !parse && consume == nil && !t.getNext {
 		method = http.MethodHead
 	}
-	claim := consume == nil && c.claims != nil
+	claim := consume == nil && c.claimReqs != nil
 	cur := t.URL
 	permit := t.permit
 	visited := map[string]bool{cur: true}
@@ -197,7 +197,13 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 				f.foreign = append(f.foreign, target{url: d.URL, host: next.Host, action: d.Action, rule: d.Rule, dec: &d})
 			} else if d.Action == rules.Parse || d.Action == rules.Check {
 				key = d.URL
-				if !c.claims.claim(key) {
+				fresh, err := c.claim(ctx, key)
+				if err != nil {
+					f.err = err
+					f.finalURL, f.reached = cur, true
+					return f
+				}
+				if !fresh {
 					f.finalURL, f.pendingOn = cur, key
 					return f
 				}

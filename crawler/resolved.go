@@ -102,3 +102,21 @@ func pathStart(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
 		c == '.' || c == '_' || c == '~' || c == '-' || c == '%'
 }
+
+// queuedDecision is the decision a queued task keeps: a copy of d without
+// Parsed. A target's decision points into the resolvedRef its link was
+// resolved to, and a task queued with that pointer kept the whole of it
+// alive (the reference as resolved, the parsed URLs, the trap details:
+// about a kilobyte a URL) for as long as it waited: on a 100,000-page site
+// the live heap went from 44 to 124 MB (77 MB with a copy that kept
+// Parsed). Nothing reads Parsed from a task's decision, and a task from
+// the stored frontier is decided from its URL string all the same; the
+// copy shares the policies, which are read only.
+func queuedDecision(d *rules.Decision) *rules.Decision {
+	if d == nil {
+		return nil
+	}
+	c := *d
+	c.Parsed = nil
+	return &c
+}

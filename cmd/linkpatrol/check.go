@@ -263,7 +263,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, isTe
 	case statusErr != nil:
 		return statusErr
 	case pass.ID == 0:
-		return passRefusal(err) // not opened
+		return err // a refusal to open it: exitStatus says what to do
 	default:
 		return passError{pass.ID, err}
 	}
@@ -616,20 +616,6 @@ func redact(s string) string {
 		return s[:scheme+3] + user + ":xxxxx" + s[at:]
 	}
 	return s
-}
-
-// passRefusal adds to the crawler's refusal to open a pass what the user
-// can do about it.
-func passRefusal(err error) error {
-	switch {
-	case errors.Is(err, crawler.ErrOtherPassOpen):
-		return fmt.Errorf("%w; run that again to resume it, add --new-pass to abandon it, or use another --db", err)
-	case errors.Is(err, crawler.ErrSettingsChanged):
-		return fmt.Errorf("%w (config file, --include/--exclude, --max-size, --ignore-robots, spider-trap limits); run it with the same ones to resume, or add --new-pass to start again", err)
-	case errors.Is(err, crawler.ErrOtherSite):
-		return fmt.Errorf("%w; use another --db for this site, or add --new-pass to start its history here", err)
-	}
-	return err
 }
 
 // thousands writes n with a comma every three digits: 1,902.

@@ -29,7 +29,7 @@ func loadConfig(path string, settings rules.Settings, w io.Writer, logFormat str
 		return nil, err
 	}
 	for _, msg := range f.Warnings {
-		notice(w, logFormat, "warning", "msg", msg)
+		notice(w, logFormat, "warning", "detail", msg)
 	}
 	return f, nil
 }

@@ -38,7 +38,7 @@ func TestDecisionLogInJSON(t *testing.T) {
 	run := func(extra ...string) (result, []map[string]any) {
 		t.Helper()
 		args := append([]string{"check", "--db", filepath.Join(dir, "lp.db"), "--config", config, "-vv", "--log-format", "json"}, extra...)
-		r := runBinary(t, append(args, site.URL+"/")...)
+		r := runInProcess(t, append(args, site.URL+"/")...)
 		var recs []map[string]any
 		for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
 			var rec map[string]any

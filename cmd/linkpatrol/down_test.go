@@ -46,7 +46,7 @@ func TestSiteDownIsNeverACleanNight(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "lp.db")
-			r := runBinary(t, "check", "--db", db, "--all", tt.start)
+			r := runInProcess(t, "check", "--db", db, "--all", tt.start)
 			first, _, _ := strings.Cut(r.stdout, "\n\n")
 			first = strings.Join(strings.Fields(first), " ")
 			if r.code != exitNothing || !strings.HasPrefix(first, "FAILED: no start URL could be fetched") || !strings.Contains(first, tt.cause) {
@@ -58,7 +58,7 @@ func TestSiteDownIsNeverACleanNight(t *testing.T) {
 			if strings.Contains(r.stdout, "Skipped (") {
 				t.Errorf("a failing host's URLs must not be skipped:\n%s", r.stdout)
 			}
-			if again := runBinary(t, "report", "--db", db); again.code != exitNothing {
+			if again := runInProcess(t, "report", "--db", db); again.code != exitNothing {
 				t.Errorf("report: exit %d, want 4", again.code)
 			}
 		})
@@ -71,8 +71,8 @@ func TestSiteDownIsNeverACleanNight(t *testing.T) {
 // again, and the same command finishes the pass once it is (issue 12 §2).
 //
 // A Retry-After of 4 s and --max-pause 2s keep the test short and leave
-// room for a busy machine, where a race-built binary can take a good part
-// of a second to start: the run during the pause has the 2 s in which more
+// room for a busy machine, where a run under the race detector can take a
+// good part of a second to start: the run during the pause has the 2 s in which more
 // than --max-pause is left to start in, and the last run starts with half
 // of --max-pause left by the server's clock, so only a delay of more than
 // 1 s between the server's answer and the crawler's reading of it could
@@ -103,7 +103,7 @@ func TestRetryAfterDefersOneURLToTheNextRun(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "lp.db")
 	args := []string{"check", "--db", db, "--max-pause", maxPause.String(), srv.URL + "/"}
 
-	r := runBinary(t, args...)
+	r := runInProcess(t, args...)
 	first, _, _ := strings.Cut(r.stdout, "\n\n")
 	first = strings.Join(strings.Fields(first), " ")
 	if r.code != exitStopped || !strings.HasPrefix(first, "INCOMPLETE: 1 URL of the site held back") {
@@ -117,7 +117,7 @@ func TestRetryAfterDefersOneURLToTheNextRun(t *testing.T) {
 	// URL again without a request.
 	refused := time.Unix(0, refusedAt.Load())
 	if time.Until(refused.Add(retryAfter-maxPause)) > 0 {
-		if r := runBinary(t, args...); r.code != exitStopped || slow.Load() != 1 {
+		if r := runInProcess(t, args...); r.code != exitStopped || slow.Load() != 1 {
 			t.Errorf("run during the pause: exit %d, /slow requested %d times; want 3 and 1\n%s", r.code, slow.Load(), r.stdout)
 		}
 	} else {
@@ -127,7 +127,7 @@ func TestRetryAfterDefersOneURLToTheNextRun(t *testing.T) {
 	// Once no more than --max-pause is left, the same command waits out
 	// the rest and finishes the pass. The condition is the clock itself.
 	<-time.After(time.Until(refused.Add(retryAfter - maxPause/2)))
-	r = runBinary(t, args...)
+	r = runInProcess(t, args...)
 	if r.code != exitProblems || strings.Contains(r.stdout, "INCOMPLETE") || strings.Contains(r.stdout, "rate-limited") {
 		t.Errorf("continued pass: exit %d, want 1 (the broken link) and no held URL\n%s%s", r.code, r.stdout, r.stderr)
 	}

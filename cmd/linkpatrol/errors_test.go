@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,14 +8,6 @@ import (
 
 	"github.com/spf13/pflag"
 )
-
-// runInProcess runs the command as main would, without the binary.
-func runInProcess(t *testing.T, args ...string) result {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := run(t.Context(), args, strings.NewReader(""), &stdout, &stderr, false)
-	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
-}
 
 // A mistake on the command line is told in the user's terms: what was
 // meant, what is missing, what to type instead.

@@ -57,7 +57,7 @@ func TestExampleSite(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := expectedProblems(t, filepath.Join(root, "EXPECTED.md"))
-	r := runBinary(t, "check", "--db", filepath.Join(t.TempDir(), "ex.db"), "--format", "json", filepath.Join(root, "site"))
+	r := runInProcess(t, "check", "--db", filepath.Join(t.TempDir(), "ex.db"), "--format", "json", filepath.Join(root, "site"))
 	if r.code != exitProblems {
 		t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
 	}

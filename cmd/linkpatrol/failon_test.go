@@ -60,7 +60,7 @@ func TestFailOnAndPermanentRedirects(t *testing.T) {
 	check := func(db string, flags ...string) result {
 		t.Helper()
 		args := append([]string{"check", "--db", filepath.Join(dir, db), "--config", config, "--ignore-robots", "--retries", "0"}, flags...)
-		return runBinary(t, append(args, site.URL+"/")...)
+		return runInProcess(t, append(args, site.URL+"/")...)
 	}
 
 	r := check("a.db")

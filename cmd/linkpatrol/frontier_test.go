@@ -130,7 +130,7 @@ func TestServeFrontierRefuses(t *testing.T) {
 		{[]string{"--listn", "127.0.0.1:0"}, "did you mean --listen?"},
 		{[]string{"extra"}, "takes no arguments"},
 	} {
-		r := runBinary(t, append([]string{"serve-frontier", "--store", store}, c.args...)...)
+		r := runInProcess(t, append([]string{"serve-frontier", "--store", store}, c.args...)...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("serve-frontier %v: exit %d, want 2 saying %q\n%s", c.args, r.code, c.want, r.stderr)
 		}

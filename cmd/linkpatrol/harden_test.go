@@ -40,7 +40,7 @@ func TestOverlongRedirectTargetIsAResult(t *testing.T) {
 	defer srv.Close()
 	db := filepath.Join(t.TempDir(), "lp.db")
 	for run := range 2 {
-		r := runBinary(t, "check", "--db", db, "--format", "json", srv.URL+"/")
+		r := runInProcess(t, "check", "--db", db, "--format", "json", srv.URL+"/")
 		if r.code != exitProblems {
 			t.Fatalf("run %d: exit %d, want 1\n%s", run+1, r.code, r.stderr)
 		}
@@ -71,7 +71,7 @@ func TestOutputOntoDatabaseRefused(t *testing.T) {
 		{"report", "--db", db, "-o", "json:" + db},
 		{"report", "--db", db, "-o", link},
 	} {
-		r := runBinary(t, args...)
+		r := runInProcess(t, args...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, "is the database") {
 			t.Errorf("%v: exit %d, stderr %q; want 2 naming the database", args, r.code, r.stderr)
 		}
@@ -79,7 +79,7 @@ func TestOutputOntoDatabaseRefused(t *testing.T) {
 	if after, err := os.ReadFile(db); err != nil || !bytes.Equal(after, before) {
 		t.Errorf("the database changed (err %v)", err)
 	}
-	if r := runBinary(t, "report", "--db", db); r.code != exitOK {
+	if r := runInProcess(t, "report", "--db", db); r.code != exitOK {
 		t.Errorf("report after the refusals: exit %d\n%s", r.code, r.stderr)
 	}
 }
@@ -116,7 +116,7 @@ func TestSIGHUPStopsCleanly(t *testing.T) {
 	if rep := decodeReport(t, out.String()); rep.Pass.Complete {
 		t.Error("a stopped pass reported itself complete")
 	}
-	r := runBinary(t, args...)
+	r := runInProcess(t, args...)
 	if r.code != exitProblems || !decodeReport(t, r.stdout).Pass.Complete {
 		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
 	}
@@ -131,12 +131,12 @@ func TestSIGHUPStopsCleanly(t *testing.T) {
 // and not "run again to resume", which would fail the same way.
 func TestDamagedPageOneLine(t *testing.T) {
 	t.Parallel()
-	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 1500, BrokenEvery: 50, Seed: 4})
+	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 400, BrokenEvery: 50, Seed: 4})
 	srv := httptest.NewServer(site)
 	defer srv.Close()
 	dir := t.TempDir()
 	orig := filepath.Join(dir, "orig.db")
-	if r := runBinary(t, "check", "--db", orig, srv.URL+"/"); r.code != exitProblems {
+	if r := runInProcess(t, "check", "--db", orig, srv.URL+"/"); r.code != exitProblems {
 		t.Fatalf("first pass: exit %d\n%s", r.code, r.stderr)
 	}
 	clean, err := os.ReadFile(orig)
@@ -153,7 +153,7 @@ func TestDamagedPageOneLine(t *testing.T) {
 		if err := os.WriteFile(db, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		r := runBinary(t, "check", "--db", db, srv.URL+"/")
+		r := runInProcess(t, "check", "--db", db, srv.URL+"/")
 		if r.code != exitUsage {
 			continue // a page the pass never read
 		}
@@ -177,7 +177,7 @@ func TestStaleCompactCopyRemovedByCheck(t *testing.T) {
 	if err := os.WriteFile(stale, make([]byte, 1<<20), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if r := runBinary(t, "check", "--db", db, srv.URL+"/"); r.code != exitOK {
+	if r := runInProcess(t, "check", "--db", db, srv.URL+"/"); r.code != exitOK {
 		t.Fatalf("second pass: exit %d\n%s", r.code, r.stderr)
 	}
 	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
@@ -234,7 +234,7 @@ func checkedOnce(t *testing.T) (*httptest.Server, string) {
 	}))
 	t.Cleanup(srv.Close)
 	db := filepath.Join(t.TempDir(), "lp.db")
-	if r := runBinary(t, "check", "--db", db, srv.URL+"/"); r.code != exitOK {
+	if r := runInProcess(t, "check", "--db", db, srv.URL+"/"); r.code != exitOK {
 		t.Fatalf("first pass: exit %d\n%s", r.code, r.stderr)
 	}
 	return srv, db

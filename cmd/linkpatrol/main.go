@@ -8,6 +8,11 @@
 // help and heading, from which the flags of each command, the file's keys,
 // the merge (flag, then file, then default), the checks, `config example`
 // and the grouped --help are made.
+//
+// main is run plus a process: it arms the stop signals and asks whether
+// stderr is a terminal; run is everything else, so tests call it
+// in-process. Commands return an error, and exitStatus alone turns it into
+// the exit code.
 package main
 
 import (
@@ -24,6 +29,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/report"
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
@@ -101,6 +107,13 @@ func exitStatus(err error) (code int, msg string) {
 		return exitUsage, err.Error()
 	case errors.As(err, new(passError)):
 		return exitUsage, err.Error() + " (what was committed is kept; run again to resume)"
+	// The crawler's refusals to open a pass.
+	case errors.Is(err, crawler.ErrOtherPassOpen):
+		return exitUsage, err.Error() + "; run that again to resume it, add --new-pass to abandon it, or use another --db"
+	case errors.Is(err, crawler.ErrSettingsChanged):
+		return exitUsage, err.Error() + " (config file, --include/--exclude, --max-size, --ignore-robots, spider-trap limits); run it with the same ones to resume, or add --new-pass to start again"
+	case errors.Is(err, crawler.ErrOtherSite):
+		return exitUsage, err.Error() + "; use another --db for this site, or add --new-pass to start its history here"
 	}
 	return exitUsage, err.Error()
 }

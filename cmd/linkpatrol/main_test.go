@@ -22,8 +22,11 @@ import (
 
 var binary string
 
-// TestMain builds the real binary once: the command-line contract (flags,
-// exit codes, signals) is only proven by running it as a process.
+// TestMain builds the real binary once, for what only a process shows:
+// signals, SIGKILL, a full disk (ulimit), a terminal, the working
+// directory and the environment. Everything else runs in-process through
+// run, which is main without its process (runInProcess), where the race
+// detector sees it too.
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "linkpatrol-bin")
 	if err != nil {
@@ -50,9 +53,12 @@ type result struct {
 	stdout, stderr string
 }
 
-func runBinary(t *testing.T, args ...string) result {
+// runInProcess runs the command as main would, without the binary.
+func runInProcess(t *testing.T, args ...string) result {
 	t.Helper()
-	return runCmd(t, exec.Command(binary, args...))
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), args, strings.NewReader(""), &stdout, &stderr, false)
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
 // runCmd runs a command of the binary to its end and returns its exit code
@@ -276,14 +282,15 @@ func TestDatabaseInUseFailsFast(t *testing.T) {
 		{"check", "--db", path, srv.URL},
 		{"report", "--db", path},
 	} {
-		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-		r := runCmd(t, exec.CommandContext(ctx, binary, args...))
-		cancel()
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		done := make(chan result, 1)
+		go func() { done <- runInProcess(t, args...) }()
+		select {
+		case r := <-done:
+			if r.code != exitUsage || !strings.Contains(r.stderr, "in use") {
+				t.Errorf("%v on a locked db: exit %d, stderr %q", args[0], r.code, r.stderr)
+			}
+		case <-time.After(time.Minute):
 			t.Errorf("%v on a locked db waited for the lock instead of failing", args[0])
-		}
-		if r.code != exitUsage || !strings.Contains(r.stderr, "in use") {
-			t.Errorf("%v on a locked db: exit %d, stderr %q", args[0], r.code, r.stderr)
 		}
 	}
 }
@@ -302,7 +309,7 @@ func TestDamagedDatabase(t *testing.T) {
 		if err := os.WriteFile(path, content, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		r := runBinary(t, "check", "--db", path, srv.URL)
+		r := runInProcess(t, "check", "--db", path, srv.URL)
 		if r.code != exitUsage || strings.Contains(r.stderr, "panic") || r.stderr == "" {
 			t.Errorf("%s: exit %d, stderr %q", name, r.code, r.stderr)
 		}

@@ -24,7 +24,7 @@ func TestNightlyPassFetchesOnlyWhatIsStale(t *testing.T) {
 	check := func(extra ...string) result {
 		t.Helper()
 		args := append([]string{"check", "--db", db, "--format", "json", "--ignore-robots"}, extra...)
-		r := runBinary(t, append(args, srv.URL+"/")...)
+		r := runInProcess(t, append(args, srv.URL+"/")...)
 		if r.code != exitProblems {
 			t.Fatalf("check %v: exit %d\n%s", extra, r.code, r.stderr)
 		}

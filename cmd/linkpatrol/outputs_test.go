@@ -204,7 +204,7 @@ func TestOutputFilesAddToStdout(t *testing.T) {
 			if c.file {
 				args = append(args, "-o", html)
 			}
-			r := runBinary(t, append(args, srv.URL+"/")...)
+			r := runInProcess(t, append(args, srv.URL+"/")...)
 			if r.code != exitProblems {
 				t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
 			}

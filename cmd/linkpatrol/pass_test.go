@@ -24,7 +24,7 @@ func TestPassRefusalsExitTwo(t *testing.T) {
 	site, other := srv.URL+"/", srv.URL+"/other"
 
 	done := filepath.Join(dir, "done.db")
-	r := runBinary(t, "check", "--db", done, "--format", "json", site)
+	r := runInProcess(t, "check", "--db", done, "--format", "json", site)
 	if r.code != exitOK {
 		t.Fatalf("first pass: exit %d\n%s", r.code, r.stderr)
 	}
@@ -53,7 +53,7 @@ func TestPassRefusalsExitTwo(t *testing.T) {
 		{"other settings", []string{"--db", unfinished("settings.db", "x", starts), site}, "pass 1 in " + filepath.Join(dir, "settings.db") + " began with other rules or settings (config file"},
 		{"excluded start", []string{"--db", filepath.Join(dir, "excluded.db"), "--exclude", "/other", other}, "start URL " + other + " is excluded by"},
 	} {
-		r := runBinary(t, append([]string{"check"}, tt.args...)...)
+		r := runInProcess(t, append([]string{"check"}, tt.args...)...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, tt.want) {
 			t.Errorf("%s: exit %d, %q; want 2 and %q", tt.name, r.code, r.stderr, tt.want)
 		}

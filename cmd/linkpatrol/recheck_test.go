@@ -71,7 +71,7 @@ func TestFixedLinkShowsInTheNextRun(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "fix.db")
 	check := func(format string) result {
 		t.Helper()
-		return runBinary(t, "check", "--db", db, "--format", format, "--ignore-robots", "-q", srv.URL+"/")
+		return runInProcess(t, "check", "--db", db, "--format", format, "--ignore-robots", "-q", srv.URL+"/")
 	}
 	broken := func(r result) []string {
 		t.Helper()

@@ -41,26 +41,33 @@ func TestResumeAfterKills(t *testing.T) {
 		t.Skip("builds and kills real processes")
 	}
 	t.Parallel()
-	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 600, BrokenEvery: 7, Images: 2, Latency: 2 * time.Millisecond, Seed: 5})
-	srv := httptest.NewServer(site)
-	defer srv.Close()
+	// Each run has a site of its own, the same one, so that the two kinds of
+	// interruption run side by side.
+	newSite := func(t *testing.T) (*crawltest.Site, *httptest.Server) {
+		site := crawltest.NewSite(crawltest.SiteOptions{Pages: 600, BrokenEvery: 7, Images: 2, Latency: 2 * time.Millisecond, Seed: 5})
+		srv := httptest.NewServer(site)
+		t.Cleanup(srv.Close)
+		return site, srv
+	}
 	const batch, concurrency = 40, 8
-	args := func(db string) []string {
+	args := func(db string, srv *httptest.Server) []string {
 		return []string{"check", "--db", db, "--format", "json", "-c", strconv.Itoa(concurrency),
 			"--commit-batch", strconv.Itoa(batch), "--commit-every", "100ms", srv.URL + "/"}
 	}
 
-	clean := runBinary(t, args(filepath.Join(t.TempDir(), "clean.db"))...)
+	site, srv := newSite(t)
+	clean := runInProcess(t, args(filepath.Join(t.TempDir(), "clean.db"), srv)...)
 	if clean.code != exitProblems {
 		t.Fatalf("uninterrupted pass: exit %d\n%s", clean.code, clean.stderr)
 	}
-	want := problems(t, clean.stdout)
+	// The report names the site's URLs, which differ by port only.
+	want := problems(t, strings.ReplaceAll(clean.stdout, srv.URL, "SITE"))
 	cleanRequests := site.Stats().Requests
-	site.Reset()
 
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			site.Reset()
+			t.Parallel()
+			site, srv := newSite(t)
 			db := filepath.Join(t.TempDir(), "killed.db")
 			rng := rand.New(rand.NewPCG(uint64(sig), 7))
 			kills := 0
@@ -69,7 +76,7 @@ func TestResumeAfterKills(t *testing.T) {
 				if attempt > 60 {
 					t.Fatalf("pass not complete after %d interruptions", kills)
 				}
-				cmd := exec.Command(binary, args(db)...)
+				cmd := exec.Command(binary, args(db, srv)...)
 				var out, errb bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &out, &errb
 				if err := cmd.Start(); err != nil {
@@ -107,7 +114,7 @@ func TestResumeAfterKills(t *testing.T) {
 			if kills == 0 {
 				t.Fatal("the pass finished before any interruption; the test proves nothing")
 			}
-			if got := problems(t, final.stdout); !slices.Equal(got, want) {
+			if got := problems(t, strings.ReplaceAll(final.stdout, srv.URL, "SITE")); !slices.Equal(got, want) {
 				t.Errorf("after %d interruptions the report differs from an uninterrupted pass:\n got %d problems\nwant %d", kills, len(got), len(want))
 			}
 			st := site.Stats()
@@ -153,14 +160,15 @@ func TestFullDiskKeepsCommittedState(t *testing.T) {
 		t.Skip("builds and runs real processes")
 	}
 	t.Parallel()
-	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 2000, BrokenEvery: 50, Seed: 9})
+	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 500, BrokenEvery: 50, Seed: 9})
 	srv := httptest.NewServer(site)
 	defer srv.Close()
 	db := filepath.Join(t.TempDir(), "full.db")
 	args := []string{"check", "--db", db, "--format", "json", srv.URL + "/"}
 
-	// ulimit -f counts 1 KiB blocks: 1 MiB is far less than the pass needs.
-	limited := exec.Command("sh", append([]string{"-c", `ulimit -f 1024 && exec "$0" "$@"`, binary}, args...)...)
+	// ulimit -f counts 1 KiB blocks: 256 KiB is far less than the pass
+	// needs.
+	limited := exec.Command("sh", append([]string{"-c", `ulimit -f 256 && exec "$0" "$@"`, binary}, args...)...)
 	var stderr bytes.Buffer
 	limited.Stderr = &stderr
 	err := limited.Run()
@@ -171,10 +179,10 @@ func TestFullDiskKeepsCommittedState(t *testing.T) {
 	if msg := strings.TrimSpace(stderr.String()); strings.Count(msg, "\n") > 0 || !strings.Contains(msg, "too large") {
 		t.Errorf("want one line naming the cause, got %q", msg)
 	}
-	if r := runBinary(t, "report", "--db", db, "--format", "json"); r.code == exitUsage {
+	if r := runInProcess(t, "report", "--db", db, "--format", "json"); r.code == exitUsage {
 		t.Fatalf("the committed state is unreadable: %s", r.stderr)
 	}
-	r := runBinary(t, args...)
+	r := runInProcess(t, args...)
 	if r.code != exitProblems {
 		t.Fatalf("resume after the disk was freed: exit %d\n%s", r.code, r.stderr)
 	}

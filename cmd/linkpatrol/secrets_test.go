@@ -15,7 +15,7 @@ import (
 	"testing"
 )
 
-// runBinaryEnv is runBinary with extra environment variables.
+// runBinaryEnv runs the binary with extra environment variables.
 func runBinaryEnv(t *testing.T, env []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
@@ -155,7 +155,7 @@ func TestPasswordInStartURLRefused(t *testing.T) {
 		{"--sitemap", strings.TrimSuffix(withPW, "/") + "/sitemap.xml", srv.URL + "/"},
 		{"-v", "--format", "json", "http://audit:hunter2pw@[::1/"},
 	} {
-		r := runBinary(t, append([]string{"check", "--db", db}, args...)...)
+		r := runInProcess(t, append([]string{"check", "--db", db}, args...)...)
 		if r.code != exitUsage {
 			t.Errorf("%v: exit %d, want 2", args, r.code)
 		}

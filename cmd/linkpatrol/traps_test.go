@@ -11,7 +11,7 @@ import (
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 )
 
-// TestTrapsHeldBackButNotAProblem runs the binary on a site without broken
+// TestTrapsHeldBackButNotAProblem runs check on a site without broken
 // links but with spider traps: the traps are held back by default and
 // listed (without --all) with the setting that lets them through, and the
 // exit code stays 0, because nothing held back on purpose is known to be
@@ -26,7 +26,7 @@ func TestTrapsHeldBackButNotAProblem(t *testing.T) {
 	check := func(args ...string) (result, map[string]string) {
 		t.Helper()
 		args = append([]string{"check", "--db", filepath.Join(dir, t.Name()+".db"), "--new-pass", "--format", "json", "--ignore-robots"}, args...)
-		r := runBinary(t, append(args, starts...)...)
+		r := runInProcess(t, append(args, starts...)...)
 		var rep struct {
 			URLs []struct {
 				URL, Verdict, Error string
@@ -55,7 +55,7 @@ func TestTrapsHeldBackButNotAProblem(t *testing.T) {
 	if _, ok := held["/traps/grow/a/a/a/"]; !ok || len(held) < 3 {
 		t.Errorf("held back: %v", held)
 	}
-	text := runBinary(t, "report", "--db", filepath.Join(dir, t.Name()+".db"))
+	text := runInProcess(t, "report", "--db", filepath.Join(dir, t.Name()+".db"))
 	if !strings.Contains(text.stdout, "suspected trap (path-repeats:") || !strings.Contains(text.stdout, "--max-path-repeats") ||
 		!strings.Contains(text.stdout, "held back as suspected spider traps, listed below") {
 		t.Errorf("the text report does not say what was held back and why:\n%s", text.stdout)

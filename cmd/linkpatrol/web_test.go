@@ -31,7 +31,7 @@ func TestCheckAWebOfSites(t *testing.T) {
 	t.Parallel()
 	w := newWeb(t, 4, 60)
 	args := append([]string{"check", "--format", "json", "--all", "--db", filepath.Join(t.TempDir(), "lp.db")}, w.StartURLs()...)
-	r := runBinary(t, args...)
+	r := runInProcess(t, args...)
 	if r.code != exitProblems {
 		t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
 	}
@@ -123,37 +123,37 @@ func TestReportMergesWorkerFiles(t *testing.T) {
 	w := newWeb(t, 4, 40)
 	dir := t.TempDir()
 	full := filepath.Join(dir, "full.db")
-	if r := runBinary(t, append([]string{"check", "-q", "--db", full}, w.StartURLs()...)...); r.code != exitProblems {
+	if r := runInProcess(t, append([]string{"check", "-q", "--db", full}, w.StartURLs()...)...); r.code != exitProblems {
 		t.Fatalf("check: exit %d\n%s", r.code, r.stderr)
 	}
 	workers := t.TempDir()
 	splitByHost(t, w, full, workers, 3)
 	pattern := filepath.Join(workers, "w*.db")
 	for _, format := range report.Formats() {
-		one := runBinary(t, "report", "--all", "--format", format, "--db", full)
-		merged := runBinary(t, "report", "--all", "--format", format, "--db", pattern)
+		one := runInProcess(t, "report", "--all", "--format", format, "--db", full)
+		merged := runInProcess(t, "report", "--all", "--format", format, "--db", pattern)
 		if merged.code != one.code || merged.stdout != one.stdout || one.stdout == "" {
 			t.Errorf("%s: merged exit %d, one file exit %d; outputs equal: %v\n%s", format, merged.code, one.code, merged.stdout == one.stdout, merged.stderr)
 		}
 	}
 
-	if r := runBinary(t, "report", "--db", filepath.Join(workers, "none*.db")); r.code != exitUsage || !strings.Contains(r.stderr, "matches no file") {
+	if r := runInProcess(t, "report", "--db", filepath.Join(workers, "none*.db")); r.code != exitUsage || !strings.Contains(r.stderr, "matches no file") {
 		t.Errorf("a pattern matching nothing: exit %d\n%s", r.code, r.stderr)
 	}
 	// A second pass in one file only: the others lack it, and the report
 	// would miss their URLs.
-	if r := runBinary(t, append([]string{"check", "-q", "--db", filepath.Join(workers, "w1.db")}, w.StartURLs()...)...); r.code != exitProblems {
+	if r := runInProcess(t, append([]string{"check", "-q", "--db", filepath.Join(workers, "w1.db")}, w.StartURLs()...)...); r.code != exitProblems {
 		t.Fatalf("second check: exit %d\n%s", r.code, r.stderr)
 	}
-	if r := runBinary(t, "report", "--db", pattern); r.code != exitUsage || !strings.Contains(r.stderr, "holds no pass 2") {
+	if r := runInProcess(t, "report", "--db", pattern); r.code != exitUsage || !strings.Contains(r.stderr, "holds no pass 2") {
 		t.Errorf("a file without the newest pass: exit %d, want 2\n%s", r.code, r.stderr)
 	}
 	// Another site's pass 1 is not this pass.
 	other := newWeb(t, 2, 5)
-	if r := runBinary(t, append([]string{"check", "-q", "--db", filepath.Join(workers, "w4.db")}, other.StartURLs()...)...); r.code != exitOK {
+	if r := runInProcess(t, append([]string{"check", "-q", "--db", filepath.Join(workers, "w4.db")}, other.StartURLs()...)...); r.code != exitOK {
 		t.Fatalf("other check: exit %d\n%s", r.code, r.stderr)
 	}
-	if r := runBinary(t, "report", "--db", filepath.Join(workers, "w[34].db")); r.code != exitUsage || !strings.Contains(r.stderr, "not one distributed pass") {
+	if r := runInProcess(t, "report", "--db", filepath.Join(workers, "w[34].db")); r.code != exitUsage || !strings.Contains(r.stderr, "not one distributed pass") {
 		t.Errorf("files of two different passes: exit %d, want 2\n%s", r.code, r.stderr)
 	}
 }
