@@ -416,3 +416,67 @@ func followUpRun(t *testing.T, link string) ([]string, map[string]store.URLRecor
 	defer mu.Unlock()
 	return slices.Clone(order), recs
 }
+
+// TestHopRobotsHoldsNoWorker: a redirect to a host whose robots.txt is not
+// read yet waits for that host's probe, which holds no fetch slot, instead
+// of its worker fetching the file. c.test's robots.txt takes a minute to
+// answer; with one worker, the five checks of b.test are all sent within
+// that minute. Before, the worker fetched the file itself and every other
+// host waited the minute with it.
+func TestHopRobotsHoldsNoWorker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var order []string
+		note := func(s string) {
+			mu.Lock()
+			order = append(order, s)
+			mu.Unlock()
+		}
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			note(r.Method + " " + r.Host + r.URL.Path)
+			switch {
+			case r.Host == "c.test" && r.URL.Path == "/robots.txt":
+				time.Sleep(time.Minute)
+				note("answered c.test/robots.txt")
+				http.NotFound(w, r)
+			case r.Host == "b.test" && r.URL.Path == "/robots.txt":
+				time.Sleep(time.Second) // so that the check of a.test/r is the first task
+				http.NotFound(w, r)
+			case r.URL.Path == "/robots.txt":
+				http.NotFound(w, r)
+			case r.Host == "s.test":
+				w.Header().Set("Content-Type", "text/html")
+				fmt.Fprint(w, `<a href="http://a.test/r">r</a>`)
+				for i := range 5 {
+					fmt.Fprintf(w, `<a href="http://b.test/%d">b</a>`, i)
+				}
+			case r.Host == "a.test" && r.URL.Path == "/r":
+				http.Redirect(w, r, "http://c.test/t", http.StatusFound)
+			default:
+				fmt.Fprint(w, "ok")
+			}
+		})
+		_, tr := pipeServer(t, h)
+		cfg := crawler.Config{Concurrency: 1, Timeout: 5 * time.Minute, Throttle: throttle.New(throttle.Config{}), Transport: tr}
+		recs := rulesPass(t, cfg, "http://s.test/")
+		for _, u := range []string{"http://a.test/r", "http://c.test/t"} {
+			if r := recs[u]; r.Verdict != store.VerdictOK {
+				t.Errorf("%s: %s %q %q, want ok", u, r.Verdict, r.Error, r.Note)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if first := slices.Index(order, "HEAD a.test/r"); first < 0 || first > slices.Index(order, "HEAD b.test/0") {
+			t.Fatalf("the check of a.test/r was not the first sent, which the test needs; requests: %q", order)
+		}
+		answered := slices.Index(order, "answered c.test/robots.txt")
+		for i, req := range order {
+			if strings.HasPrefix(req, "HEAD b.test/") && i > answered {
+				t.Errorf("%s came after c.test's robots.txt answered, a minute later: the worker waited for it; requests: %q", req, order)
+			}
+		}
+		if n := strings.Count(strings.Join(order, "\n"), "GET c.test/robots.txt"); n != 1 {
+			t.Errorf("c.test's robots.txt was asked for %d times, want once; requests: %q", n, order)
+		}
+	})
+}
