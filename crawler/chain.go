@@ -134,6 +134,9 @@ type waiting struct {
 	prev  *store.URLRecord // for history
 	depth int              // hops from a start URL, should it be queued again
 	via   string           // for a redirect target: the URL whose task reached it
+	// forward are the chain's hops to hosts another crawler owns, committed
+	// with this record for their owner (see Frontier).
+	forward []store.Task
 }
 
 // noteVia says, on a redirect target's record that has no note of its
@@ -197,7 +200,7 @@ func (d *dispatcher) finishWaiting(w waiting, end store.URLRecord) store.Result 
 	if rec.Verdict.Problem() {
 		d.c.stats.problems.Add(1)
 	}
-	res := store.Result{Record: rec, SetLinks: true}
+	res := store.Result{Record: rec, SetLinks: true, Forward: w.forward}
 	if heldOwn(end) {
 		// The chain ends at a URL of the site held back by a pause: this
 		// URL is done again with it when the pass resumes.

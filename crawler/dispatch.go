@@ -717,6 +717,8 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 		extra = append(o.hops, extra...)
 	}
 	if o.waitOn != "" {
+		// The task's own record is written when the chain's end is known.
+		o.waits[0].forward = res.Forward
 		rs, err := d.wait(o.waitOn, o.waits)
 		if err != nil {
 			return err

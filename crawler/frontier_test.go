@@ -322,21 +322,30 @@ func TestIdleCrawlerWaitsForTheFrontier(t *testing.T) {
 
 // A redirect to a host another crawler owns is followed here all the same
 // (and counted), while its target is recorded, and its links followed, by
-// its owner.
+// its owner: also when the chain goes on to a URL another task of this
+// crawler resolves, and waits for that task's result.
 func TestForeignRedirectHopIsFollowedAndForwarded(t *testing.T) {
 	t.Parallel()
+	var srvA *httptest.Server
 	muxB := http.NewServeMux()
 	muxB.Handle("/", page(`home`))
+	muxB.HandleFunc("/hop", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, srvA.URL+"/y", http.StatusFound)
+	})
 	muxB.Handle("/x", page(`<a href="/y">y</a>`))
 	muxB.Handle("/y", page(`ok`))
 	srvB := httptest.NewServer(muxB)
 	t.Cleanup(srvB.Close)
 	muxA := http.NewServeMux()
-	muxA.Handle("/", page(`<a href="/go">go</a>`))
+	muxA.Handle("/", page(`<a href="/go">go</a><a href="/y">y</a><a href="/back">back</a>`))
 	muxA.HandleFunc("/go", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, srvB.URL+"/x", http.StatusFound)
 	})
-	srvA := httptest.NewServer(muxA)
+	muxA.HandleFunc("/back", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, srvB.URL+"/hop", http.StatusFound)
+	})
+	muxA.Handle("/y", page(`ok`))
+	srvA = httptest.NewServer(muxA)
 	t.Cleanup(srvA.Close)
 	starts := []string{srvA.URL + "/", srvB.URL + "/"}
 	engine, err := rules.New(rules.Config{Start: starts})
@@ -345,8 +354,8 @@ func TestForeignRedirectHopIsFollowedAndForwarded(t *testing.T) {
 	}
 	r := newRelay(2)
 	passes, crawlers := r.run(t, engine, crawler.Config{Concurrency: 2}, []*httptest.Server{srvA, srvB}, starts)
-	if a, b := crawlers[0].Progress().ForeignHops, crawlers[1].Progress().ForeignHops; a != 1 || b != 0 {
-		t.Errorf("foreign hops %d and %d, want 1 and 0", a, b)
+	if a, b := crawlers[0].Progress().ForeignHops, crawlers[1].Progress().ForeignHops; a != 2 || b != 1 {
+		t.Errorf("foreign hops %d and %d, want 2 (/go, /back) and 1 (/hop)", a, b)
 	}
 	get := func(i int, u string) (store.URLRecord, bool) {
 		rec, ok, err := r.nodes[i].DB.Get(u)
@@ -358,12 +367,40 @@ func TestForeignRedirectHopIsFollowedAndForwarded(t *testing.T) {
 	if rec, ok := get(0, srvA.URL+"/go"); !ok || rec.Verdict != store.VerdictOK || rec.FinalURL != srvB.URL+"/x" {
 		t.Errorf("the redirect's record: %+v (recorded: %v)", rec, ok)
 	}
-	if _, ok := get(0, srvB.URL+"/x"); ok {
-		t.Error("the foreign target was recorded by the crawler that does not own it")
+	if rec, ok := get(0, srvA.URL+"/back"); !ok || rec.Verdict != store.VerdictOK || rec.FinalURL != srvA.URL+"/y" || len(rec.Redirects) != 2 {
+		t.Errorf("the chain through the other host: %+v (recorded: %v)", rec, ok)
 	}
-	for _, u := range []string{"/x", "/y"} {
+	for _, u := range []string{"/x", "/hop"} {
+		if _, ok := get(0, srvB.URL+u); ok {
+			t.Errorf("%s was recorded by the crawler that does not own it", u)
+		}
+	}
+	for _, u := range []string{"/x", "/y", "/hop"} {
 		if rec, ok := get(1, srvB.URL+u); !ok || rec.Verdict != store.VerdictOK {
 			t.Errorf("%s on its owner: %+v (recorded: %v)", u, rec, ok)
 		}
+	}
+}
+
+// A stop while the crawler waits on the frontier ends the run, stopped:
+// the pass is not complete while the frontier has not said so.
+func TestStopWhileWaitingOnTheFrontier(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(page(`ok`))
+	t.Cleanup(srv.Close)
+	engine, err := rules.New(rules.Config{Start: []string{srv.URL + "/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &waitingFrontier{in: make(chan []store.Task), idle: make(chan bool), done: make(chan struct{})}
+	c := crawler.New(crawler.Config{Concurrency: 2, Frontier: f}, engine, openDB(t))
+	stop, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-f.idle
+		cancel()
+	}()
+	pass, out, err := c.Run(stop, context.Background(), passOf(srv.URL+"/"))
+	if err != nil || out.Complete || pass.State != store.PassStopped {
+		t.Fatalf("complete %v, state %s, err %v; want stopped", out.Complete, pass.State, err)
 	}
 }

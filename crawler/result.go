@@ -98,11 +98,11 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		hops = nil
 	}
 	slices.Reverse(records) // the task's URL first
+	o.found = append(o.found, f.foreign...)
 	if f.pendingOn != "" {
 		o.waitOn, o.waits = f.pendingOn, records
 		return o
 	}
-	o.found = append(o.found, f.foreign...)
 	for i := len(records) - 1; i >= 0; i-- {
 		w := &records[i]
 		chainEnd(&w.rec, end, c.cfg.MaxRedirects)

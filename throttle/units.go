@@ -3,6 +3,7 @@ package throttle
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -84,12 +85,23 @@ func (r *Rate) Set(s string) error {
 // UnmarshalText reads the file's value as Set reads the flag's.
 func (r *Rate) UnmarshalText(b []byte) error { return r.Set(string(b)) }
 
-// String is "unlimited" for no rate, else requests per second ("5/s").
+// String is "unlimited" for no rate, else the rate in whole requests per
+// second, minute or hour where it is one ("5/s", "20/m"), or in requests
+// per second exactly: what ParseRate reads back as the same rate.
 func (r Rate) String() string {
 	if r <= 0 {
 		return unlimited
 	}
-	return trimFloat(float64(r)) + "/s"
+	for _, per := range []struct {
+		unit string
+		secs float64
+	}{{"s", 1}, {"m", 60}, {"h", 3600}} {
+		n := float64(r) * per.secs
+		if whole := math.Round(n); whole >= 1 && math.Abs(n-whole) < 1e-9*whole {
+			return strconv.FormatFloat(whole, 'f', -1, 64) + "/" + per.unit
+		}
+	}
+	return strconv.FormatFloat(float64(r), 'f', -1, 64) + "/s"
 }
 
 // Type names the value in --help.

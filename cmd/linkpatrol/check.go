@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -76,6 +77,7 @@ type checkOptions struct {
 	keepSIDs     bool
 	root         string
 	baseURL      string
+	cluster      clusterFlags // --nats: a distributed pass
 }
 
 // runCheck runs or resumes a pass. ctx is cancelled by the first stop
@@ -90,6 +92,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, isTe
 		}
 	}()
 	fs, _ := newFlags("check", &o)
+	raw := slices.Clone(args) // for the workers of a distributed pass
 	if logFormatArg(args) == "json" {
 		// Every line on standard error is JSON: no usage text after a
 		// mistake (the error says what is wrong), --help still prints it.
@@ -160,6 +163,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, isTe
 		return err
 	}
 	globalBPS := o.polite.globalBandwidth
+	if o.cluster.url != "" {
+		return checkOverNATS(ctx, raw, &o, file, engine, targets, stdout, stderr, isTerminal)
+	}
 	// Commits do not wait for fsync (a killed process cannot undo one the
 	// OS has), so they can be small and frequent; the file is fsynced at
 	// most every --commit-every.
@@ -181,38 +187,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, isTe
 		defer cancel()
 	}
 
-	ua := o.userAgent
-	if ua == "" {
-		ua = "linkpatrol/" + version + " (+https://github.com/linkpatrol/linkpatrol)"
-	}
-	if o.noReuse {
-		o.recheck = rules.Recheck{}
-	}
-	cidr := file != nil && hasCIDRRules(file.Config.Hosts)
-	th, hostSettings := newThrottle(engine, ua, globalBPS, cidr, o.polite.groupHosts == "domain")
-	c := crawler.New(crawler.Config{
-		Throttle:       th,
-		HostSettings:   hostSettings,
-		Concurrency:    o.concurrency,
-		PerHost:        o.perHost,
-		Timeout:        o.timeout,
-		MaxSize:        o.maxSize,
-		MaxRedirects:   o.maxRedirects,
-		UserAgent:      ua,
-		Insecure:       o.insecure,
-		Recheck:        o.recheck,
-		Ghost:          o.ghost,
-		Roots:          targets.roots,
-		BaseURL:        baseURL,
-		BatchSize:      o.commitBatch,
-		BatchInterval:  o.commitEvery,
-		RulesRecheck:   file != nil && rulesSetRecheck(file),
-		Sitemaps:       o.sitemaps,
-		RobotsSitemaps: o.robotsMaps,
-		SitemapLimit:   o.sitemapMax,
-		CheckFragments: o.fragments,
-		Logger:         log,
-	}, engine, db)
+	c := crawler.New(crawlerConfig(&o, file, engine, targets.roots, baseURL, globalBPS, log), engine, db)
 	// What the pass is: resumed when the database's unfinished pass is
 	// this one, begun otherwise.
 	spec := crawler.PassSpec{
@@ -301,6 +276,45 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, isTe
 		status.Finish(statusFinal{State: string(pass.State), Summary: rep.Counts(), Changes: rep.ChangeLine(), ExitCode: exitCode(verdict)})
 	}
 	return verdict
+}
+
+// crawlerConfig is the crawler's configuration from check's settings: the
+// one place check and a cluster worker (which runs the pass's settings)
+// build it.
+func crawlerConfig(o *checkOptions, file *rules.File, engine *rules.Engine, roots []string, baseURL *url.URL, globalBPS int64, log *slog.Logger) crawler.Config {
+	ua := o.userAgent
+	if ua == "" {
+		ua = "linkpatrol/" + version + " (+https://github.com/linkpatrol/linkpatrol)"
+	}
+	recheck := o.recheck
+	if o.noReuse {
+		recheck = rules.Recheck{}
+	}
+	cidr := file != nil && hasCIDRRules(file.Config.Hosts)
+	th, hostSettings := newThrottle(engine, ua, globalBPS, cidr, o.polite.groupHosts == "domain")
+	return crawler.Config{
+		Throttle:       th,
+		HostSettings:   hostSettings,
+		Concurrency:    o.concurrency,
+		PerHost:        o.perHost,
+		Timeout:        o.timeout,
+		MaxSize:        o.maxSize,
+		MaxRedirects:   o.maxRedirects,
+		UserAgent:      ua,
+		Insecure:       o.insecure,
+		Recheck:        recheck,
+		Ghost:          o.ghost,
+		Roots:          roots,
+		BaseURL:        baseURL,
+		BatchSize:      o.commitBatch,
+		BatchInterval:  o.commitEvery,
+		RulesRecheck:   file != nil && rulesSetRecheck(file),
+		Sitemaps:       o.sitemaps,
+		RobotsSitemaps: o.robotsMaps,
+		SitemapLimit:   o.sitemapMax,
+		CheckFragments: o.fragments,
+		Logger:         log,
+	}
 }
 
 // housekeeping keeps the database from growing night after night: old

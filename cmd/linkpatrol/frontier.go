@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/linkpatrol/linkpatrol/cluster"
+	"github.com/linkpatrol/linkpatrol/store"
 	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
@@ -22,7 +23,7 @@ type natsAuthFlags struct {
 func (a *natsAuthFlags) register(fs *pflag.FlagSet, server bool) {
 	token, nkey := "file holding the token clients must present", "file holding the nkey user seed (nk -gen user) or public key clients must sign with"
 	if !server {
-		token, nkey = "file holding the token serve-frontier requires", "file holding the nkey user seed serve-frontier knows the public key of"
+		token, nkey = usageTokenFile, usageNkey
 	}
 	fs.StringVar(&a.tokenFile, "token-file", "", token)
 	fs.StringVar(&a.nkeyFile, "nkey", "", nkey)
@@ -63,14 +64,17 @@ func runServeFrontier(ctx context.Context, args []string, stdout, stderr io.Writ
 	fs := pflag.NewFlagSet("serve-frontier", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", cluster.DefaultListen, "`HOST:PORT` to listen on; beyond loopback only with --token-file or --nkey, and --tls-cert and --tls-key")
-	store := fs.String("store", "linkpatrol-frontier", "`DIR` of JetStream's file store: the streams and KV of every pass, kept across restarts")
+	storeDir := fs.String("store", "linkpatrol-frontier", "`DIR` of JetStream's file store: the streams and KV of every pass, kept across restarts")
 	var sync syncValue
 	fs.Var(&sync, "sync", "fsync JetStream's store after every write (always), or in the background this often: acknowledged work may be lost on power loss")
 	var auth natsAuthFlags
 	auth.register(fs, true)
 	tlsCert := fs.String("tls-cert", "", "PEM `file` of the server's TLS certificate; clients then must use TLS")
 	tlsKey := fs.String("tls-key", "", "PEM `file` of the certificate's private key")
-	verbose := fs.CountP("verbose", "v", "log what the NATS server does")
+	dbPath := fs.String("db", defaultDB, "the merged database `file`: every worker's results are committed here, so report works unchanged")
+	natsURL := fs.String("nats", "", "use the NATS server at `URL` (JetStream enabled) instead of running one; --token-file, --nkey and --tls-ca are then how to log in")
+	caFile := fs.String("tls-ca", "", "with --nats: PEM `file` of the authority that signed the server's TLS certificate")
+	verbose := fs.CountP("verbose", "v", "log what the NATS server and the coordinator do")
 	fs.Usage = func() {
 		fmt.Fprintf(helpWriter(args, stdout, stderr), `Usage: linkpatrol serve-frontier [flags]
 
@@ -94,28 +98,58 @@ Flags:
 	if err != nil {
 		return err
 	}
-	srv, err := cluster.Serve(cluster.ServerOptions{
-		Listen:       *listen,
-		StoreDir:     *store,
-		SyncInterval: sync.every,
-		Auth:         auth.auth(),
-		TLSCert:      *tlsCert,
-		TLSKey:       *tlsKey,
-		Logger:       log,
+	url := *natsURL
+	if url == "" {
+		srv, err := cluster.Serve(cluster.ServerOptions{
+			Listen:       *listen,
+			StoreDir:     *storeDir,
+			SyncInterval: sync.every,
+			Auth:         auth.auth(),
+			TLSCert:      *tlsCert,
+			TLSKey:       *tlsKey,
+			Logger:       log,
+		})
+		if err != nil {
+			return fmt.Errorf("serve-frontier: %v", err)
+		}
+		defer srv.Shutdown()
+		url = srv.ClientURL()
+	}
+	db, err := store.Open(*dbPath, store.Options{Timeout: 2 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	cf := clusterFlags{url: url, auth: auth, caFile: *caFile}
+	js, closeNC, err := cf.connect("serve-frontier")
+	if err != nil {
+		return err
+	}
+	defer closeNC()
+	coord, err := cluster.NewCoordinator(ctx, js, cluster.Options{}, cluster.CoordinatorConfig{
+		DB:   db,
+		Logf: func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) },
 	})
 	if err != nil {
-		return fmt.Errorf("serve-frontier: %v", err)
+		return fmt.Errorf("serve-frontier: %w", err)
 	}
-	defer srv.Shutdown()
+	if err := serveReports(ctx, js.Conn(), js, db, log); err != nil {
+		return fmt.Errorf("serve-frontier: %w", err)
+	}
 	durability := "an fsync after every write"
 	if sync.every > 0 {
 		durability = "fsync every " + throttle.FormatDuration(sync.every)
 	}
+	if *natsURL != "" {
+		durability = "the server's own durability settings"
+	}
 	// The URL alone on its line on standard output, for scripts; what it
 	// is on standard error, for people.
-	fmt.Fprintln(stdout, srv.ClientURL())
-	fmt.Fprintf(stderr, "serve-frontier: workers and check connect with --nats %s (JetStream store %s, %s); SIGINT or SIGTERM stops it\n",
-		srv.ClientURL(), *store, durability)
-	<-ctx.Done()
+	fmt.Fprintln(stdout, url)
+	fmt.Fprintf(stderr, "serve-frontier: workers and check connect with --nats %s (JetStream store %s, %s; results into %s); SIGINT or SIGTERM stops it\n",
+		url, *storeDir, durability, *dbPath)
+	if err := coord.Run(ctx); err != nil {
+		return fmt.Errorf("serve-frontier: %w", err)
+	}
 	return nil
 }

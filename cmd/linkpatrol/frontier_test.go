@@ -22,17 +22,68 @@ import (
 // proc is a long-running child process of the binary (serve-frontier, a
 // worker), with its standard error kept for failure messages.
 type proc struct {
-	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stderr bytes.Buffer
-	done   chan struct{}
-	code   int
+	cmd     *exec.Cmd
+	mu      sync.Mutex
+	stderr  bytes.Buffer
+	changed chan struct{} // closed and replaced at every write to stderr
+	done    chan struct{}
+	code    int
+}
+
+func newProc(args ...string) *proc {
+	p := &proc{cmd: exec.Command(binary, args...), done: make(chan struct{}), changed: make(chan struct{})}
+	p.cmd.Stderr = p
+	return p
 }
 
 func (p *proc) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	close(p.changed)
+	p.changed = make(chan struct{})
 	return p.stderr.Write(b)
+}
+
+// start runs the process; the test's end stops it with SIGTERM (if it
+// still runs) and waits for it.
+func (p *proc) start(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		err := p.cmd.Wait()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			p.code = ee.ExitCode()
+		}
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		<-p.done
+	})
+}
+
+// waitFor waits until the process has written want to standard error.
+func (p *proc) waitFor(t *testing.T, want string) {
+	t.Helper()
+	timeout := time.After(2 * time.Minute)
+	for {
+		p.mu.Lock()
+		has, changed := strings.Contains(p.stderr.String(), want), p.changed
+		p.mu.Unlock()
+		if has {
+			return
+		}
+		select {
+		case <-changed:
+		case <-p.done:
+			t.Fatalf("%v ended (exit %d) before saying %q:\n%s", p.cmd.Args[1:], p.code, want, p.errors())
+		case <-timeout:
+			t.Fatalf("%v did not say %q:\n%s", p.cmd.Args[1:], want, p.errors())
+		}
+	}
 }
 
 func (p *proc) errors() string {
@@ -56,28 +107,14 @@ func (p *proc) wait(t *testing.T) int {
 // and the URL it printed. The test's end stops it.
 func startFrontier(t *testing.T, args ...string) (*proc, string) {
 	t.Helper()
-	args = append([]string{"serve-frontier", "--listen", "127.0.0.1:0", "--store", filepath.Join(t.TempDir(), "js")}, args...)
-	p := &proc{cmd: exec.Command(binary, args...), done: make(chan struct{})}
-	p.cmd.Stderr = p
+	dir := t.TempDir()
+	args = append([]string{"serve-frontier", "--listen", "127.0.0.1:0", "--store", filepath.Join(dir, "js"), "--db", filepath.Join(dir, "merged.db")}, args...)
+	p := newProc(args...)
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		err := p.cmd.Wait()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			p.code = ee.ExitCode()
-		}
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		<-p.done
-	})
+	p.start(t)
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		t.Fatalf("serve-frontier printed no URL: %v\n%s", err, p.errors())

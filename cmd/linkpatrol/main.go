@@ -134,6 +134,9 @@ Usage:
   linkpatrol config check FILE           validate a config file without crawling
   linkpatrol config example              print a commented example with every key
   linkpatrol serve-frontier [flags]      run the NATS server of a distributed pass
+  linkpatrol worker --nats URL --db FILE --shards RANGES
+                                         crawl some shards of every distributed pass
+  linkpatrol status --nats URL           the distributed pass: workers, shards, backlog
   linkpatrol version
 
 Run 'linkpatrol COMMAND --help' for a command's flags.
@@ -202,6 +205,10 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, is
 		return runConfig(args[1:], stdout, stderr)
 	case "serve-frontier":
 		return runServeFrontier(ctx, args[1:], stdout, stderr)
+	case "worker":
+		return runWorker(ctx, args[1:], stdout, stderr)
+	case "status":
+		return runStatus(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "linkpatrol", version)
 		return nil
@@ -220,10 +227,11 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, is
 
 // stopsCleanly says whether a command catches the stop signals to end
 // cleanly: check saves its work and reports, serve-frontier shuts its server
-// down. The others keep the default, and a signal ends them at once.
+// down, a worker saves its work and gives its shards up. The others keep the
+// default, and a signal ends them at once.
 func stopsCleanly(command string) bool {
 	switch command {
-	case "check", "serve-frontier":
+	case "check", "serve-frontier", "worker":
 		return true
 	}
 	return false
@@ -288,7 +296,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 // commands are run's subcommands, for a suggestion after a typo.
-var commands = []string{"check", "report", "explain", "config", "serve-frontier", "version", "help"}
+var commands = []string{"check", "report", "explain", "config", "serve-frontier", "worker", "status", "version", "help"}
 
 // parseFlags parses a command's flags; a misspelt flag gets the nearest
 // one suggested ("unknown flag: --concurency (did you mean --concurrency?)").

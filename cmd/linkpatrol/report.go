@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +41,16 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	failOn, err := report.ParseFailOn(o.failOn)
 	if err != nil {
 		return err
+	}
+	if o.cluster.url != "" {
+		// serve-frontier holds the merged database: it renders the report.
+		js, closeNC, err := o.cluster.connect("report")
+		if err != nil {
+			return err
+		}
+		defer closeNC()
+		req := reportRequest{Pass: o.passID, All: o.all, OnlyNew: o.onlyNew, CheckFragments: o.fragments, ReportAfter: o.reportAfter, FailOn: o.failOn}
+		return writeClusterReport(context.Background(), js, req, stdout, stdoutFormat(o.format, o.quiet, o.outputs), o.outputs)
 	}
 	src, last, closeDB, err := openReportSource(o.db, fs.Changed("db") || file.IsSet("db"), o.outputs)
 	if err != nil {

@@ -63,9 +63,10 @@ const (
 	groupCaching = "Caching (what earlier passes save)"
 	groupOutput  = "Output"
 	groupDB      = "Database and passes"
+	groupCluster = "Distributed passes (see linkpatrol serve-frontier)"
 )
 
-var groupOrder = []string{groupScope, groupPolite, groupCaching, groupOutput, groupDB}
+var groupOrder = []string{groupScope, groupPolite, groupCaching, groupOutput, groupDB, groupCluster}
 
 // noKey are the flags without a config key, and why: each is about one run
 // or one command line, not about the site.
@@ -78,6 +79,10 @@ var noKey = map[string]string{
 	"status-addr":   "a one-off: a live page for whoever is watching this run",
 	"status-public": "goes with --status-addr",
 	"pass":          "report only: which pass to render this time",
+	"nats":          "where this run's cluster is, not a setting of the site",
+	"token-file":    "goes with --nats",
+	"nkey":          "goes with --nats",
+	"tls-ca":        "goes with --nats",
 }
 
 // settingsTable is every setting. Politeness flags (hostKey) set the
@@ -285,6 +290,19 @@ var settingsTable = []setting{
 	{flag: "commit-every", key: "commit_every", group: groupDB, def: crawler.DefaultBatchInterval.String(),
 		usage: "longest time between commits, and between fsyncs of the database (what a power loss may cost)",
 		field: func(o *checkOptions) any { return (*throttle.Duration)(&o.commitEvery) }, check: positive},
+	// Distributed passes.
+	{flag: "nats", cmds: []string{"check", "report"}, group: groupCluster,
+		usage: usageNats,
+		field: func(o *checkOptions) any { return &o.cluster.url }},
+	{flag: "token-file", cmds: []string{"check", "report"}, group: groupCluster,
+		usage: usageTokenFile,
+		field: func(o *checkOptions) any { return &o.cluster.auth.tokenFile }},
+	{flag: "nkey", cmds: []string{"check", "report"}, group: groupCluster,
+		usage: usageNkey,
+		field: func(o *checkOptions) any { return &o.cluster.auth.nkeyFile }},
+	{flag: "tls-ca", cmds: []string{"check", "report"}, group: groupCluster,
+		usage: usageTLSCA,
+		field: func(o *checkOptions) any { return &o.cluster.caFile }},
 }
 
 // trapSetting is the row of a spider-trap limit: its flag and key are

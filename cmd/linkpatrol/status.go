@@ -476,10 +476,12 @@ func humanBytes(n int64) string {
 	if n < unit {
 		return fmt.Sprintf("%d B", n)
 	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
+	// Divide until the value rounds below 1000, so 999,950 bytes read
+	// "1.0 MB", not "1000.0 kB".
+	v, exp := float64(n)/unit, 0
+	for v >= 999.95 && exp < len("kMGTPE")-1 {
+		v /= unit
 		exp++
 	}
-	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
+	return fmt.Sprintf("%.1f %cB", v, "kMGTPE"[exp])
 }

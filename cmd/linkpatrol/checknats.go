@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/linkpatrol/linkpatrol/cluster"
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// checkOverNATS is check --nats: it begins the distributed pass (or
+// resumes the one running with the same settings) with the coordinator,
+// follows it until the coordinator ends it, and prints its report, with
+// check's exit codes. raw are check's arguments as given: the workers
+// parse them again, with the config file's bytes, to run the pass's own
+// rules and settings.
+func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rules.File, engine *rules.Engine, targets checkTargets, stdout, stderr io.Writer, isTerminal bool) error {
+	switch {
+	case len(targets.roots) > 0:
+		return fmt.Errorf("--nats: a built site on disk is checked by one process; give http(s) URLs")
+	case len(o.sitemaps) > 0 || o.robotsMaps:
+		return fmt.Errorf("--nats: sitemaps (--sitemap, --robots-sitemaps) are not read by distributed passes yet")
+	case o.statusAddr != "":
+		return fmt.Errorf("--nats: the status page is not built for distributed passes yet; use linkpatrol status --nats")
+	case o.maxTime > 0:
+		return fmt.Errorf("--nats: --max-time is not built for distributed passes yet; stop following with Ctrl-C (the workers go on)")
+	}
+	ps := passSettings{Args: raw}
+	pass := store.Pass{StartURLs: targets.starts, SettingsHash: settingsHash(file, o), Started: time.Now(),
+		CheckFragments: o.fragments, Insecure: o.insecure}
+	if file != nil {
+		b, err := os.ReadFile(file.Path)
+		if err != nil {
+			return err
+		}
+		ps.Config, ps.ConfigName, pass.Config = b, file.Path, file.Path
+	}
+	settings, err := json.Marshal(ps)
+	if err != nil {
+		return err
+	}
+	var seeds []store.Task
+	for _, s := range targets.starts {
+		u, _ := url.Parse(s)
+		d := engine.Decide(u)
+		if d.Action != rules.Parse && d.Action != rules.Check {
+			return fmt.Errorf("start URL %s is excluded by %s", s, d.Rule)
+		}
+		seeds = append(seeds, store.Task{URL: d.URL, Action: d.Action.String()})
+	}
+	js, closeNC, err := o.cluster.connect("check")
+	if err != nil {
+		return err
+	}
+	defer closeNC()
+	stop := ctx // cancelled by the first stop signal
+	rec, err := cluster.Begin(stop, js.Conn(), cluster.BeginRequest{Pass: pass, Config: settings, Seeds: seeds, New: o.newPass})
+	if err != nil {
+		return err
+	}
+	id := rec.Pass.ID
+	var tty io.Writer // the progress line, on a terminal only
+	if isTerminal && !o.quiet && o.verbose == 0 && o.logFormat != "json" {
+		tty = stderr
+	}
+	if tty != nil {
+		fmt.Fprintf(tty, "pass %d over %s\n", id, o.cluster.url)
+	}
+	// Follow the pass by polling its record and the workers' reports: the
+	// coordinator ends it by the termination rule, never this process.
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		cur, ok, err := cluster.CurrentPass(stop, js)
+		if stop.Err() != nil {
+			if tty != nil {
+				fmt.Fprint(tty, "\r\033[K")
+			}
+			fmt.Fprintf(stderr, "stopped following pass %d; it goes on in the workers: run the same command again to follow it and print its report\n", id)
+			return errUnfinished
+		}
+		if err != nil {
+			return err
+		}
+		if ok && cur.Pass.ID != id {
+			return fmt.Errorf("pass %d was replaced by pass %d (begun with --new-pass elsewhere)", id, cur.Pass.ID)
+		}
+		if ok && cur.Pass.State != store.PassRunning {
+			break
+		}
+		if tty != nil {
+			if line, err := clusterProgress(stop, js, id); err == nil {
+				fmt.Fprintf(tty, "\r\033[K%s", line)
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-stop.Done():
+		}
+	}
+	if tty != nil {
+		fmt.Fprint(tty, "\r\033[K")
+	}
+	req := reportRequest{Pass: id, All: o.all, OnlyNew: o.onlyNew, CheckFragments: o.fragments, ReportAfter: o.reportAfter, FailOn: o.failOn}
+	return writeClusterReport(context.WithoutCancel(ctx), js, req, stdout, stdoutFormat(o.format, o.quiet, o.outputs), o.outputs)
+}
+
+// clusterProgress is the one line check --nats shows while a pass runs:
+// what the workers last reported about it.
+func clusterProgress(ctx context.Context, js jetstream.JetStream, id uint64) (string, error) {
+	ws, err := cluster.Workers(ctx, js)
+	if err != nil {
+		return "", err
+	}
+	workers, idle, outbox := 0, 0, 0
+	for _, w := range ws {
+		if w.Pass != id {
+			continue
+		}
+		workers++
+		if w.Idle {
+			idle++
+		}
+		outbox += w.Outbox
+	}
+	return fmt.Sprintf("pass %d: %d workers, %d busy, %d outbox entries waiting", id, workers, workers-idle, outbox), nil
+}

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/pflag"
+
+	"github.com/linkpatrol/linkpatrol/cluster"
+	"github.com/linkpatrol/linkpatrol/crawler"
+	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// passSettings is what check --nats stores in the pass record for the
+// workers (cluster.PassRecord.Config): check's own arguments and the
+// config file's bytes, so that every worker decides URLs by the pass's
+// rules and settings, not by its own files. ${ENV} secrets of the file
+// are expanded on each worker.
+type passSettings struct {
+	Args       []string `json:"args"`
+	Config     []byte   `json:"config,omitempty"`
+	ConfigName string   `json:"config_name,omitempty"`
+}
+
+// passCrawl is the crawl a worker runs for a pass, built from its settings
+// exactly as check builds its own.
+type passCrawl struct {
+	o      checkOptions
+	file   *rules.File
+	engine *rules.Engine
+	starts []string
+}
+
+func (ps passSettings) crawl() (*passCrawl, error) {
+	var pc passCrawl
+	fs, _ := newFlags("check", &pc.o)
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(ps.Args); err != nil {
+		return nil, fmt.Errorf("the pass's settings: %w", err)
+	}
+	// The pass's config file is read as check read it, from its bytes:
+	// never the worker's own ./linkpatrol.toml (an empty file stands for
+	// none). Its warnings were shown by check.
+	dir, err := os.MkdirTemp("", "linkpatrol-pass")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	name := rules.DefaultConfigFile
+	if ps.ConfigName != "" {
+		name = filepath.Base(ps.ConfigName)
+	}
+	pc.o.config = filepath.Join(dir, name)
+	if err := os.WriteFile(pc.o.config, ps.Config, 0o600); err != nil {
+		return nil, err
+	}
+	if pc.file, err = loadSettings(fs, &pc.o, io.Discard, "text"); err != nil {
+		return nil, fmt.Errorf("the pass's settings: %w", err)
+	}
+	if err := crossCheck(fs, &pc.o, pc.file); err != nil {
+		return nil, fmt.Errorf("the pass's settings: %w", err)
+	}
+	args := fs.Args()
+	if len(args) == 0 {
+		args = pc.o.start
+	}
+	targets, err := parseTargets(args, "")
+	if err != nil {
+		return nil, fmt.Errorf("the pass's start URLs: %w", err)
+	}
+	pc.starts = targets.starts
+	if pc.engine, err = rules.New(rulesConfig(pc.file, &pc.o, pc.starts, pc.o.polite.hostRules(fs, pc.starts))); err != nil {
+		return nil, fmt.Errorf("the pass's rules: %w", err)
+	}
+	return &pc, nil
+}
+
+func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("worker", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cf clusterFlags
+	cf.register(fs)
+	dbPath := fs.String("db", "", "the worker's own database `file` (its history, resume and outbox)")
+	shardsArg := fs.String("shards", "", "the shards this worker owns: ranges of 0-255, such as 0-127 or 0-9,200")
+	name := fs.String("name", "", "the worker's name in the cluster, the same across restarts (default: the --db file's name)")
+	concurrency := fs.IntP("concurrency", "c", 0, "requests in flight in total on this worker (default: the pass's --concurrency)")
+	verbose := fs.CountP("verbose", "v", "log what the worker does (-vv: more)")
+	fs.Usage = func() {
+		fmt.Fprintf(helpWriter(args, stdout, stderr), `Usage: linkpatrol worker --nats URL --db FILE --shards RANGES [flags]
+
+Owns the shards it is given (refusing any another worker holds) and crawls
+their hosts in every pass that check --nats begins, with the pass's rules and
+settings, on its own database. It runs until SIGINT or SIGTERM; restarted on
+the same --db it resumes and takes its shards back.
+
+Flags:
+%s`, fs.FlagUsagesWrapped(helpWidth))
+	}
+	if err := parseFlags(fs, args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return fmt.Errorf("worker takes no arguments, got %q", fs.Args())
+	case cf.url == "":
+		return fmt.Errorf("worker needs --nats URL, the frontier's address (serve-frontier prints it)")
+	case *dbPath == "":
+		return fmt.Errorf("worker needs --db FILE, its own database")
+	case *shardsArg == "":
+		return fmt.Errorf("worker needs --shards, such as --shards 0-127")
+	case fs.Changed("concurrency") && *concurrency < 1:
+		return fmt.Errorf("--concurrency %d: want 1 or more", *concurrency)
+	}
+	shards, err := cluster.ParseShards(*shardsArg)
+	if err != nil {
+		return err
+	}
+	if *name == "" {
+		*name = strings.TrimSuffix(filepath.Base(*dbPath), filepath.Ext(*dbPath))
+	}
+	log, err := newLogger(stderr, *verbose, "text")
+	if err != nil {
+		return err
+	}
+	db, err := store.Open(*dbPath, store.Options{Timeout: 2 * time.Second, ForwardResults: true})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	js, closeNC, err := cf.connect("worker " + *name)
+	if err != nil {
+		return err
+	}
+	defer closeNC()
+
+	stop, hard := ctx, hardStop(ctx) // the first and the second stop signal
+	w, err := cluster.NewWorker(stop, js, cluster.WorkerConfig{
+		Name: *name, Shards: shards, DB: db,
+		Logf: func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) },
+	})
+	if err != nil {
+		// A *cluster.HeldError names the worker holding the shards: exit 2.
+		return fmt.Errorf("worker %s: %w", *name, err)
+	}
+	defer w.Close()
+	fmt.Fprintf(stderr, "worker %s: shards %s of %s, database %s; waiting for a pass\n", *name, cluster.FormatShards(shards), cf.url, *dbPath)
+
+	// Stop crawling at a signal, and at once when a lease is lost: another
+	// worker may own the shard from then on.
+	run, cancelRun := context.WithCancelCause(stop)
+	defer cancelRun(nil)
+	context.AfterFunc(w.Context(), func() { cancelRun(context.Cause(w.Context())) })
+
+	var after uint64
+	if last, ok, err := db.LastPass(); err != nil {
+		return err
+	} else if ok && last.State == store.PassComplete {
+		after = last.ID // resume an unfinished one, never redo a finished one
+	}
+	for {
+		rec, err := w.WaitPass(run, after)
+		if err != nil {
+			return workerEnd(stop, run, stderr, *name, err)
+		}
+		if err := workerPass(run, hard, w, db, rec, *concurrency, log, stderr, *name); err != nil {
+			return workerEnd(stop, run, stderr, *name, err)
+		}
+		after = rec.Pass.ID
+	}
+}
+
+// workerEnd is the exit of a worker: 0 when a signal stopped it, 3 when it
+// lost a lease (a supervisor should start it again), 2 otherwise.
+func workerEnd(stop, run context.Context, stderr io.Writer, name string, err error) error {
+	if stop.Err() != nil {
+		return nil
+	}
+	if run.Err() != nil {
+		fmt.Fprintf(stderr, "linkpatrol: worker %s stopped: %v; start it again to take its shards back\n", name, context.Cause(run))
+		return errUnfinished
+	}
+	return fmt.Errorf("worker %s: %w", name, err)
+}
+
+// workerPass runs this worker's part of one pass: begins it in the
+// worker's database under the coordinator's ID (or resumes it there), and
+// crawls the worker's shards until the coordinator ends the pass.
+func workerPass(ctx, hard context.Context, w *cluster.Worker, db *store.DB, rec cluster.PassRecord, concurrency int, log *slog.Logger, stderr io.Writer, name string) error {
+	var ps passSettings
+	if err := json.Unmarshal(rec.Config, &ps); err != nil {
+		return fmt.Errorf("pass %d: its settings: %w", rec.Pass.ID, err)
+	}
+	pc, err := ps.crawl()
+	if err != nil {
+		return fmt.Errorf("pass %d: %w", rec.Pass.ID, err)
+	}
+	if err := beginPass(db, rec); err != nil {
+		return err
+	}
+	f, err := w.Join(ctx, rec.Pass.ID)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cfg := crawlerConfig(&pc.o, pc.file, pc.engine, nil, nil, pc.o.polite.globalBandwidth, log)
+	if concurrency > 0 {
+		cfg.Concurrency = concurrency
+	}
+	cfg.Frontier = f
+	c := crawler.New(cfg, pc.engine, db)
+	spec := crawler.PassSpec{Pass: rec.Pass, Opened: func(op crawler.Opened) error {
+		fmt.Fprintf(stderr, "worker %s: pass %d of %s (%d queued, %d done)\n", name, op.Pass.ID, strings.Join(op.Pass.StartURLs, " "), op.Queued, op.Done)
+		return nil
+	}}
+	pass, outcome, err := c.Run(ctx, hard, spec)
+	if err != nil {
+		return fmt.Errorf("pass %d: %w (what was committed is kept; start the worker again to resume)", rec.Pass.ID, err)
+	}
+	if !outcome.Complete {
+		return context.Cause(ctx)
+	}
+	if ended := f.Ended(); ended != pass.State {
+		// The coordinator's word on how the pass ended: stopped with URLs
+		// deferred, or abandoned for a newer one.
+		pass.State = ended
+		if err := db.UpdatePass(pass); err != nil {
+			return fmt.Errorf("save pass %d: %w", pass.ID, err)
+		}
+	}
+	fmt.Fprintf(stderr, "worker %s: pass %d %s\n", name, pass.ID, pass.State)
+	return nil
+}
+
+// beginPass opens the coordinator's pass in the worker's database under
+// the coordinator's ID, with no seeds (they arrive as tasks), unless it is
+// open there already (a restarted worker resumes it); another unfinished
+// pass is abandoned.
+func beginPass(db *store.DB, rec cluster.PassRecord) error {
+	open, ok, err := db.OpenPass()
+	if err != nil || (ok && open.ID == rec.Pass.ID) {
+		return err
+	}
+	if ok {
+		open.State, open.Finished = store.PassAbandoned, time.Now()
+		if err := db.UpdatePass(open); err != nil {
+			return err
+		}
+	}
+	p := rec.Pass
+	p.State, p.Finished, p.Elapsed, p.Deferred, p.ResumeAfter, p.Tally = "", time.Time{}, 0, 0, time.Time{}, nil
+	_, err = db.BeginPass(p, nil)
+	return err
+}
+
+// clusterFlags are how a command reaches the frontier.
+type clusterFlags struct {
+	url    string
+	auth   natsAuthFlags
+	caFile string
+}
+
+// The cluster flags' help, shared by the settings table (check, report)
+// and the cluster's own commands.
+const (
+	usageNats      = "`URL` of the frontier (serve-frontier prints it): nats://HOST:PORT"
+	usageTokenFile = "file holding the token serve-frontier requires"
+	usageNkey      = "file holding the nkey user seed serve-frontier knows the public key of"
+	usageTLSCA     = "PEM `file` of the authority that signed serve-frontier's TLS certificate"
+)
+
+func (c *clusterFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&c.url, "nats", "", usageNats)
+	c.auth.register(fs, false)
+	fs.StringVar(&c.caFile, "tls-ca", "", usageTLSCA)
+}
+
+func (c *clusterFlags) connect(name string) (jetstream.JetStream, func(), error) {
+	nc, err := cluster.Connect(c.url, cluster.ClientOptions{Auth: c.auth.auth(), CAFile: c.caFile, Name: name})
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return js, nc.Close, nil
+}
