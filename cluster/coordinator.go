@@ -323,8 +323,12 @@ func (c *Coordinator) commit(ctx context.Context, msgs []jetstream.Msg) {
 			return
 		}
 	}
+	// Committed: ack even when the coordinator is stopping, or the
+	// messages wait out AckWait before its successor gets them again.
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
 	for _, m := range done {
-		if err := m.DoubleAck(ctx); err != nil && ctx.Err() == nil {
+		if err := m.DoubleAck(actx); err != nil {
 			c.logf("results: ack: %v", err)
 		}
 	}
@@ -376,10 +380,8 @@ type Verdict struct {
 // delivered nothing beyond the last sequence reported acked for it, and
 // the results consumer has nothing pending or unacked.
 func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error) {
-	holders, err := Holders(ctx, c.js)
-	if err != nil {
-		return Verdict{}, err
-	}
+	// Statuses first: while a pass runs some worker is busy, and the
+	// leases (one key per shard) need not be read to say so.
 	statuses, err := workerStatuses(ctx, c.b.state)
 	if err != nil {
 		return Verdict{}, err
@@ -397,6 +399,10 @@ func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error)
 			return Verdict{Why: fmt.Sprintf("worker %s is busy", st.Name)}, nil
 		}
 		v.Deferred += st.Deferred
+	}
+	holders, err := Holders(ctx, c.js)
+	if err != nil {
+		return Verdict{}, err
 	}
 	for s, h := range holders {
 		if h == "" {

@@ -283,7 +283,7 @@ func (n *node) wait(t testing.TB) {
 		if err != nil {
 			t.Fatalf("%s: crawler: %v", n.name, err)
 		}
-	case <-time.After(20 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatalf("%s: the pass did not end", n.name)
 	}
 }

@@ -62,7 +62,7 @@ func all(s string, n int) []string {
 // stops; Close gives the leases up.
 func TestLeasesOneOwner(t *testing.T) {
 	t.Parallel()
-	_, js := leaseSetup(t, 3*time.Second)
+	_, js := leaseSetup(t, 6*time.Second)
 	w1, err := newWorker(t, js, "w1", "0-9")
 	if err != nil {
 		t.Fatal(err)

@@ -10,9 +10,14 @@ import (
 
 // ticks returns a coordinator config whose verdicts wake the test, so it
 // can wait on a condition without sleeping.
-func ticks() (CoordinatorConfig, <-chan struct{}) {
+func ticks(t *testing.T) (CoordinatorConfig, <-chan struct{}) {
 	tick := make(chan struct{}, 1)
-	return CoordinatorConfig{Poll: 20 * time.Millisecond, onVerdict: func(Verdict) {
+	var last string
+	return CoordinatorConfig{Poll: 20 * time.Millisecond, onVerdict: func(v Verdict) {
+		if v.Why != last {
+			last = v.Why
+			t.Logf("verdict: %+v", v)
+		}
 		select {
 		case tick <- struct{}{}:
 		default:
@@ -39,7 +44,7 @@ func TestWorkerKilledAndRestarted(t *testing.T) {
 	t.Parallel()
 	js := connect(t, startServer(t))
 	wb := newWeb(12, 5)
-	cfg, tick := ticks()
+	cfg, tick := ticks(t)
 	c, merged, rec := coordinate(t, js, cfg, wb.url(0, 0))
 
 	victimShard := Shard("site0.test")
@@ -94,7 +99,7 @@ func TestCoordinatorRestarted(t *testing.T) {
 	js := connect(t, startServer(t))
 	wb := newWeb(12, 5)
 	merged := openDB(t, "merged.db", false)
-	cfg, tick := ticks()
+	cfg, tick := ticks(t)
 	c, stop := runCoordinator(t, js, merged, cfg)
 	rec, err := c.Begin(context.Background(), BeginRequest{Pass: mergedPass(wb), Seeds: seedsOf(wb)})
 	if err != nil {
@@ -109,7 +114,7 @@ func TestCoordinatorRestarted(t *testing.T) {
 	})
 	stop()
 
-	cfg2, _ := ticks()
+	cfg2, _ := ticks(t)
 	c2, _ := runCoordinator(t, js, merged, cfg2)
 	for _, n := range nodes {
 		n.wait(t)

@@ -40,10 +40,12 @@ type Options struct {
 
 const (
 	defaultLeaseTTL = 15 * time.Second
-	// ackWait is how long a worker may take to commit and ack a delivered
-	// message before it is delivered again: it only commits, it never
-	// waits on a host, so this is generous.
-	ackWait = 30 * time.Second
+	// ackWait is how long a worker (or the coordinator's writer) may take
+	// to commit and ack a delivered message before it is delivered again:
+	// it only commits, never waits on a host, so this is generous. It is
+	// also how long a message delivered to a process that just died, or
+	// to a pull request that outlived a stop, waits for the next one.
+	ackWait = 10 * time.Second
 )
 
 func (o Options) withDefaults() Options {

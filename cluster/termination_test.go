@@ -137,3 +137,116 @@ func TestTerminationWaitsForHeldOutbox(t *testing.T) {
 	}
 	checkMerged(t, c, merged, rec, wb, nodes, 0)
 }
+
+// The rule's last clause: a worker that reported idle, and then took and
+// acked a message it has not yet reported, leaves no trace but the
+// consumer's delivered sequence beyond what it reported acked. Held right
+// there, with every other worker idle and nothing in any stream, the pass
+// must wait.
+func TestTerminationWaitsForUnreportedAck(t *testing.T) {
+	t.Parallel()
+	js := connect(t, startServer(t))
+	wb := newWeb(6, 1) // one page a site: each forward is one message
+	var mu sync.Mutex
+	var verdicts []Verdict
+	tick := make(chan struct{}, 1)
+	c, merged, rec := coordinate(t, js, CoordinatorConfig{
+		Poll: 20 * time.Millisecond,
+		onVerdict: func(v Verdict) {
+			mu.Lock()
+			verdicts = append(verdicts, v)
+			mu.Unlock()
+			select {
+			case tick <- struct{}{}:
+			default:
+			}
+		},
+	}, wb.url(0, 0))
+	taken := func() []Verdict {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(verdicts)
+	}
+
+	first := Shard("site0.test")
+	var rest []int
+	for _, s := range wb.split(1)[0] {
+		if s != first {
+			rest = append(rest, s)
+		}
+	}
+	if Shard("site1.test") == first {
+		t.Fatal("the test needs site1 in another shard than site0")
+	}
+	releaseA, releaseB, held := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var onceA, onceB, onceHeld sync.Once
+	t.Cleanup(func() { onceA.Do(func() { close(releaseA) }); onceB.Do(func() { close(releaseB) }) })
+	a := startNode(t, js, wb, "a", []int{first}, rec, WorkerConfig{beforeDrain: func(ctx context.Context) {
+		select {
+		case <-releaseA:
+		case <-ctx.Done():
+		}
+	}})
+	b := startNode(t, js, wb, "b", rest, rec, WorkerConfig{afterAck: func(ctx context.Context) {
+		onceHeld.Do(func() { close(held) })
+		select {
+		case <-releaseB:
+		case <-ctx.Done():
+		}
+	}})
+
+	status := func(name string) WorkerStatus {
+		statuses, err := Workers(context.Background(), js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range statuses {
+			if st.Name == name {
+				return st
+			}
+		}
+		return WorkerStatus{}
+	}
+	waitFor(t, tick, "b to report idle", func() bool {
+		st := status("b")
+		return st.Pass == rec.Pass.ID && st.Idle
+	})
+	onceA.Do(func() { close(releaseA) })
+	stream, err := js.Stream(context.Background(), todoStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, tick, "b holding an acked message, a idle, the stream empty", func() bool {
+		select {
+		case <-held:
+		default:
+			return false
+		}
+		if st := status("a"); st.Pass != rec.Pass.ID || !st.Idle {
+			return false
+		}
+		info, err := stream.Info(context.Background())
+		return err == nil && info.State.Msgs == 0
+	})
+	if st := status("b"); !st.Idle {
+		t.Fatalf("b's report is not the stale idle one the test needs: %+v", st)
+	}
+	mark := len(taken())
+	waitFor(t, tick, "ten verdicts", func() bool {
+		vs := taken()
+		for _, v := range vs {
+			if v.Over {
+				t.Fatalf("the pass ended while a worker held an acked, unreported message: %+v", v)
+			}
+		}
+		return len(vs) >= mark+10
+	})
+	for _, v := range taken()[mark:] {
+		t.Logf("verdict while held: %s", v.Why)
+	}
+	onceB.Do(func() { close(releaseB) })
+	for _, n := range []*node{a, b} {
+		n.wait(t)
+	}
+	checkMerged(t, c, merged, rec, wb, []*node{a, b}, 0)
+}

@@ -36,8 +36,10 @@ type WorkerConfig struct {
 	// Logf, when set, is told what the worker retries or drops.
 	Logf func(format string, args ...any)
 
-	// beforeDrain, a test hook, runs before each look at the outbox.
+	// beforeDrain, a test hook, runs before each look at the outbox;
+	// afterAck after a task message is acked, before the worker notes it.
 	beforeDrain func(ctx context.Context)
+	afterAck    func(ctx context.Context)
 }
 
 const defaultBatch = 32
@@ -289,8 +291,10 @@ func (f *Frontier) Ended() store.PassState {
 // Close stops draining, receiving and reporting. What is left in the
 // outbox or on the frontier stays in the database for the next run.
 func (f *Frontier) Close() error {
-	f.stopConsumers()
+	// Cancel first: a message handler waiting on an ack (or a test hook)
+	// returns, and the consumers can stop.
 	f.cancel()
+	f.stopConsumers()
 	f.wg.Wait()
 	return nil
 }
@@ -354,27 +358,28 @@ func (f *Frontier) receive(shard int, m jetstream.Msg) {
 	default:
 		f.w.logf("shard %d: dropped %d tasks of pass %d, which is over", shard, len(e.Tasks), e.Pass)
 	}
-	if len(added) > 0 {
-		// Committed: the crawler gets them even if the ack fails (then
-		// the message comes again and adds nothing).
-		f.mu.Lock()
-		f.queue = append(f.queue, added)
-		f.mu.Unlock()
-		select {
-		case f.fed <- struct{}{}:
-		default:
-		}
-	}
-	if err := m.DoubleAck(f.ctx); err != nil {
-		if f.ctx.Err() == nil {
-			f.fail("shard %d: ack message %d: %v", shard, meta.Sequence.Stream, err)
-		}
-		return
+	ackErr := m.DoubleAck(f.ctx)
+	if ackErr == nil && f.w.cfg.afterAck != nil {
+		f.w.cfg.afterAck(f.ctx)
 	}
 	f.mu.Lock()
-	key := strconv.Itoa(shard)
-	f.acked[key] = max(f.acked[key], meta.Sequence.Stream)
+	if len(added) > 0 {
+		// Committed: the crawler gets them even if the ack failed (then
+		// the message comes again and adds nothing).
+		f.queue = append(f.queue, added)
+	}
+	if ackErr == nil {
+		key := strconv.Itoa(shard)
+		f.acked[key] = max(f.acked[key], meta.Sequence.Stream)
+	}
 	f.mu.Unlock()
+	select {
+	case f.fed <- struct{}{}:
+	default:
+	}
+	if ackErr != nil && f.ctx.Err() == nil {
+		f.fail("shard %d: ack message %d: %v", shard, meta.Sequence.Stream, ackErr)
+	}
 	f.kickReport()
 }
 
