@@ -43,13 +43,6 @@ type task struct {
 	// is the task's first request now (see Crawler.upgrade).
 	upgradeNext bool
 	notBefore   time.Time // while delayed (see dispatcher.delay)
-	// gate is a redirect target of this task on a host whose robots.txt
-	// (or name) its worker found not read: the task waits on that host's
-	// queue for the host's probe, then goes back to its own (see
-	// gateReady). gated are the hosts it waited for, so that it waits for
-	// each once.
-	gate  string
-	gated []string
 }
 
 // target is a URL a page links to, already decided by the rules.
@@ -105,9 +98,6 @@ type hostQueue struct {
 	notBefore time.Time // the throttle said wait until then
 	robots    robotsState
 	own       bool // a host of the site: a start host, or one the rules parse
-	// robotsProbed: a probe of this host that held a permit (one that
-	// asked for its robots.txt) has finished, whatever it found.
-	robotsProbed bool
 }
 
 type robotsState uint8
@@ -192,16 +182,12 @@ func (d *dispatcher) push(t store.Task) {
 }
 
 func (d *dispatcher) enqueue(t task) {
-	host := t.host
-	if t.gate != "" {
-		host = hostOf(t.gate)
-	}
-	q := d.hosts[host]
+	q := d.hosts[t.host]
 	if q == nil {
-		q = &hostQueue{name: host, own: d.ownHosts[host]}
-		d.hosts[host] = q
+		q = &hostQueue{name: t.host, own: d.ownHosts[t.host]}
+		d.hosts[t.host] = q
 	}
-	if t.Action == rules.Parse.String() && !q.own && t.gate == "" {
+	if t.Action == rules.Parse.String() && !q.own {
 		q.own = true
 		d.ownHosts[t.host] = true
 	}
@@ -231,14 +217,6 @@ func (d *dispatcher) stage() []store.Result {
 	for d.staged == nil && len(d.ring) > 0 {
 		q := d.ring[0]
 		t := q.tasks[0]
-		if t.gate != "" && d.gateReady(q, t) {
-			// Home to its own host's queue, where it waits its turn
-			// (a dead host of its redirect is its chain's to report).
-			d.pop(q)
-			t.gate = ""
-			d.enqueue(t)
-			continue
-		}
 		if err := d.c.deadHost(q.name); err != nil {
 			d.pop(q)
 			class, note := "dns", "no such host: every URL of "+q.name+" settled at once"
@@ -248,7 +226,7 @@ func (d *dispatcher) stage() []store.Result {
 			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictBroken, class, note))
 			continue
 		}
-		if d.c.mayReuse() && t.sitemapsOf == "" && t.gate == "" {
+		if d.c.mayReuse() && t.sitemapsOf == "" {
 			// Only with recheck intervals can a stored result be reused;
 			// otherwise the worker reads it, in parallel. A sitemap is
 			// always read again: what it lists is the point.
@@ -267,11 +245,7 @@ func (d *dispatcher) stage() []store.Result {
 			d.take(q, t)
 			break
 		}
-		gated := t.URL
-		if t.gate != "" {
-			gated = t.gate // only its host's probe is staged from here
-		}
-		u, err := url.Parse(gated)
+		u, err := url.Parse(t.URL)
 		if err != nil {
 			d.pop(q)
 			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictBroken, "invalid URL", ""))
@@ -390,23 +364,6 @@ func (d *dispatcher) park(q *hostQueue, wait time.Duration) {
 	d.wakeBy(q.notBefore)
 }
 
-// gateReady says whether task t, waiting on q for the probe of the host of
-// its redirect target t.gate, may go back to its own host: the probe has
-// run (or needs not: the file is read, the name known not to exist, the
-// host held back by a pause). Whatever the probe found, the task waits for
-// it once; a robots.txt still not read then (the host asked for a pause)
-// is the worker's to settle, as before.
-func (d *dispatcher) gateReady(q *hostQueue, t task) bool {
-	u, err := url.Parse(t.gate)
-	if err != nil || q.robotsProbed || d.c.deadHost(q.name) != nil {
-		return true
-	}
-	if _, held := d.c.cfg.Throttle.Deferred(q.name, ""); held {
-		return true
-	}
-	return !d.c.needsDNS(u) && d.c.robotsGate(u, false) != robotsNotRead
-}
-
 // delay holds t back for wait, on no host's queue: a follow-up request of
 // it (a redirect hop, GET after a refused HEAD) found its host's throttle
 // asking for a longer wait than a worker holds on for, so the worker gave
@@ -472,7 +429,6 @@ func (d *dispatcher) finish(t task) {
 	switch {
 	case t.robots != "":
 		q.robots = robotsUnknown // known now, or to be fetched again after a stop
-		q.robotsProbed = q.robotsProbed || t.permit != nil
 		d.probing--
 		d.unparkSlots()
 	case t.third:
@@ -558,12 +514,9 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 			case o.stopped, o.task.robots != "":
 			case o.retry:
 				o.task.permit = nil
-				switch {
-				case o.task.gate != "":
-					d.enqueue(o.task) // waits for the probe; no retry is counted
-				case o.later > 0:
+				if o.later > 0 {
 					d.delay(o.task, o.later) // nothing failed: no retry is counted
-				default:
+				} else {
 					o.task.attempt++
 					d.enqueue(o.task)
 				}

@@ -35,8 +35,7 @@
 //
 // Each host is probed (its name looked up, its robots.txt read) by probe
 // workers that hold no fetch slot, and third-party hosts hold at most a
-// share of the workers; see hosts.go. A task whose redirect leads to a host
-// not probed yet waits on that host's queue for its probe (task.gate).
+// share of the workers; see hosts.go.
 //
 // A URL is decided by the rules once, when a page links to it, and the
 // decision travels with its task: the request's headers, credentials and

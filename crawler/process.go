@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -226,15 +225,10 @@ func (c *Crawler) countPage(contentType string) {
 }
 
 // handBack gives the task of f back to the dispatcher, to be queued again
-// when its host allows (f.retry), after f.later, or after the probe of the
-// host of f.gate.
+// when its host allows (f.retry) or after f.later.
 func (c *Crawler) handBack(f *fetched, o *outcome) {
 	o.retry = true
 	o.later, o.task.getNext, o.task.upgradeNext = f.later, f.getNext, f.upgradeNext
-	if f.gate != "" {
-		o.task.gate = f.gate
-		o.task.gated = append(slices.Clip(o.task.gated), hostOf(f.gate))
-	}
 	// The redirect targets claimed on the way are this task's no more:
 	// they are queued as tasks of their own.
 	for _, k := range f.keys {
@@ -253,7 +247,7 @@ func (c *Crawler) settle(ctx, hardCtx context.Context, hard time.Duration, f *fe
 	case f.err != nil && ctx.Err() != nil:
 		o.stopped = true
 		return true
-	case f.retry, f.later > 0, f.gate != "":
+	case f.retry, f.later > 0:
 		c.handBack(f, o)
 		return true
 	case f.err != nil && hardCtx.Err() != nil:

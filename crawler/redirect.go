@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -55,11 +54,6 @@ type fetched struct {
 	later       time.Duration
 	getNext     bool
 	upgradeNext bool
-	// gate, when set, is a redirect target on a host whose robots.txt is
-	// not read: the task goes back to the dispatcher to wait for the
-	// host's probe (see task.gate), rather than its worker fetching the
-	// file.
-	gate string
 }
 
 // decided is the rules' decision of f.finalURL.
@@ -111,21 +105,8 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 				c.stats.foreignHops.Add(1)
 			}
 			a := c.robotsGate(cu, false)
-			if a == robotsNotRead && consume == nil && !slices.Contains(t.gated, cu.Host) {
-				// Read by the host's probe, on no fetch slot; the task
-				// starts again once it is (its first request is sent
-				// again, as for a hop handed back).
-				f.gate = cur
-				return f
-			}
 			if a == robotsNotRead {
-				// The probe has run and the file is still not read (or
-				// a sitemap is being read). When the probe's answer was
-				// a pause, that is the answer; otherwise it is asked
-				// here, once more.
-				if _, paused := c.robotsTries.Load(cu.Host); !paused || !slices.Contains(t.gated, cu.Host) {
-					c.loadRobots(ctx, cu.Scheme, cu.Host, nil)
-				}
+				c.loadRobots(ctx, cu.Scheme, cu.Host, nil)
 				if a = c.robotsGate(cu, false); a == robotsNotRead {
 					// Its robots.txt asked for a pause: not requested now.
 					f.errClass, f.verdict, f.note = "robots.txt asked to wait", store.VerdictTransient, "the redirect target's host answered its robots.txt with 429 or 503; tried again next pass"
