@@ -262,6 +262,10 @@ func (r *Report) Nothing() string {
 		so = " so far."
 	}
 	switch {
+	case r.StartFailure != "":
+		// The first line already says why; "no problems" would read as a
+		// clean night when nothing behind the start URLs was looked at.
+		return "Nothing behind the start URLs was checked."
 	case r.Options.OnlyNew:
 		return "No new problems" + so
 	case r.Summary.Suppressed > 0:

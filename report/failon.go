@@ -38,7 +38,7 @@ func ParseFailOn(s string) (FailOn, error) {
 	case FailBroken, FailInternal, FailAny, FailNever:
 		return f, nil
 	}
-	return "", fmt.Errorf("fail-on %q: want one of %s", s, strings.Join(FailOnValues(), ", "))
+	return "", fmt.Errorf("%q: want one of %s", s, strings.Join(FailOnValues(), ", "))
 }
 
 // HasBroken reports whether what the report lists makes the exit code 1,

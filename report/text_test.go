@@ -116,6 +116,16 @@ func TestTextMessages(t *testing.T) {
 	if out := render(t, build(t, clean, 1, Options{}), "text"); !strings.Contains(out, "No problems found.") {
 		t.Errorf("a clean pass does not say so:\n%s", out)
 	}
+	// A start page that was fetched but could not be parsed (a text/plain
+	// answer) leaves no problem listed, yet nothing was checked: the body
+	// must not contradict the FAILED line above it.
+	r := build(t, clean, 1, Options{})
+	r.StartFailure = "FAILED: no start URL could be fetched and parsed, so nothing behind it was checked. https://example.com/: not an HTML page (text/plain)."
+	for _, format := range []string{"text", "markdown"} {
+		if out := render(t, r, format); strings.Contains(out, "No problems found") {
+			t.Errorf("%s: a pass whose start failed says no problems were found:\n%s", format, out)
+		}
+	}
 	// A pass cut short by a host's quota found no problems among what it
 	// checked, which is not the same as none: it says how much it left.
 	cut := webHistory()[1].results[:3]

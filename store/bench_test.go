@@ -60,8 +60,7 @@ var freelists = []struct {
 // transaction each, for comparison. Building the results is left out of
 // both the timer and cpu-ns/op.
 func BenchmarkCommit(b *testing.B) {
-	const batch = 1000
-	run := func(b *testing.B, opt Options, perResult bool) {
+	run := func(b *testing.B, opt Options, batch int, perResult bool) {
 		db := openBench(b, opt)
 		p := begin(b, db, "http://127.0.0.1:8080/")
 		results := make([]Result, batch)
@@ -90,9 +89,11 @@ func BenchmarkCommit(b *testing.B) {
 		b.ReportMetric(float64(db.Size())/float64(n), "filebytes/result")
 	}
 	for _, fl := range freelists {
-		b.Run("batch1000/"+fl.name, func(b *testing.B) { run(b, fl.opt, false) })
+		b.Run("batch1000/"+fl.name, func(b *testing.B) { run(b, fl.opt, 1000, false) })
 	}
-	b.Run("per-result/"+freelists[0].name, func(b *testing.B) { run(b, freelists[0].opt, true) })
+	// The crawler's default batch (crawler.DefaultBatchSize).
+	b.Run("batch32/"+freelists[0].name, func(b *testing.B) { run(b, freelists[0].opt, 32, false) })
+	b.Run("per-result/"+freelists[0].name, func(b *testing.B) { run(b, freelists[0].opt, 1000, true) })
 }
 
 // fillPages commits pages results of a parsed page with links links each.

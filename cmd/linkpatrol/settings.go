@@ -154,7 +154,7 @@ var settingsTable = []setting{
 		usage: "requests in flight to one host (at most --concurrency; a [[host]] per_host may lower it)",
 		field: func(o *checkOptions) any { return &o.perHost }, check: atLeast(1)},
 	{flag: "rate", hostKey: "rate", cmds: []string{"check", "explain"}, group: groupPolite,
-		usage: "requests per second to the site's hosts, e.g. 5/s or 300/m (default unlimited)",
+		usage: "requests per second to the site's hosts, e.g. 5/s or 300/m",
 		field: func(o *checkOptions) any { return &o.polite.rate }},
 	{flag: "burst", hostKey: "burst", cmds: []string{"check", "explain"}, group: groupPolite,
 		usage: "requests allowed at once above --rate",

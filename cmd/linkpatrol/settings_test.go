@@ -238,7 +238,7 @@ func TestFlagAndKeyRefusedAlike(t *testing.T) {
 		{[]string{"--max-hops=-1"}, "max_hops = -1", "--max-hops must be at least 0", "lp.toml:1:12: max_hops must be at least 0"},
 		{[]string{"--ghost=7 days"}, `ghost = "7 days"`, `duration "7 days"`, `lp.toml:1:9: ghost: duration "7 days"`},
 		{[]string{"--format=xml"}, `format = "xml"`, `--format "xml": want text, json`, `lp.toml:1:10: format "xml": want text, json`},
-		{[]string{"--fail-on=some"}, `fail_on = "some"`, "--fail-on ", "lp.toml:1:11: fail_on "},
+		{[]string{"--fail-on=some"}, `fail_on = "some"`, `--fail-on "some": want one of broken, internal`, `lp.toml:1:11: fail_on "some": want one of broken, internal`},
 		{[]string{"--group-hosts=site"}, `group_hosts = "site"`, `--group-hosts "site": want host, domain`, `lp.toml:1:15: group_hosts "site": want host, domain`},
 		{[]string{"--include", "ok", "--include", "("}, `include = ["ok", "("]`, `--include "(": error parsing regexp`, `lp.toml:1:18: include "(": error parsing regexp`},
 		{[]string{"--accept", "200,700"}, `accept = [200, 700]`, "--accept 700: not an HTTP status code", "lp.toml:1:16: accept 700: not an HTTP status code"},
@@ -349,6 +349,20 @@ func TestHelpGroupsComeFromTheTable(t *testing.T) {
 	fs.VisitAll(func(f *pflag.Flag) {
 		if !placed[f.Name] {
 			t.Errorf("--%s is under no heading", f.Name)
+		}
+	})
+}
+
+// pflag prints a flag's default itself; a usage that says it too shows it twice.
+func TestHelpSaysEachDefaultOnce(t *testing.T) {
+	t.Parallel()
+	var o checkOptions
+	fs, _ := newFlags("check", &o)
+	fs.VisitAll(func(f *pflag.Flag) {
+		one := pflag.NewFlagSet("one", pflag.ContinueOnError)
+		one.AddFlag(f)
+		if u := one.FlagUsages(); strings.Count(u, "(default") > 1 {
+			t.Errorf("--%s says its default twice: %s", f.Name, strings.TrimSpace(u))
 		}
 	})
 }
