@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	neturl "net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -27,7 +28,8 @@ func startWorker(t *testing.T, url, db, shards string, extra ...string) *proc {
 }
 
 // normalised is a JSON report without what differs between two runs of
-// the same pass: times, the pass's ID and elapsed time.
+// the same pass: times, the pass's ID and elapsed time, and which way a
+// page was first reached.
 func normalised(t *testing.T, s string) string {
 	t.Helper()
 	var v map[string]any
@@ -42,6 +44,13 @@ func normalised(t *testing.T, s string) string {
 				switch k {
 				case "id", "started", "finished", "elapsed", "elapsed_seconds", "first_broken", "last_good", "fetched_at", "first_seen", "checked", "checked_at", "generated":
 					delete(x, k)
+				case "note":
+					// Whether a page was first reached by a link or by a
+					// redirect depends on the order of the crawl, in one
+					// process too.
+					if n, _ := val.(string); strings.HasPrefix(n, "reached by a redirect from ") {
+						delete(x, k)
+					}
 				default:
 					strip(val)
 				}
@@ -298,4 +307,51 @@ func TestWorkerKilledMidPass(t *testing.T) {
 			again, limit, batch, concurrency, len(sites[victim]), repeated)
 	}
 	t.Logf("killed worker %d (%d sites) after %d requests; %d URLs asked again", victim+1, len(sites[victim]), before, again)
+}
+
+// The workers decide URLs by the pass's config file, the one check was run
+// with, not by a linkpatrol.toml of their own working directory.
+func TestWorkersUseThePassConfig(t *testing.T) {
+	t.Parallel()
+	w := newWeb(t, 3, 20)
+	site, other := t.TempDir(), t.TempDir()
+	// check's file skips the missing pages; the workers' own would skip
+	// every page of the first site.
+	if err := os.WriteFile(filepath.Join(site, "linkpatrol.toml"), []byte("exclude = ['/missing/']\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "linkpatrol.toml"), []byte("exclude = ['/p/']\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"--format", "json", "--all"}, w.StartURLs()...)
+	single := runIn(t, site, append([]string{"check", "--db", filepath.Join(t.TempDir(), "single.db")}, args...)...)
+	if single.code != exitOK {
+		t.Fatalf("single process: exit %d, want 0 (the broken links are excluded)\n%s", single.code, single.stderr)
+	}
+	w.Reset()
+	front, url := startFrontier(t)
+	procs := []*proc{front}
+	for i, shards := range []string{"0-127", "128-255"} {
+		p := newProc("worker", "--nats", url, "--db", filepath.Join(other, fmt.Sprintf("w%d.db", i)), "--shards", shards)
+		p.cmd.Dir = other
+		p.start(t)
+		p.waitFor(t, "waiting for a pass")
+		procs = append(procs, p)
+	}
+	check := newProc(append([]string{"check", "--nats", url}, args...)...)
+	check.cmd.Dir = site
+	var out strings.Builder
+	check.cmd.Stdout = &out
+	check.start(t)
+	select {
+	case <-check.done:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("check --nats did not end:\n%s\n%s\n%s", check.errors(), procs[1].errors(), procs[2].errors())
+	}
+	if check.code != exitOK {
+		t.Fatalf("distributed: exit %d, want 0\n%s", check.code, check.errors())
+	}
+	if a, b := normalised(t, out.String()), normalised(t, single.stdout); a != b {
+		t.Errorf("the distributed pass did not run check's config:\n%s", diffLines(a, b))
+	}
 }

@@ -61,7 +61,14 @@ func (p *proc) start(t *testing.T) {
 	}()
 	t.Cleanup(func() {
 		p.cmd.Process.Signal(syscall.SIGTERM)
-		<-p.done
+		select {
+		case <-p.done:
+		case <-time.After(30 * time.Second):
+			// A process that does not stop is a bug to see, not a hang.
+			p.cmd.Process.Kill()
+			<-p.done
+			t.Errorf("%v did not stop within 30s of SIGTERM:\n%s", p.cmd.Args[1:], p.errors())
+		}
 	})
 }
 
