@@ -233,7 +233,7 @@ func New(cfg Config, decider Decider, st Store) *Crawler {
 
 // Outcome says how a Run ended.
 type Outcome struct {
-	Complete bool // the frontier ran dry and nothing was deferred; false when stopped
+	Complete bool // the frontier ran dry (and its Done closed) and nothing was deferred; false when stopped
 	// Deferred counts the URLs of the site's own hosts that a server's
 	// pause held back to a later run (they stay queued; the pass is not
 	// complete); ResumeAfter is when the last of those pauses ends.
