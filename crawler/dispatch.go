@@ -37,8 +37,12 @@ type task struct {
 	dec *rules.Decision
 	// getNext: a HEAD of this URL was refused and the GET that must follow
 	// had to wait for the host; it is the task's first request now.
-	getNext   bool
-	notBefore time.Time // while delayed (see dispatcher.delay)
+	getNext bool
+	// upgradeNext: the URL was checked and answered a page the rules
+	// parse, and the GET that reads it had to wait for the host; that GET
+	// is the task's first request now (see Crawler.upgrade).
+	upgradeNext bool
+	notBefore   time.Time // while delayed (see dispatcher.delay)
 }
 
 // target is a URL a page links to, already decided by the rules.

@@ -46,8 +46,8 @@
 //
 // The first request of a task is sent on a permit the dispatcher got from
 // the host's throttle without blocking. A request after it (a redirect hop,
-// the GET after a refused HEAD) asks the throttle itself, but never holds a
-// worker through a long wait: the task goes back to the dispatcher, which
+// the GET after a refused HEAD, the GET that parses a page a check found)
+// asks the throttle itself, but never holds a worker through a long wait: the task goes back to the dispatcher, which
 // holds it until the wait is over (see acquireNext and dispatcher.delay).
 //
 // One task's path through the files: dispatch.go stages it, process.go runs

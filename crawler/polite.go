@@ -247,10 +247,10 @@ func roughly(d time.Duration) string {
 
 // acquire waits for the right to send one more request to host, for the
 // requests of a task after its first that cannot be handed back (reading
-// robots.txt, the GET that parses a page a check found): the throttle
-// counts them like any other, so no host is hit harder because a task
-// needed two tries or landed on it by redirect. A key (the URL) held back
-// by a pause of its own is refused like a deferred host.
+// robots.txt): the throttle counts them like any other, so no host is hit
+// harder because a task needed two tries or landed on it by redirect. A
+// key (the URL) held back by a pause of its own is refused like a deferred
+// host.
 func (c *Crawler) acquire(ctx context.Context, host, key string) (*throttle.Permit, error) {
 	return c.acquireNext(ctx, host, key, -1)
 }
@@ -260,8 +260,9 @@ func (c *Crawler) acquire(ctx context.Context, host, key string) (*throttle.Perm
 // that must wait longer (a Retry-After pause, a slow rate) gives its task
 // back to the dispatcher, which queues it again once the wait is over;
 // that costs the task's first request once more, so a short wait is sat
-// out. A GET after a refused HEAD never waits: handed back, it becomes the
-// task's first request, and nothing is asked twice.
+// out. A GET after a refused HEAD, or the one that parses a page a check
+// found (see upgrade), never waits: handed back, it becomes the task's
+// first request, and nothing is asked twice.
 const maxHopWait = time.Second
 
 // waitError says the throttle asked a follow-up request to wait longer than
@@ -270,7 +271,7 @@ type waitError struct{ wait time.Duration }
 
 func (e *waitError) Error() string { return "the host asks to wait " + roughly(e.wait) }
 
-// acquireNext is acquire for a redirect hop or a GET after a refused HEAD,
+// acquireNext is acquire for a redirect hop or a follow-up GET,
 // waiting at most within (no bound when below 0); a longer wait is a
 // *waitError, and the task goes back to the dispatcher (see
 // followUpRefused).

@@ -320,11 +320,22 @@ func TestFollowUpWaitHoldsNoWorker(t *testing.T) {
 	}{
 		{"GET after HEAD", "http://a.test/x", "GET a.test/x", "http://a.test/x"},
 		{"redirect hop", "http://a.test/r", "HEAD c.test/t", "http://c.test/t"},
+		// An image of a.test that answers a page the rules parse: the GET
+		// that reads it follows the check.
+		{"GET that parses a checked page", "http://a.test/page", "GET a.test/page", "http://a.test/page"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				order := followUpRun(t, tt.link)
+				order, recs := followUpRun(t, tt.link)
+				for _, u := range []string{tt.link, tt.target} {
+					if r := recs[u]; r.Verdict != store.VerdictOK {
+						t.Errorf("%s: %s %q %q, want ok", u, r.Verdict, r.Error, r.Note)
+					}
+				}
+				if r := recs[tt.link]; strings.HasSuffix(tt.link, "/page") && !r.Parsed {
+					t.Errorf("%s was not parsed: %q", tt.link, r.Note)
+				}
 				first := slices.Index(order, "HEAD a.test/"+path.Base(tt.link))
 				if first < 0 || first > slices.Index(order, "HEAD b.test/0") {
 					t.Fatalf("the check of %s was not the first sent, which the test needs; requests: %q", tt.link, order)
@@ -332,6 +343,9 @@ func TestFollowUpWaitHoldsNoWorker(t *testing.T) {
 				waited := slices.Index(order, tt.waited)
 				if waited < 0 {
 					t.Fatalf("no %s; requests: %q", tt.waited, order)
+				}
+				if slices.Contains(order[waited+1:], tt.waited) {
+					t.Errorf("%s was sent twice; requests: %q", tt.waited, order)
 				}
 				for i, req := range order {
 					if strings.HasPrefix(req, "HEAD b.test/") && i > waited {
@@ -345,11 +359,12 @@ func TestFollowUpWaitHoldsNoWorker(t *testing.T) {
 
 // followUpRun crawls s.test, whose page links to link and five pages of
 // b.test, with one worker, and returns the requests in the order the
-// server got them. a.test refuses HEAD for /x and redirects /r to
-// c.test/t; a.test and c.test allow one request a minute after their
-// first two and one; b.test's robots.txt takes a second, so that the check
-// of link is the first task a worker takes.
-func followUpRun(t *testing.T, link string) []string {
+// server got them, and the records. a.test refuses HEAD for /x, redirects
+// /r to c.test/t and answers /page with a page the rules parse (linked as
+// an image, so checked first); a.test and c.test allow one request a
+// minute after their first two and one; b.test's robots.txt takes a
+// second, so that the check of link is the first task a worker takes.
+func followUpRun(t *testing.T, link string) ([]string, map[string]store.URLRecord) {
 	var mu sync.Mutex
 	var order []string
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -364,10 +379,17 @@ func followUpRun(t *testing.T, link string) []string {
 			http.NotFound(w, r)
 		case r.Host == "s.test":
 			w.Header().Set("Content-Type", "text/html")
-			fmt.Fprintf(w, `<a href="%s">x</a>`, link)
+			if strings.HasSuffix(link, "/page") {
+				fmt.Fprintf(w, `<img src="%s">`, link)
+			} else {
+				fmt.Fprintf(w, `<a href="%s">x</a>`, link)
+			}
 			for i := range 5 {
 				fmt.Fprintf(w, `<a href="http://b.test/%d">b</a>`, i)
 			}
+		case r.Host == "a.test" && r.URL.Path == "/page":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, `<p>a page</p>`)
 		case r.Host == "a.test" && r.URL.Path == "/r":
 			http.Redirect(w, r, "http://c.test/t", http.StatusFound)
 		case r.Host == "a.test" && r.Method == http.MethodHead:
@@ -388,10 +410,9 @@ func followUpRun(t *testing.T, link string) []string {
 	}
 	th := throttle.New(throttle.Config{Settings: settings})
 	cfg := crawler.Config{Concurrency: 1, Timeout: 5 * time.Minute, Throttle: th, HostSettings: settings, Transport: tr}
-	if r := rulesPass(t, cfg, "http://s.test/")[link]; r.Verdict != store.VerdictOK {
-		t.Errorf("%s: %s %q %q, want ok", link, r.Verdict, r.Error, r.Note)
-	}
+	// a.test/page is the site's too: parsed.
+	recs := rulesPass(t, cfg, "http://s.test/", rules.Rule{Host: "a.test", Path: "/page", Action: "parse"})
 	mu.Lock()
 	defer mu.Unlock()
-	return slices.Clone(order)
+	return slices.Clone(order), recs
 }

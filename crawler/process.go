@@ -91,7 +91,12 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	if len(f.redirects) > 0 {
 		return c.chain(hardCtx, pass, t, f, now)
 	}
-	c.upgrade(hardCtx, t, t.URL, &f)
+	// Handed back, the GET is the task's first request: nothing is sent
+	// twice, so it never waits here.
+	if c.upgrade(hardCtx, t, t.URL, &f, 0) {
+		c.handBack(&f, &o)
+		return o
+	}
 	rec := c.fetchedRecord(pass, t, f, now)
 	if f.local && f.finalURL != t.URL && rec.Verdict == store.VerdictOK {
 		// A directory linked without its slash: a static host answers
@@ -129,33 +134,45 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 // a resource (an <img> or a <link> to it) is parsed like any other,
 // whichever link the walk met first, and the site's own stylesheets are
 // read for their url() and @import.
-func (c *Crawler) upgrade(ctx context.Context, t task, first string, f *fetched) {
+//
+// The GET waits for its host at most within (see acquireNext). Past that,
+// upgrade sets f.later and f.upgradeNext and says so: the caller hands the
+// task back to the dispatcher (see handBack), and the GET becomes its
+// first request when the host allows, rather than the worker sitting out
+// the wait. The check's answer is dropped then; the GET answers again.
+func (c *Crawler) upgrade(ctx context.Context, t task, first string, f *fetched, within time.Duration) (handBack bool) {
 	if t.Action != rules.Check.String() || f.body != nil || !f.reached || f.err != nil || f.errClass != "" ||
 		f.status/100 != 2 || !parsable(f.contentType) {
-		return
+		return false
 	}
 	d := f.decided(c)
 	if d.Action != rules.Parse {
-		return
+		return false
 	}
 	u, err := url.Parse(f.finalURL)
 	if err != nil {
-		return
+		return false
 	}
 	if trap, held := upgradeHeld(t, u, d.Traps); held {
 		// Checked, and ok, but its links are not followed.
 		f.note = "not parsed: " + strings.TrimPrefix(trap.Note(), "skipped: ")
-		return
+		return false
 	}
-	p, err := c.acquire(ctx, u.Host, f.finalURL)
+	p, err := c.acquireNext(ctx, u.Host, f.finalURL, within)
+	var we *waitError
+	if errors.As(err, &we) {
+		f.later, f.upgradeNext = we.wait, true
+		return true
+	}
 	if err != nil {
-		return // the check stands; the throttle said no more requests now
+		return false // the check stands; the throttle said no more requests now
 	}
 	fu, _ := url.Parse(first)
 	h := c.requestWith(ctx, http.MethodGet, f.finalURL, p, requestOpts{wantHTML: true, attempt: t.attempt, public: fu == nil || !sameOrigin(fu, u), policy: f.policy})
 	if h.err == nil && !h.retry {
 		f.hop = h
 	}
+	return false
 }
 
 // parseInto parses the page f fetched into rec (the record of f.finalURL)
@@ -207,6 +224,20 @@ func (c *Crawler) countPage(contentType string) {
 	}
 }
 
+// handBack gives the task of f back to the dispatcher, to be queued again
+// when its host allows (f.retry) or after f.later.
+func (c *Crawler) handBack(f *fetched, o *outcome) {
+	o.retry = true
+	o.later, o.task.getNext, o.task.upgradeNext = f.later, f.getNext, f.upgradeNext
+	// The redirect targets claimed on the way are this task's no more:
+	// they are queued as tasks of their own.
+	for _, k := range f.keys {
+		if k != "" {
+			o.released = append(o.released, k)
+		}
+	}
+}
+
 // settle says whether a fetch ended its task without a result: cut short
 // by a stop (the task stays queued and is done again on resume) or to be
 // retried when the throttle allows, or after a follow-up request's wait.
@@ -217,15 +248,7 @@ func (c *Crawler) settle(ctx, hardCtx context.Context, hard time.Duration, f *fe
 		o.stopped = true
 		return true
 	case f.retry, f.later > 0:
-		o.retry = true
-		o.later, o.task.getNext = f.later, f.getNext
-		// The redirect targets claimed on the way are this task's no more:
-		// they are queued as tasks of their own.
-		for _, k := range f.keys {
-			if k != "" {
-				o.released = append(o.released, k)
-			}
-		}
+		c.handBack(f, o)
 		return true
 	case f.err != nil && hardCtx.Err() != nil:
 		f.err = fmt.Errorf("task took longer than %s: %w", hard, context.DeadlineExceeded)

@@ -47,11 +47,13 @@ type fetched struct {
 	// policy is what the request for finalURL carried, or would have.
 	policy *rules.Policy
 	// later, when set, is how long the throttle asked a follow-up request
-	// (a redirect hop, GET after a refused HEAD) to wait: longer than a
-	// worker holds on for, so the task goes back to the dispatcher (see
-	// acquireNext), with getNext when it was the GET.
-	later   time.Duration
-	getNext bool
+	// (a redirect hop, GET after a refused HEAD, the GET that parses a
+	// checked page) to wait: longer than a worker holds on for, so the task
+	// goes back to the dispatcher (see acquireNext), with getNext or
+	// upgradeNext when it was one of the GETs.
+	later       time.Duration
+	getNext     bool
+	upgradeNext bool
 }
 
 // decided is the rules' decision of f.finalURL.
@@ -73,7 +75,8 @@ func (f *fetched) decided(c *Crawler) *rules.Decision {
 // body is fetched with GET and handed to it (see requestOpts.consume);
 // otherwise each redirect target of the pass is claimed (see chain.go).
 func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, consume func(io.Reader) error) fetched {
-	parse := t.Action == rules.Parse.String()
+	// A page a check found (see upgrade) is read like one to parse.
+	parse := t.Action == rules.Parse.String() || t.upgradeNext
 	method := http.MethodGet
 	if !parse && consume == nil && !t.getNext {
 		method = http.MethodHead

@@ -45,7 +45,12 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		if key == "" {
 			ft.URL = f.finalURL // not recorded: only its outcome is passed on
 		} else {
-			c.upgrade(hardCtx, ft, t.URL, &f)
+			// Handed back, the task's chain is requested again: a
+			// short wait is sat out, as for a hop (see maxHopWait).
+			if c.upgrade(hardCtx, ft, t.URL, &f, maxHopWait) {
+				c.handBack(&f, &o)
+				return o
+			}
 		}
 		fe := f
 		fe.redirects = nil

@@ -193,6 +193,9 @@ func ParseBytes(s string) (int64, error) {
 	if isUnlimited(s) {
 		return 0, nil
 	}
+	if strings.HasPrefix(s, "-") {
+		return 0, fmt.Errorf("size %q is negative", s)
+	}
 	end := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
 	if end < 0 {
 		end = len(s)

@@ -2,6 +2,7 @@ package throttle_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,6 +83,16 @@ func TestParseWindow(t *testing.T) {
 		}
 		if n != tt.n || d != tt.d {
 			t.Errorf("ParseWindow(%q) = %d, %v; want %d, %v", tt.in, n, d, tt.n, tt.d)
+		}
+	}
+}
+
+// A negative size is refused as negative, the way durations are, not as a
+// unit nobody wrote ("-5": size "-5": unknown unit "-5").
+func TestParseBytesNegative(t *testing.T) {
+	for _, in := range []string{"-5", "-5MB", " -1KiB"} {
+		if _, err := throttle.ParseBytes(in); err == nil || !strings.Contains(err.Error(), "is negative") || strings.Contains(err.Error(), "unit") {
+			t.Errorf("ParseBytes(%q) = %v; want it called negative", in, err)
 		}
 	}
 }

@@ -33,6 +33,7 @@ type proc struct {
 func newProc(args ...string) *proc {
 	p := &proc{cmd: exec.Command(binary, args...), done: make(chan struct{}), changed: make(chan struct{})}
 	p.cmd.Stderr = p
+	dieWithParent(p.cmd)
 	return p
 }
 
