@@ -59,7 +59,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	hardCtx, cancel := context.WithTimeout(ctx, hard)
 	defer cancel()
 	var conditional *store.URLRecord
-	if hadPrev && prev.Parsed && prev.Verdict == store.VerdictOK && !c.needsAnchors(prev) {
+	if hadPrev && prev.Parsed && prev.Verdict == store.VerdictOK && !c.needsAnchors(prev) && !c.cfg.Refetch {
 		conditional = prevp
 	}
 	var f fetched
