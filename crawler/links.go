@@ -424,6 +424,7 @@ func (c *Crawler) reused(pass store.Pass, t task, prev store.URLRecord, fetchedA
 	rec.Action = t.Action
 	rec.FetchedAt = fetchedAt
 	rec.ReusedFrom = 0
+	rec.Unchanged = false
 	if prev.Pass != pass.ID {
 		rec.PrevVerdict, rec.PrevPass = prev.Verdict, prev.Pass
 	}

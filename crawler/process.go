@@ -85,6 +85,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 		o.result = c.reused(pass, t, prev, now)
 		o.found = c.storedTargets(t.URL)
 		o.result.Record.Status = prev.Status
+		o.result.Record.Unchanged = true
 		c.countPage(prev.ContentType)
 		return o
 	}

@@ -1,12 +1,15 @@
 package crawler_test
 
 import (
+	"fmt"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
+	"github.com/linkpatrol/linkpatrol/report"
 	"github.com/linkpatrol/linkpatrol/rules"
 )
 
@@ -78,5 +81,38 @@ func TestRefetchSendsNoConditionalRequest(t *testing.T) {
 		if r.ReusedFrom != 0 {
 			t.Errorf("%s reused from pass %d", u, r.ReusedFrom)
 		}
+	}
+}
+
+// A second pass over an unchanged site with ETags reads no page: every page
+// answers 304. The summary must not call them parsed.
+func TestUnchangedPagesAreNotCalledParsed(t *testing.T) {
+	t.Parallel()
+	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 12, ETags: true, Seed: 5})
+	srv := httptest.NewServer(site)
+	t.Cleanup(srv.Close)
+	db := openDB(t)
+
+	completePass(t, db, crawler.Config{}, srv.URL+"/")
+	site.Reset()
+	completePass(t, db, crawler.Config{}, srv.URL+"/")
+	if n := site.Stats().NotModified; n < 12 {
+		t.Fatalf("%d answers were 304, want one for every page at least", n)
+	}
+	last, _, err := db.LastPass()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := report.Build(db, last.ID, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := rep.Summary.Pages
+	if u := rep.Summary.Unchanged; n < 12 || u != n {
+		t.Errorf("summary: %d pages, %d unchanged; want every page (12 at least) unchanged", n, u)
+	}
+	want := fmt.Sprintf("0 pages parsed and %d unchanged (answered 304, stored links followed), ", n)
+	if got := rep.Counts(); !strings.HasPrefix(got, want) {
+		t.Errorf("summary says %q, want it to start %q", got, want)
 	}
 }
