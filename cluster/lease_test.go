@@ -163,3 +163,60 @@ func TestLeaseGivenUpWhenRenewalFails(t *testing.T) {
 		t.Errorf("stopped because %v", cause)
 	}
 }
+
+// A renewal that timed out may still have reached the server: under CPU
+// starvation the answer comes after the timeout. The next round must find
+// the lease still ours, not lost, while a lease rewritten without such a
+// timeout (a restart under our name) or naming another worker is lost.
+func TestRenewalAfterTimeout(t *testing.T) {
+	t.Parallel()
+	_, js := leaseSetup(t, time.Minute)
+	kv, err := js.KeyValue(context.Background(), leaseBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct {
+		name     string
+		timedOut bool   // the last renewal got no answer
+		writer   string // who wrote the lease since, "" for nobody
+		wantLost bool
+	}{
+		{"timed out, nothing landed", true, "", false},
+		{"timed out, our write landed late", true, "w1", false},
+		{"timed out, another worker took it", true, "w2", true},
+		{"no timeout, rewritten under our name", false, "w1", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			shard := 10 + i
+			l, err := acquire(ctx, kv, "w1", []int{shard})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { l.release(ctx) })
+			if tc.timedOut {
+				gone, cancel := context.WithCancel(ctx)
+				cancel()
+				if err := l.renew(gone); err == nil || errors.As(err, new(*lostError)) {
+					t.Fatalf("renewal without time: %v, want a plain error", err)
+				}
+			}
+			if tc.writer != "" {
+				if _, err := kv.Update(ctx, leaseKey(shard), []byte(tc.writer), l.revs[shard]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err = l.renew(ctx)
+			if lost := errors.As(err, new(*lostError)); lost != tc.wantLost || (err != nil && !lost) {
+				t.Fatalf("renew = %v, want lost %v", err, tc.wantLost)
+			}
+			if tc.wantLost {
+				return
+			}
+			e, err := kv.Get(ctx, leaseKey(shard))
+			if err != nil || string(e.Value()) != "w1" || e.Revision() != l.revs[shard] {
+				t.Errorf("lease after renewal = %v, %v; want w1 at revision %d", e, err, l.revs[shard])
+			}
+		})
+	}
+}
