@@ -27,10 +27,6 @@ type leases struct {
 	name string
 	ttl  time.Duration
 	revs map[int]uint64 // shard -> revision of our last write
-	// unsure holds the shards whose last renewal failed without an
-	// answer (a timeout): the server may have written it all the same, so
-	// revs is then one revision behind our own lease.
-	unsure map[int]bool
 }
 
 // acquire takes the lease of every shard, or none: a shard another worker
@@ -41,7 +37,7 @@ func acquire(ctx context.Context, kv jetstream.KeyValue, name string, shards []i
 	if err != nil {
 		return nil, fmt.Errorf("leases: %w", err)
 	}
-	l := &leases{kv: kv, name: name, ttl: st.TTL(), revs: make(map[int]uint64, len(shards)), unsure: map[int]bool{}}
+	l := &leases{kv: kv, name: name, ttl: st.TTL(), revs: make(map[int]uint64, len(shards))}
 	if l.ttl <= 0 {
 		return nil, fmt.Errorf("leases: bucket %s has no TTL: %w", leaseBucket, ErrNotSetUp)
 	}
@@ -111,40 +107,15 @@ func (l *leases) take(ctx context.Context, shard int) (holder string, rev uint64
 func (l *leases) renew(ctx context.Context) error {
 	for shard, rev := range l.revs {
 		next, err := l.kv.Update(ctx, leaseKey(shard), []byte(l.name), rev)
-		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) && l.unsure[shard] {
-			next, err = l.landed(ctx, shard, err)
-		}
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyNotFound) {
 			return &lostError{shard: shard, cause: err}
 		}
 		if err != nil {
-			l.unsure[shard] = true
 			return fmt.Errorf("renew lease of shard %d: %w", shard, err)
 		}
 		l.revs[shard] = next
-		delete(l.unsure, shard)
 	}
 	return nil
-}
-
-// landed renews the lease of a shard whose last renewal timed out and
-// whose revision has moved since: that renewal most likely reached the
-// server after all (a starved process waits past its timeout for answers
-// that came), and the lease is still ours if it still names us. It cannot
-// tell our own late write from a worker restarted under our name; either
-// way the lease holds our name, and should it be the restarted one, the
-// one of the two that renews second finds the revision moved and stops,
-// as it would have without the timeout. mismatch is returned when the
-// lease names another worker.
-func (l *leases) landed(ctx context.Context, shard int, mismatch error) (uint64, error) {
-	e, err := l.kv.Get(ctx, leaseKey(shard))
-	if err != nil {
-		return 0, err
-	}
-	if string(e.Value()) != l.name {
-		return 0, mismatch
-	}
-	return l.kv.Update(ctx, leaseKey(shard), []byte(l.name), e.Revision())
 }
 
 // lostError: a lease expired or was taken while we held it.
