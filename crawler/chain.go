@@ -147,7 +147,7 @@ func (w *waiting) noteVia() {
 	}
 }
 
-func viaNote(from string) string { return "reached by a redirect from " + from }
+func viaNote(from string) string { return store.RedirectNote + from }
 
 // wait registers ws (a task's URL first, then the redirect targets it
 // claimed, each leading to the next) to be finished from target's result,
