@@ -147,10 +147,10 @@ var settingsTable = []setting{
 		field: func(o *checkOptions) any { return &o.keepSIDs }},
 
 	// Politeness.
-	{flag: "concurrency", short: "c", key: "concurrency", group: groupPolite, def: strconv.Itoa(crawler.DefaultConcurrency),
+	{flag: "concurrency", short: "c", key: "concurrency", cmds: []string{"check", "explain"}, group: groupPolite, def: strconv.Itoa(crawler.DefaultConcurrency),
 		usage: "requests in flight in total",
 		field: func(o *checkOptions) any { return &o.concurrency }, check: atLeast(1)},
-	{flag: "per-host", key: "per_host", group: groupPolite, def: strconv.Itoa(crawler.DefaultPerHost),
+	{flag: "per-host", key: "per_host", cmds: []string{"check", "explain"}, group: groupPolite, def: strconv.Itoa(crawler.DefaultPerHost),
 		usage: "requests in flight to one host (at most --concurrency; a [[host]] per_host may lower it)",
 		field: func(o *checkOptions) any { return &o.perHost }, check: atLeast(1)},
 	{flag: "rate", hostKey: "rate", cmds: []string{"check", "explain"}, group: groupPolite,
