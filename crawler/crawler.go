@@ -79,6 +79,10 @@ type Config struct {
 	Recheck       rules.Recheck // how long a result stays fresh, per verdict; zero = always fetch
 	RulesRecheck  bool          // some rule sets its own recheck interval
 	Ghost         time.Duration // a failing page good within this still has its old links followed
+	// Refetch (--no-reuse) fetches and reads every URL in full: no stored
+	// result is reused, whatever Recheck or a rule says, and no page is
+	// revalidated with a conditional request, so none is answered 304.
+	Refetch bool
 	// Roots are the absolute directories checked as built sites; their
 	// files are the file: URLs of their absolute paths (see local.go).
 	Roots []string

@@ -326,6 +326,9 @@ func hopURLs(hops []store.Hop) []string {
 
 // mayReuse says whether any stored result could be fresh enough to reuse.
 func (c *Crawler) mayReuse() bool {
+	if c.cfg.Refetch {
+		return false
+	}
 	r := c.cfg.Recheck
 	return r.OK > 0 || r.Pages > 0 || r.Broken > 0 || r.Unverifiable > 0 || r.Transient > 0 || c.cfg.RulesRecheck
 }
@@ -337,7 +340,7 @@ func (c *Crawler) mayReuse() bool {
 // A rule's own interval is the user asking for exactly those URLs, so it
 // applies to pages too.
 func (c *Crawler) fresh(prev store.URLRecord, now time.Time, p *rules.Policy) bool {
-	if c.needsAnchors(prev) {
+	if c.cfg.Refetch || c.needsAnchors(prev) {
 		return false
 	}
 	var ttl time.Duration
@@ -421,6 +424,7 @@ func (c *Crawler) reused(pass store.Pass, t task, prev store.URLRecord, fetchedA
 	rec.Action = t.Action
 	rec.FetchedAt = fetchedAt
 	rec.ReusedFrom = 0
+	rec.Unchanged = false
 	if prev.Pass != pass.ID {
 		rec.PrevVerdict, rec.PrevPass = prev.Verdict, prev.Pass
 	}

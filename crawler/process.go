@@ -59,7 +59,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	hardCtx, cancel := context.WithTimeout(ctx, hard)
 	defer cancel()
 	var conditional *store.URLRecord
-	if hadPrev && prev.Parsed && prev.Verdict == store.VerdictOK && !c.needsAnchors(prev) && c.mayParse(t.Depth) {
+	if hadPrev && prev.Parsed && prev.Verdict == store.VerdictOK && !c.needsAnchors(prev) && !c.cfg.Refetch && c.mayParse(t.Depth) {
 		conditional = prevp
 	}
 	var f fetched
@@ -85,6 +85,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 		o.result = c.reused(pass, t, prev, now)
 		o.found = c.storedTargets(t.URL)
 		o.result.Record.Status = prev.Status
+		o.result.Record.Unchanged = true
 		c.countPage(prev.ContentType)
 		return o
 	}

@@ -1,10 +1,15 @@
 package crawler_test
 
 import (
+	"fmt"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
+	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
+	"github.com/linkpatrol/linkpatrol/report"
 	"github.com/linkpatrol/linkpatrol/rules"
 )
 
@@ -44,5 +49,70 @@ func TestReusedProblemIsNotAnotherFailure(t *testing.T) {
 	fourth := completePass(t, db, crawler.Config{}, srv.URL+"/")
 	if r := fourth[gone]; r.Failures != 2 || r.ReusedFrom != 0 {
 		t.Errorf("fourth pass, fetched: failures %d, reused from %d; want 2, 0", r.Failures, r.ReusedFrom)
+	}
+}
+
+// Refetch (--no-reuse) fetches every URL in full: a stored result young
+// enough to reuse is not reused, and a page with an ETag is not revalidated
+// with If-None-Match, so no answer is a 304 and every page is read again.
+func TestRefetchSendsNoConditionalRequest(t *testing.T) {
+	t.Parallel()
+	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 30, Images: 2, BrokenEvery: 5, ETags: true, Seed: 3})
+	srv := httptest.NewServer(site)
+	t.Cleanup(srv.Close)
+	db := openDB(t)
+
+	completePass(t, db, crawler.Config{}, srv.URL+"/")
+	first := site.Stats()
+	site.Reset()
+
+	refetch := crawler.Config{Refetch: true, RulesRecheck: true,
+		Recheck: rules.Recheck{OK: time.Hour, Pages: time.Hour, Broken: time.Hour}}
+	recs := completePass(t, db, refetch, srv.URL+"/")
+	second := site.Stats()
+	if second.NotModified != 0 {
+		t.Errorf("%d pages answered 304 to a pass that fetches everything", second.NotModified)
+	}
+	if second.Requests != first.Requests || second.Bytes != first.Bytes {
+		t.Errorf("second pass: %d requests, %d bytes; first: %d, %d; want the same",
+			second.Requests, second.Bytes, first.Requests, first.Bytes)
+	}
+	for u, r := range recs {
+		if r.ReusedFrom != 0 {
+			t.Errorf("%s reused from pass %d", u, r.ReusedFrom)
+		}
+	}
+}
+
+// A second pass over an unchanged site with ETags reads no page: every page
+// answers 304. The summary must not call them parsed.
+func TestUnchangedPagesAreNotCalledParsed(t *testing.T) {
+	t.Parallel()
+	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 12, ETags: true, Seed: 5})
+	srv := httptest.NewServer(site)
+	t.Cleanup(srv.Close)
+	db := openDB(t)
+
+	completePass(t, db, crawler.Config{}, srv.URL+"/")
+	site.Reset()
+	completePass(t, db, crawler.Config{}, srv.URL+"/")
+	if n := site.Stats().NotModified; n < 12 {
+		t.Fatalf("%d answers were 304, want one for every page at least", n)
+	}
+	last, _, err := db.LastPass()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := report.Build(db, last.ID, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := rep.Summary.Pages
+	if u := rep.Summary.Unchanged; n < 12 || u != n {
+		t.Errorf("summary: %d pages, %d unchanged; want every page (12 at least) unchanged", n, u)
+	}
+	want := fmt.Sprintf("0 pages parsed and %d unchanged (answered 304, stored links followed), ", n)
+	if got := rep.Counts(); !strings.HasPrefix(got, want) {
+		t.Errorf("summary says %q, want it to start %q", got, want)
 	}
 }

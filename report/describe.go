@@ -177,8 +177,13 @@ func (r *Report) started() string {
 func (r *Report) Counts() string {
 	s := r.Summary
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s parsed, %s, %s: %d broken, %d transient, %d unverifiable, %d skipped",
-		plural(s.Pages, "page", "pages"), plural(s.Links, "link", "links"), plural(s.URLs, "URL", "URLs"),
+	fmt.Fprintf(&b, "%s parsed", plural(s.Pages-s.Unchanged, "page", "pages"))
+	if s.Unchanged > 0 {
+		// A 304 is not a page read: say what was done instead.
+		fmt.Fprintf(&b, " and %d unchanged (answered 304, stored links followed)", s.Unchanged)
+	}
+	fmt.Fprintf(&b, ", %s, %s: %d broken, %d transient, %d unverifiable, %d skipped",
+		plural(s.Links, "link", "links"), plural(s.URLs, "URL", "URLs"),
 		s.Broken, s.Transient, s.Unverifiable, s.Skipped)
 	if s.Traps > 0 {
 		fmt.Fprintf(&b, " (%d held back as suspected spider traps, listed below)", s.Traps)

@@ -58,6 +58,7 @@ type jsonPass struct {
 
 type jsonSummary struct {
 	Pages          int     `json:"pages"`
+	Unchanged      int     `json:"unchanged,omitempty"` // of pages: answered 304, stored links followed
 	Links          int     `json:"links"`
 	URLs           int     `json:"urls"`
 	Broken         int     `json:"broken"`
@@ -147,7 +148,7 @@ func writeJSON(w io.Writer, r *Report) error {
 			StartFailure:   r.StartFailure,
 		},
 		Summary: jsonSummary{
-			Pages: s.Pages, Links: s.Links, URLs: s.URLs,
+			Pages: s.Pages, Unchanged: s.Unchanged, Links: s.Links, URLs: s.URLs,
 			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Quota: s.Quota, Transient: s.Transient, Unverifiable: s.Unverifiable,
 			OK: s.OK, Suppressed: s.Suppressed, ElapsedSeconds: seconds(s.Elapsed),
 			Reused: s.Reused, ReusedFrom: s.ReusedFrom, PermanentRedirects: s.Moved, Seeds: s.Seeds,

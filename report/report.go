@@ -94,6 +94,7 @@ type Report struct {
 // Summary counts the whole pass, whatever Options hides.
 type Summary struct {
 	Pages        int // pages parsed (or found unchanged) by this pass, not reused
+	Unchanged    int // of Pages, those that answered 304: their stored links were followed, not read again
 	Links        int // links found on them
 	URLs         int // distinct URLs resolved
 	OK           int
@@ -245,6 +246,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			s.reused(rec)
 		} else if rec.Parsed && !stylesheet(rec.ContentType) {
 			s.Pages++ // a stylesheet read for its url()s is no page
+			if rec.Unchanged {
+				s.Unchanged++
+			}
 		}
 		switch rec.Verdict {
 		case store.VerdictOK:

@@ -18,9 +18,10 @@ const (
 	outboxFormat1 = 1
 	// Optional fields follow a record's fixed part, each after its tag, so
 	// records written before a field existed decode unchanged.
-	recordIDsTag    = 1 // URLRecord.IDs
-	recordReusedTag = 2 // URLRecord.ReusedFrom
-	recordSeedTag   = 3 // URLRecord.Seed, a flag
+	recordIDsTag       = 1 // URLRecord.IDs
+	recordReusedTag    = 2 // URLRecord.ReusedFrom
+	recordSeedTag      = 3 // URLRecord.Seed, a flag
+	recordUnchangedTag = 4 // URLRecord.Unchanged, a flag
 	// taskRunTag starts the optional Task.Run at the end of a task.
 	taskRunTag = 1
 	// The flags of a result in an outbox entry.
@@ -257,6 +258,9 @@ func appendRecord(buf []byte, r *URLRecord) ([]byte, error) {
 	if r.Seed {
 		e.byte(recordSeedTag)
 	}
+	if r.Unchanged {
+		e.byte(recordUnchangedTag)
+	}
 	return e.bytes(), nil
 }
 
@@ -323,6 +327,8 @@ func decodeRecord(url string, v []byte, r *URLRecord) error {
 			r.ReusedFrom = d.uvarint()
 		case recordSeedTag:
 			r.Seed = true
+		case recordUnchangedTag:
+			r.Unchanged = true
 		default:
 			d.fail(errFormat)
 		}

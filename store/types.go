@@ -126,6 +126,9 @@ type URLRecord struct {
 	// this pass fetched or revalidated the URL itself. FetchedAt stays the
 	// time of that fetch.
 	ReusedFrom uint64 `json:"reused_from,omitempty"`
+	// Unchanged: the page answered 304 to this pass's conditional request,
+	// so its stored links were followed, not read again.
+	Unchanged bool `json:"unchanged,omitempty"`
 	// checked directory) rather than reaching it by a link.
 	Seed bool `json:"seed,omitempty"`
 }

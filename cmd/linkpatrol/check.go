@@ -287,10 +287,6 @@ func crawlerConfig(o *checkOptions, file *rules.File, engine *rules.Engine, root
 	if ua == "" {
 		ua = "linkpatrol/" + version + " (+https://github.com/linkpatrol/linkpatrol)"
 	}
-	recheck := o.recheck
-	if o.noReuse {
-		recheck = rules.Recheck{}
-	}
 	cidr := file != nil && hasCIDRRules(file.Config.Hosts)
 	th, hostSettings := newThrottle(engine, ua, globalBPS, cidr, o.polite.groupHosts == "domain")
 	return crawler.Config{
@@ -303,7 +299,8 @@ func crawlerConfig(o *checkOptions, file *rules.File, engine *rules.Engine, root
 		MaxRedirects:   o.maxRedirects,
 		UserAgent:      ua,
 		Insecure:       o.insecure,
-		Recheck:        recheck,
+		Recheck:        o.recheck,
+		Refetch:        o.noReuse,
 		Ghost:          o.ghost,
 		Roots:          roots,
 		BaseURL:        baseURL,

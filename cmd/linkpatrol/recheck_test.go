@@ -125,7 +125,7 @@ func TestFixedLinkShowsInTheNextRun(t *testing.T) {
 	if site.count("/new-dead") == 0 {
 		t.Error("the dead link of the second run was not checked again")
 	}
-	for _, want := range []string{"2 results reused from passes 1 and 2, checked", "--no-reuse fetches everything", "1 page parsed", "No problems found."} {
+	for _, want := range []string{"2 results reused from passes 1 and 2, checked", "--no-reuse fetches everything", "0 pages parsed and 1 unchanged (answered 304", "No problems found."} {
 		if !strings.Contains(strings.Join(strings.Fields(third.stdout), " "), want) {
 			t.Errorf("third run's report lacks %q:\n%s", want, third.stdout)
 		}

@@ -73,7 +73,7 @@ var groupOrder = []string{groupScope, groupPolite, groupCaching, groupOutput, gr
 var noKey = map[string]string{
 	"config":        "names the file itself",
 	"new-pass":      "a one-off: abandon the unfinished pass this time",
-	"no-reuse":      "a one-off: fetch everything this time",
+	"no-reuse":      "a one-off: fetch everything in full this time",
 	"verbose":       "how much this run logs, as the person at the terminal wants",
 	"log-format":    "read before the file, so a mistake in the file is logged as asked",
 	"status-addr":   "a one-off: a live page for whoever is watching this run",
@@ -227,7 +227,7 @@ var settingsTable = []setting{
 		usage: "reuse an unverifiable result younger than this (0 = always check again)",
 		field: func(o *checkOptions) any { return (*throttle.Duration)(&o.recheck.Unverifiable) }},
 	{flag: "no-reuse", group: groupCaching,
-		usage: "fetch everything again, ignoring the recheck intervals (conditional requests are still used)",
+		usage: "fetch and read every URL in full: no stored result is reused (whatever a recheck interval says) and no page is revalidated with a conditional request",
 		field: func(o *checkOptions) any { return &o.noReuse }},
 	{flag: "ghost", key: "ghost", group: groupCaching, def: "7d",
 		usage: "follow the old links of a page that fails now but was good within this",
