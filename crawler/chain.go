@@ -237,7 +237,7 @@ func (d *dispatcher) unclaim(t task, keys []string) {
 			continue
 		}
 		action := d.c.rules.Decide(u).Action
-		if action != rules.Parse {
+		if action != rules.Parse || !d.c.mayParse(t.Depth+1) {
 			action = rules.Check
 		}
 		d.enqueue(task{Task: store.Task{URL: k, Action: action.String(), Depth: t.Depth + 1}, host: u.Host})

@@ -145,8 +145,14 @@ func TestDamagedPageOneLine(t *testing.T) {
 	}
 	const pageSize = 4096
 	pages := len(clean) / pageSize
+	// Which pages the next pass reads depends on how the first one's
+	// commits fell, which a loaded machine changes: a free page, or one
+	// past the end of the data in a file grown ahead, is never read, and
+	// fixed positions were all such pages in some runs ("no damaged page
+	// was noticed"). So damage one page at a time, front to back, until
+	// two were noticed.
 	damaged := 0
-	for _, p := range []int{4, pages / 4, pages / 2, 3 * pages / 4, pages - 2} {
+	for p := 4; p < pages-1 && damaged < 2; p += max(1, pages/32) {
 		b := bytes.Clone(clean)
 		copy(b[p*pageSize+16:], bytes.Repeat([]byte{0xde, 0xad, 0xbe, 0xef}, 200))
 		db := filepath.Join(dir, fmt.Sprintf("page%d.db", p))
