@@ -147,7 +147,7 @@ func (w *waiting) noteVia() {
 	}
 }
 
-func viaNote(from string) string { return "reached by a redirect from " + from }
+func viaNote(from string) string { return store.RedirectNote + from }
 
 // wait registers ws (a task's URL first, then the redirect targets it
 // claimed, each leading to the next) to be finished from target's result,
@@ -237,7 +237,7 @@ func (d *dispatcher) unclaim(t task, keys []string) {
 			continue
 		}
 		action := d.c.rules.Decide(u).Action
-		if action != rules.Parse {
+		if action != rules.Parse || !d.c.mayParse(t.Depth+1) {
 			action = rules.Check
 		}
 		d.enqueue(task{Task: store.Task{URL: k, Action: action.String(), Depth: t.Depth + 1}, host: u.Host})

@@ -108,6 +108,10 @@ type Config struct {
 	// SitemapLimit caps the distinct URLs a pass takes from all its
 	// sitemaps; default DefaultSitemapLimit.
 	SitemapLimit int
+	// MaxDepth is how many links from a start URL a page may be and still
+	// have its links followed; pages further out are checked, not parsed
+	// (see mayParse). 0 means no limit.
+	MaxDepth int
 	// CheckFragments stores the id and <a name> anchors of every page
 	// parsed (URLRecord.IDs), so the report can check links to page#frag.
 	CheckFragments bool

@@ -621,6 +621,11 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 		if !d.seen.claim(t.url) {
 			continue
 		}
+		if t.action == rules.Parse && !d.c.mayParse(o.task.Depth+1) {
+			// Beyond --max-depth: checked like a link to another site,
+			// so no spider-trap limit holds it back either.
+			t.action = rules.Check
+		}
 		trap, held, run := d.traps.admit(&t, o.task, pageTemplate, !fromSitemap)
 		switch {
 		case t.err != "":

@@ -401,7 +401,7 @@ func (c *Crawler) reuse(pass store.Pass, t task, prev store.URLRecord) outcome {
 	if prev.ReusedFrom != 0 {
 		o.result.Record.ReusedFrom = prev.ReusedFrom // the pass that fetched it
 	}
-	if prev.Parsed {
+	if prev.Parsed && c.mayParse(t.Depth) {
 		o.found = c.storedTargets(t.URL)
 		c.countPage(prev.ContentType)
 	} else if prev.FinalURL != "" {

@@ -227,7 +227,7 @@ func (c *Crawler) readLocal(t task) fetched {
 	if f.contentType != "" && !parsable(f.contentType) {
 		return f
 	}
-	if c.decision(&t).Action != rules.Parse {
+	if c.decision(&t).Action != rules.Parse || !c.mayParse(t.Depth) {
 		return f
 	}
 	body, truncated, ct, err := s.read(name, c.cfg.MaxSize, f.contentType)

@@ -59,7 +59,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	hardCtx, cancel := context.WithTimeout(ctx, hard)
 	defer cancel()
 	var conditional *store.URLRecord
-	if hadPrev && prev.Parsed && prev.Verdict == store.VerdictOK && !c.needsAnchors(prev) && !c.cfg.Refetch {
+	if hadPrev && prev.Parsed && prev.Verdict == store.VerdictOK && !c.needsAnchors(prev) && !c.cfg.Refetch && c.mayParse(t.Depth) {
 		conditional = prevp
 	}
 	var f fetched
@@ -112,7 +112,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	if c.parseInto(&rec, &o.result, &o.found, f) && t.Action != rules.Parse.String() {
 		rec.Action = rules.Parse.String()
 	}
-	if !rec.Parsed && hadPrev && prev.Parsed && rec.Verdict.Problem() && !f.local && c.ghost(prev, now) {
+	if !rec.Parsed && hadPrev && prev.Parsed && rec.Verdict.Problem() && !f.local && c.mayParse(t.Depth) && c.ghost(prev, now) {
 		// A page good recently is failing: follow its old links anyway so
 		// one broken index page does not hide the rest of the site. (Not
 		// a file: a missing one is gone, not failing for a while.)
@@ -150,6 +150,10 @@ func (c *Crawler) upgrade(ctx context.Context, t task, first string, f *fetched,
 	if d.Action != rules.Parse {
 		return false
 	}
+	if !c.mayParse(t.Depth) {
+		f.note = fmt.Sprintf("not parsed: more than %d links from the start URLs (--max-depth)", c.cfg.MaxDepth)
+		return false
+	}
 	u, err := url.Parse(f.finalURL)
 	if err != nil {
 		return false
@@ -174,6 +178,15 @@ func (c *Crawler) upgrade(ctx context.Context, t task, first string, f *fetched,
 		f.hop = h
 	}
 	return false
+}
+
+// mayParse says whether a page depth links from a start URL may have its
+// links followed (Config.MaxDepth). Every place that decides to parse a
+// task or a redirect's end asks it, so a page beyond the depth is fetched
+// as a check (HEAD, GET fallback) like any checked link: its own status is
+// still verified. Unlike a spider trap (--max-hops), it is not held back.
+func (c *Crawler) mayParse(depth int) bool {
+	return c.cfg.MaxDepth <= 0 || depth <= c.cfg.MaxDepth
 }
 
 // parseInto parses the page f fetched into rec (the record of f.finalURL)

@@ -76,7 +76,7 @@ func (f *fetched) decided(c *Crawler) *rules.Decision {
 // otherwise each redirect target of the pass is claimed (see chain.go).
 func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, consume func(io.Reader) error) fetched {
 	// A page a check found (see upgrade) is read like one to parse.
-	parse := t.Action == rules.Parse.String() || t.upgradeNext
+	parse := (t.Action == rules.Parse.String() || t.upgradeNext) && c.mayParse(t.Depth)
 	method := http.MethodGet
 	if !parse && consume == nil && !t.getNext {
 		method = http.MethodHead

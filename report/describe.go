@@ -372,6 +372,10 @@ func (r *Report) noReferrers(e Entry) string {
 	if e.Record.Action == "sitemap" {
 		return "a sitemap the pass was seeded from"
 	}
+	if from, ok := strings.CutPrefix(e.Record.Note, store.RedirectNote); ok {
+		// Part of a redirect chain (a loop above all): no page was lost.
+		return "no page; reached only by a redirect from " + r.Location(from)
+	}
 	return "no referring page stored"
 }
 

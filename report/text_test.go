@@ -146,3 +146,21 @@ func TestWrapTextKeepsWordsWhole(t *testing.T) {
 		t.Errorf("wrapText = %q, want %q", lines, want)
 	}
 }
+
+// A URL reached only by a redirect (the second URL of a loop /a -> /b -> /a)
+// is linked from no page; the report says it belongs to the redirect, not
+// that referring pages were lost.
+func TestRedirectTargetNamesWhereItWasReachedFrom(t *testing.T) {
+	r := &Report{
+		Pass:    store.Pass{ID: 1, State: store.PassComplete, StartURLs: []string{"http://127.0.0.1:8080/a"}},
+		Options: Options{Width: 80, MaxReferrers: defaultMaxReferrers, Now: time.Now()},
+		Entries: []Entry{{Record: store.URLRecord{URL: "http://127.0.0.1:8080/b", Verdict: store.VerdictBroken,
+			Error: "redirect loop", Note: store.RedirectNote + "http://127.0.0.1:8080/a"}}},
+	}
+	for _, format := range []string{"text", "markdown", "junit"} {
+		out := strings.Join(strings.Fields(render(t, r, format)), " ")
+		if strings.Contains(out, "no referring page stored") || !strings.Contains(out, "no page; reached only by a redirect from http://127.0.0.1:8080/a") {
+			t.Errorf("%s: the loop's second URL does not say it was reached by the redirect:\n%s", format, out)
+		}
+	}
+}

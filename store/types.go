@@ -8,6 +8,11 @@ import "time"
 // first opened for writing.
 const SchemaVersion = 2
 
+// RedirectNote starts the Note of a redirect target that a pass reached by
+// a redirect rather than a link, followed by the URL redirected from: the
+// report reads it to say why no page links to the target.
+const RedirectNote = "reached by a redirect from "
+
 // Verdict classifies the outcome for one URL. Only VerdictBroken makes the
 // exit code 1 by default; the others are reported in their own sections.
 type Verdict string

@@ -72,6 +72,7 @@ type checkOptions struct {
 	sitemaps     []string
 	robotsMaps   bool
 	sitemapMax   int
+	maxDepth     int
 	fragments    bool
 	traps        rules.Traps
 	keepSIDs     bool
@@ -309,6 +310,7 @@ func crawlerConfig(o *checkOptions, file *rules.File, engine *rules.Engine, root
 		Sitemaps:       o.sitemaps,
 		RobotsSitemaps: o.robotsMaps,
 		SitemapLimit:   o.sitemapMax,
+		MaxDepth:       o.maxDepth,
 		CheckFragments: o.fragments,
 		Logger:         log,
 	}

@@ -75,6 +75,10 @@ func settingsHash(f *rules.File, o *checkOptions) string {
 	if len(o.accept) > 0 {
 		fmt.Fprintf(h, "\x00accept %v", o.accept)
 	}
+	if o.maxDepth > 0 {
+		// Only when set, so the hash of a pass begun without it is unchanged.
+		fmt.Fprintf(h, "\x00max-depth %d", o.maxDepth)
+	}
 	if o.baseURL != "" {
 		// Only when set, so the hash of a pass begun without it is unchanged.
 		fmt.Fprintf(h, "\x00base-url %q", o.baseURL)

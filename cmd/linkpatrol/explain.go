@@ -71,6 +71,11 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	ex := engine.Explain(target)
+	if perHost := min(o.perHost, o.concurrency); ex.Host != "" && (ex.Politeness.MaxInFlight == 0 || ex.Politeness.MaxInFlight > perHost) {
+		// The crawler holds every host to --per-host (at most
+		// --concurrency) besides the host's own cap: show the number used.
+		ex.Politeness.MaxInFlight = perHost
+	}
 	if err := ex.Write(stdout); err != nil {
 		return fmt.Errorf("write explanation: %w", err)
 	}

@@ -132,6 +132,9 @@ var settingsTable = []setting{
 	{flag: "max-size", key: "max_size", group: groupScope, def: throttle.Size(crawler.DefaultMaxSize).String(),
 		usage: "largest HTML page read after decompression, in bytes or with a unit (10MiB)",
 		field: func(o *checkOptions) any { return (*throttle.Size)(&o.maxSize) }, check: positive},
+	{flag: "max-depth", key: "max_depth", group: groupScope, def: "0",
+		usage: "follow links only on pages at most this many links from the start URLs (0 = no limit); pages further out are still checked, not parsed (unlike --max-hops, which holds pages back unchecked as a suspected trap)",
+		field: func(o *checkOptions) any { return &o.maxDepth }, check: atLeast(0)},
 	trapSetting(rules.TrapHops, func(t *rules.Traps) *int { return &t.MaxHops },
 		"hold back pages more than this many links from the start URLs as a suspected spider trap"),
 	trapSetting(rules.TrapPathSegments, func(t *rules.Traps) *int { return &t.MaxPathSegments },
@@ -147,10 +150,10 @@ var settingsTable = []setting{
 		field: func(o *checkOptions) any { return &o.keepSIDs }},
 
 	// Politeness.
-	{flag: "concurrency", short: "c", key: "concurrency", group: groupPolite, def: strconv.Itoa(crawler.DefaultConcurrency),
+	{flag: "concurrency", short: "c", key: "concurrency", cmds: []string{"check", "explain"}, group: groupPolite, def: strconv.Itoa(crawler.DefaultConcurrency),
 		usage: "requests in flight in total",
 		field: func(o *checkOptions) any { return &o.concurrency }, check: atLeast(1)},
-	{flag: "per-host", key: "per_host", group: groupPolite, def: strconv.Itoa(crawler.DefaultPerHost),
+	{flag: "per-host", key: "per_host", cmds: []string{"check", "explain"}, group: groupPolite, def: strconv.Itoa(crawler.DefaultPerHost),
 		usage: "requests in flight to one host (at most --concurrency; a [[host]] per_host may lower it)",
 		field: func(o *checkOptions) any { return &o.perHost }, check: atLeast(1)},
 	{flag: "rate", hostKey: "rate", cmds: []string{"check", "explain"}, group: groupPolite,

@@ -436,3 +436,25 @@ var (
 	_ pflag.Value = (*throttle.Window)(nil)
 	_ pflag.Value = (*threshold)(nil)
 )
+
+// explain takes --per-host and --concurrency like check, and shows the
+// number of requests in flight that will be used, from the flag or the file.
+func TestExplainShowsPerHost(t *testing.T) {
+	t.Parallel()
+	cfg := filepath.Join(t.TempDir(), "lp.toml")
+	if err := os.WriteFile(cfg, []byte("start = [\"http://127.0.0.1:8080/\"]\nper_host = 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--config", cfg}, "in flight 3"},
+		{[]string{"--config", cfg, "--per-host", "5"}, "in flight 5"},
+	} {
+		r := runInProcess(t, append(append([]string{"explain"}, tt.args...), "http://127.0.0.1:8080/x")...)
+		if r.code != exitOK || !strings.Contains(r.stdout, tt.want+",") || strings.Contains(r.stdout, "--per-host") {
+			t.Errorf("explain %q: exit %d, want %q\n%s%s", tt.args, r.code, tt.want, r.stdout, r.stderr)
+		}
+	}
+}
