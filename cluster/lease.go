@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -103,19 +105,48 @@ func (l *leases) take(ctx context.Context, shard int) (holder string, rev uint64
 	return "", 0, fmt.Errorf("lease of shard %d: it keeps changing hands", shard)
 }
 
-// renew writes every lease again, each only if it is still ours.
+// renewInFlight bounds the lease writes of one renewal round. Written one
+// after another, the 256 leases of a worker owning every shard took longer
+// than the round may (TTL/6) on a starved machine, and the worker gave up
+// all its shards while the server was merely slow.
+const renewInFlight = 16
+
+// renew writes every lease again, each only if it is still ours. A lease
+// renewed before the round failed keeps its new revision, so the retry
+// round sends the right one.
 func (l *leases) renew(ctx context.Context) error {
-	for shard, rev := range l.revs {
-		next, err := l.kv.Update(ctx, leaseKey(shard), []byte(l.name), rev)
-		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyNotFound) {
-			return &lostError{shard: shard, cause: err}
-		}
-		if err != nil {
-			return fmt.Errorf("renew lease of shard %d: %w", shard, err)
-		}
-		l.revs[shard] = next
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		lost error
+		errs []error
+	)
+	// The writes below update l.revs, which must not be ranged over meanwhile.
+	revs := maps.Clone(l.revs)
+	slots := make(chan struct{}, renewInFlight)
+	for shard, rev := range revs {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			next, err := l.kv.Update(ctx, leaseKey(shard), []byte(l.name), rev)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyNotFound):
+				lost = &lostError{shard: shard, cause: err}
+			case err != nil:
+				errs = append(errs, fmt.Errorf("renew lease of shard %d: %w", shard, err))
+			default:
+				l.revs[shard] = next
+			}
+		}()
 	}
-	return nil
+	wg.Wait()
+	if lost != nil {
+		return lost
+	}
+	return errors.Join(errs...)
 }
 
 // lostError: a lease expired or was taken while we held it.
