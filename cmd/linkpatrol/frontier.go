@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -85,14 +84,8 @@ check connect to with --nats, and runs until SIGINT or SIGTERM.
 Flags:
 %s`, fs.FlagUsagesWrapped(helpWidth))
 	}
-	if err := parseFlags(fs, args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil
-		}
+	if help, err := parseNoArgs(fs, args); help || err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("serve-frontier takes no arguments, got %q", fs.Args())
 	}
 	log, err := newLogger(stderr, *verbose, "text")
 	if err != nil {

@@ -300,6 +300,22 @@ var commands = []string{"check", "report", "explain", "config", "serve-frontier"
 
 // parseFlags parses a command's flags; a misspelt flag gets the nearest
 // one suggested ("unknown flag: --concurency (did you mean --concurrency?)").
+// parseNoArgs parses the flags of a command that takes no arguments. help
+// is true when --help was asked for: the usage is printed, and the command
+// has nothing more to do.
+func parseNoArgs(fs *pflag.FlagSet, args []string) (help bool, err error) {
+	if err := parseFlags(fs, args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return true, nil
+		}
+		return false, err
+	}
+	if fs.NArg() > 0 {
+		return false, fmt.Errorf("%s takes no arguments, got %q", fs.Name(), fs.Args())
+	}
+	return false, nil
+}
+
 func parseFlags(fs *pflag.FlagSet, args []string) error {
 	err := fs.Parse(args)
 	if err == nil || errors.Is(err, pflag.ErrHelp) {

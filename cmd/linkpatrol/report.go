@@ -9,8 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/report"
 	"github.com/linkpatrol/linkpatrol/store"
@@ -23,14 +21,8 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	fs.Usage = func() {
 		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol report [flags]\n\nThe config file's settings of these flags apply too (db, format, ...).\n\nFlags:\n%s", fs.FlagUsagesWrapped(helpWidth))
 	}
-	if err := parseFlags(fs, args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil
-		}
+	if help, err := parseNoArgs(fs, args); help || err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("report takes no arguments, got %q", fs.Args())
 	}
 	// The file check ran with applies here too: its db above all, or
 	// report would read another database than check wrote.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -30,14 +29,8 @@ queued per worker and the results not yet merged.
 Flags:
 %s`, fs.FlagUsagesWrapped(helpWidth))
 	}
-	if err := parseFlags(fs, args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil
-		}
+	if help, err := parseNoArgs(fs, args); help || err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("status takes no arguments, got %q", fs.Args())
 	}
 	if cf.url == "" {
 		return fmt.Errorf("status needs --nats URL, the frontier's address")

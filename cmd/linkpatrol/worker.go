@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -106,15 +105,10 @@ the same --db it resumes and takes its shards back.
 Flags:
 %s`, fs.FlagUsagesWrapped(helpWidth))
 	}
-	if err := parseFlags(fs, args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil
-		}
+	if help, err := parseNoArgs(fs, args); help || err != nil {
 		return err
 	}
 	switch {
-	case fs.NArg() > 0:
-		return fmt.Errorf("worker takes no arguments, got %q", fs.Args())
 	case cf.url == "":
 		return fmt.Errorf("worker needs --nats URL, the frontier's address (serve-frontier prints it)")
 	case *dbPath == "":
