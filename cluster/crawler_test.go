@@ -113,20 +113,9 @@ func TestCrawlersOverCluster(t *testing.T) {
 		}
 	}
 	got := verdicts(t, merged, rec.Pass.ID)
-	var msgs [2]uint64
-	for i, name := range []string{todoStream, resStream} {
-		st, err := js.Stream(context.Background(), name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := st.Info(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		msgs[i] = info.State.LastSeq
-	}
+	taskMsgs, resultMsgs := publishedMessages(t, js)
 	t.Logf("%d URLs: %d task messages (%d seeds among them), %d result messages: %.2f messages per URL",
-		len(got), msgs[0], len(starts), msgs[1], float64(msgs[0]+msgs[1])/float64(len(got)))
+		len(got), taskMsgs, len(starts), resultMsgs, float64(taskMsgs+resultMsgs)/float64(len(got)))
 	if !maps.Equal(got, want) {
 		for _, u := range slices.Sorted(maps.Keys(want)) {
 			if got[u] != want[u] {

@@ -20,27 +20,9 @@ func TestTerminationWaitsForHeldOutbox(t *testing.T) {
 	t.Parallel()
 	js := connect(t, startServer(t))
 	wb := newWeb(12, 4)
-	// Every verdict the coordinator takes, numbered; tick wakes the test.
-	var mu sync.Mutex
-	var verdicts []Verdict
-	tick := make(chan struct{}, 1)
-	c, merged, rec := coordinate(t, js, CoordinatorConfig{
-		Poll: 20 * time.Millisecond,
-		onVerdict: func(v Verdict) {
-			mu.Lock()
-			verdicts = append(verdicts, v)
-			mu.Unlock()
-			select {
-			case tick <- struct{}{}:
-			default:
-			}
-		},
-	}, wb.url(0, 0))
-	taken := func() []Verdict {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(verdicts)
-	}
+	vlog := newVerdictLog()
+	tick, taken := vlog.tick, vlog.taken
+	c, merged, rec := coordinate(t, js, CoordinatorConfig{Poll: 20 * time.Millisecond, onVerdict: vlog.record}, wb.url(0, 0))
 
 	release := make(chan struct{})
 	held := Shard("site0.test")
@@ -147,26 +129,9 @@ func TestTerminationWaitsForUnreportedAck(t *testing.T) {
 	t.Parallel()
 	js := connect(t, startServer(t))
 	wb := newWeb(6, 1) // one page a site: each forward is one message
-	var mu sync.Mutex
-	var verdicts []Verdict
-	tick := make(chan struct{}, 1)
-	c, merged, rec := coordinate(t, js, CoordinatorConfig{
-		Poll: 20 * time.Millisecond,
-		onVerdict: func(v Verdict) {
-			mu.Lock()
-			verdicts = append(verdicts, v)
-			mu.Unlock()
-			select {
-			case tick <- struct{}{}:
-			default:
-			}
-		},
-	}, wb.url(0, 0))
-	taken := func() []Verdict {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(verdicts)
-	}
+	vlog := newVerdictLog()
+	tick, taken := vlog.tick, vlog.taken
+	c, merged, rec := coordinate(t, js, CoordinatorConfig{Poll: 20 * time.Millisecond, onVerdict: vlog.record}, wb.url(0, 0))
 
 	first := Shard("site0.test")
 	var rest []int
@@ -249,4 +214,30 @@ func TestTerminationWaitsForUnreportedAck(t *testing.T) {
 		n.wait(t)
 	}
 	checkMerged(t, c, merged, rec, wb, []*node{a, b}, 0)
+}
+
+// verdictLog keeps every verdict the coordinator takes, in order; tick
+// wakes a test waiting for the next one.
+type verdictLog struct {
+	mu       sync.Mutex
+	verdicts []Verdict
+	tick     chan struct{}
+}
+
+func newVerdictLog() *verdictLog { return &verdictLog{tick: make(chan struct{}, 1)} }
+
+func (l *verdictLog) record(v Verdict) {
+	l.mu.Lock()
+	l.verdicts = append(l.verdicts, v)
+	l.mu.Unlock()
+	select {
+	case l.tick <- struct{}{}:
+	default:
+	}
+}
+
+func (l *verdictLog) taken() []Verdict {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.verdicts)
 }

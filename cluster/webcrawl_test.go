@@ -156,10 +156,16 @@ func (r *webRun) foreignHops() int64 {
 // messages is the number of messages the pass published: tasks (seeds
 // included) and results.
 func (r *webRun) messages(tb testing.TB) (tasks, results uint64) {
+	return publishedMessages(tb, r.js)
+}
+
+// publishedMessages counts what the streams took in: tasks (seeds
+// included) and results.
+func publishedMessages(tb testing.TB, js jetstream.JetStream) (tasks, results uint64) {
 	tb.Helper()
 	var n [2]uint64
 	for i, name := range []string{todoStream, resStream} {
-		st, err := r.js.Stream(context.Background(), name)
+		st, err := js.Stream(context.Background(), name)
 		if err != nil {
 			tb.Fatal(err)
 		}
