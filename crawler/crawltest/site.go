@@ -247,28 +247,23 @@ func redirectPath(k int) string { return "/r/" + strconv.Itoa(k) }
 
 // redirectIndex is n for /r/{n} of a page, -1 otherwise.
 func (s *Site) redirectIndex(path string) int {
-	if s.opt.RedirectEvery <= 0 {
-		return -1
-	}
-	num, ok := strings.CutPrefix(path, "/r/")
-	if !ok {
-		return -1
-	}
-	n, ok := canonicalIndex(num)
-	if !ok || n >= s.opt.Pages {
-		return -1
-	}
-	return n
+	return s.pageIndexUnder(path, "/r/", s.opt.RedirectEvery > 0)
 }
 
 func peerRedirectPath(k int) string { return "/x/" + strconv.Itoa(k) }
 
 // peerRedirectIndex is n for /x/{n} of a page, -1 otherwise.
 func (s *Site) peerRedirectIndex(path string) int {
-	if s.opt.PeerRedirectEvery <= 0 {
+	return s.pageIndexUnder(path, "/x/", s.opt.PeerRedirectEvery > 0)
+}
+
+// pageIndexUnder is n for prefix{n} where n is a page of the site and the
+// site has such paths (on), -1 otherwise.
+func (s *Site) pageIndexUnder(path, prefix string, on bool) int {
+	if !on {
 		return -1
 	}
-	num, ok := strings.CutPrefix(path, "/x/")
+	num, ok := strings.CutPrefix(path, prefix)
 	if !ok {
 		return -1
 	}
