@@ -38,7 +38,7 @@ func (s *credSite) handler(retryAfter string) http.Handler {
 		if r.Host != "127.0.0.2" {
 			switch r.URL.Path {
 			case "/":
-				page(`<a href="/away">away</a><a href="` + otherOrigin + `/direct">direct</a>`)(w, r)
+				page(`<a href="/away">away</a><a href="`+otherOrigin+`/direct">direct</a>`)(w, r)
 			case "/away":
 				http.Redirect(w, r, otherOrigin+"/target", http.StatusFound)
 			default:
