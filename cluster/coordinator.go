@@ -318,6 +318,13 @@ func (c *Coordinator) commit(ctx context.Context, msgs []jetstream.Msg) {
 		results = append(results, e.Results...)
 		done = append(done, m)
 	}
+	if err := c.redoHistories(results); err != nil {
+		c.logf("results: %v", err)
+		for _, m := range done {
+			_ = m.NakWithDelay(time.Second)
+		}
+		return
+	}
 	if len(results) > 0 {
 		if err := c.cfg.DB.Commit(open.ID, results); err != nil {
 			c.logf("results: %v", err)

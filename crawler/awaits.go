@@ -3,6 +3,7 @@ package crawler
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/linkpatrol/linkpatrol/store"
 )
@@ -59,18 +60,46 @@ func FinishChain(rec *store.URLRecord, end *store.URLRecord, maxRedirects int) {
 	if strings.HasPrefix(rec.Note, store.RedirectNote) {
 		via = rec.Note
 	}
-	// awaitEnd left the URL's past as history found it (see history):
-	// the record before this pass, as far as history reads one.
-	var past *store.URLRecord
-	if !rec.FirstSeen.IsZero() {
-		past = &store.URLRecord{Pass: rec.PrevPass, Verdict: rec.PrevVerdict, FirstSeen: rec.FirstSeen,
-			LastGood: rec.LastGood, FirstBroken: rec.FirstBroken, Failures: rec.Failures}
-	}
+	past := pastOf(rec)
 	rec.Redirects = slices.Clip(rec.Redirects)
 	chainEnd(rec, e, maxRedirects)
 	if rec.Note == "" {
 		rec.Note = via
 	}
 	rec.Awaits = ""
-	history(rec, past, rec.Pass, rec.FetchedAt)
+	RedoHistory(rec, past)
+}
+
+// pastOf is the past an awaiting record carries: awaitEnd left it as
+// history found it (a skipped verdict changes nothing), so it is the
+// record before that pass, as far as history reads one.
+func pastOf(rec *store.URLRecord) *store.URLRecord {
+	if rec.FirstSeen.IsZero() {
+		return nil
+	}
+	return &store.URLRecord{Pass: rec.PrevPass, Verdict: rec.PrevVerdict, FirstSeen: rec.FirstSeen,
+		LastGood: rec.LastGood, FirstBroken: rec.FirstBroken, Failures: rec.Failures}
+}
+
+// RedoHistory computes rec's history again from prev, the URL's record
+// before rec's pass. A worker whose previous record of a URL awaited
+// another worker's URL does not know how that chain ended: it leaves
+// PrevVerdict empty with PrevPass set (see history), and the merged
+// database, which finished that chain, calls this with its own record.
+func RedoHistory(rec *store.URLRecord, prev *store.URLRecord) {
+	now := rec.FetchedAt
+	if now.IsZero() {
+		now = time.Now() // resolved without a request (see unfetched)
+	}
+	// history fills what it reads from prev in a record of its own.
+	rec.FirstSeen, rec.LastGood, rec.FirstBroken, rec.Failures = time.Time{}, time.Time{}, time.Time{}, 0
+	rec.PrevVerdict, rec.PrevPass = "", 0
+	history(rec, prev, rec.Pass, now)
+}
+
+// UnknownPast says whether rec's worker did not know how the URL's
+// previous chain ended, so its history must be redone where that is known
+// (RedoHistory).
+func UnknownPast(rec *store.URLRecord) bool {
+	return rec.PrevPass != 0 && rec.PrevVerdict == ""
 }

@@ -223,6 +223,17 @@ func (c *Crawler) reusable(pass store.Pass, prev *store.URLRecord, p *rules.Poli
 
 // history carries the URL's past into its new record.
 func history(rec *store.URLRecord, prev *store.URLRecord, passID uint64, now time.Time) {
+	if prev != nil && prev.Awaits != "" {
+		// Its chain went on at another worker's URL, and that pass's
+		// verdict is known where it was finished, not here: the past
+		// before that pass is carried, and an earlier pass's verdict is
+		// left for the merged database to fill (see RedoHistory).
+		history(rec, pastOf(prev), passID, now)
+		if prev.Pass != passID {
+			rec.PrevVerdict, rec.PrevPass = "", prev.Pass
+		}
+		return
+	}
 	if prev == nil {
 		rec.FirstSeen = now
 		if rec.Verdict == store.VerdictOK {
