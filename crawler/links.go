@@ -308,7 +308,8 @@ func (c *Crawler) redirectTargets(t task, prev store.URLRecord) []target {
 		if d.Action != rules.Parse && d.Action != rules.Check {
 			continue
 		}
-		tg := target{url: d.URL, host: u.Host, action: d.Action, rule: d.Rule, dec: &d}
+		// Its task is requested as the redirect would request it.
+		tg := target{url: d.URL, host: u.Host, action: d.Action, rule: d.Rule, dec: &d, public: publicHop(t, d.URL)}
 		if t.Action == rules.Check.String() || i < len(prev.Redirects)-1 {
 			tg.action = rules.Check // a resource stays one, unless it answers HTML
 		}
