@@ -221,7 +221,7 @@ func (c *Crawler) deferral(pass store.Pass, t task, target string) (res store.Re
 	res = c.unfetched(pass, t.URL, v, "rate-limited", note)
 	if !until.IsZero() {
 		res.Record.Action = t.Action
-		requeue(&res, t.Depth)
+		requeue(&res, t.Depth, t.Public)
 	}
 	return res, until
 }
@@ -232,9 +232,10 @@ func heldOwn(rec store.URLRecord) bool {
 	return rec.Error == "rate-limited" && rec.Verdict == store.VerdictTransient
 }
 
-// requeue keeps the URL of res queued, to be done again on resume.
-func requeue(res *store.Result, depth int) {
-	res.Requeue = &store.Task{URL: res.Record.URL, Action: res.Record.Action, Depth: depth}
+// requeue keeps the URL of res queued, to be done again on resume, public
+// when a redirect from another origin reached it.
+func requeue(res *store.Result, depth int, public bool) {
+	res.Requeue = &store.Task{URL: res.Record.URL, Action: res.Record.Action, Depth: depth, Public: public}
 }
 
 // roughly rounds a duration for people: 59m58s is "1h".
