@@ -54,6 +54,7 @@ type robotsMemo struct {
 	apply        bool // the host's file applies to its URLs
 	known        bool // and has been read: robots answers
 	robots       *throttle.Robots
+	agent        throttle.RobotsAgent // robots for our User-Agent
 }
 
 // gate is robotsGate, looking the host's file up again only for a URL on
@@ -65,6 +66,7 @@ func (m *robotsMemo) gate(c *Crawler, u *url.URL, allowed bool) robotsAnswer {
 			(c.cfg.HostSettings == nil || !c.cfg.HostSettings(u.Host).IgnoreRobots)
 		if m.apply {
 			m.robots, m.known = c.cfg.Throttle.Robots(u.Host)
+			m.agent = m.robots.Agent(c.cfg.UserAgent)
 		}
 	}
 	switch {
@@ -72,7 +74,7 @@ func (m *robotsMemo) gate(c *Crawler, u *url.URL, allowed bool) robotsAnswer {
 		return robotsAllowed
 	case !m.known:
 		return robotsNotRead
-	case allowed || m.robots.Allowed(c.cfg.UserAgent, u.RequestURI()):
+	case allowed || m.agent.Allowed(u.RequestURI()):
 		return robotsAllowed
 	case m.robots.Failed():
 		return robotsFailing
