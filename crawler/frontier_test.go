@@ -377,7 +377,7 @@ func TestForeignRedirectHopIsHandedToItsOwner(t *testing.T) {
 		return rec, ok && rec.Pass == passes[i].ID
 	}
 	awaiting := []struct {
-		node      int
+		node       int
 		url, waits string
 	}{{0, srvA.URL + "/go", srvB.URL + "/x"}, {0, srvA.URL + "/back", srvB.URL + "/hop"}, {1, srvB.URL + "/hop", srvA.URL + "/y"}}
 	for _, a := range awaiting {
