@@ -186,6 +186,7 @@ type Crawler struct {
 	dns sync.Map
 	// resolved holds what came of the references pages write.
 	resolved resolvedCache
+	readers  readerPool
 	// damaged is set by the first read that found the database damaged;
 	// the run then ends with that one error (see readFailed).
 	damaged *fatal

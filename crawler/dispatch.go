@@ -61,6 +61,9 @@ type target struct {
 	// dec is the rules' decision of url, for the task (nil for a target
 	// that never becomes one).
 	dec *rules.Decision
+	// public: a redirect from another origin reached it, so its task is
+	// requested without credentials (see store.Task.Public).
+	public bool
 }
 
 // outcome is what a worker hands back for one task.
@@ -637,7 +640,7 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 		case t.action == rules.Skip:
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictSkipped, "", "skipped: "+t.rule))
 		default:
-			nt := task{Task: store.Task{URL: t.url, Action: t.action.String(), Depth: o.task.Depth + 1, Run: run}, host: t.host, robotsOK: t.robots == robotsAllowed, dec: queuedDecision(t.dec)}
+			nt := task{Task: store.Task{URL: t.url, Action: t.action.String(), Depth: o.task.Depth + 1, Run: run, Public: t.public}, host: t.host, robotsOK: t.robots == robotsAllowed, dec: queuedDecision(t.dec)}
 			if t.sitemap {
 				nt.Action = actionSitemap
 				if o.task.sitemapsOf != "" {

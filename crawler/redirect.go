@@ -124,7 +124,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 				return f
 			}
 		}
-		opts := requestOpts{wantHTML: parse, attempt: t.attempt, consume: consume, public: !sameOrigin(first, cu), policy: f.policy}
+		opts := requestOpts{wantHTML: parse, attempt: t.attempt, consume: consume, public: t.Public || !sameOrigin(first, cu), policy: f.policy}
 		if len(f.redirects) == 0 {
 			opts.prev = prev
 		}
@@ -219,6 +219,18 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			return f
 		}
 	}
+}
+
+// publicHop says whether a redirect target that t's chain reached is
+// requested without credentials: when the chain left t's origin to reach
+// it, or t itself was requested so.
+func publicHop(t task, target string) bool {
+	a, err := url.Parse(t.URL)
+	if err != nil {
+		return true
+	}
+	b, err := url.Parse(target)
+	return err != nil || t.Public || !sameOrigin(a, b)
 }
 
 // sameOrigin compares scheme, host and port, a missing port being the

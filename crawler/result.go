@@ -41,7 +41,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		if f.decided(c).Action == rules.Parse && (t.Action == rules.Parse.String() || f.body != nil) {
 			action = rules.Parse
 		}
-		ft := task{Task: store.Task{URL: key, Action: action.String(), Depth: t.Depth}, dec: f.dec}
+		ft := task{Task: store.Task{URL: key, Action: action.String(), Depth: t.Depth, Public: t.Public}, dec: f.dec}
 		if key == "" {
 			ft.URL = f.finalURL // not recorded: only its outcome is passed on
 		} else {
@@ -90,9 +90,9 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		} else {
 			prev = c.previous(key)
 		}
-		w := waiting{rec: rec, prev: prev, depth: t.Depth + min(i, 1)}
+		w := waiting{rec: rec, prev: prev, depth: t.Depth + min(i, 1), public: t.Public}
 		if i > 0 {
-			w.via = t.URL
+			w.via, w.public = t.URL, publicHop(t, key)
 		}
 		records = append(records, w)
 		hops = nil
@@ -124,9 +124,9 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		if _, _, until := c.heldBackBy(f.finalURL); !until.IsZero() {
 			// The chain ends at a URL of the site held back by a pause:
 			// all of it is done again when the pass resumes.
-			requeue(&o.result, t.Depth)
+			requeue(&o.result, t.Depth, t.Public)
 			for i := range o.hops {
-				requeue(&o.hops[i], t.Depth+1)
+				requeue(&o.hops[i], t.Depth+1, publicHop(t, o.hops[i].Record.URL))
 			}
 			o.deferred, o.held = until, 1+len(o.hops)
 		}

@@ -157,6 +157,13 @@ type Task struct {
 	// on the one before (rules.Template): the crawler's spider-trap state
 	// that belongs to a URL, kept with it so a resumed pass goes on counting.
 	Run int `json:"run,omitempty"`
+	// Public says the URL is requested as a redirect from another origin
+	// is: without the headers and credentials its rule gives it (as curl
+	// does since CVE-2022-27776). A redirect target requested by a task of
+	// its own, because the chain that reached it was handed back or goes
+	// on in another worker's shard, keeps the mark, so the same target
+	// never gets credentials or not depending on timing.
+	Public bool `json:"public,omitempty"`
 }
 
 // Result is what one finished task adds to the store: its record, its
