@@ -337,6 +337,9 @@ func canonicalHost(scheme, hostport string) string {
 	if port == "" || port == defaultPort(scheme) {
 		return host
 	}
+	if len(hostport) == len(host)+1+len(port) && hostport[:len(host)] == host && hostport[len(host)] == ':' && hostport[len(host)+1:] == port {
+		return hostport // already canonical: no copy for every link to it
+	}
 	return host + ":" + port
 }
 
