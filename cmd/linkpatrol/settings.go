@@ -37,6 +37,9 @@ type setting struct {
 	hostKey string
 	group   string
 	usage   string
+	// usageIn is the usage in one command's help where the shared one
+	// says something untrue of it (report has no progress line).
+	usageIn map[string]string
 	// def is the default as it would be typed on the command line.
 	def string
 	// example is a value shown commented out in `config example`, for a
@@ -241,8 +244,9 @@ var settingsTable = []setting{
 		usage: "also write the report to `FILE`, format from its extension, or FORMAT:FILE (repeatable; never the database); standard output still gets it unless -q",
 		field: func(o *checkOptions) any { return &o.outputs }},
 	{flag: "quiet", short: "q", key: "quiet", cmds: []string{"check", "report"}, group: groupOutput,
-		usage: "no progress line, and with -o no report on standard output",
-		field: func(o *checkOptions) any { return &o.quiet }},
+		usage:   "no progress line, and with -o no report on standard output",
+		usageIn: map[string]string{"report": "with -o, write only the files: no report on standard output"},
+		field:   func(o *checkOptions) any { return &o.quiet }},
 	{flag: "all", key: "all", cmds: []string{"check", "report"}, group: groupOutput,
 		usage: "list every URL seen, not only problems",
 		field: func(o *checkOptions) any { return &o.all }},
@@ -399,6 +403,9 @@ func newFlags(cmd string, o *checkOptions) (visible, all *pflag.FlagSet) {
 	for i := range settingsTable {
 		s := &settingsTable[i]
 		f := s.bind(all, o)
+		if u, ok := s.usageIn[cmd]; ok {
+			f.Usage = u // a flag of this call's sets alone
+		}
 		if s.has(cmd) {
 			visible.AddFlag(f)
 		}
