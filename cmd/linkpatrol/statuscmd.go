@@ -31,7 +31,7 @@ keep the pass from ending for want of a live worker, with the command that
 starts it.
 
 Flags:
-%s`, fs.FlagUsagesWrapped(helpWidth))
+%s`, flagUsages(fs))
 	}
 	if help, err := parseNoArgs(fs, args); help || err != nil {
 		return err
