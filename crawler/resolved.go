@@ -109,8 +109,8 @@ func pathStart(c byte) bool {
 		c == '.' || c == '_' || c == '~' || c == '-' || c == '%'
 }
 
-// queuedDecision is the decision a queued task keeps: a copy of d without
-// Parsed. A target's decision points into the resolvedRef its link was
+// queuedDecision is the decision a task queued whole keeps (most share
+// one, see queued): a copy of d without Parsed. A target's decision points into the resolvedRef its link was
 // resolved to, and a task queued with that pointer kept the whole of it
 // alive (the reference as resolved, the parsed URLs, the trap details:
 // about a kilobyte a URL) for as long as it waited: on a 100,000-page site

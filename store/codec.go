@@ -22,6 +22,7 @@ const (
 	recordReusedTag    = 2 // URLRecord.ReusedFrom
 	recordSeedTag      = 3 // URLRecord.Seed, a flag
 	recordUnchangedTag = 4 // URLRecord.Unchanged, a flag
+	recordAwaitsTag    = 5 // URLRecord.Awaits
 	// Optional fields follow a task's fixed part the same way.
 	taskRunTag    = 1 // Task.Run
 	taskPublicTag = 2 // Task.Public, a flag
@@ -262,6 +263,10 @@ func appendRecord(buf []byte, r *URLRecord) ([]byte, error) {
 	if r.Unchanged {
 		e.byte(recordUnchangedTag)
 	}
+	if r.Awaits != "" {
+		e.byte(recordAwaitsTag)
+		e.str(r.Awaits)
+	}
 	return e.bytes(), nil
 }
 
@@ -330,6 +335,8 @@ func decodeRecord(url string, v []byte, r *URLRecord) error {
 			r.Seed = true
 		case recordUnchangedTag:
 			r.Unchanged = true
+		case recordAwaitsTag:
+			r.Awaits = d.str()
 		default:
 			d.fail(errFormat)
 		}

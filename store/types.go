@@ -136,6 +136,13 @@ type URLRecord struct {
 	Unchanged bool `json:"unchanged,omitempty"`
 	// checked directory) rather than reaching it by a link.
 	Seed bool `json:"seed,omitempty"`
+	// Awaits is set while the redirect chain of this URL goes on at a URL
+	// another worker of a distributed pass owns (and fetches): Redirects
+	// and FinalURL go as far as that URL, the verdict is a placeholder
+	// (skipped) and the history is the one before this pass. The merged
+	// database finishes the record from that URL's own once the pass's
+	// results are all in (crawler.FinishChain), and clears Awaits.
+	Awaits string `json:"awaits,omitempty"`
 }
 
 // Link is one reference from a page to a target, with the line of the

@@ -86,6 +86,7 @@ var noKey = map[string]string{
 	"token-file":    "goes with --nats",
 	"nkey":          "goes with --nats",
 	"tls-ca":        "goes with --nats",
+	"owner-wait":    "how long this run follows a cluster short of a worker, not a setting of the site",
 }
 
 // settingsTable is every setting. Politeness flags (hostKey) set the
@@ -310,6 +311,9 @@ var settingsTable = []setting{
 	{flag: "tls-ca", cmds: []string{"check", "report"}, group: groupCluster,
 		usage: usageTLSCA,
 		field: func(o *checkOptions) any { return &o.cluster.caFile }},
+	{flag: "owner-wait", group: groupCluster, def: defaultOwnerWait.String(),
+		usage: "with --nats: when shards with work left have had no live worker this long (one was killed, or none owns them), stop following, print what was done and exit 3, naming the shards and the worker to start",
+		field: func(o *checkOptions) any { return (*throttle.Duration)(&o.ownerWait) }, check: positive},
 }
 
 // trapSetting is the row of a spider-trap limit: its flag and key are
