@@ -1,29 +1,48 @@
 package throttle
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
-// window remembers the request starts that fall inside the flood window,
-// oldest first, in a ring that grows to at most the window's limit. Starts
-// older than the window are dropped as soon as they are seen, so a limit
-// that never binds costs memory for the starts of one window only.
+// window is the flood window as the server sees it: at most limit requests
+// arriving in any interval of length span. The crawler cannot see when a
+// request arrives, only that it arrives after its permit and before it is
+// over (answered or failed), so a request counts from its permit until
+// span after it is over, an open one all the while. A new request may start
+// only while fewer than limit are counted: then the limit-th request before
+// it was over, and so had arrived, at least span before the new one can
+// arrive. Counting permits instead let 14 requests of a 10/5s window reach
+// a server within 5 s, the permits being a few ms ahead of the arrivals.
 type window struct {
-	ring []time.Time
-	head int // index of the oldest start
+	open int         // requests not over yet
+	ring []time.Time // when the requests over within span were over, oldest first
+	head int         // index of the oldest
 	n    int
 }
 
-// waitAt is how long to wait from now until one more start keeps at most
-// limit starts in every half-open interval of length span.
+// waitAt is how long to wait from now until one more request keeps at most
+// limit counted. When open requests must end first, that is not known yet:
+// the answer is then span, the least it can be (Ready fires when one ends).
 func (w *window) waitAt(now time.Time, limit int, span time.Duration) time.Duration {
 	w.expire(now.Add(-span))
-	if w.n < limit {
+	over := w.open + w.n - limit // how many must leave the count first
+	switch {
+	case over < 0:
 		return 0
+	case over >= w.n:
+		return span
 	}
-	return w.ring[w.head].Add(span).Sub(now)
+	return w.at(over).Add(span).Sub(now)
 }
 
-// expire drops the starts at or before cutoff: they share no interval of
-// length span with a start at cutoff+span or later.
+// at is the i-th oldest end kept.
+func (w *window) at(i int) time.Time {
+	return w.ring[(w.head+i)%len(w.ring)]
+}
+
+// expire drops the ends at or before cutoff: a request over then shares no
+// interval of length span with one starting at cutoff+span or later.
 func (w *window) expire(cutoff time.Time) {
 	for w.n > 0 && !w.ring[w.head].After(cutoff) {
 		w.ring[w.head] = time.Time{}
@@ -32,16 +51,59 @@ func (w *window) expire(cutoff time.Time) {
 	}
 }
 
-// add records a start; the caller has checked waitAt first, so the ring
-// never needs to hold more than limit starts.
-func (w *window) add(t time.Time, limit int) {
+// over records that k open requests ended at t.
+func (w *window) over(t time.Time, k int) {
+	w.open -= k
+	for range k {
+		w.push(t)
+	}
+}
+
+// push keeps one end, growing the ring as needed: the limit bounds it in
+// use, ends restored from another process (see restore) may add to it.
+func (w *window) push(t time.Time) {
 	if w.n == len(w.ring) {
-		grown := make([]time.Time, min(max(2*len(w.ring), 8), limit))
+		grown := make([]time.Time, max(2*len(w.ring), 8))
 		for i := range w.n {
-			grown[i] = w.ring[(w.head+i)%len(w.ring)]
+			grown[i] = w.at(i)
 		}
 		w.ring, w.head = grown, 0
 	}
 	w.ring[(w.head+w.n)%len(w.ring)] = t
 	w.n++
+}
+
+// recent is what another process needs to keep the window: the latest
+// limit ends within span before now, the open requests counted as ending
+// now (they may still reach the server: a request lives no longer than its
+// timeout, and the process that resumes was started after this one ended).
+func (w *window) recent(now time.Time, limit int, span time.Duration) []time.Time {
+	w.expire(now.Add(-span))
+	ends := make([]time.Time, 0, min(limit, w.n+w.open))
+	for range min(w.open, limit) {
+		ends = append(ends, now)
+	}
+	for i := w.n - 1; i >= 0 && len(ends) < limit; i-- {
+		ends = append(ends, w.at(i))
+	}
+	slices.Reverse(ends)
+	return ends
+}
+
+// restore merges ends saved by another process (see recent) into the
+// window, keeping the ends in order.
+func (w *window) restore(ends []time.Time) {
+	if len(ends) == 0 {
+		return
+	}
+	all := make([]time.Time, 0, w.n+len(ends))
+	for i := range w.n {
+		all = append(all, w.at(i))
+	}
+	all = append(all, ends...)
+	slices.SortFunc(all, func(a, b time.Time) int { return a.Compare(b) })
+	w.ring, w.head, w.n = nil, 0, 0
+	for _, t := range all {
+		w.push(t)
+	}
 }
