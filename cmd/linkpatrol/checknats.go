@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/linkpatrol/linkpatrol/cluster"
@@ -78,6 +80,7 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 	// coordinator ends it by the termination rule, never this process.
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
+	away := false
 	for {
 		cur, ok, err := cluster.CurrentPass(stop, js)
 		if stop.Err() != nil {
@@ -87,8 +90,19 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 			fmt.Fprintf(stderr, "stopped following pass %d; it goes on in the workers: run the same command again to follow it and print its report\n", id)
 			return errUnfinished
 		}
-		if err != nil {
+		if err != nil && !frontierAway(err) {
 			return err
+		}
+		if err != nil {
+			// serve-frontier restarted on its store continues the pass:
+			// wait for it, as the workers do.
+			if !away {
+				fmt.Fprintf(stderr, "linkpatrol: the frontier at %s does not answer (%v); waiting for it\n", o.cluster.url, err)
+			}
+			away = true
+		} else if away {
+			fmt.Fprintf(stderr, "linkpatrol: the frontier at %s answers again; following pass %d\n", o.cluster.url, id)
+			away = false
 		}
 		if ok && cur.Pass.ID != id {
 			return fmt.Errorf("pass %d was replaced by pass %d (begun with --new-pass elsewhere)", id, cur.Pass.ID)
@@ -96,7 +110,7 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 		if ok && cur.Pass.State != store.PassRunning {
 			break
 		}
-		if tty != nil {
+		if tty != nil && !away {
 			if line, err := clusterProgress(stop, js, id); err == nil {
 				fmt.Fprintf(tty, "\r\033[K%s", line)
 			}
@@ -132,4 +146,16 @@ func clusterProgress(ctx context.Context, js jetstream.JetStream, id uint64) (st
 		outbox += w.Outbox
 	}
 	return fmt.Sprintf("pass %d: %d workers, %d busy, %d outbox entries waiting", id, workers, workers-idle, outbox), nil
+}
+
+// frontierAway says whether err, from a request to the frontier, means it
+// is away for now (killed, restarting, or JetStream not yet recovered from
+// its store) rather than refusing for good.
+func frontierAway(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, nats.ErrConnectionReconnecting) ||
+		errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
+		errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount)
 }

@@ -204,7 +204,7 @@ func workerPass(ctx, hard context.Context, w *cluster.Worker, db *store.DB, rec 
 	if err := beginPass(db, rec); err != nil {
 		return err
 	}
-	f, err := w.Join(ctx, rec.Pass.ID)
+	f, err := join(ctx, w, rec.Pass.ID, log)
 	if err != nil {
 		return err
 	}
@@ -236,6 +236,23 @@ func workerPass(ctx, hard context.Context, w *cluster.Worker, db *store.DB, rec 
 	}
 	fmt.Fprintf(stderr, "worker %s: pass %d %s\n", name, pass.ID, pass.State)
 	return nil
+}
+
+// join joins the pass, again while the frontier is away (serve-frontier
+// restarting on its store): the lease renewals give up after their own
+// bound, and that ends ctx.
+func join(ctx context.Context, w *cluster.Worker, pass uint64, log *slog.Logger) (*cluster.Frontier, error) {
+	for {
+		f, err := w.Join(ctx, pass)
+		if err == nil || ctx.Err() != nil || !frontierAway(err) {
+			return f, err
+		}
+		log.Warn("the frontier does not answer; joining again", "pass", pass, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // beginPass opens the coordinator's pass in the worker's database under
