@@ -43,7 +43,10 @@ type Coordinator struct {
 	mu sync.Mutex // serialises beginning and ending passes
 }
 
-const beginSubject = "lp.ctl.begin"
+const (
+	beginSubject = "lp.ctl.begin"
+	stopSubject  = "lp.ctl.stop"
+)
 
 // NewCoordinator sets the cluster up on the server (Setup with opt) and
 // returns its coordinator. Run it.
@@ -85,6 +88,11 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		return fmt.Errorf("coordinator: %w", err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
+	stopSub, err := c.nc.Subscribe(stopSubject, func(m *nats.Msg) { c.answerStop(ctx, m) })
+	if err != nil {
+		return fmt.Errorf("coordinator: %w", err)
+	}
+	defer func() { _ = stopSub.Unsubscribe() }()
 	errc := make(chan error, 2)
 	go func() { errc <- c.writeResults(ctx) }()
 	go func() { errc <- c.watchEnd(ctx) }()
@@ -143,6 +151,43 @@ func Begin(ctx context.Context, nc *nats.Conn, req BeginRequest) (PassRecord, er
 	return rep.Record, nil
 }
 
+// Stop asks the coordinator listening on nc's server to stop the running
+// pass passID (see Coordinator.Stop).
+func Stop(ctx context.Context, nc *nats.Conn, passID uint64) (PassRecord, error) {
+	data, err := json.Marshal(stopRequest{Pass: passID})
+	if err != nil {
+		return PassRecord{}, err
+	}
+	m, err := nc.RequestWithContext(ctx, stopSubject, data)
+	if err != nil {
+		return PassRecord{}, fmt.Errorf("stop pass %d: %w", passID, err)
+	}
+	var rep beginReply
+	if err := json.Unmarshal(m.Data, &rep); err != nil {
+		return PassRecord{}, fmt.Errorf("stop pass %d: %w", passID, err)
+	}
+	if rep.Error != "" {
+		return PassRecord{}, fmt.Errorf("stop pass %d: %s", passID, rep.Error)
+	}
+	return rep.Record, nil
+}
+
+type stopRequest struct {
+	Pass uint64 `json:"pass"`
+}
+
+func (c *Coordinator) answerStop(ctx context.Context, m *nats.Msg) {
+	var req stopRequest
+	var rep beginReply
+	if err := json.Unmarshal(m.Data, &req); err != nil {
+		rep.Error = err.Error()
+	} else if rep.Record, err = c.Stop(ctx, req.Pass); err != nil {
+		rep.Error = err.Error()
+	}
+	data, _ := json.Marshal(rep)
+	_ = m.Respond(data)
+}
+
 func (c *Coordinator) answerBegin(ctx context.Context, m *nats.Msg) {
 	var req BeginRequest
 	var rep beginReply
@@ -178,14 +223,17 @@ func (c *Coordinator) Begin(ctx context.Context, req BeginRequest) (PassRecord, 
 				return PassRecord{}, err
 			}
 		case open.SettingsHash != req.Pass.SettingsHash:
-			return PassRecord{}, fmt.Errorf("pass %d is running with other settings: finish it, or begin a new pass", open.ID)
+			return PassRecord{}, fmt.Errorf("pass %d is %s with other settings: finish it, or begin a new pass", open.ID, open.State)
 		case rec.Pass.ID == open.ID:
-			if rec.Pass.State != store.PassRunning {
-				// The coordinator stopped after ending it here but
-				// before closing it in the database.
-				return rec, c.closeMerged(rec.Pass)
+			switch rec.Pass.State {
+			case store.PassRunning:
+				return rec, nil
+			case store.PassStopped:
+				return c.resume(ctx, rec)
 			}
-			return rec, nil
+			// The coordinator stopped after ending it here but before
+			// closing it in the database.
+			return rec, c.closeMerged(rec.Pass)
 		default:
 			// The record was never written: begin it under the same ID.
 			return c.publishPass(ctx, PassRecord{Pass: open, Config: req.Config}, req.Seeds)
@@ -213,6 +261,48 @@ func (c *Coordinator) Begin(ctx context.Context, req BeginRequest) (PassRecord, 
 		return PassRecord{}, err
 	}
 	return c.publishPass(ctx, PassRecord{Pass: begun, Config: req.Config}, req.Seeds)
+}
+
+// resume runs a stopped pass again: its tasks wait in the workers'
+// databases and in the stream. The record is written again, so that only
+// what workers report after it counts for the end of the pass (Verdict).
+func (c *Coordinator) resume(ctx context.Context, rec PassRecord) (PassRecord, error) {
+	stored, err := c.cfg.DB.Pass(rec.Pass.ID)
+	if err != nil {
+		return PassRecord{}, err
+	}
+	stored.State, stored.Finished, stored.Deferred = store.PassRunning, time.Time{}, 0
+	if err := c.cfg.DB.UpdatePass(stored); err != nil {
+		return PassRecord{}, err
+	}
+	rec.Pass.State, rec.Pass.Finished, rec.Pass.Deferred = store.PassRunning, time.Time{}, 0
+	if err := putJSON(ctx, c.b.state, passKey, rec); err != nil {
+		return PassRecord{}, err
+	}
+	return rec, nil
+}
+
+// Stop stops the running pass passID: the workers stop crawling it and
+// keep what they hold, and Begin with the same settings resumes it. It
+// is check --nats's --max-time.
+func (c *Coordinator) Stop(ctx context.Context, passID uint64) (PassRecord, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var rec PassRecord
+	if found, err := getJSON(ctx, c.b.state, passKey, &rec); err != nil {
+		return PassRecord{}, err
+	} else if !found || rec.Pass.ID != passID {
+		return PassRecord{}, fmt.Errorf("pass %d is not the cluster's pass", passID)
+	}
+	if rec.Pass.State != store.PassRunning {
+		return rec, nil // ended meanwhile
+	}
+	rec.Pass.State, rec.Pass.Finished = store.PassStopped, time.Now()
+	rec.Pass.Elapsed = rec.Pass.Finished.Sub(rec.Pass.Started)
+	if err := c.closeMerged(rec.Pass); err != nil {
+		return PassRecord{}, err
+	}
+	return rec, putJSON(ctx, c.b.state, passKey, rec)
 }
 
 // publishPass publishes the seeds, then the record: a worker that sees the
@@ -386,6 +476,13 @@ func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error)
 	if err != nil {
 		return Verdict{}, err
 	}
+	// Reports written before the pass's record was (last) written are
+	// about an earlier run of it: a resumed pass ends only on what its
+	// workers said since.
+	recEntry, err := c.b.state.Get(ctx, passKey)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("read %s: %w", passKey, err)
+	}
 	var v Verdict
 	var acked [Shards]uint64
 	for _, st := range statuses {
@@ -394,6 +491,9 @@ func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error)
 		}
 		if st.Pass != pass {
 			continue
+		}
+		if st.rev < recEntry.Revision() {
+			return Verdict{Why: fmt.Sprintf("worker %s has not reported since pass %d was resumed", st.Name, pass)}, nil
 		}
 		if !st.Idle {
 			return Verdict{Why: fmt.Sprintf("worker %s is busy", st.Name)}, nil
@@ -465,14 +565,18 @@ func workerStatuses(ctx context.Context, kv jetstream.KeyValue) (map[string]*Wor
 	}
 	out := make(map[string]*WorkerStatus, len(ks))
 	for _, k := range ks {
-		st := new(WorkerStatus)
-		found, err := getJSON(ctx, kv, k, st)
+		e, err := kv.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read %s: %w", k, err)
 		}
-		if found {
-			out[strings.TrimPrefix(k, workerKeyPrefix)] = st
+		st := &WorkerStatus{rev: e.Revision()}
+		if err := json.Unmarshal(e.Value(), st); err != nil {
+			return nil, fmt.Errorf("read %s: %w", k, err)
 		}
+		out[strings.TrimPrefix(k, workerKeyPrefix)] = st
 	}
 	return out, nil
 }
@@ -481,6 +585,13 @@ func workerStatuses(ctx context.Context, kv jetstream.KeyValue) (map[string]*Wor
 func (c *Coordinator) end(ctx context.Context, rec PassRecord, v Verdict) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var now PassRecord
+	if _, err := getJSON(ctx, c.b.state, passKey, &now); err != nil {
+		return err
+	}
+	if now.Pass.ID != rec.Pass.ID || now.Pass.State != store.PassRunning {
+		return nil // stopped (or replaced) since the verdict
+	}
 	rec.Pass.State = store.PassComplete
 	if v.Deferred > 0 {
 		rec.Pass.State = store.PassStopped

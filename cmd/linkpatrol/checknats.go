@@ -32,8 +32,6 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 		return fmt.Errorf("--nats: sitemaps (--sitemap, --robots-sitemaps) are not read by distributed passes yet")
 	case o.statusAddr != "":
 		return fmt.Errorf("--nats: the status page is not built for distributed passes yet; use linkpatrol status --nats")
-	case o.maxTime > 0:
-		return fmt.Errorf("--nats: --max-time is not built for distributed passes yet; stop following with Ctrl-C (the workers go on)")
 	}
 	ps := passSettings{Args: raw}
 	pass := store.Pass{StartURLs: targets.starts, SettingsHash: settingsHash(file, o), Started: time.Now(),
@@ -69,6 +67,15 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 		return err
 	}
 	id := rec.Pass.ID
+	// --max-time is the pass's budget for this run: at its end the
+	// coordinator stops the pass, the workers commit what they hold, and
+	// the same command resumes it.
+	var budget <-chan time.Time
+	if o.maxTime > 0 {
+		t := time.NewTimer(o.maxTime)
+		defer t.Stop()
+		budget = t.C
+	}
 	var tty io.Writer // the progress line, on a terminal only
 	if isTerminal && !o.quiet && o.verbose == 0 && o.logFormat != "json" {
 		tty = stderr
@@ -118,6 +125,11 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 		select {
 		case <-tick.C:
 		case <-stop.Done():
+		case <-budget:
+			budget = nil
+			if _, err := cluster.Stop(stop, js.Conn(), id); err != nil {
+				return err
+			}
 		}
 	}
 	if tty != nil {

@@ -169,10 +169,14 @@ Flags:
 		if err != nil {
 			return workerEnd(stop, run, stderr, *name, err)
 		}
-		if err := workerPass(run, hard, w, db, rec, *concurrency, log, stderr, *name); err != nil {
+		ended, err := workerPass(run, hard, w, db, rec, *concurrency, log, stderr, *name)
+		if err != nil {
 			return workerEnd(stop, run, stderr, *name, err)
 		}
 		after = rec.Pass.ID
+		if ended == store.PassStopped {
+			after-- // wait for it to be resumed, or for a newer one
+		}
 	}
 }
 
@@ -191,24 +195,38 @@ func workerEnd(stop, run context.Context, stderr io.Writer, name string, err err
 
 // workerPass runs this worker's part of one pass: begins it in the
 // worker's database under the coordinator's ID (or resumes it there), and
-// crawls the worker's shards until the coordinator ends the pass.
-func workerPass(ctx, hard context.Context, w *cluster.Worker, db *store.DB, rec cluster.PassRecord, concurrency int, log *slog.Logger, stderr io.Writer, name string) error {
+// crawls the worker's shards until the coordinator ends or stops the
+// pass. It returns how the pass ended here: stopped leaves it open in the
+// worker's database, to be resumed when the coordinator runs it again.
+func workerPass(ctx, hard context.Context, w *cluster.Worker, db *store.DB, rec cluster.PassRecord, concurrency int, log *slog.Logger, stderr io.Writer, name string) (store.PassState, error) {
 	var ps passSettings
 	if err := json.Unmarshal(rec.Config, &ps); err != nil {
-		return fmt.Errorf("pass %d: its settings: %w", rec.Pass.ID, err)
+		return "", fmt.Errorf("pass %d: its settings: %w", rec.Pass.ID, err)
 	}
 	pc, err := ps.crawl()
 	if err != nil {
-		return fmt.Errorf("pass %d: %w", rec.Pass.ID, err)
+		return "", fmt.Errorf("pass %d: %w", rec.Pass.ID, err)
 	}
 	if err := beginPass(db, rec); err != nil {
-		return err
+		return "", err
 	}
 	f, err := join(ctx, w, rec.Pass.ID, log)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer f.Close()
+	// A pass the coordinator stops (check --nats --max-time) stops the
+	// crawler as a signal would: what is in flight is finished and
+	// committed, and the rest waits in this database.
+	crawl, stopCrawl := context.WithCancel(ctx)
+	defer stopCrawl()
+	go func() {
+		select {
+		case <-f.Done():
+			stopCrawl()
+		case <-crawl.Done():
+		}
+	}()
 	cfg := crawlerConfig(&pc.o, pc.file, pc.engine, nil, nil, pc.o.polite.globalBandwidth, log)
 	if concurrency > 0 {
 		cfg.Concurrency = concurrency
@@ -219,23 +237,24 @@ func workerPass(ctx, hard context.Context, w *cluster.Worker, db *store.DB, rec 
 		fmt.Fprintf(stderr, "worker %s: pass %d of %s (%d queued, %d done)\n", name, op.Pass.ID, strings.Join(op.Pass.StartURLs, " "), op.Queued, op.Done)
 		return nil
 	}}
-	pass, outcome, err := c.Run(ctx, hard, spec)
+	pass, _, err := c.Run(crawl, hard, spec)
 	if err != nil {
-		return fmt.Errorf("pass %d: %w (what was committed is kept; start the worker again to resume)", rec.Pass.ID, err)
+		return "", fmt.Errorf("pass %d: %w (what was committed is kept; start the worker again to resume)", rec.Pass.ID, err)
 	}
-	if !outcome.Complete {
-		return context.Cause(ctx)
+	if ctx.Err() != nil {
+		return "", context.Cause(ctx)
 	}
 	if ended := f.Ended(); ended != pass.State {
-		// The coordinator's word on how the pass ended: stopped with URLs
-		// deferred, or abandoned for a newer one.
+		// The coordinator's word on how the pass ended: complete, stopped
+		// (by --max-time, or with URLs deferred), or abandoned for a
+		// newer one.
 		pass.State = ended
 		if err := db.UpdatePass(pass); err != nil {
-			return fmt.Errorf("save pass %d: %w", pass.ID, err)
+			return "", fmt.Errorf("save pass %d: %w", pass.ID, err)
 		}
 	}
 	fmt.Fprintf(stderr, "worker %s: pass %d %s\n", name, pass.ID, pass.State)
-	return nil
+	return pass.State, nil
 }
 
 // join joins the pass, again while the frontier is away (serve-frontier
