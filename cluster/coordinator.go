@@ -476,12 +476,12 @@ func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error)
 	if err != nil {
 		return Verdict{}, err
 	}
-	// Reports written before the pass's record was (last) written are
+	// While the pass runs, reports written before its record was are
 	// about an earlier run of it: a resumed pass ends only on what its
-	// workers said since.
-	recEntry, err := c.b.state.Get(ctx, passKey)
+	// workers said since. (Ending it writes the record again.)
+	floor, err := c.runningSince(ctx, pass)
 	if err != nil {
-		return Verdict{}, fmt.Errorf("read %s: %w", passKey, err)
+		return Verdict{}, err
 	}
 	var v Verdict
 	var acked [Shards]uint64
@@ -492,7 +492,7 @@ func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error)
 		if st.Pass != pass {
 			continue
 		}
-		if st.rev < recEntry.Revision() {
+		if st.rev < floor {
 			return Verdict{Why: fmt.Sprintf("worker %s has not reported since pass %d was resumed", st.Name, pass)}, nil
 		}
 		if !st.Idle {
@@ -549,6 +549,26 @@ func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error)
 	}
 	v.Over = true
 	return v, nil
+}
+
+// runningSince is the KV revision of the record of pass while it runs:
+// the record is written again when a pass is resumed. 0 otherwise.
+func (c *Coordinator) runningSince(ctx context.Context, pass uint64) (uint64, error) {
+	e, err := c.b.state.Get(ctx, passKey)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", passKey, err)
+	}
+	var rec PassRecord
+	if err := json.Unmarshal(e.Value(), &rec); err != nil {
+		return 0, fmt.Errorf("read %s: %w", passKey, err)
+	}
+	if rec.Pass.ID != pass || rec.Pass.State != store.PassRunning {
+		return 0, nil
+	}
+	return e.Revision(), nil
 }
 
 func orNone(s string) string {

@@ -28,10 +28,15 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 	switch {
 	case len(targets.roots) > 0:
 		return fmt.Errorf("--nats: a built site on disk is checked by one process; give http(s) URLs")
-	case len(o.sitemaps) > 0 || o.robotsMaps:
-		return fmt.Errorf("--nats: sitemaps (--sitemap, --robots-sitemaps) are not read by distributed passes yet")
 	case o.statusAddr != "":
 		return fmt.Errorf("--nats: the status page is not built for distributed passes yet; use linkpatrol status --nats")
+	}
+	// The pass record carries check's arguments to every worker, in the
+	// clear on the NATS server: a header's value given as a flag is
+	// readable there by anyone who may connect. The config file's
+	// ${ENV} values travel unexpanded and are read on each worker.
+	for _, h := range o.headerFlags {
+		fmt.Fprintf(stderr, "linkpatrol: warning: the value of -H %s is stored in the pass record on the NATS server, readable by every client of it; for a secret, use a rule's headers with ${ENV} in the config file, which each worker expands from its own environment\n", h.Name)
 	}
 	ps := passSettings{Args: raw}
 	pass := store.Pass{StartURLs: targets.starts, SettingsHash: settingsHash(file, o), Started: time.Now(),
