@@ -111,7 +111,7 @@ func TestCoordinatorKilledMidPass(t *testing.T) {
 			for i, p := range workers {
 				fmt.Fprintf(&logs, "\nworker %d:\n%s", i+1, p.errors())
 			}
-			t.Fatalf("check --nats did not end after the restart:\n%s\nserve-frontier:\n%s%s\nstatus:\n%s%s\n%s", check.errors(), front2.errors(), logs.String(), st.stdout, st.stderr, debugTodo(t, url))
+			t.Fatalf("check --nats did not end after the restart:\n%s\nserve-frontier:\n%s%s\nstatus:\n%s%s\n%s", check.errors(), front2.errors(), logs.String(), st.stdout, st.stderr, clusterState(t, url))
 		}
 	}
 	if check.code != exitProblems {
@@ -211,7 +211,11 @@ func TestPolitenessAcrossWorkerKill(t *testing.T) {
 	}
 }
 
-func debugTodo(t *testing.T, url string) string {
+// clusterState is what a failure message needs to say why a pass does not
+// end: the tasks waiting per shard, the shard consumers that delivered
+// anything, and what each worker last reported.
+func clusterState(t *testing.T, url string) string {
+	t.Helper()
 	nc, err := cluster.Connect(url, cluster.ClientOptions{})
 	if err != nil {
 		return err.Error()

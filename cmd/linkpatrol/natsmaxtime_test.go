@@ -68,7 +68,7 @@ func TestDistributedMaxTimeResumes(t *testing.T) {
 		for _, p := range procs {
 			fmt.Fprintf(&logs, "\n%v:\n%s", p.cmd.Args[1:3], p.errors())
 		}
-		t.Fatalf("run %d: exit %d, want 1\n%s%s\n%s", runs+1, last.code, last.stderr, logs.String(), debugTodo(t, url))
+		t.Fatalf("run %d: exit %d, want 1\n%s%s\n%s", runs+1, last.code, last.stderr, logs.String(), clusterState(t, url))
 	}
 	if a, b := normalised(t, last.stdout), normalised(t, single.stdout); a != b {
 		t.Errorf("after %d stops the report differs from the single-process one:\n%s", runs, diffLines(a, b))
