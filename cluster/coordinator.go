@@ -342,7 +342,7 @@ func (c *Coordinator) writeResults(ctx context.Context) error {
 	for ctx.Err() == nil {
 		// What is there now, without waiting; when nothing is, wait for
 		// the next message.
-		msgs, err := c.fetch(ctx, func() (jetstream.MessageBatch, error) { return c.res.FetchNoWait(256) })
+		msgs, err := c.take(ctx)
 		if err == nil && len(msgs) == 0 {
 			fctx, cancel := context.WithTimeout(ctx, time.Second)
 			msgs, err = c.fetch(ctx, func() (jetstream.MessageBatch, error) { return c.res.Fetch(1, jetstream.FetchContext(fctx)) })
@@ -364,6 +364,34 @@ func (c *Coordinator) writeResults(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// commitBytes bounds one transaction of the merged database by the size
+// of the result messages it takes (about 1,000–2,000 results). The pages a
+// bbolt transaction dirties, and bbolt's pool that keeps them for the next,
+// grow with the leaf pages its keys fall on: on a large file about one per
+// result. Bounding the commit bounds the coordinator's memory at any size
+// of the merged file (BenchmarkDistributedCoordinatorMemory).
+const commitBytes = 256 << 10
+
+// take fetches, without waiting, the result messages of one commit.
+func (c *Coordinator) take(ctx context.Context) ([]jetstream.Msg, error) {
+	const each = 32
+	var msgs []jetstream.Msg
+	for size := 0; size < commitBytes; {
+		got, err := c.fetch(ctx, func() (jetstream.MessageBatch, error) { return c.res.FetchNoWait(each) })
+		msgs = append(msgs, got...)
+		if err != nil {
+			return msgs, err
+		}
+		for _, m := range got {
+			size += len(m.Data())
+		}
+		if len(got) < each {
+			break
+		}
+	}
+	return msgs, nil
 }
 
 func (c *Coordinator) fetch(ctx context.Context, fetch func() (jetstream.MessageBatch, error)) ([]jetstream.Msg, error) {
@@ -520,9 +548,15 @@ func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error)
 		return Verdict{}, fmt.Errorf("tasks: %w", err)
 	}
 	for subject, n := range si.State.Subjects {
-		if n > 0 {
-			return Verdict{Why: fmt.Sprintf("%s holds %d messages waiting or unacked", subject, n)}, nil
+		if n == 0 {
+			continue
 		}
+		if dropped, err := c.dropAcked(ctx, subject); err != nil {
+			c.logf("tasks: %v", err)
+		} else if dropped {
+			return Verdict{Why: fmt.Sprintf("%s held messages its consumer had acked; removed", subject)}, nil
+		}
+		return Verdict{Why: fmt.Sprintf("%s holds %d messages waiting or unacked", subject, n)}, nil
 	}
 	lister := c.todo.ListConsumers(ctx)
 	for info := range lister.Info() {
@@ -549,6 +583,43 @@ func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error)
 	}
 	v.Over = true
 	return v, nil
+}
+
+// dropAcked removes from the work queue the messages of subject that its
+// shard's consumer has acked, which the server should have removed then. A
+// server SIGKILLed while a worker acked can come back with the consumer's
+// ack floor past a message that is still stored (nats-server keeps the two
+// apart): it will never be delivered again, and the pass would never end.
+// A worker acks a message only after committing its tasks, so nothing is
+// lost. Messages above the ack floor are left alone.
+func (c *Coordinator) dropAcked(ctx context.Context, subject string) (bool, error) {
+	var s int
+	if _, err := fmt.Sscanf(subject, "lp.todo.%d", &s); err != nil {
+		return false, nil
+	}
+	cons, err := c.todo.Consumer(ctx, todoConsumer(s))
+	if err != nil {
+		return false, fmt.Errorf("consumer of %s: %w", subject, err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return false, fmt.Errorf("consumer of %s: %w", subject, err)
+	}
+	if info.NumPending > 0 || info.NumAckPending > 0 {
+		return false, nil
+	}
+	last, err := c.todo.GetLastMsgForSubject(ctx, subject)
+	if err != nil {
+		return false, fmt.Errorf("last message of %s: %w", subject, err)
+	}
+	if last.Sequence > info.AckFloor.Stream {
+		return false, nil
+	}
+	if err := c.todo.Purge(ctx, jetstream.WithPurgeSubject(subject), jetstream.WithPurgeSequence(info.AckFloor.Stream+1)); err != nil {
+		return false, fmt.Errorf("remove acked messages of %s: %w", subject, err)
+	}
+	c.logf("tasks: removed the messages of %s up to %d, acked by its consumer but kept by the server", subject, info.AckFloor.Stream)
+	return true, nil
 }
 
 // runningSince is the KV revision of the record of pass while it runs:

@@ -233,7 +233,12 @@ func clusterState(t *testing.T, url string) string {
 		return err.Error()
 	}
 	for s, n := range si.State.Subjects {
-		fmt.Fprintf(&b, "subject %s: %d\n", s, n)
+		last, err := st.GetLastMsgForSubject(ctx, s)
+		if err != nil {
+			fmt.Fprintf(&b, "subject %s: %d (last: %v)\n", s, n, err)
+			continue
+		}
+		fmt.Fprintf(&b, "subject %s: %d, the last at sequence %d\n", s, n, last.Sequence)
 	}
 	l := st.ListConsumers(ctx)
 	for info := range l.Info() {
