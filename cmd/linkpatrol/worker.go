@@ -215,15 +215,23 @@ func workerPass(ctx, hard context.Context, w *cluster.Worker, db *store.DB, rec 
 		return "", err
 	}
 	defer f.Close()
-	// A pass the coordinator stops (check --nats --max-time) stops the
-	// crawler as a signal would: what is in flight is finished and
-	// committed, and the rest waits in this database.
+	// The crawler sees the pass done only when the coordinator calls it
+	// complete. One it stops (check --nats --max-time, or URLs deferred)
+	// or abandons stops the crawler as a signal would: what is in flight
+	// is finished and committed, and the rest stays open in this database
+	// for a resume. (An idle crawler told "done" would close the pass
+	// complete, and a complete pass cannot take the tasks a resume brings.)
 	crawl, stopCrawl := context.WithCancel(ctx)
 	defer stopCrawl()
+	pf := passFrontier{Frontier: f, done: make(chan struct{})}
 	go func() {
 		select {
 		case <-f.Done():
-			stopCrawl()
+			if f.Ended() == store.PassComplete {
+				close(pf.done)
+			} else {
+				stopCrawl()
+			}
 		case <-crawl.Done():
 		}
 	}()
@@ -231,7 +239,7 @@ func workerPass(ctx, hard context.Context, w *cluster.Worker, db *store.DB, rec 
 	if concurrency > 0 {
 		cfg.Concurrency = concurrency
 	}
-	cfg.Frontier = f
+	cfg.Frontier = pf
 	c := crawler.New(cfg, pc.engine, db)
 	spec := crawler.PassSpec{Pass: rec.Pass, Opened: func(op crawler.Opened) error {
 		fmt.Fprintf(stderr, "worker %s: pass %d of %s (%d queued, %d done)\n", name, op.Pass.ID, strings.Join(op.Pass.StartURLs, " "), op.Queued, op.Done)
@@ -256,6 +264,15 @@ func workerPass(ctx, hard context.Context, w *cluster.Worker, db *store.DB, rec 
 	fmt.Fprintf(stderr, "worker %s: pass %d %s\n", name, pass.ID, pass.State)
 	return pass.State, nil
 }
+
+// passFrontier is a worker's cluster.Frontier as its crawler sees it:
+// Done closes only for a complete pass (see workerPass).
+type passFrontier struct {
+	*cluster.Frontier
+	done chan struct{}
+}
+
+func (p passFrontier) Done() <-chan struct{} { return p.done }
 
 // join joins the pass, again while the frontier is away (serve-frontier
 // restarting on its store): the lease renewals give up after their own
