@@ -120,6 +120,10 @@ type BeginRequest struct {
 	// running pass with the same SettingsHash is resumed, and one with
 	// another is an error.
 	New bool `json:"new,omitempty"`
+	// MaxRedirects is the pass's limit on a redirect chain, which the
+	// coordinator applies to chains that cross workers (see
+	// finishChains); 0 is crawler.DefaultMaxRedirects.
+	MaxRedirects int `json:"max_redirects,omitempty"`
 }
 
 type beginReply struct {
@@ -236,7 +240,7 @@ func (c *Coordinator) Begin(ctx context.Context, req BeginRequest) (PassRecord, 
 			return rec, c.closeMerged(rec.Pass)
 		default:
 			// The record was never written: begin it under the same ID.
-			return c.publishPass(ctx, PassRecord{Pass: open, Config: req.Config}, req.Seeds)
+			return c.publishPass(ctx, PassRecord{Pass: open, Config: req.Config, MaxRedirects: req.MaxRedirects}, req.Seeds)
 		}
 	}
 	p := req.Pass
@@ -260,7 +264,7 @@ func (c *Coordinator) Begin(ctx context.Context, req BeginRequest) (PassRecord, 
 	if err != nil {
 		return PassRecord{}, err
 	}
-	return c.publishPass(ctx, PassRecord{Pass: begun, Config: req.Config}, req.Seeds)
+	return c.publishPass(ctx, PassRecord{Pass: begun, Config: req.Config, MaxRedirects: req.MaxRedirects}, req.Seeds)
 }
 
 // resume runs a stopped pass again: its tasks wait in the workers'
@@ -431,6 +435,13 @@ func (c *Coordinator) commit(ctx context.Context, msgs []jetstream.Msg) {
 		}
 		results = append(results, e.Results...)
 		done = append(done, m)
+	}
+	if err := c.redoHistories(results); err != nil {
+		c.logf("results: %v", err)
+		for _, m := range done {
+			_ = m.NakWithDelay(time.Second)
+		}
+		return
 	}
 	if len(results) > 0 {
 		if err := c.cfg.DB.Commit(open.ID, results); err != nil {
@@ -691,7 +702,10 @@ func (c *Coordinator) end(ctx context.Context, rec PassRecord, v Verdict) error 
 	rec.Pass.Finished = time.Now()
 	rec.Pass.Elapsed = rec.Pass.Finished.Sub(rec.Pass.Started)
 	// The merged database first: once the record says the pass is over,
-	// a check --nats may read the report.
+	// a check --nats may read the report, with every chain finished.
+	if err := c.finishChains(rec.Pass, rec.MaxRedirects); err != nil {
+		return err
+	}
 	if err := c.closeMerged(rec.Pass); err != nil {
 		return err
 	}

@@ -27,7 +27,12 @@
 // A Coordinator owns the merged database: it begins passes (with the IDs
 // every worker database uses too), commits every published result into it
 // with store.DB.Commit, so reports work unchanged, and ends a pass by the
-// termination rule below.
+// termination rule below. A redirect chain that crossed into another
+// worker's shard reaches it in two parts, the redirecting URL's records
+// awaiting the target's (see crawler.FinishChain): when the pass ends, the
+// coordinator finishes them from the target's record before it says so
+// (chains.go), and gives a later record of such a URL, whose worker never
+// learnt how that chain ended, its history from the merged record.
 //
 // # Streams, consumers, buckets
 //

@@ -25,6 +25,8 @@ type PassRecord struct {
 	// Config is the bytes of the config file the pass runs with (empty for
 	// none); each worker expands its ${ENV} secrets itself.
 	Config []byte `json:"config,omitempty"`
+	// MaxRedirects is BeginRequest.MaxRedirects.
+	MaxRedirects int `json:"max_redirects,omitempty"`
 }
 
 // WorkerStatus is what a worker last reported, at worker.<name>.

@@ -134,6 +134,9 @@ type waiting struct {
 	prev  *store.URLRecord // for history
 	depth int              // hops from a start URL, should it be queued again
 	via   string           // for a redirect target: the URL whose task reached it
+	// public: should it be queued again, its task is requested without
+	// credentials (see store.Task.Public).
+	public bool
 	// forward are the chain's hops to hosts another crawler owns, committed
 	// with this record for their owner (see Frontier).
 	forward []store.Task
@@ -204,7 +207,7 @@ func (d *dispatcher) finishWaiting(w waiting, end store.URLRecord) store.Result 
 	if heldOwn(end) {
 		// The chain ends at a URL of the site held back by a pause: this
 		// URL is done again with it when the pass resumes.
-		requeue(&res, w.depth)
+		requeue(&res, w.depth, w.public)
 		until, held := d.c.cfg.Throttle.Deferred(hostOf(end.URL), end.URL)
 		if !held {
 			until = d.c.cfg.Now() // the pause has run out meanwhile
@@ -229,7 +232,9 @@ func (d *dispatcher) loops() []store.Result {
 }
 
 // unclaim queues as tasks of their own the redirect targets a retried task
-// had claimed: its next try finds them taken and waits on them.
+// had claimed: its next try finds them taken and waits on them. Each is
+// requested as the chain would have requested it: without credentials when
+// the chain had left the task's origin (or the task was public itself).
 func (d *dispatcher) unclaim(t task, keys []string) {
 	for _, k := range keys {
 		u, err := url.Parse(k)
@@ -240,6 +245,6 @@ func (d *dispatcher) unclaim(t task, keys []string) {
 		if action != rules.Parse || !d.c.mayParse(t.Depth+1) {
 			action = rules.Check
 		}
-		d.enqueue(task{Task: store.Task{URL: k, Action: action.String(), Depth: t.Depth + 1}, host: u.Host})
+		d.enqueue(task{Task: store.Task{URL: k, Action: action.String(), Depth: t.Depth + 1, Public: publicHop(t, k)}, host: u.Host})
 	}
 }

@@ -186,6 +186,7 @@ type Crawler struct {
 	dns sync.Map
 	// resolved holds what came of the references pages write.
 	resolved resolvedCache
+	readers  readerPool
 	// damaged is set by the first read that found the database damaged;
 	// the run then ends with that one error (see readFailed).
 	damaged *fatal
@@ -248,8 +249,8 @@ type Outcome struct {
 	Deferred    int
 	ResumeAfter time.Time
 	// ForeignHops counts the redirect hops to hosts this crawler does not
-	// own (see Frontier): followed here all the same, through this
-	// crawler's throttle.
+	// own (see Frontier), handed to their owner instead of followed (see
+	// awaits.go).
 	ForeignHops int64
 }
 
@@ -392,7 +393,7 @@ type Progress struct {
 	Reused   int64 // results taken from an earlier pass without a request
 	Traps    int64 // pages held back as suspected spider traps this run
 	// ForeignHops are redirect hops to hosts the frontier does not own,
-	// followed all the same (see Frontier).
+	// handed to their owner (see Frontier).
 	ForeignHops int64
 }
 

@@ -61,6 +61,9 @@ type target struct {
 	// dec is the rules' decision of url, for the task (nil for a target
 	// that never becomes one).
 	dec *rules.Decision
+	// public: a redirect from another origin reached it, so its task is
+	// requested without credentials (see store.Task.Public).
+	public bool
 }
 
 // outcome is what a worker hands back for one task.
@@ -92,7 +95,7 @@ type outcome struct {
 
 type hostQueue struct {
 	name      string
-	tasks     []task
+	tasks     []queued
 	inflight  int
 	inRing    bool
 	notBefore time.Time // the throttle said wait until then
@@ -147,12 +150,15 @@ type dispatcher struct {
 	// delayed are tasks handed back by workers until their time (see
 	// delay), on no host's queue meanwhile.
 	delayed []*task
+	// decisions are the decisions shared by queued tasks (see shared).
+	decisions map[rules.Decision]*rules.Decision
 }
 
 func newDispatcher(c *Crawler, pass store.Pass, seen claims) *dispatcher {
 	d := &dispatcher{c: c, pass: pass, seen: seen, hosts: make(map[string]*hostQueue),
 		sitemapURLs: make(map[string]struct{}), traps: newTrapState(),
-		ends: newEnds(), waiters: make(map[string][]waiting), ownHosts: make(map[string]bool)}
+		ends: newEnds(), waiters: make(map[string][]waiting), ownHosts: make(map[string]bool),
+		decisions: make(map[rules.Decision]*rules.Decision)}
 	for _, s := range pass.StartURLs {
 		if u, err := url.Parse(s); err == nil {
 			d.ownHosts[u.Host] = true
@@ -191,7 +197,7 @@ func (d *dispatcher) enqueue(t task) {
 		q.own = true
 		d.ownHosts[t.host] = true
 	}
-	q.tasks = append(q.tasks, t)
+	q.tasks = append(q.tasks, d.queue(t))
 	d.queued++
 	d.c.stats.queued.Store(int64(d.queued))
 	d.schedule(q)
@@ -216,7 +222,7 @@ func (d *dispatcher) stage() []store.Result {
 	// host's requests past its window.
 	for d.staged == nil && len(d.ring) > 0 {
 		q := d.ring[0]
-		t := q.tasks[0]
+		t := q.tasks[0].task(q.name)
 		if err := d.c.deadHost(q.name); err != nil {
 			d.pop(q)
 			class, note := "dns", "no such host: every URL of "+q.name+" settled at once"
@@ -340,13 +346,14 @@ func (d *dispatcher) take(q *hostQueue, t task) {
 		d.third++
 	}
 	d.pop(q)
+	withURL(&t)
 	d.staged = &t
 	d.c.stats.inflight.Store(int64(d.inflight))
 }
 
 // pop removes the task at the head of q, which is at the head of the ring.
 func (d *dispatcher) pop(q *hostQueue) {
-	q.tasks[0] = task{}
+	q.tasks[0] = queued{}
 	q.tasks = q.tasks[1:]
 	d.queued--
 	d.ring = d.ring[1:]
@@ -637,7 +644,7 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 		case t.action == rules.Skip:
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictSkipped, "", "skipped: "+t.rule))
 		default:
-			nt := task{Task: store.Task{URL: t.url, Action: t.action.String(), Depth: o.task.Depth + 1, Run: run}, host: t.host, robotsOK: t.robots == robotsAllowed, dec: queuedDecision(t.dec)}
+			nt := task{Task: store.Task{URL: t.url, Action: t.action.String(), Depth: o.task.Depth + 1, Run: run, Public: t.public}, host: t.host, robotsOK: t.robots == robotsAllowed, dec: t.dec}
 			if t.sitemap {
 				nt.Action = actionSitemap
 				if o.task.sitemapsOf != "" {

@@ -25,8 +25,9 @@
 // in on Incoming, already in this crawler's stored frontier. Idle, with
 // every result committed, the dispatcher tells the frontier so and waits
 // until the frontier says the pass is done everywhere, or more work comes.
-// A redirect to a host it does not own is followed here all the same and
-// counted (ForeignHops); the target itself is forwarded to its owner.
+// A redirect to a host it does not own is not followed: the target is
+// forwarded to its owner like a link, counted (ForeignHops), and the
+// chain's records await its result (see awaits.go).
 //
 // Sitemaps (Config.Sitemaps, and with RobotsSitemaps the Sitemap: lines of
 // the start hosts' robots.txt) are tasks of their own kind in the same

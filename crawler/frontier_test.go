@@ -320,13 +320,25 @@ func TestIdleCrawlerWaitsForTheFrontier(t *testing.T) {
 	}
 }
 
-// A redirect to a host another crawler owns is followed here all the same
-// (and counted), while its target is recorded, and its links followed, by
-// its owner: also when the chain goes on to a URL another task of this
-// crawler resolves, and waits for that task's result.
-func TestForeignRedirectHopIsFollowedAndForwarded(t *testing.T) {
+// A redirect to a host another crawler owns is not followed here: the
+// target is forwarded to its owner, which requests and records it (and
+// follows its links), and the chain's records here await its result. Put
+// together (as a cluster's coordinator does, with FinishChain), they say
+// what one crawler says: also for a chain that goes from one crawler to
+// the other and back.
+func TestForeignRedirectHopIsHandedToItsOwner(t *testing.T) {
 	t.Parallel()
 	var srvA *httptest.Server
+	var mu sync.Mutex
+	asked := map[string]int{}
+	count := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			asked[r.Host+r.URL.Path]++
+			mu.Unlock()
+			h.ServeHTTP(w, r)
+		})
+	}
 	muxB := http.NewServeMux()
 	muxB.Handle("/", page(`home`))
 	muxB.HandleFunc("/hop", func(w http.ResponseWriter, r *http.Request) {
@@ -334,7 +346,7 @@ func TestForeignRedirectHopIsFollowedAndForwarded(t *testing.T) {
 	})
 	muxB.Handle("/x", page(`<a href="/y">y</a>`))
 	muxB.Handle("/y", page(`ok`))
-	srvB := httptest.NewServer(muxB)
+	srvB := httptest.NewServer(count(muxB))
 	t.Cleanup(srvB.Close)
 	muxA := http.NewServeMux()
 	muxA.Handle("/", page(`<a href="/go">go</a><a href="/y">y</a><a href="/back">back</a>`))
@@ -345,7 +357,7 @@ func TestForeignRedirectHopIsFollowedAndForwarded(t *testing.T) {
 		http.Redirect(w, r, srvB.URL+"/hop", http.StatusFound)
 	})
 	muxA.Handle("/y", page(`ok`))
-	srvA = httptest.NewServer(muxA)
+	srvA = httptest.NewServer(count(muxA))
 	t.Cleanup(srvA.Close)
 	starts := []string{srvA.URL + "/", srvB.URL + "/"}
 	engine, err := rules.New(rules.Config{Start: starts})
@@ -364,21 +376,46 @@ func TestForeignRedirectHopIsFollowedAndForwarded(t *testing.T) {
 		}
 		return rec, ok && rec.Pass == passes[i].ID
 	}
-	if rec, ok := get(0, srvA.URL+"/go"); !ok || rec.Verdict != store.VerdictOK || rec.FinalURL != srvB.URL+"/x" {
-		t.Errorf("the redirect's record: %+v (recorded: %v)", rec, ok)
-	}
-	if rec, ok := get(0, srvA.URL+"/back"); !ok || rec.Verdict != store.VerdictOK || rec.FinalURL != srvA.URL+"/y" || len(rec.Redirects) != 2 {
-		t.Errorf("the chain through the other host: %+v (recorded: %v)", rec, ok)
+	awaiting := []struct {
+		node       int
+		url, waits string
+	}{{0, srvA.URL + "/go", srvB.URL + "/x"}, {0, srvA.URL + "/back", srvB.URL + "/hop"}, {1, srvB.URL + "/hop", srvA.URL + "/y"}}
+	for _, a := range awaiting {
+		if rec, ok := get(a.node, a.url); !ok || rec.Awaits != a.waits || rec.FinalURL != a.waits || len(rec.Redirects) != 1 {
+			t.Errorf("%s awaits %q, final %q, %d hops (recorded: %v); want it to await %s", a.url, rec.Awaits, rec.FinalURL, len(rec.Redirects), ok, a.waits)
+		}
 	}
 	for _, u := range []string{"/x", "/hop"} {
 		if _, ok := get(0, srvB.URL+u); ok {
 			t.Errorf("%s was recorded by the crawler that does not own it", u)
 		}
 	}
-	for _, u := range []string{"/x", "/y", "/hop"} {
+	for _, u := range []string{"/x", "/y"} {
 		if rec, ok := get(1, srvB.URL+u); !ok || rec.Verdict != store.VerdictOK {
 			t.Errorf("%s on its owner: %+v (recorded: %v)", u, rec, ok)
 		}
+	}
+	mu.Lock()
+	for u, n := range asked {
+		if n > 1 {
+			t.Errorf("%s asked for %d times", u, n)
+		}
+	}
+	mu.Unlock()
+	// Put together: /hop from A's /y, then /back from /hop, /go from /x.
+	hop, _ := get(1, srvB.URL+"/hop")
+	y, _ := get(0, srvA.URL+"/y")
+	crawler.FinishChain(&hop, &y, 0)
+	back, _ := get(0, srvA.URL+"/back")
+	crawler.FinishChain(&back, &hop, 0)
+	if back.Verdict != store.VerdictOK || back.Status != 200 || back.FinalURL != srvA.URL+"/y" || len(back.Redirects) != 2 || back.Awaits != "" {
+		t.Errorf("the chain through the other host, put together: %+v", back)
+	}
+	goRec, _ := get(0, srvA.URL+"/go")
+	x, _ := get(1, srvB.URL+"/x")
+	crawler.FinishChain(&goRec, &x, 0)
+	if goRec.Verdict != store.VerdictOK || goRec.FinalURL != srvB.URL+"/x" {
+		t.Errorf("the redirect's record, put together: %+v", goRec)
 	}
 }
 

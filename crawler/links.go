@@ -53,12 +53,14 @@ func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) (
 }
 
 // stylesheetLinks is extractLinks for a CSS file: its references are
-// resolved against the stylesheet's own URL, as browsers do.
+// resolved against the stylesheet's own URL, as browsers do. An @import
+// keeps the rules' action, so a stylesheet of the site it imports is read
+// with one GET rather than checked with HEAD and then read.
 func (c *Crawler) stylesheetLinks(sheet *url.URL, body []byte) ([]store.Link, []target) {
 	ls := extract.Stylesheet(body)
 	col := newRefs(c, sheet, len(ls), true)
 	for _, l := range ls {
-		col.add(l.URL, store.Link{Line: l.Line, Tag: l.Tag, Attr: l.Attr}, true, false)
+		col.add(l.URL, store.Link{Line: l.Line, Tag: l.Tag, Attr: l.Attr}, l.Kind == extract.KindResource, false)
 	}
 	return col.links, col.found
 }
@@ -306,7 +308,8 @@ func (c *Crawler) redirectTargets(t task, prev store.URLRecord) []target {
 		if d.Action != rules.Parse && d.Action != rules.Check {
 			continue
 		}
-		tg := target{url: d.URL, host: u.Host, action: d.Action, rule: d.Rule, dec: &d}
+		// Its task is requested as the redirect would request it.
+		tg := target{url: d.URL, host: u.Host, action: d.Action, rule: d.Rule, dec: &d, public: publicHop(t, d.URL)}
 		if t.Action == rules.Check.String() || i < len(prev.Redirects)-1 {
 			tg.action = rules.Check // a resource stays one, unless it answers HTML
 		}

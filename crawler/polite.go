@@ -54,6 +54,7 @@ type robotsMemo struct {
 	apply        bool // the host's file applies to its URLs
 	known        bool // and has been read: robots answers
 	robots       *throttle.Robots
+	agent        throttle.RobotsAgent // robots for our User-Agent
 }
 
 // gate is robotsGate, looking the host's file up again only for a URL on
@@ -65,6 +66,7 @@ func (m *robotsMemo) gate(c *Crawler, u *url.URL, allowed bool) robotsAnswer {
 			(c.cfg.HostSettings == nil || !c.cfg.HostSettings(u.Host).IgnoreRobots)
 		if m.apply {
 			m.robots, m.known = c.cfg.Throttle.Robots(u.Host)
+			m.agent = m.robots.Agent(c.cfg.UserAgent)
 		}
 	}
 	switch {
@@ -72,7 +74,7 @@ func (m *robotsMemo) gate(c *Crawler, u *url.URL, allowed bool) robotsAnswer {
 		return robotsAllowed
 	case !m.known:
 		return robotsNotRead
-	case allowed || m.robots.Allowed(c.cfg.UserAgent, u.RequestURI()):
+	case allowed || m.agent.Allowed(u.RequestURI()):
 		return robotsAllowed
 	case m.robots.Failed():
 		return robotsFailing
@@ -219,7 +221,7 @@ func (c *Crawler) deferral(pass store.Pass, t task, target string) (res store.Re
 	res = c.unfetched(pass, t.URL, v, "rate-limited", note)
 	if !until.IsZero() {
 		res.Record.Action = t.Action
-		requeue(&res, t.Depth)
+		requeue(&res, t.Depth, t.Public)
 	}
 	return res, until
 }
@@ -230,9 +232,10 @@ func heldOwn(rec store.URLRecord) bool {
 	return rec.Error == "rate-limited" && rec.Verdict == store.VerdictTransient
 }
 
-// requeue keeps the URL of res queued, to be done again on resume.
-func requeue(res *store.Result, depth int) {
-	res.Requeue = &store.Task{URL: res.Record.URL, Action: res.Record.Action, Depth: depth}
+// requeue keeps the URL of res queued, to be done again on resume, public
+// when a redirect from another origin reached it.
+func requeue(res *store.Result, depth int, public bool) {
+	res.Requeue = &store.Task{URL: res.Record.URL, Action: res.Record.Action, Depth: depth, Public: public}
 }
 
 // roughly rounds a duration for people: 59m58s is "1h".

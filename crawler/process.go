@@ -62,6 +62,9 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	if hadPrev && prev.Parsed && prev.Verdict == store.VerdictOK && !c.needsAnchors(prev) && !c.cfg.Refetch && c.mayParse(t.Depth) {
 		conditional = prevp
 	}
+	if hadPrev && c.readAgain(t, prev) {
+		t.upgradeNext = true
+	}
 	var f fetched
 	if _, _, local := c.siteOf(t.URL); local {
 		f = c.readLocal(t)
@@ -173,11 +176,32 @@ func (c *Crawler) upgrade(ctx context.Context, t task, first string, f *fetched,
 		return false // the check stands; the throttle said no more requests now
 	}
 	fu, _ := url.Parse(first)
-	h := c.requestWith(ctx, http.MethodGet, f.finalURL, p, requestOpts{wantHTML: true, attempt: t.attempt, public: fu == nil || !sameOrigin(fu, u), policy: f.policy})
+	h := c.requestWith(ctx, http.MethodGet, f.finalURL, p, requestOpts{wantHTML: true, attempt: t.attempt, public: t.Public || fu == nil || !sameOrigin(fu, u), policy: f.policy})
 	if h.err == nil && !h.retry {
 		f.hop = h
 	}
 	return false
+}
+
+// readAgain says whether a URL this task only checks was read by the last
+// pass (prev), and would be read again: then it is asked for with GET at
+// once, as upgrade would after a HEAD. A page's links read back from the
+// store call every <link> a resource, so without this a stylesheet of an
+// unchanged page cost a HEAD and then a GET each time it changed.
+func (c *Crawler) readAgain(t task, prev store.URLRecord) bool {
+	if t.Action != rules.Check.String() || !prev.Parsed || prev.Verdict != store.VerdictOK || !c.mayParse(t.Depth) {
+		return false
+	}
+	d := c.decision(&t)
+	if d.Action != rules.Parse {
+		return false
+	}
+	u, err := url.Parse(d.URL)
+	if err != nil {
+		return false
+	}
+	_, held := upgradeHeld(t, u, d.Traps)
+	return !held
 }
 
 // mayParse says whether a page depth links from a start URL may have its

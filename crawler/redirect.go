@@ -38,8 +38,11 @@ type fetched struct {
 	// pendingOn is the pass's URL of a redirect target some other task
 	// resolves: the chain stopped short of it (see chain.go).
 	pendingOn string
-	// foreign are the redirect targets of hosts the frontier does not own,
-	// followed but left to their owner to record.
+	// awaits is the pass's URL of a redirect target on a host another
+	// crawler owns: the chain stopped short of it and handed it to its
+	// owner (foreign), and its records wait on that URL's result in the
+	// merged database (see awaitEnd).
+	awaits  string
 	foreign []target
 	// dec is the rules' decision of finalURL: the task's own, or that of
 	// the last redirect target, decided once when it was followed.
@@ -101,9 +104,6 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			first = cu
 		}
 		if len(f.redirects) > 0 {
-			if !c.frontier.Owns(cu.Host) {
-				c.stats.foreignHops.Add(1)
-			}
 			a := c.robotsGate(cu, false)
 			if a == robotsNotRead {
 				c.loadRobots(ctx, cu.Scheme, cu.Host, nil)
@@ -124,7 +124,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 				return f
 			}
 		}
-		opts := requestOpts{wantHTML: parse, attempt: t.attempt, consume: consume, public: !sameOrigin(first, cu), policy: f.policy}
+		opts := requestOpts{wantHTML: parse, attempt: t.attempt, consume: consume, public: t.Public || !sameOrigin(first, cu), policy: f.policy}
 		if len(f.redirects) == 0 {
 			opts.prev = prev
 		}
@@ -195,9 +195,16 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		if claim {
 			key := ""
 			if !c.frontier.Owns(next.Host) && (d.Action == rules.Parse || d.Action == rules.Check) {
-				// Another crawler's URL: followed, not recorded here; it is
-				// forwarded to its owner like a link (see Frontier).
-				f.foreign = append(f.foreign, target{url: d.URL, host: next.Host, action: d.Action, rule: d.Rule, dec: &d})
+				// Another crawler's URL: not requested here, where its
+				// host's limits are not kept, but forwarded to its owner
+				// like a link (see Frontier), and requested there as this
+				// chain would have requested it. The chain's records end
+				// where that URL's does, once its result is known.
+				c.stats.foreignHops.Add(1)
+				f.foreign = append(f.foreign, target{url: d.URL, host: next.Host, action: d.Action, rule: d.Rule, dec: &d,
+					public: t.Public || !sameOrigin(first, next)})
+				f.finalURL, f.awaits = cur, d.URL
+				return f
 			} else if d.Action == rules.Parse || d.Action == rules.Check {
 				key = d.URL
 				fresh, err := c.claim(ctx, key)
@@ -219,6 +226,18 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			return f
 		}
 	}
+}
+
+// publicHop says whether a redirect target that t's chain reached is
+// requested without credentials: when the chain left t's origin to reach
+// it, or t itself was requested so.
+func publicHop(t task, target string) bool {
+	a, err := url.Parse(t.URL)
+	if err != nil {
+		return true
+	}
+	b, err := url.Parse(target)
+	return err != nil || t.Public || !sameOrigin(a, b)
 }
 
 // sameOrigin compares scheme, host and port, a missing port being the

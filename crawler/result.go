@@ -30,6 +30,8 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 	var end store.URLRecord
 	var endResult *store.Result
 	switch {
+	case f.awaits != "":
+		// Another crawler resolves the chain's end (see awaitEnd).
 	case f.pendingOn != "":
 		end.URL = f.pendingOn
 	case !f.reached:
@@ -41,7 +43,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		if f.decided(c).Action == rules.Parse && (t.Action == rules.Parse.String() || f.body != nil) {
 			action = rules.Parse
 		}
-		ft := task{Task: store.Task{URL: key, Action: action.String(), Depth: t.Depth}, dec: f.dec}
+		ft := task{Task: store.Task{URL: key, Action: action.String(), Depth: t.Depth, Public: t.Public}, dec: f.dec}
 		if key == "" {
 			ft.URL = f.finalURL // not recorded: only its outcome is passed on
 		} else {
@@ -90,15 +92,30 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		} else {
 			prev = c.previous(key)
 		}
-		w := waiting{rec: rec, prev: prev, depth: t.Depth + min(i, 1)}
+		w := waiting{rec: rec, prev: prev, depth: t.Depth + min(i, 1), public: t.Public}
 		if i > 0 {
-			w.via = t.URL
+			w.via, w.public = t.URL, publicHop(t, key)
 		}
 		records = append(records, w)
 		hops = nil
 	}
 	slices.Reverse(records) // the task's URL first
 	o.found = append(o.found, f.foreign...)
+	if f.awaits != "" {
+		var tail []store.Hop // from the record at hand to the awaited URL
+		for i := len(records) - 1; i >= 0; i-- {
+			w := &records[i]
+			tail = append(slices.Clip(w.rec.Redirects), tail...)
+			w.rec.Redirects = tail
+			awaitEnd(&w.rec, f.awaits, w.via)
+			history(&w.rec, w.prev, pass.ID, now)
+		}
+		o.result = store.Result{Record: records[0].rec, SetLinks: true}
+		for _, w := range records[1:] {
+			o.hops = append(o.hops, store.Result{Record: w.rec, SetLinks: true})
+		}
+		return o
+	}
 	if f.pendingOn != "" {
 		o.waitOn, o.waits = f.pendingOn, records
 		return o
@@ -124,9 +141,9 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		if _, _, until := c.heldBackBy(f.finalURL); !until.IsZero() {
 			// The chain ends at a URL of the site held back by a pause:
 			// all of it is done again when the pass resumes.
-			requeue(&o.result, t.Depth)
+			requeue(&o.result, t.Depth, t.Public)
 			for i := range o.hops {
-				requeue(&o.hops[i], t.Depth+1)
+				requeue(&o.hops[i], t.Depth+1, publicHop(t, o.hops[i].Record.URL))
 			}
 			o.deferred, o.held = until, 1+len(o.hops)
 		}
@@ -198,12 +215,25 @@ func (c *Crawler) previous(u string) *store.URLRecord {
 func (c *Crawler) reusable(pass store.Pass, prev *store.URLRecord, p *rules.Policy) bool {
 	// A file costs nothing to read again, and a site on disk is checked
 	// right after it was edited: its results are never reused.
+	// A record that awaited another crawler's URL (see awaitEnd) says
+	// nothing of how its chain ended.
 	local := strings.HasPrefix(prev.URL, "file:")
-	return !local && prev.Pass != pass.ID && c.fresh(*prev, c.cfg.Now(), p)
+	return !local && prev.Awaits == "" && prev.Pass != pass.ID && c.fresh(*prev, c.cfg.Now(), p)
 }
 
 // history carries the URL's past into its new record.
 func history(rec *store.URLRecord, prev *store.URLRecord, passID uint64, now time.Time) {
+	if prev != nil && prev.Awaits != "" {
+		// Its chain went on at another worker's URL, and that pass's
+		// verdict is known where it was finished, not here: the past
+		// before that pass is carried, and an earlier pass's verdict is
+		// left for the merged database to fill (see RedoHistory).
+		history(rec, pastOf(prev), passID, now)
+		if prev.Pass != passID {
+			rec.PrevVerdict, rec.PrevPass = "", prev.Pass
+		}
+		return
+	}
 	if prev == nil {
 		rec.FirstSeen = now
 		if rec.Verdict == store.VerdictOK {

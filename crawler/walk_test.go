@@ -545,3 +545,121 @@ func TestExcludedFileLinkOnWebPageIsSkipped(t *testing.T) {
 		t.Errorf("file: link not excluded: got %s %q, want broken", rec.Verdict, rec.Error)
 	}
 }
+
+// A stylesheet another stylesheet (or a <style> element) imports is read
+// for its own url()s too, so it is fetched once, with GET, like one a
+// <link rel=stylesheet> names: Sphinx's pydoctheme.css imports default.css,
+// which imports classic.css, which imports basic.css, and each of those
+// cost a HEAD and then a GET. A resource on a server that refuses HEAD
+// still falls back to GET.
+func TestImportedStylesheetIsRequestedOnce(t *testing.T) {
+	t.Parallel()
+	var c counter
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", page(`<link rel="stylesheet" href="/a.css"><style>@import "/s.css";</style><img src="/nohead.png">`))
+	css := func(body string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/css")
+			fmt.Fprint(w, body)
+		}
+	}
+	mux.Handle("/a.css", css(`@import url("b.css"); @import 'c.css' print; body { background: url(bg.png) }`))
+	mux.Handle("/b.css", css(`p { background: url(/b.png) }`))
+	mux.Handle("/c.css", css(`p { color: red }`))
+	mux.Handle("/s.css", css(`p { color: blue }`))
+	mux.HandleFunc("/bg.png", func(w http.ResponseWriter, r *http.Request) { w.Header().Set("Content-Type", "image/png") })
+	mux.HandleFunc("/b.png", func(w http.ResponseWriter, r *http.Request) { w.Header().Set("Content-Type", "image/png") })
+	mux.HandleFunc("/nohead.png", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Content-Type", "image/png")
+	})
+	srv := httptest.NewServer(c.wrap(mux))
+	t.Cleanup(srv.Close)
+	r := runPass(t, crawler.Config{Concurrency: 4}, srv.URL+"/")
+	if !r.outcome.Complete {
+		t.Fatal("pass did not complete")
+	}
+	for _, s := range []string{"/a.css", "/b.css", "/c.css", "/s.css"} {
+		if g, h := c.get("GET "+s), c.get("HEAD "+s); g != 1 || h != 0 {
+			t.Errorf("%s got %d GET and %d HEAD, want one GET", s, g, h)
+		}
+		if rec := r.records[srv.URL+s]; rec.Verdict != store.VerdictOK || !rec.Parsed {
+			t.Errorf("%s: %s, parsed %v", s, rec.Verdict, rec.Parsed)
+		}
+	}
+	for _, p := range []string{"/bg.png", "/b.png"} {
+		if h, g := c.get("HEAD "+p), c.get("GET "+p); h != 1 || g != 0 {
+			t.Errorf("%s got %d HEAD and %d GET, want one HEAD", p, h, g)
+		}
+	}
+	if h, g := c.get("HEAD /nohead.png"), c.get("GET /nohead.png"); h != 1 || g != 1 {
+		t.Errorf("an image whose server refuses HEAD got %d HEAD and %d GET, want one of each", h, g)
+	}
+	if rec := r.records[srv.URL+"/nohead.png"]; rec.Verdict != store.VerdictOK {
+		t.Errorf("the image whose server refuses HEAD: %+v", rec)
+	}
+}
+
+// The next pass reads an unchanged page's links from the store, where a
+// <link> to a stylesheet looks like one to an icon. A stylesheet the last
+// pass read is still read with one conditional GET: a 304 when unchanged,
+// its new body when changed, not a HEAD and then a GET.
+func TestStoredStylesheetIsRequestedOnce(t *testing.T) {
+	t.Parallel()
+	var c counter
+	var mu sync.Mutex
+	bodies := map[string]string{
+		"/":      `<link rel="stylesheet" href="/a.css"><link rel="icon" href="/i.ico">`,
+		"/a.css": `@import "b.css";`,
+		"/b.css": `p { color: red }`,
+		"/i.ico": "ico",
+	}
+	types := map[string]string{"/": "text/html", "/a.css": "text/css", "/b.css": "text/css", "/i.ico": "image/x-icon"}
+	srv := httptest.NewServer(c.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		body, ok := bodies[r.URL.Path]
+		mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", types[r.URL.Path])
+		w.Header().Set("ETag", strconv.Quote(strconv.Itoa(len(body))))
+		if r.Header.Get("If-None-Match") == w.Header().Get("ETag") {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		fmt.Fprint(w, body)
+	})))
+	t.Cleanup(srv.Close)
+	db := openDB(t)
+	completePass(t, db, crawler.Config{}, srv.URL+"/")
+	c.mu.Lock()
+	c.hits = nil
+	c.mu.Unlock()
+	mu.Lock()
+	bodies["/a.css"] = `@import "b.css"; body { background: url(bg.png) }`
+	bodies["/b.css"] = `p { color: blue; font-weight: bold }`
+	mu.Unlock()
+	recs := completePass(t, db, crawler.Config{}, srv.URL+"/")
+	if rec := recs[srv.URL+"/"]; !rec.Unchanged {
+		t.Fatalf("the page did not answer 304: %+v", rec)
+	}
+	for _, s := range []string{"/a.css", "/b.css"} {
+		if g, h := c.get("GET "+s), c.get("HEAD "+s); g != 1 || h != 0 {
+			t.Errorf("%s, changed, got %d GET and %d HEAD, want one GET", s, g, h)
+		}
+		if rec := recs[srv.URL+s]; !rec.Parsed {
+			t.Errorf("%s not read again: %+v", s, rec)
+		}
+	}
+	if h, g := c.get("HEAD /i.ico"), c.get("GET /i.ico"); h != 1 || g != 0 {
+		t.Errorf("the icon got %d HEAD and %d GET, want one HEAD", h, g)
+	}
+	if rec := recs[srv.URL+"/bg.png"]; rec.Verdict != store.VerdictBroken {
+		t.Errorf("the changed stylesheet's new url() was not checked: %+v", rec)
+	}
+}

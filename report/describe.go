@@ -364,6 +364,17 @@ func (r *Report) isStart(u string) bool {
 	return false
 }
 
+// note is the record's note as the human formats show it: without the
+// redirect it was reached by when no page links to it, since noReferrers
+// says that on the same entry ("linked from: no page; reached only by a
+// redirect from ..."). JSON and CSV keep the note as stored.
+func (r *Report) note(e Entry) string {
+	if len(e.Referrers) == 0 && strings.HasPrefix(e.Record.Note, store.RedirectNote) {
+		return ""
+	}
+	return e.Record.Note
+}
+
 // noReferrers explains an entry that no stored page links to.
 func (r *Report) noReferrers(e Entry) string {
 	if r.isStart(e.Record.URL) {

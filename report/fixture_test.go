@@ -146,6 +146,36 @@ func dirHistory() []fixturePass {
 	}}
 }
 
+// loopHistory is one pass over a site with redirects whose targets no page
+// links to: a loop /loop1 -> /loop2 -> /loop1, a redirect to a missing page,
+// and a redirect to a missing page that a page also links to.
+func loopHistory() []fixturePass {
+	const site = "https://example.com/"
+	broken := func(rec store.URLRecord) store.Result {
+		rec.Verdict, rec.FirstSeen, rec.FirstBroken, rec.Failures = store.VerdictBroken, night2, night2, 1
+		if rec.FinalURL == "" {
+			rec.FinalURL = rec.URL
+		}
+		return target(rec)
+	}
+	return []fixturePass{{
+		pass: store.Pass{StartURLs: []string{site}, State: store.PassComplete, Started: night2, Finished: night2.Add(time.Minute), Elapsed: time.Minute},
+		results: []store.Result{
+			page(site, link(site+"loop1", 1), link(site+"moved", 2), link(site+"elsewhere", 3), link(site+"gone2", 4)),
+			broken(store.URLRecord{URL: site + "loop1", Action: "parse", Status: 302, Error: "redirect loop",
+				Redirects: []store.Hop{{URL: site + "loop1", Status: 302}, {URL: site + "loop2", Status: 302}}}),
+			broken(store.URLRecord{URL: site + "loop2", Status: 302, Error: "redirect loop", FinalURL: site + "loop1",
+				Redirects: []store.Hop{{URL: site + "loop2", Status: 302}}, Note: store.RedirectNote + site + "loop1"}),
+			broken(store.URLRecord{URL: site + "moved", Action: "parse", Status: 404, FinalURL: site + "gone",
+				Redirects: []store.Hop{{URL: site + "moved", Status: 302}}}),
+			broken(store.URLRecord{URL: site + "gone", Action: "parse", Status: 404, Note: store.RedirectNote + site + "moved"}),
+			broken(store.URLRecord{URL: site + "elsewhere", Action: "parse", Status: 404, FinalURL: site + "gone2",
+				Redirects: []store.Hop{{URL: site + "elsewhere", Status: 302}}}),
+			broken(store.URLRecord{URL: site + "gone2", Action: "parse", Status: 404, Note: store.RedirectNote + site + "elsewhere"}),
+		},
+	}}
+}
+
 // memSource keeps the store's read semantics in memory (one record per URL,
 // the latest; links per page) for the fuzz target, where a bbolt file per
 // input would be too slow. TestBuildFromStore checks it builds the same

@@ -30,7 +30,7 @@ func writeGitHub(w io.Writer, r *Report) error {
 		}
 		title := SectionTitle(e.Record.Verdict) + " link"
 		if len(e.Referrers) == 0 {
-			writeCommand(bw, level, [][2]string{{"title", title}}, r.findingText(e, "")+" ("+r.noReferrers(e)+")")
+			writeCommand(bw, level, [][2]string{{"title", title}}, r.findingText(e, ""))
 			continue
 		}
 		r.annotate(bw, level, title, e.Referrers, func(ref Referrer) string { return r.findingText(e, ref.Fragment) })

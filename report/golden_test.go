@@ -18,6 +18,7 @@ func goldenCases(t *testing.T) []struct {
 	web := fillStore(t, webHistory())
 	dir := fillStore(t, dirHistory())
 	frag := fillStore(t, fragHistory())
+	loop := fillStore(t, loopHistory())
 	return []struct {
 		name string
 		r    *Report
@@ -25,6 +26,7 @@ func goldenCases(t *testing.T) []struct {
 		{"web", build(t, web, 2, Options{})},
 		{"dir", build(t, dir, 1, Options{BaseDir: "/work"})},
 		{"fragments", build(t, frag, 1, Options{CheckFragments: true})},
+		{"redirects", build(t, loop, 1, Options{})},
 	}
 }
 

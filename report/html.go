@@ -120,7 +120,7 @@ func writeHTML(w io.Writer, r *Report) error {
 		rec := e.Record
 		row := htmlRow{
 			Verdict: string(rec.Verdict), Badge: string(rec.Verdict), Target: r.Location(rec.URL), Link: r.href(rec.URL),
-			Final: Redirected(rec), FinalWord: "Redirects to", Note: rec.Note,
+			Final: Redirected(rec), FinalWord: "Redirects to", Note: r.note(e),
 			Problem: Problem(rec), Since: r.Since(rec), StatusKey: rec.Status,
 			Change: e.Change, New: r.changeNote(e) != "", NoRefs: r.noReferrers(e), Reused: r.ReusedNote(rec),
 		}

@@ -82,7 +82,8 @@ type jsonSummary struct {
 	// MissingFragments is present only when fragments were checked.
 	MissingFragments *int `json:"missing_fragments,omitempty"`
 	// Seeds are the URLs the pass started from, the rest were reached by
-	// links; Orphans are started-from pages no other page links to.
+	// links; Orphans are started-from pages no other page links to, the
+	// start URLs themselves aside.
 	Seeds   int      `json:"seeds"`
 	Orphans []string `json:"orphans,omitempty"`
 }

@@ -148,7 +148,7 @@ func writeJUnit(w io.Writer, r *Report) error {
 // oneLine is an entry's problem in one line: what, how long, and whether new.
 func (r *Report) oneLine(e Entry) string {
 	parts := []string{Problem(e.Record)}
-	for _, p := range []string{r.Since(e.Record), r.changeNote(e), e.Record.Note} {
+	for _, p := range []string{r.Since(e.Record), r.changeNote(e), r.note(e)} {
 		if p != "" {
 			parts = append(parts, p)
 		}

@@ -95,8 +95,8 @@ func (r *Report) markdownRow(b *bufio.Writer, n int, e Entry) {
 	if final := Redirected(rec); final != "" {
 		problem += "<br>redirects to " + mdCode(r.Location(final))
 	}
-	if rec.Note != "" {
-		problem += "<br>" + mdText(rec.Note)
+	if note := r.note(e); note != "" {
+		problem += "<br>" + mdText(note)
 	}
 	fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", n, target, problem, mdText(r.Since(rec)), r.markdownRefs(e.Referrers, r.noReferrers(e)))
 }

@@ -73,7 +73,8 @@ type Report struct {
 	// Options.CheckFragments.
 	Fragments []MissingFragment
 	// Orphans are the pages the pass started from (Record.Seed: every page
-	// of a checked directory) that no other page links to, by URL.
+	// of a checked directory) that no other page links to, by URL. A start
+	// URL (a directory's own index page) is never one.
 	Orphans []string
 	// StartFailure says why no start URL could be fetched and parsed, or
 	// is empty when one was (or none has been tried yet): the pass then
@@ -238,7 +239,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		s.URLs++
 		if rec.Seed {
 			s.Seeds++
-			if rec.Parsed {
+			// A start URL is where the pass began: no other page need
+			// link to it, so it is never an orphan.
+			if rec.Parsed && !r.isStart(rec.URL) {
 				unlinked[rec.URL] = struct{}{}
 			}
 		}

@@ -338,3 +338,40 @@ func TestProblem(t *testing.T) {
 		}
 	}
 }
+
+// A start URL is where the pass began, not a page the site forgot to link
+// to: it is never an orphan, on the web or on disk (where the directory's
+// URL is its index page), while a page of a checked directory that no other
+// page links to still is.
+func TestStartPagesAreNeverOrphans(t *testing.T) {
+	t.Parallel()
+	seed := func(r store.Result) store.Result { r.Record.Seed = true; return r }
+	for _, tc := range []struct {
+		name  string
+		start string
+		pages []store.Result
+		want  []string
+	}{
+		{"web", "https://example.com/", []store.Result{
+			seed(page("https://example.com/", link("https://example.com/a", 3))),
+			page("https://example.com/a"),
+		}, nil},
+		{"web, a start page that links to itself", "https://example.com/", []store.Result{
+			seed(page("https://example.com/", link("https://example.com/", 3))),
+		}, nil},
+		{"directory", "file:///work/site/", []store.Result{
+			seed(page("file:///work/site/", link("file:///work/site/a.html", 3))),
+			seed(page("file:///work/site/a.html")),
+			seed(page("file:///work/site/old/forgotten.html")),
+		}, []string{"file:///work/site/old/forgotten.html"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := store.Pass{StartURLs: []string{tc.start}, State: store.PassComplete, Started: night2, Finished: night2.Add(time.Minute)}
+			r := build(t, newMemSource(t, []fixturePass{{pass: p, results: tc.pages}}), 1, Options{})
+			if !slices.Equal(r.Orphans, tc.want) || r.Summary.Orphans != len(tc.want) {
+				t.Errorf("orphans %v (%d), want %v", r.Orphans, r.Summary.Orphans, tc.want)
+			}
+		})
+	}
+}

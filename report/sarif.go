@@ -216,7 +216,8 @@ func (r *Report) fragmentText(m MissingFragment) string {
 	return "Missing fragment " + r.Location(m.URL) + "#" + m.Fragment + ": the page has no element with this id or name"
 }
 
-// findingText is one line for an annotation: the link and what is wrong.
+// findingText is one line for an annotation: the link and what is wrong,
+// and, for an entry no page links to (annotated on the URL itself), why.
 func (r *Report) findingText(e Entry, fragment string) string {
 	target := r.Location(e.Record.URL)
 	if fragment != "" {
@@ -225,6 +226,9 @@ func (r *Report) findingText(e Entry, fragment string) string {
 	text := SectionTitle(e.Record.Verdict) + " link " + target + ": " + r.oneLine(e)
 	if final := Redirected(e.Record); final != "" {
 		text += "; redirects to " + r.Location(final)
+	}
+	if len(e.Referrers) == 0 {
+		text += " (" + r.noReferrers(e) + ")"
 	}
 	return text
 }

@@ -126,7 +126,7 @@ func (t *textWriter) entry(r *Report, n, num int, e Entry) {
 	if rec.Verdict == store.VerdictSkipped {
 		parts = parts[:0]
 	}
-	for _, p := range []string{r.Since(rec), r.changeNote(e), rec.Note, r.ReusedNote(rec)} {
+	for _, p := range []string{r.Since(rec), r.changeNote(e), r.note(e), r.ReusedNote(rec)} {
 		if p != "" {
 			parts = append(parts, p)
 		}

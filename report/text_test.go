@@ -157,10 +157,14 @@ func TestRedirectTargetNamesWhereItWasReachedFrom(t *testing.T) {
 		Entries: []Entry{{Record: store.URLRecord{URL: "http://127.0.0.1:8080/b", Verdict: store.VerdictBroken,
 			Error: "redirect loop", Note: store.RedirectNote + "http://127.0.0.1:8080/a"}}},
 	}
-	for _, format := range []string{"text", "markdown", "junit"} {
+	for _, format := range []string{"text", "markdown", "junit", "github", "sarif", "html"} {
 		out := strings.Join(strings.Fields(render(t, r, format)), " ")
 		if strings.Contains(out, "no referring page stored") || !strings.Contains(out, "no page; reached only by a redirect from http://127.0.0.1:8080/a") {
 			t.Errorf("%s: the loop's second URL does not say it was reached by the redirect:\n%s", format, out)
+		}
+		// Said once: the note that says the same is not shown as well.
+		if n := strings.Count(out, "redirect from"); n != 1 {
+			t.Errorf("%s: %d times 'redirect from', want once:\n%s", format, n, out)
 		}
 	}
 }

@@ -51,7 +51,11 @@ type Settings struct {
 	// Renamed maps a former key to its new one: it is read as the new one,
 	// with a warning that names it.
 	Renamed map[string]string
-	Set     func(key string, value any) error
+	// Elsewhere maps a key that is not a top-level key but is one
+	// somewhere else (a [[host]] key) to where it goes: an unknown key of
+	// that name says so.
+	Elsewhere map[string]string
+	Set       func(key string, value any) error
 }
 
 // ItemError is an error about one item of a list value.
@@ -254,7 +258,9 @@ func (c *checker) settings(raw map[string]any, s Settings) {
 				walk(path, v.(map[string]any))
 			default:
 				msg := "unknown key " + key
-				if near := DidYouMean(k, siblings(s, prefix)); near != "" {
+				if where, ok := s.Elsewhere[key]; ok {
+					msg += ": " + where
+				} else if near := DidYouMean(k, siblings(s, prefix)); near != "" {
 					msg += " (did you mean " + near + "?)"
 				}
 				c.addAtKey(anyPath(path), msg)

@@ -22,8 +22,10 @@ const (
 	recordReusedTag    = 2 // URLRecord.ReusedFrom
 	recordSeedTag      = 3 // URLRecord.Seed, a flag
 	recordUnchangedTag = 4 // URLRecord.Unchanged, a flag
-	// taskRunTag starts the optional Task.Run at the end of a task.
-	taskRunTag = 1
+	recordAwaitsTag    = 5 // URLRecord.Awaits
+	// Optional fields follow a task's fixed part the same way.
+	taskRunTag    = 1 // Task.Run
+	taskPublicTag = 2 // Task.Public, a flag
 	// The flags of a result in an outbox entry.
 	resultSetLinks = 1 << 0
 	resultRequeue  = 1 << 1
@@ -261,6 +263,10 @@ func appendRecord(buf []byte, r *URLRecord) ([]byte, error) {
 	if r.Unchanged {
 		e.byte(recordUnchangedTag)
 	}
+	if r.Awaits != "" {
+		e.byte(recordAwaitsTag)
+		e.str(r.Awaits)
+	}
 	return e.bytes(), nil
 }
 
@@ -329,6 +335,8 @@ func decodeRecord(url string, v []byte, r *URLRecord) error {
 			r.Seed = true
 		case recordUnchangedTag:
 			r.Unchanged = true
+		case recordAwaitsTag:
+			r.Awaits = d.str()
 		default:
 			d.fail(errFormat)
 		}
@@ -434,11 +442,14 @@ func appendTask(buf []byte, t *Task) []byte {
 	e.byte(taskFormat1)
 	e.str(t.Action)
 	e.int(t.Depth)
-	// Run comes last, tagged, and only when set, so tasks written before it
-	// existed decode unchanged.
+	// Run and Public come last, tagged, and only when set, so tasks
+	// written before they existed decode unchanged.
 	if t.Run != 0 {
 		e.byte(taskRunTag)
 		e.int(t.Run)
+	}
+	if t.Public {
+		e.byte(taskPublicTag)
 	}
 	return e.bytes()
 }
@@ -449,11 +460,15 @@ func decodeTask(url string, v []byte) (Task, error) {
 		return Task{}, fmt.Errorf("task format %d: %w", f, errFormat)
 	}
 	t := Task{URL: url, Action: intern(d.span()), Depth: d.int()}
-	if d.err == nil && len(d.b) > 0 {
-		if d.byte() != taskRunTag {
+	for d.err == nil && len(d.b) > 0 {
+		switch d.byte() {
+		case taskRunTag:
+			t.Run = d.int()
+		case taskPublicTag:
+			t.Public = true
+		default:
 			d.fail(errFormat)
 		}
-		t.Run = d.int()
 	}
 	return t, d.end()
 }

@@ -280,12 +280,15 @@ func FuzzDecodeTask(f *testing.F) {
 	})
 }
 
-// TestTaskRunRoundTrip: a task's template run survives the frontier, and a
-// task written without one (as before Run existed) reads back as run 0.
+// TestTaskRunRoundTrip: a task's template run and public mark survive the
+// frontier, and a task written without them (as before they existed) reads
+// back as run 0, not public.
 func TestTaskRunRoundTrip(t *testing.T) {
 	for _, want := range []Task{
 		{URL: "u", Action: "parse", Depth: 7, Run: 3},
 		{URL: "u", Action: "check", Depth: 1},
+		{URL: "u", Action: "check", Depth: 1, Public: true},
+		{URL: "u", Action: "parse", Depth: 2, Run: 5, Public: true},
 	} {
 		got, err := decodeTask("u", appendTask(nil, &want))
 		if err != nil || got != want {

@@ -101,6 +101,10 @@ type DB struct {
 	syncMu   sync.Mutex // guards lastSync; see Options.SyncEvery
 	lastSync time.Time
 
+	// releasedAt is the count of pages written when a write transaction
+	// last dropped the mapped file's pages (see release.go).
+	releasedAt int64
+
 	// outboxReady gets a value (if it has none) after a commit adds an
 	// outbox entry; see OutboxReady.
 	outboxReady chan struct{}
@@ -423,7 +427,13 @@ func (db *DB) update(fn func(*bbolt.Tx) error) error {
 	if db.opt.ReadOnly {
 		return fmt.Errorf("%s: opened read-only", db.path)
 	}
-	if err := guard(db.path, func() error { return db.bolt.Update(fn) }); err != nil {
+	err := guard(db.path, func() error {
+		return db.bolt.Update(func(tx *bbolt.Tx) error {
+			db.releaseIfDue(tx)
+			return fn(tx)
+		})
+	})
+	if err != nil {
 		return err
 	}
 	return db.syncIfDue()

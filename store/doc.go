@@ -97,6 +97,16 @@
 //	(~25,000 results/s); one transaction per result instead: ~600 results/s.
 //	Open of a 20,000-page file: ~1.5 ms synced, ~55 ms unsynced.
 //
+// # The mapped file and the resident set
+//
+// bbolt reads through a mapping of the whole file, and the kernel maps
+// pages around each one read, so commits all over the file and scans of a
+// bucket left all of it resident (130 of 230 MiB at 100,000 pages). Write
+// transactions and the scans of Records, PageLinks, ResolvedIn and
+// Frontier drop the mapping's pages every so often (release.go): they stay
+// in the page cache, and a page read again costs a minor fault.
+// TestMappedFileStaysSmall measures the mapping in /proc/self/smaps.
+//
 // # Damaged and foreign files
 //
 // bbolt trusts the file: a damaged page makes it panic or read outside the

@@ -346,7 +346,7 @@ func TestOutboxEntryRoundTrip(t *testing.T) {
 	full.URL = "http://127.0.0.1/full"
 	tests := []OutboxEntry{
 		{Pass: 1},
-		{Pass: 9, Tasks: []Task{{URL: foreign, Action: "check", Depth: 2, Run: 1}, {URL: foreign2, Action: "parse"}}},
+		{Pass: 9, Tasks: []Task{{URL: foreign, Action: "check", Depth: 2, Run: 1, Public: true}, {URL: foreign2, Action: "parse"}}},
 		{Pass: 3, Results: []Result{
 			{Record: full, SetLinks: true, Links: []Link{{URL: foreign, Fragment: "x", Line: 3, Tag: "a", Attr: "href"}}},
 			{Record: record(home), SetLinks: true}, // links deleted

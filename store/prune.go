@@ -172,18 +172,25 @@ func (db *DB) Compact(ctx context.Context) (before, after int64, err error) {
 		return 0, 0, fmt.Errorf("compact: %w", err)
 	}
 	before = st.Size()
-	var inUse int64
+	var inUse, data int64
 	err = guard(db.path, func() error {
 		return db.bolt.View(func(tx *bbolt.Tx) error {
 			s := db.bolt.Stats()
 			inUse = tx.Size() - int64(s.FreePageN+s.PendingPageN)*int64(db.bolt.Info().PageSize)
-			return nil
+			if inUse > int64(db.bolt.AllocSize) {
+				return nil // copySize needs no more
+			}
+			return tx.ForEach(func(_ []byte, b *bbolt.Bucket) error {
+				st := b.Stats()
+				data += int64(st.BranchInuse + st.LeafInuse + st.InlineBucketInuse)
+				return nil
+			})
 		})
 	})
 	if err != nil {
 		return before, before, fmt.Errorf("compact: %w", err)
 	}
-	if free := before - inUse; free < compactMinFree || free*compactMinShare < before {
+	if free := before - copySize(inUse, data, int64(db.bolt.AllocSize)); free < compactMinFree || free*compactMinShare < before {
 		return before, before, nil
 	}
 
@@ -207,6 +214,27 @@ func (db *DB) Compact(ctx context.Context) (before, after int64, err error) {
 		return before, after, fmt.Errorf("compact %s: %w", db.path, err)
 	}
 	return before, after, nil
+}
+
+// copySize is about the size of the file a Compact writes, for a database
+// with inUse bytes of pages, data bytes of them filled. bbolt makes a file
+// of up to allocSize the power of two (32 KiB at least) that holds its
+// pages, and grows a larger one as pages are added. The copy fills its
+// pages: they come to 2-6% more than data, with the meta and freelist
+// pages (TestCopySize). Counting only the free pages of a small file, the
+// first pass of a 10,000-page check (16 MiB, 12 of them in use, 8.2 of
+// data) was copied at the end of every run into a file of 16 MiB again, for
+// 4% of the run's CPU.
+func copySize(inUse, data, allocSize int64) int64 {
+	if inUse > allocSize {
+		return inUse
+	}
+	pages := data + data/16 + 4<<12
+	size := int64(32 << 10)
+	for size < pages {
+		size *= 2
+	}
+	return size
 }
 
 // copyTo copies every bucket into a new file next to the database and syncs

@@ -3,11 +3,14 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"go.etcd.io/bbolt"
 )
 
 // history stores five passes: 1 complete (home, about, gone), 2 complete
@@ -159,6 +162,100 @@ func TestCompact(t *testing.T) {
 	before, after, err = db.Compact(context.Background())
 	if err != nil || before != after {
 		t.Errorf("second Compact = %d, %d, %v; want no rewrite", before, after, err)
+	}
+}
+
+// A file can have a quarter of its pages free and still come out of a copy
+// just as large: bbolt sizes a small file to a power of two. The end of
+// every first pass of a 10,000-page check was such a copy, 16 MiB to 16 MiB.
+func TestCompactOnlyWhenTheFileShrinks(t *testing.T) {
+	db := openTemp(t)
+	value := make([]byte, 40<<10)
+	put := func(prefix string, n int) {
+		t.Helper()
+		err := db.bolt.Update(func(tx *bbolt.Tx) error {
+			for i := range n {
+				if err := tx.Bucket(bucketLinks).Put([]byte(fmt.Sprintf("%s%04d", prefix, i)), value); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("kept", 125) // 5 MiB of data: a copy is a file of 8 MiB
+	put("gone", 50)
+	err := db.bolt.Update(func(tx *bbolt.Tx) error {
+		for i := range 50 {
+			if err := tx.Bucket(bucketLinks).Delete([]byte(fmt.Sprintf("gone%04d", i))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(db.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := db.bolt.Stats()
+	free := int64(s.FreePageN+s.PendingPageN) * int64(db.bolt.Info().PageSize)
+	if info.Size() != 8<<20 || free < compactMinFree || free*compactMinShare < info.Size() {
+		t.Fatalf("the test needs a file of 8 MiB with a quarter of it free: %d bytes, %d free", info.Size(), free)
+	}
+	before, after, err := db.Compact(context.Background())
+	if err != nil || before != after {
+		t.Errorf("Compact = %d, %d, %v; want no rewrite", before, after, err)
+	}
+	if now, _ := os.Stat(db.Path()); !os.SameFile(info, now) {
+		t.Error("Compact copied a file into one of the same size")
+	}
+}
+
+// copySize says how large a file Compact's copy makes, near enough to tell
+// whether the copy is worth it.
+func TestCopySize(t *testing.T) {
+	db, _ := bloated(t)
+	var inUse, data int64
+	err := db.bolt.View(func(tx *bbolt.Tx) error {
+		s := db.bolt.Stats()
+		inUse = tx.Size() - int64(s.FreePageN+s.PendingPageN)*int64(db.bolt.Info().PageSize)
+		return tx.ForEach(func(_ []byte, b *bbolt.Bucket) error {
+			st := b.Stats()
+			data += int64(st.BranchInuse + st.LeafInuse + st.InlineBucketInuse)
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, tmp, err := db.copyTo(context.Background(), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := copySize(inUse, data, int64(db.bolt.AllocSize)); got != info.Size() {
+		t.Errorf("copySize(%d, %d) = %d, but the copy is %d bytes", inUse, data, got, info.Size())
+	}
+	for _, tt := range []struct{ inUse, data, want int64 }{
+		{0, 0, 32 << 10},
+		{12 << 20, 8 << 20, 16 << 20},  // the copy's pages come to more than 8 MiB
+		{12 << 20, 7 << 20, 8 << 20},   // ... and here to less
+		{40 << 20, 20 << 20, 40 << 20}, // a big file grows page by page
+	} {
+		if got := copySize(tt.inUse, tt.data, 16<<20); got != tt.want {
+			t.Errorf("copySize(%d, %d) = %d, want %d", tt.inUse, tt.data, got, tt.want)
+		}
 	}
 }
 

@@ -136,6 +136,13 @@ type URLRecord struct {
 	Unchanged bool `json:"unchanged,omitempty"`
 	// checked directory) rather than reaching it by a link.
 	Seed bool `json:"seed,omitempty"`
+	// Awaits is set while the redirect chain of this URL goes on at a URL
+	// another worker of a distributed pass owns (and fetches): Redirects
+	// and FinalURL go as far as that URL, the verdict is a placeholder
+	// (skipped) and the history is the one before this pass. The merged
+	// database finishes the record from that URL's own once the pass's
+	// results are all in (crawler.FinishChain), and clears Awaits.
+	Awaits string `json:"awaits,omitempty"`
 }
 
 // Link is one reference from a page to a target, with the line of the
@@ -157,6 +164,13 @@ type Task struct {
 	// on the one before (rules.Template): the crawler's spider-trap state
 	// that belongs to a URL, kept with it so a resumed pass goes on counting.
 	Run int `json:"run,omitempty"`
+	// Public says the URL is requested as a redirect from another origin
+	// is: without the headers and credentials its rule gives it (as curl
+	// does since CVE-2022-27776). A redirect target requested by a task of
+	// its own, because the chain that reached it was handed back or goes
+	// on in another worker's shard, keeps the mark, so the same target
+	// never gets credentials or not depending on timing.
+	Public bool `json:"public,omitempty"`
 }
 
 // Result is what one finished task adds to the store: its record, its

@@ -67,7 +67,7 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 	}
 	defer closeNC()
 	stop := ctx // cancelled by the first stop signal
-	rec, err := cluster.Begin(stop, js.Conn(), cluster.BeginRequest{Pass: pass, Config: settings, Seeds: seeds, New: o.newPass})
+	rec, err := cluster.Begin(stop, js.Conn(), cluster.BeginRequest{Pass: pass, Config: settings, Seeds: seeds, New: o.newPass, MaxRedirects: o.maxRedirects})
 	if err != nil {
 		return err
 	}

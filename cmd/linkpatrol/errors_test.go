@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -103,7 +104,7 @@ func TestHelpIsGroupedAndWrapped(t *testing.T) {
 	var o checkOptions
 	fs, _ := newFlags("check", &o)
 	fs.VisitAll(func(f *pflag.Flag) {
-		if !strings.Contains(r.stdout, "--"+f.Name+" ") && !strings.Contains(r.stdout, "--"+f.Name+"[") {
+		if !strings.Contains(r.stdout, "--"+f.Name+" ") {
 			t.Errorf("check --help leaves out --%s", f.Name)
 		}
 	})
@@ -116,5 +117,33 @@ func TestExplainWithoutStartURLs(t *testing.T) {
 	r := runInProcess(t, "explain", "--db", filepath.Join(t.TempDir(), "none.db"), "http://127.0.0.1:1/x")
 	if r.code != exitUsage || !strings.Contains(r.stderr, "explain needs the site's start URLs") {
 		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// A flag that takes no value (a bool, or a count such as -v) is shown
+// plainly in every command's --help: pflag writes --no-reuse[=true|false]
+// and --verbose count, which read as if a value were wanted.
+func TestHelpShowsNoValueForSwitches(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range []string{"check", "report", "explain", "status", "serve-frontier", "worker", "config check"} {
+		r := runInProcess(t, append(strings.Fields(cmd), "--help")...)
+		if r.code != exitOK {
+			t.Fatalf("%s --help: exit %d\n%s", cmd, r.code, r.stderr)
+		}
+		for _, line := range strings.Split(r.stdout, "\n") {
+			if strings.Contains(line, "[=true|false]") || regexp.MustCompile(`--[a-z-]+ count(\s|$)`).MatchString(line) {
+				t.Errorf("%s --help: %q", cmd, strings.TrimSpace(line))
+			}
+		}
+		if cmd == "status" || cmd == "serve-frontier" || cmd == "worker" || cmd == "config check" {
+			continue
+		}
+		var o checkOptions
+		fs, _ := newFlags(cmd, &o)
+		fs.VisitAll(func(f *pflag.Flag) {
+			if typ := f.Value.Type(); (typ == "bool" || typ == "count") && !regexp.MustCompile(`--`+f.Name+`  `).MatchString(r.stdout) {
+				t.Errorf("%s --help does not show --%s plainly", cmd, f.Name)
+			}
+		})
 	}
 }

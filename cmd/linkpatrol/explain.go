@@ -21,7 +21,7 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 	fs, _ := newFlags("explain", &o)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol explain [flags] URL\n\nShows each rewriting step, the canonical URL, the rule that decides it\n(with its file:line), the action, and the politeness settings of its host.\n\nFlags:\n%s", fs.FlagUsagesWrapped(helpWidth))
+		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol explain [flags] URL\n\nShows each rewriting step, the canonical URL, the rule that decides it\n(with its file:line), the action, and the politeness settings of its host.\n\nFlags:\n%s", flagUsages(fs))
 	}
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {

@@ -82,7 +82,7 @@ Runs the NATS JetStream server that the workers of a distributed pass share
 check connect to with --nats, and runs until SIGINT or SIGTERM.
 
 Flags:
-%s`, fs.FlagUsagesWrapped(helpWidth))
+%s`, flagUsages(fs))
 	}
 	if help, err := parseNoArgs(fs, args); help || err != nil {
 		return err

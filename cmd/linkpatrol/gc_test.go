@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestGCPercent(t *testing.T) {
 	t.Parallel()
@@ -21,6 +24,22 @@ func TestGCPercent(t *testing.T) {
 		}
 		if goal := tt.live + tt.live*uint64(gcPercent(tt.live))/100; tt.live > 0 && goal > max(minHeapGoal, 2*tt.live) {
 			t.Errorf("gcPercent(%d): next goal %d is above both %d and twice the live heap", tt.live, goal, minHeapGoal)
+		}
+	}
+}
+
+func TestMemoryLimit(t *testing.T) {
+	t.Parallel()
+	for _, live := range []uint64{0, minHeapGoal / 64, minHeapGoal / 4, minHeapGoal / 2, minHeapGoal} {
+		pct := gcPercent(live)
+		limit := memoryLimit(pct)
+		switch {
+		case pct > 100 && limit < minHeapGoal:
+			t.Errorf("live %d: limit %d under the goal %d that GOGC=%d aims at", live, limit, minHeapGoal, pct)
+		case pct > 100 && limit > 2*minHeapGoal:
+			t.Errorf("live %d: limit %d lets a stale GOGC=%d overshoot", live, limit, pct)
+		case pct <= 100 && limit != math.MaxInt64:
+			t.Errorf("live %d: GOGC=%d with limit %d, want none", live, pct, limit)
 		}
 	}
 }

@@ -23,6 +23,30 @@ const checkExamples = `Examples:
   linkpatrol check --recheck-ok 3d --report-after 2 https://example.com/
 `
 
+// flagUsages is fs.FlagUsagesWrapped at helpWidth, but a flag that takes
+// no value (a bool such as --no-reuse, a count such as -v) is shown as it
+// is typed: pflag 1.1 writes "--no-reuse[=true|false]" and "--verbose
+// count", which read as if a value were wanted.
+func flagUsages(fs *pflag.FlagSet) string {
+	shown := pflag.NewFlagSet(fs.Name(), pflag.ContinueOnError)
+	shown.SortFlags = fs.SortFlags
+	fs.VisitAll(func(f *pflag.Flag) {
+		if typ := f.Value.Type(); f.NoOptDefVal != "" && (typ == "bool" || typ == "count") {
+			plain := *f
+			plain.Value, plain.NoOptDefVal = switchValue{f.Value}, ""
+			f = &plain
+		}
+		shown.AddFlag(f)
+	})
+	return shown.FlagUsagesWrapped(helpWidth)
+}
+
+// switchValue shows a flag that takes no value to pflag's usage writer as
+// a bool that does not ask for "[=true|false]".
+type switchValue struct{ pflag.Value }
+
+func (switchValue) Type() string { return "bool" }
+
 // groupedUsage prints fs's flags under the groups' headings, wrapped at
 // helpWidth; a flag in no group (a new one) is listed under "Other flags"
 // rather than left out.
@@ -34,7 +58,7 @@ func groupedUsage(fs *pflag.FlagSet, groups []flagGroup) string {
 			return
 		}
 		b.WriteString(title + ":\n")
-		b.WriteString(set.FlagUsagesWrapped(helpWidth))
+		b.WriteString(flagUsages(set))
 		b.WriteString("\n")
 	}
 	for _, g := range groups {

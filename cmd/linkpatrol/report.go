@@ -19,7 +19,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	fs, _ := newFlags("report", &o)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol report [flags]\n\nThe config file's settings of these flags apply too (db, format, ...).\n\nFlags:\n%s", fs.FlagUsagesWrapped(helpWidth))
+		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol report [flags]\n\nThe config file's settings of these flags apply too (db, format, ...).\n\nFlags:\n%s", flagUsages(fs))
 	}
 	if help, err := parseNoArgs(fs, args); help || err != nil {
 		return err

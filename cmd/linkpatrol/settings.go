@@ -157,7 +157,7 @@ var settingsTable = []setting{
 		usage: "requests in flight to one host (at most --concurrency; a [[host]] per_host may lower it)",
 		field: func(o *checkOptions) any { return &o.perHost }, check: atLeast(1)},
 	{flag: "rate", hostKey: "rate", cmds: []string{"check", "explain"}, group: groupPolite,
-		usage: "requests per second to the site's hosts, e.g. 5/s or 300/m",
+		usage: "requests per second to the site's hosts, e.g. 5/s or 300/m; 0 or \"unlimited\" for no limit (another host: rate in a [[host]] table)",
 		field: func(o *checkOptions) any { return &o.polite.rate }},
 	{flag: "burst", hostKey: "burst", cmds: []string{"check", "explain"}, group: groupPolite,
 		usage: "requests allowed at once above --rate",
@@ -424,9 +424,14 @@ func checkGroups() []flagGroup {
 // the table, read into file (a second set of options, so that the file's
 // values are read and checked even where a flag overrides them).
 func configSettings(file *checkOptions) rules.Settings {
-	rs := rules.Settings{Renamed: map[string]string{}}
+	rs := rules.Settings{Renamed: map[string]string{}, Elsewhere: map[string]string{}}
 	_, all := newFlags("config", file)
 	for _, s := range settingsTable {
+		if s.hostKey != "" {
+			// rate = "0" at the top level, where one who knows --rate
+			// tries it first, to free or slow down one host.
+			rs.Elsewhere[s.hostKey] = fmt.Sprintf(`it is set per host, in a [[host]] table whose match names the host (a glob: "*.example.com"); --%s sets it for the site's own hosts`, s.flag)
+		}
 		if s.key == "" {
 			continue
 		}

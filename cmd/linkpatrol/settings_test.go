@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -456,5 +457,46 @@ func TestExplainShowsPerHost(t *testing.T) {
 		if r.code != exitOK || !strings.Contains(r.stdout, tt.want+",") || strings.Contains(r.stdout, "--per-host") {
 			t.Errorf("explain %q: exit %d, want %q\n%s%s", tt.args, r.code, tt.want, r.stdout, r.stderr)
 		}
+	}
+}
+
+// A politeness key written at the top level of the file, where a user who
+// knows the flag tries it first (rate = "0" to free a host), is refused
+// with where it goes: a [[host]] table that names the host, or the flag
+// for the site's own hosts.
+func TestHostKeyAtTheTopLevelSaysWhereItGoes(t *testing.T) {
+	t.Parallel()
+	for _, s := range settingsTable {
+		if s.hostKey == "" {
+			continue
+		}
+		t.Run(s.hostKey, func(t *testing.T) {
+			t.Parallel()
+			_, _, err := settingsFrom(t, s.hostKey+" = 0\n")
+			want := fmt.Sprintf("lp.toml:1:1: unknown key %s: it is set per host, in a [[host]] table whose match names the host (a glob: \"*.example.com\"); --%s sets it for the site's own hosts", s.hostKey, s.flag)
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%v\nwant %q", err, want)
+			}
+		})
+	}
+}
+
+// --rate 0 is no limit, on the site's own hosts only (explain shows it);
+// its help says so and where another host's rate is set.
+func TestRateZeroIsNoLimitOnTheSiteOnly(t *testing.T) {
+	t.Parallel()
+	const start = "http://127.0.0.1:1/"
+	for url, want := range map[string]string{
+		start + "x":           "politeness: rate unlimited,",
+		"http://other.test/x": "politeness: rate 1/s burst 2,",
+	} {
+		r := runInProcess(t, "explain", "--start", start, "--rate", "0", url)
+		if r.code != exitOK || !strings.Contains(r.stdout, want) {
+			t.Errorf("explain --rate 0 %s: exit %d, want %q in\n%s%s", url, r.code, want, r.stdout, r.stderr)
+		}
+	}
+	help := strings.Join(strings.Fields(runInProcess(t, "check", "--help").stdout), " ")
+	if want := `--rate rate requests per second to the site's hosts, e.g. 5/s or 300/m; 0 or "unlimited" for no limit (another host: rate in a [[host]] table)`; !strings.Contains(help, want) {
+		t.Errorf("check --help does not say what --rate 0 is and where another host's rate goes; want %q", want)
 	}
 }

@@ -27,7 +27,7 @@ idle, its outbox, when it last reported), the shards nobody owns, the tasks
 queued per worker and the results not yet merged.
 
 Flags:
-%s`, fs.FlagUsagesWrapped(helpWidth))
+%s`, flagUsages(fs))
 	}
 	if help, err := parseNoArgs(fs, args); help || err != nil {
 		return err

@@ -103,7 +103,7 @@ settings, on its own database. It runs until SIGINT or SIGTERM; restarted on
 the same --db it resumes and takes its shards back.
 
 Flags:
-%s`, fs.FlagUsagesWrapped(helpWidth))
+%s`, flagUsages(fs))
 	}
 	if help, err := parseNoArgs(fs, args); help || err != nil {
 		return err

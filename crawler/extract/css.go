@@ -4,10 +4,16 @@ import "bytes"
 
 // cssRef is one URL in CSS: tok is where the reference starts (the "u" of
 // "url(", or the opening quote of an @import string), url the URL itself.
+// imported says it is the stylesheet of an @import, in either form.
 type cssRef struct {
-	tok int
-	url span
+	tok      int
+	url      span
+	imported bool
 }
+
+// importAttr is the Link.Attr of an @import, so that a link read back
+// from the store (see KindOf) is still known for a stylesheet.
+const importAttr = "@import"
 
 // cssURLs appends every url(...) and @import "..." in s, a <style> body or a
 // style attribute. It steps over comments and strings, so a url( inside
@@ -30,12 +36,20 @@ func cssURLs[T ~string | ~[]byte](s T, dst []cssRef) []cssRef {
 			}
 		case c == '@' && hasPrefixFold(s, i+1, "import") && !identByteAt(s, i+7):
 			i = skipSpaceAndComments(s, i+7)
-			if i < len(s) && (s[i] == '"' || s[i] == '\'') {
+			switch {
+			case i < len(s) && (s[i] == '"' || s[i] == '\''):
 				end := skipString(s, i)
 				if a, b := trimSpan(s, i+1, stringContentEnd(s, i, end)); a < b {
-					dst = append(dst, cssRef{tok: i, url: span{a, b}})
+					dst = append(dst, cssRef{tok: i, url: span{a, b}, imported: true})
 				}
 				i = end
+			case hasPrefixFold(s, i, "url("):
+				var ref cssRef
+				ref, i = cssURLToken(s, i)
+				if ref.url.start < ref.url.end {
+					ref.imported = true
+					dst = append(dst, ref)
+				}
 			}
 		default:
 			i++
@@ -142,7 +156,8 @@ func isIdentByte(c byte) bool {
 
 // Stylesheet finds every url(...) and @import in a CSS file, each on the
 // line its url( token or @import string starts on. The links carry tag
-// "css" and no attribute; all of them are resources.
+// "css"; an @import is a stylesheet with attribute "@import" (it is read
+// for its own url()s), any other url() a resource with none.
 func Stylesheet(css []byte) []Link {
 	refs := cssURLs(css, nil)
 	lines := newLineCounter(css)
@@ -153,7 +168,11 @@ func Stylesheet(css []byte) []Link {
 			u = bytes.ReplaceAll(u, []byte{0}, []byte("\uFFFD"))
 		}
 		if a, b := trimSpan(u, 0, len(u)); a < b {
-			links = append(links, Link{URL: string(u[a:b]), Line: lines.at(r.tok), Tag: "css", Kind: KindResource})
+			l := Link{URL: string(u[a:b]), Line: lines.at(r.tok), Tag: "css", Kind: KindResource}
+			if r.imported {
+				l.Attr, l.Kind = importAttr, KindStylesheet
+			}
+			links = append(links, l)
 		}
 	}
 	return links

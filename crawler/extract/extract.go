@@ -22,9 +22,10 @@ const (
 	// <link rel="preconnect"> and rel="dns-prefetch" name origins and are
 	// not links at all.
 	KindResource
-	// KindStylesheet: a <link> whose rel names a stylesheet. A resource,
-	// but on the site's own hosts the crawler reads it for its url() and
-	// @import, so it is fetched for its body from the first request.
+	// KindStylesheet: a <link> whose rel names a stylesheet, and the
+	// @import of a <style> element or of a stylesheet. A resource, but on
+	// the site's own hosts the crawler reads it for its url() and @import,
+	// so it is fetched for its body from the first request.
 	KindStylesheet
 )
 
@@ -32,9 +33,13 @@ const (
 // Extract reports them in Link.Tag and Link.Attr. It lets a caller that
 // stored only those two (such as the crawler re-reading a page's links)
 // classify them the same way, but for a <link>'s rel, which it cannot see:
-// it calls every <link> a resource.
+// it calls every <link> a resource. An @import has its own attribute.
 func KindOf(tag, attr string) Kind {
 	switch tag {
+	case "style", "css":
+		if attr == importAttr {
+			return KindStylesheet
+		}
 	case "a", "area":
 		if attr == "href" || attr == "xlink:href" {
 			return KindPage
@@ -482,7 +487,11 @@ func (e *extractor) styleBody(start, end int) {
 		if bytes.IndexByte(u, 0) >= 0 {
 			u = bytes.ReplaceAll(u, []byte{0}, []byte("\uFFFD"))
 		}
-		e.add(string(u), e.lines.at(start+r.tok), "style", "")
+		attr := ""
+		if r.imported {
+			attr = importAttr
+		}
+		e.add(string(u), e.lines.at(start+r.tok), "style", attr)
 	}
 }
 

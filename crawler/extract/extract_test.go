@@ -34,7 +34,8 @@ func TestExtractElements(t *testing.T) {
 			[]Link{pg("n.html", 1, "link", "href"), pg("p.html", 1, "link", "href"), pg("genindex.html", 2, "link", "href"),
 				pg("search.html", 2, "link", "href"), pg("../", 2, "link", "href"), pg("/", 2, "link", "href")}},
 		{"link navigation and resource is a resource", `<link rel="index icon" href="/i.ico">`, []Link{rs("/i.ico", 1, "link", "href")}},
-		{"a style element after a navigation link is a resource", `<link rel=next href=n.html><style>@import url(/f.css);</style>`, []Link{pg("n.html", 1, "link", "href"), {URL: "/f.css", Line: 1, Tag: "style", Kind: KindResource}}},
+		{"a style element after a navigation link is a resource", `<link rel=next href=n.html><style>body{background:url(/f.png)}</style>`, []Link{pg("n.html", 1, "link", "href"), {URL: "/f.png", Line: 1, Tag: "style", Kind: KindResource}}},
+		{"an @import in a style element is a stylesheet", `<link rel=next href=n.html><style>@import url(/f.css);</style>`, []Link{pg("n.html", 1, "link", "href"), {URL: "/f.css", Line: 1, Tag: "style", Attr: "@import", Kind: KindStylesheet}}},
 		{"link without rel is a resource", `<link href="/x.css">`, []Link{rs("/x.css", 1, "link", "href")}},
 		{"preconnect and dns-prefetch are not links", `<link rel="preconnect" href="https://fonts.test"><link rel=dns-prefetch href="//cdn.test"><link rel="preconnect dns-prefetch" href="https://b.test" crossorigin>`, nil},
 		{"preconnect with a resource token is a resource", `<link rel="preconnect stylesheet" href="/s.css">`, []Link{sh("/s.css", 1)}},
@@ -72,7 +73,7 @@ func TestExtractElements(t *testing.T) {
 		{"style attribute on a is a resource", `<a href="/p" style="background:url(/i.png)">`,
 			[]Link{pg("/p", 1, "a", "href"), rs("/i.png", 1, "a", "style")}},
 		{"style block", "<style>body{background:url(/b.png)}\n@import '/i.css';</style>",
-			[]Link{rs("/b.png", 1, "style", ""), rs("/i.css", 2, "style", "")}},
+			[]Link{rs("/b.png", 1, "style", ""), {URL: "/i.css", Line: 2, Tag: "style", Attr: "@import", Kind: KindStylesheet}}},
 		{"schemes are kept", `<a href="mailto:a@b.test">m</a><a href="tel:+1">t</a><a href="javascript:void(0)">j</a><img src="data:image/png;base64,AA==">`,
 			[]Link{pg("mailto:a@b.test", 1, "a", "href"), pg("tel:+1", 1, "a", "href"), pg("javascript:void(0)", 1, "a", "href"), rs("data:image/png;base64,AA==", 1, "img", "src")}},
 		{"fragment only", `<a href="#top">top</a>`, []Link{pg("#top", 1, "a", "href")}},
@@ -261,6 +262,9 @@ func TestKindOf(t *testing.T) {
 		{"img", "srcset", KindResource},
 		{"link", "href", KindResource},
 		{"style", "", KindResource},
+		{"style", "@import", KindStylesheet},
+		{"css", "", KindResource},
+		{"css", "@import", KindStylesheet},
 		{"div", "style", KindResource},
 	}
 	for _, tt := range tests {
@@ -328,7 +332,7 @@ func TestBlogDocument(t *testing.T) {
 	for _, want := range []Link{
 		rs("/img/hero-1600.jpg", 14, "link", "imagesrcset"),
 		sh("/css/site.css?v=20240311", 17),
-		rs("/css/fonts.css", 20, "style", ""),
+		{URL: "/css/fonts.css", Line: 20, Tag: "style", Attr: "@import", Kind: KindStylesheet},
 		rs("/img/hero-blur.jpg", 21, "style", ""),
 		sh("/css/noscript.css", 31),
 		pg("/tags/clocks/", 42, "a", "href"),
@@ -407,8 +411,8 @@ func TestPositionFallback(t *testing.T) {
 func TestStylesheet(t *testing.T) {
 	css := "/* url(/in-comment.png) */\n@import \"more.css\";\r\n@import url(print.css) print;\rbody {\n  background: url( ../img/bg.png );\n  content: \"url(/in-string.png)\";\n}\n"
 	want := []Link{
-		{URL: "more.css", Line: 2, Tag: "css", Kind: KindResource},
-		{URL: "print.css", Line: 3, Tag: "css", Kind: KindResource},
+		{URL: "more.css", Line: 2, Tag: "css", Attr: "@import", Kind: KindStylesheet},
+		{URL: "print.css", Line: 3, Tag: "css", Attr: "@import", Kind: KindStylesheet},
 		{URL: "../img/bg.png", Line: 5, Tag: "css", Kind: KindResource},
 	}
 	assertLinks(t, Stylesheet([]byte(css)), want)

@@ -182,8 +182,11 @@ func FuzzStylesheet(f *testing.F) {
 			if l.Line < 1 || l.Line > total {
 				t.Errorf("%+v: line outside 1..%d", l, total)
 			}
-			if l.URL == "" || strings.Trim(l.URL, " \t\n\f\r") != l.URL || l.Kind != KindResource {
-				t.Errorf("%+v: URL empty or not trimmed, or not a resource", l)
+			if l.URL == "" || strings.Trim(l.URL, " \t\n\f\r") != l.URL {
+				t.Errorf("%+v: URL empty or not trimmed", l)
+			}
+			if want := KindOf(l.Tag, l.Attr); l.Kind != want || (l.Kind == KindStylesheet) != (l.Attr == "@import") {
+				t.Errorf("%+v: kind %d, want %d: an @import is a stylesheet, any other url() a resource", l, l.Kind, want)
 			}
 		}
 	})

@@ -1,0 +1,104 @@
+package store
+
+import (
+	"bufio"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.etcd.io/bbolt"
+)
+
+// mappedKiB is how much of the file at path this process has resident
+// through its mappings, from /proc/self/smaps.
+func mappedKiB(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Skipf("no smaps: %v", err)
+	}
+	defer f.Close()
+	total, in := 0, false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		switch {
+		case len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":"):
+			in = len(fields) >= 6 && fields[5] == path
+		case in && len(fields) == 3 && fields[0] == "Rss:":
+			kb, err := strconv.Atoi(fields[1])
+			if err != nil {
+				t.Fatalf("smaps: %q: %v", sc.Text(), err)
+			}
+			total += kb
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return total
+}
+
+// TestMappedFileStaysSmall: commits all over a file and scans of it leave
+// only a part of it resident, and everything still reads back. Reading the
+// same bucket straight through bbolt, which nothing here does, maps the
+// whole file: the yardstick that shows the measure works.
+func TestMappedFileStaysSmall(t *testing.T) {
+	t.Parallel()
+	db := openTemp(t)
+	p := begin(t, db, "http://h/")
+	rng := rand.New(rand.NewPCG(1, 2))
+	const pages, links = 2000, 40
+	// Long URLs that share little with each other make a big file of
+	// few links.
+	tail := strings.Repeat("/a-long-path-segment", 9)
+	for i := 0; i < pages; i += 10 {
+		var batch []Result
+		for j := i; j < i+10; j++ {
+			// Random keys, as a crawl commits them: every commit writes
+			// all over the file.
+			r := Result{Record: record(fmt.Sprintf("http://h/%08x", rng.Uint32())), SetLinks: true}
+			for k := range links {
+				r.Links = append(r.Links, Link{URL: fmt.Sprintf("http://h/%016x%s", rng.Uint64(), tail), Line: k + 1, Tag: "a", Attr: "href"})
+			}
+			batch = append(batch, r)
+		}
+		commit(t, db, p.ID, batch...)
+	}
+	size := db.Size()
+	if size < 16<<20 {
+		t.Fatalf("the file is %d bytes; the test needs 16 MiB or more", size)
+	}
+	limit := int(size>>10) / 3
+	if got := mappedKiB(t, db.Path()); got > limit {
+		t.Errorf("after %d commits %d KiB of the %d KiB file are resident, want at most %d", pages/10, got, size>>10, limit)
+	}
+	n := 0
+	err := db.PageLinks(p.ID, func(_ *URLRecord, l []Link) error {
+		n += len(l)
+		return nil
+	})
+	if err != nil || n != pages*links {
+		t.Fatalf("PageLinks: %d links, %v; want %d", n, err, pages*links)
+	}
+	// A scan drops the pages far more often than commits do.
+	if got := mappedKiB(t, db.Path()); got > limit/4 {
+		t.Errorf("after a scan %d KiB of the %d KiB file are resident, want at most %d", got, size>>10, limit/4)
+	}
+
+	err = db.view(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketLinks).ForEach(func(_, v []byte) error {
+			n += int(v[0])
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mappedKiB(t, db.Path()); got < limit {
+		t.Errorf("a plain bbolt scan left %d KiB of the %d KiB file resident: the measure does not see the mapping", got, size>>10)
+	}
+}
