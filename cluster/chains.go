@@ -13,7 +13,8 @@ import (
 // results are all in. A chain whose end awaits in turn is finished after
 // it; chains that lead round to each other end as a redirect loop. When
 // the pass stopped with URLs deferred to a later run, a record whose end
-// has no result yet keeps waiting for that run.
+// has no result yet, or one held back by a pause, keeps waiting for that
+// run.
 func (c *Coordinator) finishChains(p store.Pass, maxRedirects int) error {
 	db := c.cfg.DB
 	awaiting := map[string]store.URLRecord{}
@@ -28,42 +29,55 @@ func (c *Coordinator) finishChains(p store.Pass, maxRedirects int) error {
 	}
 	finished := map[string]*store.URLRecord{}
 	busy := map[string]bool{}
-	var finish func(u string) (*store.URLRecord, error)
-	finish = func(u string) (*store.URLRecord, error) {
+	// finish finishes u's record, and says at which URL the chain from u
+	// closed a loop of awaiting records whose finishing is still under
+	// way (u is on that loop then): every record on a loop ends at the
+	// awaiting record of the next, so that the loop reads the same
+	// whichever of its URLs is finished first.
+	var finish func(u string) (rec *store.URLRecord, loopAt string, err error)
+	finish = func(u string) (*store.URLRecord, string, error) {
 		if r, ok := finished[u]; ok {
-			return r, nil
+			return r, "", nil
 		}
 		rec := awaiting[u]
 		busy[u] = true
 		defer delete(busy, u)
 		var end *store.URLRecord
+		loopAt := ""
 		if e, ok := awaiting[rec.Awaits]; ok {
 			if busy[rec.Awaits] {
-				end = &e // round to a chain being finished: a loop
+				end, loopAt = &e, rec.Awaits
 			} else {
-				r, err := finish(rec.Awaits)
+				r, at, err := finish(rec.Awaits)
 				if err != nil || r == nil {
-					return nil, err
+					return nil, "", err
 				}
-				end = r
+				end, loopAt = r, at
+				if at != "" {
+					end = &e
+				}
 			}
 		} else {
 			e, ok, err := db.Get(rec.Awaits)
 			if err != nil {
-				return nil, fmt.Errorf("finish the chain of %s: %w", u, err)
+				return nil, "", fmt.Errorf("finish the chain of %s: %w", u, err)
 			}
-			if ok && e.Pass == p.ID {
+			switch {
+			case ok && e.Pass == p.ID && !(crawler.HeldOwn(e) && p.State != store.PassComplete):
 				end = &e
-			} else if p.State != store.PassComplete {
-				return nil, nil // its end is done by a later run
+			case p.State != store.PassComplete:
+				return nil, "", nil // its end is done (again) by a later run
 			}
+		}
+		if loopAt == u {
+			loopAt = "" // the loop closes here: what awaits u is not on it
 		}
 		crawler.FinishChain(&rec, end, maxRedirects)
 		finished[u] = &rec
-		return &rec, nil
+		return &rec, loopAt, nil
 	}
 	for u := range awaiting {
-		if _, err := finish(u); err != nil {
+		if _, _, err := finish(u); err != nil {
 			return err
 		}
 	}

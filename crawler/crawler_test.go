@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
@@ -103,15 +101,19 @@ func page(body string) http.HandlerFunc {
 
 // hostileSite is one server with every kind of bad behaviour the issue
 // lists, each behind its own path and linked from the start page.
-// gzipBomb is a page that inflates to 50 MiB. Compressing it takes
-// seconds under -race, so every test shares the one copy.
+// gzipBomb is a page that inflates to 50 MiB. Compressing 50 MiB takes
+// seconds under -race, so it is 50 copies of one compressed MiB: a gzip
+// stream may be several members end to end, and a client inflates them
+// all, as it would one. Every test shares the one copy.
 var gzipBomb = sync.OnceValue(func() []byte {
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	zw.Write([]byte("<html><body>"))
-	zw.Write(bytes.Repeat([]byte("A"), 50<<20))
-	zw.Close()
-	return b.Bytes()
+	member := func(data []byte) []byte {
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		zw.Write(data)
+		zw.Close()
+		return b.Bytes()
+	}
+	return append(member([]byte("<html><body>")), bytes.Repeat(member(bytes.Repeat([]byte("A"), 1<<20)), 50)...)
 })
 
 func hostileSite(t *testing.T, c *counter) *httptest.Server {
@@ -225,14 +227,8 @@ func hostileSite(t *testing.T, c *counter) *httptest.Server {
 	return srv
 }
 
-// verifyNoLeaks checks, after every other cleanup (servers closed), that the
-// test left no goroutine behind.
-func verifyNoLeaks(t *testing.T) {
-	opt := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, opt) })
-}
-
 func TestPassSurvivesHostileServers(t *testing.T) {
+	t.Parallel()
 	verifyNoLeaks(t)
 	var c counter
 	srv := hostileSite(t, &c)
@@ -313,6 +309,7 @@ func TestPassSurvivesHostileServers(t *testing.T) {
 }
 
 func TestLinksKeepTheirLines(t *testing.T) {
+	t.Parallel()
 	var c counter
 	srv := hostileSite(t, &c)
 	r := runPass(t, crawler.Config{Concurrency: 4, Timeout: 500 * time.Millisecond}, srv.URL+"/")
@@ -346,6 +343,7 @@ func TestLinksKeepTheirLines(t *testing.T) {
 // A server that never answers cannot hold a worker past the hard timeout,
 // and a stopped run leaves the unfinished work in the frontier.
 func TestStopLeavesUnfinishedWorkQueued(t *testing.T) {
+	t.Parallel()
 	verifyNoLeaks(t)
 	started := make(chan struct{}, 10)
 	mux := http.NewServeMux()
@@ -399,6 +397,7 @@ func TestStopLeavesUnfinishedWorkQueued(t *testing.T) {
 }
 
 func TestRefusedConnection(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -415,6 +414,7 @@ func TestRefusedConnection(t *testing.T) {
 }
 
 func TestDirectoryServedAsStaticHost(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, body string) {
 		t.Helper()
@@ -450,6 +450,7 @@ func mkdirWrite(path, body string) error {
 // A URL too long to be a database key is a reported problem, not a failed
 // commit that stops the pass.
 func TestOverlongURL(t *testing.T) {
+	t.Parallel()
 	long := "/" + strings.Repeat("a", store.MaxURLLength+10)
 	srv := httptest.NewServer(page(`<a href="` + long + `">long</a><a href="/x">x</a>`))
 	defer srv.Close()
@@ -472,6 +473,7 @@ func TestOverlongURL(t *testing.T) {
 // directory) is parsed once, and a scheme-relative link is checked over
 // the network, not as a local file.
 func TestDirectoryPageParsedOnce(t *testing.T) {
+	t.Parallel()
 	ext := httptest.NewServer(page("ok"))
 	defer ext.Close()
 	dir := t.TempDir()

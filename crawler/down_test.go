@@ -87,6 +87,7 @@ func closedPort(t *testing.T) string {
 // URLs it holds back end as problems with their real cause, never as
 // "skipped: robots.txt disallows it" (issue 12 §1).
 func TestPassSurvivesHostileHosts(t *testing.T) {
+	t.Parallel()
 	verifyNoLeaks(t)
 	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "down", http.StatusInternalServerError)
@@ -161,6 +162,7 @@ func TestPassSurvivesHostileHosts(t *testing.T) {
 // A robots.txt that answers 503 with a short Retry-After is asked again
 // after the pause; the host is not kept off for an hour over it.
 func TestRobotsShortPauseIsWaitedFor(t *testing.T) {
+	t.Parallel()
 	var robots atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
@@ -215,6 +217,7 @@ func pauseSite(t *testing.T, c *counter, slow int, extra string) *httptest.Serve
 // complete, and resuming it does not ask the URL again before its time
 // (issue 12 §2).
 func TestRetryAfterOnOneURLDefersOnlyIt(t *testing.T) {
+	t.Parallel()
 	verifyNoLeaks(t)
 	var c counter
 	srv := pauseSite(t, &c, 1, "")
@@ -261,6 +264,7 @@ func TestRetryAfterOnOneURLDefersOnlyIt(t *testing.T) {
 // A second distinct URL asking for a long pause shows that the pause is the
 // host's: then the whole host waits, and every URL it holds is listed.
 func TestRetryAfterOnTwoURLsDefersTheHost(t *testing.T) {
+	t.Parallel()
 	var c counter
 	srv := pauseSite(t, &c, 2, "")
 	out, recs, hosts := politeRun(t, openDB(t), srv.URL+"/", throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2, MaxInFlight: 1}, context.Background())
@@ -283,6 +287,7 @@ func TestRetryAfterOnTwoURLsDefersTheHost(t *testing.T) {
 // On a third-party host a URL held back by a long pause cannot be verified:
 // that is its verdict, and the pass is complete.
 func TestRetryAfterOnAThirdPartyHostIsUnverifiable(t *testing.T) {
+	t.Parallel()
 	var oc counter
 	other := httptest.NewServer(oc.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
@@ -307,6 +312,7 @@ func TestRetryAfterOnAThirdPartyHostIsUnverifiable(t *testing.T) {
 // A refused connection is not a politeness event: no backoff, no retry
 // (three links to a closed port once cost 51 s of backoff).
 func TestRefusedConnectionIsNotBackedOff(t *testing.T) {
+	t.Parallel()
 	closed := closedPort(t)
 	srv := httptest.NewServer(page(`<a href="http://` + closed + `/a">a</a><a href="http://` + closed + `/b">b</a><a href="http://` + closed + `/c">c</a>`))
 	defer srv.Close()
@@ -332,6 +338,7 @@ func TestRefusedConnectionIsNotBackedOff(t *testing.T) {
 // the redirect finds the URL held (a new pass the next night) or is itself
 // the one told to wait.
 func TestRedirectToAHeldURLIsHeldBack(t *testing.T) {
+	t.Parallel()
 	t.Run("held before", func(t *testing.T) { redirectToHeld(t, true) })
 	t.Run("held by the redirect", func(t *testing.T) { redirectToHeld(t, false) })
 }
@@ -392,6 +399,7 @@ func redirectToHeld(t *testing.T, heldBefore bool) {
 // link, a redirect's Location (TestPassSurvivesHostileHosts) and a
 // sitemap's entry, never skipped or dropped.
 func TestInvalidSitemapEntryIsBroken(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/sitemap.xml":
@@ -417,6 +425,7 @@ func TestInvalidSitemapEntryIsBroken(t *testing.T) {
 // A redirect to a host whose robots.txt asks for a pause is not followed
 // blindly: the link is transient with that cause.
 func TestRedirectToAHostWhoseRobotsAsksToWait(t *testing.T) {
+	t.Parallel()
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			w.Header().Set("Retry-After", "1")

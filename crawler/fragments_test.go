@@ -56,6 +56,7 @@ func completePass(t *testing.T, db *store.DB, cfg crawler.Config, start string) 
 }
 
 func TestFragmentsCheckedAgainstParsedPages(t *testing.T) {
+	t.Parallel()
 	var c counter
 	srv := fragmentSite(t, &c)
 	db := openDB(t)
@@ -93,6 +94,7 @@ func TestFragmentsCheckedAgainstParsedPages(t *testing.T) {
 // checks on they are fetched again instead of reused, and reused after
 // (pages are reused only when asked for, with Recheck.Pages).
 func TestFragmentChecksRefetchPagesWithoutAnchors(t *testing.T) {
+	t.Parallel()
 	var c counter
 	srv := fragmentSite(t, &c)
 	db := openDB(t)

@@ -18,6 +18,7 @@ import (
 // TestCredentialsStayOnTheirHost: a rule's header and basic auth reach the
 // host it names and no other, not even when that host redirects there.
 func TestCredentialsStayOnTheirHost(t *testing.T) {
+	t.Parallel()
 	type seen struct{ path, token, auth string }
 	var mu sync.Mutex
 	var other []seen
@@ -69,6 +70,7 @@ func TestCredentialsStayOnTheirHost(t *testing.T) {
 // TestGhostPageKeepsItsLinksFollowed: an index page that was good last
 // pass and fails now still has its old links followed, and says so.
 func TestGhostPageKeepsItsLinksFollowed(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	down := false
 	var c counter
@@ -149,6 +151,7 @@ func rulesPass(t *testing.T, cfg crawler.Config, start string, rs ...rules.Rule)
 // 3s, beyond the rule's 200ms; and /patient after five: beyond the run's
 // 3s, within the rule's 40s.
 func TestRuleTimeoutApplies(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {

@@ -226,9 +226,10 @@ func (c *Crawler) deferral(pass store.Pass, t task, target string) (res store.Re
 	return res, until
 }
 
-// heldOwn says whether rec is that of a URL of the site's own hosts held
-// back by a pause, kept queued (see heldBackBy).
-func heldOwn(rec store.URLRecord) bool {
+// HeldOwn says whether rec is that of a URL of the site's own hosts held
+// back by a pause, kept queued (see heldBackBy): provisional, done again
+// when the pass resumes.
+func HeldOwn(rec store.URLRecord) bool {
 	return rec.Error == "rate-limited" && rec.Verdict == store.VerdictTransient
 }
 

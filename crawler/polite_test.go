@@ -100,6 +100,7 @@ func openDB(t testing.TB) *store.DB {
 // scale: over one second the rate (burst+rate = 6 < 10), over the 3 s window
 // the window (10 < burst+3*rate = 14).
 func TestRateAndWindowHoldAtTheServer(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var rec recorder
 		base, tr := pipeServer(t, rec.wrap(linkSite(30, 0)))
@@ -120,6 +121,7 @@ func TestRateAndWindowHoldAtTheServer(t *testing.T) {
 }
 
 func TestInFlightCapHoldsAtTheServer(t *testing.T) {
+	t.Parallel()
 	var rec recorder
 	srv := httptest.NewServer(rec.wrap(linkSite(40, 5*time.Millisecond)))
 	defer srv.Close()
@@ -133,6 +135,7 @@ func TestInFlightCapHoldsAtTheServer(t *testing.T) {
 }
 
 func TestRobotsDisallowedNeverFetched(t *testing.T) {
+	t.Parallel()
 	var rec recorder
 	mux := http.NewServeMux()
 	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
@@ -164,6 +167,7 @@ func TestRobotsDisallowedNeverFetched(t *testing.T) {
 // robots.txt applies: the verdict a worker reads for a target must come
 // from the file of the canonical host.
 func TestRobotsDisallowedWhateverTheHostCase(t *testing.T) {
+	t.Parallel()
 	var rec recorder
 	mux := http.NewServeMux()
 	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
@@ -190,6 +194,7 @@ func TestRobotsDisallowedWhateverTheHostCase(t *testing.T) {
 // A Retry-After pause holds, and holds across a restart of the process:
 // the pause lives in the store, not in memory.
 func TestRetryAfterPauseSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) { retryAfterPauseSurvivesRestart(t) })
 }
 
@@ -257,6 +262,7 @@ func retryAfterPauseSurvivesRestart(t *testing.T) {
 // read ahead of the budget: the limiter's burst and the transport's 4 KiB
 // read buffer.
 func TestBandwidthHoldsAtTheServer(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		const budget, size = 50_000, 500_000
 		var began, ended time.Time
@@ -312,6 +318,7 @@ func TestBandwidthHoldsAtTheServer(t *testing.T) {
 // checks are all sent before it. Before, the worker sat out the wait and
 // every other host waited with it.
 func TestFollowUpWaitHoldsNoWorker(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		link   string // on the start page, before five links to b.test

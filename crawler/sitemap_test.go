@@ -128,6 +128,7 @@ func seededPass(t *testing.T, db *store.DB, cfg crawler.Config, stop context.Con
 }
 
 func TestSitemapsSeedUnlinkedPages(t *testing.T) {
+	t.Parallel()
 	verifyNoLeaks(t)
 	s := newSitemapSite(t)
 	base := s.srv.URL
@@ -190,6 +191,7 @@ func TestSitemapsSeedUnlinkedPages(t *testing.T) {
 }
 
 func TestSitemapLimit(t *testing.T) {
+	t.Parallel()
 	s := newSitemapSite(t)
 	base := s.srv.URL
 	_, recs := seededPass(t, openDB(t), crawler.Config{Sitemaps: []string{base + "/sitemap_index.xml"}, SitemapLimit: 2}, context.Background(), base+"/")
@@ -211,6 +213,7 @@ func TestSitemapLimit(t *testing.T) {
 }
 
 func TestRobotsSitemaps(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name     string
 		robots   bool
@@ -249,6 +252,7 @@ func TestRobotsSitemaps(t *testing.T) {
 }
 
 func TestFailingSitemapsAreRecorded(t *testing.T) {
+	t.Parallel()
 	mux := http.NewServeMux()
 	mux.Handle("/{$}", page(`home`))
 	mux.Handle("/page", page(`<a href="/">a page, not a sitemap</a>`))
@@ -289,6 +293,7 @@ func TestFailingSitemapsAreRecorded(t *testing.T) {
 // A resumed pass reads only the sitemaps it had not read, and the limit on
 // URLs from sitemaps counts what the stopped run took.
 func TestSitemapResume(t *testing.T) {
+	t.Parallel()
 	verifyNoLeaks(t)
 	s := newSitemapSite(t)
 	base := s.srv.URL

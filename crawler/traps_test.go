@@ -127,6 +127,7 @@ func checkTraps(t *testing.T, ts *crawltest.TrapSite, srvURL string, recs map[st
 // calendar, a session-id trap, a growing relative path and a faceted
 // listing beside an ordinary site.
 func TestTrapsCostBoundedRequests(t *testing.T) {
+	t.Parallel()
 	verifyNoLeaks(t)
 	ts, srv, starts := trapSite(t, 300)
 	db, engine := trapDB(t, starts)
@@ -150,6 +151,7 @@ func TestTrapsCostBoundedRequests(t *testing.T) {
 // them again, and the server sees them twice. What the stopped run did
 // commit must not be requested again.
 func TestTrapStateSurvivesResume(t *testing.T) {
+	t.Parallel()
 	verifyNoLeaks(t)
 	ts, srv, starts := trapSite(t, 100)
 	stop, cancel := context.WithCancel(context.Background())
@@ -190,6 +192,7 @@ func TestTrapStateSurvivesResume(t *testing.T) {
 // template run still ends the chain, where the last one is checked but not
 // parsed, with the reason on its record.
 func TestTrapThroughResourceLinks(t *testing.T) {
+	t.Parallel()
 	verifyNoLeaks(t)
 	var mu sync.Mutex
 	highest := 0

@@ -100,6 +100,7 @@ func messySite(t *testing.T, c, other *counter) *httptest.Server {
 // TestWalkSurvivesMessySites is TestPassSurvivesHostileServers for the
 // walk itself: what is parsed, what a redirect ends at, what is not a link.
 func TestWalkSurvivesMessySites(t *testing.T) {
+	t.Parallel()
 	verifyNoLeaks(t)
 	var c, other counter
 	srv := messySite(t, &c, &other)
@@ -212,6 +213,7 @@ func TestWalkSurvivesMessySites(t *testing.T) {
 // A second pass that reuses a redirect walks on through its target: the
 // page behind it and what only it links to stay in the pass.
 func TestReusedRedirectCarriesTheWalk(t *testing.T) {
+	t.Parallel()
 	var c, other counter
 	srv := messySite(t, &c, &other)
 	db := openDB(t)
@@ -241,6 +243,7 @@ func TestReusedRedirectCarriesTheWalk(t *testing.T) {
 // third-party requests still hang, and a host that does not resolve settles
 // all its URLs at once.
 func TestThirdPartyHostsDoNotStarveTheSite(t *testing.T) {
+	t.Parallel()
 	verifyNoLeaks(t)
 	if _, err := net.DefaultResolver.LookupHost(t.Context(), "nothing.invalid"); !isNotFound(err) {
 		t.Skipf("the resolver here does not answer for .invalid names (%v)", err)
@@ -344,6 +347,7 @@ func isNotFound(err error) bool {
 // requested once (redirect targets included), every page is parsed however
 // it was met first, and the problems are exactly the site's broken links.
 func TestGeneratedSiteWithRedirectsOncePerURL(t *testing.T) {
+	t.Parallel()
 	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 400, Images: 2, BrokenEvery: 20, RedirectEvery: 3, RelNav: true, Seed: 12})
 	srv := httptest.NewServer(site)
 	t.Cleanup(srv.Close)
@@ -478,6 +482,7 @@ func TestSiteStylesheetIsRequestedOnce(t *testing.T) {
 // A redirect to a URL an earlier run of the same pass resolved takes that
 // URL's stored result, without requesting it again.
 func TestRedirectToURLResolvedBeforeResume(t *testing.T) {
+	t.Parallel()
 	var c counter
 	mux := http.NewServeMux()
 	mux.Handle("/{$}", page(`<a href="/old">old</a>`))

@@ -39,6 +39,7 @@ type checkOptions struct {
 	maxSize      int64
 	maxRedirects int
 	maxTime      time.Duration
+	ownerWait    time.Duration // check --nats: how long shards may wait with no live worker
 	userAgent    string
 	format       string
 	all          bool

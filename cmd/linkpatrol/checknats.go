@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -90,8 +92,12 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 	}
 	// Follow the pass by polling its record and the workers' reports: the
 	// coordinator ends it by the termination rule, never this process.
+	// Once a second, look for what would make the wait endless: a worker
+	// refusing the pass, or shards with work and no live owner.
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
+	watch := stallWatch{wait: o.ownerWait, began: time.Now()}
+	var looked time.Time
 	away := false
 	for {
 		cur, ok, err := cluster.CurrentPass(stop, js)
@@ -122,9 +128,33 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 		if ok && cur.Pass.State != store.PassRunning {
 			break
 		}
+		if now := time.Now(); !away && now.Sub(looked) >= time.Second {
+			looked = now
+			if err := refusal(stop, js, id); err != nil {
+				if tty != nil {
+					fmt.Fprint(tty, "\r\033[K")
+				}
+				return err
+			}
+			if stalls, err := cluster.Stalled(stop, js, id); err == nil && watch.update(stalls, now) {
+				if tty != nil {
+					fmt.Fprint(tty, "\r\033[K")
+				}
+				fmt.Fprintf(stderr, "linkpatrol: pass %d is unfinished: shards with work left have had no live worker for --owner-wait %s:\n", id, o.ownerWait)
+				for _, st := range watch.stalls {
+					fmt.Fprint(stderr, stallAdvice(st, o.cluster.url, "  "))
+				}
+				fmt.Fprintf(stderr, "The pass goes on once they run: run this command again to follow it and print its full report. The report below is what was done so far.\n")
+				req := reportRequest{Pass: id, All: o.all, OnlyNew: o.onlyNew, CheckFragments: o.fragments, ReportAfter: o.reportAfter, FailOn: o.failOn}
+				if err := writeClusterReport(context.WithoutCancel(ctx), js, req, stdout, stdoutFormat(o.format, o.quiet, o.outputs), o.outputs); err != nil && !errors.Is(err, errUnfinished) {
+					return err
+				}
+				return errUnfinished
+			}
+		}
 		if tty != nil && !away {
 			if line, err := clusterProgress(stop, js, id); err == nil {
-				fmt.Fprintf(tty, "\r\033[K%s", line)
+				fmt.Fprintf(tty, "\r\033[K%s%s", line, watch.summary())
 			}
 		}
 		select {
@@ -163,6 +193,122 @@ func clusterProgress(ctx context.Context, js jetstream.JetStream, id uint64) (st
 		outbox += w.Outbox
 	}
 	return fmt.Sprintf("pass %d: %d workers, %d busy, %d outbox entries waiting", id, workers, workers-idle, outbox), nil
+}
+
+// defaultOwnerWait is --owner-wait's default: long enough for a supervisor
+// (systemd, Kubernetes) to start a killed worker again, which then takes
+// its shards back at once; short enough that a nightly job does not hang.
+const defaultOwnerWait = 5 * time.Minute
+
+// stallWatch follows the stalls of a pass (cluster.Stalled) for check
+// --nats: a stall counts from when its shards lost their owner, or from
+// when this run began following, whichever is later.
+type stallWatch struct {
+	wait   time.Duration
+	began  time.Time
+	seen   map[string]time.Time // stall -> when this run first saw it
+	stalls []cluster.Stall      // the current ones
+}
+
+func stallKey(st cluster.Stall) string { return st.Worker + " " + cluster.FormatShards(st.Shards) }
+
+// update takes the stalls seen at now, and says whether one has lasted
+// past the wait.
+func (w *stallWatch) update(stalls []cluster.Stall, now time.Time) (over bool) {
+	seen := make(map[string]time.Time, len(stalls))
+	for _, st := range stalls {
+		k := stallKey(st)
+		first, ok := w.seen[k]
+		if !ok {
+			first = now
+		}
+		seen[k] = first
+		from := first
+		if !st.Since.IsZero() {
+			from = st.Since
+		}
+		if from.Before(w.began) {
+			from = w.began
+		}
+		over = over || now.Sub(from) >= w.wait
+	}
+	w.seen, w.stalls = seen, stalls
+	return over
+}
+
+// summary is the stalls for the progress line.
+func (w *stallWatch) summary() string {
+	if len(w.stalls) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("; no live worker for shards")
+	for i, st := range w.stalls {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, " %s (%s)", cluster.FormatShards(st.Shards), orDash(st.Worker))
+	}
+	return b.String()
+}
+
+// refusal is the error of a worker that refused pass id (its settings do
+// not apply there), unless a newer process of that worker runs now.
+func refusal(ctx context.Context, js jetstream.JetStream, id uint64) error {
+	ws, err := cluster.Workers(ctx, js)
+	if err != nil {
+		return nil // only a look: the next one may get through
+	}
+	var refused []cluster.WorkerStatus
+	for _, w := range ws {
+		if w.Pass == id && w.Refused != "" {
+			refused = append(refused, w)
+		}
+	}
+	if len(refused) == 0 {
+		return nil
+	}
+	owners, err := cluster.Owners(ctx, js)
+	if err != nil {
+		return nil
+	}
+	for _, w := range refused {
+		i := slices.IndexFunc(owners, func(o cluster.Owner) bool { return o.Name == w.Name })
+		if i >= 0 && owners[i].Token != w.Token && !owners[i].Released {
+			continue // started again since it refused
+		}
+		return fmt.Errorf("worker %s cannot run pass %d: %s\nFix that worker and start it again (the pass waits for it; run this command again to follow it), or begin another pass with --new-pass", w.Name, id, w.Refused)
+	}
+	return nil
+}
+
+// stallAdvice says what a stall is and the command that ends it.
+func stallAdvice(st cluster.Stall, natsURL, indent string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%sshards %s", indent, cluster.FormatShards(st.Shards))
+	switch {
+	case st.Worker == "":
+		b.WriteString(": no worker owns them")
+	case st.Since.IsZero():
+		fmt.Fprintf(&b, ": worker %s holds no lease", st.Worker)
+	default:
+		fmt.Fprintf(&b, ": worker %s has had no lease since %s", st.Worker, st.Since.Local().Format(time.TimeOnly))
+	}
+	if st.Host != "" {
+		fmt.Fprintf(&b, " (it ran on %s)", st.Host)
+	}
+	if st.Tasks > 0 {
+		fmt.Fprintf(&b, "; %d task messages wait for it", st.Tasks)
+	}
+	db, name := "FILE", ""
+	if st.DBPath != "" {
+		db = st.DBPath
+	}
+	if st.Worker != "" {
+		name = " --name " + st.Worker
+	}
+	fmt.Fprintf(&b, "\n%s  start it: linkpatrol worker --nats %s --db %s --shards %s%s\n", indent, natsURL, db, cluster.FormatShards(st.Range), name)
+	return b.String()
 }
 
 // frontierAway says whether err, from a request to the frontier, means it

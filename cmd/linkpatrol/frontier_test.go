@@ -112,8 +112,23 @@ func (p *proc) wait(t *testing.T) int {
 }
 
 // startFrontier runs serve-frontier on a free loopback port and returns it
-// and the URL it printed. The test's end stops it.
+// and the URL it printed. The test's end stops it. args come after the
+// defaults, so they may override them.
+//
+// JetStream fsyncs in the background here (--sync 1m), not after every
+// write: an fsync per write and per consumer file is about half of what a
+// pass costs serve-frontier under the race detector, and what it protects
+// is a machine stopping, which no test does. A killed process loses
+// nothing more without it: JetStream writes every message to the kernel
+// before it acknowledges it either way. TestServeFrontier runs the
+// default.
 func startFrontier(t *testing.T, args ...string) (*proc, string) {
+	t.Helper()
+	return serveFrontier(t, append([]string{"--sync", "1m"}, args...)...)
+}
+
+// serveFrontier is startFrontier with serve-frontier's own defaults.
+func serveFrontier(t *testing.T, args ...string) (*proc, string) {
 	t.Helper()
 	dir := t.TempDir()
 	args = append([]string{"serve-frontier", "--listen", "127.0.0.1:0", "--store", filepath.Join(dir, "js"), "--db", filepath.Join(dir, "merged.db")}, args...)
@@ -135,7 +150,7 @@ func startFrontier(t *testing.T, args ...string) (*proc, string) {
 // write by default, and stops cleanly on SIGTERM.
 func TestServeFrontier(t *testing.T) {
 	t.Parallel()
-	p, url := startFrontier(t)
+	p, url := serveFrontier(t)
 	if !strings.HasPrefix(url, "nats://127.0.0.1:") {
 		t.Fatalf("printed %q, want a nats:// URL on loopback", url)
 	}

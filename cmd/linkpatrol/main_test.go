@@ -22,25 +22,34 @@ import (
 
 var binary string
 
-// TestMain builds the real binary once, for what only a process shows:
-// signals, SIGKILL, a full disk (ulimit), a terminal, the working
-// directory and the environment. Everything else runs in-process through
-// run, which is main without its process (runInProcess), where the race
-// detector sees it too.
+// programName is the name under which the test binary runs as the program.
+const programName = "linkpatrol"
+
+// TestMain makes the test binary the program too, for what only a process
+// shows: signals, SIGKILL, a full disk (ulimit), a terminal, the working
+// directory and the environment. binary is a link to this test binary
+// named linkpatrol, and run under that name it is main, and only main:
+// the same code a go build would link, with this build's race detector,
+// without linking a second binary first. Everything else runs in-process
+// through run, which is main without its process (runInProcess).
 func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) == programName {
+		main()
+		panic("main returned") // it exits
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	dir, err := os.MkdirTemp("", "linkpatrol-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	binary = filepath.Join(dir, "linkpatrol")
-	args := []string{"build", "-o", binary}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "build linkpatrol: %v\n%s", err, out)
+	binary = filepath.Join(dir, programName)
+	if err := os.Symlink(exe, binary); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	// A race-built program sleeps a second before it exits 0, so that a race

@@ -141,8 +141,13 @@ Flags:
 	defer closeNC()
 
 	stop, hard := ctx, hardStop(ctx) // the first and the second stop signal
+	host, _ := os.Hostname()
+	where, err := filepath.Abs(*dbPath)
+	if err != nil {
+		where = *dbPath
+	}
 	w, err := cluster.NewWorker(stop, js, cluster.WorkerConfig{
-		Name: *name, Shards: shards, DB: db,
+		Name: *name, Shards: shards, DB: db, Host: host, DBPath: where,
 		Logf: func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) },
 	})
 	if err != nil {
@@ -200,11 +205,20 @@ func workerEnd(stop, run context.Context, stderr io.Writer, name string, err err
 // worker's database, to be resumed when the coordinator runs it again.
 func workerPass(ctx, hard context.Context, w *cluster.Worker, db *store.DB, rec cluster.PassRecord, concurrency int, log *slog.Logger, stderr io.Writer, name string) (store.PassState, error) {
 	var ps passSettings
-	if err := json.Unmarshal(rec.Config, &ps); err != nil {
-		return "", fmt.Errorf("pass %d: its settings: %w", rec.Pass.ID, err)
-	}
-	pc, err := ps.crawl()
+	pc, err := (*passCrawl)(nil), json.Unmarshal(rec.Config, &ps)
 	if err != nil {
+		err = fmt.Errorf("its settings: %w", err)
+	} else {
+		pc, err = ps.crawl()
+	}
+	if err != nil {
+		// Said to the cluster, so that check --nats fails with the reason
+		// at once instead of waiting for this worker's shards.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if rerr := w.Refuse(rctx, rec.Pass.ID, err.Error()); rerr != nil {
+			log.Warn(fmt.Sprintf("tell the cluster this worker refuses pass %d: %v", rec.Pass.ID, rerr))
+		}
 		return "", fmt.Errorf("pass %d: %w", rec.Pass.ID, err)
 	}
 	if err := beginPass(db, rec); err != nil {

@@ -29,16 +29,16 @@ func get(t *testing.T, h http.Handler, method, path string) *httptest.ResponseRe
 
 func TestSameSeedSameSite(t *testing.T) {
 	t.Parallel()
-	opt := SiteOptions{Pages: 2000, Images: 4, BrokenEvery: 7, External: "http://127.0.0.2:8081", Seed: 42}
+	opt := SiteOptions{Pages: 300, Images: 4, BrokenEvery: 7, External: "http://127.0.0.2:8081", Seed: 42}
 	a, b := NewSite(opt), NewSite(opt)
 	other := opt
 	other.Seed = 43
 	c := NewSite(other)
-	for _, path := range []string{"/", "/p/1.html", "/p/6.html", "/p/999.html", "/p/1999.html"} {
+	for _, path := range []string{"/", "/p/1.html", "/p/6.html", "/p/150.html", "/p/299.html"} {
 		pa := get(t, a, "GET", path).Body.String()
 		// Render other pages in between: a page must not depend on what
 		// was served before it.
-		get(t, b, "GET", "/p/500.html")
+		get(t, b, "GET", "/p/200.html")
 		pb := get(t, b, "GET", path).Body.String()
 		if pa != pb {
 			t.Errorf("%s differs between two sites with the same options", path)
@@ -115,14 +115,18 @@ func pageLinks(t *testing.T, base *url.URL, body []byte) []*url.URL {
 	return out
 }
 
+// The sizes are the shapes of the tree that makes every page reachable
+// (fanout): one page; a chain (fan-out 1, with and without random links
+// beside it); and a tree of fan-out 5 (the default 20 links) four levels
+// deep. More pages only add links of the same kinds.
 func TestEveryPageReachable(t *testing.T) {
 	t.Parallel()
 	for _, opt := range []SiteOptions{
 		{Pages: 1},
 		{Pages: 2, LinksPerPage: 1},
-		{Pages: 300, LinksPerPage: 1},
-		{Pages: 1000, LinksPerPage: 3, Seed: 9},
-		{Pages: 1500, Images: 2, BrokenEvery: 5},
+		{Pages: 120, LinksPerPage: 1},
+		{Pages: 300, LinksPerPage: 3, Seed: 9},
+		{Pages: 400, Images: 2, BrokenEvery: 5},
 	} {
 		t.Run(strconv.Itoa(opt.Pages)+"x"+strconv.Itoa(opt.LinksPerPage), func(t *testing.T) {
 			s := NewSite(opt)
@@ -214,7 +218,10 @@ func simpleCrawl(t *testing.T, client *http.Client, start string) crawl {
 
 func TestExpectedMatchesSimpleCrawl(t *testing.T) {
 	t.Parallel()
-	const pages = 1500
+	// More than the 100 external targets a site links to at most, and
+	// enough broken pages (10) for several referrers of each missing one
+	// and for both forms of broken link (one line, several lines).
+	const pages = 400
 	ext := NewSite(SiteOptions{Pages: pages})
 	extSrv := httptest.NewServer(ext)
 	defer extSrv.Close()
@@ -283,7 +290,7 @@ var linkOnLine = regexp.MustCompile(`(?:href|src|srcset)="([^"\s]+)|^\s+(\S+) 2x
 // contract: the line where the attribute (or srcset candidate) starts.
 func TestLinkLines(t *testing.T) {
 	t.Parallel()
-	s := NewSite(SiteOptions{Pages: 400, Images: 5, BrokenEvery: 3, External: "http://127.0.0.2:8081"})
+	s := NewSite(SiteOptions{Pages: 150, Images: 5, BrokenEvery: 3, External: "http://127.0.0.2:8081"})
 	base, _ := url.Parse("http://site.test/")
 	checked := 0
 	for i := range s.opt.Pages {
@@ -322,7 +329,7 @@ func TestLinkLines(t *testing.T) {
 			checked++
 		}
 	}
-	if checked < 400*20 {
+	if checked < 150*20 {
 		t.Errorf("checked only %d links", checked)
 	}
 }
@@ -379,7 +386,8 @@ func TestCountersUnderConcurrency(t *testing.T) {
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	paths := []string{"/", "/p/1.html", "/p/2.html", "/img/0.png", "/nowhere", "/p/3.html?q=1"}
-	const workers, rounds = 16, 20
+	// Sixteen clients at once make the races; more rounds only repeat them.
+	const workers, rounds = 16, 4
 
 	var (
 		wg    sync.WaitGroup
