@@ -110,6 +110,16 @@ func TestDistributedEqualsSingle(t *testing.T) {
 	if st.code != exitOK || !strings.Contains(st.stdout, "complete") || !strings.Contains(st.stdout, "w1") {
 		t.Errorf("status: exit %d\n%s%s", st.code, st.stdout, st.stderr)
 	}
+	// The workers' own files, read as one once they have stopped, finish
+	// the chains that crossed between them as the coordinator did.
+	for _, p := range workers {
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		p.wait(t)
+	}
+	files := runInProcess(t, "report", "--db", filepath.Join(dir, "w*.db"), "--format", "json", "--all")
+	if a, b := normalised(t, files.stdout), normalised(t, single.stdout); files.code != exitProblems || a != b {
+		t.Errorf("report --db 'w*.db': exit %d, or another report:\n%s%s", files.code, diffLines(a, b), files.stderr)
+	}
 }
 
 // runFollowing runs check --nats to its end, and when it does not end
