@@ -59,8 +59,7 @@ func (w *window) over(t time.Time, k int) {
 	}
 }
 
-// push keeps one end, growing the ring as needed: the limit bounds it in
-// use, ends restored from another process (see restore) may add to it.
+// push keeps one end, growing the ring as needed; the limit bounds it.
 func (w *window) push(t time.Time) {
 	if w.n == len(w.ring) {
 		grown := make([]time.Time, max(2*len(w.ring), 8))
@@ -73,10 +72,18 @@ func (w *window) push(t time.Time) {
 	w.n++
 }
 
+// count is how many requests are counted at now: open, or over within
+// span before it.
+func (w *window) count(now time.Time, span time.Duration) int {
+	w.expire(now.Add(-span))
+	return w.open + w.n
+}
+
 // recent is what another process needs to keep the window: the latest
-// limit ends within span before now, the open requests counted as ending
-// now (they may still reach the server: a request lives no longer than its
-// timeout, and the process that resumes was started after this one ended).
+// limit ends within span before now, oldest first, an open request
+// counted as over now. (One still open may reach the server after now, if
+// this process dies before it ends: a restart after a kill assumes such
+// requests, see Throttle.Resume.)
 func (w *window) recent(now time.Time, limit int, span time.Duration) []time.Time {
 	w.expire(now.Add(-span))
 	ends := make([]time.Time, 0, min(limit, w.n+w.open))
@@ -91,17 +98,15 @@ func (w *window) recent(now time.Time, limit int, span time.Duration) []time.Tim
 }
 
 // restore merges ends saved by another process (see recent) into the
-// window, keeping the ends in order.
-func (w *window) restore(ends []time.Time) {
-	if len(ends) == 0 {
-		return
-	}
+// window, keeping the newest limit of both, in order.
+func (w *window) restore(ends []time.Time, limit int) {
 	all := make([]time.Time, 0, w.n+len(ends))
 	for i := range w.n {
 		all = append(all, w.at(i))
 	}
 	all = append(all, ends...)
-	slices.SortFunc(all, func(a, b time.Time) int { return a.Compare(b) })
+	slices.SortFunc(all, time.Time.Compare)
+	all = all[max(0, len(all)-limit):]
 	w.ring, w.head, w.n = nil, 0, 0
 	for _, t := range all {
 		w.push(t)
