@@ -258,9 +258,9 @@ type Outcome struct {
 // the pass is done everywhere) or ctx is cancelled; see Run. queue is the
 // frontier to start from (seeds, or what a stopped run left); done holds
 // every URL already resolved in this pass, and is owned by run from here on.
-func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass, queue []store.Task, done map[string]struct{}) (Outcome, error) {
+func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass, queue []store.Task, done claims) (Outcome, error) {
 	if done == nil {
-		done = make(map[string]struct{})
+		done = make(claims)
 	}
 	// Fetches outlive a stop by the grace period so that work nearly done
 	// is not thrown away; hard (a second signal) ends them at once.
@@ -297,7 +297,7 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 	if c.frontier == nil {
 		c.frontier = Local()
 	}
-	if err := c.loadHostState(pass.ID); err != nil {
+	if err := c.loadHostState(pass.ID, len(done) > 0); err != nil {
 		return Outcome{}, fmt.Errorf("load host state: %w", err)
 	}
 	if err := c.openSites(); err != nil {
@@ -359,7 +359,7 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 		// Held back by a pause last time: recorded, but still to be done.
 		delete(done, t.URL)
 	}
-	d := newDispatcher(c, pass, claims(done))
+	d := newDispatcher(c, pass, done)
 	for _, t := range queue {
 		d.push(t)
 	}
