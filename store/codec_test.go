@@ -42,6 +42,7 @@ func fill(t testing.TB, v reflect.Value, seed int) {
 }
 
 func TestRecordRoundTripKeepsEveryField(t *testing.T) {
+	t.Parallel()
 	var want URLRecord
 	fill(t, reflect.ValueOf(&want).Elem(), 1)
 	v, err := appendRecord(nil, &want)
@@ -61,6 +62,7 @@ func TestRecordRoundTripKeepsEveryField(t *testing.T) {
 }
 
 func TestRecordRoundTripKeepsZones(t *testing.T) {
+	t.Parallel()
 	paris := time.FixedZone("", 3600)
 	tests := []struct {
 		name string
@@ -89,6 +91,7 @@ func TestRecordRoundTripKeepsZones(t *testing.T) {
 }
 
 func TestLinksRoundTrip(t *testing.T) {
+	t.Parallel()
 	var filled []Link
 	fill(t, reflect.ValueOf(&filled).Elem(), 3)
 	tests := []struct {
@@ -124,6 +127,7 @@ func TestLinksRoundTrip(t *testing.T) {
 }
 
 func TestTaskRoundTrip(t *testing.T) {
+	t.Parallel()
 	var want Task
 	fill(t, reflect.ValueOf(&want).Elem(), 5)
 	got, err := decodeTask(want.URL, appendTask(nil, &want))
@@ -133,6 +137,7 @@ func TestTaskRoundTrip(t *testing.T) {
 }
 
 func TestDecodersRejectDamage(t *testing.T) {
+	t.Parallel()
 	rec := record("http://127.0.0.1/")
 	rv, err := appendRecord(nil, &rec)
 	if err != nil {
@@ -284,6 +289,7 @@ func FuzzDecodeTask(f *testing.F) {
 // frontier, and a task written without them (as before they existed) reads
 // back as run 0, not public.
 func TestTaskRunRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, want := range []Task{
 		{URL: "u", Action: "parse", Depth: 7, Run: 3},
 		{URL: "u", Action: "check", Depth: 1},
