@@ -13,7 +13,8 @@ import (
 // results are all in. A chain whose end awaits in turn is finished after
 // it; chains that lead round to each other end as a redirect loop. When
 // the pass stopped with URLs deferred to a later run, a record whose end
-// has no result yet keeps waiting for that run.
+// has no result yet, or one held back by a pause, keeps waiting for that
+// run.
 func (c *Coordinator) finishChains(p store.Pass, maxRedirects int) error {
 	db := c.cfg.DB
 	awaiting := map[string]store.URLRecord{}
@@ -26,53 +27,22 @@ func (c *Coordinator) finishChains(p store.Pass, maxRedirects int) error {
 	if err != nil || len(awaiting) == 0 {
 		return err
 	}
-	finished := map[string]*store.URLRecord{}
-	busy := map[string]bool{}
-	var finish func(u string) (*store.URLRecord, error)
-	finish = func(u string) (*store.URLRecord, error) {
-		if r, ok := finished[u]; ok {
-			return r, nil
+	finished, err := crawler.FinishChains(awaiting, func(u string) (store.URLRecord, bool, bool, error) {
+		e, ok, err := db.Get(u)
+		switch {
+		case err != nil:
+			return e, false, false, err
+		case ok && e.Pass == p.ID && !(crawler.HeldOwn(e) && p.State != store.PassComplete):
+			return e, true, false, nil
 		}
-		rec := awaiting[u]
-		busy[u] = true
-		defer delete(busy, u)
-		var end *store.URLRecord
-		if e, ok := awaiting[rec.Awaits]; ok {
-			if busy[rec.Awaits] {
-				end = &e // round to a chain being finished: a loop
-			} else {
-				r, err := finish(rec.Awaits)
-				if err != nil || r == nil {
-					return nil, err
-				}
-				end = r
-			}
-		} else {
-			e, ok, err := db.Get(rec.Awaits)
-			if err != nil {
-				return nil, fmt.Errorf("finish the chain of %s: %w", u, err)
-			}
-			if ok && e.Pass == p.ID {
-				end = &e
-			} else if p.State != store.PassComplete {
-				return nil, nil // its end is done by a later run
-			}
-		}
-		crawler.FinishChain(&rec, end, maxRedirects)
-		finished[u] = &rec
-		return &rec, nil
-	}
-	for u := range awaiting {
-		if _, err := finish(u); err != nil {
-			return err
-		}
+		return e, false, p.State != store.PassComplete, nil
+	}, maxRedirects)
+	if err != nil || len(finished) == 0 {
+		return err
 	}
 	results := make([]store.Result, 0, len(finished))
 	for _, r := range finished {
-		results = append(results, store.Result{Record: *r})
-	}
-	if len(results) == 0 {
-		return nil
+		results = append(results, store.Result{Record: r})
 	}
 	return db.Commit(p.ID, results)
 }

@@ -17,7 +17,8 @@
 // its results, as an outbox entry in the transaction that stores the results
 // (store.Result.Forward, store.Options.ForwardResults). The Frontier
 // publishes the entries in order, tasks to lp.todo.<shard> of their
-// destination and results to lp.res.<shard>, and deletes each after the
+// destination and a commit's results as one message to lp.res.<shard of
+// its first URL>, and deletes each after the
 // server acknowledged it. It takes the tasks of its own shards from one
 // durable pull consumer per shard, commits them to its database
 // (store.DB.Enqueue), acks them and only then hands the new ones to its
@@ -39,11 +40,14 @@
 //	LP_TODO    work queue, lp.todo.<shard>; consumer todo-<shard> per shard,
 //	           pull, explicit ack, pinned to one client of group "owner"
 //	LP_RES     work queue, lp.res.<shard>; consumer "results" (the coordinator)
-//	lp_leases  KV, TTL = the lease TTL: shard.<n> -> name of the worker holding it
-//	lp_state   KV: "pass" -> PassRecord; worker.<name> -> WorkerStatus
+//	lp_leases  KV, TTL = the lease TTL: shard.<n> -> name@token of the
+//	           worker process holding it
+//	lp_state   KV: "pass" -> PassRecord; worker.<name> -> WorkerStatus;
+//	           owner.<name> -> Owner (rewritten at each lease renewal)
 //
 // A message carries one store.OutboxEntry (store's own encoding): up to
-// Batch tasks for one shard, or results of one shard. Its Nats-Msg-Id is
+// Batch tasks for one shard, or the results of one commit (split only past
+// 512 KiB). Its Nats-Msg-Id is
 // <pass>:<hash of its bytes>, so a drainer that publishes an entry again
 // after a crash is deduplicated by the server within its window, and by the
 // owner's store.DB.Enqueue after it.
@@ -55,7 +59,12 @@
 // complete renewal: it then cancels its Context, which the command runs its
 // crawler under, so two processes never fetch one host. A shard held by
 // another worker is refused with a *HeldError naming the holder; a worker
-// restarted under the same name takes its own leases back at once.
+// restarted under the same name takes its own leases back at once. A
+// lease's value carries a token of the process that wrote it, so a
+// renewal that timed out but landed is known as this process's own, and
+// a restarted process of the same name is not. After each renewal round
+// a worker rewrites its Owner report, whose time on the server says when
+// its leases lapse once it is gone (Owners, Stalled).
 //
 // # End of a pass
 //
@@ -71,4 +80,15 @@
 // a worker's report therefore always shows as delivered beyond its acked
 // sequence, and a pass never ends while a task is anywhere: in a stream, in
 // flight to a worker, on a frontier, or in an outbox.
+//
+// # Stopping and resuming a pass
+//
+// Stop (lp.ctl.stop; check --nats --max-time) marks the pass stopped in its
+// record and in the merged database; each worker's Frontier then says Done,
+// and the command stops its crawler as a signal would, keeping the pass open
+// in its database. Begin with the same settings resumes a stopped pass
+// (by Stop, or ended with URLs deferred): the record is written again as
+// running, and until the pass ends the rule above counts only worker reports
+// written after that record (their KV revisions are higher), so an idle
+// report from before the stop never ends the resumed pass.
 package cluster

@@ -1,7 +1,10 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -27,19 +30,47 @@ func (e *HeldError) Error() string {
 type leases struct {
 	kv   jetstream.KeyValue
 	name string
-	ttl  time.Duration
-	revs map[int]uint64 // shard -> revision of our last write
+	// value is what this process writes into each lease: its name and a
+	// token of its own (leaseValue). The token tells a late write of this
+	// process, which landed after the renewal gave up waiting on it, from
+	// a write of a restarted worker of the same name.
+	value []byte
+	ttl   time.Duration
+	revs  map[int]uint64 // shard -> revision of our last write
+	// fault, a test hook, runs after a lease write landed; an error it
+	// returns is taken as the write's failure (a timeout after the server
+	// applied it).
+	fault func(shard int) error
+}
+
+// newToken is a worker process's own token: 64 random bits.
+func newToken() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("leases: a token: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// leaseValue is the value of a lease: name@token.
+func leaseValue(name, token string) []byte { return []byte(name + "@" + token) }
+
+// parseLease splits a lease's value into the holder's name and token (""
+// for a lease written before leases carried one).
+func parseLease(v []byte) (name, token string) {
+	name, token, _ = strings.Cut(string(v), "@")
+	return name, token
 }
 
 // acquire takes the lease of every shard, or none: a shard another worker
 // holds is refused, with every such shard named by its holder. A lease
 // already held under name (a restarted worker) is taken back.
-func acquire(ctx context.Context, kv jetstream.KeyValue, name string, shards []int) (*leases, error) {
+func acquire(ctx context.Context, kv jetstream.KeyValue, name, token string, shards []int) (*leases, error) {
 	st, err := kv.Status(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("leases: %w", err)
 	}
-	l := &leases{kv: kv, name: name, ttl: st.TTL(), revs: make(map[int]uint64, len(shards))}
+	l := &leases{kv: kv, name: name, value: leaseValue(name, token), ttl: st.TTL(), revs: make(map[int]uint64, len(shards))}
 	if l.ttl <= 0 {
 		return nil, fmt.Errorf("leases: bucket %s has no TTL: %w", leaseBucket, ErrNotSetUp)
 	}
@@ -77,7 +108,7 @@ func acquire(ctx context.Context, kv jetstream.KeyValue, name string, shards []i
 func (l *leases) take(ctx context.Context, shard int) (holder string, rev uint64, err error) {
 	key := leaseKey(shard)
 	for range 3 { // a lease may expire between Create and Get
-		rev, err = l.kv.Create(ctx, key, []byte(l.name))
+		rev, err = l.kv.Create(ctx, key, l.value)
 		if err == nil {
 			return "", rev, nil
 		}
@@ -91,10 +122,10 @@ func (l *leases) take(ctx context.Context, shard int) (holder string, rev uint64
 		if err != nil {
 			return "", 0, fmt.Errorf("lease of shard %d: %w", shard, err)
 		}
-		if h := string(e.Value()); h != l.name {
+		if h, _ := parseLease(e.Value()); h != l.name {
 			return h, 0, nil
 		}
-		rev, err = l.kv.Update(ctx, key, []byte(l.name), e.Revision())
+		rev, err = l.kv.Update(ctx, key, l.value, e.Revision())
 		if err == nil {
 			return "", rev, nil
 		}
@@ -113,7 +144,8 @@ const renewInFlight = 16
 
 // renew writes every lease again, each only if it is still ours. A lease
 // renewed before the round failed keeps its new revision, so the retry
-// round sends the right one.
+// round sends the right one; a write that failed but landed all the same
+// is recognised by this process's token and renewed from its revision.
 func (l *leases) renew(ctx context.Context) error {
 	var (
 		mu   sync.Mutex
@@ -129,7 +161,7 @@ func (l *leases) renew(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			next, err := l.kv.Update(ctx, leaseKey(shard), []byte(l.name), rev)
+			next, err := l.renewOne(ctx, shard, rev)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -149,6 +181,38 @@ func (l *leases) renew(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// renewOne writes one lease over revision rev. When rev is not the
+// lease's last, the lease is read: if it still holds this process's value
+// an earlier write of ours landed after we gave up on it, and the lease is
+// renewed over that revision; anything else (another token: this worker
+// restarted elsewhere; another name; no lease) means it is lost.
+func (l *leases) renewOne(ctx context.Context, shard int, rev uint64) (uint64, error) {
+	key := leaseKey(shard)
+	next, err := l.write(ctx, shard, rev)
+	if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return next, err
+	}
+	e, gerr := l.kv.Get(ctx, key)
+	switch {
+	case errors.Is(gerr, jetstream.ErrKeyNotFound):
+		return 0, gerr
+	case gerr != nil:
+		// Not known lost: the round fails and is tried again.
+		return 0, fmt.Errorf("read the lease after a stale revision: %w", gerr)
+	case !bytes.Equal(e.Value(), l.value):
+		return 0, err
+	}
+	return l.write(ctx, shard, e.Revision())
+}
+
+func (l *leases) write(ctx context.Context, shard int, rev uint64) (uint64, error) {
+	next, err := l.kv.Update(ctx, leaseKey(shard), l.value, rev)
+	if err == nil && l.fault != nil {
+		err = l.fault(shard)
+	}
+	return next, err
+}
+
 // lostError: a lease expired or was taken while we held it.
 type lostError struct {
 	shard int
@@ -162,8 +226,9 @@ func (e *lostError) Error() string {
 // keep renews the leases every TTL/3 until ctx ends, and calls lost (once)
 // when a lease is gone, or TTL/2 has passed since the last renewal of all
 // of them: past that, another worker may soon hold a shard, so this one
-// must stop fetching its hosts before.
-func (l *leases) keep(ctx context.Context, lost func(error), logf func(string, ...any)) {
+// must stop fetching its hosts before. renewed runs after each complete
+// round.
+func (l *leases) keep(ctx context.Context, lost func(error), logf func(string, ...any), renewed func()) {
 	// A failed round is tried again soon, not a whole period later: one
 	// slow round must not cost the shards.
 	every, retry := l.ttl/3, l.ttl/12
@@ -190,6 +255,7 @@ func (l *leases) keep(ctx context.Context, lost func(error), logf func(string, .
 			case err == nil:
 				giveUp.Reset(l.ttl / 2)
 				next.Reset(every)
+				renewed()
 			default:
 				if ctx.Err() == nil {
 					logf("%v (retrying)", err)
@@ -225,7 +291,20 @@ func Holders(ctx context.Context, js jetstream.JetStream) ([Shards]string, error
 	if err != nil {
 		return out, err
 	}
-	ks, err := keys(ctx, b.leases, "shard.*")
+	values, err := leaseValues(ctx, b.leases)
+	if err != nil {
+		return out, err
+	}
+	for s, v := range values {
+		out[s], _ = parseLease(v)
+	}
+	return out, nil
+}
+
+// leaseValues reads every lease: its raw value by shard, nil where none.
+func leaseValues(ctx context.Context, kv jetstream.KeyValue) ([Shards][]byte, error) {
+	var out [Shards][]byte
+	ks, err := keys(ctx, kv, "shard.*")
 	if err != nil {
 		return out, err
 	}
@@ -234,14 +313,14 @@ func Holders(ctx context.Context, js jetstream.JetStream) ([Shards]string, error
 		if _, err := fmt.Sscanf(strings.TrimPrefix(k, "shard."), "%d", &n); err != nil || n < 0 || n >= Shards {
 			continue
 		}
-		e, err := b.leases.Get(ctx, k)
+		e, err := kv.Get(ctx, k)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			continue
 		}
 		if err != nil {
 			return out, fmt.Errorf("read lease %s: %w", k, err)
 		}
-		out[n] = string(e.Value())
+		out[n] = e.Value()
 	}
 	return out, nil
 }

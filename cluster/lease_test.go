@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -161,5 +162,115 @@ func TestLeaseGivenUpWhenRenewalFails(t *testing.T) {
 	}
 	if cause := context.Cause(w.Context()); !strings.Contains(cause.Error(), "not renewed") {
 		t.Errorf("stopped because %v", cause)
+	}
+}
+
+// A renewal whose writes landed on the server but were reported failed (a
+// timeout after the server applied them) leaves the next round with stale
+// revisions: the worker reads its own token back and keeps its leases. A
+// restarted process of the same name has another token: the old one
+// stops, the new one keeps every lease, and its Close gives them up.
+func TestRenewalThatLandedAfterATimeout(t *testing.T) {
+	t.Parallel()
+	_, js := leaseSetup(t, 6*time.Second)
+	// fault makes the first renewal of each shard land and then fail;
+	// failed closes once every shard's did, and done after rounds more
+	// renewals of every shard landed.
+	type fault struct {
+		mu           sync.Mutex
+		n            int
+		seen         map[int]bool
+		after        int
+		failed, done chan struct{}
+	}
+	newFault := func(shards []int, rounds int) (*fault, func(int) error) {
+		f := &fault{n: len(shards), seen: map[int]bool{}, failed: make(chan struct{}), done: make(chan struct{})}
+		return f, func(shard int) error {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if !f.seen[shard] {
+				f.seen[shard] = true
+				if len(f.seen) == f.n {
+					close(f.failed)
+				}
+				return context.DeadlineExceeded
+			}
+			if f.after++; f.after == rounds*f.n {
+				close(f.done)
+			}
+			return nil
+		}
+	}
+	start := func(name, shards string, hook func(int) error) *Worker {
+		s, _ := ParseShards(shards)
+		w, err := NewWorker(context.Background(), js, WorkerConfig{Name: name, Shards: s, DB: openDB(t, name+".db", true), renewFault: hook,
+			Logf: func(format string, args ...any) { t.Logf(name+": "+format, args...) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = w.Close() })
+		return w
+	}
+
+	s1, _ := ParseShards("0-9")
+	f, hook := newFault(s1, 3)
+	w := start("w1", "0-9", hook)
+	select {
+	case <-f.done: // three complete rounds after the failed one
+	case <-w.Context().Done():
+		t.Fatalf("the worker stopped after its own late write: %v", context.Cause(w.Context()))
+	case <-time.After(60 * time.Second):
+		t.Fatal("no renewal after the failed round")
+	}
+	if err := w.Context().Err(); err != nil {
+		t.Fatalf("the worker stopped: %v", context.Cause(w.Context()))
+	}
+	if got := holders(t, js, "0-9"); !slices.Equal(got, all("w1", 10)) {
+		t.Errorf("holders = %q", got)
+	}
+
+	// The same fault, and this time the worker is restarted under its name
+	// meanwhile: its own late write must not win the leases back.
+	s2, _ := ParseShards("10-19")
+	old, hook := newFault(s2, 1<<30)
+	w2 := start("w2", "10-19", hook)
+	select {
+	case <-old.failed:
+	case <-time.After(60 * time.Second):
+		t.Fatal("w2 never renewed")
+	}
+	again := start("w2", "10-19", nil)
+	select {
+	case <-w2.Context().Done():
+		if cause := context.Cause(w2.Context()); !strings.Contains(cause.Error(), "lost the lease") {
+			t.Errorf("the old process stopped because %v", cause)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the old process kept renewing leases its restarted self holds")
+	}
+	if err := again.Context().Err(); err != nil {
+		t.Fatalf("the restarted process stopped: %v", context.Cause(again.Context()))
+	}
+	owners, err := Owners(context.Background(), js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, o := range owners {
+		if o.Name == "w2" {
+			found = true
+			if o.Token != again.token || !slices.Equal(o.Holds, s2) || o.Lost() {
+				t.Errorf("w2's owner report: token %s holding %v; want the restarted process %s holding %v", o.Token, o.Holds, again.token, s2)
+			}
+		}
+	}
+	if !found {
+		t.Error("no owner report of w2")
+	}
+	if err := again.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := holders(t, js, "0-19"); !slices.Equal(got, append(all("w1", 10), all("", 10)...)) {
+		t.Errorf("after w2's Close: holders %q", got)
 	}
 }

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -126,4 +127,57 @@ func TestCoordinatorRestarted(t *testing.T) {
 	if err != nil || again.Pass.ID != rec.Pass.ID+1 {
 		t.Errorf("Begin after the pass ended = pass %d, %v; want a new pass %d", again.Pass.ID, err, rec.Pass.ID+1)
 	}
+}
+
+// What a killed worker was delivered and never acked reaches the worker
+// restarted on its shards at once, not AckWait later: with AckWait an
+// hour long, the pass completes only because the restarted worker has the
+// unacked message delivered again when it joins.
+func TestRestartedWorkerGetsUnackedTasksAtOnce(t *testing.T) {
+	t.Parallel()
+	js := connect(t, startServer(t))
+	wb := newWeb(12, 5)
+	cfg, _ := ticks(t)
+	c, merged, rec := coordinate(t, js, cfg, wb.url(0, 0))
+
+	victimShard := Shard("site0.test") // its seed is the first message
+	held := make(chan struct{})
+	var once sync.Once
+	var nodes []*node
+	var victim *node
+	var victimShards []int
+	victimPath := filepath.Join(t.TempDir(), "victim.db")
+	for i, shards := range wb.split(3) {
+		name := "w" + string(rune('1'+i))
+		if !slices.Contains(shards, victimShard) {
+			nodes = append(nodes, startNode(t, js, wb, name, shards, rec, WorkerConfig{Batch: 2, ackWait: time.Hour}))
+			continue
+		}
+		victimShards = shards
+		victim = restartNode(t, js, wb, name, victimPath, shards, rec, WorkerConfig{Batch: 2, ackWait: time.Hour,
+			beforeCommit: func(ctx context.Context) {
+				once.Do(func() { close(held) })
+				<-ctx.Done() // never commits nor acks: killed first
+			}})
+	}
+	select {
+	case <-held:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the victim was delivered nothing")
+	}
+	victim.kill()
+	info, err := js.Consumer(context.Background(), todoStream, todoConsumer(victimShard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := info.CachedInfo().NumAckPending; n == 0 {
+		t.Fatal("the killed worker left no message unacked: the test proves nothing")
+	}
+
+	restarted := restartNode(t, js, wb, victim.name, victimPath, victimShards, rec, WorkerConfig{Batch: 2, ackWait: time.Hour})
+	nodes = append(nodes, restarted)
+	for _, n := range nodes {
+		n.wait(t)
+	}
+	checkMerged(t, c, merged, rec, wb, nodes, 0)
 }

@@ -18,6 +18,7 @@ const (
 	ownerGroup      = "owner"
 	passKey         = "pass"
 	workerKeyPrefix = "worker."
+	ownerKeyPrefix  = "owner."
 	// dedupeWindow is how long the server remembers a Nats-Msg-Id: a
 	// drainer killed between a publish and the outbox delete repeats the
 	// entry within it, as a rule.
@@ -29,6 +30,7 @@ func resSubject(shard int) string   { return fmt.Sprintf("lp.res.%d", shard) }
 func todoConsumer(shard int) string { return fmt.Sprintf("todo-%d", shard) }
 func leaseKey(shard int) string     { return fmt.Sprintf("shard.%d", shard) }
 func workerKey(name string) string  { return workerKeyPrefix + name }
+func ownerKey(name string) string   { return ownerKeyPrefix + name }
 
 // Options are the settings of a whole cluster, fixed by whoever runs Setup
 // (the coordinator); workers read them from the server.
@@ -42,9 +44,9 @@ const (
 	defaultLeaseTTL = 15 * time.Second
 	// ackWait is how long a worker (or the coordinator's writer) may take
 	// to commit and ack a delivered message before it is delivered again:
-	// it only commits, never waits on a host, so this is generous. It is
-	// also how long a message delivered to a process that just died, or
-	// to a pull request that outlived a stop, waits for the next one.
+	// it only commits, never waits on a host, so this is generous. A
+	// worker that takes a shard's lease has what a dead process of it left
+	// unacked delivered again at once (Worker.Join), without this wait.
 	ackWait = 10 * time.Second
 )
 
@@ -122,7 +124,7 @@ func openBuckets(ctx context.Context, js jetstream.JetStream) (buckets, error) {
 }
 
 // ensureShardConsumer creates, or updates, the consumer of a shard.
-func ensureShardConsumer(ctx context.Context, js jetstream.JetStream, shard int, leaseTTL time.Duration) (jetstream.Consumer, error) {
+func ensureShardConsumer(ctx context.Context, js jetstream.JetStream, shard int, leaseTTL, ackWait time.Duration) (jetstream.Consumer, error) {
 	c, err := js.CreateOrUpdateConsumer(ctx, todoStream, jetstream.ConsumerConfig{
 		Durable:        todoConsumer(shard),
 		FilterSubject:  todoSubject(shard),

@@ -31,9 +31,15 @@ type PassRecord struct {
 
 // WorkerStatus is what a worker last reported, at worker.<name>.
 type WorkerStatus struct {
-	Name   string `json:"name"`
+	Name string `json:"name"`
+	// Token is the reporting process's own (Owner.Token): a report of an
+	// earlier process of the same name has another.
+	Token  string `json:"token,omitempty"`
 	Shards string `json:"shards"` // as FormatShards writes them
 	Pass   uint64 `json:"pass"`   // the pass the report is about
+	// Refused, when set, says why the worker cannot run Pass (its
+	// settings do not apply there): it takes no part in it.
+	Refused string `json:"refused,omitempty"`
 	// Idle: nothing queued, in flight, parked or in the outbox, and every
 	// acked task handed over and resolved (see the package comment).
 	Idle bool `json:"idle"`
@@ -50,6 +56,8 @@ type WorkerStatus struct {
 	// (it keeps retrying), empty when there is none.
 	Error   string    `json:"error,omitempty"`
 	Updated time.Time `json:"updated"`
+
+	rev uint64 // the report's revision in KV, as read
 }
 
 func (s *WorkerStatus) acked(shard int) uint64 { return s.Acked[strconv.Itoa(shard)] }

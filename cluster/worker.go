@@ -33,6 +33,10 @@ type WorkerConfig struct {
 	DB *store.DB
 	// Batch is the most tasks one message carries; default 32.
 	Batch int
+	// Host and DBPath say where the worker runs (the machine, and its
+	// database file as given), so that status and check --nats can say
+	// where to start it again once its leases lapsed.
+	Host, DBPath string
 	// Logf, when set, is told what the worker retries or drops.
 	Logf func(format string, args ...any)
 
@@ -40,6 +44,14 @@ type WorkerConfig struct {
 	// afterAck after a task message is acked, before the worker notes it.
 	beforeDrain func(ctx context.Context)
 	afterAck    func(ctx context.Context)
+	// renewFault, a test hook, runs after each lease write that landed;
+	// an error it returns is taken as that write's failure.
+	renewFault func(shard int) error
+	// beforeCommit, a test hook, runs when a task message arrives; when
+	// the frontier is closing by its end, the message is left unacked.
+	beforeCommit func(ctx context.Context)
+	// ackWait, for tests, replaces the shard consumers' AckWait.
+	ackWait time.Duration
 }
 
 const defaultBatch = 32
@@ -56,8 +68,12 @@ type Worker struct {
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	token  string // this process's, in its leases and reports
 	leases *leases
 	kept   chan struct{} // closed when the lease keeper returns
+	// ownerRev is the revision of this process's last owner report; only
+	// the lease keeper writes it, and Close after the keeper returned.
+	ownerRev uint64
 }
 
 // NewWorker takes the leases of cfg.Shards, refusing (with *HeldError, one
@@ -75,6 +91,9 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 	if cfg.Batch <= 0 {
 		cfg.Batch = defaultBatch
 	}
+	if cfg.ackWait <= 0 {
+		cfg.ackWait = ackWait
+	}
 	b, err := openBuckets(ctx, js)
 	if err != nil {
 		return nil, err
@@ -86,15 +105,60 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 		}
 		w.owned[s] = true
 	}
-	if w.leases, err = acquire(ctx, b.leases, cfg.Name, cfg.Shards); err != nil {
+	if w.token, err = newToken(); err != nil {
 		return nil, err
 	}
+	if w.leases, err = acquire(ctx, b.leases, cfg.Name, w.token, cfg.Shards); err != nil {
+		return nil, err
+	}
+	w.leases.fault = cfg.renewFault
 	w.ctx, w.cancel = context.WithCancelCause(context.Background())
+	w.reportOwner(ctx, false)
 	go func() {
 		defer close(w.kept)
-		w.leases.keep(w.ctx, w.cancel, w.logf)
+		w.leases.keep(w.ctx, w.cancel, w.logf, func() {
+			rctx, cancel := context.WithTimeout(w.ctx, w.leases.ttl/6)
+			defer cancel()
+			w.reportOwner(rctx, false)
+		})
 	}()
 	return w, nil
+}
+
+// reportOwner writes the worker's owner report: at the start, after each
+// complete renewal round, and once released. Its time on the server is
+// the last renewal, which tells when the leases lapse once the process
+// is gone. A report of a restarted process of the same name is never
+// overwritten by this one.
+func (w *Worker) reportOwner(ctx context.Context, released bool) {
+	o := Owner{Name: w.cfg.Name, Token: w.token, Shards: FormatShards(w.cfg.Shards), Host: w.cfg.Host, DBPath: w.cfg.DBPath, TTL: w.leases.ttl, Released: released}
+	data, err := json.Marshal(o)
+	if err != nil {
+		w.logf("owner report: %v", err)
+		return
+	}
+	var rev uint64
+	if w.ownerRev == 0 {
+		rev, err = w.b.state.Put(ctx, ownerKey(w.cfg.Name), data)
+	} else {
+		rev, err = w.b.state.Update(ctx, ownerKey(w.cfg.Name), data, w.ownerRev)
+	}
+	if err != nil {
+		if w.ctx.Err() == nil || released {
+			w.logf("owner report: %v", err)
+		}
+		return
+	}
+	w.ownerRev = rev
+}
+
+// Refuse tells the cluster this worker cannot run pass (why says why),
+// so that check --nats fails at once with the reason instead of waiting
+// for a worker that will not come.
+func (w *Worker) Refuse(ctx context.Context, pass uint64, why string) error {
+	return putJSON(ctx, w.b.state, workerKey(w.cfg.Name), &WorkerStatus{
+		Name: w.cfg.Name, Token: w.token, Shards: FormatShards(w.cfg.Shards), Pass: pass, Refused: why, Updated: time.Now().UTC(),
+	})
 }
 
 // Context ends, with the cause (context.Cause), when the worker loses a
@@ -110,6 +174,7 @@ func (w *Worker) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	w.leases.release(ctx)
+	w.reportOwner(ctx, true)
 	return nil
 }
 
@@ -208,7 +273,7 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 	}
 	for _, s := range w.cfg.Shards {
 		key := strconv.Itoa(s)
-		c, err := ensureShardConsumer(ctx, w.js, s, w.leases.ttl)
+		c, err := ensureShardConsumer(ctx, w.js, s, w.leases.ttl, w.cfg.ackWait)
 		if err != nil {
 			f.stopConsumers()
 			return nil, fmt.Errorf("join: %w", err)
@@ -222,6 +287,14 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 		if err != nil {
 			f.stopConsumers()
 			return nil, fmt.Errorf("join: consumer of shard %d: %w", s, err)
+		}
+		if info.NumAckPending > 0 {
+			// Delivered and never acked: to a process that is gone (this
+			// one holds the lease now, and a worker's database admits one
+			// process). Deliver them again now, not AckWait after.
+			if _, err := w.js.ResetConsumer(ctx, todoStream, todoConsumer(s)); err != nil {
+				w.logf("redeliver the unacked tasks of shard %d: %v (they come after %s)", s, err, w.cfg.ackWait)
+			}
 		}
 		f.mu.Lock()
 		f.acked[key] = max(info.AckFloor.Stream, prev.acked(s))
@@ -328,6 +401,12 @@ func (f *Frontier) fail(format string, args ...any) {
 // queues the new tasks for the crawler. A message that cannot be committed
 // is not acked: it comes back, and the pass cannot end without it.
 func (f *Frontier) receive(shard int, m jetstream.Msg) {
+	if h := f.w.cfg.beforeCommit; h != nil {
+		h(f.ctx)
+		if f.ctx.Err() != nil {
+			return
+		}
+	}
 	meta, err := m.Metadata()
 	if err != nil {
 		f.fail("shard %d: a message without metadata: %v", shard, err)
@@ -471,8 +550,8 @@ func (f *Frontier) waitOutbox(wait time.Duration) bool {
 }
 
 // publish sends one outbox entry: its tasks to their shards' subjects, at
-// most Batch to a message, and its results to their shards' result
-// subjects, and waits for every acknowledgement.
+// most Batch to a message, and its results in one message, and waits for
+// every acknowledgement.
 func (f *Frontier) publish(e store.OutboxEntry) error {
 	var msgs []*nats.Msg
 	add := func(subject string, part store.OutboxEntry) error {
@@ -504,17 +583,11 @@ func (f *Frontier) publish(e store.OutboxEntry) error {
 			}
 		}
 	}
-	resByShard := map[int][]store.Result{}
-	order = order[:0]
-	for _, r := range e.Results {
-		s := shardOfURL(r.Record.URL)
-		if _, ok := resByShard[s]; !ok {
-			order = append(order, s)
-		}
-		resByShard[s] = append(resByShard[s], r)
-	}
-	for _, s := range order {
-		if err := f.addResults(add, s, e.Pass, resByShard[s]); err != nil {
+	// The coordinator reads every lp.res.* through one consumer: a
+	// commit's results go as one message (more only past maxResultBytes),
+	// on the subject of its first URL's shard.
+	if len(e.Results) > 0 {
+		if err := f.addResults(add, shardOfURL(e.Results[0].Record.URL), e.Pass, e.Results); err != nil {
 			return err
 		}
 	}
@@ -525,7 +598,7 @@ func (f *Frontier) publish(e store.OutboxEntry) error {
 // payload limit.
 const maxResultBytes = 512 << 10
 
-// addResults splits a shard's results into messages below maxResultBytes.
+// addResults splits results into messages below maxResultBytes.
 func (f *Frontier) addResults(add func(string, store.OutboxEntry) error, shard int, pass uint64, results []store.Result) error {
 	for len(results) > 0 {
 		n := len(results)
@@ -616,7 +689,7 @@ func (f *Frontier) report() {
 }
 
 func (f *Frontier) status() *WorkerStatus {
-	st := &WorkerStatus{Name: f.w.cfg.Name, Shards: FormatShards(f.w.cfg.Shards), Pass: f.pass, Updated: time.Now().UTC()}
+	st := &WorkerStatus{Name: f.w.cfg.Name, Token: f.w.token, Shards: FormatShards(f.w.cfg.Shards), Pass: f.pass, Updated: time.Now().UTC()}
 	f.mu.Lock()
 	st.Acked = make(map[string]uint64, len(f.acked))
 	for k, v := range f.acked {

@@ -23,15 +23,27 @@ import (
 // claims is the pass's set of URLs that some task resolves: queued, in
 // flight, claimed by a redirect chain or done. The dispatcher owns it: it
 // adds what pages link to, and claims redirect targets for the workers
-// that follow them (Crawler.claim).
-type claims map[string]struct{}
+// that follow them (Crawler.claim). Each entry also keeps what ends needs
+// of the URL's result, when that is only a verdict and a status: one map
+// and one copy of every URL string, where a set and a map of results kept
+// two of each (at 100,000 pages about 4 MB of the live heap).
+type claims map[string]claimed
+
+// claimed is a URL's entry in claims.
+type claimed struct {
+	end    uint8 // the result's verdict, 1 + its index in endVerdicts; 0 while unknown here
+	status int32
+}
+
+// endVerdicts are the verdicts a claims entry can keep.
+var endVerdicts = []store.Verdict{store.VerdictOK, store.VerdictBroken, store.VerdictTransient, store.VerdictUnverifiable, store.VerdictSkipped}
 
 // claim adds u and says whether it was new.
 func (c claims) claim(u string) bool {
 	if _, dup := c[u]; dup {
 		return false
 	}
-	c[u] = struct{}{}
+	c[u] = claimed{}
 	return true
 }
 
@@ -92,34 +104,37 @@ func chainEnd(rec *store.URLRecord, end store.URLRecord, maxRedirects int) {
 }
 
 // ends keeps, for every URL resolved in this run, what a redirect to it
-// needs: most results are a verdict and a status; the few with an error, a
-// note or redirects of their own are kept whole.
+// needs: most results are a verdict and a status, kept in the URL's claims
+// entry; the few with an error, a note or redirects of their own, or of a
+// URL not claimed, are kept whole.
 type ends struct {
-	plain map[string]plainEnd
-	full  map[string]*store.URLRecord
+	seen claims
+	full map[string]*store.URLRecord
 }
 
-type plainEnd struct {
-	verdict store.Verdict // one of the constants: no bytes of its own
-	status  int32
-}
-
-func newEnds() ends {
-	return ends{plain: make(map[string]plainEnd), full: make(map[string]*store.URLRecord)}
+func newEnds(seen claims) ends {
+	return ends{seen: seen, full: make(map[string]*store.URLRecord)}
 }
 
 func (e ends) put(rec *store.URLRecord) {
-	if rec.Error == "" && rec.Note == "" && rec.FinalURL == "" && len(rec.Redirects) == 0 {
-		e.plain[rec.URL] = plainEnd{rec.Verdict, int32(rec.Status)}
-		return
+	if rec.Error == "" && rec.Note == "" && rec.FinalURL == "" && len(rec.Redirects) == 0 && rec.Status == int(int32(rec.Status)) {
+		v := slices.Index(endVerdicts, rec.Verdict)
+		if _, ok := e.seen[rec.URL]; ok && v >= 0 {
+			e.seen[rec.URL] = claimed{end: uint8(v + 1), status: int32(rec.Status)}
+			delete(e.full, rec.URL)
+			return
+		}
+	}
+	if c, ok := e.seen[rec.URL]; ok && c.end != 0 {
+		e.seen[rec.URL] = claimed{}
 	}
 	e.full[rec.URL] = &store.URLRecord{URL: rec.URL, Verdict: rec.Verdict, Status: rec.Status,
 		Error: rec.Error, Note: rec.Note, FinalURL: rec.FinalURL, Redirects: rec.Redirects}
 }
 
 func (e ends) get(u string) (store.URLRecord, bool) {
-	if v, ok := e.plain[u]; ok {
-		return store.URLRecord{URL: u, Verdict: v.verdict, Status: int(v.status)}, true
+	if c := e.seen[u]; c.end != 0 {
+		return store.URLRecord{URL: u, Verdict: endVerdicts[c.end-1], Status: int(c.status)}, true
 	}
 	if r, ok := e.full[u]; ok {
 		return *r, true
@@ -170,7 +185,7 @@ func (d *dispatcher) wait(target string, ws []waiting) ([]store.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", target, err)
 	}
-	if ok && end.Pass == d.pass.ID && !heldOwn(end) {
+	if ok && end.Pass == d.pass.ID && !HeldOwn(end) {
 		return []store.Result{d.finishWaiting(last, end)}, nil
 	}
 	d.waiters[target] = append(d.waiters[target], last)
@@ -204,7 +219,7 @@ func (d *dispatcher) finishWaiting(w waiting, end store.URLRecord) store.Result 
 		d.c.stats.problems.Add(1)
 	}
 	res := store.Result{Record: rec, SetLinks: true, Forward: w.forward}
-	if heldOwn(end) {
+	if HeldOwn(end) {
 		// The chain ends at a URL of the site held back by a pause: this
 		// URL is done again with it when the pass resumes.
 		requeue(&res, w.depth, w.public)

@@ -258,9 +258,9 @@ type Outcome struct {
 // the pass is done everywhere) or ctx is cancelled; see Run. queue is the
 // frontier to start from (seeds, or what a stopped run left); done holds
 // every URL already resolved in this pass, and is owned by run from here on.
-func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass, queue []store.Task, done map[string]struct{}) (Outcome, error) {
+func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass, queue []store.Task, done claims) (Outcome, error) {
 	if done == nil {
-		done = make(map[string]struct{})
+		done = make(claims)
 	}
 	// Fetches outlive a stop by the grace period so that work nearly done
 	// is not thrown away; hard (a second signal) ends them at once.
@@ -283,16 +283,21 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 	}()
 
 	g, gctx := errgroup.WithContext(context.WithoutCancel(ctx))
+	// Unbuffered: what a kill loses is what is not committed, and each
+	// buffer here would add to it. With them, that is the tasks in the
+	// workers' hands (at most Concurrency, each fetching or waiting to hand
+	// its outcome over) and the writer's one batch; while that batch
+	// commits, the dispatcher waits for it.
 	tasks := make(chan task)
-	outcomes := make(chan outcome, c.cfg.Concurrency)
-	writes := make(chan store.Result, c.cfg.BatchSize)
+	outcomes := make(chan outcome)
+	writes := make(chan store.Result)
 
 	c.claimReqs, c.looped = make(chan claimReq), make(chan struct{})
 	c.frontier = c.cfg.Frontier
 	if c.frontier == nil {
 		c.frontier = Local()
 	}
-	if err := c.loadHostState(pass.ID); err != nil {
+	if err := c.loadHostState(pass.ID, len(done) > 0); err != nil {
 		return Outcome{}, fmt.Errorf("load host state: %w", err)
 	}
 	if err := c.openSites(); err != nil {
@@ -354,7 +359,7 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 		// Held back by a pause last time: recorded, but still to be done.
 		delete(done, t.URL)
 	}
-	d := newDispatcher(c, pass, claims(done))
+	d := newDispatcher(c, pass, done)
 	for _, t := range queue {
 		d.push(t)
 	}
@@ -455,15 +460,9 @@ func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.
 				return err
 			}
 		case reply := <-flushes:
-			// The dispatcher waits for the answer, so everything it
-			// handed over before asking is in in's buffer by now.
-			var err error
-			for len(in) > 0 && err == nil {
-				err = add(<-in)
-			}
-			if err == nil {
-				err = flush()
-			}
+			// in is unbuffered and the dispatcher asks after handing
+			// its results over: every one of them is in the batch.
+			err := flush()
 			reply <- err
 			if err != nil {
 				return err

@@ -157,7 +157,7 @@ type dispatcher struct {
 func newDispatcher(c *Crawler, pass store.Pass, seen claims) *dispatcher {
 	d := &dispatcher{c: c, pass: pass, seen: seen, hosts: make(map[string]*hostQueue),
 		sitemapURLs: make(map[string]struct{}), traps: newTrapState(),
-		ends: newEnds(), waiters: make(map[string][]waiting), ownHosts: make(map[string]bool),
+		ends: newEnds(seen), waiters: make(map[string][]waiting), ownHosts: make(map[string]bool),
 		decisions: make(map[rules.Decision]*rules.Decision)}
 	for _, s := range pass.StartURLs {
 		if u, err := url.Parse(s); err == nil {

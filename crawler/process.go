@@ -267,6 +267,7 @@ func (c *Crawler) countPage(contentType string) {
 func (c *Crawler) handBack(f *fetched, o *outcome) {
 	o.retry = true
 	o.later, o.task.getNext, o.task.upgradeNext = f.later, f.getNext, f.upgradeNext
+	o.task.attempt += f.resent // net/http's own resends were tries too
 	// The redirect targets claimed on the way are this task's no more:
 	// they are queued as tasks of their own.
 	for _, k := range f.keys {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
 	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
@@ -81,7 +82,10 @@ func (s *credSite) check(t *testing.T) {
 	}
 }
 
-func credRules(t *testing.T, starts ...string) *rules.Engine {
+// credRun runs (or resumes) the pass of starts on db over tr, with a rule
+// that gives 127.0.0.2 a header and basic auth, and pauses of up to a
+// minute sat out.
+func credRun(t *testing.T, tr http.RoundTripper, db *store.DB, starts ...string) crawler.Outcome {
 	t.Helper()
 	engine, err := rules.New(rules.Config{Start: starts, Rules: []rules.Rule{{
 		Source: "test", Scheme: "http", Host: "127.0.0.2",
@@ -90,7 +94,16 @@ func credRules(t *testing.T, starts ...string) *rules.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return engine
+	settings := func(string) throttle.Settings {
+		return throttle.Settings{MaxPause: time.Minute, MaxRetries: 2, IgnoreRobots: true}
+	}
+	c := crawler.New(crawler.Config{Concurrency: 4, Timeout: 5 * time.Second, Transport: tr,
+		Throttle: throttle.New(throttle.Config{Settings: settings}), HostSettings: settings}, engine, db)
+	_, out, err := c.Run(context.Background(), context.Background(), passOf(starts...))
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return out
 }
 
 // A redirect target whose chain was handed back (a 429 on the hop) is then
@@ -100,15 +113,8 @@ func TestHandedBackRedirectTargetStaysPublic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var s credSite
 		base, tr := pipeServer(t, s.handler("2"))
-		engine := credRules(t, base+"/")
-		settings := func(string) throttle.Settings {
-			return throttle.Settings{MaxPause: time.Minute, MaxRetries: 2, IgnoreRobots: true}
-		}
-		c := crawler.New(crawler.Config{Concurrency: 4, Timeout: 5 * time.Second, Transport: tr,
-			Throttle: throttle.New(throttle.Config{Settings: settings}), HostSettings: settings}, engine, openDB(t))
-		_, out, err := c.Run(context.Background(), context.Background(), passOf(base+"/"))
-		if err != nil || !out.Complete {
-			t.Fatalf("run: %+v, %v", out, err)
+		if out := credRun(t, tr, openDB(t), base+"/"); !out.Complete {
+			t.Fatalf("run: %+v", out)
 		}
 		s.check(t)
 	})
@@ -124,21 +130,8 @@ func TestPublicMarkSurvivesResume(t *testing.T) {
 		// Both origins are the site's own, so a pause defers their URLs
 		// to the next run instead of giving up on them.
 		starts := []string{base + "/", otherOrigin + "/"}
-		engine := credRules(t, starts...)
 		db := openDB(t)
-		run := func() crawler.Outcome {
-			settings := func(string) throttle.Settings {
-				return throttle.Settings{MaxPause: time.Minute, MaxRetries: 2, IgnoreRobots: true}
-			}
-			c := crawler.New(crawler.Config{Concurrency: 4, Timeout: 5 * time.Second, Transport: tr,
-				Throttle: throttle.New(throttle.Config{Settings: settings}), HostSettings: settings}, engine, db)
-			_, out, err := c.Run(context.Background(), context.Background(), passOf(starts...))
-			if err != nil {
-				t.Fatalf("run: %v", err)
-			}
-			return out
-		}
-		if out := run(); out.Complete || out.Deferred == 0 {
+		if out := credRun(t, tr, db, starts...); out.Complete || out.Deferred == 0 {
 			t.Fatalf("first run: %+v; want /target deferred by its 2-minute pause", out)
 		}
 		queued, err := db.Frontier()
@@ -151,7 +144,7 @@ func TestPublicMarkSurvivesResume(t *testing.T) {
 		}
 		t.Logf("stored frontier: %s", strings.Join(marks, ", "))
 		time.Sleep(3 * time.Minute) // the bubble's clock: the pause is over
-		if out := run(); !out.Complete {
+		if out := credRun(t, tr, db, starts...); !out.Complete {
 			t.Fatalf("second run: %+v", out)
 		}
 		s.check(t)

@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 	"io"
-	"mime"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"time"
@@ -33,6 +33,9 @@ type hop struct {
 	err         error
 	retry       bool          // the throttle says: try this URL again later
 	retryAfter  time.Duration // no sooner than this
+	// resent is how many more requests net/http sent for this one on its
+	// own (see tries): each a try of the URL, like a retry.
+	resent int
 	// consumeErr is what requestOpts.consume said about a body it read to
 	// the end without a network error: the body itself is bad.
 	consumeErr error
@@ -65,11 +68,13 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 	defer cancel()
 	var latency time.Duration
 	var counted countingReader
+	var sent tries
 	if p != nil {
+		sent.allowed = p.Tries(o.attempt)
 		defer func() {
 			out := throttle.Outcome{
 				Status: h.status, RetryAfter: h.header.Get("Retry-After"), Err: h.err,
-				Bytes: counted.n, Latency: latency, Attempt: o.attempt,
+				Bytes: counted.n, Latency: latency, Attempt: o.attempt + h.resent,
 			}
 			if !o.robots {
 				// robots.txt speaks for the whole host; any other URL for itself.
@@ -78,7 +83,7 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 			h.retry, h.retryAfter = p.Done(out)
 		}()
 	}
-	req, err := http.NewRequestWithContext(ctx, method, target, nil)
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, sent.trace()), method, target, nil)
 	if err != nil {
 		return hop{err: err}
 	}
@@ -100,15 +105,19 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 		}
 	}
 	c.stats.requests.Add(1)
-	sent := time.Now()
+	start := time.Now()
 	resp, err := c.client.Do(req)
-	latency = time.Since(sent)
+	latency = time.Since(start)
+	n, err := sent.count(err)
+	if n > 1 {
+		c.stats.requests.Add(int64(n - 1))
+	}
 	if err != nil {
 		c.noteNoSuchHost(req.URL.Hostname(), err)
-		return hop{err: err}
+		return hop{err: err, resent: n - 1}
 	}
 	defer resp.Body.Close()
-	h = hop{status: resp.StatusCode, header: resp.Header, contentType: resp.Header.Get("Content-Type")}
+	h = hop{status: resp.StatusCode, header: resp.Header, contentType: resp.Header.Get("Content-Type"), resent: n - 1}
 	if method == http.MethodHead {
 		return h
 	}
@@ -235,12 +244,14 @@ func isCSS(contentType string) bool { return mediaType(contentType) == "text/css
 // page or a stylesheet.
 func parsable(contentType string) bool { return isHTML(contentType) || isCSS(contentType) }
 
+// mediaType is the type/subtype of a Content-Type, lower-cased: what
+// mime.ParseMediaType returns as the media type when it parses the header,
+// and what was taken when it did not, without the map of parameters it
+// builds, which nothing here reads (1% of a check's allocations, for the
+// three times each response's type is asked).
 func mediaType(contentType string) string {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		mt = strings.ToLower(strings.TrimSpace(strings.Split(contentType, ";")[0]))
-	}
-	return mt
+	base, _, _ := strings.Cut(contentType, ";")
+	return strings.TrimSpace(strings.ToLower(base))
 }
 
 // headRefused says whether a HEAD answer is more likely a server that

@@ -1,6 +1,7 @@
 package crawler
 
 import (
+	"context"
 	"crypto/tls"
 	"net"
 	"net/http"
@@ -10,8 +11,15 @@ import (
 func newTransport(cfg Config) *http.Transport {
 	dialer := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
-		Proxy:                  http.ProxyFromEnvironment,
-		DialContext:            dialer.DialContext,
+		Proxy: http.ProxyFromEnvironment,
+		// Every connection counts what is written on it (see tries).
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dialer.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &sentConn{Conn: c}, nil
+		},
 		ForceAttemptHTTP2:      true,
 		MaxIdleConns:           cfg.Concurrency * 2,
 		MaxIdleConnsPerHost:    cfg.PerHost,

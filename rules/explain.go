@@ -30,6 +30,10 @@ type Explanation struct {
 	Host           string
 	Politeness     throttle.Settings
 	PolitenessFrom string
+	// Shared says what else bounds Host's requests (hosts it shares its
+	// limits with, a cap on all hosts together): the command's settings,
+	// which the rules do not know.
+	Shared []string
 }
 
 // Explain runs raw (an absolute URL) through canonicalization, rewrites
@@ -97,6 +101,9 @@ func (x Explanation) Write(w io.Writer) error {
 			}
 		}
 		line("", "("+x.PolitenessFrom+")")
+		for _, s := range x.Shared {
+			line("", s)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

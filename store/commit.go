@@ -258,7 +258,7 @@ func (db *DB) Links(page string) (links []Link, err error) {
 // scan and is returned.
 func (db *DB) Records(passID uint64, fn func(*URLRecord) error) error {
 	return db.view(func(tx *bbolt.Tx) error {
-		return scan(tx, tx.Bucket(bucketURLs), func(k, v []byte) error {
+		return db.scan(tx, tx.Bucket(bucketURLs), func(k, v []byte) error {
 			if p, err := recordPass(v); err != nil {
 				return db.corrupt("record", k, err)
 			} else if p != passID {
@@ -280,7 +280,7 @@ func (db *DB) Records(passID uint64, fn func(*URLRecord) error) error {
 func (db *DB) PageLinks(passID uint64, fn func(page *URLRecord, links []Link) error) error {
 	return db.view(func(tx *bbolt.Tx) error {
 		urls := tx.Bucket(bucketURLs)
-		return scan(tx, tx.Bucket(bucketLinks), func(k, v []byte) error {
+		return db.scan(tx, tx.Bucket(bucketLinks), func(k, v []byte) error {
 			rv := urls.Get(k)
 			if rv == nil {
 				return nil
@@ -307,7 +307,7 @@ func (db *DB) PageLinks(passID uint64, fn func(page *URLRecord, links []Link) er
 // a resumed crawl must not fetch again. fn must not write to db.
 func (db *DB) ResolvedIn(passID uint64, fn func(url string) error) error {
 	return db.view(func(tx *bbolt.Tx) error {
-		return scan(tx, tx.Bucket(bucketURLs), func(k, v []byte) error {
+		return db.scan(tx, tx.Bucket(bucketURLs), func(k, v []byte) error {
 			if p, err := recordPass(v); err != nil {
 				return db.corrupt("record", k, err)
 			} else if p != passID {

@@ -102,8 +102,10 @@ type DB struct {
 	lastSync time.Time
 
 	// releasedAt is the count of pages written when a write transaction
-	// last dropped the mapped file's pages (see release.go).
-	releasedAt int64
+	// last dropped the mapped file's pages, which it does every
+	// releasePages pages in a file above releaseAbove bytes (see
+	// release.go; tests make them smaller).
+	releasedAt, releasePages, releaseAbove int64
 
 	// outboxReady gets a value (if it has none) after a commit adds an
 	// outbox entry; see OutboxReady.
@@ -189,7 +191,7 @@ func open(path string, opt Options) (*DB, error) {
 		}
 		return nil, openError(path, err)
 	}
-	db := &DB{path: path, opt: opt, pruneChunk: defaultPruneChunk, bolt: bdb, outboxReady: make(chan struct{}, 1)}
+	db := &DB{path: path, opt: opt, pruneChunk: defaultPruneChunk, releasePages: releasePages, releaseAbove: releaseAbove, bolt: bdb, outboxReady: make(chan struct{}, 1)}
 	if err := db.check(); err != nil {
 		_ = bdb.Close()
 		return nil, err

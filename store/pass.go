@@ -269,7 +269,7 @@ func clearBucket(tx *bbolt.Tx, name []byte) (*bbolt.Bucket, error) {
 // order; none when no pass is open.
 func (db *DB) Frontier() (tasks []Task, err error) {
 	err = db.view(func(tx *bbolt.Tx) error {
-		return scan(tx, tx.Bucket(bucketFrontier), func(k, v []byte) error {
+		return db.scan(tx, tx.Bucket(bucketFrontier), func(k, v []byte) error {
 			t, err := decodeTask(string(k), v)
 			if err != nil {
 				return db.corrupt("task", k, err)

@@ -205,7 +205,7 @@ func (db *DB) Compact(ctx context.Context) (before, after int64, err error) {
 	}
 	// From here the new file is the database, whatever else fails.
 	old := db.bolt
-	db.bolt = dst
+	db.bolt, db.releasedAt = dst, 0 // the new file counts its writes afresh
 	errs := []error{syncDir(filepath.Dir(db.path)), old.Close()}
 	if st, err := os.Stat(db.path); err == nil {
 		after = st.Size()

@@ -49,6 +49,9 @@ func mappedKiB(t *testing.T, path string) int {
 func TestMappedFileStaysSmall(t *testing.T) {
 	t.Parallel()
 	db := openTemp(t)
+	// A file of 32 MiB is quicker to write than one big enough for the
+	// real settings.
+	db.releasePages, db.releaseAbove = 256, 8<<20
 	p := begin(t, db, "http://h/")
 	rng := rand.New(rand.NewPCG(1, 2))
 	const pages, links = 2000, 40

@@ -80,6 +80,14 @@ func (p *Permit) Done(o Outcome) (retry bool, after time.Duration) {
 	return retry, after
 }
 
+// Tries is how many requests the one this permit is for may take, for a
+// URL tried attempt times before: 1 + the host's retries left. An HTTP
+// client that sends a request again on its own (net/http does, on a
+// kept-alive connection that failed) spends one of them each time.
+func (p *Permit) Tries(attempt int) int {
+	return 1 + max(p.l.set.MaxRetries-attempt, 0)
+}
+
 // outcomeClass is how an outcome reflects on the host.
 type outcomeClass int
 

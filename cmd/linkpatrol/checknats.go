@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/linkpatrol/linkpatrol/cluster"
@@ -26,12 +30,15 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 	switch {
 	case len(targets.roots) > 0:
 		return fmt.Errorf("--nats: a built site on disk is checked by one process; give http(s) URLs")
-	case len(o.sitemaps) > 0 || o.robotsMaps:
-		return fmt.Errorf("--nats: sitemaps (--sitemap, --robots-sitemaps) are not read by distributed passes yet")
 	case o.statusAddr != "":
 		return fmt.Errorf("--nats: the status page is not built for distributed passes yet; use linkpatrol status --nats")
-	case o.maxTime > 0:
-		return fmt.Errorf("--nats: --max-time is not built for distributed passes yet; stop following with Ctrl-C (the workers go on)")
+	}
+	// The pass record carries check's arguments to every worker, in the
+	// clear on the NATS server: a header's value given as a flag is
+	// readable there by anyone who may connect. The config file's
+	// ${ENV} values travel unexpanded and are read on each worker.
+	for _, h := range o.headerFlags {
+		fmt.Fprintf(stderr, "linkpatrol: warning: the value of -H %s is stored in the pass record on the NATS server, readable by every client of it; for a secret, use a rule's headers with ${ENV} in the config file, which each worker expands from its own environment\n", h.Name)
 	}
 	ps := passSettings{Args: raw}
 	pass := store.Pass{StartURLs: targets.starts, SettingsHash: settingsHash(file, o), Started: time.Now(),
@@ -67,6 +74,15 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 		return err
 	}
 	id := rec.Pass.ID
+	// --max-time is the pass's budget for this run: at its end the
+	// coordinator stops the pass, the workers commit what they hold, and
+	// the same command resumes it.
+	var budget <-chan time.Time
+	if o.maxTime > 0 {
+		t := time.NewTimer(o.maxTime)
+		defer t.Stop()
+		budget = t.C
+	}
 	var tty io.Writer // the progress line, on a terminal only
 	if isTerminal && !o.quiet && o.verbose == 0 && o.logFormat != "json" {
 		tty = stderr
@@ -76,8 +92,13 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 	}
 	// Follow the pass by polling its record and the workers' reports: the
 	// coordinator ends it by the termination rule, never this process.
+	// Once a second, look for what would make the wait endless: a worker
+	// refusing the pass, or shards with work and no live owner.
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
+	watch := stallWatch{wait: o.ownerWait, began: time.Now()}
+	var looked time.Time
+	away := false
 	for {
 		cur, ok, err := cluster.CurrentPass(stop, js)
 		if stop.Err() != nil {
@@ -87,8 +108,19 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 			fmt.Fprintf(stderr, "stopped following pass %d; it goes on in the workers: run the same command again to follow it and print its report\n", id)
 			return errUnfinished
 		}
-		if err != nil {
+		if err != nil && !frontierAway(err) {
 			return err
+		}
+		if err != nil {
+			// serve-frontier restarted on its store continues the pass:
+			// wait for it, as the workers do.
+			if !away {
+				fmt.Fprintf(stderr, "linkpatrol: the frontier at %s does not answer (%v); waiting for it\n", o.cluster.url, err)
+			}
+			away = true
+		} else if away {
+			fmt.Fprintf(stderr, "linkpatrol: the frontier at %s answers again; following pass %d\n", o.cluster.url, id)
+			away = false
 		}
 		if ok && cur.Pass.ID != id {
 			return fmt.Errorf("pass %d was replaced by pass %d (begun with --new-pass elsewhere)", id, cur.Pass.ID)
@@ -96,14 +128,43 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 		if ok && cur.Pass.State != store.PassRunning {
 			break
 		}
-		if tty != nil {
+		if now := time.Now(); !away && now.Sub(looked) >= time.Second {
+			looked = now
+			if err := refusal(stop, js, id); err != nil {
+				if tty != nil {
+					fmt.Fprint(tty, "\r\033[K")
+				}
+				return err
+			}
+			if stalls, err := cluster.Stalled(stop, js, id); err == nil && watch.update(stalls, now) {
+				if tty != nil {
+					fmt.Fprint(tty, "\r\033[K")
+				}
+				fmt.Fprintf(stderr, "linkpatrol: pass %d is unfinished: shards with work left have had no live worker for --owner-wait %s:\n", id, o.ownerWait)
+				for _, st := range watch.stalls {
+					fmt.Fprint(stderr, stallAdvice(st, o.cluster.url, "  "))
+				}
+				fmt.Fprintf(stderr, "The pass goes on once they run: run this command again to follow it and print its full report. The report below is what was done so far.\n")
+				req := reportRequest{Pass: id, All: o.all, OnlyNew: o.onlyNew, CheckFragments: o.fragments, ReportAfter: o.reportAfter, FailOn: o.failOn}
+				if err := writeClusterReport(context.WithoutCancel(ctx), js, req, stdout, stdoutFormat(o.format, o.quiet, o.outputs), o.outputs); err != nil && !errors.Is(err, errUnfinished) {
+					return err
+				}
+				return errUnfinished
+			}
+		}
+		if tty != nil && !away {
 			if line, err := clusterProgress(stop, js, id); err == nil {
-				fmt.Fprintf(tty, "\r\033[K%s", line)
+				fmt.Fprintf(tty, "\r\033[K%s%s", line, watch.summary())
 			}
 		}
 		select {
 		case <-tick.C:
 		case <-stop.Done():
+		case <-budget:
+			budget = nil
+			if _, err := cluster.Stop(stop, js.Conn(), id); err != nil {
+				return err
+			}
 		}
 	}
 	if tty != nil {
@@ -132,4 +193,132 @@ func clusterProgress(ctx context.Context, js jetstream.JetStream, id uint64) (st
 		outbox += w.Outbox
 	}
 	return fmt.Sprintf("pass %d: %d workers, %d busy, %d outbox entries waiting", id, workers, workers-idle, outbox), nil
+}
+
+// defaultOwnerWait is --owner-wait's default: long enough for a supervisor
+// (systemd, Kubernetes) to start a killed worker again, which then takes
+// its shards back at once; short enough that a nightly job does not hang.
+const defaultOwnerWait = 5 * time.Minute
+
+// stallWatch follows the stalls of a pass (cluster.Stalled) for check
+// --nats: a stall counts from when its shards lost their owner, or from
+// when this run began following, whichever is later.
+type stallWatch struct {
+	wait   time.Duration
+	began  time.Time
+	seen   map[string]time.Time // stall -> when this run first saw it
+	stalls []cluster.Stall      // the current ones
+}
+
+func stallKey(st cluster.Stall) string { return st.Worker + " " + cluster.FormatShards(st.Shards) }
+
+// update takes the stalls seen at now, and says whether one has lasted
+// past the wait.
+func (w *stallWatch) update(stalls []cluster.Stall, now time.Time) (over bool) {
+	seen := make(map[string]time.Time, len(stalls))
+	for _, st := range stalls {
+		k := stallKey(st)
+		first, ok := w.seen[k]
+		if !ok {
+			first = now
+		}
+		seen[k] = first
+		from := first
+		if !st.Since.IsZero() {
+			from = st.Since
+		}
+		if from.Before(w.began) {
+			from = w.began
+		}
+		over = over || now.Sub(from) >= w.wait
+	}
+	w.seen, w.stalls = seen, stalls
+	return over
+}
+
+// summary is the stalls for the progress line.
+func (w *stallWatch) summary() string {
+	if len(w.stalls) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("; no live worker for shards")
+	for i, st := range w.stalls {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, " %s (%s)", cluster.FormatShards(st.Shards), orDash(st.Worker))
+	}
+	return b.String()
+}
+
+// refusal is the error of a worker that refused pass id (its settings do
+// not apply there), unless a newer process of that worker runs now.
+func refusal(ctx context.Context, js jetstream.JetStream, id uint64) error {
+	ws, err := cluster.Workers(ctx, js)
+	if err != nil {
+		return nil // only a look: the next one may get through
+	}
+	var refused []cluster.WorkerStatus
+	for _, w := range ws {
+		if w.Pass == id && w.Refused != "" {
+			refused = append(refused, w)
+		}
+	}
+	if len(refused) == 0 {
+		return nil
+	}
+	owners, err := cluster.Owners(ctx, js)
+	if err != nil {
+		return nil
+	}
+	for _, w := range refused {
+		i := slices.IndexFunc(owners, func(o cluster.Owner) bool { return o.Name == w.Name })
+		if i >= 0 && owners[i].Token != w.Token && !owners[i].Released {
+			continue // started again since it refused
+		}
+		return fmt.Errorf("worker %s cannot run pass %d: %s\nFix that worker and start it again (the pass waits for it; run this command again to follow it), or begin another pass with --new-pass", w.Name, id, w.Refused)
+	}
+	return nil
+}
+
+// stallAdvice says what a stall is and the command that ends it.
+func stallAdvice(st cluster.Stall, natsURL, indent string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%sshards %s", indent, cluster.FormatShards(st.Shards))
+	switch {
+	case st.Worker == "":
+		b.WriteString(": no worker owns them")
+	case st.Since.IsZero():
+		fmt.Fprintf(&b, ": worker %s holds no lease", st.Worker)
+	default:
+		fmt.Fprintf(&b, ": worker %s has had no lease since %s", st.Worker, st.Since.Local().Format(time.TimeOnly))
+	}
+	if st.Host != "" {
+		fmt.Fprintf(&b, " (it ran on %s)", st.Host)
+	}
+	if st.Tasks > 0 {
+		fmt.Fprintf(&b, "; %d task messages wait for it", st.Tasks)
+	}
+	db, name := "FILE", ""
+	if st.DBPath != "" {
+		db = st.DBPath
+	}
+	if st.Worker != "" {
+		name = " --name " + st.Worker
+	}
+	fmt.Fprintf(&b, "\n%s  start it: linkpatrol worker --nats %s --db %s --shards %s%s\n", indent, natsURL, db, cluster.FormatShards(st.Range), name)
+	return b.String()
+}
+
+// frontierAway says whether err, from a request to the frontier, means it
+// is away for now (killed, restarting, or JetStream not yet recovered from
+// its store) rather than refusing for good.
+func frontierAway(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, nats.ErrConnectionReconnecting) ||
+		errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
+		errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount)
 }

@@ -147,3 +147,30 @@ func TestHelpShowsNoValueForSwitches(t *testing.T) {
 		})
 	}
 }
+
+// report has no progress line: its -q says what it does there.
+func TestReportHelpHasItsOwnQuiet(t *testing.T) {
+	t.Parallel()
+	quiet := func(cmd string) string {
+		help := runInProcess(t, cmd, "--help").stdout
+		i := strings.Index(help, "-q, --quiet")
+		if i < 0 {
+			t.Fatalf("%s --help has no -q", cmd)
+		}
+		lines := strings.Split(help[i:], "\n")
+		out := lines[0]
+		for _, l := range lines[1:] {
+			if t := strings.TrimSpace(l); t == "" || strings.HasPrefix(t, "-") {
+				break
+			}
+			out += " " + l
+		}
+		return strings.Join(strings.Fields(out), " ")
+	}
+	if got, want := quiet("report"), "-q, --quiet with -o, write only the files: no report on standard output"; got != want {
+		t.Errorf("report --help: %q, want %q", got, want)
+	}
+	if got := quiet("check"); !strings.Contains(got, "no progress line") {
+		t.Errorf("check --help lost its -q: %q", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
+	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
 func runExplain(args []string, stdout, stderr io.Writer) error {
@@ -71,6 +73,9 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	ex := engine.Explain(target)
+	if ex.Host != "" {
+		shareLimits(&ex, &o, canonical, engine)
+	}
 	if perHost := min(o.perHost, o.concurrency); ex.Host != "" && (ex.Politeness.MaxInFlight == 0 || ex.Politeness.MaxInFlight > perHost) {
 		// The crawler holds every host to --per-host (at most
 		// --concurrency) besides the host's own cap: show the number used.
@@ -83,6 +88,36 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%q: %s", fs.Arg(0), ex.Err)
 	}
 	return nil
+}
+
+// shareLimits adds to ex what bounds its host's requests besides the
+// host's own settings, as check applies them. With --group-hosts domain
+// every host of a registrable domain shares one set of limits, those of
+// the first of its hosts the pass meets: a start host, when the group has
+// one, since a pass begins there. --global-bandwidth caps the reading of
+// all hosts together.
+func shareLimits(ex *rules.Explanation, o *checkOptions, starts []string, engine *rules.Engine) {
+	if o.polite.groupHosts == "domain" {
+		group := throttle.DomainKey(ex.Host)
+		first := ""
+		for _, s := range starts {
+			if u, err := url.Parse(s); err == nil && u.Host != "" && throttle.DomainKey(u.Host) == group {
+				first = u.Host
+				break
+			}
+		}
+		if first != "" && first != ex.Host {
+			ex.Politeness, ex.PolitenessFrom = engine.HostSettings(first, nil)
+			ex.PolitenessFrom = "those of start host " + first + ": " + ex.PolitenessFrom
+		}
+		ex.Shared = append(ex.Shared, fmt.Sprintf("shared by every host of %s (--group-hosts domain)", group))
+		if first == "" {
+			ex.Shared = append(ex.Shared, "with the settings of the first host of them the pass meets")
+		}
+	}
+	if bps := o.polite.globalBandwidth; bps > 0 {
+		ex.Shared = append(ex.Shared, fmt.Sprintf("all hosts together: at most %s/s (--global-bandwidth)", throttle.FormatBytes(bps)))
+	}
 }
 
 // lastStartURLs reads the start URLs of the newest pass, if the database

@@ -74,6 +74,7 @@ func runServeFrontier(ctx context.Context, args []string, stdout, stderr io.Writ
 	natsURL := fs.String("nats", "", "use the NATS server at `URL` (JetStream enabled) instead of running one; --token-file, --nkey and --tls-ca are then how to log in")
 	caFile := fs.String("tls-ca", "", "with --nats: PEM `file` of the authority that signed the server's TLS certificate")
 	verbose := fs.CountP("verbose", "v", "log what the NATS server and the coordinator do")
+	leaseTTL := fs.Duration("lease-ttl", 15*time.Second, "how long a worker's hold on its shards outlives its last renewal: a killed worker's shards are free for its restart at once, for another worker after this")
 	fs.Usage = func() {
 		fmt.Fprintf(helpWriter(args, stdout, stderr), `Usage: linkpatrol serve-frontier [flags]
 
@@ -86,6 +87,9 @@ Flags:
 	}
 	if help, err := parseNoArgs(fs, args); help || err != nil {
 		return err
+	}
+	if *leaseTTL < time.Second {
+		return fmt.Errorf("--lease-ttl %s: want 1s or more (workers renew at a third of it)", *leaseTTL)
 	}
 	log, err := newLogger(stderr, *verbose, "text")
 	if err != nil {
@@ -119,7 +123,7 @@ Flags:
 		return err
 	}
 	defer closeNC()
-	coord, err := cluster.NewCoordinator(ctx, js, cluster.Options{}, cluster.CoordinatorConfig{
+	coord, err := cluster.NewCoordinator(ctx, js, cluster.Options{LeaseTTL: *leaseTTL}, cluster.CoordinatorConfig{
 		DB:   db,
 		Logf: func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) },
 	})

@@ -37,6 +37,9 @@ type setting struct {
 	hostKey string
 	group   string
 	usage   string
+	// usageIn is the usage in one command's help where the shared one
+	// says something untrue of it (report has no progress line).
+	usageIn map[string]string
 	// def is the default as it would be typed on the command line.
 	def string
 	// example is a value shown commented out in `config example`, for a
@@ -83,6 +86,7 @@ var noKey = map[string]string{
 	"token-file":    "goes with --nats",
 	"nkey":          "goes with --nats",
 	"tls-ca":        "goes with --nats",
+	"owner-wait":    "how long this run follows a cluster short of a worker, not a setting of the site",
 }
 
 // settingsTable is every setting. Politeness flags (hostKey) set the
@@ -168,7 +172,7 @@ var settingsTable = []setting{
 	{flag: "bandwidth", hostKey: "bandwidth", cmds: []string{"check", "explain"}, group: groupPolite,
 		usage: "bytes per second read from one of the site's hosts, e.g. 512KiB",
 		field: func(o *checkOptions) any { return (*throttle.Size)(&o.polite.bandwidth) }},
-	{flag: "global-bandwidth", key: "global_bandwidth", group: groupPolite,
+	{flag: "global-bandwidth", key: "global_bandwidth", cmds: []string{"check", "explain"}, group: groupPolite,
 		usage: "bytes per second read from all hosts together, e.g. 2MiB (0 = no limit)",
 		field: func(o *checkOptions) any { return (*throttle.Size)(&o.polite.globalBandwidth) }},
 	{flag: "quota-requests", hostKey: "quota_requests", cmds: []string{"check", "explain"}, group: groupPolite,
@@ -184,12 +188,12 @@ var settingsTable = []setting{
 		usage: "longest Retry-After pause waited for; a longer one holds back the URL that asked (the whole host when a second URL or robots.txt asks too) to a later run of the same command, which then exits 3 (default 10m)",
 		field: func(o *checkOptions) any { return (*throttle.Duration)(&o.polite.maxPause) }},
 	{flag: "retries", hostKey: "retries", cmds: []string{"check", "explain"}, group: groupPolite,
-		usage: "retries of a URL after 429, 503, timeouts or connection errors",
+		usage: "retries of a URL after 429, 503, timeouts or connection errors: at most 1+N requests per URL, the HTTP client's own resends included",
 		field: func(o *checkOptions) any { return &o.polite.retries }, check: atLeast(0)},
 	{flag: "adaptive", hostKey: "adaptive", cmds: []string{"check", "explain"}, group: groupPolite,
 		usage: "slow down on the site's own hosts when their response times climb (always on for third-party hosts)",
 		field: func(o *checkOptions) any { return &o.polite.adaptive }},
-	{flag: "group-hosts", key: "group_hosts", group: groupPolite, def: "host",
+	{flag: "group-hosts", key: "group_hosts", cmds: []string{"check", "explain"}, group: groupPolite, def: "host",
 		usage: "what shares one set of limits: host (each host:port) or domain (all hosts of a registrable domain)",
 		field: func(o *checkOptions) any { return &o.polite.groupHosts }, check: oneOf("host", "domain")},
 	{flag: "ignore-robots", hostKey: "ignore_robots", cmds: []string{"check", "explain"}, group: groupPolite,
@@ -241,8 +245,9 @@ var settingsTable = []setting{
 		usage: "also write the report to `FILE`, format from its extension, or FORMAT:FILE (repeatable; never the database); standard output still gets it unless -q",
 		field: func(o *checkOptions) any { return &o.outputs }},
 	{flag: "quiet", short: "q", key: "quiet", cmds: []string{"check", "report"}, group: groupOutput,
-		usage: "no progress line, and with -o no report on standard output",
-		field: func(o *checkOptions) any { return &o.quiet }},
+		usage:   "no progress line, and with -o no report on standard output",
+		usageIn: map[string]string{"report": "with -o, write only the files: no report on standard output"},
+		field:   func(o *checkOptions) any { return &o.quiet }},
 	{flag: "all", key: "all", cmds: []string{"check", "report"}, group: groupOutput,
 		usage: "list every URL seen, not only problems",
 		field: func(o *checkOptions) any { return &o.all }},
@@ -306,6 +311,9 @@ var settingsTable = []setting{
 	{flag: "tls-ca", cmds: []string{"check", "report"}, group: groupCluster,
 		usage: usageTLSCA,
 		field: func(o *checkOptions) any { return &o.cluster.caFile }},
+	{flag: "owner-wait", group: groupCluster, def: defaultOwnerWait.String(),
+		usage: "with --nats: when shards with work left have had no live worker this long (one was killed, or none owns them), stop following, print what was done and exit 3, naming the shards and the worker to start",
+		field: func(o *checkOptions) any { return (*throttle.Duration)(&o.ownerWait) }, check: positive},
 }
 
 // trapSetting is the row of a spider-trap limit: its flag and key are
@@ -399,6 +407,9 @@ func newFlags(cmd string, o *checkOptions) (visible, all *pflag.FlagSet) {
 	for i := range settingsTable {
 		s := &settingsTable[i]
 		f := s.bind(all, o)
+		if u, ok := s.usageIn[cmd]; ok {
+			f.Usage = u // a flag of this call's sets alone
+		}
 		if s.has(cmd) {
 			visible.AddFlag(f)
 		}

@@ -500,3 +500,42 @@ func TestRateZeroIsNoLimitOnTheSiteOnly(t *testing.T) {
 		t.Errorf("check --help does not say what --rate 0 is and where another host's rate goes; want %q", want)
 	}
 }
+
+// explain takes --group-hosts and --global-bandwidth (flags and keys),
+// since they change the limits a URL's requests get: with domain grouping
+// a host shares the limits of its domain, under a start host's settings
+// when the domain has one (the pass meets it first).
+func TestExplainShowsSharedLimits(t *testing.T) {
+	t.Parallel()
+	cfg := filepath.Join(t.TempDir(), "lp.toml")
+	if err := os.WriteFile(cfg, []byte("start = [\"http://example.test/\"]\ngroup_hosts = \"domain\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args      []string
+		want, not []string
+	}{
+		{[]string{"--start", "http://example.test/", "http://cdn.example.test/x"},
+			[]string{"politeness: rate 1/s burst 2,"}, []string{"shared by", "all hosts together"}},
+		{[]string{"--start", "http://example.test/", "--group-hosts", "domain", "http://cdn.example.test/x"},
+			[]string{"politeness: rate unlimited,", "(those of start host example.test: default for start hosts)", "shared by every host of example.test (--group-hosts domain)"}, nil},
+		{[]string{"--config", cfg, "http://cdn.example.test/x"},
+			[]string{"politeness: rate unlimited,", "shared by every host of example.test (--group-hosts domain)"}, nil},
+		{[]string{"--start", "http://example.test/", "--group-hosts", "domain", "http://cdn.other.test/x"},
+			[]string{"politeness: rate 1/s burst 2,", "shared by every host of other.test (--group-hosts domain)", "with the settings of the first host of them the pass meets"}, nil},
+		{[]string{"--start", "http://example.test/", "--global-bandwidth", "2MiB", "http://example.test/x"},
+			[]string{"all hosts together: at most 2MiB/s (--global-bandwidth)"}, []string{"shared by"}},
+	} {
+		r := runInProcess(t, append([]string{"explain"}, tt.args...)...)
+		for _, w := range tt.want {
+			if r.code != exitOK || !strings.Contains(r.stdout, w) {
+				t.Errorf("explain %q: exit %d, want %q\n%s%s", tt.args, r.code, w, r.stdout, r.stderr)
+			}
+		}
+		for _, n := range tt.not {
+			if strings.Contains(r.stdout, n) {
+				t.Errorf("explain %q says %q\n%s", tt.args, n, r.stdout)
+			}
+		}
+	}
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
+)
+
+// A worker that cannot apply the pass's settings (here: a secret of the
+// pass's config file is not set where it runs) makes check --nats fail at
+// once with the worker's reason, exit 2, instead of waiting for it.
+func TestCheckNatsWorkerRefusesThePass(t *testing.T) {
+	t.Parallel()
+	w := newWeb(t, 2, 10)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "linkpatrol.toml")
+	if err := os.WriteFile(cfg, []byte("[[rule]]\nhost = \"127.0.0.1\"\nheaders = { \"X-Token\" = \"${LP_F2_REFUSAL_TOKEN}\" }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	front, url := startFrontier(t)
+	worker := startWorker(t, url, filepath.Join(dir, "w1.db"), "0-255")
+	check := newProc(append([]string{"check", "--nats", url, "--config", cfg}, w.StartURLs()...)...)
+	check.cmd.Env = append(os.Environ(), "LP_F2_REFUSAL_TOKEN=s3cret")
+	check.start(t)
+	select {
+	case <-check.done:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("check --nats did not end:\n%s\nworker:\n%s\nserve-frontier:\n%s", check.errors(), worker.errors(), front.errors())
+	}
+	if check.code != exitUsage || !strings.Contains(check.errors(), "worker w1 cannot run pass") || !strings.Contains(check.errors(), "LP_F2_REFUSAL_TOKEN") {
+		t.Errorf("check --nats: exit %d, want 2 with the worker's reason\n%s", check.code, check.errors())
+	}
+	if code := worker.wait(t); code != exitUsage {
+		t.Errorf("the worker: exit %d, want 2\n%s", code, worker.errors())
+	}
+}
+
+// A worker SIGKILLed mid-pass and not started again: check --nats does
+// not wait for ever. Once the worker's leases lapsed and --owner-wait
+// passed, it prints what was done, names the shards and the command that
+// starts their worker, and exits 3; status shows the worker lost. Started
+// again, the worker finishes the pass, and the same check follows it to
+// its end.
+func TestCheckNatsGivesUpOnALostWorker(t *testing.T) {
+	t.Parallel()
+	w := crawltest.NewWeb(crawltest.WebOptions{Sites: 4, Site: crawltest.SiteOptions{
+		Pages: 50, LinksPerPage: 8, BrokenEvery: 10, PageBytes: 1000, Latency: 10 * time.Millisecond,
+	}})
+	t.Cleanup(w.Close)
+	dir := t.TempDir()
+	ranges := []string{"0-127", "128-255"}
+	victim, sites := busiestWorker(t, w, ranges)
+	requests := func() (n int64) {
+		for _, i := range sites {
+			n += w.Sites[i].Stats().Requests
+		}
+		return n
+	}
+
+	front, url := startFrontier(t)
+	dbs := make([]string, len(ranges))
+	procs := make([]*proc, len(ranges))
+	for k, r := range ranges {
+		dbs[k] = filepath.Join(dir, fmt.Sprintf("w%d.db", k+1))
+		procs[k] = startWorker(t, url, dbs[k], r, "--concurrency", "2")
+	}
+	args := append([]string{"check", "--nats", url, "--owner-wait", "1s", "--format", "json", "--all"}, w.StartURLs()...)
+	check := newProc(args...)
+	var out strings.Builder
+	check.cmd.Stdout = &out
+	check.start(t)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	timeout := time.After(2 * time.Minute)
+	for requests() < 10 {
+		select {
+		case <-tick.C:
+		case <-check.done:
+			t.Fatalf("the pass ended before the kill:\n%s", check.errors())
+		case <-timeout:
+			t.Fatalf("the victim's hosts were asked nothing:\n%s\n%s\n%s\n%s", check.errors(), procs[0].errors(), procs[1].errors(), front.errors())
+		}
+	}
+	if err := procs[victim].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-procs[victim].done
+	select {
+	case <-check.done:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("check --nats still waits for the killed worker:\n%s\nserve-frontier:\n%s", check.errors(), front.errors())
+	}
+	name := fmt.Sprintf("w%d", victim+1)
+	start := fmt.Sprintf("linkpatrol worker --nats %s --db %s --shards %s --name %s", url, dbs[victim], ranges[victim], name)
+	if check.code != exitStopped || !strings.Contains(check.errors(), "no live worker") || !strings.Contains(check.errors(), start) {
+		t.Fatalf("check --nats: exit %d, want 3 naming the shards and %q\n%s", check.code, start, check.errors())
+	}
+	normalised(t, out.String()) // what was done so far, as a JSON report
+
+	st := runInProcess(t, "status", "--nats", url)
+	if !strings.Contains(st.stdout, "lost (lease lapsed)") || !strings.Contains(st.stdout, "lapsed ") || !strings.Contains(st.stdout, start) {
+		t.Errorf("status does not show %s lost with the command to start it:\n%s%s", name, st.stdout, st.stderr)
+	}
+
+	startWorker(t, url, dbs[victim], ranges[victim], "--concurrency", "2")
+	again := runFollowing(t, args, front)
+	if again.code != exitProblems || strings.Contains(again.stderr, "no live worker") {
+		t.Errorf("check --nats after the restart: exit %d, want 1\n%s", again.code, again.stderr)
+	}
+}
