@@ -71,8 +71,7 @@
 // rest, then one code for the tag and attribute and the line as the step
 // from the previous link's (format 2; see appendLinks). At 100,000 generated
 // pages that made the links bucket 66 -> 45 MB of data and the file 134 ->
-// 101 MB. The URL of a record
-// or task is its key and is not stored again.
+// 101 MB. The URL of a record or task is its key and is not stored again.
 // Passes, few and rarely written, stay JSON. Chosen by numbers (ns per value,
 // 2 shared CPUs):
 //
