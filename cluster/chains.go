@@ -27,66 +27,22 @@ func (c *Coordinator) finishChains(p store.Pass, maxRedirects int) error {
 	if err != nil || len(awaiting) == 0 {
 		return err
 	}
-	finished := map[string]*store.URLRecord{}
-	busy := map[string]bool{}
-	// finish finishes u's record, and says at which URL the chain from u
-	// closed a loop of awaiting records whose finishing is still under
-	// way (u is on that loop then): every record on a loop ends at the
-	// awaiting record of the next, so that the loop reads the same
-	// whichever of its URLs is finished first.
-	var finish func(u string) (rec *store.URLRecord, loopAt string, err error)
-	finish = func(u string) (*store.URLRecord, string, error) {
-		if r, ok := finished[u]; ok {
-			return r, "", nil
+	finished, err := crawler.FinishChains(awaiting, func(u string) (store.URLRecord, bool, bool, error) {
+		e, ok, err := db.Get(u)
+		switch {
+		case err != nil:
+			return e, false, false, err
+		case ok && e.Pass == p.ID && !(crawler.HeldOwn(e) && p.State != store.PassComplete):
+			return e, true, false, nil
 		}
-		rec := awaiting[u]
-		busy[u] = true
-		defer delete(busy, u)
-		var end *store.URLRecord
-		loopAt := ""
-		if e, ok := awaiting[rec.Awaits]; ok {
-			if busy[rec.Awaits] {
-				end, loopAt = &e, rec.Awaits
-			} else {
-				r, at, err := finish(rec.Awaits)
-				if err != nil || r == nil {
-					return nil, "", err
-				}
-				end, loopAt = r, at
-				if at != "" {
-					end = &e
-				}
-			}
-		} else {
-			e, ok, err := db.Get(rec.Awaits)
-			if err != nil {
-				return nil, "", fmt.Errorf("finish the chain of %s: %w", u, err)
-			}
-			switch {
-			case ok && e.Pass == p.ID && !(crawler.HeldOwn(e) && p.State != store.PassComplete):
-				end = &e
-			case p.State != store.PassComplete:
-				return nil, "", nil // its end is done (again) by a later run
-			}
-		}
-		if loopAt == u {
-			loopAt = "" // the loop closes here: what awaits u is not on it
-		}
-		crawler.FinishChain(&rec, end, maxRedirects)
-		finished[u] = &rec
-		return &rec, loopAt, nil
-	}
-	for u := range awaiting {
-		if _, _, err := finish(u); err != nil {
-			return err
-		}
+		return e, false, p.State != store.PassComplete, nil
+	}, maxRedirects)
+	if err != nil || len(finished) == 0 {
+		return err
 	}
 	results := make([]store.Result, 0, len(finished))
 	for _, r := range finished {
-		results = append(results, store.Result{Record: *r})
-	}
-	if len(results) == 0 {
-		return nil
+		results = append(results, store.Result{Record: r})
 	}
 	return db.Commit(p.ID, results)
 }

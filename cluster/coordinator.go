@@ -43,7 +43,10 @@ type Coordinator struct {
 	mu sync.Mutex // serialises beginning and ending passes
 }
 
-const beginSubject = "lp.ctl.begin"
+const (
+	beginSubject = "lp.ctl.begin"
+	stopSubject  = "lp.ctl.stop"
+)
 
 // NewCoordinator sets the cluster up on the server (Setup with opt) and
 // returns its coordinator. Run it.
@@ -85,6 +88,11 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		return fmt.Errorf("coordinator: %w", err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
+	stopSub, err := c.nc.Subscribe(stopSubject, func(m *nats.Msg) { c.answerStop(ctx, m) })
+	if err != nil {
+		return fmt.Errorf("coordinator: %w", err)
+	}
+	defer func() { _ = stopSub.Unsubscribe() }()
 	errc := make(chan error, 2)
 	go func() { errc <- c.writeResults(ctx) }()
 	go func() { errc <- c.watchEnd(ctx) }()
@@ -147,6 +155,43 @@ func Begin(ctx context.Context, nc *nats.Conn, req BeginRequest) (PassRecord, er
 	return rep.Record, nil
 }
 
+// Stop asks the coordinator listening on nc's server to stop the running
+// pass passID (see Coordinator.Stop).
+func Stop(ctx context.Context, nc *nats.Conn, passID uint64) (PassRecord, error) {
+	data, err := json.Marshal(stopRequest{Pass: passID})
+	if err != nil {
+		return PassRecord{}, err
+	}
+	m, err := nc.RequestWithContext(ctx, stopSubject, data)
+	if err != nil {
+		return PassRecord{}, fmt.Errorf("stop pass %d: %w", passID, err)
+	}
+	var rep beginReply
+	if err := json.Unmarshal(m.Data, &rep); err != nil {
+		return PassRecord{}, fmt.Errorf("stop pass %d: %w", passID, err)
+	}
+	if rep.Error != "" {
+		return PassRecord{}, fmt.Errorf("stop pass %d: %s", passID, rep.Error)
+	}
+	return rep.Record, nil
+}
+
+type stopRequest struct {
+	Pass uint64 `json:"pass"`
+}
+
+func (c *Coordinator) answerStop(ctx context.Context, m *nats.Msg) {
+	var req stopRequest
+	var rep beginReply
+	if err := json.Unmarshal(m.Data, &req); err != nil {
+		rep.Error = err.Error()
+	} else if rep.Record, err = c.Stop(ctx, req.Pass); err != nil {
+		rep.Error = err.Error()
+	}
+	data, _ := json.Marshal(rep)
+	_ = m.Respond(data)
+}
+
 func (c *Coordinator) answerBegin(ctx context.Context, m *nats.Msg) {
 	var req BeginRequest
 	var rep beginReply
@@ -182,14 +227,17 @@ func (c *Coordinator) Begin(ctx context.Context, req BeginRequest) (PassRecord, 
 				return PassRecord{}, err
 			}
 		case open.SettingsHash != req.Pass.SettingsHash:
-			return PassRecord{}, fmt.Errorf("pass %d is running with other settings: finish it, or begin a new pass", open.ID)
+			return PassRecord{}, fmt.Errorf("pass %d is %s with other settings: finish it, or begin a new pass", open.ID, open.State)
 		case rec.Pass.ID == open.ID:
-			if rec.Pass.State != store.PassRunning {
-				// The coordinator stopped after ending it here but
-				// before closing it in the database.
-				return rec, c.closeMerged(rec.Pass)
+			switch rec.Pass.State {
+			case store.PassRunning:
+				return rec, nil
+			case store.PassStopped:
+				return c.resume(ctx, rec)
 			}
-			return rec, nil
+			// The coordinator stopped after ending it here but before
+			// closing it in the database.
+			return rec, c.closeMerged(rec.Pass)
 		default:
 			// The record was never written: begin it under the same ID.
 			return c.publishPass(ctx, PassRecord{Pass: open, Config: req.Config, MaxRedirects: req.MaxRedirects}, req.Seeds)
@@ -217,6 +265,48 @@ func (c *Coordinator) Begin(ctx context.Context, req BeginRequest) (PassRecord, 
 		return PassRecord{}, err
 	}
 	return c.publishPass(ctx, PassRecord{Pass: begun, Config: req.Config, MaxRedirects: req.MaxRedirects}, req.Seeds)
+}
+
+// resume runs a stopped pass again: its tasks wait in the workers'
+// databases and in the stream. The record is written again, so that only
+// what workers report after it counts for the end of the pass (Verdict).
+func (c *Coordinator) resume(ctx context.Context, rec PassRecord) (PassRecord, error) {
+	stored, err := c.cfg.DB.Pass(rec.Pass.ID)
+	if err != nil {
+		return PassRecord{}, err
+	}
+	stored.State, stored.Finished, stored.Deferred = store.PassRunning, time.Time{}, 0
+	if err := c.cfg.DB.UpdatePass(stored); err != nil {
+		return PassRecord{}, err
+	}
+	rec.Pass.State, rec.Pass.Finished, rec.Pass.Deferred = store.PassRunning, time.Time{}, 0
+	if err := putJSON(ctx, c.b.state, passKey, rec); err != nil {
+		return PassRecord{}, err
+	}
+	return rec, nil
+}
+
+// Stop stops the running pass passID: the workers stop crawling it and
+// keep what they hold, and Begin with the same settings resumes it. It
+// is check --nats's --max-time.
+func (c *Coordinator) Stop(ctx context.Context, passID uint64) (PassRecord, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var rec PassRecord
+	if found, err := getJSON(ctx, c.b.state, passKey, &rec); err != nil {
+		return PassRecord{}, err
+	} else if !found || rec.Pass.ID != passID {
+		return PassRecord{}, fmt.Errorf("pass %d is not the cluster's pass", passID)
+	}
+	if rec.Pass.State != store.PassRunning {
+		return rec, nil // ended meanwhile
+	}
+	rec.Pass.State, rec.Pass.Finished = store.PassStopped, time.Now()
+	rec.Pass.Elapsed = rec.Pass.Finished.Sub(rec.Pass.Started)
+	if err := c.closeMerged(rec.Pass); err != nil {
+		return PassRecord{}, err
+	}
+	return rec, putJSON(ctx, c.b.state, passKey, rec)
 }
 
 // publishPass publishes the seeds, then the record: a worker that sees the
@@ -256,7 +346,7 @@ func (c *Coordinator) writeResults(ctx context.Context) error {
 	for ctx.Err() == nil {
 		// What is there now, without waiting; when nothing is, wait for
 		// the next message.
-		msgs, err := c.fetch(ctx, func() (jetstream.MessageBatch, error) { return c.res.FetchNoWait(256) })
+		msgs, err := c.take(ctx)
 		if err == nil && len(msgs) == 0 {
 			fctx, cancel := context.WithTimeout(ctx, time.Second)
 			msgs, err = c.fetch(ctx, func() (jetstream.MessageBatch, error) { return c.res.Fetch(1, jetstream.FetchContext(fctx)) })
@@ -278,6 +368,34 @@ func (c *Coordinator) writeResults(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// commitBytes bounds one transaction of the merged database by the size
+// of the result messages it takes (about 1,000–2,000 results). The pages a
+// bbolt transaction dirties, and bbolt's pool that keeps them for the next,
+// grow with the leaf pages its keys fall on: on a large file about one per
+// result. Bounding the commit bounds the coordinator's memory at any size
+// of the merged file (BenchmarkDistributedCoordinatorMemory).
+const commitBytes = 256 << 10
+
+// take fetches, without waiting, the result messages of one commit.
+func (c *Coordinator) take(ctx context.Context) ([]jetstream.Msg, error) {
+	const each = 32
+	var msgs []jetstream.Msg
+	for size := 0; size < commitBytes; {
+		got, err := c.fetch(ctx, func() (jetstream.MessageBatch, error) { return c.res.FetchNoWait(each) })
+		msgs = append(msgs, got...)
+		if err != nil {
+			return msgs, err
+		}
+		for _, m := range got {
+			size += len(m.Data())
+		}
+		if len(got) < each {
+			break
+		}
+	}
+	return msgs, nil
 }
 
 func (c *Coordinator) fetch(ctx context.Context, fetch func() (jetstream.MessageBatch, error)) ([]jetstream.Msg, error) {
@@ -397,6 +515,13 @@ func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error)
 	if err != nil {
 		return Verdict{}, err
 	}
+	// While the pass runs, reports written before its record was are
+	// about an earlier run of it: a resumed pass ends only on what its
+	// workers said since. (Ending it writes the record again.)
+	floor, err := c.runningSince(ctx, pass)
+	if err != nil {
+		return Verdict{}, err
+	}
 	var v Verdict
 	var acked [Shards]uint64
 	for _, st := range statuses {
@@ -405,6 +530,9 @@ func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error)
 		}
 		if st.Pass != pass {
 			continue
+		}
+		if st.rev < floor {
+			return Verdict{Why: fmt.Sprintf("worker %s has not reported since pass %d was resumed", st.Name, pass)}, nil
 		}
 		if !st.Idle {
 			return Verdict{Why: fmt.Sprintf("worker %s is busy", st.Name)}, nil
@@ -431,9 +559,15 @@ func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error)
 		return Verdict{}, fmt.Errorf("tasks: %w", err)
 	}
 	for subject, n := range si.State.Subjects {
-		if n > 0 {
-			return Verdict{Why: fmt.Sprintf("%s holds %d messages waiting or unacked", subject, n)}, nil
+		if n == 0 {
+			continue
 		}
+		if dropped, err := c.dropAcked(ctx, subject); err != nil {
+			c.logf("tasks: %v", err)
+		} else if dropped {
+			return Verdict{Why: fmt.Sprintf("%s held messages its consumer had acked; removed", subject)}, nil
+		}
+		return Verdict{Why: fmt.Sprintf("%s holds %d messages waiting or unacked", subject, n)}, nil
 	}
 	lister := c.todo.ListConsumers(ctx)
 	for info := range lister.Info() {
@@ -462,6 +596,63 @@ func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error)
 	return v, nil
 }
 
+// dropAcked removes from the work queue the messages of subject that its
+// shard's consumer has acked, which the server should have removed then. A
+// server SIGKILLed while a worker acked can come back with the consumer's
+// ack floor past a message that is still stored (nats-server keeps the two
+// apart): it will never be delivered again, and the pass would never end.
+// A worker acks a message only after committing its tasks, so nothing is
+// lost. Messages above the ack floor are left alone.
+func (c *Coordinator) dropAcked(ctx context.Context, subject string) (bool, error) {
+	var s int
+	if _, err := fmt.Sscanf(subject, "lp.todo.%d", &s); err != nil {
+		return false, nil
+	}
+	cons, err := c.todo.Consumer(ctx, todoConsumer(s))
+	if err != nil {
+		return false, fmt.Errorf("consumer of %s: %w", subject, err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return false, fmt.Errorf("consumer of %s: %w", subject, err)
+	}
+	if info.NumPending > 0 || info.NumAckPending > 0 {
+		return false, nil
+	}
+	last, err := c.todo.GetLastMsgForSubject(ctx, subject)
+	if err != nil {
+		return false, fmt.Errorf("last message of %s: %w", subject, err)
+	}
+	if last.Sequence > info.AckFloor.Stream {
+		return false, nil
+	}
+	if err := c.todo.Purge(ctx, jetstream.WithPurgeSubject(subject), jetstream.WithPurgeSequence(info.AckFloor.Stream+1)); err != nil {
+		return false, fmt.Errorf("remove acked messages of %s: %w", subject, err)
+	}
+	c.logf("tasks: removed the messages of %s up to %d, acked by its consumer but kept by the server", subject, info.AckFloor.Stream)
+	return true, nil
+}
+
+// runningSince is the KV revision of the record of pass while it runs:
+// the record is written again when a pass is resumed. 0 otherwise.
+func (c *Coordinator) runningSince(ctx context.Context, pass uint64) (uint64, error) {
+	e, err := c.b.state.Get(ctx, passKey)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", passKey, err)
+	}
+	var rec PassRecord
+	if err := json.Unmarshal(e.Value(), &rec); err != nil {
+		return 0, fmt.Errorf("read %s: %w", passKey, err)
+	}
+	if rec.Pass.ID != pass || rec.Pass.State != store.PassRunning {
+		return 0, nil
+	}
+	return e.Revision(), nil
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "none"
@@ -476,14 +667,18 @@ func workerStatuses(ctx context.Context, kv jetstream.KeyValue) (map[string]*Wor
 	}
 	out := make(map[string]*WorkerStatus, len(ks))
 	for _, k := range ks {
-		st := new(WorkerStatus)
-		found, err := getJSON(ctx, kv, k, st)
+		e, err := kv.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read %s: %w", k, err)
 		}
-		if found {
-			out[strings.TrimPrefix(k, workerKeyPrefix)] = st
+		st := &WorkerStatus{rev: e.Revision()}
+		if err := json.Unmarshal(e.Value(), st); err != nil {
+			return nil, fmt.Errorf("read %s: %w", k, err)
 		}
+		out[strings.TrimPrefix(k, workerKeyPrefix)] = st
 	}
 	return out, nil
 }
@@ -492,6 +687,13 @@ func workerStatuses(ctx context.Context, kv jetstream.KeyValue) (map[string]*Wor
 func (c *Coordinator) end(ctx context.Context, rec PassRecord, v Verdict) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var now PassRecord
+	if _, err := getJSON(ctx, c.b.state, passKey, &now); err != nil {
+		return err
+	}
+	if now.Pass.ID != rec.Pass.ID || now.Pass.State != store.PassRunning {
+		return nil // stopped (or replaced) since the verdict
+	}
 	rec.Pass.State = store.PassComplete
 	if v.Deferred > 0 {
 		rec.Pass.State = store.PassStopped

@@ -80,4 +80,15 @@
 // a worker's report therefore always shows as delivered beyond its acked
 // sequence, and a pass never ends while a task is anywhere: in a stream, in
 // flight to a worker, on a frontier, or in an outbox.
+//
+// # Stopping and resuming a pass
+//
+// Stop (lp.ctl.stop; check --nats --max-time) marks the pass stopped in its
+// record and in the merged database; each worker's Frontier then says Done,
+// and the command stops its crawler as a signal would, keeping the pass open
+// in its database. Begin with the same settings resumes a stopped pass
+// (by Stop, or ended with URLs deferred): the record is written again as
+// running, and until the pass ends the rule above counts only worker reports
+// written after that record (their KV revisions are higher), so an idle
+// report from before the stop never ends the resumed pass.
 package cluster

@@ -56,6 +56,8 @@ type WorkerStatus struct {
 	// (it keeps retrying), empty when there is none.
 	Error   string    `json:"error,omitempty"`
 	Updated time.Time `json:"updated"`
+
+	rev uint64 // the report's revision in KV, as read
 }
 
 func (s *WorkerStatus) acked(shard int) uint64 { return s.Acked[strconv.Itoa(shard)] }

@@ -1,6 +1,7 @@
 package crawler
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -102,4 +103,71 @@ func RedoHistory(rec *store.URLRecord, prev *store.URLRecord) {
 // (RedoHistory).
 func UnknownPast(rec *store.URLRecord) bool {
 	return rec.PrevPass != 0 && rec.PrevVerdict == ""
+}
+
+// EndOf looks up the record that ends an awaiting record's chain, the
+// pass's record of u where it is not itself awaiting. ok false with wait
+// false: the pass has none and will have none (FinishChain says the target
+// was not checked); with wait true: a later run of the pass may still
+// resolve it, so what awaits it keeps waiting.
+type EndOf func(u string) (rec store.URLRecord, ok, wait bool, err error)
+
+// FinishChains finishes the awaiting records of one pass (by URL) that
+// can be finished, and returns them by URL: each from the record of the
+// URL it awaits, looked up by end, or finished first when that URL's
+// record awaits in turn. Every record on a loop of awaiting records ends at
+// the awaiting record of the next, so the loop reads the same whichever of
+// its URLs comes first, and a chain into a loop takes its verdict.
+func FinishChains(awaiting map[string]store.URLRecord, end EndOf, maxRedirects int) (map[string]store.URLRecord, error) {
+	finished := map[string]store.URLRecord{}
+	busy := map[string]bool{}
+	// finish says, besides u's finished record, at which URL the chain
+	// from u closed a loop whose finishing is under way (u is on it).
+	var finish func(u string) (rec *store.URLRecord, loopAt string, err error)
+	finish = func(u string) (*store.URLRecord, string, error) {
+		if r, ok := finished[u]; ok {
+			return &r, "", nil
+		}
+		rec := awaiting[u]
+		busy[u] = true
+		defer delete(busy, u)
+		var last *store.URLRecord
+		loopAt := ""
+		if e, ok := awaiting[rec.Awaits]; ok {
+			if busy[rec.Awaits] {
+				last, loopAt = &e, rec.Awaits
+			} else {
+				r, at, err := finish(rec.Awaits)
+				if err != nil || r == nil {
+					return nil, "", err
+				}
+				last, loopAt = r, at
+				if at != "" {
+					last = &e
+				}
+			}
+		} else {
+			e, ok, wait, err := end(rec.Awaits)
+			switch {
+			case err != nil:
+				return nil, "", fmt.Errorf("finish the chain of %s: %w", u, err)
+			case ok:
+				last = &e
+			case wait:
+				return nil, "", nil
+			}
+		}
+		if loopAt == u {
+			loopAt = "" // the loop closes here: what awaits u is not on it
+		}
+		FinishChain(&rec, last, maxRedirects)
+		finished[u] = rec
+		return &rec, loopAt, nil
+	}
+	for u := range awaiting {
+		if _, _, err := finish(u); err != nil {
+			return nil, err
+		}
+	}
+	return finished, nil
 }

@@ -119,7 +119,7 @@ func (r *refs) add(ref string, link store.Link, resource, sitemap bool) {
 		r.invalid(link, res.raw, res.invalid)
 		return
 	}
-	d := res.d
+	d := &res.d // shared: read only
 	if d.Action == rules.Ignore {
 		return
 	}

@@ -367,8 +367,13 @@ func (c *Crawler) saveHostState() error {
 	return c.store.PutHostStates(states)
 }
 
-// loadHostState restores what saveHostState wrote.
-func (c *Crawler) loadHostState(passID uint64) error {
+// loadHostState restores what saveHostState wrote. A resumed pass may
+// follow a process killed before it saved its last requests: what it had
+// not committed (the batch being written, the one behind it, the outcomes
+// on their way and the requests in flight) is assumed to have just started
+// at every host, so that no server sees more than its limits across the
+// kill (Throttle.Resume).
+func (c *Crawler) loadHostState(passID uint64, resumed bool) error {
 	if c.cfg.Throttle == nil {
 		return nil
 	}
@@ -388,6 +393,9 @@ func (c *Crawler) loadHostState(passID uint64) error {
 	})
 	if err != nil {
 		return err
+	}
+	if resumed {
+		c.cfg.Throttle.Resume(2*c.cfg.BatchSize + 2*c.cfg.Concurrency)
 	}
 	return c.store.PutHostStates(expired)
 }

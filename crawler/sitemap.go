@@ -152,7 +152,9 @@ func (c *Crawler) robotsSitemaps(ctx context.Context, t task) outcome {
 // the reading of each start host's robots.txt for its Sitemap: lines. None
 // of them is written to the frontier: a sitemap read in this pass is in the
 // done set and is not queued again, and one not read yet is simply queued
-// again by the next run. resumed says this run continues a pass.
+// again by the next run. resumed says this run continues a pass. With a
+// frontier shared by several crawlers, a sitemap (and a start host's
+// robots.txt) is read only by the crawler that owns its host.
 func (d *dispatcher) seedSitemaps(resumed bool) {
 	c := d.c
 	var roots []string
@@ -162,6 +164,9 @@ func (d *dispatcher) seedSitemaps(resumed bool) {
 			c.cfg.Logger.Warn("ignoring sitemap", "url", s, "err", err)
 			continue
 		}
+		if !c.frontier.Owns(u.Host) {
+			continue // its owner reads it, and forwards what it names
+		}
 		canon := c.rules.Decide(u).URL
 		roots = append(roots, canon)
 		d.push(store.Task{URL: canon, Action: actionSitemap})
@@ -170,7 +175,7 @@ func (d *dispatcher) seedSitemaps(resumed bool) {
 		origins := make(map[string]bool)
 		for _, s := range d.pass.StartURLs {
 			u, err := url.Parse(s)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || origins[u.Scheme+"://"+u.Host] {
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || origins[u.Scheme+"://"+u.Host] || !c.frontier.Owns(u.Host) {
 				continue
 			}
 			origins[u.Scheme+"://"+u.Host] = true

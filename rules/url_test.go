@@ -197,3 +197,64 @@ func FuzzResolveCanonicalize(f *testing.F) {
 		}
 	})
 }
+
+// resolvePlain, where it answers, gives what resolve gives, field for field.
+func FuzzResolvePlain(f *testing.F) {
+	for _, s := range []string{
+		"a.html", "p/12.html#sec-2", "/p/3.html", "./p/5.html", "../x", "a/./b", "a/..", "//h/p",
+		"a.html#", "#top", "a b", "a%20b", "a:b", "a?q", "a.html#x y", "a//b", ".", "..", "...", "a/...",
+		"~u/x_y-z.html", "/", "a/", "A.HTML",
+	} {
+		f.Add("https://example.com/dir/page.html", s)
+		f.Add("http://u:p@h:8080/a//b/", s)
+		f.Add("https://h", s)
+	}
+	f.Add("https://h/%7Edir/x", "a.html")
+	f.Add("https://h/./d/", "a.html")
+	f.Add("https://h//d/", "a.html")
+	f.Add("HTTP://h/d/", "a.html")
+	f.Add("mailto:x@y", "a.html")
+	f.Add("http://0", ".//")
+	f.Add("https://h/a/b/c", "../../../../x")
+	f.Add("https://h/a//b/c", "../../x#f")
+	f.Fuzz(func(t *testing.T, base, ref string) {
+		b, err := url.Parse(base)
+		if err != nil || !b.IsAbs() {
+			return
+		}
+		ref = cleanRef(ref)
+		fast := resolvePlain(b, ref)
+		if fast == nil {
+			return
+		}
+		slow, err := resolve(b, ref)
+		if err != nil {
+			t.Fatalf("resolvePlain(%q, %q) = %s, resolve fails: %v", base, ref, fast, err)
+		}
+		if *fast != *slow || fast.User != slow.User {
+			t.Fatalf("resolvePlain(%q, %q) = %#v\nresolve gives %#v", base, ref, *fast, *slow)
+		}
+	})
+}
+
+// BenchmarkResolvePlain is the reference pages write most, through
+// Resolve's plain path and through the general one.
+//
+//	go test -run '^$' -bench ResolvePlain -benchmem ./rules/
+func BenchmarkResolvePlain(b *testing.B) {
+	base := mustParse(b, "https://example.com/docs/guide/page.html")
+	refs := []string{"other.html", "/p/3060.html#sec-2", "img/photo.jpg", "p/8106.html"}
+	for _, bb := range []struct {
+		name    string
+		resolve func(*url.URL, string) (*url.URL, error)
+	}{{"plain", Resolve}, {"general", resolve}} {
+		b.Run(bb.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if _, err := bb.resolve(base, refs[i%len(refs)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -27,6 +27,10 @@ type savedState struct {
 	// Held are the URLs paused on their own, with the end of each pause;
 	// like PausedUntil they outlive the pass.
 	Held map[string]time.Time `json:"held,omitempty"`
+	// Starts are the request starts inside the flood window when it was
+	// exported, oldest first, so that a restart does not begin with an
+	// empty window the server has not forgotten.
+	Starts []time.Time `json:"starts,omitempty"`
 }
 
 type savedRobots struct {
@@ -58,6 +62,9 @@ func (t *Throttle) ExportState(host string) ([]byte, error) {
 		UsedRequests: l.usedRequests,
 		UsedBytes:    l.usedBytes,
 		Held:         maps.Clone(l.held),
+	}
+	if l.set.WindowMax > 0 {
+		st.Starts = l.starts.since(t.now().Add(-l.set.Window))
 	}
 	if e, ok := l.robots[host]; ok {
 		st.Robots = &savedRobots{Status: e.robots.status, Body: e.robots.body, Fetched: e.fetched, Cause: e.robots.cause}
@@ -99,6 +106,12 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 		l.backoffUntil = st.BackoffUntil
 	}
 	l.backoffLevel = max(l.backoffLevel, st.BackoffLevel)
+	if l.set.WindowMax > 0 && len(st.Starts) > 0 {
+		l.starts.merge(st.Starts, l.set.WindowMax)
+		if last := st.Starts[len(st.Starts)-1]; last.After(l.lastStart) {
+			l.lastStart = last
+		}
+	}
 	for k, until := range st.Held {
 		if l.held == nil {
 			l.held = make(map[string]time.Time)

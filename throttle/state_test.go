@@ -246,3 +246,53 @@ func TestStateExpired(t *testing.T) {
 		}
 	})
 }
+
+// The flood window survives a restart: the starts it held are exported,
+// so the restarted throttle waits for them to leave the window.
+func TestStateKeepsWindowAcrossRestart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{WindowMax: 3, Window: 10 * time.Second, MaxRetries: 1})
+		th := throttle.New(cfg)
+		th.StartPass(1)
+		for range 3 {
+			acquire(t, th, host).Done(throttle.Outcome{Status: 200})
+			time.Sleep(time.Second)
+		}
+		th = restart(t, th, cfg, 1)
+		// The first start was 3 s ago: the window frees a slot in 7 s.
+		mustWait(t, th, host, 7*time.Second)
+	})
+}
+
+// Resume counts the requests a dead process may have started after it
+// last saved its state: each host's window holds that many more starts at
+// the resume (up to its limit), its rate bucket is empty, and a host first
+// met after the resume is treated alike.
+func TestResumeAssumesUnrecordedStarts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{WindowMax: 5, Window: 10 * time.Second, MaxRetries: 1})
+		th := throttle.New(cfg)
+		th.StartPass(1)
+		acquire(t, th, host).Done(throttle.Outcome{Status: 200})
+		time.Sleep(2 * time.Second)
+		th = restart(t, th, cfg, 1)
+		th.Resume(3)
+		// 1 saved start and 3 assumed: one more now, then the saved one
+		// leaves the window 8 s later.
+		acquire(t, th, host).Done(throttle.Outcome{Status: 200})
+		mustWait(t, th, host, 8*time.Second)
+		// A host met after the resume: 3 assumed starts, 2 more now.
+		time.Sleep(time.Second)
+		for range 2 {
+			acquire(t, th, "other.test:80").Done(throttle.Outcome{Status: 200})
+		}
+		mustWait(t, th, "other.test:80", 9*time.Second)
+
+		rated := fixed(throttle.Settings{Rate: 1, Burst: 4, MaxRetries: 1})
+		th = throttle.New(rated)
+		th.StartPass(1)
+		th.Resume(1)
+		// A full bucket would admit 4 at once; after a crash it starts empty.
+		mustWait(t, th, host, time.Second)
+	})
+}

@@ -69,6 +69,15 @@ type Throttle struct {
 	byHost map[string]*limiter
 	byKey  map[string]*limiter
 	pass   uint64
+	resume resumeMark
+}
+
+// resumeMark is what Resume was told: a process that died at or before
+// at may have started up to unrecorded requests to any host that no saved
+// state shows.
+type resumeMark struct {
+	at         time.Time
+	unrecorded int
 }
 
 // New returns a Throttle with no hosts yet.
@@ -209,6 +218,43 @@ func (t *Throttle) StartPass(pass uint64) {
 	}
 }
 
+// Resume tells the throttle that it takes over a pass from a process
+// that may have died without saving its last requests: up to unrecorded
+// requests to each host, started after the state it saved (ImportState)
+// and before now. Each host is then treated as though those requests had
+// all just started: its flood window holds that many more starts (up to
+// its limit), its rate bucket is empty and its gap runs from now. That
+// costs at most one window of a host's pace after a crash, and no server
+// sees more than its limits across it. Call it after ImportState.
+func (t *Throttle) Resume(unrecorded int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.resume = resumeMark{at: t.now(), unrecorded: unrecorded}
+	for _, l := range t.byKey {
+		l.mu.Lock()
+		l.assumeStarts(t.resume)
+		l.mu.Unlock()
+	}
+}
+
+// assumeStarts counts m.unrecorded starts at m.at that no state recorded.
+func (l *limiter) assumeStarts(m resumeMark) {
+	if l.set.WindowMax > 0 {
+		n := min(m.unrecorded, l.set.WindowMax-l.starts.count(m.at.Add(-l.set.Window)))
+		for range n {
+			l.starts.add(m.at, l.set.WindowMax)
+		}
+	}
+	if l.bucket != nil {
+		if tokens := l.bucket.TokensAt(m.at); tokens >= 1 {
+			l.bucket.AllowN(m.at, int(tokens))
+		}
+	}
+	if m.at.After(l.lastStart) {
+		l.lastStart = m.at
+	}
+}
+
 // Changed lists, sorted, the hosts whose state (see ExportState) may have
 // changed since the last call, so that only they are saved again: a pass
 // that meets many hosts must not rewrite all of them at every commit.
@@ -299,6 +345,9 @@ func (t *Throttle) limiterFor(host string) *limiter {
 			s = t.cfg.Settings(host)
 		}
 		l = newLimiter(key, s.normalized())
+		if t.resume.unrecorded > 0 {
+			l.assumeStarts(t.resume)
+		}
 		t.byKey[key] = l
 	}
 	l.mu.Lock()

@@ -206,7 +206,11 @@ func FormatDuration(d time.Duration) string {
 }
 
 // FormatBytes prints a size in the largest unit that divides it evenly, in
-// a form ParseBytes reads back: "10MiB", "2GB", "1500 bytes".
+// a form ParseBytes reads back: "10MiB", "2GB", "1500 bytes". It is for
+// settings, which must read back as the same number, and not for measured
+// amounts: exact, 1,234,567 bytes read would print as "1234567 bytes",
+// which is why the command rounds those ("1.2 MB") with a formatter of its
+// own. #15 asked for one formatter; the two answer different questions.
 func FormatBytes(n int64) string {
 	for _, u := range []struct {
 		size int64

@@ -1,6 +1,9 @@
 package throttle
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // window remembers the request starts that fall inside the flood window,
 // oldest first, in a ring that grows to at most the window's limit. Starts
@@ -44,4 +47,33 @@ func (w *window) add(t time.Time, limit int) {
 	}
 	w.ring[(w.head+w.n)%len(w.ring)] = t
 	w.n++
+}
+
+// since returns the starts after cutoff, oldest first.
+func (w *window) since(cutoff time.Time) []time.Time {
+	var out []time.Time
+	for i := range w.n {
+		if t := w.ring[(w.head+i)%len(w.ring)]; t.After(cutoff) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// merge adds starts (oldest first) recorded elsewhere, keeping the newest
+// limit of both, in order.
+func (w *window) merge(starts []time.Time, limit int) {
+	all := append(w.since(time.Time{}), starts...)
+	slices.SortFunc(all, time.Time.Compare)
+	all = all[max(0, len(all)-limit):]
+	w.ring, w.head, w.n = make([]time.Time, len(all)), 0, 0
+	for _, t := range all {
+		w.add(t, limit)
+	}
+}
+
+// count is the number of starts after cutoff.
+func (w *window) count(cutoff time.Time) int {
+	w.expire(cutoff)
+	return w.n
 }

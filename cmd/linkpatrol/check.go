@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -84,7 +85,7 @@ type checkOptions struct {
 
 // runCheck runs or resumes a pass. ctx is cancelled by the first stop
 // signal, hardStop(ctx) by the second (see notifyStop).
-func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, isTerminal bool) (err error) {
+func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, isTerminal bool) (err error) {
 	var o checkOptions
 	defer func() {
 		// With --log-format json everything on standard error is JSON,
@@ -106,7 +107,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, isTe
 		if helpWriter(args, stdout, stderr) == stderr && logFormatArg(args) == "json" {
 			return
 		}
-		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol check [flags] URL ...\n       linkpatrol check [flags] DIR|FILE|PATTERN ...\n\nURLs are crawled over the network. A directory is a built site read from disk:\nevery .html file below it is checked, with its links; files and patterns\n(public/**/*.html) start from those pages only, in the site at --root\n(default: the directory holding them all).\n\n%s%s\n%s", groupedUsage(fs, checkGroups()), checkExamples, exitCodesHelp)
+		fmt.Fprintf(helpWriter(args, stdout, stderr), "Usage: linkpatrol check [flags] URL ...\n       linkpatrol check [flags] DIR|FILE|PATTERN ...\n\nURLs are crawled over the network. A directory is a built site read from disk:\nevery .html file below it is checked, with its links; files and patterns\n(public/**/*.html) start from those pages only, in the site at --root\n(default: the directory holding them all). An argument - reads them from\nstandard input, one a line (# starts a comment).\n\n%s%s\n%s", groupedUsage(fs, checkGroups()), checkExamples, exitCodesHelp)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -125,6 +126,16 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, isTe
 		return err
 	}
 	args = fs.Args()
+	if slices.Contains(args, "-") {
+		listed, err := readTargets(stdin)
+		if err != nil {
+			return err
+		}
+		args = replaceDash(args, listed)
+		// The workers of a distributed pass read the arguments, not this
+		// standard input. No flag takes "-" as its value.
+		raw = replaceDash(raw, listed)
+	}
 	if len(args) == 0 {
 		args = o.start
 	}
@@ -336,6 +347,41 @@ func housekeeping(stop context.Context, db *store.DB, keep int) error {
 		return fmt.Errorf("compact %s: %w", db.Path(), err)
 	}
 	return nil
+}
+
+// readTargets reads what check - names on standard input: start URLs (or
+// directories, files and patterns), one a line, as a sitemap's URLs or
+// find's paths come; blank lines and lines starting with # are skipped.
+func readTargets(r io.Reader) ([]string, error) {
+	var out []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line != "" && !strings.HasPrefix(line, "#") {
+			out = append(out, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read the start URLs from standard input (check -): %w", err)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("check -: standard input named no start URL or directory")
+	}
+	return out, nil
+}
+
+// replaceDash puts listed where args has "-".
+func replaceDash(args, listed []string) []string {
+	var out []string
+	for _, a := range args {
+		if a == "-" {
+			out = append(out, listed...)
+		} else {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // checkTargets is what check's arguments name: start URLs, or the

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/linkpatrol/linkpatrol/cluster"
@@ -29,12 +30,15 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 	switch {
 	case len(targets.roots) > 0:
 		return fmt.Errorf("--nats: a built site on disk is checked by one process; give http(s) URLs")
-	case len(o.sitemaps) > 0 || o.robotsMaps:
-		return fmt.Errorf("--nats: sitemaps (--sitemap, --robots-sitemaps) are not read by distributed passes yet")
 	case o.statusAddr != "":
 		return fmt.Errorf("--nats: the status page is not built for distributed passes yet; use linkpatrol status --nats")
-	case o.maxTime > 0:
-		return fmt.Errorf("--nats: --max-time is not built for distributed passes yet; stop following with Ctrl-C (the workers go on)")
+	}
+	// The pass record carries check's arguments to every worker, in the
+	// clear on the NATS server: a header's value given as a flag is
+	// readable there by anyone who may connect. The config file's
+	// ${ENV} values travel unexpanded and are read on each worker.
+	for _, h := range o.headerFlags {
+		fmt.Fprintf(stderr, "linkpatrol: warning: the value of -H %s is stored in the pass record on the NATS server, readable by every client of it; for a secret, use a rule's headers with ${ENV} in the config file, which each worker expands from its own environment\n", h.Name)
 	}
 	ps := passSettings{Args: raw}
 	pass := store.Pass{StartURLs: targets.starts, SettingsHash: settingsHash(file, o), Started: time.Now(),
@@ -70,6 +74,15 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 		return err
 	}
 	id := rec.Pass.ID
+	// --max-time is the pass's budget for this run: at its end the
+	// coordinator stops the pass, the workers commit what they hold, and
+	// the same command resumes it.
+	var budget <-chan time.Time
+	if o.maxTime > 0 {
+		t := time.NewTimer(o.maxTime)
+		defer t.Stop()
+		budget = t.C
+	}
 	var tty io.Writer // the progress line, on a terminal only
 	if isTerminal && !o.quiet && o.verbose == 0 && o.logFormat != "json" {
 		tty = stderr
@@ -85,6 +98,7 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 	defer tick.Stop()
 	watch := stallWatch{wait: o.ownerWait, began: time.Now()}
 	var looked time.Time
+	away := false
 	for {
 		cur, ok, err := cluster.CurrentPass(stop, js)
 		if stop.Err() != nil {
@@ -94,8 +108,19 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 			fmt.Fprintf(stderr, "stopped following pass %d; it goes on in the workers: run the same command again to follow it and print its report\n", id)
 			return errUnfinished
 		}
-		if err != nil {
+		if err != nil && !frontierAway(err) {
 			return err
+		}
+		if err != nil {
+			// serve-frontier restarted on its store continues the pass:
+			// wait for it, as the workers do.
+			if !away {
+				fmt.Fprintf(stderr, "linkpatrol: the frontier at %s does not answer (%v); waiting for it\n", o.cluster.url, err)
+			}
+			away = true
+		} else if away {
+			fmt.Fprintf(stderr, "linkpatrol: the frontier at %s answers again; following pass %d\n", o.cluster.url, id)
+			away = false
 		}
 		if ok && cur.Pass.ID != id {
 			return fmt.Errorf("pass %d was replaced by pass %d (begun with --new-pass elsewhere)", id, cur.Pass.ID)
@@ -103,7 +128,7 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 		if ok && cur.Pass.State != store.PassRunning {
 			break
 		}
-		if now := time.Now(); now.Sub(looked) >= time.Second {
+		if now := time.Now(); !away && now.Sub(looked) >= time.Second {
 			looked = now
 			if err := refusal(stop, js, id); err != nil {
 				if tty != nil {
@@ -127,7 +152,7 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 				return errUnfinished
 			}
 		}
-		if tty != nil {
+		if tty != nil && !away {
 			if line, err := clusterProgress(stop, js, id); err == nil {
 				fmt.Fprintf(tty, "\r\033[K%s%s", line, watch.summary())
 			}
@@ -135,6 +160,11 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 		select {
 		case <-tick.C:
 		case <-stop.Done():
+		case <-budget:
+			budget = nil
+			if _, err := cluster.Stop(stop, js.Conn(), id); err != nil {
+				return err
+			}
 		}
 	}
 	if tty != nil {
@@ -279,4 +309,16 @@ func stallAdvice(st cluster.Stall, natsURL, indent string) string {
 	}
 	fmt.Fprintf(&b, "\n%s  start it: linkpatrol worker --nats %s --db %s --shards %s%s\n", indent, natsURL, db, cluster.FormatShards(st.Range), name)
 	return b.String()
+}
+
+// frontierAway says whether err, from a request to the frontier, means it
+// is away for now (killed, restarting, or JetStream not yet recovered from
+// its store) rather than refusing for good.
+func frontierAway(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, nats.ErrConnectionReconnecting) ||
+		errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
+		errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount)
 }

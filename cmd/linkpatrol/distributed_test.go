@@ -110,6 +110,16 @@ func TestDistributedEqualsSingle(t *testing.T) {
 	if st.code != exitOK || !strings.Contains(st.stdout, "complete") || !strings.Contains(st.stdout, "w1") {
 		t.Errorf("status: exit %d\n%s%s", st.code, st.stdout, st.stderr)
 	}
+	// The workers' own files, read as one once they have stopped, finish
+	// the chains that crossed between them as the coordinator did.
+	for _, p := range workers {
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		p.wait(t)
+	}
+	files := runInProcess(t, "report", "--db", filepath.Join(dir, "w*.db"), "--format", "json", "--all")
+	if a, b := normalised(t, files.stdout), normalised(t, single.stdout); files.code != exitProblems || a != b {
+		t.Errorf("report --db 'w*.db': exit %d, or another report:\n%s%s", files.code, diffLines(a, b), files.stderr)
+	}
 }
 
 // runFollowing runs check --nats to its end, and when it does not end
@@ -195,29 +205,9 @@ func TestWorkerKilledMidPass(t *testing.T) {
 	w.Reset()
 
 	ranges := []string{"0-85", "86-170", "171-255"}
-	owner := func(i int) int { // the worker whose shards hold site i
-		u, _ := neturl.Parse(w.URL(i))
-		s := cluster.Shard(u.Host)
-		for k, r := range ranges {
-			if shards, _ := cluster.ParseShards(r); slices.Contains(shards, s) {
-				return k
-			}
-		}
-		t.Fatalf("shard %d is in no range", s)
-		return -1
-	}
-	sites := make([][]int, len(ranges))
-	for i := range w.Sites {
-		sites[owner(i)] = append(sites[owner(i)], i)
-	}
-	victim := 0
-	for k := range sites {
-		if len(sites[k]) > len(sites[victim]) {
-			victim = k
-		}
-	}
+	victim, sites := busiestWorker(t, w, ranges)
 	requests := func() (n int64) {
-		for _, i := range sites[victim] {
+		for _, i := range sites {
 			n += w.Sites[i].Stats().Requests
 		}
 		return n
@@ -251,7 +241,7 @@ func TestWorkerKilledMidPass(t *testing.T) {
 	}
 	<-procs[victim].done
 	before, theirs := requests(), 0
-	for _, i := range sites[victim] {
+	for _, i := range sites {
 		theirs += w.Sites[i].Expected().URLs
 	}
 	if before >= int64(theirs) {
@@ -266,7 +256,7 @@ func TestWorkerKilledMidPass(t *testing.T) {
 		t.Errorf("after the kill the report differs from the single-process one:\n%s", diffLines(a, b))
 	}
 	var repeated []string
-	for _, i := range sites[victim] {
+	for _, i := range sites {
 		repeated = append(repeated, w.Sites[i].Repeated()...)
 	}
 	// What a kill loses is what the crawler had not committed, as for one
@@ -276,11 +266,11 @@ func TestWorkerKilledMidPass(t *testing.T) {
 	// concurrency + one batch is tighter than the crawler's buffering
 	// gives; this holds the bound the crawler does give.
 	again := len(repeated)
-	if limit := 2*batch + 2*concurrency + len(sites[victim]); again > limit {
+	if limit := 2*batch + 2*concurrency + len(sites); again > limit {
 		t.Errorf("the victim's hosts were asked %d URLs again; at most %d (2 × commit batch %d + 2 × concurrency %d + robots.txt of %d hosts): %v",
-			again, limit, batch, concurrency, len(sites[victim]), repeated)
+			again, limit, batch, concurrency, len(sites), repeated)
 	}
-	t.Logf("killed worker %d (%d sites) after %d requests; %d URLs asked again", victim+1, len(sites[victim]), before, again)
+	t.Logf("killed worker %d (%d sites) after %d requests; %d URLs asked again", victim+1, len(sites), before, again)
 }
 
 // The workers decide URLs by the pass's config file, the one check was run
@@ -328,4 +318,29 @@ func TestWorkersUseThePassConfig(t *testing.T) {
 	if a, b := normalised(t, out.String()), normalised(t, single.stdout); a != b {
 		t.Errorf("the distributed pass did not run check's config:\n%s", diffLines(a, b))
 	}
+}
+
+// busiestWorker is, of workers owning ranges of shards, the one whose
+// shards hold the most sites of w, and the indexes of those sites.
+func busiestWorker(t *testing.T, w *crawltest.Web, ranges []string) (victim int, sites []int) {
+	t.Helper()
+	owned := make([][]int, len(ranges))
+	for i := range w.Sites {
+		u, _ := neturl.Parse(w.URL(i))
+		s, found := cluster.Shard(u.Host), false
+		for k, r := range ranges {
+			if shards, _ := cluster.ParseShards(r); slices.Contains(shards, s) {
+				owned[k], found = append(owned[k], i), true
+			}
+		}
+		if !found {
+			t.Fatalf("shard %d is in no range", s)
+		}
+	}
+	for k := range owned {
+		if len(owned[k]) > len(owned[victim]) {
+			victim = k
+		}
+	}
+	return victim, owned[victim]
 }

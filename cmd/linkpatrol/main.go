@@ -128,7 +128,8 @@ const topUsage = `linkpatrol checks every link of a site and reports the broken 
 
 Usage:
   linkpatrol check [flags] URL|DIR ...   run or resume a pass, print the problems
-                                         (DIR: a built site on disk; files and globs too)
+                                         (DIR: a built site on disk; files and globs too;
+                                         -: read them from standard input, one a line)
   linkpatrol report [flags]              render the last pass again, in any format
   linkpatrol explain [flags] URL         which rule decides this URL, and why
   linkpatrol config check FILE           validate a config file without crawling
@@ -175,9 +176,10 @@ func main() {
 // run is the program without its process: the command named by args runs
 // with these streams, and what it returns becomes the exit code and the
 // message on stderr. isTerminal says stderr is a terminal, where check
-// draws its progress line. stdin is not read by any command yet.
+// draws its progress line. stdin is read by check - (start URLs, one a
+// line).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, isTerminal bool) int {
-	err := runCommand(ctx, args, stdout, stderr, isTerminal)
+	err := runCommand(ctx, args, stdin, stdout, stderr, isTerminal)
 	code, msg := exitStatus(err)
 	switch {
 	case msg == "":
@@ -189,14 +191,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return code
 }
 
-func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, isTerminal bool) error {
+func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, isTerminal bool) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, topUsage)
 		return errUsageShown
 	}
 	switch args[0] {
 	case "check":
-		return runCheck(ctx, args[1:], stdout, stderr, isTerminal)
+		return runCheck(ctx, args[1:], stdin, stdout, stderr, isTerminal)
 	case "report":
 		return runReport(args[1:], stdout, stderr)
 	case "explain":

@@ -140,5 +140,65 @@ func openReportSource(path string, given bool, outputs []string) (report.Source,
 	if err != nil {
 		return fail(err)
 	}
-	return src, merged, closeAll, nil
+	finished, err := finishChains(dbs, merged)
+	if err != nil {
+		return fail(err)
+	}
+	return finished(src), merged, closeAll, nil
+}
+
+// finishChains finishes, for a report of workers' files read as one, the
+// records of pass p whose redirect chain went on at a URL another worker
+// owns, from that URL's record in its worker's file, as the coordinator
+// does in its merged database when the pass ends (crawler.FinishChains).
+// The workers' files do not hold the pass's --max-redirects: the default
+// limit applies to chains that cross them.
+func finishChains(dbs []*store.DB, p store.Pass) (func(report.Source) report.Source, error) {
+	awaiting := map[string]store.URLRecord{}
+	for _, db := range dbs {
+		err := db.Records(p.ID, func(r *store.URLRecord) error {
+			if r.Awaits != "" {
+				awaiting[r.URL] = *r
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(awaiting) == 0 {
+		return func(src report.Source) report.Source { return src }, nil
+	}
+	finished, err := crawler.FinishChains(awaiting, func(u string) (store.URLRecord, bool, bool, error) {
+		for _, db := range dbs {
+			e, ok, err := db.Get(u)
+			if err != nil {
+				return e, false, false, err
+			}
+			if ok && e.Pass == p.ID && e.Awaits == "" && !(crawler.HeldOwn(e) && p.State != store.PassComplete) {
+				return e, true, false, nil
+			}
+		}
+		return store.URLRecord{}, false, p.State != store.PassComplete, nil
+	}, 0)
+	if err != nil {
+		return nil, err
+	}
+	return func(src report.Source) report.Source { return finishedSource{src, finished} }, nil
+}
+
+// finishedSource reads a Source with some records replaced by their
+// finished ones.
+type finishedSource struct {
+	report.Source
+	finished map[string]store.URLRecord
+}
+
+func (f finishedSource) Records(passID uint64, fn func(*store.URLRecord) error) error {
+	return f.Source.Records(passID, func(r *store.URLRecord) error {
+		if done, ok := f.finished[r.URL]; ok && r.Awaits != "" {
+			r = &done
+		}
+		return fn(r)
+	})
 }

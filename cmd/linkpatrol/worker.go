@@ -174,10 +174,14 @@ Flags:
 		if err != nil {
 			return workerEnd(stop, run, stderr, *name, err)
 		}
-		if err := workerPass(run, hard, w, db, rec, *concurrency, log, stderr, *name); err != nil {
+		ended, err := workerPass(run, hard, w, db, rec, *concurrency, log, stderr, *name)
+		if err != nil {
 			return workerEnd(stop, run, stderr, *name, err)
 		}
 		after = rec.Pass.ID
+		if ended == store.PassStopped {
+			after-- // wait for it to be resumed, or for a newer one
+		}
 	}
 }
 
@@ -196,8 +200,10 @@ func workerEnd(stop, run context.Context, stderr io.Writer, name string, err err
 
 // workerPass runs this worker's part of one pass: begins it in the
 // worker's database under the coordinator's ID (or resumes it there), and
-// crawls the worker's shards until the coordinator ends the pass.
-func workerPass(ctx, hard context.Context, w *cluster.Worker, db *store.DB, rec cluster.PassRecord, concurrency int, log *slog.Logger, stderr io.Writer, name string) error {
+// crawls the worker's shards until the coordinator ends or stops the
+// pass. It returns how the pass ended here: stopped leaves it open in the
+// worker's database, to be resumed when the coordinator runs it again.
+func workerPass(ctx, hard context.Context, w *cluster.Worker, db *store.DB, rec cluster.PassRecord, concurrency int, log *slog.Logger, stderr io.Writer, name string) (store.PassState, error) {
 	var ps passSettings
 	pc, err := (*passCrawl)(nil), json.Unmarshal(rec.Config, &ps)
 	if err != nil {
@@ -213,43 +219,90 @@ func workerPass(ctx, hard context.Context, w *cluster.Worker, db *store.DB, rec 
 		if rerr := w.Refuse(rctx, rec.Pass.ID, err.Error()); rerr != nil {
 			log.Warn(fmt.Sprintf("tell the cluster this worker refuses pass %d: %v", rec.Pass.ID, rerr))
 		}
-		return fmt.Errorf("pass %d: %w", rec.Pass.ID, err)
+		return "", fmt.Errorf("pass %d: %w", rec.Pass.ID, err)
 	}
 	if err := beginPass(db, rec); err != nil {
-		return err
+		return "", err
 	}
-	f, err := w.Join(ctx, rec.Pass.ID)
+	f, err := join(ctx, w, rec.Pass.ID, log)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer f.Close()
+	// The crawler sees the pass done only when the coordinator calls it
+	// complete. One it stops (check --nats --max-time, or URLs deferred)
+	// or abandons stops the crawler as a signal would: what is in flight
+	// is finished and committed, and the rest stays open in this database
+	// for a resume. (An idle crawler told "done" would close the pass
+	// complete, and a complete pass cannot take the tasks a resume brings.)
+	crawl, stopCrawl := context.WithCancel(ctx)
+	defer stopCrawl()
+	pf := passFrontier{Frontier: f, done: make(chan struct{})}
+	go func() {
+		select {
+		case <-f.Done():
+			if f.Ended() == store.PassComplete {
+				close(pf.done)
+			} else {
+				stopCrawl()
+			}
+		case <-crawl.Done():
+		}
+	}()
 	cfg := crawlerConfig(&pc.o, pc.file, pc.engine, nil, nil, pc.o.polite.globalBandwidth, log)
 	if concurrency > 0 {
 		cfg.Concurrency = concurrency
 	}
-	cfg.Frontier = f
+	cfg.Frontier = pf
 	c := crawler.New(cfg, pc.engine, db)
 	spec := crawler.PassSpec{Pass: rec.Pass, Opened: func(op crawler.Opened) error {
 		fmt.Fprintf(stderr, "worker %s: pass %d of %s (%d queued, %d done)\n", name, op.Pass.ID, strings.Join(op.Pass.StartURLs, " "), op.Queued, op.Done)
 		return nil
 	}}
-	pass, outcome, err := c.Run(ctx, hard, spec)
+	pass, _, err := c.Run(crawl, hard, spec)
 	if err != nil {
-		return fmt.Errorf("pass %d: %w (what was committed is kept; start the worker again to resume)", rec.Pass.ID, err)
+		return "", fmt.Errorf("pass %d: %w (what was committed is kept; start the worker again to resume)", rec.Pass.ID, err)
 	}
-	if !outcome.Complete {
-		return context.Cause(ctx)
+	if ctx.Err() != nil {
+		return "", context.Cause(ctx)
 	}
 	if ended := f.Ended(); ended != pass.State {
-		// The coordinator's word on how the pass ended: stopped with URLs
-		// deferred, or abandoned for a newer one.
+		// The coordinator's word on how the pass ended: complete, stopped
+		// (by --max-time, or with URLs deferred), or abandoned for a
+		// newer one.
 		pass.State = ended
 		if err := db.UpdatePass(pass); err != nil {
-			return fmt.Errorf("save pass %d: %w", pass.ID, err)
+			return "", fmt.Errorf("save pass %d: %w", pass.ID, err)
 		}
 	}
 	fmt.Fprintf(stderr, "worker %s: pass %d %s\n", name, pass.ID, pass.State)
-	return nil
+	return pass.State, nil
+}
+
+// passFrontier is a worker's cluster.Frontier as its crawler sees it:
+// Done closes only for a complete pass (see workerPass).
+type passFrontier struct {
+	*cluster.Frontier
+	done chan struct{}
+}
+
+func (p passFrontier) Done() <-chan struct{} { return p.done }
+
+// join joins the pass, again while the frontier is away (serve-frontier
+// restarting on its store): the lease renewals give up after their own
+// bound, and that ends ctx.
+func join(ctx context.Context, w *cluster.Worker, pass uint64, log *slog.Logger) (*cluster.Frontier, error) {
+	for {
+		f, err := w.Join(ctx, pass)
+		if err == nil || ctx.Err() != nil || !frontierAway(err) {
+			return f, err
+		}
+		log.Warn("the frontier does not answer; joining again", "pass", pass, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // beginPass opens the coordinator's pass in the worker's database under
