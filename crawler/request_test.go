@@ -2,7 +2,9 @@ package crawler
 
 import (
 	"bytes"
+	"errors"
 	"io"
+	"mime"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -44,5 +46,24 @@ func TestReadCapped(t *testing.T) {
 	}
 	if _, _, err := readCapped(iotest.TimeoutReader(strings.NewReader(body)), 1<<20, 7000); err == nil {
 		t.Error("a read error was not returned")
+	}
+}
+
+// mediaType is what mime.ParseMediaType makes of the type, and what the
+// header says before any ";" where it cannot parse it.
+func TestMediaType(t *testing.T) {
+	t.Parallel()
+	for _, ct := range []string{
+		"text/html; charset=utf-8", "TEXT/HTML", " text/css ", "text/html;;", "text/html; charset",
+		"text/html; a=1; a=2", "garbage", "", "application/xhtml+xml;q=0.9", "text/html ; charset=\"x\"",
+		"text/ html", "text/html; title*=us-ascii'en-us'This%20is", "Text/Html\t; x=y",
+	} {
+		want, _, err := mime.ParseMediaType(ct)
+		if err != nil && !errors.Is(err, mime.ErrInvalidMediaParameter) {
+			want = strings.ToLower(strings.TrimSpace(strings.Split(ct, ";")[0]))
+		}
+		if got := mediaType(ct); got != want {
+			t.Errorf("mediaType(%q) = %q, want %q", ct, got, want)
+		}
 	}
 }

@@ -2,16 +2,13 @@ package main
 
 import (
 	"fmt"
-	neturl "net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/linkpatrol/linkpatrol/cluster"
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 )
 
@@ -58,23 +55,9 @@ func TestCheckNatsGivesUpOnALostWorker(t *testing.T) {
 	t.Cleanup(w.Close)
 	dir := t.TempDir()
 	ranges := []string{"0-127", "128-255"}
-	owner := func(i int) int {
-		u, _ := neturl.Parse(w.URL(i))
-		if shards, _ := cluster.ParseShards(ranges[0]); slices.Contains(shards, cluster.Shard(u.Host)) {
-			return 0
-		}
-		return 1
-	}
-	sites := make([][]int, len(ranges))
-	for i := range w.Sites {
-		sites[owner(i)] = append(sites[owner(i)], i)
-	}
-	victim := 0
-	if len(sites[1]) > len(sites[0]) {
-		victim = 1
-	}
+	victim, sites := busiestWorker(t, w, ranges)
 	requests := func() (n int64) {
-		for _, i := range sites[victim] {
+		for _, i := range sites {
 			n += w.Sites[i].Stats().Requests
 		}
 		return n
