@@ -24,6 +24,7 @@ const (
 	recordSeedTag      = 3 // URLRecord.Seed, a flag
 	recordUnchangedTag = 4 // URLRecord.Unchanged, a flag
 	recordAwaitsTag    = 5 // URLRecord.Awaits
+	recordCutTag       = 6 // URLRecord.Cut, one byte
 	// Optional fields follow a task's fixed part the same way.
 	taskRunTag    = 1 // Task.Run
 	taskPublicTag = 2 // Task.Public, a flag
@@ -268,6 +269,10 @@ func appendRecord(buf []byte, r *URLRecord) ([]byte, error) {
 		e.byte(recordAwaitsTag)
 		e.str(r.Awaits)
 	}
+	if r.Cut != 0 {
+		e.byte(recordCutTag)
+		e.byte(byte(r.Cut))
+	}
 	return e.bytes(), nil
 }
 
@@ -338,6 +343,8 @@ func decodeRecord(url string, v []byte, r *URLRecord) error {
 			r.Unchanged = true
 		case recordAwaitsTag:
 			r.Awaits = d.str()
+		case recordCutTag:
+			r.Cut = Cut(d.byte())
 		default:
 			d.fail(errFormat)
 		}

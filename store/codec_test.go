@@ -23,6 +23,8 @@ func fill(t testing.TB, v reflect.Value, seed int) {
 		v.SetInt(int64(seed*1000 + 7))
 	case reflect.Uint64:
 		v.SetUint(uint64(seed*1000 + 9))
+	case reflect.Uint8:
+		v.SetUint(uint64(seed%255 + 1))
 	case reflect.Bool:
 		v.SetBool(true)
 	case reflect.Slice:

@@ -147,7 +147,19 @@ type URLRecord struct {
 	// database finishes the record from that URL's own once the pass's
 	// results are all in (crawler.FinishChain), and clears Awaits.
 	Awaits string `json:"awaits,omitempty"`
+	// Cut says a parsed page was read only in part, so its links past the
+	// cut were never checked; zero for a page read whole. The report counts
+	// and lists these pages, as it does quota skips.
+	Cut Cut `json:"cut,omitempty"`
 }
+
+// Cut says where a page was cut short; the reasons combine.
+type Cut uint8
+
+const (
+	CutSize  Cut = 1 << iota // the body was larger than the crawler's MaxSize (--max-size)
+	CutLinks                 // the page had more links than the crawler takes from one page
+)
 
 // Link is one reference from a page to a target, with the line of the
 // attribute (or srcset candidate, or CSS url( token) that carries it.
