@@ -84,6 +84,10 @@ type Report struct {
 	// 308): a warning to update the link to Record.FinalURL, never a
 	// failure. By URL; empty with OnlyNew.
 	Moved []Entry
+	// Cut are the pages of the pass read only in part (store.URLRecord.Cut),
+	// by URL: links past the cut were never checked. Listed whatever the
+	// Options, like the quota skips they resemble.
+	Cut []store.URLRecord
 	// Trend is the problems of each complete pass kept, up to this one,
 	// oldest first; empty when the Source cannot list passes.
 	Trend []TrendPoint
@@ -105,6 +109,7 @@ type Summary struct {
 	Skipped      int
 	Traps        int // of Skipped, pages held back as suspected spider traps
 	Quota        int // of Skipped, URLs not checked because a host's quota for the pass was used up
+	Cut          int // of Pages, those read only in part; len(Report.Cut)
 	Suppressed   int // problems hidden by ReportAfter
 	// Reused counts results carried over from an earlier pass without a
 	// request (younger than their recheck interval); ReusedFrom are the
@@ -253,6 +258,10 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 				s.Unchanged++
 			}
 		}
+		if rec.Parsed && rec.Cut != 0 {
+			// Reused or unchanged, its stored links are still the cut ones.
+			r.Cut = append(r.Cut, *rec)
+		}
 		switch rec.Verdict {
 		case store.VerdictOK:
 			s.OK++
@@ -359,6 +368,8 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	byURL := func(a, b store.URLRecord) int { return strings.Compare(a.URL, b.URL) }
 	slices.SortFunc(r.Fixed, byURL)
 	slices.SortFunc(r.Gone, byURL)
+	slices.SortFunc(r.Cut, byURL)
+	s.Cut = len(r.Cut)
 
 	for _, m := range moved {
 		slices.SortFunc(m.Referrers, compareReferrers)

@@ -1,11 +1,14 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"reflect"
 	"testing"
 	"time"
+
+	"go.etcd.io/bbolt"
 )
 
 // fill sets every field reachable from v to a non-zero value derived from
@@ -20,6 +23,8 @@ func fill(t testing.TB, v reflect.Value, seed int) {
 		v.SetInt(int64(seed*1000 + 7))
 	case reflect.Uint64:
 		v.SetUint(uint64(seed*1000 + 9))
+	case reflect.Uint8:
+		v.SetUint(uint64(seed%255 + 1))
 	case reflect.Bool:
 		v.SetBool(true)
 	case reflect.Slice:
@@ -231,6 +236,8 @@ func sameRecord(a, b URLRecord) bool {
 func FuzzDecodeLinks(f *testing.F) {
 	f.Add(appendLinks(nil, []Link{{URL: "http://127.0.0.1/a", Line: 1, Tag: "a", Attr: "href"}, {URL: "http://127.0.0.1/b", Fragment: "x", Line: 2}}))
 	f.Add(appendLinks(nil, nil))
+	f.Add(appendLinks(nil, schema2Links))
+	f.Add(format1Links(f))
 	f.Fuzz(func(t *testing.T, v []byte) {
 		links, err := decodeLinks(v)
 		if err != nil {
@@ -247,6 +254,25 @@ func FuzzDecodeLinks(f *testing.F) {
 			t.Fatalf("re-encoding changed the links:\n%+v\n%+v", links, got)
 		}
 	})
+}
+
+// format1Links is a list in format 1, as the schema-2 build wrote it.
+func format1Links(f *testing.F) []byte {
+	f.Helper()
+	b, err := bbolt.Open("testdata/schema2.bolt", 0, &bbolt.Options{ReadOnly: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer b.Close()
+	var v []byte
+	err = b.View(func(tx *bbolt.Tx) error {
+		v = bytes.Clone(tx.Bucket(bucketLinks).Get([]byte("http://127.0.0.1/")))
+		return nil
+	})
+	if err != nil || len(v) == 0 || v[0] != linksFormat1 {
+		f.Fatalf("no format-1 list in testdata/schema2.bolt: %q, %v", v, err)
+	}
+	return v
 }
 
 // FuzzLinksRoundTrip builds link lists from arbitrary text: whatever the

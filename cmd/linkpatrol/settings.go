@@ -134,7 +134,7 @@ var settingsTable = []setting{
 		usage: "redirects followed, as browsers do; one more makes the link \"too many redirects\"",
 		field: func(o *checkOptions) any { return &o.maxRedirects }, check: atLeast(1)},
 	{flag: "max-size", key: "max_size", group: groupScope, def: throttle.Size(crawler.DefaultMaxSize).String(),
-		usage: "largest HTML page read after decompression, in bytes or with a unit (10MiB)",
+		usage: "largest HTML page read after decompression, in bytes or with a unit (10MiB); a page cut there is listed as cut short, its links past the cut unchecked",
 		field: func(o *checkOptions) any { return (*throttle.Size)(&o.maxSize) }, check: positive},
 	{flag: "max-depth", key: "max_depth", group: groupScope, def: "0",
 		usage: "follow links only on pages at most this many links from the start URLs (0 = no limit); pages further out are still checked, not parsed (unlike --max-hops, which holds pages back unchecked as a suspected trap)",
