@@ -390,8 +390,8 @@ func (c *Crawler) saveHostState() error {
 
 // loadHostState restores what saveHostState wrote. A resumed pass may
 // follow a process killed before it saved its last requests: what it had
-// not committed (the batch being written, the one behind it, the outcomes
-// on their way and the requests in flight) is assumed to have just started
+// not committed (the batch being written, the tasks in its workers' hands
+// and the one outcome being handed over) is assumed to have just started
 // at every host, so that no server sees more than its limits across the
 // kill (Throttle.Resume).
 func (c *Crawler) loadHostState(passID uint64, resumed bool) error {
@@ -416,7 +416,7 @@ func (c *Crawler) loadHostState(passID uint64, resumed bool) error {
 		return err
 	}
 	if resumed {
-		c.cfg.Throttle.Resume(2*c.cfg.BatchSize + 2*c.cfg.Concurrency)
+		c.cfg.Throttle.Resume(c.cfg.BatchSize + c.cfg.Concurrency + 1)
 	}
 	return c.store.PutHostStates(expired)
 }

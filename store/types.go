@@ -5,8 +5,12 @@ import "time"
 // SchemaVersion is the layout version written into every database file.
 // Open refuses files with a newer version and migrates older ones: schema 2
 // added the outbox bucket, which a schema-1 file gains, empty, when it is
-// first opened for writing.
-const SchemaVersion = 2
+// first opened for writing; schema 3 writes link lists in format 2 (see
+// appendLinks), and reads the format-1 lists an older file holds as they
+// are, so its migration only marks the file: a build of schema 2, which
+// cannot read format 2, then refuses it (ErrTooNew) rather than call it
+// damaged.
+const SchemaVersion = 3
 
 // RedirectNote starts the Note of a redirect target that a pass reached by
 // a redirect rather than a link, followed by the URL redirected from: the
