@@ -98,7 +98,7 @@ func TestCheckNatsGivesUpOnALostWorker(t *testing.T) {
 	}
 	name := fmt.Sprintf("w%d", victim+1)
 	start := fmt.Sprintf("linkpatrol worker --nats %s --db %s --shards %s --name %s", url, dbs[victim], ranges[victim], name)
-	if check.code != exitStopped || !strings.Contains(check.errors(), "no live worker") || !strings.Contains(check.errors(), start) {
+	if check.code != exitStopped || !strings.Contains(check.errors(), "waits for a worker (giving up at") || !strings.Contains(check.errors(), "no live worker") || !strings.Contains(check.errors(), start) {
 		t.Fatalf("check --nats: exit %d, want 3 naming the shards and %q\n%s", check.code, start, check.errors())
 	}
 	normalised(t, out.String()) // what was done so far, as a JSON report
