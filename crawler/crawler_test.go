@@ -312,7 +312,10 @@ func TestLinksKeepTheirLines(t *testing.T) {
 	t.Parallel()
 	var c counter
 	srv := hostileSite(t, &c)
-	r := runPass(t, crawler.Config{Concurrency: 4, Timeout: 500 * time.Millisecond}, srv.URL+"/")
+	// /hang and /trickle wait out the timeout; one long enough for every
+	// other page on a loaded machine costs only wall time, beside the
+	// other tests.
+	r := runPass(t, crawler.Config{Concurrency: 4, Timeout: 5 * time.Second}, srv.URL+"/")
 	links, err := r.db.Links(srv.URL + "/")
 	if err != nil {
 		t.Fatal(err)
@@ -406,7 +409,7 @@ func TestRefusedConnection(t *testing.T) {
 	l.Close()
 	srv := httptest.NewServer(page(`<a href="` + dead + `x">dead host</a>`))
 	defer srv.Close()
-	r := runPass(t, crawler.Config{Timeout: time.Second}, srv.URL+"/")
+	r := runPass(t, crawler.Config{Timeout: 5 * time.Second}, srv.URL+"/")
 	rec := r.records[dead+"x"]
 	if rec.Verdict != store.VerdictBroken || rec.Error != "refused" || rec.Action != "check" {
 		t.Errorf("refused host: %+v", rec)

@@ -242,7 +242,11 @@ func (c *Crawler) parseInto(rec *store.URLRecord, res *store.Result, found *[]ta
 	res.Links = links
 	*found = fnd
 	rec.Parsed = true
+	if f.truncated {
+		rec.Cut |= store.CutSize
+	}
 	if more {
+		rec.Cut |= store.CutLinks
 		rec.Note = strings.TrimPrefix(rec.Note+"; "+fmt.Sprintf("page has more than %d links: only the first %d were checked", maxPageLinks, maxPageLinks), "; ")
 	}
 	if !f.truncated && !more {

@@ -182,6 +182,9 @@ func (r *Report) Counts() string {
 		// A 304 is not a page read: say what was done instead.
 		fmt.Fprintf(&b, " and %d unchanged (answered 304, stored links followed)", s.Unchanged)
 	}
+	if s.Cut > 0 {
+		fmt.Fprintf(&b, " (%d cut short: links past the cut not checked, listed below)", s.Cut)
+	}
 	fmt.Fprintf(&b, ", %s, %s: %d broken, %d transient, %d unverifiable, %d skipped",
 		plural(s.Links, "link", "links"), plural(s.URLs, "URL", "URLs"),
 		s.Broken, s.Transient, s.Unverifiable, s.Skipped)
@@ -267,25 +270,53 @@ func (r *Report) Nothing() string {
 		so = " so far."
 	}
 	switch {
-	case r.StartFailure != "":
+	case r.StartFailure != "" && r.nothingBehindStarts:
 		// The first line already says why; "no problems" would read as a
 		// clean night when nothing behind the start URLs was looked at.
 		return "Nothing behind the start URLs was checked."
+	case r.StartFailure != "":
+		return "No other problems found behind the start URLs that were checked" + so
 	case r.Options.OnlyNew:
 		return "No new problems" + so
 	case r.Summary.Suppressed > 0:
 		return fmt.Sprintf("No problems to report%s (%d suppressed by --report-after)", strings.TrimSuffix(so, "."), r.Summary.Suppressed) + "."
-	case r.Summary.Quota > 0:
-		// The quota is the user's choice, so it leaves the exit code alone,
-		// but "no problems" must not read as "the whole site is fine".
-		was := " was"
-		if r.Summary.Quota > 1 {
-			was = " were"
+	case r.Summary.Quota > 0 || r.Summary.Cut > 0:
+		// Quotas and --max-size are the user's choice, so they leave the
+		// exit code alone, but "no problems" must not read as "the whole
+		// site is fine".
+		var unchecked []string
+		if q := r.Summary.Quota; q > 0 {
+			unchecked = append(unchecked, fmt.Sprintf("%s not checked: a host's quota for the pass (--quota-requests, --quota-bytes) was used up", plural(q, "URL was", "URLs were")))
 		}
-		return fmt.Sprintf("No problems found among the URLs checked%s; %s%s not checked: a host's quota for the pass (--quota-requests, --quota-bytes) was used up.",
-			strings.TrimSuffix(so, "."), plural(r.Summary.Quota, "URL", "URLs"), was)
+		if c := r.Summary.Cut; c > 0 {
+			unchecked = append(unchecked, fmt.Sprintf("%s cut short: links past the cut were not checked", plural(c, "page was", "pages were")))
+		}
+		return fmt.Sprintf("No problems found among the URLs checked%s; %s.", strings.TrimSuffix(so, "."), strings.Join(unchecked, "; "))
 	}
 	return "No problems found" + so
+}
+
+// CutHelp says what the section of pages cut short is for.
+const CutHelp = "only the first part of these pages was read, so their links past the cut were not checked (not counted in the exit code)"
+
+// CutAdvice says what would let the whole of a page cut short be read.
+func CutAdvice(rec store.URLRecord) string {
+	var advice []string
+	if rec.Cut&store.CutSize != 0 {
+		advice = append(advice, "raise --max-size (max_size in the config file)")
+	}
+	if rec.Cut&store.CutLinks != 0 {
+		// The bound on links per page is no setting: it caps what one
+		// page may cost.
+		advice = append(advice, "the links read from one page are capped at a fixed number: split the page")
+	}
+	return strings.Join(advice, "; ")
+}
+
+// cutText is one line for a page cut short: where, what its note says and
+// what would let all of it be read.
+func (r *Report) cutText(rec store.URLRecord) string {
+	return r.Location(rec.URL) + ": " + rec.Note + "; " + CutAdvice(rec)
 }
 
 // MovedHelp says what the permanent redirects section is for.

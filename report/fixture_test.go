@@ -146,6 +146,28 @@ func dirHistory() []fixturePass {
 	}}
 }
 
+// cutHistory is one complete check of a built site with nothing broken
+// among what was read, but two pages read only in part: one cut at
+// --max-size, one also past the bound on links per page.
+func cutHistory() []fixturePass {
+	cut := func(u string, c store.Cut, note string, links ...store.Link) store.Result {
+		r := page(u, links...)
+		r.Record.Cut, r.Record.Note = c, note
+		return r
+	}
+	const size = "page larger than 10485760 bytes: only the first part was checked"
+	return []fixturePass{{
+		pass: store.Pass{StartURLs: []string{"file:///work/site/"}, Root: "/work/site", Roots: []string{"/work/site"}, RelativePaths: true,
+			State: store.PassComplete, Started: night2, Finished: night2.Add(time.Minute), Elapsed: time.Minute},
+		results: []store.Result{
+			cut("file:///work/site/", store.CutSize, size, link("file:///work/site/ok.html", 2), link("file:///work/site/links.html", 3)),
+			page("file:///work/site/ok.html"),
+			cut("file:///work/site/links.html", store.CutSize|store.CutLinks, size+"; page has more than 100000 links: only the first 100000 were checked",
+				link("file:///work/site/ok.html", 1)),
+		},
+	}}
+}
+
 // loopHistory is one pass over a site with redirects whose targets no page
 // links to: a loop /loop1 -> /loop2 -> /loop1, a redirect to a missing page,
 // and a redirect to a missing page that a page also links to.

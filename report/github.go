@@ -44,6 +44,15 @@ func writeGitHub(w io.Writer, r *Report) error {
 		msg := r.movedText(e)
 		r.annotate(bw, "warning", "Permanent redirect", e.Referrers, func(Referrer) string { return msg })
 	}
+	// A page cut short hides links nobody checked: a warning on the page
+	// itself, which has a file in a checked directory.
+	for _, rec := range r.Cut {
+		props := [][2]string{{"title", "Page cut short"}}
+		if file, ok := r.File(rec.URL); ok {
+			props = [][2]string{{"file", file}, {"title", "Page cut short"}}
+		}
+		writeCommand(bw, "warning", props, r.cutText(rec))
+	}
 	if msg := r.Incomplete(); msg != "" {
 		writeCommand(bw, "warning", [][2]string{{"title", "linkpatrol"}}, msg)
 	}

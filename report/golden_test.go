@@ -19,6 +19,7 @@ func goldenCases(t *testing.T) []struct {
 	dir := fillStore(t, dirHistory())
 	frag := fillStore(t, fragHistory())
 	loop := fillStore(t, loopHistory())
+	cut := fillStore(t, cutHistory())
 	return []struct {
 		name string
 		r    *Report
@@ -27,6 +28,7 @@ func goldenCases(t *testing.T) []struct {
 		{"dir", build(t, dir, 1, Options{BaseDir: "/work"})},
 		{"fragments", build(t, frag, 1, Options{CheckFragments: true})},
 		{"redirects", build(t, loop, 1, Options{})},
+		{"cut", build(t, cut, 1, Options{BaseDir: "/work"})},
 	}
 }
 

@@ -157,6 +157,16 @@ func writeHTML(w io.Writer, r *Report) error {
 		}
 		d.Rows = append(d.Rows, r.htmlRefs(row, e.Referrers))
 	}
+	if len(r.Cut) > 0 {
+		d.Verdicts = append(d.Verdicts, htmlOption{"cut", "page cut short"})
+	}
+	for _, rec := range r.Cut {
+		row := htmlRow{
+			Verdict: "cut", Badge: "cut short", Target: r.Location(rec.URL), Link: r.href(rec.URL),
+			Problem: rec.Note, Note: capitalize(CutHelp) + "; " + CutAdvice(rec) + ".", NoRefs: "not a link: the page itself",
+		}
+		d.Rows = append(d.Rows, row)
+	}
 	for i := range d.Rows {
 		d.Rows[i].Rank = i + 1
 	}

@@ -133,6 +133,7 @@ func TestHTMLDirectory(t *testing.T) {
 // package) and checks it renders, that filtering and sorting from the
 // address's fragment work, and that the console stays silent.
 func TestHTMLInChromium(t *testing.T) {
+	t.Parallel()
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Skip("chromium is not installed (apt-get install chromium); skipping the browser test")
@@ -163,6 +164,7 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.path)+tt.fragment, func(t *testing.T) {
+			t.Parallel() // each page in a browser of its own
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu",

@@ -23,6 +23,19 @@ type jsonReport struct {
 	// PermanentRedirects are good links whose first hop is a 301 or 308:
 	// update them to final_url. Never a failure.
 	PermanentRedirects []jsonURL `json:"permanent_redirects"`
+	// CutPages are the pages read only in part (summary.cut of them): their
+	// links past the cut were not checked. Listed whatever --all says.
+	CutPages []jsonCut `json:"cut_pages"`
+}
+
+// jsonCut is a page cut short: Reasons are "max-size" and/or "links",
+// Advice what would let all of it be read.
+type jsonCut struct {
+	URL     string   `json:"url"`
+	File    string   `json:"file,omitempty"`
+	Note    string   `json:"note"`
+	Reasons []string `json:"reasons"`
+	Advice  string   `json:"advice"`
 }
 
 // jsonFragment is a link to url#fragment whose page lacks the anchor. Its
@@ -49,8 +62,8 @@ type jsonPass struct {
 	// Deferred counts the URLs of the site held back to a later run by a
 	// server's pause (the pass is then not complete).
 	Deferred int `json:"deferred,omitempty"`
-	// StartFailure is the report's first line when no start URL could be
-	// fetched and parsed.
+	// StartFailure is the report's first line when a start URL could not
+	// be fetched and parsed.
 	StartFailure string `json:"start_failure,omitempty"`
 	// Insecure: TLS certificates were not verified (--insecure).
 	Insecure bool `json:"insecure,omitempty"`
@@ -65,6 +78,7 @@ type jsonSummary struct {
 	Skipped        int     `json:"skipped"`
 	Traps          int     `json:"traps,omitempty"` // of skipped: held back as suspected spider traps
 	Quota          int     `json:"quota,omitempty"` // of skipped: not checked, a host's quota for the pass was used up
+	Cut            int     `json:"cut"`             // of pages: read only in part, links past the cut not checked
 	Transient      int     `json:"transient"`
 	Unverifiable   int     `json:"unverifiable"`
 	OK             int     `json:"ok"`
@@ -150,7 +164,7 @@ func writeJSON(w io.Writer, r *Report) error {
 		},
 		Summary: jsonSummary{
 			Pages: s.Pages, Unchanged: s.Unchanged, Links: s.Links, URLs: s.URLs,
-			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Quota: s.Quota, Transient: s.Transient, Unverifiable: s.Unverifiable,
+			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Quota: s.Quota, Cut: s.Cut, Transient: s.Transient, Unverifiable: s.Unverifiable,
 			OK: s.OK, Suppressed: s.Suppressed, ElapsedSeconds: seconds(s.Elapsed),
 			Reused: s.Reused, ReusedFrom: s.ReusedFrom, PermanentRedirects: s.Moved, Seeds: s.Seeds,
 			Listed: "problems",
@@ -191,6 +205,18 @@ func writeJSON(w io.Writer, r *Report) error {
 	out.PermanentRedirects = make([]jsonURL, 0, len(r.Moved))
 	for _, e := range r.Moved {
 		out.PermanentRedirects = append(out.PermanentRedirects, r.jsonURL(e.Record, e.Referrers, ChangeNone))
+	}
+	out.CutPages = make([]jsonCut, 0, len(r.Cut))
+	for _, rec := range r.Cut {
+		c := jsonCut{URL: rec.URL, Note: rec.Note, Reasons: []string{}, Advice: CutAdvice(rec)}
+		c.File, _ = r.File(rec.URL)
+		if rec.Cut&store.CutSize != 0 {
+			c.Reasons = append(c.Reasons, "max-size")
+		}
+		if rec.Cut&store.CutLinks != 0 {
+			c.Reasons = append(c.Reasons, "links")
+		}
+		out.CutPages = append(out.CutPages, c)
 	}
 	if r.checksFragments() {
 		n := s.MissingFragments

@@ -59,6 +59,13 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			fmt.Fprintf(b, "| %d | %s | %s |\n", i+1, mdCode(r.Location(m.URL)+"#"+m.Fragment), r.markdownRefs(m.Referrers, "no referring page stored"))
 		}
 	}
+	if len(r.Cut) > 0 {
+		fmt.Fprintf(b, "\n### Cut short (%d)\n\n%s.\n\n", len(r.Cut), mdText(capitalize(CutHelp)))
+		b.WriteString("| # | Page | Why | To read all of it |\n| ---: | --- | --- | --- |\n")
+		for i, rec := range r.Cut {
+			fmt.Fprintf(b, "| %d | %s | %s | %s |\n", i+1, mdCode(r.Location(rec.URL)), mdText(rec.Note), mdText(CutAdvice(rec)))
+		}
+	}
 	if len(r.Moved) > 0 {
 		fmt.Fprintf(b, "\n### Permanent redirects (%d)\n\n%s.\n\n", len(r.Moved), mdText(capitalize(MovedHelp)))
 		b.WriteString("| # | Link | Moved to | Linked from |\n| ---: | --- | --- | --- |\n")

@@ -56,6 +56,15 @@ func writeText(w io.Writer, r *Report) error {
 			t.referrers(r, indent, m.Referrers)
 		}
 	}
+	if len(r.Cut) > 0 {
+		t.blank()
+		t.title(fmt.Sprintf("Cut short (%d): %s", len(r.Cut), CutHelp))
+		num := len(strconv.Itoa(len(r.Cut))) + 2
+		for i, rec := range r.Cut {
+			t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(rec.URL))
+			t.para(strings.Repeat(" ", num), rec.Note+"; "+CutAdvice(rec))
+		}
+	}
 	if len(r.Moved) > 0 {
 		t.blank()
 		t.title(fmt.Sprintf("Permanent redirects (%d): %s", len(r.Moved), MovedHelp))

@@ -1,11 +1,14 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"reflect"
 	"testing"
 	"time"
+
+	"go.etcd.io/bbolt"
 )
 
 // fill sets every field reachable from v to a non-zero value derived from
@@ -20,6 +23,8 @@ func fill(t testing.TB, v reflect.Value, seed int) {
 		v.SetInt(int64(seed*1000 + 7))
 	case reflect.Uint64:
 		v.SetUint(uint64(seed*1000 + 9))
+	case reflect.Uint8:
+		v.SetUint(uint64(seed%255 + 1))
 	case reflect.Bool:
 		v.SetBool(true)
 	case reflect.Slice:
@@ -42,6 +47,7 @@ func fill(t testing.TB, v reflect.Value, seed int) {
 }
 
 func TestRecordRoundTripKeepsEveryField(t *testing.T) {
+	t.Parallel()
 	var want URLRecord
 	fill(t, reflect.ValueOf(&want).Elem(), 1)
 	v, err := appendRecord(nil, &want)
@@ -61,6 +67,7 @@ func TestRecordRoundTripKeepsEveryField(t *testing.T) {
 }
 
 func TestRecordRoundTripKeepsZones(t *testing.T) {
+	t.Parallel()
 	paris := time.FixedZone("", 3600)
 	tests := []struct {
 		name string
@@ -89,6 +96,7 @@ func TestRecordRoundTripKeepsZones(t *testing.T) {
 }
 
 func TestLinksRoundTrip(t *testing.T) {
+	t.Parallel()
 	var filled []Link
 	fill(t, reflect.ValueOf(&filled).Elem(), 3)
 	tests := []struct {
@@ -124,6 +132,7 @@ func TestLinksRoundTrip(t *testing.T) {
 }
 
 func TestTaskRoundTrip(t *testing.T) {
+	t.Parallel()
 	var want Task
 	fill(t, reflect.ValueOf(&want).Elem(), 5)
 	got, err := decodeTask(want.URL, appendTask(nil, &want))
@@ -133,6 +142,7 @@ func TestTaskRoundTrip(t *testing.T) {
 }
 
 func TestDecodersRejectDamage(t *testing.T) {
+	t.Parallel()
 	rec := record("http://127.0.0.1/")
 	rv, err := appendRecord(nil, &rec)
 	if err != nil {
@@ -226,6 +236,8 @@ func sameRecord(a, b URLRecord) bool {
 func FuzzDecodeLinks(f *testing.F) {
 	f.Add(appendLinks(nil, []Link{{URL: "http://127.0.0.1/a", Line: 1, Tag: "a", Attr: "href"}, {URL: "http://127.0.0.1/b", Fragment: "x", Line: 2}}))
 	f.Add(appendLinks(nil, nil))
+	f.Add(appendLinks(nil, schema2Links))
+	f.Add(format1Links(f))
 	f.Fuzz(func(t *testing.T, v []byte) {
 		links, err := decodeLinks(v)
 		if err != nil {
@@ -242,6 +254,25 @@ func FuzzDecodeLinks(f *testing.F) {
 			t.Fatalf("re-encoding changed the links:\n%+v\n%+v", links, got)
 		}
 	})
+}
+
+// format1Links is a list in format 1, as the schema-2 build wrote it.
+func format1Links(f *testing.F) []byte {
+	f.Helper()
+	b, err := bbolt.Open("testdata/schema2.bolt", 0, &bbolt.Options{ReadOnly: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer b.Close()
+	var v []byte
+	err = b.View(func(tx *bbolt.Tx) error {
+		v = bytes.Clone(tx.Bucket(bucketLinks).Get([]byte("http://127.0.0.1/")))
+		return nil
+	})
+	if err != nil || len(v) == 0 || v[0] != linksFormat1 {
+		f.Fatalf("no format-1 list in testdata/schema2.bolt: %q, %v", v, err)
+	}
+	return v
 }
 
 // FuzzLinksRoundTrip builds link lists from arbitrary text: whatever the
@@ -284,6 +315,7 @@ func FuzzDecodeTask(f *testing.F) {
 // frontier, and a task written without them (as before they existed) reads
 // back as run 0, not public.
 func TestTaskRunRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, want := range []Task{
 		{URL: "u", Action: "parse", Depth: 7, Run: 3},
 		{URL: "u", Action: "check", Depth: 1},

@@ -18,6 +18,7 @@ const (
 )
 
 func TestCommitStoresRecordsAndLinks(t *testing.T) {
+	t.Parallel()
 	db := openTemp(t)
 	p := begin(t, db, home)
 	r := page(home, about, ext)
@@ -47,6 +48,7 @@ func TestCommitStoresRecordsAndLinks(t *testing.T) {
 }
 
 func TestCommitFrontier(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		batch []Result
@@ -72,6 +74,7 @@ func TestCommitFrontier(t *testing.T) {
 }
 
 func TestCommitKeepsTheFirstQueuedTask(t *testing.T) {
+	t.Parallel()
 	db := openTemp(t)
 	p := begin(t, db, home)
 	first := page(home, about)
@@ -89,6 +92,7 @@ func TestCommitKeepsTheFirstQueuedTask(t *testing.T) {
 }
 
 func TestCommitQueuesURLsResolvedInEarlierPasses(t *testing.T) {
+	t.Parallel()
 	db := openTemp(t)
 	p1 := begin(t, db, home)
 	commit(t, db, p1.ID, page(home, about), checked(about, VerdictOK, 200))
@@ -102,6 +106,7 @@ func TestCommitQueuesURLsResolvedInEarlierPasses(t *testing.T) {
 }
 
 func TestCommitLinks(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		second Result
@@ -133,6 +138,7 @@ func TestCommitLinks(t *testing.T) {
 }
 
 func TestCommitRejects(t *testing.T) {
+	t.Parallel()
 	long := home + strings.Repeat("x", MaxURLLength)
 	wrongPass := page(home, about)
 	wrongPass.Record.Pass = 99
@@ -172,6 +178,7 @@ func TestCommitRejects(t *testing.T) {
 }
 
 func TestCommitToAClosedPassFails(t *testing.T) {
+	t.Parallel()
 	db := openTemp(t)
 	p := begin(t, db, home)
 	finish(t, db, p, PassComplete)
@@ -194,6 +201,7 @@ func twoPasses(t *testing.T) (*DB, Pass, Pass) {
 }
 
 func TestScansFilterByPass(t *testing.T) {
+	t.Parallel()
 	db, p1, p2 := twoPasses(t)
 	tests := []struct {
 		pass      uint64
@@ -236,6 +244,7 @@ func TestScansFilterByPass(t *testing.T) {
 }
 
 func TestScanCallbacks(t *testing.T) {
+	t.Parallel()
 	db, _, p2 := twoPasses(t)
 	stop := errors.New("stop")
 	scans := map[string]func(func() error) error{
@@ -273,6 +282,7 @@ func TestScanCallbacks(t *testing.T) {
 }
 
 func TestHostState(t *testing.T) {
+	t.Parallel()
 	db := openTemp(t)
 	if _, ok, err := db.HostState("a.example"); ok || err != nil {
 		t.Errorf("HostState of an unknown host = %v, %v", ok, err)
@@ -307,6 +317,7 @@ func TestHostState(t *testing.T) {
 // With SyncEvery a commit does not wait for fsync, and what was committed
 // is there after the file is reopened (Close syncs).
 func TestSyncEveryKeepsCommits(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "lp.db")
 	db, err := Open(path, Options{SyncEvery: time.Hour})
 	if err != nil {

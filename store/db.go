@@ -337,6 +337,8 @@ func (db *DB) migrate(from uint64) error {
 				return fmt.Errorf("create bucket %s: %w", bucketOutbox, err)
 			}
 		}
+		// Schema 3: link lists of format 2 from now on; those of format 1
+		// are read as they are and replaced as their pages are parsed again.
 		return tx.Bucket(bucketMeta).Put(keySchema, be64(SchemaVersion))
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 // (collected, none) kept apart, and a record written before IDs existed
 // still decodes, without them.
 func TestRecordIDs(t *testing.T) {
+	t.Parallel()
 	for _, ids := range [][]string{nil, {}, {"", "top", "a b", "section-2"}} {
 		rec := record("http://127.0.0.1/")
 		rec.IDs = ids

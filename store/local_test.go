@@ -9,6 +9,7 @@ import (
 )
 
 func TestLocalFile(t *testing.T) {
+	t.Parallel()
 	roots := []string{"/srv/site", "/srv/site/blog", "/home/me/a b"}
 	tests := []struct {
 		url, root, rel string
@@ -39,6 +40,7 @@ func TestLocalFile(t *testing.T) {
 }
 
 func TestRootURL(t *testing.T) {
+	t.Parallel()
 	for dir, want := range map[string]string{
 		"/srv/site":   "file:///srv/site/",
 		"/srv/site/":  "file:///srv/site/",

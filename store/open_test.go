@@ -17,6 +17,7 @@ import (
 )
 
 func TestOpenCreatesAndReopens(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "lp.db")
 	db, err := Open(path, Options{})
 	if err != nil {
@@ -63,6 +64,7 @@ func TestOpenCreatesAndReopens(t *testing.T) {
 // leave the file as it was: a report run must not disturb a backup's mtime
 // or bytes, and a check only writes what it commits.
 func TestOpenDoesNotWriteAnExistingFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "lp.db")
 	db := openAt(t, path)
 	p := begin(t, db, home)
@@ -86,6 +88,7 @@ func TestOpenDoesNotWriteAnExistingFile(t *testing.T) {
 }
 
 func TestOpenReadOnlyNeedsAnExistingDatabase(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, err := Open(filepath.Join(dir, "missing.db"), Options{ReadOnly: true})
 	if !errors.Is(err, fs.ErrNotExist) {
@@ -112,6 +115,7 @@ func TestOpenReadOnlyNeedsAnExistingDatabase(t *testing.T) {
 // bbolt locks with flock, which conflicts between two open file descriptions
 // even in one process, so a second Open here behaves as another process would.
 func TestOpenLocked(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "lp.db")
 	openAt(t, path)
 	for _, ro := range []bool{false, true} {
@@ -126,6 +130,7 @@ func TestOpenLocked(t *testing.T) {
 }
 
 func TestOpenReadOnlySharesTheLock(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "lp.db")
 	db := openAt(t, path)
 	if err := db.Close(); err != nil {
@@ -184,6 +189,7 @@ func filledDB(t *testing.T, opt Options) (content []byte, used int) {
 }
 
 func TestOpenRejectsOtherFiles(t *testing.T) {
+	t.Parallel()
 	real, used := filledDB(t, Options{})
 	rng := rand.New(rand.NewPCG(1, 2))
 	random := make([]byte, 64<<10)
@@ -241,6 +247,7 @@ func boltFile(t *testing.T, fn func(*bbolt.Tx) error) string {
 }
 
 func TestOpenRejectsSomeoneElsesBoltFile(t *testing.T) {
+	t.Parallel()
 	path := boltFile(t, func(tx *bbolt.Tx) error {
 		b, err := tx.CreateBucket([]byte("sessions"))
 		if err != nil {
@@ -274,6 +281,7 @@ func rewriteMeta(t *testing.T, path string, key, value []byte) {
 }
 
 func TestOpenChecksTheMark(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		key, value []byte
@@ -301,6 +309,7 @@ func TestOpenChecksTheMark(t *testing.T) {
 }
 
 func TestOpenEmptyBoltFile(t *testing.T) {
+	t.Parallel()
 	// A bbolt file without buckets is what a crash right after creating the
 	// file leaves: a writer adopts it, a reader has nothing to read.
 	path := boltFile(t, func(*bbolt.Tx) error { return nil })
@@ -317,6 +326,7 @@ func TestOpenEmptyBoltFile(t *testing.T) {
 // garbage and reads everything back: every failure must be a clear error, no
 // panic and no fault, in Open or any later read.
 func TestDamagedPagesNeverCrash(t *testing.T) {
+	t.Parallel()
 	real, used := filledDB(t, Options{})
 	const pageSize = 4096
 	pages := used / pageSize
@@ -403,6 +413,7 @@ func readEverything(path string, opt Options) error {
 // any recover and kills the process. The crash happens in a child process;
 // TestDamagedPagesNeverCrash is the same damage with the freelist synced.
 func TestUnsyncedFreelistCrashesOnDamage(t *testing.T) {
+	t.Parallel()
 	if path := os.Getenv("LINKPATROL_STORE_DAMAGED"); path != "" {
 		err := readEverything(path, Options{noFreelistSync: true})
 		t.Logf("survived: %v", err)

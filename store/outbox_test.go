@@ -409,8 +409,8 @@ func FuzzDecodeOutbox(f *testing.F) {
 
 // TestMigrateSchema1 opens a file the schema-1 build wrote (testdata, made
 // by commit aa8f8e4's parent): read-only it reads as it is, with an empty
-// outbox; opened for writing it becomes schema 2 and goes on with its open
-// pass as a worker's database.
+// outbox; opened for writing it becomes the current schema and goes on
+// with its open pass as a worker's database.
 func TestMigrateSchema1(t *testing.T) {
 	t.Parallel()
 	orig, err := os.ReadFile("testdata/schema1.bolt")

@@ -9,6 +9,7 @@ import (
 )
 
 func TestEmptyDatabaseHasNoPasses(t *testing.T) {
+	t.Parallel()
 	db := openTemp(t)
 	if _, ok, err := db.OpenPass(); ok || err != nil {
 		t.Errorf("OpenPass = %v, %v", ok, err)
@@ -31,6 +32,7 @@ func TestEmptyDatabaseHasNoPasses(t *testing.T) {
 }
 
 func TestPassLifecycle(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "lp.db")
 	db := openAt(t, path)
 
@@ -118,6 +120,7 @@ func TestPassLifecycle(t *testing.T) {
 }
 
 func TestUpdatePassRejects(t *testing.T) {
+	t.Parallel()
 	db := openTemp(t)
 	p := begin(t, db, "http://127.0.0.1/")
 	tests := []struct {
@@ -140,6 +143,7 @@ func TestUpdatePassRejects(t *testing.T) {
 }
 
 func TestBeginPassStartsFromAnEmptyFrontier(t *testing.T) {
+	t.Parallel()
 	db := openTemp(t)
 	p := begin(t, db, "http://127.0.0.1/")
 	commit(t, db, p.ID, page("http://127.0.0.1/", "http://127.0.0.1/left-over"))
@@ -151,6 +155,7 @@ func TestBeginPassStartsFromAnEmptyFrontier(t *testing.T) {
 }
 
 func TestBeginPassRejectsBadSeeds(t *testing.T) {
+	t.Parallel()
 	db := openTemp(t)
 	long := "http://127.0.0.1/" + string(make([]byte, MaxURLLength))
 	for _, seed := range []string{"", long} {

@@ -37,6 +37,7 @@ func history(t *testing.T, db *DB) {
 }
 
 func TestPrune(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		keep       int
 		want       PruneStats
@@ -94,6 +95,7 @@ func TestPrune(t *testing.T) {
 }
 
 func TestPruneRejectsKeepZero(t *testing.T) {
+	t.Parallel()
 	db := openTemp(t)
 	history(t, db)
 	if _, err := db.Prune(context.Background(), 0); err == nil {
@@ -126,6 +128,7 @@ func bloated(t *testing.T) (*DB, Pass) {
 }
 
 func TestCompact(t *testing.T) {
+	t.Parallel()
 	db, p2 := bloated(t)
 	path := db.Path()
 	before, after, err := db.Compact(context.Background())
@@ -169,6 +172,7 @@ func TestCompact(t *testing.T) {
 // just as large: bbolt sizes a small file to a power of two. The end of
 // every first pass of a 10,000-page check was such a copy, 16 MiB to 16 MiB.
 func TestCompactOnlyWhenTheFileShrinks(t *testing.T) {
+	t.Parallel()
 	db := openTemp(t)
 	value := make([]byte, 40<<10)
 	put := func(prefix string, n int) {
@@ -219,6 +223,7 @@ func TestCompactOnlyWhenTheFileShrinks(t *testing.T) {
 // copySize says how large a file Compact's copy makes, near enough to tell
 // whether the copy is worth it.
 func TestCopySize(t *testing.T) {
+	t.Parallel()
 	db, _ := bloated(t)
 	var inUse, data int64
 	err := db.bolt.View(func(tx *bbolt.Tx) error {
@@ -260,6 +265,7 @@ func TestCopySize(t *testing.T) {
 }
 
 func TestCompactCancelled(t *testing.T) {
+	t.Parallel()
 	db, p2 := bloated(t)
 	info, err := os.Stat(db.Path())
 	if err != nil {
@@ -283,6 +289,7 @@ func TestCompactCancelled(t *testing.T) {
 }
 
 func TestCompactSmallFileIsLeftAlone(t *testing.T) {
+	t.Parallel()
 	db := openTemp(t)
 	history(t, db)
 	info, _ := os.Stat(db.Path())
@@ -298,6 +305,7 @@ func TestCompactSmallFileIsLeftAlone(t *testing.T) {
 // A prune stopped between its transactions leaves a consistent file and
 // says why it stopped; the next prune finishes the work.
 func TestPruneStops(t *testing.T) {
+	t.Parallel()
 	db := openTemp(t)
 	history(t, db)
 	db.pruneChunk = 1
@@ -318,6 +326,7 @@ func TestPruneStops(t *testing.T) {
 // The copy a Compact killed halfway leaves is removed when the database is
 // next opened for writing, never by a reader, and nothing else is touched.
 func TestStaleCompactCopyRemoved(t *testing.T) {
+	t.Parallel()
 	db := openTemp(t)
 	path := db.Path()
 	if err := db.Close(); err != nil {

@@ -5,8 +5,12 @@ import "time"
 // SchemaVersion is the layout version written into every database file.
 // Open refuses files with a newer version and migrates older ones: schema 2
 // added the outbox bucket, which a schema-1 file gains, empty, when it is
-// first opened for writing.
-const SchemaVersion = 2
+// first opened for writing; schema 3 writes link lists in format 2 (see
+// appendLinks), and reads the format-1 lists an older file holds as they
+// are, so its migration only marks the file: a build of schema 2, which
+// cannot read format 2, then refuses it (ErrTooNew) rather than call it
+// damaged.
+const SchemaVersion = 3
 
 // RedirectNote starts the Note of a redirect target that a pass reached by
 // a redirect rather than a link, followed by the URL redirected from: the
@@ -143,7 +147,19 @@ type URLRecord struct {
 	// database finishes the record from that URL's own once the pass's
 	// results are all in (crawler.FinishChain), and clears Awaits.
 	Awaits string `json:"awaits,omitempty"`
+	// Cut says a parsed page was read only in part, so its links past the
+	// cut were never checked; zero for a page read whole. The report counts
+	// and lists these pages, as it does quota skips.
+	Cut Cut `json:"cut,omitempty"`
 }
+
+// Cut says where a page was cut short; the reasons combine.
+type Cut uint8
+
+const (
+	CutSize  Cut = 1 << iota // the body was larger than the crawler's MaxSize (--max-size)
+	CutLinks                 // the page had more links than the crawler takes from one page
+)
 
 // Link is one reference from a page to a target, with the line of the
 // attribute (or srcset candidate, or CSS url( token) that carries it.

@@ -1,8 +1,9 @@
 // Package throttle owns politeness towards the hosts linkpatrol crawls.
 //
 // For every host (or group of hosts sharing a limiter key) it keeps a token
-// bucket (rate with burst), a sliding flood window (at most N request starts
-// in any window W), a cap on requests in flight, a minimum gap between
+// bucket (rate with burst), a sliding flood window (at most N requests
+// reaching the host in any window W: a request counts from its permit until
+// W after it is over), a cap on requests in flight, a minimum gap between
 // request starts (configured or from robots.txt Crawl-delay), per-pass
 // request and byte quotas, pauses asked for by the server (429/503 with
 // Retry-After), exponential backoff after failures, and an optional

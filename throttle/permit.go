@@ -25,10 +25,13 @@ const (
 // Permit is the right to make one request to a host. Done must be called
 // exactly once when the request is over (extra calls are ignored).
 type Permit struct {
-	t    *Throttle
-	l    *limiter
-	read int64 // body bytes counted through Body; guarded by l.mu
-	done bool  // guarded by l.mu
+	t     *Throttle
+	l     *limiter
+	read  int64 // body bytes counted through Body; guarded by l.mu
+	done  bool  // guarded by l.mu
+	sends int   // requests sent under it and not over, resends included; guarded by l.mu
+	// resending: the last send is over and a resend waits for its turn.
+	resending bool
 }
 
 // Outcome is what the throttle learns from one finished request.
@@ -74,6 +77,9 @@ func (p *Permit) Done(o Outcome) (retry bool, after time.Duration) {
 		l.bytesTotal += extra
 	}
 	retry, after = l.learn(t.now, o)
+	if l.set.WindowMax > 0 {
+		l.starts.over(t.now(), p.sends)
+	}
 	l.inFlight--
 	l.mu.Unlock()
 	t.signal()
@@ -86,6 +92,41 @@ func (p *Permit) Done(o Outcome) (retry bool, after time.Duration) {
 // kept-alive connection that failed) spends one of them each time.
 func (p *Permit) Tries(attempt int) int {
 	return 1 + max(p.l.set.MaxRetries-attempt, 0)
+}
+
+// Resend asks to send the permit's request once more, as an HTTP client
+// does on its own when a kept-alive connection fails: the server may have
+// read the first one, so the resend is one more request to the host. It
+// never blocks: the request before is over (it failed), and the resend takes a token, a place in the window, the gap and a
+// request of the quota, as Reserve does (the permit keeps its in-flight
+// slot), or answers how long to wait before asking again; ErrQuota and
+// ErrDeferred when the host takes no more requests now.
+func (p *Permit) Resend() (time.Duration, error) {
+	t, l := p.t, p.l
+	now := t.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case p.done:
+		return 0, errors.New("resend under a permit that is done")
+	case l.isDeferred(now):
+		return 0, ErrDeferred
+	case l.overQuota():
+		return 0, ErrQuota
+	}
+	if !p.resending && p.sends > 0 && l.set.WindowMax > 0 {
+		// The request before failed, so it is over now.
+		l.starts.over(now, 1)
+		p.sends--
+	}
+	p.resending = true
+	if wait := l.sendWait(now); wait > 0 {
+		return wait, nil
+	}
+	l.send(now)
+	p.sends++
+	p.resending = false
+	return 0, nil
 }
 
 // outcomeClass is how an outcome reflects on the host.

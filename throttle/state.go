@@ -27,9 +27,10 @@ type savedState struct {
 	// Held are the URLs paused on their own, with the end of each pause;
 	// like PausedUntil they outlive the pass.
 	Held map[string]time.Time `json:"held,omitempty"`
-	// Starts are the request starts inside the flood window when it was
-	// exported, oldest first, so that a restart does not begin with an
-	// empty window the server has not forgotten.
+	// Starts are the ends of the requests the flood window counted when
+	// it was exported (an open one: the export), oldest first, so that a
+	// restart does not begin with an empty window the server has not
+	// forgotten. (The name is older than the window's counting by ends.)
 	Starts []time.Time `json:"starts,omitempty"`
 }
 
@@ -64,7 +65,7 @@ func (t *Throttle) ExportState(host string) ([]byte, error) {
 		Held:         maps.Clone(l.held),
 	}
 	if l.set.WindowMax > 0 {
-		st.Starts = l.starts.since(t.now().Add(-l.set.Window))
+		st.Starts = l.starts.recent(t.now(), l.set.WindowMax, l.set.Window)
 	}
 	if e, ok := l.robots[host]; ok {
 		st.Robots = &savedRobots{Status: e.robots.status, Body: e.robots.body, Fetched: e.fetched, Cause: e.robots.cause}
@@ -107,7 +108,7 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 	}
 	l.backoffLevel = max(l.backoffLevel, st.BackoffLevel)
 	if l.set.WindowMax > 0 && len(st.Starts) > 0 {
-		l.starts.merge(st.Starts, l.set.WindowMax)
+		l.starts.restore(st.Starts, l.set.WindowMax)
 		if last := st.Starts[len(st.Starts)-1]; last.After(l.lastStart) {
 			l.lastStart = last
 		}

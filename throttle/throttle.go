@@ -129,8 +129,10 @@ func DomainKey(host string) string {
 // blocks. When the request may start it returns a Permit, with the
 // in-flight slot, a token, a window slot and a request of the quota taken;
 // the caller must call Permit.Done. Otherwise it returns how long to wait
-// before asking again: exact for the rate, window, gap, pause and backoff,
-// a hint when only the in-flight cap binds (Ready fires when a slot frees).
+// before asking again: exact for the rate, gap, pause and backoff and for
+// the window while it is full of requests that are over, the least it can
+// be when requests in flight must end first or only the in-flight cap binds
+// (Ready fires when a permit is done).
 // The errors are ErrQuota and ErrDeferred (wrapped; use errors.Is).
 func (t *Throttle) Reserve(host string) (*Permit, time.Duration, error) {
 	l := t.limiterFor(host)
@@ -150,7 +152,7 @@ func (t *Throttle) Reserve(host string) (*Permit, time.Duration, error) {
 		return nil, wait, nil
 	}
 	l.admit(now)
-	return &Permit{t: t, l: l}, 0, nil
+	return &Permit{t: t, l: l, sends: 1}, 0, nil
 }
 
 // Deferred reports whether a request for key (a URL) on host must wait for
@@ -240,9 +242,9 @@ func (t *Throttle) Resume(unrecorded int) {
 // assumeStarts counts m.unrecorded starts at m.at that no state recorded.
 func (l *limiter) assumeStarts(m resumeMark) {
 	if l.set.WindowMax > 0 {
-		n := min(m.unrecorded, l.set.WindowMax-l.starts.count(m.at.Add(-l.set.Window)))
+		n := min(m.unrecorded, l.set.WindowMax-l.starts.count(m.at, l.set.Window))
 		for range n {
-			l.starts.add(m.at, l.set.WindowMax)
+			l.starts.push(m.at) // started, and over, before the resume
 		}
 	}
 	if l.bucket != nil {
@@ -432,6 +434,21 @@ func (l *limiter) overQuota() bool {
 // the window, gaps and pauses run out), so the longest single wait is the
 // exact answer; only the in-flight cap depends on events instead.
 func (l *limiter) waitAt(now time.Time) time.Duration {
+	wait := l.sendWait(now)
+	if wait <= 0 {
+		if c := l.maxInFlight(); c > 0 && l.inFlight >= c {
+			wait = inFlightHint
+			if lat := l.adapt.latency; lat > 0 {
+				wait = max(lat, time.Millisecond)
+			}
+		}
+	}
+	return wait
+}
+
+// sendWait is waitAt without the in-flight cap: how long until one more
+// request may reach the host.
+func (l *limiter) sendWait(now time.Time) time.Duration {
 	var wait time.Duration
 	if l.pausedUntil.After(now) {
 		wait = l.pausedUntil.Sub(now)
@@ -452,34 +469,33 @@ func (l *limiter) waitAt(now time.Time) time.Duration {
 			wait = max(wait, time.Duration(math.Ceil((1-tokens)/l.set.Rate*float64(time.Second))))
 		}
 	}
-	if wait <= 0 {
-		if c := l.maxInFlight(); c > 0 && l.inFlight >= c {
-			wait = inFlightHint
-			if lat := l.adapt.latency; lat > 0 {
-				wait = max(lat, time.Millisecond)
-			}
-		}
-	}
 	return wait
 }
 
 // admit takes everything one request start uses; waitAt has said it may.
 func (l *limiter) admit(now time.Time) {
-	if l.bucket != nil {
-		l.bucket.AllowN(now, 1)
-	}
-	if l.set.WindowMax > 0 {
-		l.starts.add(now, l.set.WindowMax)
-	}
-	l.lastStart = now
+	l.send(now)
 	l.inFlight++
-	l.usedRequests++
-	l.dirty = true
-	l.requests++
 	if !l.waitingSince.IsZero() {
 		l.waited += now.Sub(l.waitingSince)
 		l.waitingSince = time.Time{}
 	}
+}
+
+// send takes what one request reaching the server uses: a token, a place
+// in the window (open until the request is over, see window), the gap and
+// a request of the quota. A resend under the same permit takes it again.
+func (l *limiter) send(now time.Time) {
+	if l.bucket != nil {
+		l.bucket.AllowN(now, 1)
+	}
+	if l.set.WindowMax > 0 {
+		l.starts.open++
+	}
+	l.lastStart = now
+	l.usedRequests++
+	l.dirty = true
+	l.requests++
 	l.recent.add(now)
 }
 

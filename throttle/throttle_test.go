@@ -375,3 +375,25 @@ func TestClockBefore1970(t *testing.T) {
 		t.Errorf("rate %v, backoff level %d; want 0.1 and 1", st.Rate, st.BackoffLevel)
 	}
 }
+
+// QA4 F1b: a request counts in the window from its permit until the
+// window's length after it is over, since it reaches the server somewhere
+// in between; an open one counts all the while.
+func TestWindowCountsUntilTheRequestIsOver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{WindowMax: 2, Window: 10 * time.Second}))
+		a, b := acquire(t, th, host), acquire(t, th, host)
+		// Both open: none can leave the window before 10 s from now.
+		mustWait(t, th, host, 10*time.Second)
+		time.Sleep(4 * time.Second)
+		a.Done(throttle.Outcome{Status: 200})
+		// a is over at 4 s, so it counts until 14 s.
+		mustWait(t, th, host, 10*time.Second)
+		time.Sleep(10 * time.Second)
+		acquire(t, th, host).Done(throttle.Outcome{Status: 200})
+		mustWait(t, th, host, 10*time.Second) // b still open
+		b.Done(throttle.Outcome{Status: 200})
+		// Over at 14 s both: the next may start at 24 s.
+		mustWait(t, th, host, 10*time.Second)
+	})
+}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 	"github.com/linkpatrol/linkpatrol/store"
 )
 
@@ -57,7 +58,7 @@ func TestMain(m *testing.M) {
 	// in-process here too, under this binary's race detector, so the
 	// children need not wait: most of their runs exit 0.
 	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	code := m.Run()
+	code := crawltest.Main(m) // the tests mostly wait on children and servers
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -16,6 +16,7 @@ import (
 // costs only 304s and the problems too — and all three report the same
 // problems with the same lines.
 func TestNightlyPassFetchesOnlyWhatIsStale(t *testing.T) {
+	t.Parallel()
 	const pages = 300
 	site := crawltest.NewSite(crawltest.SiteOptions{Pages: pages, Images: 2, BrokenEvery: 10, Seed: 3, ETags: true})
 	srv := httptest.NewServer(site)

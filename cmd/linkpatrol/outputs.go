@@ -73,6 +73,30 @@ func sameFile(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
+// withFormat names format (given with --format or the file's format key)
+// in every bare -o FILE whose name picks no format (rep.junit) or only
+// plain text (.txt, .text: a file any format can be), as FORMAT:FILE. A
+// name that picks a format keeps it, so --format json -o report.html still
+// writes JSON to standard output and HTML to the file.
+func withFormat(outputs []string, format string) []string {
+	out := slices.Clone(outputs)
+	for i, o := range out {
+		if o == "" || formatPrefix(o) {
+			continue
+		}
+		if f, ok := report.FormatForPath(o); !ok || f == "text" {
+			out[i] = format + ":" + o
+		}
+	}
+	return out
+}
+
+// formatPrefix says whether o is FORMAT:PATH.
+func formatPrefix(o string) bool {
+	name, _, ok := strings.Cut(o, ":")
+	return ok && slices.Contains(report.Formats(), name)
+}
+
 func parseOutput(o string) (outputFile, error) {
 	if name, path, ok := strings.Cut(o, ":"); ok && slices.Contains(report.Formats(), name) {
 		if path == "" {
@@ -85,7 +109,7 @@ func parseOutput(o string) (outputFile, error) {
 	}
 	format, ok := report.FormatForPath(o)
 	if !ok {
-		return outputFile{}, fmt.Errorf("-o %s: cannot tell the format from the file name; use an extension (.txt .json .csv .xml .sarif .md .html) or FORMAT:%s with FORMAT one of %s",
+		return outputFile{}, fmt.Errorf("-o %s: cannot tell the format from the file name; use an extension (.txt .json .csv .xml .sarif .md .html), FORMAT:%s with FORMAT one of %s, or --format",
 			o, o, strings.Join(report.Formats(), ", "))
 	}
 	return outputFile{path: o, format: format}, nil

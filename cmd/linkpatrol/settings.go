@@ -134,7 +134,7 @@ var settingsTable = []setting{
 		usage: "redirects followed, as browsers do; one more makes the link \"too many redirects\"",
 		field: func(o *checkOptions) any { return &o.maxRedirects }, check: atLeast(1)},
 	{flag: "max-size", key: "max_size", group: groupScope, def: throttle.Size(crawler.DefaultMaxSize).String(),
-		usage: "largest HTML page read after decompression, in bytes or with a unit (10MiB)",
+		usage: "largest HTML page read after decompression, in bytes or with a unit (10MiB); a page cut there is listed as cut short, its links past the cut unchecked",
 		field: func(o *checkOptions) any { return (*throttle.Size)(&o.maxSize) }, check: positive},
 	{flag: "max-depth", key: "max_depth", group: groupScope, def: "0",
 		usage: "follow links only on pages at most this many links from the start URLs (0 = no limit); pages further out are still checked, not parsed (unlike --max-hops, which holds pages back unchecked as a suspected trap)",
@@ -242,7 +242,7 @@ var settingsTable = []setting{
 		usage: "report format: " + strings.Join(report.Formats(), ", "),
 		field: func(o *checkOptions) any { return &o.format }, check: oneOf(report.Formats()...)},
 	{flag: "output", short: "o", key: "output", cmds: []string{"check", "report"}, group: groupOutput, example: `["report.json"]`,
-		usage: "also write the report to `FILE`, format from its extension, or FORMAT:FILE (repeatable; never the database); standard output still gets it unless -q",
+		usage: "also write the report to `FILE`, format from its extension, or FORMAT:FILE; a name whose extension says none (or only .txt) takes --format's (repeatable; never the database); standard output still gets it unless -q",
 		field: func(o *checkOptions) any { return &o.outputs }},
 	{flag: "quiet", short: "q", key: "quiet", cmds: []string{"check", "report"}, group: groupOutput,
 		usage:   "no progress line, and with -o no report on standard output",
@@ -722,18 +722,22 @@ func loadSettings(flags *pflag.FlagSet, o *checkOptions, w io.Writer, logFormat 
 	}
 	var fromFile checkOptions
 	file, err := loadConfig(o.config, configSettings(&fromFile), w, logFormat)
-	if err != nil || file == nil {
-		return file, err
+	if err != nil {
+		return nil, err
 	}
 	for i := range settingsTable {
 		s := &settingsTable[i]
-		if s.key == "" || !file.IsSet(s.key) && !slices.ContainsFunc(s.old, file.IsSet) {
+		if file == nil || s.key == "" || !file.IsSet(s.key) && !slices.ContainsFunc(s.old, file.IsSet) {
 			continue
 		}
 		if f := flags.Lookup(s.flag); f != nil && f.Changed {
 			continue
 		}
 		reflect.ValueOf(s.field(o)).Elem().Set(reflect.ValueOf(s.field(&fromFile)).Elem())
+	}
+	// Once both are merged: either may give the format, either the files.
+	if flags.Changed("format") || file.IsSet("format") {
+		o.outputs = withFormat(o.outputs, o.format)
 	}
 	return file, nil
 }

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// cutReport is what the JSON report says of the pages read only in part.
+type cutReport struct {
+	Summary struct {
+		Cut int `json:"cut"`
+	} `json:"summary"`
+	URLs []struct {
+		URL string `json:"url"`
+	} `json:"urls"`
+	CutPages []struct {
+		URL     string   `json:"url"`
+		File    string   `json:"file"`
+		Note    string   `json:"note"`
+		Reasons []string `json:"reasons"`
+		Advice  string   `json:"advice"`
+	} `json:"cut_pages"`
+}
+
+func decodeCut(t *testing.T, r result) cutReport {
+	t.Helper()
+	var rep cutReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("decode: %v\n%s%s", err, r.stdout, r.stderr)
+	}
+	return rep
+}
+
+// A page cut at --max-size (or at the bound on links per page) hides links
+// nobody checked: the report counts and lists it in every format, without
+// --all, so a clean report never reads as a fully checked site (qa4 F4).
+// Like a quota skip it is the user's limit, so the exit code stays as the
+// checked links make it.
+func TestCutPageIsCountedAndListed(t *testing.T) {
+	t.Parallel()
+	t.Run("directory over --max-size", func(t *testing.T) {
+		t.Parallel()
+		padding := strings.Repeat("<p>"+strings.Repeat("lorem ipsum ", 80)+"</p>\n", 20) // about 20 KB
+		dir := tree(t, map[string]string{
+			"site/index.html": "<a href=\"ok.html\">ok</a>\n" + padding + "<a href=\"missing.html\">gone</a>\n",
+			"site/ok.html":    "<p>ok</p>",
+		})
+		db := filepath.Join(t.TempDir(), "lp.db")
+		site := filepath.Join(dir, "site")
+		r := runInProcess(t, "check", "--db", db, "--max-size", "4KiB", site)
+		if r.code != exitOK {
+			t.Errorf("exit %d, want %d (a cut page is the user's limit, like a quota)\n%s%s", r.code, exitOK, r.stdout, r.stderr)
+		}
+		for _, want := range []string{"(1 cut short: links past the cut not checked, listed below)",
+			"1 page was cut short: links past the cut were not checked", "Cut short (1)", "index.html", "raise --max-size"} {
+			if !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), want) {
+				t.Errorf("text report lacks %q:\n%s", want, r.stdout)
+			}
+		}
+		if strings.Contains(r.stdout, "No problems found.") {
+			t.Errorf("text report reads as a fully checked site:\n%s", r.stdout)
+		}
+		r = runInProcess(t, "report", "--db", db, "--format", "json")
+		rep := decodeCut(t, r)
+		if rep.Summary.Cut != 1 || len(rep.CutPages) != 1 || !strings.HasSuffix(rep.CutPages[0].File, "index.html") ||
+			!slices.Equal(rep.CutPages[0].Reasons, []string{"max-size"}) || !strings.Contains(rep.CutPages[0].Note, "page larger than 4096 bytes") {
+			t.Errorf("JSON: summary.cut %d, cut_pages %+v; want index.html cut at max-size\n%s", rep.Summary.Cut, rep.CutPages, r.stdout)
+		}
+		for _, format := range []string{"markdown", "html", "junit", "github"} {
+			r := runInProcess(t, "report", "--db", db, "--format", format)
+			if !strings.Contains(r.stdout, "1 cut short: links past the cut not checked") {
+				t.Errorf("%s: the summary does not count the cut page:\n%s", format, r.stdout)
+			}
+		}
+	})
+	t.Run("HTTP page over the links bound", func(t *testing.T) {
+		t.Parallel()
+		const links = 100_000 // crawler's maxPageLinks
+		page := strings.Repeat("<a href=\"/ok\">ok</a>\n", links+1) + "<a href=\"/missing\">gone</a>\n"
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/":
+				w.Header().Set("Content-Type", "text/html")
+				fmt.Fprint(w, page)
+			case "/ok":
+				w.Header().Set("Content-Type", "text/plain")
+			default:
+				http.NotFound(w, r)
+			}
+		}))
+		t.Cleanup(srv.Close)
+		r := runInProcess(t, "check", "--db", filepath.Join(t.TempDir(), "lp.db"), "--format", "json", srv.URL+"/")
+		if r.code != exitOK {
+			t.Errorf("exit %d, want %d\n%s", r.code, exitOK, r.stderr)
+		}
+		rep := decodeCut(t, r)
+		if rep.Summary.Cut != 1 || len(rep.CutPages) != 1 || rep.CutPages[0].URL != srv.URL+"/" ||
+			!slices.Equal(rep.CutPages[0].Reasons, []string{"links"}) || !strings.Contains(rep.CutPages[0].Advice, "split the page") {
+			t.Errorf("summary.cut %d, cut_pages %+v; want / cut at the links bound", rep.Summary.Cut, rep.CutPages)
+		}
+	})
+}

@@ -1,0 +1,28 @@
+package crawltest
+
+import (
+	"flag"
+	"runtime"
+	"strconv"
+)
+
+// WaitingTestsPerCPU is how many parallel tests Main runs per CPU.
+const WaitingTestsPerCPU = 4
+
+// Main runs the tests of a package whose tests mostly wait rather than
+// compute: on a site's latency and a polite crawler's rate, on timeouts
+// and backoff, on child processes and servers. go test runs one parallel
+// test per CPU (-parallel defaults to GOMAXPROCS), so on a 2-core machine
+// two tests waiting out a rate limit hold every slot while the CPUs idle.
+// Main runs WaitingTestsPerCPU per CPU instead, unless -test.parallel is
+// given. Call it from TestMain with its *testing.M: os.Exit(crawltest.Main(m)).
+func Main(m interface{ Run() int }) int {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		// The flag exists in every test binary; Set cannot fail on it.
+		_ = flag.Set("test.parallel", strconv.Itoa(WaitingTestsPerCPU*runtime.GOMAXPROCS(0)))
+	}
+	return m.Run()
+}
