@@ -306,6 +306,27 @@ func (c *Crawler) acquireNext(ctx context.Context, host, key string, within time
 	}
 }
 
+// resendWait waits until p's host lets the request p is for be sent once
+// more (net/http resending it on its own, see tries): a resend reaches the
+// server like any request and must keep to the host's limits.
+func (c *Crawler) resendWait(ctx context.Context, p *throttle.Permit) error {
+	for {
+		wait, err := p.Resend()
+		if err != nil || wait <= 0 {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-c.cfg.Throttle.Ready():
+			t.Stop()
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+}
+
 // followUpRefused ends f where the throttle refused a follow-up request:
 // handed back to wait (see acquireNext), or refused for good.
 func (c *Crawler) followUpRefused(f *fetched, err error) {
