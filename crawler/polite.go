@@ -294,16 +294,25 @@ func (c *Crawler) acquireNext(ctx context.Context, host, key string, within time
 		if within >= 0 && wait > within {
 			return nil, &waitError{wait}
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-c.cfg.Throttle.Ready():
-			t.Stop()
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
+		if err := c.throttleWait(ctx, wait); err != nil {
+			return nil, err
 		}
 	}
+}
+
+// throttleWait waits d, or less when the throttle says a permit may have
+// come free (one was given back, a pause ended), so that the caller asks
+// again.
+func (c *Crawler) throttleWait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-c.cfg.Throttle.Ready():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
 }
 
 // resendWait waits until p's host lets the request p is for be sent once
@@ -315,14 +324,8 @@ func (c *Crawler) resendWait(ctx context.Context, p *throttle.Permit) error {
 		if err != nil || wait <= 0 {
 			return err
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-c.cfg.Throttle.Ready():
-			t.Stop()
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
+		if err := c.throttleWait(ctx, wait); err != nil {
+			return err
 		}
 	}
 }

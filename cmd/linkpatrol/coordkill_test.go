@@ -158,19 +158,9 @@ func TestPolitenessAcrossWorkerKill(t *testing.T) {
 	dir := t.TempDir()
 	ranges := []string{"0-85", "86-170", "171-255"}
 	victim, sites := busiestWorker(t, w, ranges)
-	requests := func() (n int64) {
-		for _, i := range sites {
-			n += w.Sites[i].Stats().Requests
-		}
-		return n
-	}
+	requests := requestsAt(w, sites)
 	_, url := startFrontier(t)
-	dbs := make([]string, len(ranges))
-	procs := make([]*proc, len(ranges))
-	for k, r := range ranges {
-		dbs[k] = filepath.Join(dir, fmt.Sprintf("w%d.db", k+1))
-		procs[k] = startWorker(t, url, dbs[k], r, "--concurrency", "4")
-	}
+	dbs, procs := startWorkers(t, url, dir, ranges, "--concurrency", "4")
 	args := append([]string{"check", "--nats", url, "--format", "json", "--all", "--commit-batch", "4",
 		"--per-host", "1", "--rate", "5/s", "--burst", "1", "--window", "20/5s", "--ignore-robots"}, w.StartURLs()...)
 	check := newProc(args...)

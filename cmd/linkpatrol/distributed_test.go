@@ -206,20 +206,10 @@ func TestWorkerKilledMidPass(t *testing.T) {
 
 	ranges := []string{"0-85", "86-170", "171-255"}
 	victim, sites := busiestWorker(t, w, ranges)
-	requests := func() (n int64) {
-		for _, i := range sites {
-			n += w.Sites[i].Stats().Requests
-		}
-		return n
-	}
+	requests := requestsAt(w, sites)
 
 	_, url := startFrontier(t)
-	dbs := make([]string, len(ranges))
-	procs := make([]*proc, len(ranges))
-	for k, r := range ranges {
-		dbs[k] = filepath.Join(dir, fmt.Sprintf("w%d.db", k+1))
-		procs[k] = startWorker(t, url, dbs[k], r, "--concurrency", strconv.Itoa(concurrency))
-	}
+	dbs, procs := startWorkers(t, url, dir, ranges, "--concurrency", strconv.Itoa(concurrency))
 	check := newProc(append([]string{"check", "--nats", url}, args...)...)
 	var out strings.Builder
 	check.cmd.Stdout = &out
@@ -315,6 +305,29 @@ func TestWorkersUseThePassConfig(t *testing.T) {
 	}
 	if a, b := normalised(t, out.String()), normalised(t, single.stdout); a != b {
 		t.Errorf("the distributed pass did not run check's config:\n%s", diffLines(a, b))
+	}
+}
+
+// startWorkers starts one worker per shard range, each on its own file
+// wN.db in dir, with the extra flags args.
+func startWorkers(t *testing.T, url, dir string, ranges []string, args ...string) (dbs []string, procs []*proc) {
+	t.Helper()
+	dbs = make([]string, len(ranges))
+	procs = make([]*proc, len(ranges))
+	for k, r := range ranges {
+		dbs[k] = filepath.Join(dir, fmt.Sprintf("w%d.db", k+1))
+		procs[k] = startWorker(t, url, dbs[k], r, args...)
+	}
+	return dbs, procs
+}
+
+// requestsAt counts the requests the web's sites numbered sites have had.
+func requestsAt(w *crawltest.Web, sites []int) func() int64 {
+	return func() (n int64) {
+		for _, i := range sites {
+			n += w.Sites[i].Stats().Requests
+		}
+		return n
 	}
 }
 

@@ -79,20 +79,10 @@ func TestCheckNatsGivesUpOnALostWorker(t *testing.T) {
 	}
 	ranges := []string{cluster.FormatShards(shards[0]), cluster.FormatShards(shards[1])}
 	victim, sites := busiestWorker(t, w, ranges)
-	requests := func() (n int64) {
-		for _, i := range sites {
-			n += w.Sites[i].Stats().Requests
-		}
-		return n
-	}
+	requests := requestsAt(w, sites)
 
 	front, url := startFrontier(t)
-	dbs := make([]string, len(ranges))
-	procs := make([]*proc, len(ranges))
-	for k, r := range ranges {
-		dbs[k] = filepath.Join(dir, fmt.Sprintf("w%d.db", k+1))
-		procs[k] = startWorker(t, url, dbs[k], r, "--concurrency", "2")
-	}
+	dbs, procs := startWorkers(t, url, dir, ranges, "--concurrency", "2")
 	args := append([]string{"check", "--nats", url, "--owner-wait", "1s", "--format", "json", "--all"}, w.StartURLs()...)
 	check := newProc(args...)
 	var out strings.Builder
