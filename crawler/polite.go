@@ -306,6 +306,27 @@ func (c *Crawler) acquireNext(ctx context.Context, host, key string, within time
 	}
 }
 
+// resendWait waits until p's host lets the request p is for be sent once
+// more (net/http resending it on its own, see tries): a resend reaches the
+// server like any request and must keep to the host's limits.
+func (c *Crawler) resendWait(ctx context.Context, p *throttle.Permit) error {
+	for {
+		wait, err := p.Resend()
+		if err != nil || wait <= 0 {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-c.cfg.Throttle.Ready():
+			t.Stop()
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+}
+
 // followUpRefused ends f where the throttle refused a follow-up request:
 // handed back to wait (see acquireNext), or refused for good.
 func (c *Crawler) followUpRefused(f *fetched, err error) {
@@ -394,8 +415,8 @@ func (c *Crawler) saveHostState() error {
 
 // loadHostState restores what saveHostState wrote. A resumed pass may
 // follow a process killed before it saved its last requests: what it had
-// not committed (the batch being written, the one behind it, the outcomes
-// on their way and the requests in flight) is assumed to have just started
+// not committed (the batch being written, the tasks in its workers' hands
+// and the one outcome being handed over) is assumed to have just started
 // at every host, so that no server sees more than its limits across the
 // kill (Throttle.Resume).
 func (c *Crawler) loadHostState(passID uint64, resumed bool) error {
@@ -420,7 +441,7 @@ func (c *Crawler) loadHostState(passID uint64, resumed bool) error {
 		return err
 	}
 	if resumed {
-		c.cfg.Throttle.Resume(2*c.cfg.BatchSize + 2*c.cfg.Concurrency)
+		c.cfg.Throttle.Resume(c.cfg.BatchSize + c.cfg.Concurrency + 1)
 	}
 	return c.store.PutHostStates(expired)
 }

@@ -15,12 +15,12 @@ import (
 
 // resetServer serves a page linking to /reset, which reads the request and
 // resets the connection (SO_LINGER 0) without answering. It counts the
-// requests that reach each path.
-func resetServer(t *testing.T) (*httptest.Server, func(path string) int) {
+// requests that reach each path; wrap (nil: none) sees them first.
+func resetServer(t *testing.T, wrap func(http.Handler) http.Handler) (*httptest.Server, func(path string) int) {
 	t.Helper()
 	var mu sync.Mutex
 	hits := map[string]int{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		hits[r.URL.Path]++
 		mu.Unlock()
@@ -39,7 +39,11 @@ func resetServer(t *testing.T) (*httptest.Server, func(path string) int) {
 		default:
 			http.NotFound(w, r)
 		}
-	}))
+	})
+	if wrap != nil {
+		h = wrap(h)
+	}
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv, func(path string) int {
 		mu.Lock()
@@ -60,7 +64,7 @@ func TestResetServerGetsOnePlusRetriesRequests(t *testing.T) {
 	for _, retries := range []int{0, 1, 2} {
 		t.Run("retries="+string(rune('0'+retries)), func(t *testing.T) {
 			t.Parallel()
-			srv, hits := resetServer(t)
+			srv, hits := resetServer(t, nil)
 			// One request in flight, so /reset goes over the kept-alive
 			// connection that served /; a short MaxPause keeps the backoff
 			// between tries short.
@@ -76,5 +80,28 @@ func TestResetServerGetsOnePlusRetriesRequests(t *testing.T) {
 				t.Errorf("/reset: %s %q, want transient", rec.Verdict, rec.Error)
 			}
 		})
+	}
+}
+
+// QA4 F1: net/http's resends bypassed the throttle, bursts of up to four
+// identical requests within 3 ms, and --window broke. A resend now waits
+// for its host like any request: with a window of one request per 300 ms,
+// the server never sees two within 300 ms, the resend of /reset included.
+func TestResendKeepsTheWindow(t *testing.T) {
+	t.Parallel()
+	var rec recorder
+	srv, hits := resetServer(t, rec.wrap)
+	s := throttle.Settings{MaxInFlight: 1, MaxRetries: 1, MaxPause: 10 * time.Millisecond,
+		WindowMax: 1, Window: 300 * time.Millisecond}
+	out, _, _ := politeRun(t, openDB(t), srv.URL+"/", s, context.Background())
+	if !out.Complete {
+		t.Fatal("pass did not complete")
+	}
+	// The resend over a new connection is the second try: no retry after.
+	if n := hits("/reset"); n != 2 {
+		t.Errorf("/reset got %d requests with 1 retry, want 2", n)
+	}
+	if n := rec.maxInWindow(s.Window); n > s.WindowMax {
+		t.Errorf("the server got %d requests within %s (%q); the window allows %d", n, s.Window, rec.paths, s.WindowMax)
 	}
 }

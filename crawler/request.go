@@ -71,6 +71,7 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 	var sent tries
 	if p != nil {
 		sent.allowed = p.Tries(o.attempt)
+		sent.wait = func() error { return c.resendWait(ctx, p) }
 		defer func() {
 			out := throttle.Outcome{
 				Status: h.status, RetryAfter: h.header.Get("Retry-After"), Err: h.err,

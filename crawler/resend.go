@@ -16,7 +16,9 @@ import (
 // 1 + --retries requests from our own retries plus one such resend per
 // try. Each request that reaches the wire is a try of its URL here: a
 // resend is counted as one (in the progress and in the throttle's retry
-// decision), and one past the host's retries is never written.
+// decision), one past the host's retries is never written, and one within
+// them waits for its host's throttle (Permit.Resend) before it is: a burst
+// of resends within 3 ms broke --window (QA4 F1).
 //
 // HTTP/2 is left alone: its client resends only a stream the server
 // refused unprocessed (REFUSED_STREAM, past a GOAWAY), which is no request.
@@ -79,11 +81,14 @@ func sentConnOf(c net.Conn) *sentConn {
 // Transport sends it over, and how many of them it reached.
 type tries struct {
 	allowed int // requests it may take; 0: no limit
-	mu      sync.Mutex
-	last    *sentConn
-	mark    int64 // last.written when the request got it
-	sent    int   // requests written before last
-	cause   error // why the connection before last failed
+	// wait, when set, waits for the host's throttle to let one more
+	// request be sent (see Crawler.resendWait); an error refuses it.
+	wait  func() error
+	mu    sync.Mutex
+	last  *sentConn
+	mark  int64 // last.written when the request got it
+	sent  int   // requests written before last
+	cause error // why the connection before last failed
 }
 
 // trace hooks t into a request's context.
@@ -94,15 +99,22 @@ func (t *tries) trace() *httptrace.ClientTrace {
 			return
 		}
 		t.mu.Lock()
-		defer t.mu.Unlock()
-		if t.last != nil && t.last.written.Load() > t.mark {
+		resend := t.last != nil && t.last.written.Load() > t.mark
+		if resend {
 			t.sent++
 			t.cause = t.last.lastReadErr()
 		}
-		if t.allowed > 0 && t.sent >= t.allowed {
+		refuse := t.allowed > 0 && t.sent >= t.allowed
+		t.last, t.mark = sc, sc.written.Load()
+		t.mu.Unlock()
+		// The Transport holds no lock while it tells GotConn, and writes
+		// the request over sc only after it returns.
+		if !refuse && resend && t.wait != nil {
+			refuse = t.wait() != nil
+		}
+		if refuse {
 			sc.refuse.Store(true)
 		}
-		t.last, t.mark = sc, sc.written.Load()
 	}}
 }
 

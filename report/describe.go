@@ -270,10 +270,12 @@ func (r *Report) Nothing() string {
 		so = " so far."
 	}
 	switch {
-	case r.StartFailure != "":
+	case r.StartFailure != "" && r.nothingBehindStarts:
 		// The first line already says why; "no problems" would read as a
 		// clean night when nothing behind the start URLs was looked at.
 		return "Nothing behind the start URLs was checked."
+	case r.StartFailure != "":
+		return "No other problems found behind the start URLs that were checked" + so
 	case r.Options.OnlyNew:
 		return "No new problems" + so
 	case r.Summary.Suppressed > 0:

@@ -86,7 +86,7 @@ func (r *Report) Internal(u string) bool {
 }
 
 // failHelp says which entries of a section make the exit code 1, or "".
-// On a night no start URL could be fetched the exit code is 4 whatever the
+// On a night a start URL could not be fetched the exit code is 4 whatever the
 // sections hold, so saying a section makes it 1 would be false.
 func (r *Report) failHelp(v store.Verdict) string {
 	if r.StartFailure != "" {

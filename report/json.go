@@ -62,8 +62,8 @@ type jsonPass struct {
 	// Deferred counts the URLs of the site held back to a later run by a
 	// server's pause (the pass is then not complete).
 	Deferred int `json:"deferred,omitempty"`
-	// StartFailure is the report's first line when no start URL could be
-	// fetched and parsed.
+	// StartFailure is the report's first line when a start URL could not
+	// be fetched and parsed.
 	StartFailure string `json:"start_failure,omitempty"`
 	// Insecure: TLS certificates were not verified (--insecure).
 	Insecure bool `json:"insecure,omitempty"`

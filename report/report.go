@@ -76,10 +76,14 @@ type Report struct {
 	// of a checked directory) that no other page links to, by URL. A start
 	// URL (a directory's own index page) is never one.
 	Orphans []string
-	// StartFailure says why no start URL could be fetched and parsed, or
-	// is empty when one was (or none has been tried yet): the pass then
-	// checked nothing, which is a bad night, never a clean one.
+	// StartFailure says which start URLs could not be fetched and parsed,
+	// and why, or is empty when each was (or one has not been tried yet):
+	// a site not checked is a bad night, never a clean one, even when the
+	// pass's other sites were.
 	StartFailure string
+	// nothingBehindStarts: no start URL was fetched and parsed and none
+	// had its links followed from a ghost, so the pass checked nothing.
+	nothingBehindStarts bool
 	// Moved are good links whose first hop is a permanent redirect (301,
 	// 308): a warning to update the link to Record.FinalURL, never a
 	// failure. By URL; empty with OnlyNew.
@@ -347,7 +351,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	s.MissingFragments = len(r.Fragments)
 	r.Orphans = slices.Sorted(maps.Keys(unlinked))
 	s.Orphans = len(r.Orphans)
-	if r.StartFailure, err = startFailure(src, pass, starts); err != nil {
+	if r.StartFailure, r.nothingBehindStarts, err = startFailure(src, pass, starts); err != nil {
 		return nil, fmt.Errorf("read the start URLs of pass %d: %w", passID, err)
 	}
 	if r.Previous != nil && pass.State == store.PassComplete {
@@ -387,21 +391,20 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	return r, nil
 }
 
-// startFailure says why none of the pass's start URLs was fetched and
-// parsed, or "" when one was, or when one has not been tried yet. A start
-// URL that redirects counts as parsed when the page it lands on was, and
-// one the rules only check counts when it is ok.
-func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (string, error) {
+// startFailure says which of the pass's start URLs could not be fetched
+// and parsed, and why, or "" when each was, or when one has not been tried
+// yet. A start URL that redirects counts as parsed when the page it lands on
+// was, and one the rules only check counts when it is ok. One site of several
+// down is a failed night too: the sites that answered do not make up for the
+// one that was not checked. nothingBehind is false when a failed start page
+// still had its links followed from its last good copy (a ghost).
+func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg string, nothingBehind bool, err error) {
 	if len(starts) == 0 || len(starts) < len(pass.StartURLs) {
-		return "", nil
+		return "", false, nil
 	}
 	landed := map[string]*store.URLRecord{}
 	for _, rec := range starts {
-		switch {
-		case rec.Verdict != store.VerdictOK:
-		case rec.Parsed || rec.Action != "parse":
-			return "", nil
-		case Redirected(rec) != "":
+		if rec.Verdict == store.VerdictOK && !rec.Parsed && rec.Action == "parse" && Redirected(rec) != "" {
 			landed[rec.FinalURL] = nil
 		}
 	}
@@ -413,15 +416,26 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (string
 			return nil
 		})
 		if err != nil {
-			return "", err
-		}
-		for _, rec := range landed {
-			if rec != nil && rec.Verdict == store.VerdictOK && rec.Parsed {
-				return "", nil
-			}
+			return "", false, err
 		}
 	}
-	first := starts[0]
+	var failed []store.URLRecord
+	for _, rec := range starts {
+		switch {
+		case rec.Verdict != store.VerdictOK:
+		case rec.Parsed || rec.Action != "parse":
+			continue
+		case Redirected(rec) != "":
+			if end := landed[rec.FinalURL]; end != nil && end.Verdict == store.VerdictOK && end.Parsed {
+				continue
+			}
+		}
+		failed = append(failed, rec)
+	}
+	if len(failed) == 0 {
+		return "", false, nil
+	}
+	first := failed[0]
 	why := Problem(first)
 	switch {
 	case first.Verdict != store.VerdictOK:
@@ -435,14 +449,30 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (string
 			why += " (" + first.ContentType + ")"
 		}
 	}
-	msg := fmt.Sprintf("FAILED: no start URL could be fetched and parsed, so nothing behind it was checked. %s: %s", first.URL, why)
-	if first.Note != "" && first.Verdict != store.VerdictOK {
+	ghost := first.Verdict != store.VerdictOK && strings.HasPrefix(first.Note, "ghost:")
+	them := "it"
+	if len(failed) > 1 {
+		them = "them"
+	}
+	behind := ", so nothing behind " + them + " was checked"
+	if ghost {
+		behind = ""
+	}
+	if len(failed) == len(starts) {
+		msg = "FAILED: no start URL could be fetched and parsed" + behind + "."
+	} else {
+		msg = fmt.Sprintf("FAILED: %d of %d start URLs could not be fetched and parsed%s.", len(failed), len(starts), behind)
+	}
+	msg += fmt.Sprintf(" %s: %s", first.URL, why)
+	if ghost {
+		msg += fmt.Sprintf("; its links were followed from its last good copy (%s), so the pages behind it were checked", strings.TrimPrefix(first.Note, "ghost: following its links from "))
+	} else if first.Note != "" && first.Verdict != store.VerdictOK {
 		msg += "; " + first.Note
 	}
-	if n := len(starts) - 1; n > 0 {
+	if n := len(failed) - 1; n > 0 {
 		msg += fmt.Sprintf(" (and %d more start URLs failed)", n)
 	}
-	return msg + ".", nil
+	return msg + ".", !ghost && len(failed) == len(starts), nil
 }
 
 // permanentlyMoved says whether a good URL's first hop is a permanent

@@ -117,6 +117,11 @@ var sarifFragmentRule = sarifRule{ID: "LP004", Name: "MissingFragment",
 var sarifMovedRule = sarifRule{ID: "LP005", Name: "PermanentRedirect",
 	ShortDescription: sarifMessage{"A link that works through a permanent redirect (301, 308); update it to the target."}, DefaultConfiguration: sarifRuleConf{"warning"}}
 
+// sarifCutRule is in the driver's rules only when a page was cut short:
+// its links past the cut were never checked.
+var sarifCutRule = sarifRule{ID: "LP006", Name: "PageCutShort",
+	ShortDescription: sarifMessage{"A page read only in part (--max-size, or the bound on links per page): its links past the cut were not checked."}, DefaultConfiguration: sarifRuleConf{"warning"}}
+
 func writeSARIF(w io.Writer, r *Report) error {
 	run := sarifRun{
 		Tool:    sarifTool{Driver: sarifDriver{Name: "linkpatrol"}},
@@ -194,6 +199,18 @@ func writeSARIF(w io.Writer, r *Report) error {
 					Properties: sarifProperties{URL: e.Record.URL, Verdict: e.Record.Verdict, Status: e.Record.Redirects[0].Status},
 				})
 			}
+		}
+	}
+	if len(r.Cut) > 0 {
+		idx := len(run.Tool.Driver.Rules)
+		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifCutRule)
+		for _, rec := range r.Cut {
+			run.Results = append(run.Results, sarifResult{
+				RuleID: sarifCutRule.ID, RuleIndex: idx, Level: sarifCutRule.DefaultConfiguration.Level,
+				Message:    sarifMessage{r.cutText(rec)},
+				Locations:  []sarifLocation{{PhysicalLocation: sarifPhysical{ArtifactLocation: r.sarifArtifact(rec.URL)}}},
+				Properties: sarifProperties{URL: rec.URL, Verdict: rec.Verdict, Status: rec.Status},
+			})
 		}
 	}
 	enc := json.NewEncoder(w)

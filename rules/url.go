@@ -258,8 +258,8 @@ func slashBackslashes(s string) string {
 // trailing dot of the host dropped, an IDN host in punycode, IPv6 literals
 // in their short form, dot segments removed, percent-encoding normalised
 // (upper-case hex, unreserved characters decoded, characters RFC 3986 does
-// not allow escaped), an empty path as "/", an empty query dropped and the
-// fragment removed. The order of query parameters is kept: it can matter to
+// not allow escaped), an empty path as "/", an empty query dropped (a
+// file: URL's query too, since a file has none) and the fragment removed. The order of query parameters is kept: it can matter to
 // the server. Opaque URLs (mailto:, javascript:, ...) only lose their
 // fragment and get a lower-case scheme.
 func Canonicalize(u *url.URL) *url.URL {
@@ -285,6 +285,11 @@ func Canonicalize(u *url.URL) *url.URL {
 		c.Path = p
 	}
 	c.RawQuery = normalizeEscapes(c.RawQuery, queryChars)
+	if c.Scheme == "file" {
+		// A file has no query: a built site's cache-buster (style.css?v=3,
+		// ./?lang=en) names the same file a static host would serve.
+		c.RawQuery = ""
+	}
 	c.ForceQuery = false
 	return &c
 }

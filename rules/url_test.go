@@ -134,6 +134,8 @@ func TestCanonicalize(t *testing.T) {
 		{"MAILTO:Someone@Example.com", "mailto:Someone@Example.com"},
 		{"file:///site/a/../b.html", "file:///site/b.html"},
 		{"file:", "file:///"},
+		{"file:///site/?q=1", "file:///site/"},
+		{"file:///site/style.css?v=3#x", "file:///site/style.css"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

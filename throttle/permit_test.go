@@ -344,3 +344,27 @@ func TestHeldURLSurvivesRestartAndEnds(t *testing.T) {
 		}
 	})
 }
+
+// QA4 F1: a resend under a permit is one more request to the host: it
+// waits for the window (the try before it is over), and past the quota
+// it is refused.
+func TestResendTakesTheHostsLimits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{WindowMax: 1, Window: 10 * time.Second, MaxInFlight: 1, QuotaRequests: 2}))
+		p := acquire(t, th, host)
+		time.Sleep(time.Second)
+		// The first try failed now: it counts until 10 s from now.
+		if wait, err := p.Resend(); wait != 10*time.Second || err != nil {
+			t.Fatalf("Resend = %v, %v; want a wait of 10s", wait, err)
+		}
+		time.Sleep(10 * time.Second)
+		if wait, err := p.Resend(); wait != 0 || err != nil {
+			t.Fatalf("Resend after the wait = %v, %v; want sent", wait, err)
+		}
+		time.Sleep(10 * time.Second)
+		if _, err := p.Resend(); !errors.Is(err, throttle.ErrQuota) {
+			t.Fatalf("Resend past the quota: %v, want ErrQuota", err)
+		}
+		p.Done(throttle.Outcome{Status: 200})
+	})
+}

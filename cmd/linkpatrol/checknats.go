@@ -136,7 +136,20 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 				}
 				return err
 			}
-			if stalls, err := cluster.Stalled(stop, js, id); err == nil && watch.update(stalls, now) {
+			stalls, err := cluster.Stalled(stop, js, id)
+			if err != nil {
+				stalls = watch.stalls // only a look: the next one may get through
+			}
+			over, begun := watch.update(stalls, now)
+			for _, st := range begun {
+				// Said once, on a terminal or not: a job's log shows why
+				// it waits, and until when.
+				if tty != nil {
+					fmt.Fprint(tty, "\r\033[K")
+				}
+				fmt.Fprintf(stderr, "linkpatrol: pass %d waits for a worker (giving up at %s, --owner-wait):\n%s", id, watch.deadline(st).Local().Format(time.TimeOnly), stallAdvice(st, o.cluster.url, "  "))
+			}
+			if over {
 				if tty != nil {
 					fmt.Fprint(tty, "\r\033[K")
 				}
@@ -212,28 +225,38 @@ type stallWatch struct {
 
 func stallKey(st cluster.Stall) string { return st.Worker + " " + cluster.FormatShards(st.Shards) }
 
-// update takes the stalls seen at now, and says whether one has lasted
-// past the wait.
-func (w *stallWatch) update(stalls []cluster.Stall, now time.Time) (over bool) {
+// update takes the stalls seen at now: over says one has lasted past the
+// wait, begun are those not seen before.
+func (w *stallWatch) update(stalls []cluster.Stall, now time.Time) (over bool, begun []cluster.Stall) {
 	seen := make(map[string]time.Time, len(stalls))
 	for _, st := range stalls {
 		k := stallKey(st)
 		first, ok := w.seen[k]
 		if !ok {
 			first = now
+			begun = append(begun, st)
 		}
 		seen[k] = first
-		from := first
-		if !st.Since.IsZero() {
-			from = st.Since
-		}
-		if from.Before(w.began) {
-			from = w.began
-		}
-		over = over || now.Sub(from) >= w.wait
 	}
 	w.seen, w.stalls = seen, stalls
-	return over
+	for _, st := range stalls {
+		over = over || !now.Before(w.deadline(st))
+	}
+	return over, begun
+}
+
+// deadline is when check gives up on a stall: the wait after its shards
+// lost their owner (or after this run first saw it, when that is not
+// known), but never before the wait after this run began following.
+func (w *stallWatch) deadline(st cluster.Stall) time.Time {
+	from := w.seen[stallKey(st)]
+	if !st.Since.IsZero() {
+		from = st.Since
+	}
+	if from.Before(w.began) {
+		from = w.began
+	}
+	return from.Add(w.wait)
 }
 
 // summary is the stalls for the progress line.
@@ -285,7 +308,11 @@ func refusal(ctx context.Context, js jetstream.JetStream, id uint64) error {
 // stallAdvice says what a stall is and the command that ends it.
 func stallAdvice(st cluster.Stall, natsURL, indent string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%sshards %s", indent, cluster.FormatShards(st.Shards))
+	noun := "shards"
+	if len(st.Shards) == 1 {
+		noun = "shard"
+	}
+	fmt.Fprintf(&b, "%s%s %s", indent, noun, cluster.FormatShards(st.Shards))
 	switch {
 	case st.Worker == "":
 		b.WriteString(": no worker owns them")
@@ -298,7 +325,7 @@ func stallAdvice(st cluster.Stall, natsURL, indent string) string {
 		fmt.Fprintf(&b, " (it ran on %s)", st.Host)
 	}
 	if st.Tasks > 0 {
-		fmt.Fprintf(&b, "; %d task messages wait for it", st.Tasks)
+		fmt.Fprintf(&b, "; %d messages of tasks wait for it", st.Tasks)
 	}
 	db, name := "FILE", ""
 	if st.DBPath != "" {

@@ -453,3 +453,28 @@ func TestDirMissingFileIsOneStat(t *testing.T) {
 		t.Errorf("want 41 reads (the page and one per image), none waiting:\n%s", r.stderr)
 	}
 }
+
+// A query names no other file in a directory check (QA4 F13): a static host
+// serves index.html for ./?q=1 and style.css for style.css?v=3, so the page
+// is parsed once and each of its broken links has one referrer line, not two
+// under one name.
+func TestDirectoryQueryIsTheSameFile(t *testing.T) {
+	t.Parallel()
+	dir := tree(t, map[string]string{
+		"index.html": "<html><head>\n<link rel=\"icon\" href=\"fav.ico\">\n<link rel=\"stylesheet\" href=\"style.css?v=3\">\n</head><body>\n<a href=\"./?q=1\">q</a>\n</body></html>\n",
+		"style.css":  "body{}",
+	})
+	r := runInProcess(t, "check", "--db", filepath.Join(t.TempDir(), "lp.db"), dir)
+	if r.code != exitProblems {
+		t.Fatalf("exit %d, want 1 (fav.ico is missing)\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "1 page parsed") {
+		t.Errorf("want the one page parsed once:\n%s", r.stdout)
+	}
+	if n := strings.Count(r.stdout, "index.html:2"); n != 1 {
+		t.Errorf("fav.ico's referrer index.html:2 listed %d times, want once:\n%s", n, r.stdout)
+	}
+	if strings.Contains(r.stdout, "style.css") {
+		t.Errorf("style.css?v=3 is style.css, which exists:\n%s", r.stdout)
+	}
+}

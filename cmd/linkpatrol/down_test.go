@@ -65,6 +65,75 @@ func TestSiteDownIsNeverACleanNight(t *testing.T) {
 	}
 }
 
+// One site of several down is a failed night too (QA4 F10): the sites that
+// answered do not make up for the one that was not checked, so the first
+// line names it and the exit code is 4, not 0. A start page that fails but
+// still has its links followed from its last good copy (a ghost) must not
+// be said to have nothing behind it checked (QA4 F14).
+func TestOneSiteOfSeveralDownIsNeverACleanNight(t *testing.T) {
+	t.Parallel()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<a href="/ok">ok</a>`)
+	}))
+	defer up.Close()
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		http.Error(w, "busy", http.StatusServiceUnavailable)
+	}))
+	defer down.Close()
+	db := filepath.Join(t.TempDir(), "lp.db")
+	r := runInProcess(t, "check", "--db", db, "--retries", "0", up.URL+"/", down.URL+"/")
+	first, _, _ := strings.Cut(r.stdout, "\n\n")
+	first = strings.Join(strings.Fields(first), " ")
+	want := "FAILED: 1 of 2 start URLs could not be fetched and parsed, so nothing behind it was checked. " + down.URL + "/: 503"
+	if r.code != exitNothing || !strings.HasPrefix(first, want) {
+		t.Errorf("exit %d, first paragraph %q; want 4 and %q\n%s", r.code, first, want, r.stderr)
+	}
+	if again := runInProcess(t, "report", "--db", db, "--format", "json"); again.code != exitNothing || !strings.Contains(again.stdout, `"start_failure": "FAILED: 1 of 2 start URLs`) {
+		t.Errorf("report: exit %d, want 4 and the start failure in JSON\n%s", again.code, again.stdout)
+	}
+}
+
+func TestGhostStartPageSaysItsLinksWereFollowed(t *testing.T) {
+	t.Parallel()
+	var failing atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/robots.txt":
+			http.NotFound(w, r)
+		case r.URL.Path == "/" && failing.Load():
+			http.Error(w, "oops", http.StatusInternalServerError)
+		case r.URL.Path == "/":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, `<a href="/a">a</a>`)
+		case r.URL.Path == "/a":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, `<a href="/dead">dead</a>`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "lp.db")
+	if r := runInProcess(t, "check", "--db", db, srv.URL+"/"); r.code != exitProblems {
+		t.Fatalf("first night: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	failing.Store(true)
+	r := runInProcess(t, "check", "--db", db, "--retries", "0", srv.URL+"/")
+	first, _, _ := strings.Cut(r.stdout, "\n\n")
+	first = strings.Join(strings.Fields(first), " ")
+	if r.code != exitNothing || strings.Contains(first, "nothing behind") || !strings.Contains(first, "its links were followed from its last good copy") {
+		t.Errorf("exit %d, first paragraph %q; want 4, and that the ghost's links were followed", r.code, first)
+	}
+	if !strings.Contains(r.stdout, srv.URL+"/dead") {
+		t.Errorf("the dead link behind the ghost is not reported:\n%s", r.stdout)
+	}
+}
+
 // One URL answering 429 Retry-After holds back that URL alone: the site's
 // broken links are all found, the report's first line says the pass is not
 // finished, the exit code is 3, a run before the pause is over asks nothing

@@ -44,9 +44,9 @@ const (
 	exitProblems = 1
 	exitUsage    = 2
 	exitStopped  = 3
-	// exitNothing: no start URL could be fetched and parsed (the site is
-	// down, refuses us, or the start URL is wrong), so nothing was
-	// checked. Distinct from 1 so that cron can tell "the site is down"
+	// exitNothing: a start URL could not be fetched and parsed (the site
+	// is down, refuses us, or the start URL is wrong), so nothing behind
+	// it was checked. Distinct from 1 so that cron can tell "the site is down"
 	// from "some links are broken".
 	exitNothing = 4
 )
@@ -151,8 +151,9 @@ const exitCodesHelp = `Exit codes:
   3  stopped before the pass finished (signal, --max-time), or URLs of the
      site held back by the server's Retry-After: run the same command again
      to resume
-  4  no start URL could be fetched and parsed (the site is down, or refuses
-     us): nothing was checked
+  4  a start URL could not be fetched and parsed (the site is down, or
+     refuses us): nothing behind it was checked, even if other start URLs
+     were
 Pages held back as suspected spider traps (--max-hops, --max-template-run,
 ...) are listed in the report with the setting that lets them through; they
 do not change the exit code.
