@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -32,6 +33,15 @@ type savedState struct {
 	// restart does not begin with an empty window the server has not
 	// forgotten. (The name is older than the window's counting by ends.)
 	Starts []time.Time `json:"starts,omitempty"`
+	// LastStart is when the last request was let go, for the gap
+	// (Crawl-delay); Tokens the rate bucket's tokens at Exported, so that
+	// a restart starts with the bucket where it was, not full.
+	LastStart time.Time `json:"last_start,omitzero"`
+	Tokens    *float64  `json:"tokens,omitempty"`
+	Exported  time.Time `json:"exported,omitzero"`
+	// PaceUntil is when the window, the gap and the bucket saved here no
+	// longer hold back a request: the state is kept until then.
+	PaceUntil time.Time `json:"pace_until,omitzero"`
 }
 
 type savedRobots struct {
@@ -64,8 +74,27 @@ func (t *Throttle) ExportState(host string) ([]byte, error) {
 		UsedBytes:    l.usedBytes,
 		Held:         maps.Clone(l.held),
 	}
+	now := t.now()
 	if l.set.WindowMax > 0 {
-		st.Starts = l.starts.recent(t.now(), l.set.WindowMax, l.set.Window)
+		st.Starts = l.starts.recent(now, l.set.WindowMax, l.set.Window)
+		if n := len(st.Starts); n > 0 {
+			st.PaceUntil = st.Starts[n-1].Add(l.set.Window)
+		}
+	}
+	if !l.lastStart.IsZero() {
+		st.LastStart = l.lastStart
+		if until := l.lastStart.Add(l.gap()); until.After(st.PaceUntil) {
+			st.PaceUntil = until
+		}
+	}
+	if l.bucket != nil {
+		tokens := l.bucket.TokensAt(now)
+		st.Tokens, st.Exported = &tokens, now
+		if short := float64(l.set.Burst) - tokens; short > 0 {
+			if until := now.Add(time.Duration(short / l.set.Rate * float64(time.Second))); until.After(st.PaceUntil) {
+				st.PaceUntil = until
+			}
+		}
 	}
 	if e, ok := l.robots[host]; ok {
 		st.Robots = &savedRobots{Status: e.robots.status, Body: e.robots.body, Fetched: e.fetched, Cause: e.robots.cause}
@@ -111,6 +140,18 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 		l.starts.restore(st.Starts, l.set.WindowMax)
 		if last := st.Starts[len(st.Starts)-1]; last.After(l.lastStart) {
 			l.lastStart = last
+		}
+	}
+	if st.LastStart.After(l.lastStart) {
+		l.lastStart = st.LastStart
+	}
+	if st.Tokens != nil && l.bucket != nil {
+		// The bucket refilled at the rate since the export; take from a
+		// fresh one what it has more than that.
+		now := t.now()
+		tokens := *st.Tokens + l.set.Rate*now.Sub(st.Exported).Seconds()
+		if have := l.bucket.TokensAt(now); tokens < have {
+			l.bucket.ReserveN(now, min(int(math.Ceil(have-tokens)), l.set.Burst))
 		}
 	}
 	for k, until := range st.Held {
@@ -261,7 +302,8 @@ func (t *Throttle) Expired(b []byte) bool {
 	now := t.now()
 	switch {
 	case st.Pass == pass && (st.UsedRequests > 0 || st.UsedBytes > 0 || st.Deferred),
-		st.PausedUntil.After(now), st.BackoffUntil.After(now), holding(st.Held, now):
+		st.PausedUntil.After(now), st.BackoffUntil.After(now), holding(st.Held, now),
+		st.PaceUntil.After(now):
 		return false
 	case st.Robots != nil:
 		return now.Sub(st.Robots.Fetched) >= ParseRobots(st.Robots.Status, st.Robots.Body).ttl()
