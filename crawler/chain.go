@@ -247,19 +247,28 @@ func (d *dispatcher) loops() []store.Result {
 }
 
 // unclaim queues as tasks of their own the redirect targets a retried task
-// had claimed: its next try finds them taken and waits on them. Each is
-// requested as the chain would have requested it: without credentials when
-// the chain had left the task's origin (or the task was public itself).
+// had claimed: its next try finds them taken and waits on them.
 func (d *dispatcher) unclaim(t task, keys []string) {
 	for _, k := range keys {
-		u, err := url.Parse(k)
-		if err != nil {
-			continue
+		if nt, ok := d.hopTask(t, k); ok {
+			d.enqueue(nt)
 		}
-		action := d.c.rules.Decide(u).Action
-		if action != rules.Parse || !d.c.mayParse(t.Depth+1) {
-			action = rules.Check
-		}
-		d.enqueue(task{Task: store.Task{URL: k, Action: action.String(), Depth: t.Depth + 1, Public: publicHop(t, k)}, host: u.Host})
 	}
+}
+
+// hopTask is the task of its own of k, a redirect target t's chain
+// claimed, requested as the chain would have requested it: without
+// credentials when the chain had left the task's origin (or the task was
+// public itself). Keys are URLs the chain parsed: ok is false only for one
+// that is not.
+func (d *dispatcher) hopTask(t task, k string) (nt task, ok bool) {
+	u, err := url.Parse(k)
+	if err != nil {
+		return task{}, false
+	}
+	action := d.c.rules.Decide(u).Action
+	if action != rules.Parse || !d.c.mayParse(t.Depth+1) {
+		action = rules.Check
+	}
+	return task{Task: store.Task{URL: k, Action: action.String(), Depth: t.Depth + 1, Public: publicHop(t, k)}, host: u.Host}, true
 }

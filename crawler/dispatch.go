@@ -86,6 +86,9 @@ type outcome struct {
 	// claimed) are finished from its result, and result is not used.
 	waitOn string
 	waits  []waiting
+	// handOff, with waitOn, says the task's chain claimed waitOn and left
+	// it to be queued as a task of its own (see hopRefused).
+	handOff *handOff
 	// released are redirect targets claimed by a task that is retried.
 	released []string
 	// later, with retry, holds the task back this long: a follow-up
@@ -684,6 +687,10 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 	if o.waitOn != "" {
 		// The task's own record is written when the chain's end is known.
 		o.waits[0].forward = res.Forward
+		if nt, ok := d.hopTask(o.task, o.waitOn); ok && o.handOff != nil {
+			nt.getNext = o.handOff.getNext
+			d.delay(nt, o.handOff.wait) // nothing failed: no retry is counted
+		}
 		rs, err := d.wait(o.waitOn, o.waits)
 		if err != nil {
 			return err

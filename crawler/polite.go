@@ -261,12 +261,12 @@ func (c *Crawler) acquire(ctx context.Context, host, key string) (*throttle.Perm
 
 // maxHopWait is the longest a worker waits for the throttle's permit for a
 // redirect hop: about the gap between two requests at a polite rate. A hop
-// that must wait longer (a Retry-After pause, a slow rate) gives its task
-// back to the dispatcher, which queues it again once the wait is over;
-// that costs the task's first request once more, so a short wait is sat
-// out. A GET after a refused HEAD, or the one that parses a page a check
-// found (see upgrade), never waits: handed back, it becomes the task's
-// first request, and nothing is asked twice.
+// that must wait longer (a Retry-After pause, a slow rate) is left to a
+// task of its own, queued once the wait is over, which the chain's records
+// wait on (see hopRefused); that task is one more turn of the queue, so a
+// short wait is sat out. A GET after a refused HEAD, or the one that parses
+// a page a check found (see upgrade), never waits: handed back, it becomes
+// the task's first request, and nothing is asked twice.
 const maxHopWait = time.Second
 
 // waitError says the throttle asked a follow-up request to wait longer than
@@ -339,6 +339,31 @@ func (c *Crawler) followUpRefused(f *fetched, err error) {
 		return
 	}
 	f.err = err
+}
+
+// handOff is a redirect target a chain claimed and left to a task of its
+// own, queued after wait, with getNext when its HEAD was refused.
+type handOff struct {
+	wait    time.Duration
+	getNext bool
+}
+
+// hopRefused ends f where the throttle refused the request for the
+// redirect target the chain is at. A wait for a target the chain claimed is
+// not handed back with the task: queued again, the task would request its
+// own URL and every hop before that target once more, which the servers
+// would see as the same URL asked for twice. The chain stops short of the
+// target instead, as at one some other task resolves (pendingOn): its
+// records wait on the target's result, and the dispatcher queues the
+// target as a task of its own for when its host allows.
+func (c *Crawler) hopRefused(f *fetched, err error, getNext bool) {
+	var we *waitError
+	if n := len(f.keys); errors.As(err, &we) && n > 0 && f.keys[n-1] != "" {
+		f.pendingOn, f.keys, f.reached = f.keys[n-1], f.keys[:n-1], false
+		f.handOff = &handOff{wait: we.wait, getNext: getNext}
+		return
+	}
+	c.followUpRefused(f, err)
 }
 
 // politeClass names what the throttle refused, for the record of the URL.

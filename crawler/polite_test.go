@@ -327,6 +327,7 @@ func TestFollowUpWaitHoldsNoWorker(t *testing.T) {
 	}{
 		{"GET after HEAD", "http://a.test/x", "GET a.test/x", "http://a.test/x"},
 		{"redirect hop", "http://a.test/r", "HEAD c.test/t", "http://c.test/t"},
+		{"GET after HEAD at a redirect hop", "http://a.test/r2", "GET d.test/x", "http://d.test/x"},
 		// An image of a.test that answers a page the rules parse: the GET
 		// that reads it follows the check.
 		{"GET that parses a checked page", "http://a.test/page", "GET a.test/page", "http://a.test/page"},
@@ -351,8 +352,14 @@ func TestFollowUpWaitHoldsNoWorker(t *testing.T) {
 				if waited < 0 {
 					t.Fatalf("no %s; requests: %q", tt.waited, order)
 				}
-				if slices.Contains(order[waited+1:], tt.waited) {
-					t.Errorf("%s was sent twice; requests: %q", tt.waited, order)
+				// Nothing is asked twice: not the request that waited, nor,
+				// for a hop, the task's own URL before it.
+				seen := map[string]bool{}
+				for _, req := range order {
+					if seen[req] {
+						t.Errorf("%s was sent twice; requests: %q", req, order)
+					}
+					seen[req] = true
 				}
 				for i, req := range order {
 					if strings.HasPrefix(req, "HEAD b.test/") && i > waited {
@@ -367,9 +374,10 @@ func TestFollowUpWaitHoldsNoWorker(t *testing.T) {
 // followUpRun crawls s.test, whose page links to link and five pages of
 // b.test, with one worker, and returns the requests in the order the
 // server got them, and the records. a.test refuses HEAD for /x, redirects
-// /r to c.test/t and answers /page with a page the rules parse (linked as
-// an image, so checked first); a.test and c.test allow one request a
-// minute after their first two and one; b.test's robots.txt takes a
+// /r to c.test/t and /r2 to d.test/x, which refuses HEAD, and answers /page
+// with a page the rules parse (linked as an image, so checked first);
+// a.test, c.test and d.test allow one request a minute after their first
+// two, one and two; b.test's robots.txt takes a
 // second, so that the check of link is the first task a worker takes.
 func followUpRun(t *testing.T, link string) ([]string, map[string]store.URLRecord) {
 	var mu sync.Mutex
@@ -399,7 +407,9 @@ func followUpRun(t *testing.T, link string) ([]string, map[string]store.URLRecor
 			fmt.Fprint(w, `<p>a page</p>`)
 		case r.Host == "a.test" && r.URL.Path == "/r":
 			http.Redirect(w, r, "http://c.test/t", http.StatusFound)
-		case r.Host == "a.test" && r.Method == http.MethodHead:
+		case r.Host == "a.test" && r.URL.Path == "/r2":
+			http.Redirect(w, r, "http://d.test/x", http.StatusFound)
+		case (r.Host == "a.test" || r.Host == "d.test") && r.Method == http.MethodHead:
 			w.WriteHeader(http.StatusMethodNotAllowed)
 		default:
 			fmt.Fprint(w, "ok")
@@ -412,6 +422,8 @@ func followUpRun(t *testing.T, link string) ([]string, map[string]store.URLRecor
 			return throttle.Settings{Rate: 1.0 / 60, Burst: 2} // robots.txt and the HEAD
 		case "c.test":
 			return throttle.Settings{Rate: 1.0 / 60, Burst: 1} // robots.txt
+		case "d.test":
+			return throttle.Settings{Rate: 1.0 / 60, Burst: 2} // robots.txt and the HEAD
 		}
 		return throttle.Settings{}
 	}

@@ -44,6 +44,10 @@ type fetched struct {
 	// merged database (see awaitEnd).
 	awaits  string
 	foreign []target
+	// handOff, with pendingOn, says this chain claimed pendingOn but
+	// stopped short of it, its host asking to wait: it is queued as a task
+	// of its own (see hopRefused).
+	handOff *handOff
 	// dec is the rules' decision of finalURL: the task's own, or that of
 	// the last redirect target, decided once when it was followed.
 	dec *rules.Decision
@@ -130,7 +134,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		}
 		if permit == nil && len(f.redirects) > 0 {
 			if permit, err = c.acquireNext(ctx, cu.Host, cur, maxHopWait); err != nil {
-				c.followUpRefused(&f, err)
+				c.hopRefused(&f, err, false)
 				return f
 			}
 		}
@@ -140,8 +144,12 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			method = http.MethodGet
 			if permit, err = c.acquireNext(ctx, cu.Host, cur, 0); err != nil {
 				// The HEAD told us nothing; the GET is sent when the
-				// host allows, as the task's first request.
-				f.getNext = len(f.redirects) == 0
+				// host allows, as the first request of a task.
+				if len(f.redirects) > 0 {
+					c.hopRefused(&f, err, true)
+					return f
+				}
+				f.getNext = true
 				c.followUpRefused(&f, err)
 				return f
 			}

@@ -117,7 +117,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		return o
 	}
 	if f.pendingOn != "" {
-		o.waitOn, o.waits = f.pendingOn, records
+		o.waitOn, o.waits, o.handOff = f.pendingOn, records, f.handOff
 		return o
 	}
 	for i := len(records) - 1; i >= 0; i-- {
