@@ -51,7 +51,7 @@ func (db *DB) PutHostStates(states map[string][]byte) error {
 // v is a copy fn may keep. fn must not write to db.
 func (db *DB) ForEachHostState(fn func(host string, v []byte) error) error {
 	return db.view(func(tx *bbolt.Tx) error {
-		return tx.Bucket(bucketHosts).ForEach(func(k, v []byte) error {
+		return db.scan(tx, tx.Bucket(bucketHosts), func(k, v []byte) error {
 			host, state := string(k), bytes.Clone(v)
 			return callback(func() error { return fn(host, state) })
 		})

@@ -86,7 +86,7 @@ func (db *DB) LastPass() (p Pass, ok bool, err error) {
 // Passes returns every stored pass, oldest first.
 func (db *DB) Passes() (ps []Pass, err error) {
 	err = db.view(func(tx *bbolt.Tx) error {
-		return tx.Bucket(bucketPasses).ForEach(func(k, v []byte) error {
+		return db.scan(tx, tx.Bucket(bucketPasses), func(k, v []byte) error {
 			p, err := db.decodePass(k, v)
 			if err != nil {
 				return err
