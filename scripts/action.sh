@@ -7,7 +7,7 @@
 #
 # Environment: LINKPATROL (the binary; default linkpatrol on $PATH),
 # INPUT_DIRECTORY (required), INPUT_FAIL_ON (default broken), INPUT_ARGS
-# (more flags, split on spaces), INPUT_SARIF (default linkpatrol.sarif),
+# (more flags, split as a shell would, quotes included), INPUT_SARIF (default linkpatrol.sarif),
 # RUNNER_TEMP (where the database goes; default /tmp), GITHUB_OUTPUT and
 # GITHUB_STEP_SUMMARY (set by the runner; optional here).
 set -u
@@ -33,9 +33,26 @@ set -- check --db "$db" --new-pass --fail-on "${INPUT_FAIL_ON:-broken}" --format
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
 	set -- "$@" -o "markdown:$GITHUB_STEP_SUMMARY"
 fi
-# INPUT_ARGS is split on spaces on purpose: it holds several flags.
-# shellcheck disable=SC2086
-"$bin" "$@" ${INPUT_ARGS:-} "$dir"
+# INPUT_ARGS holds several flags, split as a shell splits words, quotes
+# included (args: --exclude '^https://twitter\.com/' -H "Authorization: $T"),
+# but without running anything: xargs reads the quotes and prints one word a
+# line. Split on spaces alone, quotes became part of a regex that then
+# matched nothing, silently.
+if [ -n "${INPUT_ARGS:-}" ]; then
+	if ! words=$(printf '%s\n' "$INPUT_ARGS" | xargs printf '%s\n' 2>&1); then
+		echo "::error::linkpatrol: the args input is not valid: $words" >&2
+		exit 2
+	fi
+	old_ifs=$IFS
+	IFS='
+'
+	set -f
+	# shellcheck disable=SC2086
+	set -- "$@" $words
+	set +f
+	IFS=$old_ifs
+fi
+"$bin" "$@" "$dir"
 code=$?
 
 if [ -n "${GITHUB_OUTPUT:-}" ]; then

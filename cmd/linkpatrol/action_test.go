@@ -161,6 +161,14 @@ func TestActionEntryScript(t *testing.T) {
 	if r, outputs, _, _ := run("INPUT_DIRECTORY="+site, "INPUT_FAIL_ON=never"); r.code != exitOK || !strings.Contains(outputs, "exit-code=0") {
 		t.Errorf("fail-on never: exit %d, outputs %q\n%s", r.code, outputs, r.stderr)
 	}
+	// args are split as a shell splits words (QA4 F15): the quotes around
+	// a value are not part of it, and a value may hold a space.
+	if r, _, _, _ := run("INPUT_DIRECTORY="+site, `INPUT_ARGS=--fail-on 'never' -H "X-Checked-By: linkpatrol action"`); r.code != exitOK {
+		t.Errorf("args with quotes: exit %d, want 0\n%s", r.code, r.stderr)
+	}
+	if r, _, _, _ := run("INPUT_DIRECTORY="+site, "INPUT_ARGS=--fail-on 'never"); r.code != exitUsage || !strings.Contains(r.stderr, "::error::") {
+		t.Errorf("args with an unbalanced quote: exit %d, stderr %q", r.code, r.stderr)
+	}
 	if r, _, _, _ := run("INPUT_DIRECTORY=" + filepath.Join(site, "no-such-dir")); r.code != exitUsage || !strings.Contains(r.stderr, "::error::") {
 		t.Errorf("a missing directory: exit %d, stderr %q", r.code, r.stderr)
 	}
