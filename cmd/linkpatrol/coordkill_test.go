@@ -79,18 +79,7 @@ func TestCoordinatorKilledMidPass(t *testing.T) {
 
 	// Kill the coordinator once the sites have answered a fifth of the
 	// web, well before the pass can end.
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	stuck := time.After(2 * time.Minute)
-	for requests() < int64(total/5) {
-		select {
-		case <-tick.C:
-		case <-check.done:
-			t.Fatalf("the pass ended before the kill:\n%s", check.errors())
-		case <-stuck:
-			t.Fatalf("the sites answered %d requests in 2 minutes, the kill waits for %d:\n%s\n%s", requests(), total/5, check.errors(), clusterState(t, url))
-		}
-	}
+	awaitRequests(t, check, requests, int64(total/5), func() string { return clusterState(t, url) })
 	if err := front.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -180,18 +169,7 @@ func TestPolitenessAcrossWorkerKill(t *testing.T) {
 
 	// Kill the victim while its window binds: once each of its sites has
 	// been asked as many URLs as the window holds.
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	stuck := time.After(2 * time.Minute)
-	for requests() < int64(windowMax*len(sites)) {
-		select {
-		case <-tick.C:
-		case <-check.done:
-			t.Fatalf("the pass ended before the kill:\n%s", check.errors())
-		case <-stuck:
-			t.Fatalf("the victim's sites answered %d requests in 2 minutes, the kill waits for %d:\n%s\n%s", requests(), windowMax*len(sites), check.errors(), clusterState(t, url))
-		}
-	}
+	awaitRequests(t, check, requests, int64(windowMax*len(sites)), func() string { return clusterState(t, url) })
 	if err := procs[victim].cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -217,15 +217,7 @@ func TestWorkerKilledMidPass(t *testing.T) {
 
 	// Kill the victim once its hosts have answered a few requests, well
 	// before they answered all.
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for requests() < 20 {
-		select {
-		case <-tick.C:
-		case <-check.done:
-			t.Fatalf("the pass ended before the kill:\n%s", check.errors())
-		}
-	}
+	awaitRequests(t, check, requests, 20, func() string { return "" })
 	if err := procs[victim].cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -305,6 +297,25 @@ func TestWorkersUseThePassConfig(t *testing.T) {
 	}
 	if a, b := normalised(t, out.String()), normalised(t, single.stdout); a != b {
 		t.Errorf("the distributed pass did not run check's config:\n%s", diffLines(a, b))
+	}
+}
+
+// awaitRequests waits until requests() reaches n, the moment a test kills
+// something. It fails if check ends first, or if the sites have not been
+// asked that much in two minutes (state says what the cluster was doing).
+func awaitRequests(t *testing.T, check *proc, requests func() int64, n int64, state func() string) {
+	t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	stuck := time.After(2 * time.Minute)
+	for requests() < n {
+		select {
+		case <-tick.C:
+		case <-check.done:
+			t.Fatalf("the pass ended before the kill:\n%s", check.errors())
+		case <-stuck:
+			t.Fatalf("the sites were asked %d requests in 2 minutes, the kill waits for %d:\n%s\n%s", requests(), n, check.errors(), state())
+		}
 	}
 }
 

@@ -88,18 +88,9 @@ func TestCheckNatsGivesUpOnALostWorker(t *testing.T) {
 	var out strings.Builder
 	check.cmd.Stdout = &out
 	check.start(t)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	timeout := time.After(2 * time.Minute)
-	for requests() < 10 {
-		select {
-		case <-tick.C:
-		case <-check.done:
-			t.Fatalf("the pass ended before the kill:\n%s", check.errors())
-		case <-timeout:
-			t.Fatalf("the victim's hosts were asked nothing:\n%s\n%s\n%s\n%s", check.errors(), procs[0].errors(), procs[1].errors(), front.errors())
-		}
-	}
+	awaitRequests(t, check, requests, 10, func() string {
+		return procs[0].errors() + "\n" + procs[1].errors() + "\n" + front.errors()
+	})
 	if err := procs[victim].cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
