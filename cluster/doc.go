@@ -54,10 +54,14 @@
 //
 // # Leases
 //
-// A worker creates shard.<n> in a bucket whose TTL is the lease TTL, renews
-// it at TTL/3 by a compare-and-set Update, and gives up TTL/2 after its last
-// complete renewal: it then cancels its Context, which the command runs its
-// crawler under, so two processes never fetch one host. A shard held by
+// A worker creates shard.<n> in a bucket whose TTL is the lease TTL and
+// renews it every TTL/4 by a compare-and-set Update, in a goroutine of its
+// own that crawling and commits never hold. A write that fails or is slow
+// is tried again; the worker gives its shards up only when a lease is
+// lost (its value changed: taken over, or expired at the server) or when
+// 3/4 of the TTL passed since the sending of its last write that landed:
+// it then cancels its Context, which the command runs its crawler under,
+// so two processes never fetch one host. A shard held by
 // another worker is refused with a *HeldError naming the holder; a worker
 // restarted under the same name takes its own leases back at once. A
 // lease's value carries a token of the process that wrote it, so a

@@ -37,10 +37,15 @@ type leases struct {
 	value []byte
 	ttl   time.Duration
 	revs  map[int]uint64 // shard -> revision of our last write
+	// sent is, by shard, when our last write that landed was sent. The
+	// server stamps a write when it arrives, no earlier, so the lease
+	// lives at least until sent + ttl.
+	sent map[int]time.Time
 	// fault, a test hook, runs after a lease write landed; an error it
 	// returns is taken as the write's failure (a timeout after the server
-	// applied it).
-	fault func(shard int) error
+	// applied it). It may also delay the write's answer, as a slow server
+	// does, until ctx ends.
+	fault func(ctx context.Context, shard int) error
 }
 
 // newToken is a worker process's own token: 64 random bits.
@@ -70,12 +75,14 @@ func acquire(ctx context.Context, kv jetstream.KeyValue, name, token string, sha
 	if err != nil {
 		return nil, fmt.Errorf("leases: %w", err)
 	}
-	l := &leases{kv: kv, name: name, value: leaseValue(name, token), ttl: st.TTL(), revs: make(map[int]uint64, len(shards))}
+	l := &leases{kv: kv, name: name, value: leaseValue(name, token), ttl: st.TTL(),
+		revs: make(map[int]uint64, len(shards)), sent: make(map[int]time.Time, len(shards))}
 	if l.ttl <= 0 {
 		return nil, fmt.Errorf("leases: bucket %s has no TTL: %w", leaseBucket, ErrNotSetUp)
 	}
 	held := map[string][]int{}
 	for _, shard := range shards {
+		sent := time.Now()
 		holder, rev, err := l.take(ctx, shard)
 		switch {
 		case err != nil:
@@ -84,7 +91,7 @@ func acquire(ctx context.Context, kv jetstream.KeyValue, name, token string, sha
 		case holder != "":
 			held[holder] = append(held[holder], shard)
 		default:
-			l.revs[shard] = rev
+			l.revs[shard], l.sent[shard] = rev, sent
 		}
 	}
 	if len(held) == 0 {
@@ -136,79 +143,158 @@ func (l *leases) take(ctx context.Context, shard int) (holder string, rev uint64
 	return "", 0, fmt.Errorf("lease of shard %d: it keeps changing hands", shard)
 }
 
+// Renewal timing, in parts of the lease TTL. A lease lives at least a TTL
+// from the sending of its last write that landed (the server stamps it on
+// arrival). It is written again TTL/4 after that; the worker stops only
+// when 3/4 of the TTL passed without a write that landed, which leaves a
+// write half the TTL to land, tried again as often as it fails, and the
+// last quarter for the worker's requests to end before the lease can
+// lapse and another worker take the shard. One slow or failed round costs
+// nothing: on a machine at load 20-30 a round of 128 writes took longer
+// than the TTL/6 the worker once allowed it, and every worker gave up all
+// its shards (qa4 F6).
+const (
+	renewEvery = 4 // a lease is written again TTL/renewEvery after the last
+	giveUpAt   = 4 // and the worker stops TTL*3/giveUpAt after it, without one
+	// writeFor bounds one write, TTL/writeFor, so that a request whose
+	// answer never comes (lost in a reconnection) is sent again.
+	writeFor = 4
+	// retryIn is how soon, TTL/retryIn, a round with failed writes is
+	// followed by another for them.
+	retryIn = 20
+)
+
 // renewInFlight bounds the lease writes of one renewal round. Written one
 // after another, the 256 leases of a worker owning every shard took longer
-// than the round may (TTL/6) on a starved machine, and the worker gave up
-// all its shards while the server was merely slow.
+// than a round could wait on a starved machine.
 const renewInFlight = 16
 
-// renew writes every lease again, each only if it is still ours. A lease
-// renewed before the round failed keeps its new revision, so the retry
-// round sends the right one; a write that failed but landed all the same
-// is recognised by this process's token and renewed from its revision.
-func (l *leases) renew(ctx context.Context) error {
+// due returns the shards whose lease should be written again at now:
+// all but those a retry renewed moments ago (less than TTL/(2*renewEvery)),
+// so that the leases stay in step and a round is one burst of writes.
+func (l *leases) due(now time.Time) []int {
+	var out []int
+	for shard, sent := range l.sent {
+		if now.Sub(sent) >= l.ttl/(2*renewEvery) {
+			out = append(out, shard)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// deadline is when the worker must have stopped fetching, unless a write
+// lands before: giveUpAt after the oldest write that landed.
+func (l *leases) deadline() time.Time {
+	return l.oldest().Add(l.ttl * (giveUpAt - 1) / giveUpAt)
+}
+
+// oldest is the sending of the oldest lease write that landed.
+func (l *leases) oldest() time.Time {
+	var out time.Time
+	for _, sent := range l.sent {
+		if out.IsZero() || sent.Before(out) {
+			out = sent
+		}
+	}
+	return out
+}
+
+// renew writes the leases of shards again, each only if it is still
+// ours. A lease renewed before another's write failed keeps its new
+// revision, so the retry sends the right one; a write that failed but
+// landed all the same is recognised by this process's token and renewed
+// from its revision.
+func (l *leases) renew(ctx context.Context, shards []int) error {
 	var (
-		mu   sync.Mutex
-		wg   sync.WaitGroup
-		lost error
-		errs []error
+		mu     sync.Mutex
+		wg     sync.WaitGroup
+		lost   error
+		failed []int
+		first  error
 	)
-	// The writes below update l.revs, which must not be ranged over meanwhile.
+	fail := func(shard int, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first == nil {
+			first = fmt.Errorf("renew lease of shard %d: %w", shard, err)
+		}
+		failed = append(failed, shard)
+	}
+	// The writes below update l.revs, which must not be read meanwhile.
 	revs := maps.Clone(l.revs)
 	slots := make(chan struct{}, renewInFlight)
-	for shard, rev := range revs {
-		slots <- struct{}{}
+	for _, shard := range shards {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			fail(shard, ctx.Err())
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			next, err := l.renewOne(ctx, shard, rev)
+			wctx, cancel := context.WithTimeout(ctx, l.ttl/writeFor)
+			defer cancel()
+			next, sent, err := l.renewOne(wctx, shard, revs[shard])
+			if err != nil && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyNotFound) {
+				fail(shard, err)
+				return
+			}
 			mu.Lock()
 			defer mu.Unlock()
-			switch {
-			case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyNotFound):
+			if err != nil {
 				lost = &lostError{shard: shard, cause: err}
-			case err != nil:
-				errs = append(errs, fmt.Errorf("renew lease of shard %d: %w", shard, err))
-			default:
-				l.revs[shard] = next
+				return
 			}
+			l.revs[shard], l.sent[shard] = next, sent
 		}()
 	}
 	wg.Wait()
-	if lost != nil {
+	switch {
+	case lost != nil:
 		return lost
+	case len(failed) == 1:
+		return first
+	case len(failed) > 1:
+		sort.Ints(failed)
+		return fmt.Errorf("%d lease writes failed (shards %s); the first: %w", len(failed), FormatShards(failed), first)
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
-// renewOne writes one lease over revision rev. When rev is not the
-// lease's last, the lease is read: if it still holds this process's value
-// an earlier write of ours landed after we gave up on it, and the lease is
-// renewed over that revision; anything else (another token: this worker
-// restarted elsewhere; another name; no lease) means it is lost.
-func (l *leases) renewOne(ctx context.Context, shard int, rev uint64) (uint64, error) {
+// renewOne writes one lease over revision rev, and says when the write
+// that landed was sent. When rev is not the lease's last, the lease is
+// read: if it still holds this process's value an earlier write of ours
+// landed after we gave up on it, and the lease is renewed over that
+// revision; anything else (another token: this worker restarted
+// elsewhere; another name; no lease) means it is lost.
+func (l *leases) renewOne(ctx context.Context, shard int, rev uint64) (uint64, time.Time, error) {
 	key := leaseKey(shard)
+	sent := time.Now()
 	next, err := l.write(ctx, shard, rev)
 	if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-		return next, err
+		return next, sent, err
 	}
 	e, gerr := l.kv.Get(ctx, key)
 	switch {
 	case errors.Is(gerr, jetstream.ErrKeyNotFound):
-		return 0, gerr
+		return 0, sent, gerr
 	case gerr != nil:
-		// Not known lost: the round fails and is tried again.
-		return 0, fmt.Errorf("read the lease after a stale revision: %w", gerr)
+		// Not known lost: the write is tried again.
+		return 0, sent, fmt.Errorf("read the lease after a stale revision: %w", gerr)
 	case !bytes.Equal(e.Value(), l.value):
-		return 0, err
+		return 0, sent, err
 	}
-	return l.write(ctx, shard, e.Revision())
+	sent = time.Now()
+	next, err = l.write(ctx, shard, e.Revision())
+	return next, sent, err
 }
 
 func (l *leases) write(ctx context.Context, shard int, rev uint64) (uint64, error) {
 	next, err := l.kv.Update(ctx, leaseKey(shard), l.value, rev)
 	if err == nil && l.fault != nil {
-		err = l.fault(shard)
+		err = l.fault(ctx, shard)
 	}
 	return next, err
 }
@@ -223,45 +309,43 @@ func (e *lostError) Error() string {
 	return fmt.Sprintf("lost the lease of shard %d (expired or taken over): %v", e.shard, e.cause)
 }
 
-// keep renews the leases every TTL/3 until ctx ends, and calls lost (once)
-// when a lease is gone, or TTL/2 has passed since the last renewal of all
-// of them: past that, another worker may soon hold a shard, so this one
-// must stop fetching its hosts before. renewed runs after each complete
-// round.
+// keep renews the leases until ctx ends (see renewEvery), and calls lost
+// (once) when a lease is gone, or when no write of one landed for
+// TTL*3/giveUpAt: past that, the lease may soon lapse at the server and
+// another worker hold the shard, so this one must stop fetching its hosts
+// before. renewed runs after each round that renewed every lease due; it
+// must not block.
 func (l *leases) keep(ctx context.Context, lost func(error), logf func(string, ...any), renewed func()) {
-	// A failed round is tried again soon, not a whole period later: one
-	// slow round must not cost the shards.
-	every, retry := l.ttl/3, l.ttl/12
-	next := time.NewTimer(every)
+	next := time.NewTimer(l.ttl / renewEvery)
 	defer next.Stop()
-	giveUp := time.NewTimer(l.ttl / 2)
-	defer giveUp.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-giveUp.C:
-			lost(fmt.Errorf("leases not renewed for %s (their TTL is %s): giving up shards %s", l.ttl/2, l.ttl, FormatShards(l.shards())))
-			return
 		case <-next.C:
-			rctx, cancel := context.WithTimeout(ctx, l.ttl/6)
-			err := l.renew(rctx)
-			cancel()
-			var le *lostError
-			switch {
-			case errors.As(err, &le):
-				lost(err)
-				return
-			case err == nil:
-				giveUp.Reset(l.ttl / 2)
-				next.Reset(every)
-				renewed()
-			default:
-				if ctx.Err() == nil {
-					logf("%v (retrying)", err)
-				}
-				next.Reset(retry)
-			}
+		}
+		deadline := l.deadline()
+		rctx, cancel := context.WithDeadline(ctx, deadline)
+		err := l.renew(rctx, l.due(time.Now()))
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		var le *lostError
+		switch {
+		case errors.As(err, &le):
+			lost(err)
+			return
+		case !time.Now().Before(l.deadline()):
+			lost(fmt.Errorf("leases not renewed for %s (their TTL is %s): giving up shards %s; the last try: %v",
+				time.Since(l.oldest()).Round(time.Millisecond), l.ttl, FormatShards(l.shards()), err))
+			return
+		case err == nil:
+			renewed()
+			next.Reset(time.Until(l.oldest().Add(l.ttl / renewEvery)))
+		default:
+			logf("%v (retrying; the shards are given up at %s unless a write lands)", err, l.deadline().Format(time.TimeOnly))
+			next.Reset(l.ttl / retryIn)
 		}
 	}
 }
@@ -277,11 +361,27 @@ func (l *leases) shards() []int {
 
 // release deletes the leases still ours, so another worker may take them
 // at once.
+// A renewal cut short by the worker's end may have landed unseen: a lease
+// that still holds this process's value is deleted at its revision.
 func (l *leases) release(ctx context.Context) {
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, renewInFlight)
 	for shard, rev := range l.revs {
-		_ = l.kv.Delete(ctx, leaseKey(shard), jetstream.LastRevision(rev))
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			key := leaseKey(shard)
+			if l.kv.Delete(ctx, key, jetstream.LastRevision(rev)) == nil {
+				return
+			}
+			if e, err := l.kv.Get(ctx, key); err == nil && bytes.Equal(e.Value(), l.value) {
+				_ = l.kv.Delete(ctx, key, jetstream.LastRevision(e.Revision()))
+			}
+		}()
 	}
-	l.revs = map[int]uint64{}
+	wg.Wait()
+	l.revs, l.sent = map[int]uint64{}, map[int]time.Time{}
 }
 
 // Holders returns the worker holding each shard's lease, "" where none does.

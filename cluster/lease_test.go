@@ -144,8 +144,9 @@ func TestLeaseExpires(t *testing.T) {
 	}
 }
 
-// A worker that cannot renew gives its shards up TTL/2 after the last
-// renewal, before the lease can run out and another worker take over.
+// A worker that cannot renew gives its shards up 3/4 of the TTL after its
+// last renewal was sent, before the lease can run out and another worker
+// take over.
 func TestLeaseGivenUpWhenRenewalFails(t *testing.T) {
 	t.Parallel()
 	url, _ := leaseSetup(t, 2*time.Second)
@@ -183,9 +184,9 @@ func TestRenewalThatLandedAfterATimeout(t *testing.T) {
 		after        int
 		failed, done chan struct{}
 	}
-	newFault := func(shards []int, rounds int) (*fault, func(int) error) {
+	newFault := func(shards []int, rounds int) (*fault, func(context.Context, int) error) {
 		f := &fault{n: len(shards), seen: map[int]bool{}, failed: make(chan struct{}), done: make(chan struct{})}
-		return f, func(shard int) error {
+		return f, func(_ context.Context, shard int) error {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			if !f.seen[shard] {
@@ -201,7 +202,7 @@ func TestRenewalThatLandedAfterATimeout(t *testing.T) {
 			return nil
 		}
 	}
-	start := func(name, shards string, hook func(int) error) *Worker {
+	start := func(name, shards string, hook func(context.Context, int) error) *Worker {
 		s, _ := ParseShards(shards)
 		w, err := NewWorker(context.Background(), js, WorkerConfig{Name: name, Shards: s, DB: openDB(t, name+".db", true), renewFault: hook,
 			Logf: func(format string, args ...any) { t.Logf(name+": "+format, args...) }})
@@ -272,5 +273,67 @@ func TestRenewalThatLandedAfterATimeout(t *testing.T) {
 	}
 	if got := holders(t, js, "0-19"); !slices.Equal(got, append(all("w1", 10), all("", 10)...)) {
 		t.Errorf("after w2's Close: holders %q", got)
+	}
+}
+
+// A slow server (F6: a coordinator at load 20-30, an fsync per write)
+// answers a renewal round late, later than the TTL/6 a round once had
+// (with that code this test fails):
+// the worker keeps its shards, and renews them on time again after.
+func TestSlowRenewalKeepsTheShards(t *testing.T) {
+	t.Parallel()
+	const ttl = 6 * time.Second
+	_, js := leaseSetup(t, ttl)
+	shards, _ := ParseShards("0-127")
+	var (
+		mu      sync.Mutex
+		slowed  = map[int]bool{}
+		after   int
+		gate    = make(chan struct{})
+		opened  sync.Once
+		renewed = make(chan struct{})
+	)
+	// The first renewal of each lease lands at once, but the round is
+	// answered only TTL/5 after it began, later than TTL/6; renewed
+	// closes once three more renewals of each lease landed.
+	slow := func(ctx context.Context, shard int) error {
+		opened.Do(func() { time.AfterFunc(ttl/5, func() { close(gate) }) })
+		mu.Lock()
+		first := !slowed[shard]
+		slowed[shard] = true
+		if !first {
+			if after++; after == 3*len(shards) {
+				close(renewed)
+			}
+		}
+		mu.Unlock()
+		if !first {
+			return nil
+		}
+		select {
+		case <-gate: // the slow answer itself, not a wait for something
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	w, err := NewWorker(context.Background(), js, WorkerConfig{Name: "w1", Shards: shards, DB: openDB(t, "w1.db", true), renewFault: slow,
+		Logf: func(format string, args ...any) { t.Logf("w1: "+format, args...) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+	select {
+	case <-renewed:
+	case <-w.Context().Done():
+		t.Fatalf("the worker gave its shards up after a slow round: %v", context.Cause(w.Context()))
+	case <-time.After(2 * time.Minute):
+		t.Fatal("no renewal after the slow round")
+	}
+	if err := w.Context().Err(); err != nil {
+		t.Fatalf("the worker stopped: %v", context.Cause(w.Context()))
+	}
+	if got := holders(t, js, "0-127"); !slices.Equal(got, all("w1", 128)) {
+		t.Errorf("holders = %q", got)
 	}
 }

@@ -45,8 +45,9 @@ type WorkerConfig struct {
 	beforeDrain func(ctx context.Context)
 	afterAck    func(ctx context.Context)
 	// renewFault, a test hook, runs after each lease write that landed;
-	// an error it returns is taken as that write's failure.
-	renewFault func(shard int) error
+	// an error it returns is taken as that write's failure, and it may
+	// delay the write's answer as a slow server does.
+	renewFault func(ctx context.Context, shard int) error
 	// beforeCommit, a test hook, runs when a task message arrives; when
 	// the frontier is closing by its end, the message is left unacked.
 	beforeCommit func(ctx context.Context)
@@ -70,9 +71,9 @@ type Worker struct {
 	cancel context.CancelCauseFunc
 	token  string // this process's, in its leases and reports
 	leases *leases
-	kept   chan struct{} // closed when the lease keeper returns
+	kept   chan struct{} // closed when the lease keeper and its reporter returned
 	// ownerRev is the revision of this process's last owner report; only
-	// the lease keeper writes it, and Close after the keeper returned.
+	// the keeper's reporter writes it, and Close after it returned.
 	ownerRev uint64
 }
 
@@ -114,14 +115,30 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 	w.leases.fault = cfg.renewFault
 	w.ctx, w.cancel = context.WithCancelCause(context.Background())
 	w.reportOwner(ctx, false)
+	// The owner report is rewritten after each renewal round, but in a
+	// goroutine of its own: a slow report must not hold the next round.
+	renewed := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	wg.Add(2)
 	go func() {
-		defer close(w.kept)
+		defer wg.Done()
+		defer close(renewed)
 		w.leases.keep(w.ctx, w.cancel, w.logf, func() {
-			rctx, cancel := context.WithTimeout(w.ctx, w.leases.ttl/6)
-			defer cancel()
-			w.reportOwner(rctx, false)
+			select {
+			case renewed <- struct{}{}:
+			default: // the reporter is behind; it reports once for both
+			}
 		})
 	}()
+	go func() {
+		defer wg.Done()
+		for range renewed {
+			rctx, cancel := context.WithTimeout(w.ctx, w.leases.ttl/writeFor)
+			w.reportOwner(rctx, false)
+			cancel()
+		}
+	}()
+	go func() { wg.Wait(); close(w.kept) }()
 	return w, nil
 }
 
