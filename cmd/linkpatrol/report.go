@@ -103,6 +103,11 @@ func openReportSource(path string, given bool, outputs []string) (report.Source,
 		}
 		// A check holding the file must not make report hang: fail fast.
 		d, err := store.Open(p, store.Options{ReadOnly: true, Timeout: 500 * time.Millisecond})
+		if errors.Is(err, store.ErrLocked) && len(paths) > 1 {
+			// A worker holds its file for as long as it runs, which is
+			// until it is stopped: waiting for it would never end.
+			return fail(fmt.Errorf("open %s: %w, most likely a running worker: while the workers run, use report --nats URL (serve-frontier's merged database); --db with their files works once they are stopped", p, store.ErrLocked))
+		}
 		if err != nil {
 			return fail(err)
 		}
