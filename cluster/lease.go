@@ -404,21 +404,14 @@ func Holders(ctx context.Context, js jetstream.JetStream) ([Shards]string, error
 // leaseValues reads every lease: its raw value by shard, nil where none.
 func leaseValues(ctx context.Context, kv jetstream.KeyValue) ([Shards][]byte, error) {
 	var out [Shards][]byte
-	ks, err := keys(ctx, kv, "shard.*")
+	es, err := entries(ctx, kv, "shard.*")
 	if err != nil {
-		return out, err
+		return out, fmt.Errorf("the leases: %w", err)
 	}
-	for _, k := range ks {
+	for _, e := range es {
 		var n int
-		if _, err := fmt.Sscanf(strings.TrimPrefix(k, "shard."), "%d", &n); err != nil || n < 0 || n >= Shards {
+		if _, err := fmt.Sscanf(strings.TrimPrefix(e.Key(), "shard."), "%d", &n); err != nil || n < 0 || n >= Shards {
 			continue
-		}
-		e, err := kv.Get(ctx, k)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			continue
-		}
-		if err != nil {
-			return out, fmt.Errorf("read lease %s: %w", k, err)
 		}
 		out[n] = e.Value()
 	}

@@ -52,6 +52,11 @@ type WorkerStatus struct {
 	Acked map[string]uint64 `json:"acked,omitempty"`
 	// Outbox is the number of entries waiting to be published.
 	Outbox int `json:"outbox"`
+	// Queued and Done are the worker's crawler's counts in this run: URLs
+	// on its own frontier or in flight, and URLs done (ReportProgress).
+	// The stream's backlog (Queued, the function) is not in them.
+	Queued int64 `json:"queued,omitempty"`
+	Done   int64 `json:"done,omitempty"`
 	// Error is the last failure the worker could not get past on its own
 	// (it keeps retrying), empty when there is none.
 	Error   string    `json:"error,omitempty"`
@@ -99,18 +104,33 @@ func putJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) erro
 	return nil
 }
 
-// keys lists the keys of a bucket matching filter; none is not an error.
-func keys(ctx context.Context, kv jetstream.KeyValue, filter string) ([]string, error) {
-	l, err := kv.ListKeysFiltered(ctx, filter)
+// entries reads the current entry of every key of a bucket matching
+// filter, none being no error, by one watch rather than a request per key:
+// status and the end-of-pass rule read every lease and report, and on a
+// starved server a few hundred requests one after another outlasted their
+// deadline (qa4 F19). A read cut short by ctx is an error, never a
+// shorter list.
+func entries(ctx context.Context, kv jetstream.KeyValue, filter string) ([]jetstream.KeyValueEntry, error) {
+	w, err := kv.Watch(ctx, filter, jetstream.IgnoreDeletes())
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", filter, err)
+		return nil, fmt.Errorf("read %s: %w", filter, err)
 	}
-	defer func() { _ = l.Stop() }()
-	var out []string
-	for k := range l.Keys() {
-		out = append(out, k)
+	defer func() { _ = w.Stop() }()
+	var out []jetstream.KeyValueEntry
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("read %s: %w", filter, ctx.Err())
+		case e, ok := <-w.Updates():
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("read %s: the watch ended early", filter)
+			case e == nil: // the initial values are all in
+				return out, nil
+			}
+			out = append(out, e)
+		}
 	}
-	return out, nil
 }
 
 // CurrentPass returns the pass record the coordinator last wrote; ok is

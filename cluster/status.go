@@ -30,20 +30,18 @@ func Queued(ctx context.Context, js jetstream.JetStream) (Backlog, error) {
 	if err != nil {
 		return b, fmt.Errorf("read %s: %w", todoStream, err)
 	}
-	names := stream.ConsumerNames(ctx)
-	for name := range names.Name() {
+	// One listing, a page of consumers per request, not a request per
+	// consumer: 256 of those outlasted status's deadline on a starved
+	// server (qa4 F19).
+	list := stream.ListConsumers(ctx)
+	for info := range list.Info() {
 		var shard int
-		if _, err := fmt.Sscanf(name, "todo-%d", &shard); err != nil || shard < 0 || shard >= Shards || todoConsumer(shard) != name {
+		if _, err := fmt.Sscanf(info.Name, "todo-%d", &shard); err != nil || shard < 0 || shard >= Shards || todoConsumer(shard) != info.Name {
 			continue
 		}
-		c, err := stream.Consumer(ctx, name)
-		if err != nil {
-			return b, fmt.Errorf("read consumer %s: %w", name, err)
-		}
-		info := c.CachedInfo()
 		b.Pending[shard], b.Unacked[shard] = info.NumPending, uint64(info.NumAckPending)
 	}
-	if err := names.Err(); err != nil {
+	if err := list.Err(); err != nil {
 		return b, fmt.Errorf("list consumers of %s: %w", todoStream, err)
 	}
 	res, err := js.Consumer(ctx, resStream, resultsConsumer)
@@ -101,7 +99,7 @@ func Owners(ctx context.Context, js jetstream.JetStream) ([]Owner, error) {
 }
 
 func owners(ctx context.Context, b buckets) ([]Owner, error) {
-	ks, err := keys(ctx, b.state, ownerKeyPrefix+"*")
+	es, err := entries(ctx, b.state, ownerKeyPrefix+"*")
 	if err != nil {
 		return nil, err
 	}
@@ -109,18 +107,11 @@ func owners(ctx context.Context, b buckets) ([]Owner, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Owner, 0, len(ks))
-	for _, k := range ks {
-		e, err := b.state.Get(ctx, k)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", k, err)
-		}
+	out := make([]Owner, 0, len(es))
+	for _, e := range es {
 		var o Owner
 		if err := json.Unmarshal(e.Value(), &o); err != nil {
-			return nil, fmt.Errorf("read %s: %w", k, err)
+			return nil, fmt.Errorf("read %s: %w", e.Key(), err)
 		}
 		o.Written = e.Created()
 		mine := string(leaseValue(o.Name, o.Token))

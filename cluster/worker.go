@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/store"
 )
 
@@ -261,6 +262,23 @@ type Frontier struct {
 	acked       map[string]uint64
 	lastErr     string
 	ended       store.PassState // how the pass ended, once done is closed
+	progress    func() crawler.Progress
+}
+
+// progressEvery is how often a busy worker's report carries its crawler's
+// counts when nothing else changed: often enough for status to show a pass
+// moving, rarely enough to cost the server little (one write per worker).
+const progressEvery = 2 * time.Second
+
+// ReportProgress gives the frontier its crawler's counts, which the
+// worker's status reports carry from then on (WorkerStatus.Queued, Done):
+// the stream holds only tasks not yet taken, the worker's database the
+// rest, and status shows both.
+func (f *Frontier) ReportProgress(progress func() crawler.Progress) {
+	f.mu.Lock()
+	f.progress = progress
+	f.mu.Unlock()
+	f.kickReport()
 }
 
 // Join starts the worker's part of pass passID. The pass need not be open
@@ -677,11 +695,14 @@ func shardOfURL(raw string) int {
 func (f *Frontier) report() {
 	defer f.wg.Done()
 	var last *WorkerStatus
+	tick := time.NewTicker(progressEvery)
+	defer tick.Stop()
 	for {
 		select {
 		case <-f.ctx.Done():
 			return
 		case <-f.kick:
+		case <-tick.C:
 		}
 		select {
 		case <-f.done:
@@ -712,9 +733,13 @@ func (f *Frontier) status() *WorkerStatus {
 	for k, v := range f.acked {
 		st.Acked[k] = v
 	}
-	crawlerIdle, queued := f.crawlerIdle, len(f.queue)
+	crawlerIdle, queued, progress := f.crawlerIdle, len(f.queue), f.progress
 	st.Error = f.lastErr
 	f.mu.Unlock()
+	if progress != nil {
+		p := progress()
+		st.Queued, st.Done = p.Queued+p.InFlight, p.Done
+	}
 	db := f.w.cfg.DB
 	if !f.passOpen() {
 		// Not open yet (the crawler opens it) or closed already.

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/linkpatrol/linkpatrol/cluster"
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 )
@@ -116,5 +118,68 @@ func TestCheckNatsGivesUpOnALostWorker(t *testing.T) {
 	again := runFollowing(t, args, front)
 	if again.code != exitProblems || strings.Contains(again.stderr, "no live worker") {
 		t.Errorf("check --nats after the restart: exit %d, want 1\n%s", again.code, again.stderr)
+	}
+}
+
+// status --nats during a pass shows what each worker holds on its own
+// frontier, not only what waits in the stream (qa4 F12): a site whose
+// pages a rate limit keeps queued at the worker shows QUEUED above 0, the
+// worker's DONE, and a progress line.
+func TestStatusShowsWhatWorkersHold(t *testing.T) {
+	t.Parallel()
+	w := newWeb(t, 1, 40)
+	dir := t.TempDir()
+	front, url := startFrontier(t)
+	worker := startWorker(t, url, filepath.Join(dir, "w1.db"), "0-255")
+	check := newProc(append([]string{"check", "--nats", url, "--rate", "4/s"}, w.StartURLs()...)...)
+	check.start(t)
+	t.Cleanup(func() { _ = check.cmd.Process.Signal(syscall.SIGTERM); <-check.done })
+	// The row of w1: WORKER SHARDS PASS STATE QUEUED DONE ...
+	row := func(out string) []string {
+		for line := range strings.Lines(out) {
+			if f := strings.Fields(line); len(f) > 6 && f[0] == "w1" {
+				return f
+			}
+		}
+		return nil
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		st := runInProcess(t, "status", "--nats", url)
+		f := row(st.stdout)
+		if st.code == exitOK && f != nil && f[3] == "busy" && f[4] != "0" && f[5] != "0" && strings.Contains(st.stdout, "progress: ") {
+			t.Logf("status:\n%s", st.stdout)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status never showed w1's own queue and progress while it crawled:\n%s%s\nworker:\n%s\nserve-frontier:\n%s", st.stdout, st.stderr, worker.errors(), front.errors())
+		}
+		select {
+		case <-check.done:
+			t.Fatalf("the pass ended before status showed w1's queue:\n%s%s", st.stdout, check.errors())
+		case <-time.After(200 * time.Millisecond): // polling a condition: the worker's next report
+		}
+	}
+}
+
+// A read status cannot make (here the task stream is gone) is named, and
+// everything else shown: one failed read is not an empty status (qa4 F19).
+func TestStatusPartial(t *testing.T) {
+	t.Parallel()
+	_, url := startFrontier(t)
+	startWorker(t, url, filepath.Join(t.TempDir(), "w1.db"), "0-255")
+	nc, err := cluster.Connect(url, cluster.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	if err := js.DeleteStream(t.Context(), "LP_TODO"); err != nil {
+		t.Fatal(err)
+	}
+	st := runInProcess(t, "status", "--nats", url)
+	if st.code != exitOK || !strings.Contains(st.stdout, "partial status: could not read") || !strings.Contains(st.stdout, "the streams' backlog") ||
+		!strings.Contains(st.stdout, "renewed ") || !strings.Contains(st.stdout, "0-255") {
+		t.Errorf("status without the task stream: exit %d, want 0 with w1's leases and what could not be read\n%s%s", st.code, st.stdout, st.stderr)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -24,11 +25,13 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(helpWriter(args, stdout, stderr), `Usage: linkpatrol status --nats URL [flags]
 
 Shows the distributed pass: its state, each worker (its shards, whether it is
-idle, busy, lost or refused the pass, its outbox, when it last reported, when
-it last renewed its leases or since when they lapsed), the shards nobody owns,
-the tasks queued per worker, the results not yet merged, and the shards that
-keep the pass from ending for want of a live worker, with the command that
-starts it.
+idle, busy, lost or refused the pass, the URLs it has queued (in the stream
+and on its own frontier) and done, its outbox, when it last reported, when it
+last renewed its leases or since when they lapsed), the shards nobody owns, the
+results not yet merged, the pass's progress, and the shards that keep the pass
+from ending for want of a live worker, with the command that starts it. A read
+the server does not answer is tried again; what still cannot be read is listed
+under "partial status" and the rest shown.
 
 Flags:
 %s`, flagUsages(fs))
@@ -44,32 +47,48 @@ Flags:
 		return err
 	}
 	defer closeNC()
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	rec, ok, err := cluster.CurrentPass(ctx, js)
-	if err != nil {
-		return err
+	// Each read is tried again when it fails: a starved server answers
+	// late, not never. What still cannot be read is named, and the rest
+	// shown: a partial status beats none (qa4 F19).
+	var missing []string
+	read := func(what string, f func(ctx context.Context) error) bool {
+		var err error
+		for range statusTries {
+			rctx, cancel := context.WithTimeout(ctx, statusReadTimeout)
+			err = f(rctx)
+			cancel()
+			if err == nil || ctx.Err() != nil {
+				break
+			}
+		}
+		if err != nil {
+			missing = append(missing, fmt.Sprintf("%s: %v", what, err))
+			return false
+		}
+		return true
 	}
-	holders, err := cluster.Holders(ctx, js)
-	if err != nil {
-		return err
-	}
-	workers, err := cluster.Workers(ctx, js)
-	if err != nil {
-		return err
-	}
-	backlog, err := cluster.Queued(ctx, js)
-	if err != nil {
-		return err
-	}
-	owners, err := cluster.Owners(ctx, js)
-	if err != nil {
-		return err
-	}
-	if ok {
+	var (
+		rec     cluster.PassRecord
+		ok      bool
+		holders [cluster.Shards]string
+		workers []cluster.WorkerStatus
+		backlog cluster.Backlog
+		owners  []cluster.Owner
+	)
+	passRead := read("the pass", func(ctx context.Context) (err error) { rec, ok, err = cluster.CurrentPass(ctx, js); return err })
+	leasesRead := read("the leases", func(ctx context.Context) (err error) { holders, err = cluster.Holders(ctx, js); return err })
+	read("the workers' reports", func(ctx context.Context) (err error) { workers, err = cluster.Workers(ctx, js); return err })
+	backlogRead := read("the streams' backlog", func(ctx context.Context) (err error) { backlog, err = cluster.Queued(ctx, js); return err })
+	read("the owner reports", func(ctx context.Context) (err error) { owners, err = cluster.Owners(ctx, js); return err })
+	switch {
+	case !passRead:
+		fmt.Fprintln(stdout, "pass unknown (could not be read)")
+	case ok:
 		p := rec.Pass
 		fmt.Fprintf(stdout, "pass %d, %s, of %s, begun %s\n", p.ID, p.State, strings.Join(p.StartURLs, " "), p.Started.Local().Format(time.DateTime))
-	} else {
+	default:
 		fmt.Fprintln(stdout, "no pass begun yet")
 	}
 	owned := map[string][]int{}
@@ -86,7 +105,7 @@ Flags:
 		byName[owners[i].Name] = &owners[i]
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKER\tSHARDS\tPASS\tSTATE\tQUEUED\tOUTBOX\tREPORTED\tLEASE\tERROR")
+	fmt.Fprintln(tw, "WORKER\tSHARDS\tPASS\tSTATE\tQUEUED\tDONE\tOUTBOX\tREPORTED\tLEASE\tERROR")
 	now := time.Now()
 	ago := func(t time.Time) string { return now.Sub(t).Round(time.Second).String() }
 	// lease says how the worker's leases stand, from its owner report: the
@@ -102,13 +121,31 @@ Flags:
 		}
 		return "renewed " + ago(o.Written) + " ago, expires in " + o.Gone().Sub(now).Round(time.Second).String()
 	}
+	// A figure not read is "?", never a 0 that reads as nothing there.
+	count := func(n uint64, known bool) string {
+		if !known {
+			return "?"
+		}
+		return strconv.FormatUint(n, 10)
+	}
+	var passDone, passQueued uint64
 	seen := map[string]bool{}
 	for _, w := range workers {
 		seen[w.Name] = true
 		shards := owned[w.Name]
-		var queued uint64
+		// Queued: the tasks for its shards still in the stream, and those
+		// it took into its own database and has not done yet, as its last
+		// report of this pass said.
+		var queued, done uint64
 		for _, s := range shards {
 			queued += backlog.Pending[s] + backlog.Unacked[s]
+		}
+		current := ok && w.Pass == rec.Pass.ID
+		if current {
+			queued += uint64(w.Queued)
+			done = uint64(w.Done)
+			passDone += done
+			passQueued += queued
 		}
 		o := byName[w.Name]
 		state := "busy"
@@ -119,7 +156,7 @@ Flags:
 			// Killed, or cut off from the server, and not started again:
 			// its report is as old as its last renewal.
 			state = "lost (lease lapsed)"
-		case len(shards) == 0:
+		case leasesRead && len(shards) == 0:
 			state = "gone (no lease)"
 		case w.Idle:
 			state = "idle"
@@ -128,12 +165,12 @@ Flags:
 		if state == "refused the pass" {
 			errText = w.Refused
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%d\t%s ago\t%s\t%s\n", w.Name, orDash(cluster.FormatShards(shards)), w.Pass, state, queued, w.Outbox,
-			ago(w.Updated), lease(o), errText)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%d\t%s ago\t%s\t%s\n", w.Name, orDash(cluster.FormatShards(shards)), w.Pass, state,
+			count(queued, backlogRead && leasesRead), count(done, current), w.Outbox, ago(w.Updated), lease(o), errText)
 	}
 	for h, shards := range owned {
 		if !seen[h] {
-			fmt.Fprintf(tw, "%s\t%s\t-\tno report yet\t-\t-\t-\t%s\t\n", h, cluster.FormatShards(shards), lease(byName[h]))
+			fmt.Fprintf(tw, "%s\t%s\t-\tno report yet\t-\t-\t-\t-\t%s\t\n", h, cluster.FormatShards(shards), lease(byName[h]))
 		}
 	}
 	tw.Flush()
@@ -141,28 +178,49 @@ Flags:
 	for _, s := range free {
 		unowned += backlog.Pending[s] + backlog.Unacked[s]
 	}
-	if len(free) > 0 {
+	if leasesRead && len(free) > 0 {
 		fmt.Fprintf(stdout, "no owner: shards %s", cluster.FormatShards(free))
 		if unowned > 0 {
 			fmt.Fprintf(stdout, " (%d tasks wait for a worker)", unowned)
 		}
 		fmt.Fprintln(stdout)
 	}
-	fmt.Fprintf(stdout, "results not yet merged: %d messages\n", backlog.Results)
+	if backlogRead {
+		fmt.Fprintf(stdout, "results not yet merged: %d messages\n", backlog.Results)
+	}
 	if ok && rec.Pass.State == store.PassRunning {
-		stalls, err := cluster.Stalled(ctx, js, rec.Pass.ID)
-		if err != nil {
-			return err
+		if total := passDone + passQueued + unowned; backlogRead && leasesRead && total > 0 {
+			// Done among what is known so far: the web a pass crawls
+			// grows as it goes, so this is no forecast.
+			fmt.Fprintf(stdout, "progress: %d URLs done, %d queued (%.0f%% of those known so far)\n", passDone, passQueued+unowned, 100*float64(passDone)/float64(total))
 		}
-		if len(stalls) > 0 {
+		var stalls []cluster.Stall
+		if read("the stalled shards", func(ctx context.Context) (err error) { stalls, err = cluster.Stalled(ctx, js, rec.Pass.ID); return err }) && len(stalls) > 0 {
 			fmt.Fprintf(stdout, "pass %d cannot end until these shards have a live worker:\n", rec.Pass.ID)
 			for _, st := range stalls {
 				fmt.Fprint(stdout, stallAdvice(st, cf.url, "  "))
 			}
 		}
 	}
+	if len(missing) > 0 {
+		fmt.Fprintln(stdout, "partial status: could not read")
+		for _, m := range missing {
+			fmt.Fprintln(stdout, "  "+m)
+		}
+		if len(missing) >= statusReads {
+			return fmt.Errorf("status: the server answered nothing: %s", missing[0])
+		}
+	}
 	return nil
 }
+
+// statusTries and statusReadTimeout bound each read of status: a server
+// at load 30 answered some reads after seconds, not never.
+const (
+	statusTries       = 3
+	statusReadTimeout = 15 * time.Second
+	statusReads       = 5 // the reads before the stalls: all failed is an error
+)
 
 func orDash(s string) string {
 	if s == "" {

@@ -257,6 +257,14 @@ func workerPass(ctx, hard context.Context, w *cluster.Worker, db *store.DB, rec 
 	c := crawler.New(cfg, pc.engine, db)
 	spec := crawler.PassSpec{Pass: rec.Pass, Opened: func(op crawler.Opened) error {
 		fmt.Fprintf(stderr, "worker %s: pass %d of %s (%d queued, %d done)\n", name, op.Pass.ID, strings.Join(op.Pass.StartURLs, " "), op.Queued, op.Done)
+		// status --nats shows the worker's counts for the whole pass:
+		// what earlier runs of it did here, and this run's.
+		before := int64(op.Done)
+		f.ReportProgress(func() crawler.Progress {
+			p := c.Progress()
+			p.Done += before
+			return p
+		})
 		return nil
 	}}
 	pass, _, err := c.Run(crawl, hard, spec)
