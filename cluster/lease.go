@@ -145,16 +145,18 @@ func (l *leases) take(ctx context.Context, shard int) (holder string, rev uint64
 
 // Renewal timing, in parts of the lease TTL. A lease lives at least a TTL
 // from the sending of its last write that landed (the server stamps it on
-// arrival). It is written again TTL/4 after that; the worker stops only
+// arrival). It is written again TTL/3 after that; the worker stops only
 // when 3/4 of the TTL passed without a write that landed, which leaves a
-// write half the TTL to land, tried again as often as it fails, and the
+// write 5/12 of the TTL to land, tried again as often as it fails, and the
 // last quarter for the worker's requests to end before the lease can
-// lapse and another worker take the shard. One slow or failed round costs
+// lapse and another worker take the shard. (Renewing more often would
+// leave more time, at the cost of a write per shard per round on a server
+// that fsyncs each.) One slow or failed round costs
 // nothing: on a machine at load 20-30 a round of 128 writes took longer
 // than the TTL/6 the worker once allowed it, and every worker gave up all
 // its shards (qa4 F6).
 const (
-	renewEvery = 4 // a lease is written again TTL/renewEvery after the last
+	renewEvery = 3 // a lease is written again TTL/renewEvery after the last
 	giveUpAt   = 4 // and the worker stops TTL*3/giveUpAt after it, without one
 	// writeFor bounds one write, TTL/writeFor, so that a request whose
 	// answer never comes (lost in a reconnection) is sent again.
@@ -316,7 +318,9 @@ func (e *lostError) Error() string {
 // before. renewed runs after each round that renewed every lease due; it
 // must not block.
 func (l *leases) keep(ctx context.Context, lost func(error), logf func(string, ...any), renewed func()) {
-	next := time.NewTimer(l.ttl / renewEvery)
+	// From the oldest write, not from now: taking many leases one after
+	// another on a slow server can take a good part of the TTL.
+	next := time.NewTimer(time.Until(l.oldest().Add(l.ttl / renewEvery)))
 	defer next.Stop()
 	for {
 		select {

@@ -89,7 +89,7 @@ Flags:
 		return err
 	}
 	if *leaseTTL < time.Second {
-		return fmt.Errorf("--lease-ttl %s: want 1s or more (workers renew at a quarter of it)", *leaseTTL)
+		return fmt.Errorf("--lease-ttl %s: want 1s or more (workers renew at a third of it)", *leaseTTL)
 	}
 	log, err := newLogger(stderr, *verbose, "text")
 	if err != nil {
