@@ -14,8 +14,9 @@ import (
 // A Loss is shards of a pass that more than one worker database joined
 // (Joined): a fresh or other file took a worker's shards during the pass,
 // and the URLs queued in the database it replaced (or that it queued
-// itself, if the first came back) were never checked. Nothing in the
-// cluster holds them any more: only a new pass checks them.
+// itself, if the first came back) may never have been checked: nothing in
+// the cluster holds them any more, and only a new pass checks them. Which
+// of them were is not known here, so every such shard counts.
 type Loss struct {
 	Shards []int
 	DBs    []Joined // in the order they first joined
@@ -51,7 +52,7 @@ func unfinishedBecause(losses []Loss) string {
 	}
 	return "a worker's database changed during the pass (a second worker with the same name, or one started again on a lost or fresh file): " +
 		strings.Join(parts, "; ") +
-		". URLs queued in one of them were never checked, and no worker holds them now. Check them with a new pass: run check --nats again with --new-pass."
+		". What was queued in one of them and not in the other may never have been checked, and no worker holds it now. Check everything with a new pass: run check --nats again with --new-pass."
 }
 
 // lostWork returns the losses of pass: shards that more than one database
