@@ -188,6 +188,7 @@ type Crawler struct {
 	// resolved holds what came of the references pages write.
 	resolved resolvedCache
 	readers  readerPool
+	pageBufs bufPool
 	// unsaved is the host state a failed commit took and did not write,
 	// for the next save (see changedHostStates).
 	unsaved map[string][]byte
