@@ -62,6 +62,9 @@ type jsonPass struct {
 	// Deferred counts the URLs of the site held back to a later run by a
 	// server's pause (the pass is then not complete).
 	Deferred int `json:"deferred,omitempty"`
+	// Unfinished says why a pass that ran to its end is not complete
+	// (store.Pass.Unfinished).
+	Unfinished string `json:"unfinished,omitempty"`
 	// StartFailure is the report's first line when a start URL could not
 	// be fetched and parsed.
 	StartFailure string `json:"start_failure,omitempty"`
@@ -76,9 +79,10 @@ type jsonSummary struct {
 	URLs           int     `json:"urls"`
 	Broken         int     `json:"broken"`
 	Skipped        int     `json:"skipped"`
-	Traps          int     `json:"traps,omitempty"` // of skipped: held back as suspected spider traps
-	Quota          int     `json:"quota,omitempty"` // of skipped: not checked, a host's quota for the pass was used up
-	Cut            int     `json:"cut"`             // of pages: read only in part, links past the cut not checked
+	Traps          int     `json:"traps,omitempty"`  // of skipped: held back as suspected spider traps
+	Robots         int     `json:"robots,omitempty"` // of skipped: the site's own URLs its robots.txt disallows
+	Quota          int     `json:"quota,omitempty"`  // of skipped: not checked, a host's quota for the pass was used up
+	Cut            int     `json:"cut"`              // of pages: read only in part, links past the cut not checked
 	Transient      int     `json:"transient"`
 	Unverifiable   int     `json:"unverifiable"`
 	OK             int     `json:"ok"`
@@ -163,11 +167,12 @@ func writeJSON(w io.Writer, r *Report) error {
 			Roots:          r.Pass.Roots,
 			ElapsedSeconds: seconds(s.Elapsed),
 			Deferred:       r.Pass.Deferred,
+			Unfinished:     r.Pass.Unfinished,
 			StartFailure:   r.StartFailure,
 		},
 		Summary: jsonSummary{
 			Pages: s.Pages, Unchanged: s.Unchanged, Links: s.Links, URLs: s.URLs,
-			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Quota: s.Quota, Cut: s.Cut, Transient: s.Transient, Unverifiable: s.Unverifiable,
+			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Robots: s.Robots, Quota: s.Quota, Cut: s.Cut, Transient: s.Transient, Unverifiable: s.Unverifiable,
 			OK: s.OK, Suppressed: s.Suppressed, ElapsedSeconds: seconds(s.Elapsed),
 			Reused: s.Reused, ReusedFrom: s.ReusedFrom, PermanentRedirects: s.Moved, Seeds: s.Seeds,
 			Listed: "problems",
