@@ -609,6 +609,12 @@ func (c *Coordinator) dropAcked(ctx context.Context, subject string) (bool, erro
 		return false, nil
 	}
 	cons, err := c.todo.Consumer(ctx, todoConsumer(s))
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		// Nothing delivered: the shard's owner has not made its
+		// consumer yet (it does when the shard first has tasks), or
+		// nobody owns the shard.
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("consumer of %s: %w", subject, err)
 	}
