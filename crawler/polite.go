@@ -444,7 +444,7 @@ func (c *Crawler) loadHostState(passID uint64, resumed bool) error {
 		return err
 	}
 	if resumed {
-		c.cfg.Throttle.Resume(c.cfg.BatchSize + c.cfg.Concurrency + 1)
+		c.cfg.Throttle.Resume(c.cfg.BatchSize + Workers(c.cfg.Concurrency) + 1)
 	}
 	return c.store.PutHostStates(expired)
 }

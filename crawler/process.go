@@ -101,6 +101,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 		c.handBack(&f, &o)
 		return o
 	}
+	c.freeSlot(&o)
 	rec := c.fetchedRecord(pass, t, f, now)
 	if f.local && f.finalURL != t.URL && rec.Verdict == store.VerdictOK {
 		// A directory linked without its slash: a static host answers
@@ -183,6 +184,29 @@ func (c *Crawler) upgrade(ctx context.Context, t task, first string, f *fetched,
 	return false
 }
 
+// Workers is how many tasks a pass with concurrency requests in flight
+// holds at once: what a kill may lose besides the batch being committed.
+// The few workers beyond concurrency parse pages: a task gives its request
+// slot back once its last request is answered (freeSlot), and the next
+// task's request goes out while it is parsed. Before, a worker held its
+// slot through the parse, and fewer than concurrency requests were in
+// flight whenever a page was parsed.
+func Workers(concurrency int) int {
+	return concurrency + max(2, concurrency/8)
+}
+
+// freeSlot tells the dispatcher that o's task sends no more requests, so
+// that another task may send one while this one is parsed. Only a task
+// whose next step is its result does: a redirect's chain and a sitemap
+// keep their slot to the end.
+func (c *Crawler) freeSlot(o *outcome) {
+	select {
+	case c.frees <- o.task.host:
+		o.task.freed = true
+	case <-c.looped:
+	}
+}
+
 // readAgain says whether a URL this task only checks was read by the last
 // pass (prev), and would be read again: then it is asked for with GET at
 // once, as upgrade would after a HEAD. A page's links read back from the
@@ -249,6 +273,9 @@ func (c *Crawler) parseInto(rec *store.URLRecord, res *store.Result, found *[]ta
 		rec.Cut |= store.CutLinks
 		rec.Note = strings.TrimPrefix(rec.Note+"; "+fmt.Sprintf("page has more than %d links: only the first %d were checked", maxPageLinks, maxPageLinks), "; ")
 	}
+	if rec.Cut != 0 {
+		c.carryPastCut(rec, res, found)
+	}
 	if !f.truncated && !more {
 		// Anchors past the cut are unknown: without any, the page's
 		// fragments are not checked rather than all reported.
@@ -256,6 +283,63 @@ func (c *Crawler) parseInto(rec *store.URLRecord, res *store.Result, found *[]ta
 	}
 	c.countPage(f.contentType)
 	return true
+}
+
+// carryPastCut keeps, for a page read only in part, the links of its last
+// full copy that the part read now does not have: they may well be past the
+// cut, and nothing says they were removed. Dropped, a broken link still on
+// the page became "no longer linked" and the night clean (qa4 F17). They are
+// stored after the links read now and followed as a ghost page's links are
+// (linkTargets); rec.Carried and CarriedFrom tell the report which they are
+// and how old. A page never read whole has no such copy. Only cut pages get
+// here, so the extra reads stay off the common path.
+func (c *Crawler) carryPastCut(rec *store.URLRecord, res *store.Result, found *[]target) {
+	prev := c.previous(rec.URL)
+	if prev == nil || !prev.Parsed {
+		return
+	}
+	from := prev.LastGood // read whole, or a ghost of a copy that was
+	if prev.Cut != 0 {
+		from = prev.CarriedFrom
+	}
+	if from.IsZero() {
+		return
+	}
+	stored, err := c.store.Links(rec.URL)
+	if err != nil {
+		c.readFailed("read stored links", err, "page", rec.URL)
+		return
+	}
+	read := make(map[string]struct{}, len(res.Links))
+	for _, l := range res.Links {
+		read[l.URL] = struct{}{}
+	}
+	var carried []store.Link
+	for _, l := range stored {
+		if _, ok := read[l.URL]; !ok {
+			carried = append(carried, l)
+		}
+	}
+	if len(carried) == 0 {
+		return
+	}
+	res.Links = append(res.Links, carried...)
+	rec.Carried, rec.CarriedFrom = len(carried), from
+	links := "links"
+	if len(carried) == 1 {
+		links = "link"
+	}
+	rec.Note += fmt.Sprintf("; %d %s not in the part read carried from its last full copy (%s)",
+		len(carried), links, from.Format("2006-01-02"))
+	seen := make(map[string]struct{}, len(*found))
+	for _, tg := range *found {
+		seen[tg.url] = struct{}{}
+	}
+	for _, tg := range c.linkTargets(rec.URL, carried) {
+		if _, dup := seen[tg.url]; !dup {
+			*found = append(*found, tg)
+		}
+	}
 }
 
 // countPage counts a parsed document for Progress, unless it was a

@@ -194,6 +194,18 @@ func (r *Report) Counts() string {
 	if s.Quota > 0 {
 		fmt.Fprintf(&b, " (%d not checked: a host's quota for the pass was used up)", s.Quota)
 	}
+	if s.Robots > 0 {
+		fmt.Fprintf(&b, " (%d on the site's own hosts, which their robots.txt disallows, listed below; --ignore-robots checks them)", s.Robots)
+	}
+	if rest := s.Skipped - s.Traps - s.Quota - s.Robots; rest > 0 && !r.Options.All {
+		// Without a word, "4 skipped" beside "Skipped (2)" reads as two
+		// lost: the rest are skipped as asked, and listed only with --all.
+		more := ""
+		if rest < s.Skipped {
+			more = " more"
+		}
+		fmt.Fprintf(&b, " (%d%s by a rule, --exclude, --offline or another host's robots.txt; --all lists them)", rest, more)
+	}
 	if r.checksFragments() {
 		fmt.Fprintf(&b, "; %s", plural(s.MissingFragments, "missing fragment", "missing fragments"))
 	}
@@ -403,8 +415,15 @@ func (r *Report) note(e Entry) string {
 	if len(e.Referrers) == 0 && strings.HasPrefix(e.Record.Note, store.RedirectNote) {
 		return ""
 	}
+	if r.ownRobots(&e.Record) {
+		return strings.TrimPrefix(e.Record.Note+"; "+RobotsAdvice, "; ")
+	}
 	return e.Record.Note
 }
+
+// RobotsAdvice says what would let a URL of the site that its robots.txt
+// disallows be checked.
+const RobotsAdvice = "--ignore-robots checks the site's own hosts anyway (never other hosts)"
 
 // noReferrers explains an entry that no stored page links to.
 func (r *Report) noReferrers(e Entry) string {
@@ -423,8 +442,9 @@ func (r *Report) noReferrers(e Entry) string {
 
 // pageRefs is one referring page and the lines on which it links to a URL.
 type pageRefs struct {
-	Page  string
-	Lines []int
+	Page    string
+	Lines   []int
+	Carried time.Time // Referrer.CarriedFrom of these lines
 }
 
 // maxLinesShown is how many line numbers of one page are listed before the
@@ -433,6 +453,10 @@ const maxLinesShown = 8
 
 // lines is ":12" for one line, or ": lines 3, 7, ... (746)" for several.
 func (p pageRefs) lines() string {
+	return p.lineList() + Referrer{CarriedFrom: p.Carried}.Carried()
+}
+
+func (p pageRefs) lineList() string {
 	if len(p.Lines) == 1 {
 		return ":" + strconv.Itoa(p.Lines[0])
 	}
@@ -462,13 +486,13 @@ func pageWord(n int) string {
 func byPage(refs []Referrer) []pageRefs {
 	var out []pageRefs
 	for _, ref := range refs {
-		if n := len(out); n > 0 && out[n-1].Page == ref.Page {
+		if n := len(out); n > 0 && out[n-1].Page == ref.Page && out[n-1].Carried.Equal(ref.CarriedFrom) {
 			if last := out[n-1].Lines; last[len(last)-1] != ref.Line {
 				out[n-1].Lines = append(last, ref.Line)
 			}
 			continue
 		}
-		out = append(out, pageRefs{Page: ref.Page, Lines: []int{ref.Line}})
+		out = append(out, pageRefs{Page: ref.Page, Lines: []int{ref.Line}, Carried: ref.CarriedFrom})
 	}
 	return out
 }

@@ -20,6 +20,8 @@ func goldenCases(t *testing.T) []struct {
 	frag := fillStore(t, fragHistory())
 	loop := fillStore(t, loopHistory())
 	cut := fillStore(t, cutHistory())
+	carried := fillStore(t, carriedHistory())
+	robots := fillStore(t, robotsHistory())
 	return []struct {
 		name string
 		r    *Report
@@ -29,6 +31,8 @@ func goldenCases(t *testing.T) []struct {
 		{"fragments", build(t, frag, 1, Options{CheckFragments: true})},
 		{"redirects", build(t, loop, 1, Options{})},
 		{"cut", build(t, cut, 1, Options{BaseDir: "/work"})},
+		{"carried", build(t, carried, 1, Options{BaseDir: "/work"})},
+		{"robots", build(t, robots, 1, Options{})},
 	}
 }
 

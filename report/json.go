@@ -76,9 +76,10 @@ type jsonSummary struct {
 	URLs           int     `json:"urls"`
 	Broken         int     `json:"broken"`
 	Skipped        int     `json:"skipped"`
-	Traps          int     `json:"traps,omitempty"` // of skipped: held back as suspected spider traps
-	Quota          int     `json:"quota,omitempty"` // of skipped: not checked, a host's quota for the pass was used up
-	Cut            int     `json:"cut"`             // of pages: read only in part, links past the cut not checked
+	Traps          int     `json:"traps,omitempty"`  // of skipped: held back as suspected spider traps
+	Robots         int     `json:"robots,omitempty"` // of skipped: the site's own URLs its robots.txt disallows
+	Quota          int     `json:"quota,omitempty"`  // of skipped: not checked, a host's quota for the pass was used up
+	Cut            int     `json:"cut"`              // of pages: read only in part, links past the cut not checked
 	Transient      int     `json:"transient"`
 	Unverifiable   int     `json:"unverifiable"`
 	OK             int     `json:"ok"`
@@ -135,6 +136,9 @@ type jsonRef struct {
 	Fragment string `json:"fragment,omitempty"`
 	Tag      string `json:"tag,omitempty"`
 	Attr     string `json:"attr,omitempty"`
+	// CarriedFrom: the link was past the cut of a page read in part, kept
+	// from the page's last full copy of then (Line is a line of it).
+	CarriedFrom *time.Time `json:"carried_from,omitempty"`
 }
 
 type jsonChanges struct {
@@ -164,7 +168,7 @@ func writeJSON(w io.Writer, r *Report) error {
 		},
 		Summary: jsonSummary{
 			Pages: s.Pages, Unchanged: s.Unchanged, Links: s.Links, URLs: s.URLs,
-			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Quota: s.Quota, Cut: s.Cut, Transient: s.Transient, Unverifiable: s.Unverifiable,
+			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Robots: s.Robots, Quota: s.Quota, Cut: s.Cut, Transient: s.Transient, Unverifiable: s.Unverifiable,
 			OK: s.OK, Suppressed: s.Suppressed, ElapsedSeconds: seconds(s.Elapsed),
 			Reused: s.Reused, ReusedFrom: s.ReusedFrom, PermanentRedirects: s.Moved, Seeds: s.Seeds,
 			Listed: "problems",
@@ -259,7 +263,7 @@ func (r *Report) jsonRefs(refs []Referrer) []jsonRef {
 	out := make([]jsonRef, len(refs))
 	for i, ref := range refs {
 		file, _ := r.File(ref.Page)
-		out[i] = jsonRef{Page: ref.Page, Line: ref.Line, File: file, Fragment: ref.Fragment, Tag: ref.Tag, Attr: ref.Attr}
+		out[i] = jsonRef{Page: ref.Page, Line: ref.Line, File: file, Fragment: ref.Fragment, Tag: ref.Tag, Attr: ref.Attr, CarriedFrom: jsonTime(ref.CarriedFrom)}
 	}
 	return out
 }

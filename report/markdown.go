@@ -105,6 +105,7 @@ func (r *Report) markdownRow(b *bufio.Writer, n int, e Entry) {
 	if note := r.note(e); note != "" {
 		problem += "<br>" + mdText(note)
 	}
+	problem = strings.TrimPrefix(problem, "<br>") // a skipped URL has no problem before its note
 	fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", n, target, problem, mdText(r.Since(rec)), r.markdownRefs(e.Referrers, r.noReferrers(e)))
 }
 
@@ -118,7 +119,7 @@ func (r *Report) markdownRefs(all []Referrer, none string) string {
 		shown = shown[:limit]
 	}
 	for _, p := range shown {
-		refs = append(refs, mdCode(r.Location(p.Page)+p.lines()))
+		refs = append(refs, mdCode(r.Location(p.Page)+p.lineList())+mdText(Referrer{CarriedFrom: p.Carried}.Carried()))
 	}
 	if more := len(pages) - len(shown); more > 0 {
 		refs = append(refs, fmt.Sprintf("and %d more %s, see `--format json`", more, pageWord(more)))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -96,8 +97,9 @@ type Report struct {
 	// oldest first; empty when the Source cannot list passes.
 	Trend []TrendPoint
 
-	baseDir  string
-	linkBase string // directory of the file the report is written to; see WrittenTo
+	startHosts map[string]bool // see ownSite
+	baseDir    string
+	linkBase   string // directory of the file the report is written to; see WrittenTo
 }
 
 // Summary counts the whole pass, whatever Options hides.
@@ -113,6 +115,7 @@ type Summary struct {
 	Skipped      int
 	Traps        int // of Skipped, pages held back as suspected spider traps
 	Quota        int // of Skipped, URLs not checked because a host's quota for the pass was used up
+	Robots       int // of Skipped, URLs of the start URLs' hosts that their robots.txt disallows
 	Cut          int // of Pages, those read only in part; len(Report.Cut)
 	Suppressed   int // problems hidden by ReportAfter
 	// Reused counts results carried over from an earlier pass without a
@@ -182,6 +185,24 @@ type Referrer struct {
 	Fragment string
 	Tag      string
 	Attr     string
+	// CarriedFrom is set for a link of a page cut short this pass that was
+	// not in the part read but in the page's last full copy, read then
+	// (store.URLRecord.Carried): Line is a line of that copy.
+	CarriedFrom time.Time
+}
+
+// carriedNote says where a carried link (Referrer.CarriedFrom) comes from.
+func carriedNote(from time.Time) string {
+	return "past the cut, carried from its last full copy of " + from.Format("2006-01-02")
+}
+
+// Carried is " (" + carriedNote + ")" for a carried link, "" for a link
+// read this pass: what a format that names one referrer at a time adds.
+func (ref Referrer) Carried() string {
+	if ref.CarriedFrom.IsZero() {
+		return ""
+	}
+	return " (" + carriedNote(ref.CarriedFrom) + ")"
 }
 
 func stylesheet(contentType string) bool {
@@ -217,7 +238,12 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	}
 	// Missing fragments found by the check stay in every later report.
 	opt.CheckFragments = opt.CheckFragments || pass.CheckFragments
-	r := &Report{Pass: pass, Options: opt, baseDir: opt.BaseDir}
+	r := &Report{Pass: pass, Options: opt, baseDir: opt.BaseDir, startHosts: make(map[string]bool, len(pass.StartURLs))}
+	for _, s := range pass.StartURLs {
+		if h := hostOf(s); h != "" {
+			r.startHosts[h] = true
+		}
+	}
 	if len(pass.Dirs()) > 0 && r.baseDir == "" {
 		if r.baseDir, err = os.Getwd(); err != nil {
 			return nil, fmt.Errorf("working directory for file paths: %w", err)
@@ -282,6 +308,10 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 				s.Traps++
 			case "quota":
 				s.Quota++
+			case "robots":
+				if r.ownSite(rec.URL) {
+					s.Robots++
+				}
 			}
 		}
 		if !opt.OnlyNew && permanentlyMoved(rec) {
@@ -317,7 +347,8 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	}
 	err = src.PageLinks(passID, func(page *store.URLRecord, links []store.Link) error {
 		s.Links += len(links)
-		for _, l := range links {
+		carried := len(links) - min(page.Carried, len(links))
+		for i, l := range links {
 			if len(unlinked) > 0 && l.URL != page.URL {
 				delete(unlinked, l.URL)
 			}
@@ -327,6 +358,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 				continue
 			}
 			ref := Referrer{Page: page.URL, Line: l.Line, Fragment: l.Fragment, Tag: l.Tag, Attr: l.Attr}
+			if i >= carried {
+				ref.CarriedFrom = page.CarriedFrom
+			}
 			if e != nil {
 				e.Referrers = append(e.Referrers, ref)
 			}
@@ -493,7 +527,29 @@ func (r *Report) wanted(rec *store.URLRecord, change Change) bool {
 	// A page held back as a suspected spider trap is listed even so: it is
 	// part of the site that was not checked, and the entry says which
 	// setting would let it through.
-	return r.Options.All || rec.Verdict.Problem() || rec.Error == "trap"
+	// So is a URL of the site's own hosts that its robots.txt disallows.
+	return r.Options.All || rec.Verdict.Problem() || rec.Error == "trap" || r.ownRobots(rec)
+}
+
+// ownRobots says whether rec is a URL of the start URLs' hosts that their
+// robots.txt kept the pass from checking: part of the site not checked,
+// which --ignore-robots lets through (it never does for other hosts).
+func (r *Report) ownRobots(rec *store.URLRecord) bool {
+	return rec.Verdict == store.VerdictSkipped && rec.Error == "robots" && r.ownSite(rec.URL)
+}
+
+// ownSite says whether u is on the host of a start URL.
+func (r *Report) ownSite(u string) bool {
+	return r.startHosts[hostOf(u)]
+}
+
+// hostOf is the host (and port) of an http(s) URL, or "".
+func hostOf(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") {
+		return ""
+	}
+	return pu.Host
 }
 
 // change compares rec with the previous complete pass. Without one, every
