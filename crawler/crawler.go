@@ -23,7 +23,8 @@ import (
 type Store interface {
 	Get(url string) (store.URLRecord, bool, error)
 	Links(page string) ([]store.Link, error)
-	Commit(passID uint64, results []store.Result) error
+	// CommitHosts commits results and the hosts' state in one transaction.
+	CommitHosts(passID uint64, results []store.Result, hosts map[string][]byte) error
 	PutHostStates(states map[string][]byte) error
 	ForEachHostState(fn func(host string, v []byte) error) error
 
@@ -190,6 +191,10 @@ type Crawler struct {
 	// resolved holds what came of the references pages write.
 	resolved resolvedCache
 	readers  readerPool
+	pageBufs bufPool
+	// unsaved is the host state a failed commit took and did not write,
+	// for the next save (see changedHostStates).
+	unsaved map[string][]byte
 	// damaged is set by the first read that found the database damaged;
 	// the run then ends with that one error (see readFailed).
 	damaged *fatal
@@ -432,12 +437,15 @@ func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.
 			return nil
 		}
 		queued = 0
-		if err := c.store.Commit(passID, batch); err != nil {
-			return err // the store names the batch and the file
-		}
-		// A pause a host asked for must survive a crash, not just a stop.
-		if err := c.saveHostState(); err != nil {
+		// A pause a host asked for must survive a crash, not just a stop:
+		// the hosts' state is committed with the results.
+		hosts, err := c.changedHostStates()
+		if err != nil {
 			return fmt.Errorf("save host state: %w", err)
+		}
+		if err := c.store.CommitHosts(passID, batch, hosts); err != nil {
+			c.unsaved = hosts
+			return err // the store names the batch and the file
 		}
 		clear(batch)
 		batch = batch[:0]
