@@ -261,6 +261,11 @@ func (c *Crawler) storedTargets(page string) []target {
 		c.readFailed("read stored links", err, "page", page)
 		return nil
 	}
+	return c.linkTargets(page, links)
+}
+
+// linkTargets re-decides stored links of page (see storedTargets).
+func (c *Crawler) linkTargets(page string, links []store.Link) []target {
 	found := make([]target, 0, len(links))
 	seen := make(map[string]struct{}, len(links))
 	var robots robotsMemo

@@ -249,6 +249,9 @@ func (c *Crawler) parseInto(rec *store.URLRecord, res *store.Result, found *[]ta
 		rec.Cut |= store.CutLinks
 		rec.Note = strings.TrimPrefix(rec.Note+"; "+fmt.Sprintf("page has more than %d links: only the first %d were checked", maxPageLinks, maxPageLinks), "; ")
 	}
+	if rec.Cut != 0 {
+		c.carryPastCut(rec, res, found)
+	}
 	if !f.truncated && !more {
 		// Anchors past the cut are unknown: without any, the page's
 		// fragments are not checked rather than all reported.
@@ -256,6 +259,63 @@ func (c *Crawler) parseInto(rec *store.URLRecord, res *store.Result, found *[]ta
 	}
 	c.countPage(f.contentType)
 	return true
+}
+
+// carryPastCut keeps, for a page read only in part, the links of its last
+// full copy that the part read now does not have: they may well be past the
+// cut, and nothing says they were removed. Dropped, a broken link still on
+// the page became "no longer linked" and the night clean (qa4 F17). They are
+// stored after the links read now and followed as a ghost page's links are
+// (linkTargets); rec.Carried and CarriedFrom tell the report which they are
+// and how old. A page never read whole has no such copy. Only cut pages get
+// here, so the extra reads stay off the common path.
+func (c *Crawler) carryPastCut(rec *store.URLRecord, res *store.Result, found *[]target) {
+	prev := c.previous(rec.URL)
+	if prev == nil || !prev.Parsed {
+		return
+	}
+	from := prev.LastGood // read whole, or a ghost of a copy that was
+	if prev.Cut != 0 {
+		from = prev.CarriedFrom
+	}
+	if from.IsZero() {
+		return
+	}
+	stored, err := c.store.Links(rec.URL)
+	if err != nil {
+		c.readFailed("read stored links", err, "page", rec.URL)
+		return
+	}
+	read := make(map[string]struct{}, len(res.Links))
+	for _, l := range res.Links {
+		read[l.URL] = struct{}{}
+	}
+	var carried []store.Link
+	for _, l := range stored {
+		if _, ok := read[l.URL]; !ok {
+			carried = append(carried, l)
+		}
+	}
+	if len(carried) == 0 {
+		return
+	}
+	res.Links = append(res.Links, carried...)
+	rec.Carried, rec.CarriedFrom = len(carried), from
+	links := "links"
+	if len(carried) == 1 {
+		links = "link"
+	}
+	rec.Note += fmt.Sprintf("; %d %s not in the part read carried from its last full copy (%s)",
+		len(carried), links, from.Format("2006-01-02"))
+	seen := make(map[string]struct{}, len(*found))
+	for _, tg := range *found {
+		seen[tg.url] = struct{}{}
+	}
+	for _, tg := range c.linkTargets(rec.URL, carried) {
+		if _, dup := seen[tg.url]; !dup {
+			*found = append(*found, tg)
+		}
+	}
 }
 
 // countPage counts a parsed document for Progress, unless it was a

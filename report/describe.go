@@ -452,8 +452,9 @@ func (r *Report) noReferrers(e Entry) string {
 
 // pageRefs is one referring page and the lines on which it links to a URL.
 type pageRefs struct {
-	Page  string
-	Lines []int
+	Page    string
+	Lines   []int
+	Carried time.Time // Referrer.CarriedFrom of these lines
 }
 
 // maxLinesShown is how many line numbers of one page are listed before the
@@ -462,6 +463,10 @@ const maxLinesShown = 8
 
 // lines is ":12" for one line, or ": lines 3, 7, ... (746)" for several.
 func (p pageRefs) lines() string {
+	return p.lineList() + Referrer{CarriedFrom: p.Carried}.Carried()
+}
+
+func (p pageRefs) lineList() string {
 	if len(p.Lines) == 1 {
 		return ":" + strconv.Itoa(p.Lines[0])
 	}
@@ -491,13 +496,13 @@ func pageWord(n int) string {
 func byPage(refs []Referrer) []pageRefs {
 	var out []pageRefs
 	for _, ref := range refs {
-		if n := len(out); n > 0 && out[n-1].Page == ref.Page {
+		if n := len(out); n > 0 && out[n-1].Page == ref.Page && out[n-1].Carried.Equal(ref.CarriedFrom) {
 			if last := out[n-1].Lines; last[len(last)-1] != ref.Line {
 				out[n-1].Lines = append(last, ref.Line)
 			}
 			continue
 		}
-		out = append(out, pageRefs{Page: ref.Page, Lines: []int{ref.Line}})
+		out = append(out, pageRefs{Page: ref.Page, Lines: []int{ref.Line}, Carried: ref.CarriedFrom})
 	}
 	return out
 }

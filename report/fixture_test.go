@@ -168,6 +168,20 @@ func cutHistory() []fixturePass {
 	}}
 }
 
+// carriedHistory is cutHistory where the page cut at --max-size was read
+// whole the night before: its link to gone.html, not in the part read now,
+// is carried from that copy (store.URLRecord.Carried), and is broken.
+func carriedHistory() []fixturePass {
+	h := cutHistory()
+	res := &h[0].results[0]
+	res.Record.Carried, res.Record.CarriedFrom = 1, night1
+	res.Record.Note += "; 1 link not in the part read carried from its last full copy (2026-11-22)"
+	res.Links = append(res.Links, link("file:///work/site/gone.html", 9003))
+	h[0].results = append(h[0].results, target(store.URLRecord{URL: "file:///work/site/gone.html", Verdict: store.VerdictBroken,
+		Error: "no such file", FirstSeen: night1, FirstBroken: night1, Failures: 2}))
+	return h
+}
+
 // loopHistory is one pass over a site with redirects whose targets no page
 // links to: a loop /loop1 -> /loop2 -> /loop1, a redirect to a missing page,
 // and a redirect to a missing page that a page also links to.

@@ -142,5 +142,7 @@ func (r *Report) checkFragments(src Source, passID uint64, refs map[fragmentKey]
 }
 
 func compareReferrers(a, b Referrer) int {
-	return cmp.Or(strings.Compare(a.Page, b.Page), cmp.Compare(a.Line, b.Line), strings.Compare(a.Fragment, b.Fragment))
+	// A page's links carried from its last full copy come after the ones
+	// read now: their lines are of another copy.
+	return cmp.Or(strings.Compare(a.Page, b.Page), a.CarriedFrom.Compare(b.CarriedFrom), cmp.Compare(a.Line, b.Line), strings.Compare(a.Fragment, b.Fragment))
 }

@@ -76,6 +76,7 @@ func (r *Report) annotate(bw *bufio.Writer, level, title string, refs []Referrer
 		} else {
 			msg += " (linked from " + ref.Page + ":" + strconv.Itoa(ref.Line) + ")"
 		}
+		msg += ref.Carried()
 		writeCommand(bw, level, props, msg)
 	}
 }

@@ -20,6 +20,7 @@ func goldenCases(t *testing.T) []struct {
 	frag := fillStore(t, fragHistory())
 	loop := fillStore(t, loopHistory())
 	cut := fillStore(t, cutHistory())
+	carried := fillStore(t, carriedHistory())
 	return []struct {
 		name string
 		r    *Report
@@ -29,6 +30,7 @@ func goldenCases(t *testing.T) []struct {
 		{"fragments", build(t, frag, 1, Options{CheckFragments: true})},
 		{"redirects", build(t, loop, 1, Options{})},
 		{"cut", build(t, cut, 1, Options{BaseDir: "/work"})},
+		{"carried", build(t, carried, 1, Options{BaseDir: "/work"})},
 	}
 }
 

@@ -96,6 +96,7 @@ type htmlRef struct {
 	Fragment string
 	Tag      string
 	Attr     string
+	Carried  string // Referrer.Carried
 }
 
 type htmlGone struct {
@@ -192,7 +193,7 @@ func (r *Report) htmlRefs(row htmlRow, refs []Referrer) htmlRow {
 		if i == 0 || ref.Page != refs[i-1].Page {
 			row.Pages++
 		}
-		h := htmlRef{Where: r.Location(ref.Page), Href: r.href(ref.Page), Line: ref.Line, Fragment: ref.Fragment, Tag: ref.Tag, Attr: ref.Attr}
+		h := htmlRef{Where: r.Location(ref.Page), Href: r.href(ref.Page), Line: ref.Line, Fragment: ref.Fragment, Tag: ref.Tag, Attr: ref.Attr, Carried: ref.Carried()}
 		if i == 0 {
 			row.First = &h
 			continue

@@ -138,6 +138,9 @@ type jsonRef struct {
 	Fragment string `json:"fragment,omitempty"`
 	Tag      string `json:"tag,omitempty"`
 	Attr     string `json:"attr,omitempty"`
+	// CarriedFrom: the link was past the cut of a page read in part, kept
+	// from the page's last full copy of then (Line is a line of it).
+	CarriedFrom *time.Time `json:"carried_from,omitempty"`
 }
 
 type jsonChanges struct {
@@ -263,7 +266,7 @@ func (r *Report) jsonRefs(refs []Referrer) []jsonRef {
 	out := make([]jsonRef, len(refs))
 	for i, ref := range refs {
 		file, _ := r.File(ref.Page)
-		out[i] = jsonRef{Page: ref.Page, Line: ref.Line, File: file, Fragment: ref.Fragment, Tag: ref.Tag, Attr: ref.Attr}
+		out[i] = jsonRef{Page: ref.Page, Line: ref.Line, File: file, Fragment: ref.Fragment, Tag: ref.Tag, Attr: ref.Attr, CarriedFrom: jsonTime(ref.CarriedFrom)}
 	}
 	return out
 }

@@ -121,7 +121,7 @@ func writeJUnit(w io.Writer, r *Report) error {
 			var b strings.Builder
 			b.WriteString(m.Link() + "\nlinked from:\n")
 			for _, ref := range m.Referrers {
-				fmt.Fprintf(&b, "  %s:%d\n", r.Location(ref.Page), ref.Line)
+				fmt.Fprintf(&b, "  %s:%d%s\n", r.Location(ref.Page), ref.Line, ref.Carried())
 			}
 			suite.Cases = append(suite.Cases, junitCase{
 				Name: r.Location(m.URL) + "#" + m.Fragment, Classname: class, Time: "0",
@@ -170,7 +170,7 @@ func (r *Report) plainDetails(e Entry) string {
 	}
 	b.WriteString("linked from:\n")
 	for _, ref := range e.Referrers {
-		fmt.Fprintf(&b, "  %s:%d\n", r.Location(ref.Page), ref.Line)
+		fmt.Fprintf(&b, "  %s:%d%s\n", r.Location(ref.Page), ref.Line, ref.Carried())
 	}
 	return b.String()
 }

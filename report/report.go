@@ -182,6 +182,24 @@ type Referrer struct {
 	Fragment string
 	Tag      string
 	Attr     string
+	// CarriedFrom is set for a link of a page cut short this pass that was
+	// not in the part read but in the page's last full copy, read then
+	// (store.URLRecord.Carried): Line is a line of that copy.
+	CarriedFrom time.Time
+}
+
+// carriedNote says where a carried link (Referrer.CarriedFrom) comes from.
+func carriedNote(from time.Time) string {
+	return "past the cut, carried from its last full copy of " + from.Format("2006-01-02")
+}
+
+// Carried is " (" + carriedNote + ")" for a carried link, "" for a link
+// read this pass: what a format that names one referrer at a time adds.
+func (ref Referrer) Carried() string {
+	if ref.CarriedFrom.IsZero() {
+		return ""
+	}
+	return " (" + carriedNote(ref.CarriedFrom) + ")"
 }
 
 func stylesheet(contentType string) bool {
@@ -317,7 +335,8 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	}
 	err = src.PageLinks(passID, func(page *store.URLRecord, links []store.Link) error {
 		s.Links += len(links)
-		for _, l := range links {
+		carried := len(links) - min(page.Carried, len(links))
+		for i, l := range links {
 			if len(unlinked) > 0 && l.URL != page.URL {
 				delete(unlinked, l.URL)
 			}
@@ -327,6 +346,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 				continue
 			}
 			ref := Referrer{Page: page.URL, Line: l.Line, Fragment: l.Fragment, Tag: l.Tag, Attr: l.Attr}
+			if i >= carried {
+				ref.CarriedFrom = page.CarriedFrom
+			}
 			if e != nil {
 				e.Referrers = append(e.Referrers, ref)
 			}

@@ -163,7 +163,7 @@ func writeSARIF(w io.Writer, r *Report) error {
 			continue
 		}
 		for _, ref := range e.Referrers {
-			res.Message.Text = r.findingText(e, ref.Fragment)
+			res.Message.Text = r.findingText(e, ref.Fragment) + ref.Carried()
 			res.Locations = []sarifLocation{{PhysicalLocation: sarifPhysical{
 				ArtifactLocation: r.sarifArtifact(ref.Page),
 				Region:           &sarifRegion{StartLine: max(ref.Line, 1)},

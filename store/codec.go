@@ -25,6 +25,7 @@ const (
 	recordUnchangedTag = 4 // URLRecord.Unchanged, a flag
 	recordAwaitsTag    = 5 // URLRecord.Awaits
 	recordCutTag       = 6 // URLRecord.Cut, one byte
+	recordCarriedTag   = 7 // URLRecord.Carried and CarriedFrom
 	// Optional fields follow a task's fixed part the same way.
 	taskRunTag    = 1 // Task.Run
 	taskPublicTag = 2 // Task.Public, a flag
@@ -273,6 +274,13 @@ func appendRecord(buf []byte, r *URLRecord) ([]byte, error) {
 		e.byte(recordCutTag)
 		e.byte(byte(r.Cut))
 	}
+	if r.Carried != 0 {
+		e.byte(recordCarriedTag)
+		e.uvarint(uint64(r.Carried))
+		if err := e.time(r.CarriedFrom); err != nil {
+			return buf, err
+		}
+	}
 	return e.bytes(), nil
 }
 
@@ -345,6 +353,13 @@ func decodeRecord(url string, v []byte, r *URLRecord) error {
 			r.Awaits = d.str()
 		case recordCutTag:
 			r.Cut = Cut(d.byte())
+		case recordCarriedTag:
+			n := d.uvarint()
+			if n > math.MaxInt32 {
+				d.fail(errOverflow)
+			}
+			r.Carried = int(n)
+			r.CarriedFrom = d.time()
 		default:
 			d.fail(errFormat)
 		}

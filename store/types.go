@@ -151,6 +151,12 @@ type URLRecord struct {
 	// cut were never checked; zero for a page read whole. The report counts
 	// and lists these pages, as it does quota skips.
 	Cut Cut `json:"cut,omitempty"`
+	// Carried counts the links at the end of a cut page's stored list that
+	// were not in the part read but in its last full copy, read at
+	// CarriedFrom: they may be past the cut, so they are kept and checked
+	// as a ghost page's are, rather than called no longer linked.
+	Carried     int       `json:"carried,omitempty"`
+	CarriedFrom time.Time `json:"carried_from,omitzero"`
 }
 
 // Cut says where a page was cut short; the reasons combine.

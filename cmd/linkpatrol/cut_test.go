@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -108,4 +109,50 @@ func TestCutPageIsCountedAndListed(t *testing.T) {
 			t.Errorf("summary.cut %d, cut_pages %+v; want / cut at the links bound", rep.Summary.Cut, rep.CutPages)
 		}
 	})
+}
+
+// A page that grows past --max-size still links to what its last full copy
+// linked to past the cut: those links are carried, checked and reported as
+// such, never "no longer linked" — a broken one still fails the night
+// (qa4 F17). Read whole again, the page says what it really links to.
+func TestCutPageCarriesLinksPastTheCut(t *testing.T) {
+	t.Parallel()
+	dir := tree(t, map[string]string{"site/ok.html": "<p>ok</p>"})
+	site := filepath.Join(dir, "site")
+	index := filepath.Join(site, "index.html")
+	db := filepath.Join(t.TempDir(), "lp.db")
+	night := func(paragraphs int, tail string) result {
+		t.Helper()
+		padding := strings.Repeat("<p>"+strings.Repeat("lorem ipsum ", 80)+"</p>\n", paragraphs) // about 1 KB each
+		if err := os.WriteFile(index, []byte("<a href=\"ok.html\">ok</a>\n"+padding+tail), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return runInProcess(t, "check", "--db", db, "--max-size", "8KiB", site)
+	}
+	const gone = "<a href=\"missing.html\">gone</a>\n"
+	if r := night(2, gone); r.code != exitProblems {
+		t.Fatalf("night 1 (read whole): exit %d, want %d\n%s%s", r.code, exitProblems, r.stdout, r.stderr)
+	}
+	r := night(20, gone) // grown past --max-size, the link still there
+	flat := strings.Join(strings.Fields(r.stdout), " ")
+	if r.code != exitProblems {
+		t.Errorf("night 2 (cut, link still on the page): exit %d, want %d\n%s%s", r.code, exitProblems, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"missing.html", "index.html:4 (past the cut, carried from its last full copy of",
+		"1 link not in the part read carried from its last full copy", "0 new problems, 1 still there"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("night 2 lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "No longer linked") {
+		t.Errorf("night 2 calls a link past the cut no longer linked:\n%s", r.stdout)
+	}
+	r = night(20, gone) // cut again: carried from the same full copy
+	if r.code != exitProblems || !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), "(past the cut, carried from its last full copy of") {
+		t.Errorf("night 3 (cut again): exit %d, want %d with the link carried\n%s%s", r.code, exitProblems, r.stdout, r.stderr)
+	}
+	r = night(2, "") // read whole again, the link removed
+	if r.code != exitOK || !strings.Contains(r.stdout, "No longer linked") {
+		t.Errorf("night 4 (read whole, link removed): exit %d, want %d and missing.html no longer linked\n%s%s", r.code, exitOK, r.stdout, r.stderr)
+	}
 }
