@@ -138,8 +138,9 @@ func (r *Report) HeldBack() string {
 		parts = append(parts, fmt.Sprintf("%s not checked because a host's quota for the pass was used up", plural(s.Quota, "URL", "URLs")))
 	}
 	if s.Cut > 0 {
-		their := map[bool]string{true: "its", false: "their"}[s.Cut == 1]
-		parts = append(parts, fmt.Sprintf("%s cut short, %s links past the cut not checked", plural(s.Cut, "page", "pages"), their))
+		// "may": links carried from a page's last full copy were checked,
+		// but whatever is new past the cut was not.
+		parts = append(parts, fmt.Sprintf("%s read only in part (cut short), so links past the cut may not have been checked", plural(s.Cut, "page", "pages")))
 	}
 	if len(parts) == 0 {
 		return ""

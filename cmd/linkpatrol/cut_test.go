@@ -58,7 +58,7 @@ func TestCutPageIsCountedAndListed(t *testing.T) {
 		if r.code != exitHeldBack {
 			t.Errorf("exit %d, want %d (a cut page leaves links unchecked)\n%s%s", r.code, exitHeldBack, r.stdout, r.stderr)
 		}
-		if !strings.HasPrefix(r.stdout, "PARTLY CHECKED: 1 page cut short") {
+		if !strings.HasPrefix(r.stdout, "PARTLY CHECKED: 1 page read only in part") {
 			t.Errorf("the first line does not say the pass was cut:\n%s", r.stdout)
 		}
 		for _, want := range []string{"(1 cut short: links past the cut not checked, listed below)",
