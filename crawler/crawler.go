@@ -23,7 +23,8 @@ import (
 type Store interface {
 	Get(url string) (store.URLRecord, bool, error)
 	Links(page string) ([]store.Link, error)
-	Commit(passID uint64, results []store.Result) error
+	// CommitHosts commits results and the hosts' state in one transaction.
+	CommitHosts(passID uint64, results []store.Result, hosts map[string][]byte) error
 	PutHostStates(states map[string][]byte) error
 	ForEachHostState(fn func(host string, v []byte) error) error
 
@@ -66,7 +67,7 @@ const (
 // Config holds the settings of one pass. The zero value of a field means
 // its default.
 type Config struct {
-	Concurrency   int           // workers in total; default DefaultConcurrency
+	Concurrency   int           // requests in flight in total; default DefaultConcurrency (the pool has a few more workers: see Workers)
 	PerHost       int           // requests in flight to one host; default DefaultPerHost, at most Concurrency
 	Timeout       time.Duration // soft timeout of one request; the whole task gets twice this; default DefaultTimeout
 	Grace         time.Duration // how long in-flight tasks may finish after a stop; default 2s
@@ -179,6 +180,9 @@ type Crawler struct {
 	// owns the pass's claims; looped closes when the dispatcher is gone.
 	claimReqs chan claimReq
 	looped    chan struct{}
+	// frees take to the dispatcher the host of a task whose requests are
+	// done (see freeSlot).
+	frees chan string
 	// frontier is the running pass's Config.Frontier (or a Local one).
 	frontier Frontier
 	// dns holds, by host name, nil for a name that resolved and the error
@@ -187,6 +191,10 @@ type Crawler struct {
 	// resolved holds what came of the references pages write.
 	resolved resolvedCache
 	readers  readerPool
+	pageBufs bufPool
+	// unsaved is the host state a failed commit took and did not write,
+	// for the next save (see changedHostStates).
+	unsaved map[string][]byte
 	// damaged is set by the first read that found the database damaged;
 	// the run then ends with that one error (see readFailed).
 	damaged *fatal
@@ -285,14 +293,14 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 	g, gctx := errgroup.WithContext(context.WithoutCancel(ctx))
 	// Unbuffered: what a kill loses is what is not committed, and each
 	// buffer here would add to it. With them, that is the tasks in the
-	// workers' hands (at most Concurrency, each fetching or waiting to hand
+	// workers' hands (at most Workers(Concurrency), each fetching, parsing or waiting to hand
 	// its outcome over) and the writer's one batch; while that batch
 	// commits, the dispatcher waits for it.
 	tasks := make(chan task)
 	outcomes := make(chan outcome)
 	writes := make(chan store.Result)
 
-	c.claimReqs, c.looped = make(chan claimReq), make(chan struct{})
+	c.claimReqs, c.looped, c.frees = make(chan claimReq), make(chan struct{}), make(chan string)
 	c.frontier = c.cfg.Frontier
 	if c.frontier == nil {
 		c.frontier = Local()
@@ -318,7 +326,7 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 			return nil
 		})
 	}
-	for range c.cfg.Concurrency {
+	for range Workers(c.cfg.Concurrency) {
 		g.Go(func() error {
 			for t := range tasks {
 				var o outcome
@@ -429,12 +437,15 @@ func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.
 			return nil
 		}
 		queued = 0
-		if err := c.store.Commit(passID, batch); err != nil {
-			return err // the store names the batch and the file
-		}
-		// A pause a host asked for must survive a crash, not just a stop.
-		if err := c.saveHostState(); err != nil {
+		// A pause a host asked for must survive a crash, not just a stop:
+		// the hosts' state is committed with the results.
+		hosts, err := c.changedHostStates()
+		if err != nil {
 			return fmt.Errorf("save host state: %w", err)
+		}
+		if err := c.store.CommitHosts(passID, batch, hosts); err != nil {
+			c.unsaved = hosts
+			return err // the store names the batch and the file
 		}
 		clear(batch)
 		batch = batch[:0]

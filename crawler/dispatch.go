@@ -43,6 +43,9 @@ type task struct {
 	// is the task's first request now (see Crawler.upgrade).
 	upgradeNext bool
 	notBefore   time.Time // while delayed (see dispatcher.delay)
+	// freed: its requests are done and it gave back its request slot; it
+	// holds only a worker until its outcome comes back (see freeSlot).
+	freed bool
 }
 
 // target is a URL a page links to, already decided by the rules.
@@ -97,13 +100,16 @@ type outcome struct {
 }
 
 type hostQueue struct {
-	name      string
-	tasks     []queued
-	inflight  int
-	inRing    bool
-	notBefore time.Time // the throttle said wait until then
-	robots    robotsState
-	own       bool // a host of the site: a start host, or one the rules parse
+	name     string
+	tasks    []queued
+	inflight int // tasks and probes of the host on workers
+	// requesting are those of inflight that may still send a request:
+	// what PerHost bounds (see freeSlot).
+	requesting int
+	inRing     bool
+	notBefore  time.Time // the throttle said wait until then
+	robots     robotsState
+	own        bool // a host of the site: a start host, or one the rules parse
 }
 
 type robotsState uint8
@@ -134,7 +140,8 @@ type dispatcher struct {
 	waiting    []*hostQueue // hosts the throttle asked to wait, until their notBefore
 	staged     *task        // holds a permit, handed to the next free worker
 	queued     int
-	inflight   int
+	inflight   int // tasks on workers, probes aside
+	requesting int // of inflight, those that may still send a request: what Concurrency bounds
 	wake       *time.Timer
 	wakeAt     time.Time
 	// sitemapURLs are the URLs taken from sitemaps in this pass, at most
@@ -207,7 +214,7 @@ func (d *dispatcher) enqueue(t task) {
 }
 
 func (d *dispatcher) schedule(q *hostQueue) {
-	if !q.inRing && len(q.tasks) > 0 && q.inflight < d.c.cfg.PerHost && q.robots != robotsLoading && q.notBefore.IsZero() {
+	if !q.inRing && len(q.tasks) > 0 && q.requesting < d.c.cfg.PerHost && q.robots != robotsLoading && q.notBefore.IsZero() {
 		q.inRing = true
 		d.ring = append(d.ring, q)
 	}
@@ -248,7 +255,7 @@ func (d *dispatcher) stage() []store.Result {
 		if d.c.cfg.Throttle == nil || t.fresh || q.name == "" {
 			// A reuse sends no request and a file is read from disk: neither
 			// costs a host anything.
-			if d.inflight >= d.c.cfg.Concurrency {
+			if d.busy() {
 				break
 			}
 			d.take(q, t)
@@ -284,7 +291,7 @@ func (d *dispatcher) stage() []store.Result {
 				d.startProbe(q, probe)
 				continue
 			}
-		} else if d.inflight >= d.c.cfg.Concurrency {
+		} else if d.busy() {
 			break
 		} else if d.thirdFull(q) {
 			d.parkForSlot(q)
@@ -340,16 +347,25 @@ func (d *dispatcher) noteDeferred(until time.Time, n int) {
 	}
 }
 
+// busy says whether no task may start now: Concurrency of them may still
+// send requests, or every worker is taken.
+func (d *dispatcher) busy() bool {
+	return d.requesting >= d.c.cfg.Concurrency || d.inflight >= Workers(d.c.cfg.Concurrency)
+}
+
 // take moves the task at the head of q to the staged slot and rotates the ring.
 func (d *dispatcher) take(q *hostQueue, t task) {
 	q.inflight++
+	q.requesting++
 	d.inflight++
+	d.requesting++
 	t.third = !q.own && !t.fresh
 	if t.third {
 		d.third++
 	}
 	d.pop(q)
 	withURL(&t)
+	t.freed = false // a task handed back once is sending again
 	d.staged = &t
 	d.c.stats.inflight.Store(int64(d.inflight))
 }
@@ -363,6 +379,17 @@ func (d *dispatcher) pop(q *hostQueue) {
 	q.inRing = false
 	d.schedule(q)
 	d.c.stats.queued.Store(int64(d.queued))
+}
+
+// free gives back the request slot of a task of host whose requests are
+// done (see freeSlot): the next task may send its request while this one
+// is parsed. The task stays on its worker, and in inflight, until its
+// outcome comes back.
+func (d *dispatcher) free(host string) {
+	q := d.hosts[host]
+	q.requesting--
+	d.requesting--
+	d.schedule(q)
 }
 
 // park takes q out of the ring until the throttle lets it go again.
@@ -436,6 +463,9 @@ func (d *dispatcher) unpark(all bool) {
 func (d *dispatcher) finish(t task) {
 	q := d.hosts[t.host]
 	q.inflight--
+	if !t.freed {
+		q.requesting--
+	}
 	switch {
 	case t.robots != "":
 		q.robots = robotsUnknown // known now, or to be fetched again after a stop
@@ -447,6 +477,9 @@ func (d *dispatcher) finish(t task) {
 		fallthrough
 	default:
 		d.inflight--
+		if !t.freed {
+			d.requesting--
+		}
 	}
 	d.c.stats.inflight.Store(int64(d.inflight))
 	if len(q.tasks) == 0 && q.inflight == 0 && q.notBefore.IsZero() {
@@ -538,6 +571,8 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 			}
 		case r := <-claimReqs:
 			r.reply <- d.seen.claim(r.url)
+		case host := <-d.c.frees:
+			d.free(host)
 		case batch := <-incoming:
 			if done != nil {
 				done = nil

@@ -75,10 +75,10 @@ func (r *relay) check() {
 	close(r.done)
 }
 
-// Commit is the node's store: it commits, then hands what the results
+// CommitHosts is the node's store: it commits, then hands what the results
 // forward to the hosts' owners.
-func (n *relayNode) Commit(passID uint64, results []store.Result) error {
-	if err := n.DB.Commit(passID, results); err != nil {
+func (n *relayNode) CommitHosts(passID uint64, results []store.Result, hosts map[string][]byte) error {
+	if err := n.DB.CommitHosts(passID, results, hosts); err != nil {
 		return err
 	}
 	r := n.r

@@ -93,10 +93,22 @@ type hostWrites struct {
 }
 
 func (h *hostWrites) PutHostStates(states map[string][]byte) error {
+	h.record(states)
+	return h.DB.PutHostStates(states)
+}
+
+func (h *hostWrites) CommitHosts(passID uint64, results []store.Result, states map[string][]byte) error {
+	h.record(states)
+	return h.DB.CommitHosts(passID, results, states)
+}
+
+func (h *hostWrites) record(states map[string][]byte) {
+	if len(states) == 0 {
+		return
+	}
 	h.mu.Lock()
 	h.writes = append(h.writes, slices.Sorted(maps.Keys(states)))
 	h.mu.Unlock()
-	return h.DB.PutHostStates(states)
 }
 
 // Per-host state is saved only for hosts whose state changed, all in one

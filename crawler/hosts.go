@@ -78,6 +78,7 @@ func (d *dispatcher) startProbe(q *hostQueue, probe task) {
 	d.ring = d.ring[1:]
 	q.inRing = false
 	q.inflight++
+	q.requesting++
 	d.probing++
 	d.probe = &probe
 }

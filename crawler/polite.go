@@ -395,25 +395,46 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 // saveHostState writes the per-host state (pauses, backoff, quota used,
-// robots.txt) that changed since it last did, in one transaction, so that
-// a restart never hits a paused host early.
+// robots.txt) that changed since it was last saved, in one transaction, so
+// that a restart never hits a paused host early. Each commit saves it too.
 func (c *Crawler) saveHostState() error {
+	states, err := c.changedHostStates()
+	if err != nil {
+		return err
+	}
+	if err := c.store.PutHostStates(states); err != nil {
+		c.unsaved = states
+		return err
+	}
+	return nil
+}
+
+// changedHostStates is the state of the hosts whose state changed since it
+// was last taken, with what a failed save left unsaved; nil when there is
+// none. The caller saves it or leaves it in c.unsaved. Only the writer
+// calls it while a pass runs, and run after that.
+func (c *Crawler) changedHostStates() (map[string][]byte, error) {
 	if c.cfg.Throttle == nil {
-		return nil
+		return nil, nil
 	}
 	changed := c.cfg.Throttle.Changed()
-	states := make(map[string][]byte, len(changed))
+	states := c.unsaved
+	c.unsaved = nil
+	if states == nil && len(changed) > 0 {
+		states = make(map[string][]byte, len(changed))
+	}
 	for _, h := range changed {
 		if h == "" {
 			continue
 		}
 		b, err := c.cfg.Throttle.ExportState(h)
 		if err != nil {
-			return err
+			c.unsaved = states
+			return nil, err
 		}
 		states[h] = b
 	}
-	return c.store.PutHostStates(states)
+	return states, nil
 }
 
 // loadHostState restores what saveHostState wrote. A resumed pass may
@@ -444,7 +465,7 @@ func (c *Crawler) loadHostState(passID uint64, resumed bool) error {
 		return err
 	}
 	if resumed {
-		c.cfg.Throttle.Resume(c.cfg.BatchSize + c.cfg.Concurrency + 1)
+		c.cfg.Throttle.Resume(c.cfg.BatchSize + Workers(c.cfg.Concurrency) + 1)
 	}
 	return c.store.PutHostStates(expired)
 }

@@ -101,6 +101,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 		c.handBack(&f, &o)
 		return o
 	}
+	c.freeSlot(&o)
 	rec := c.fetchedRecord(pass, t, f, now)
 	if f.local && f.finalURL != t.URL && rec.Verdict == store.VerdictOK {
 		// A directory linked without its slash: a static host answers
@@ -181,6 +182,29 @@ func (c *Crawler) upgrade(ctx context.Context, t task, first string, f *fetched,
 		f.hop = h
 	}
 	return false
+}
+
+// Workers is how many tasks a pass with concurrency requests in flight
+// holds at once: what a kill may lose besides the batch being committed.
+// The few workers beyond concurrency parse pages: a task gives its request
+// slot back once its last request is answered (freeSlot), and the next
+// task's request goes out while it is parsed. Before, a worker held its
+// slot through the parse, and fewer than concurrency requests were in
+// flight whenever a page was parsed.
+func Workers(concurrency int) int {
+	return concurrency + max(2, concurrency/8)
+}
+
+// freeSlot tells the dispatcher that o's task sends no more requests, so
+// that another task may send one while this one is parsed. Only a task
+// whose next step is its result does: a redirect's chain and a sitemap
+// keep their slot to the end.
+func (c *Crawler) freeSlot(o *outcome) {
+	select {
+	case c.frees <- o.task.host:
+		o.task.freed = true
+	case <-c.looped:
+	}
 }
 
 // readAgain says whether a URL this task only checks was read by the last

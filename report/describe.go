@@ -225,6 +225,18 @@ func (r *Report) Counts() string {
 	if s.Quota > 0 {
 		fmt.Fprintf(&b, " (%d not checked: a host's quota for the pass was used up)", s.Quota)
 	}
+	if s.Robots > 0 {
+		fmt.Fprintf(&b, " (%d on the site's own hosts, which their robots.txt disallows, listed below; --ignore-robots checks them)", s.Robots)
+	}
+	if rest := s.Skipped - s.Traps - s.Quota - s.Robots; rest > 0 && !r.Options.All {
+		// Without a word, "4 skipped" beside "Skipped (2)" reads as two
+		// lost: the rest are skipped as asked, and listed only with --all.
+		more := ""
+		if rest < s.Skipped {
+			more = " more"
+		}
+		fmt.Fprintf(&b, " (%d%s by a rule, --exclude, --offline or another host's robots.txt; --all lists them)", rest, more)
+	}
 	if r.checksFragments() {
 		fmt.Fprintf(&b, "; %s", plural(s.MissingFragments, "missing fragment", "missing fragments"))
 	}
@@ -433,8 +445,15 @@ func (r *Report) note(e Entry) string {
 	if len(e.Referrers) == 0 && strings.HasPrefix(e.Record.Note, store.RedirectNote) {
 		return ""
 	}
+	if r.ownRobots(&e.Record) {
+		return strings.TrimPrefix(e.Record.Note+"; "+RobotsAdvice, "; ")
+	}
 	return e.Record.Note
 }
+
+// RobotsAdvice says what would let a URL of the site that its robots.txt
+// disallows be checked.
+const RobotsAdvice = "--ignore-robots checks the site's own hosts anyway (never other hosts)"
 
 // noReferrers explains an entry that no stored page links to.
 func (r *Report) noReferrers(e Entry) string {

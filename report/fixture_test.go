@@ -182,6 +182,25 @@ func carriedHistory() []fixturePass {
 	return h
 }
 
+// robotsHistory is one complete pass with nothing broken, but two URLs of
+// the site's own host that its robots.txt disallows, one URL of another
+// host that its robots.txt disallows, and one that --exclude skips.
+func robotsHistory() []fixturePass {
+	const site = "https://example.com/"
+	robots := func(u string) store.Result {
+		return target(store.URLRecord{URL: u, Action: "check", Verdict: store.VerdictSkipped, Error: "robots", Note: "skipped: robots.txt disallows it", FirstSeen: night2})
+	}
+	return []fixturePass{{
+		pass: store.Pass{StartURLs: []string{site}, State: store.PassComplete, Started: night2, Finished: night2.Add(time.Minute), Elapsed: time.Minute},
+		results: []store.Result{
+			page(site, link(site+"ok", 2), link(site+"sub/a", 3), link(site+"sub/b", 4), link("https://other.example/private", 5), link("https://twitter.com/someone", 6)),
+			target(store.URLRecord{URL: site + "ok", Verdict: store.VerdictOK, Status: 200, LastGood: night2}),
+			robots(site + "sub/a"), robots(site + "sub/b"), robots("https://other.example/private"),
+			target(store.URLRecord{URL: "https://twitter.com/someone", Action: "skip", Verdict: store.VerdictSkipped, Note: "skipped: --exclude twitter"}),
+		},
+	}}
+}
+
 // loopHistory is one pass over a site with redirects whose targets no page
 // links to: a loop /loop1 -> /loop2 -> /loop1, a redirect to a missing page,
 // and a redirect to a missing page that a page also links to.

@@ -21,6 +21,7 @@ func goldenCases(t *testing.T) []struct {
 	loop := fillStore(t, loopHistory())
 	cut := fillStore(t, cutHistory())
 	carried := fillStore(t, carriedHistory())
+	robots := fillStore(t, robotsHistory())
 	return []struct {
 		name string
 		r    *Report
@@ -31,6 +32,7 @@ func goldenCases(t *testing.T) []struct {
 		{"redirects", build(t, loop, 1, Options{})},
 		{"cut", build(t, cut, 1, Options{BaseDir: "/work"})},
 		{"carried", build(t, carried, 1, Options{BaseDir: "/work"})},
+		{"robots", build(t, robots, 1, Options{})},
 	}
 }
 

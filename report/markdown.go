@@ -105,6 +105,7 @@ func (r *Report) markdownRow(b *bufio.Writer, n int, e Entry) {
 	if note := r.note(e); note != "" {
 		problem += "<br>" + mdText(note)
 	}
+	problem = strings.TrimPrefix(problem, "<br>") // a skipped URL has no problem before its note
 	fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", n, target, problem, mdText(r.Since(rec)), r.markdownRefs(e.Referrers, r.noReferrers(e)))
 }
 

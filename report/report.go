@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -96,8 +97,9 @@ type Report struct {
 	// oldest first; empty when the Source cannot list passes.
 	Trend []TrendPoint
 
-	baseDir  string
-	linkBase string // directory of the file the report is written to; see WrittenTo
+	startHosts map[string]bool // see ownSite
+	baseDir    string
+	linkBase   string // directory of the file the report is written to; see WrittenTo
 }
 
 // Summary counts the whole pass, whatever Options hides.
@@ -113,6 +115,7 @@ type Summary struct {
 	Skipped      int
 	Traps        int // of Skipped, pages held back as suspected spider traps
 	Quota        int // of Skipped, URLs not checked because a host's quota for the pass was used up
+	Robots       int // of Skipped, URLs of the start URLs' hosts that their robots.txt disallows
 	Cut          int // of Pages, those read only in part; len(Report.Cut)
 	Suppressed   int // problems hidden by ReportAfter
 	// Reused counts results carried over from an earlier pass without a
@@ -235,7 +238,12 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	}
 	// Missing fragments found by the check stay in every later report.
 	opt.CheckFragments = opt.CheckFragments || pass.CheckFragments
-	r := &Report{Pass: pass, Options: opt, baseDir: opt.BaseDir}
+	r := &Report{Pass: pass, Options: opt, baseDir: opt.BaseDir, startHosts: make(map[string]bool, len(pass.StartURLs))}
+	for _, s := range pass.StartURLs {
+		if h := hostOf(s); h != "" {
+			r.startHosts[h] = true
+		}
+	}
 	if len(pass.Dirs()) > 0 && r.baseDir == "" {
 		if r.baseDir, err = os.Getwd(); err != nil {
 			return nil, fmt.Errorf("working directory for file paths: %w", err)
@@ -300,6 +308,10 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 				s.Traps++
 			case "quota":
 				s.Quota++
+			case "robots":
+				if r.ownSite(rec.URL) {
+					s.Robots++
+				}
 			}
 		}
 		if !opt.OnlyNew && permanentlyMoved(rec) {
@@ -515,7 +527,29 @@ func (r *Report) wanted(rec *store.URLRecord, change Change) bool {
 	// A page held back as a suspected spider trap is listed even so: it is
 	// part of the site that was not checked, and the entry says which
 	// setting would let it through.
-	return r.Options.All || rec.Verdict.Problem() || rec.Error == "trap"
+	// So is a URL of the site's own hosts that its robots.txt disallows.
+	return r.Options.All || rec.Verdict.Problem() || rec.Error == "trap" || r.ownRobots(rec)
+}
+
+// ownRobots says whether rec is a URL of the start URLs' hosts that their
+// robots.txt kept the pass from checking: part of the site not checked,
+// which --ignore-robots lets through (it never does for other hosts).
+func (r *Report) ownRobots(rec *store.URLRecord) bool {
+	return rec.Verdict == store.VerdictSkipped && rec.Error == "robots" && r.ownSite(rec.URL)
+}
+
+// ownSite says whether u is on the host of a start URL.
+func (r *Report) ownSite(u string) bool {
+	return r.startHosts[hostOf(u)]
+}
+
+// hostOf is the host (and port) of an http(s) URL, or "".
+func hostOf(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") {
+		return ""
+	}
+	return pu.Host
 }
 
 // change compares rec with the previous complete pass. Without one, every

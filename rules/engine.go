@@ -244,6 +244,17 @@ func New(cfg Config) (*Engine, error) {
 			_ = e.addStart(r)
 		}
 	}
+	for i, h := range e.headers {
+		if h.Host == "" || h.Cleartext {
+			continue
+		}
+		u := &url.URL{Scheme: "http", Host: h.Host}
+		if e.origins["http://"+u.Host] && !e.origins["https://"+u.Host] {
+			return nil, itemErr(fmt.Sprintf("--header %q", h.Host+"="+h.Name), fmt.Errorf(
+				"%s is a start host over http, and HOST=NAME: VALUE goes over https only, so it would never be sent: write %q for the start hosts, or http://%s=%s: ... to send it over plain http",
+				h.Host, h.Name+": ...", h.Host, h.Name), "header", i)
+		}
+	}
 	for i, h := range cfg.Hosts {
 		c, err := compileHostRule(h, i+1)
 		if err != nil {
@@ -521,17 +532,30 @@ func (e *Engine) decide(u *url.URL, steps *[]Step) Decision {
 const Offline = "--offline (another host)"
 
 // HeaderFlag is one -H of the command line: Name: Value, for the start
-// origins when Host is "", else for https://Host.
+// origins when Host is "", else for https://Host, and for http://Host too
+// when Cleartext (written "http://HOST=Name: value"): like a rule's
+// credentials, a header for another host goes over plain http only when
+// asked to.
 type HeaderFlag struct {
 	Host, Name, Value string
+	Cleartext         bool
 	env               string // the variables Value was read from, for redaction
 }
 
-// ParseHeaderFlag reads "Name: value" or "HOST=Name: value".
+// ParseHeaderFlag reads "Name: value", "HOST=Name: value" or
+// "http://HOST=Name: value" ("https://HOST=" is HOST=).
 func ParseHeaderFlag(s string) (HeaderFlag, error) {
 	var h HeaderFlag
 	if host, rest, ok := strings.Cut(s, "="); ok && !strings.ContainsAny(host, " \t") && !strings.Contains(host, ": ") && strings.Contains(rest, ":") {
 		h.Host, s = strings.ToLower(host), rest
+		if after, ok := strings.CutPrefix(h.Host, "http://"); ok {
+			h.Host, h.Cleartext = after, true
+		} else {
+			h.Host = strings.TrimPrefix(h.Host, "https://")
+		}
+		if h.Host == "" || strings.ContainsAny(h.Host, "/?#") {
+			return HeaderFlag{}, fmt.Errorf("%q: want a host (and port) before =, as in example.com=NAME: VALUE or http://127.0.0.1:8080=NAME: VALUE", host)
+		}
 	}
 	name, value, ok := strings.Cut(s, ":")
 	if !ok || !httpguts.ValidHeaderFieldName(name) {
@@ -539,6 +563,38 @@ func ParseHeaderFlag(s string) (HeaderFlag, error) {
 	}
 	h.Name, h.Value = http.CanonicalHeaderKey(name), strings.TrimSpace(value)
 	return h, nil
+}
+
+// names says whether h, a header for another host, names c's host.
+func (h HeaderFlag) names(c *url.URL) bool {
+	return h.Host == c.Host || h.Host == c.Hostname()
+}
+
+func (h HeaderFlag) sendsOver(scheme string) bool {
+	return scheme == "https" || (h.Cleartext && scheme == "http")
+}
+
+// Withheld are the -H headers for another host that name u's host but are
+// not sent to u, because u is plain http and they go over https only: a
+// check says so rather than leave a 401 unexplained (qa4 F16).
+func (e *Engine) Withheld(u *url.URL) []HeaderFlag {
+	var out []HeaderFlag
+	for _, h := range e.headers {
+		if h.Host != "" && !h.sendsOver(u.Scheme) && h.names(u) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// WithholdsAny says whether Withheld can be non-empty for some URL.
+func (e *Engine) WithholdsAny() bool {
+	for _, h := range e.headers {
+		if h.Host != "" && !h.Cleartext {
+			return true
+		}
+	}
+	return false
 }
 
 // withHeaders is p with the -H headers meant for c's origin; a header of
@@ -550,7 +606,7 @@ func (e *Engine) withHeaders(p *Policy, c *url.URL) *Policy {
 		if h.Host == "" && !e.origins[c.Scheme+"://"+c.Host] {
 			continue
 		}
-		if h.Host != "" && (c.Scheme != "https" || (h.Host != c.Host && h.Host != c.Hostname())) {
+		if h.Host != "" && (!h.sendsOver(c.Scheme) || !h.names(c)) {
 			continue
 		}
 		if q == nil {

@@ -300,10 +300,67 @@ func TestHeaderFlags(t *testing.T) {
 	if _, err := New(Config{Headers: []HeaderFlag{{Name: "X-Key", Value: "${NOPE_UNSET}"}}, LookupEnv: func(string) (string, bool) { return "", false }}); err == nil {
 		t.Error("unset ${NOPE_UNSET}: no error")
 	}
-	for _, bad := range []string{"no colon", "Bad Name: x"} {
+	for _, bad := range []string{"no colon", "Bad Name: x", "http://=X: y", "http://a.example/path=X: y"} {
 		if _, err := ParseHeaderFlag(bad); err == nil {
 			t.Errorf("ParseHeaderFlag(%q): no error", bad)
 		}
+	}
+}
+
+// A -H for another host goes over plain http only when written
+// http://HOST=; otherwise Withheld names it for each http URL of the host,
+// so a check can say it was never sent, and one naming a start host that
+// is only reached over http is refused: it could never be sent (qa4 F16).
+func TestHeaderFlagsOverHTTP(t *testing.T) {
+	t.Parallel()
+	parse := func(s string) HeaderFlag {
+		h, err := ParseHeaderFlag(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	plain, clear, tls := parse("127.0.0.1:9090=X-Secret: s3"), parse("http://127.0.0.1:9191=X-Clear: c"), parse("https://api.example=X-Api: k")
+	if !clear.Cleartext || clear.Host != "127.0.0.1:9191" || plain.Cleartext || tls.Cleartext || tls.Host != "api.example" {
+		t.Fatalf("parsed %+v, %+v, %+v", plain, clear, tls)
+	}
+	e, err := New(Config{Start: []string{"http://127.0.0.1:8080/"}, Headers: []HeaderFlag{plain, clear, tls}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		url, sent, withheld string
+	}{
+		{"http://127.0.0.1:9090/landing", "", "X-Secret"},
+		{"https://127.0.0.1:9090/landing", "X-Secret", ""},
+		{"http://127.0.0.1:9191/", "X-Clear", ""},
+		{"https://127.0.0.1:9191/", "X-Clear", ""},
+		{"http://api.example/", "", "X-Api"},
+		{"http://other.example/", "", ""},
+		{"http://127.0.0.1:8080/", "", ""},
+	} {
+		u := mustParse(t, tc.url)
+		sent := slices.Sorted(maps.Keys(e.Decide(u).Policy.Header))
+		var withheld []string
+		for _, h := range e.Withheld(u) {
+			withheld = append(withheld, h.Name)
+		}
+		if strings.Join(sent, " ") != tc.sent || strings.Join(withheld, " ") != tc.withheld {
+			t.Errorf("%s: sent %q, withheld %q; want %q, %q", tc.url, sent, withheld, tc.sent, tc.withheld)
+		}
+	}
+	if !e.WithholdsAny() {
+		t.Error("WithholdsAny: false with https-only host headers")
+	}
+	if only, _ := New(Config{Headers: []HeaderFlag{clear}}); only.WithholdsAny() {
+		t.Error("WithholdsAny: true with only an http:// host header")
+	}
+	_, err = New(Config{Start: []string{"http://127.0.0.1:8080/"}, Headers: []HeaderFlag{parse("127.0.0.1:8080=X-Secret: s3")}})
+	if err == nil || !strings.Contains(err.Error(), "start host over http") || !strings.Contains(err.Error(), "http://127.0.0.1:8080=X-Secret") {
+		t.Errorf("HOST= for an http start host: %v; want a refusal that names http://HOST=", err)
+	}
+	if _, err := New(Config{Start: []string{"http://127.0.0.1:8080/"}, Headers: []HeaderFlag{parse("http://127.0.0.1:8080=X-Secret: s3")}}); err != nil {
+		t.Errorf("http://HOST= for an http start host: %v", err)
 	}
 }
 

@@ -9,6 +9,16 @@
 # the broken URLs each found against the number the site says it has, and
 # exit codes.
 #
+# With -latency, ideal% is how close the run came to what the latency allows:
+# every request takes at least the latency and at most C are in flight, so
+# no checker can be done before requests x latency / C; ideal% is that over
+# the wall time. It counts requests, not pages: a page also costs the
+# requests for its images and broken links (1.1 per page on the default
+# site), so pages/s can reach only about 90% of C / latency. mean_in_flight
+# is the site's own count of requests being served at once, on average from
+# the first arrival to the last answer: how busy the checker kept its C
+# connections, however slow a loaded machine made each answer.
+#
 # Usage: scripts/bench.sh [-pages N] [-latency D] [-concurrency C] [-tools "linkpatrol muffet"] [-site "SITEGEN FLAGS"]
 #   -pages N         pages in the generated site (default 10000)
 #   -site FLAGS      more sitegen flags, e.g. "-redirect-every 10 -rel-nav" for
@@ -84,6 +94,16 @@ for _ in $(seq 100); do
 done
 url=$(head -n1 "$tmp/sitegen.out")
 [ -n "$url" ] || { echo "bench.sh: sitegen did not start" >&2; exit 2; }
+# The latency in seconds, for ideal%: a Go duration such as 20ms or 1m30s.
+latency_s=$(awk -v d="$latency" 'BEGIN {
+	u["ns"] = 1e-9; u["us"] = 1e-6; u["µs"] = 1e-6; u["ms"] = 1e-3; u["s"] = 1; u["m"] = 60; u["h"] = 3600
+	s = 0
+	while (match(d, /^[0-9.]+(ns|us|µs|ms|s|m|h)/)) {
+		part = substr(d, 1, RLENGTH); d = substr(d, RLENGTH + 1)
+		match(part, /^[0-9.]+/); s += substr(part, 1, RLENGTH) * u[substr(part, RLENGTH + 1)]
+	}
+	print s
+}')
 expected=$(curl -sf "${url}__expected" | jq -c '{urls, broken: (.broken | length)}')
 exp_urls=$(jq .urls <<<"$expected")
 exp_broken=$(jq .broken <<<"$expected")
@@ -145,21 +165,22 @@ for tool in $tools; do
 	fi
 	rows+=("$(jq -r --arg tool "$tool" --argjson pages "$pages" --argjson ns "$wall_ns" \
 		--argjson rss "${rss_kb:-0}" --argjson cpu "${cpu_s:-null}" --argjson rc "$exit_code" --arg found "$(found "$tool")" \
-		--argjson broken "$exp_broken" '
+		--argjson broken "$exp_broken" --argjson lat "$latency_s" --argjson conc "$concurrency" '
 		def r(n): (n * 100 | round) / 100;
 		[$tool, ($rc | tostring), (r($ns / 1e9) | tostring), ($pages / ($ns / 1e9) | round | tostring),
 		 (.requests | tostring), (r(.requests / $pages) | tostring), (.repeated_urls | tostring),
-		 (.max_per_url | tostring), (.max_in_flight | tostring),
+		 (.max_per_url | tostring), (.max_in_flight | tostring), (r(.mean_in_flight) | tostring),
 		 (if $cpu == null then "?" else (r($cpu) | tostring) end),
 		 (if $cpu == null then "?" else (r($cpu * 1e6 / $pages) | tostring) end),
 		 (r($rss / 1024) | tostring),
-		 "\($found)/\($broken)"] | @tsv' "$tmp/$tool.stats")")
+		 "\($found)/\($broken)",
+		 (if $lat > 0 then (.requests * $lat / $conc) / ($ns / 1e9) * 100 | round | tostring else "-" end)] | @tsv' "$tmp/$tool.stats")")
 done
 
 echo
 echo "site: $pages pages, $exp_urls URLs, $exp_broken broken; latency $latency; concurrency $concurrency; $(nproc) CPUs; $(go env GOVERSION)"
 {
-	printf 'tool\texit\twall_s\tpages/s\trequests\treq/page\trepeated\tmax/URL\tpeak_in_flight\tcpu_s\tcpu_us/page\tpeak_RSS_MiB\tbroken_found\n'
+	printf 'tool\texit\twall_s\tpages/s\trequests\treq/page\trepeated\tmax/URL\tpeak_in_flight\tmean_in_flight\tcpu_s\tcpu_us/page\tpeak_RSS_MiB\tbroken_found\tideal%%\n'
 	[ ${#rows[@]} -eq 0 ] || printf '%s\n' "${rows[@]}"
 } | column -t -s $'\t'
 [ ${#skipped[@]} -eq 0 ] || printf '%s\n' "${skipped[@]}"

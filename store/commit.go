@@ -73,6 +73,18 @@ func putter() func(b *bbolt.Bucket, key string, encode func([]byte) ([]byte, err
 // Options.ForwardResults, become one outbox entry, when there is anything to
 // put in it. Nothing is written when an error is returned.
 func (db *DB) Commit(passID uint64, results []Result) error {
+	return db.CommitHosts(passID, results, nil)
+}
+
+// CommitHosts is Commit and PutHostStates(hosts) in one transaction. The
+// crawler saves the hosts whose state changed with every commit: a second
+// transaction for them was a tenth of the commits' CPU, and in one the
+// hosts' request counts never disagree with the results committed.
+func (db *DB) CommitHosts(passID uint64, results []Result, hosts map[string][]byte) error {
+	hostOrder, err := hostsOf(hosts)
+	if err != nil {
+		return fmt.Errorf("commit: host state: %w", err)
+	}
 	for i := range results {
 		r := &results[i]
 		if err := checkKey(r.Record.URL); err != nil {
@@ -100,8 +112,11 @@ func (db *DB) Commit(passID uint64, results []Result) error {
 			return fmt.Errorf("commit %d results to pass %d: %w", len(results), passID, err)
 		}
 	}
-	err := db.update(func(tx *bbolt.Tx) error {
+	err = db.update(func(tx *bbolt.Tx) error {
 		if err := db.checkOpen(tx, passID); err != nil {
+			return err
+		}
+		if err := putHostStates(tx, hostOrder, hosts); err != nil {
 			return err
 		}
 		urls, links, frontier := tx.Bucket(bucketURLs), tx.Bucket(bucketLinks), tx.Bucket(bucketFrontier)

@@ -314,6 +314,40 @@ func TestHostState(t *testing.T) {
 	}
 }
 
+// CommitHosts writes the results and the hosts' state together, or, when a
+// host cannot be stored, neither.
+func TestCommitHosts(t *testing.T) {
+	t.Parallel()
+	db := openTemp(t)
+	p := begin(t, db, "http://a/")
+	err := db.CommitHosts(p.ID, []Result{page("http://a/")}, map[string][]byte{"a": []byte("1"), "": []byte("2")})
+	if err == nil {
+		t.Fatal("CommitHosts with an empty host succeeded")
+	}
+	if got := resolved(t, db, p.ID); len(got) != 0 {
+		t.Errorf("a failed CommitHosts stored records %q", got)
+	}
+	if _, ok, _ := db.HostState("a"); ok {
+		t.Error("a failed CommitHosts stored host state")
+	}
+	if err := db.PutHostState("b", []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	err = db.CommitHosts(p.ID, []Result{page("http://a/")}, map[string][]byte{"a": []byte("1"), "b": nil})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resolved(t, db, p.ID); !slices.Equal(got, []string{"http://a/"}) {
+		t.Errorf("resolved after CommitHosts = %q", got)
+	}
+	if v, ok, err := db.HostState("a"); !ok || err != nil || string(v) != "1" {
+		t.Errorf("HostState(a) = %q, %v, %v", v, ok, err)
+	}
+	if _, ok, _ := db.HostState("b"); ok {
+		t.Error("CommitHosts with an empty state kept the host")
+	}
+}
+
 // With SyncEvery a commit does not wait for fsync, and what was committed
 // is there after the file is reopened (Close syncs).
 func TestSyncEveryKeepsCommits(t *testing.T) {

@@ -261,6 +261,9 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 	}
 
+	if err := warnWithheld(db, pass.ID, engine, stderr, o.logFormat); err != nil {
+		return err
+	}
 	rep, err := report.Build(db, pass.ID, report.Options{All: o.all, Now: time.Now(), ReportAfter: o.reportAfter, OnlyNew: o.onlyNew, CheckFragments: o.fragments, FailOn: failOn})
 	if err != nil {
 		return err
@@ -685,4 +688,61 @@ func thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// warnWithheld warns of each -H HOST= header that the pass never sent to a
+// URL of its host because that URL was plain http, where it goes only when
+// written http://HOST= (see rules.Engine.Withheld). Silent, the header's
+// absence read as the host's fault: a 401 reported unverifiable (qa4 F16).
+func warnWithheld(db *store.DB, passID uint64, engine *rules.Engine, stderr io.Writer, logFormat string) error {
+	if !engine.WithholdsAny() {
+		return nil
+	}
+	type withheld struct {
+		h     rules.HeaderFlag
+		first string
+		n     int
+	}
+	var found []*withheld
+	note := func(raw string) {
+		if !strings.HasPrefix(raw, "http://") {
+			return
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			return
+		}
+		for _, h := range engine.Withheld(u) {
+			i := slices.IndexFunc(found, func(w *withheld) bool { return w.h == h })
+			if i < 0 {
+				found = append(found, &withheld{h: h, first: raw})
+				i = len(found) - 1
+			}
+			found[i].n++
+		}
+	}
+	err := db.Records(passID, func(rec *store.URLRecord) error {
+		note(rec.URL)
+		for _, hop := range rec.Redirects {
+			note(hop.URL)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read the URLs of pass %d: %w", passID, err)
+	}
+	for _, w := range found {
+		more := ""
+		if w.n > 1 {
+			more = fmt.Sprintf(" (and %d more URLs)", w.n-1)
+		}
+		msg := fmt.Sprintf("-H %q was not sent to %s%s: a header for another host goes over https only; write -H %q to send it over plain http too",
+			w.h.Host+"="+w.h.Name+": ...", w.first, more, "http://"+w.h.Host+"="+w.h.Name+": ...")
+		if logFormat == "json" {
+			slog.New(slog.NewJSONHandler(stderr, nil)).Warn(msg)
+		} else {
+			fmt.Fprintln(stderr, "linkpatrol: warning:", msg)
+		}
+	}
+	return nil
 }

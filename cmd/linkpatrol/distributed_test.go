@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/cluster"
+	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 )
 
@@ -246,8 +247,8 @@ func TestWorkerKilledMidPass(t *testing.T) {
 	// hands and the one outcome its dispatcher is handing over; and each
 	// host's robots.txt, asked again by the restarted worker.
 	again := len(repeated)
-	if limit := batch + concurrency + 1 + len(sites); again > limit {
-		t.Errorf("the victim's hosts were asked %d URLs again; at most %d (commit batch %d + concurrency %d + 1 + robots.txt of %d hosts): %v",
+	if limit := batch + crawler.Workers(concurrency) + 1 + len(sites); again > limit {
+		t.Errorf("the victim's hosts were asked %d URLs again; at most %d (commit batch %d + the tasks in hand at concurrency %d + 1 + robots.txt of %d hosts): %v",
 			again, limit, batch, concurrency, len(sites), repeated)
 	}
 	t.Logf("killed worker %d (%d sites) after %d requests; %d URLs asked again", victim+1, len(sites), before, again)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 )
 
@@ -123,7 +124,7 @@ func TestResumeAfterKills(t *testing.T) {
 			// dispatcher is handing to the writer (the crawler buffers
 			// nothing between them); and the next run asks for
 			// robots.txt again.
-			lostPerKill := batch + concurrency + 1 + 1
+			lostPerKill := batch + crawler.Workers(concurrency) + 1 + 1
 			limit := cleanRequests + int64(kills*lostPerKill)
 			t.Logf("%d interruptions: %d requests, uninterrupted %d, %d URLs repeated", kills, st.Requests, cleanRequests, st.RepeatedURLs)
 			if st.Requests > limit {

@@ -173,3 +173,47 @@ func TestPasswordInStartURLRefused(t *testing.T) {
 		t.Error("the password is in the database")
 	}
 }
+
+// A -H "HOST=Name: value" goes over https only. For a host linked over
+// plain http it was dropped without a word, and the host's 401 read as its
+// own fault (qa4 F16): now the check warns, naming the header, a URL it was
+// withheld from and the http://HOST= form, which sends it; and one naming
+// a start host that is only reached over http is refused at once.
+func TestHostHeaderOverHTTPIsNeverSilent(t *testing.T) {
+	t.Parallel()
+	var got atomic.Value
+	got.Store("")
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.Header.Get("X-Secret"))
+		fmt.Fprint(w, "ok")
+	}))
+	t.Cleanup(other.Close)
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, "<a href=%q>other</a>", other.URL+"/landing")
+	}))
+	t.Cleanup(site.Close)
+	host := strings.TrimPrefix(other.URL, "http://")
+	check := func(header string) result {
+		return runInProcess(t, "check", "--db", filepath.Join(t.TempDir(), "lp.db"), "-H", header, site.URL+"/")
+	}
+
+	r := check(host + "=X-Secret: s3")
+	if r.code != exitOK || got.Load() != "" {
+		t.Fatalf("exit %d, header seen %q; want 0 and none\n%s", r.code, got.Load(), r.stderr)
+	}
+	if flat := strings.ReplaceAll(r.stderr, `\"`, `"`); !strings.Contains(flat, `-H "`+host+`=X-Secret: ..." was not sent to `+other.URL+"/landing") ||
+		!strings.Contains(flat, `-H "http://`+host+`=X-Secret: ..."`) {
+		t.Errorf("no warning naming the header, the URL and http://HOST=:\n%s", r.stderr)
+	}
+
+	r = check("http://" + host + "=X-Secret: s3")
+	if r.code != exitOK || got.Load() != "s3" || strings.Contains(r.stderr, "was not sent") {
+		t.Errorf("http://HOST=: exit %d, header seen %q; want 0 and s3, no warning\n%s", r.code, got.Load(), r.stderr)
+	}
+
+	r = check(strings.TrimPrefix(site.URL, "http://") + "=X-Secret: s3")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "is a start host over http") {
+		t.Errorf("HOST= naming the http start host: exit %d, want %d with why\n%s", r.code, exitUsage, r.stderr)
+	}
+}

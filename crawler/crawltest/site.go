@@ -126,8 +126,7 @@ func NewSite(opt SiteOptions) *Site {
 // ServeHTTP answers GET and HEAD for the site's pages, images, stylesheet,
 // script and robots.txt, 404 for anything else, and 405 for other methods.
 func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.counts.begin(r)
-	defer s.counts.end()
+	defer s.counts.end(s.counts.begin(r))
 
 	if s.opt.Latency > 0 {
 		t := time.NewTimer(s.opt.Latency)

@@ -440,7 +440,7 @@ func TestCountersUnderConcurrency(t *testing.T) {
 	}
 
 	s.Reset()
-	if st := s.Stats(); st.Requests != 0 || st.Bytes != 0 || st.DistinctURLs != 0 || len(st.ByMethod) != 0 || st.MaxInFlight != 0 {
+	if st := s.Stats(); st.Requests != 0 || st.Bytes != 0 || st.DistinctURLs != 0 || len(st.ByMethod) != 0 || st.MaxInFlight != 0 || st.MeanInFlight != 0 {
 		t.Errorf("after Reset: %+v", st)
 	}
 }
@@ -469,6 +469,10 @@ func TestLatencyAndPeakInFlight(t *testing.T) {
 		get(t, s, "GET", "/")
 		if st := s.Stats(); st.MaxInFlight != 8 || st.Requests != 9 {
 			t.Errorf("after a lone request: %+v, want peak 8 of 9 requests", st)
+		}
+		// Nine requests of 20ms each over 40ms: 4.5 in flight on average.
+		if st := s.Stats(); st.MeanInFlight != 4.5 {
+			t.Errorf("mean in flight %v, want 4.5", st.MeanInFlight)
 		}
 
 		// A client that gives up during the latency gets nothing, and the

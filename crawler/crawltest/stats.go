@@ -15,6 +15,10 @@ type Stats struct {
 	Bytes    int64            `json:"bytes"` // response body bytes written
 	// MaxInFlight is the peak number of requests being served at once.
 	MaxInFlight int64 `json:"max_in_flight"`
+	// MeanInFlight is the mean number of requests being served at once,
+	// from the first request's arrival to the last one's end: how well a
+	// crawler kept its connections busy, however slow each answer was.
+	MeanInFlight float64 `json:"mean_in_flight"`
 	// DistinctURLs counts the distinct request URIs, whatever the method.
 	DistinctURLs int `json:"distinct_urls"`
 	// RepeatedURLs counts the URIs requested more than once with the same
@@ -44,8 +48,10 @@ type counters struct {
 	inFlight    atomic.Int64
 	maxInFlight atomic.Int64
 	notModified atomic.Int64
-	methods     sync.Map // method → *atomic.Int64
-	uris        sync.Map // request URI → *uriHits
+	busy        atomic.Int64 // nanoseconds spent serving requests, all of them added up
+	lastEnd     atomic.Int64 // when the last request ended, as an offset from epoch
+	methods     sync.Map     // method → *atomic.Int64
+	uris        sync.Map     // request URI → *uriHits
 
 	// starts are the arrival times of the requests, as offsets from epoch
 	// (monotonic), in the order they arrived: what a per-host window or
@@ -81,9 +87,11 @@ type uriHits struct {
 	get, head, other atomic.Int64
 }
 
-func (c *counters) begin(r *http.Request) {
+// begin counts r, and returns when it arrived for end.
+func (c *counters) begin(r *http.Request) time.Duration {
 	c.startsMu.Lock()
-	c.starts = append(c.starts, time.Since(c.epoch))
+	start := time.Since(c.epoch)
+	c.starts = append(c.starts, start)
 	c.startsMu.Unlock()
 	c.requests.Add(1)
 	n := c.inFlight.Add(1)
@@ -108,9 +116,21 @@ func (c *counters) begin(r *http.Request) {
 	default:
 		h.other.Add(1)
 	}
+	return start
 }
 
-func (c *counters) end() { c.inFlight.Add(-1) }
+// end counts the end of the request that arrived at start.
+func (c *counters) end(start time.Duration) {
+	now := time.Since(c.epoch)
+	c.busy.Add(int64(now - start))
+	for {
+		last := c.lastEnd.Load()
+		if int64(now) <= last || c.lastEnd.CompareAndSwap(last, int64(now)) {
+			break
+		}
+	}
+	c.inFlight.Add(-1)
+}
 
 // counter returns m[key], storing a fresh one first if there is none. The
 // Load comes first so the common case allocates nothing.
@@ -130,6 +150,13 @@ func (c *counters) snapshot() Stats {
 		NotModified: c.notModified.Load(),
 		ByMethod:    map[string]int64{},
 	}
+	c.startsMu.Lock()
+	if len(c.starts) > 0 {
+		if span := c.lastEnd.Load() - int64(c.starts[0]); span > 0 {
+			st.MeanInFlight = float64(c.busy.Load()) / float64(span)
+		}
+	}
+	c.startsMu.Unlock()
 	c.methods.Range(func(k, v any) bool {
 		st.ByMethod[k.(string)] = v.(*atomic.Int64).Load()
 		return true
@@ -151,6 +178,8 @@ func (c *counters) reset() {
 	c.requests.Store(0)
 	c.bytes.Store(0)
 	c.notModified.Store(0)
+	c.busy.Store(0)
+	c.lastEnd.Store(0)
 	c.maxInFlight.Store(c.inFlight.Load())
 	c.methods.Clear()
 	c.uris.Clear()

@@ -93,6 +93,10 @@ type Options struct {
 	// Page.More), so a page's cost is bounded by its links, not only by
 	// its bytes.
 	MaxLinks int
+	// Links, when not nil, is where Page.Links is appended (from its
+	// start): a caller that reads page after page can pass back the slice
+	// of a page it is done with and save growing a new one each time.
+	Links []Link
 }
 
 // Extract finds every link in an HTML document that is already UTF-8 (see
@@ -100,6 +104,7 @@ type Options struct {
 // tokenizer would see.
 func Extract(doc []byte, opt Options) Page {
 	e := extractor{doc: doc, opt: opt, lines: newLineCounter(doc)}
+	e.page.Links = opt.Links[:0]
 	return e.run(newTokenizer(doc))
 }
 

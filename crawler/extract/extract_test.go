@@ -1,6 +1,8 @@
 package extract
 
 import (
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -416,4 +418,30 @@ func TestStylesheet(t *testing.T) {
 		{URL: "../img/bg.png", Line: 5, Tag: "css", Kind: KindResource},
 	}
 	assertLinks(t, Stylesheet([]byte(css)), want)
+}
+
+// Options.Links is only storage: Extract appends to it from its start, so a
+// slice passed back with another page's links in it gives the same Page.
+func TestExtractIntoLinks(t *testing.T) {
+	t.Parallel()
+	doc := realisticPage()
+	want := Extract(doc, Options{IDs: true})
+	buf := Extract([]byte(`<a href="x">x</a><img src="y"><a href="z">`), Options{}).Links
+	buf = append(buf, make([]Link, 100)...)[:2]
+	for range 2 {
+		got := Extract(doc, Options{IDs: true, Links: buf})
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("Extract into a used slice: %d links, want %d; first differences: %v", len(got.Links), len(want.Links), firstDiff(got.Links, want.Links))
+		}
+		buf = got.Links
+	}
+}
+
+func firstDiff(a, b []Link) string {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return fmt.Sprintf("%d: %+v != %+v", i, a[i], b[i])
+		}
+	}
+	return "none in the common part"
 }
