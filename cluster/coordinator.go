@@ -275,11 +275,12 @@ func (c *Coordinator) resume(ctx context.Context, rec PassRecord) (PassRecord, e
 	if err != nil {
 		return PassRecord{}, err
 	}
-	stored.State, stored.Finished, stored.Deferred = store.PassRunning, time.Time{}, 0
+	// Unfinished is found again when the pass ends: what was lost stays lost.
+	stored.State, stored.Finished, stored.Deferred, stored.Unfinished = store.PassRunning, time.Time{}, 0, ""
 	if err := c.cfg.DB.UpdatePass(stored); err != nil {
 		return PassRecord{}, err
 	}
-	rec.Pass.State, rec.Pass.Finished, rec.Pass.Deferred = store.PassRunning, time.Time{}, 0
+	rec.Pass.State, rec.Pass.Finished, rec.Pass.Deferred, rec.Pass.Unfinished = store.PassRunning, time.Time{}, 0, ""
 	if err := putJSON(ctx, c.b.state, passKey, rec); err != nil {
 		return PassRecord{}, err
 	}
@@ -698,6 +699,16 @@ func (c *Coordinator) end(ctx context.Context, rec PassRecord, v Verdict) error 
 	if v.Deferred > 0 {
 		rec.Pass.State = store.PassStopped
 	}
+	// Nothing is left anywhere, but what a replaced database held was
+	// never anywhere the rule above can see: never complete, then.
+	losses, err := lostWork(ctx, c.b.state, rec.Pass.ID)
+	if err != nil {
+		return err
+	}
+	if len(losses) > 0 {
+		rec.Pass.State, rec.Pass.Unfinished = store.PassStopped, unfinishedBecause(losses)
+		c.logf("pass %d is unfinished: %s", rec.Pass.ID, rec.Pass.Unfinished)
+	}
 	rec.Pass.Deferred = v.Deferred
 	rec.Pass.Finished = time.Now()
 	rec.Pass.Elapsed = rec.Pass.Finished.Sub(rec.Pass.Started)
@@ -709,7 +720,13 @@ func (c *Coordinator) end(ctx context.Context, rec PassRecord, v Verdict) error 
 	if err := c.closeMerged(rec.Pass); err != nil {
 		return err
 	}
-	return putJSON(ctx, c.b.state, passKey, rec)
+	if err := putJSON(ctx, c.b.state, passKey, rec); err != nil {
+		return err
+	}
+	if err := forgetJoined(ctx, c.b.state, rec.Pass.ID); err != nil {
+		c.logf("end pass %d: %v", rec.Pass.ID, err)
+	}
+	return nil
 }
 
 // closeMerged stores the pass's end in the merged database.
@@ -718,6 +735,6 @@ func (c *Coordinator) closeMerged(p store.Pass) error {
 	if err != nil {
 		return err
 	}
-	stored.State, stored.Finished, stored.Elapsed, stored.Deferred = p.State, p.Finished, p.Elapsed, p.Deferred
+	stored.State, stored.Finished, stored.Elapsed, stored.Deferred, stored.Unfinished = p.State, p.Finished, p.Elapsed, p.Deferred, p.Unfinished
 	return c.cfg.DB.UpdatePass(stored)
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -69,6 +70,7 @@ type Worker struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	token  string // this process's, in its leases and reports
+	dbID   string // its database's (store.DB.ID), in its leases
 	leases *leases
 	kept   chan struct{} // closed when the lease keeper returns
 	// ownerRev is the revision of this process's last owner report; only
@@ -78,7 +80,11 @@ type Worker struct {
 
 // NewWorker takes the leases of cfg.Shards, refusing (with *HeldError, one
 // per holder, joined) any another worker holds; it then keeps them until
-// Close. ctx bounds only the taking.
+// Close. Leases held by another process of cfg.Name are taken at once
+// only from a process that ran on cfg.DB's very file (cfg.Host and
+// cfg.DBPath say which); from any other, NewWorker waits for them to lapse
+// (up to two lease TTLs, logging why), and refuses them with a *HeldError
+// (Twin) if they are renewed meanwhile. ctx bounds only the taking.
 func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*Worker, error) {
 	switch {
 	case !validName.MatchString(cfg.Name):
@@ -108,7 +114,11 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 	if w.token, err = newToken(); err != nil {
 		return nil, err
 	}
-	if w.leases, err = acquire(ctx, b.leases, cfg.Name, w.token, cfg.Shards); err != nil {
+	if w.dbID, err = cfg.DB.ID(); err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	id := identity{name: cfg.Name, token: w.token, db: w.dbID, host: cfg.Host, path: cfg.DBPath}
+	if w.leases, err = acquire(ctx, b, id, cfg.Shards, w.logf); err != nil {
 		return nil, err
 	}
 	w.leases.fault = cfg.renewFault
@@ -131,7 +141,7 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 // is gone. A report of a restarted process of the same name is never
 // overwritten by this one.
 func (w *Worker) reportOwner(ctx context.Context, released bool) {
-	o := Owner{Name: w.cfg.Name, Token: w.token, Shards: FormatShards(w.cfg.Shards), Host: w.cfg.Host, DBPath: w.cfg.DBPath, TTL: w.leases.ttl, Released: released}
+	o := Owner{Name: w.cfg.Name, Token: w.token, DB: w.dbID, Shards: FormatShards(w.cfg.Shards), Host: w.cfg.Host, DBPath: w.cfg.DBPath, TTL: w.leases.ttl, Released: released}
 	data, err := json.Marshal(o)
 	if err != nil {
 		w.logf("owner report: %v", err)
@@ -261,6 +271,9 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 		acked:    map[string]uint64{},
 	}
 	f.ctx, f.cancel = context.WithCancel(w.ctx)
+	if err := w.noteJoined(ctx, passID); err != nil {
+		return nil, err
+	}
 	// What was acked before this run (by this worker or the shard's
 	// earlier owner) was committed before it was acked.
 	var prev WorkerStatus
@@ -326,6 +339,33 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 	go f.report()
 	f.kickReport()
 	return f, nil
+}
+
+// noteJoined records that this worker's database takes part in pass
+// (Joined), before the shard consumers can deliver it anything: the
+// coordinator calls a pass whose shards two databases worked unfinished
+// (lostWork), since what one of them held queued the other never had.
+func (w *Worker) noteJoined(ctx context.Context, pass uint64) error {
+	j := Joined{Pass: pass, DB: w.dbID, Name: w.cfg.Name, Host: w.cfg.Host, DBPath: w.cfg.DBPath, First: time.Now().UTC()}
+	shards := w.cfg.Shards
+	var prev Joined
+	if found, err := getJSON(ctx, w.b.state, joinedKey(w.dbID), &prev); err != nil {
+		return fmt.Errorf("join: %w", err)
+	} else if found && prev.Pass == pass {
+		// Restarted with other --shards: it may still hold tasks of the
+		// ones it had.
+		if had, err := ParseShards(prev.Shards); err == nil {
+			shards = append(had, shards...)
+			slices.Sort(shards)
+			shards = slices.Compact(shards)
+		}
+		j.First = prev.First
+	}
+	j.Shards = FormatShards(shards)
+	if err := putJSON(ctx, w.b.state, joinedKey(w.dbID), j); err != nil {
+		return fmt.Errorf("join: %w", err)
+	}
+	return nil
 }
 
 func isNotPinned(err error) bool {
