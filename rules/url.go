@@ -306,7 +306,10 @@ func canonicalString(c *url.URL) string {
 		(c.Scheme != "http" && c.Scheme != "https") {
 		return c.String()
 	}
-	path := c.EscapedPath()
+	path := c.Path
+	if (c.RawPath != "" && c.RawPath != c.Path) || !plainPath(path) {
+		path = c.EscapedPath()
+	}
 	if !strings.HasPrefix(path, "/") {
 		return c.String()
 	}
@@ -333,6 +336,19 @@ func plainHostPort(h string) bool {
 		}
 	}
 	return h != ""
+}
+
+// plainPath says whether p is a path that url.URL's EscapedPath returns as
+// it is, whether RawPath is p or empty: it has only the bytes that Go never
+// escapes in a path (so no '%', nor the "*" EscapedPath keeps apart). A
+// canonical path without escapes, as most are, then needs no more reads.
+func plainPath(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if !plainPathChars[p[i]] {
+			return false
+		}
+	}
+	return true
 }
 
 // escapedPath is u.EscapedPath, except that it keeps the path as written
@@ -479,6 +495,8 @@ var (
 	unreservedChars = newCharSet(unreservedBytes)
 	pathChars       = newCharSet(unreservedBytes + subDelimBytes + ":@/")
 	queryChars      = newCharSet(unreservedBytes + subDelimBytes + ":@/?")
+	// plainPathChars are the bytes url.URL never escapes in a path.
+	plainPathChars = newCharSet(unreservedBytes + "$&+,;=:@/")
 )
 
 // normalizeEscapes rewrites s so that every %XX has upper-case hex, escapes
