@@ -100,7 +100,10 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 Owns the shards it is given (refusing any another worker holds) and crawls
 their hosts in every pass that check --nats begins, with the pass's rules and
 settings, on its own database. It runs until SIGINT or SIGTERM; restarted on
-the same --db it resumes and takes its shards back.
+the same --db it resumes and takes its shards back. A name belongs to one
+database file: a second live worker of the name is refused (exit 2), and one
+started again on another file waits for the old leases to lapse, and the
+pass running then ends unfinished (the old file's queued URLs were lost).
 
 Flags:
 %s`, flagUsages(fs))
@@ -150,7 +153,10 @@ Flags:
 		Name: *name, Shards: shards, DB: db, Host: host, DBPath: where,
 		Logf: func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) },
 	})
-	if err != nil {
+	switch {
+	case err != nil && stop.Err() != nil:
+		return nil // stopped while it waited for leases to lapse
+	case err != nil:
 		// A *cluster.HeldError names the worker holding the shards: exit 2.
 		return fmt.Errorf("worker %s: %w", *name, err)
 	}
