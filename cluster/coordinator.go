@@ -611,6 +611,12 @@ func (c *Coordinator) dropAcked(ctx context.Context, subject string) (bool, erro
 		return false, nil
 	}
 	cons, err := c.todo.Consumer(ctx, todoConsumer(s))
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		// Nothing delivered: the shard's owner has not made its
+		// consumer yet (it does when the shard first has tasks), or
+		// nobody owns the shard.
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("consumer of %s: %w", subject, err)
 	}
@@ -698,12 +704,11 @@ func workerStatuses(ctx context.Context, kv jetstream.KeyValue) (map[string]*Wor
 	}
 	out := make(map[string]*WorkerStatus, len(es))
 	for _, e := range es {
-		k := e.Key()
 		st := &WorkerStatus{rev: e.Revision()}
 		if err := json.Unmarshal(e.Value(), st); err != nil {
-			return nil, fmt.Errorf("read %s: %w", k, err)
+			return nil, fmt.Errorf("read %s: %w", e.Key(), err)
 		}
-		out[strings.TrimPrefix(k, workerKeyPrefix)] = st
+		out[strings.TrimPrefix(e.Key(), workerKeyPrefix)] = st
 	}
 	return out, nil
 }

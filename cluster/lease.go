@@ -587,21 +587,26 @@ func (l *leases) release(ctx context.Context) {
 
 // Holders returns the worker holding each shard's lease, "" where none does.
 func Holders(ctx context.Context, js jetstream.JetStream) ([Shards]string, error) {
-	var out [Shards]string
 	b, err := openBuckets(ctx, js)
 	if err != nil {
-		return out, err
+		return [Shards]string{}, err
 	}
 	values, err := leaseValues(ctx, b.leases)
 	if err != nil {
-		return out, err
+		return [Shards]string{}, err
 	}
-	for s, v := range values {
+	return holdersOf(values), nil
+}
+
+// holdersOf is Holders of leases already read.
+func holdersOf(leases [Shards][]byte) [Shards]string {
+	var out [Shards]string
+	for s, v := range leases {
 		if v != nil {
 			out[s] = parseLease(v).name
 		}
 	}
-	return out, nil
+	return out
 }
 
 // leaseValues reads every lease: its raw value by shard, nil where none.

@@ -120,12 +120,12 @@ func putJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) erro
 	return nil
 }
 
-// entries reads the current entry of every key of a bucket matching
-// filter, none being no error, by one watch rather than a request per key:
-// status and the end-of-pass rule read every lease and report, and on a
-// starved server a few hundred requests one after another outlasted their
-// deadline (qa4 F19). A read cut short by ctx is an error, never a
-// shorter list.
+// entries reads the current value of every key of a bucket matching
+// filter, deleted keys left out; none is not an error. It is one watch,
+// whose consumer delivers the last message of each key and says when it
+// has: one request for any number of keys, where listing the keys and
+// getting each is a request per key (and at a poll a second, with a lease
+// per shard, the most of what the server does during a pass).
 func entries(ctx context.Context, kv jetstream.KeyValue, filter string) ([]jetstream.KeyValueEntry, error) {
 	w, err := kv.Watch(ctx, filter, jetstream.IgnoreDeletes())
 	if err != nil {
@@ -138,10 +138,10 @@ func entries(ctx context.Context, kv jetstream.KeyValue, filter string) ([]jetst
 		case <-ctx.Done():
 			return nil, fmt.Errorf("read %s: %w", filter, ctx.Err())
 		case e, ok := <-w.Updates():
-			switch {
-			case !ok:
+			if !ok {
 				return nil, fmt.Errorf("read %s: the watch ended early", filter)
-			case e == nil: // the initial values are all in
+			}
+			if e == nil { // every current value has come
 				return out, nil
 			}
 			out = append(out, e)
