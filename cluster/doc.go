@@ -40,10 +40,11 @@
 //	LP_TODO    work queue, lp.todo.<shard>; consumer todo-<shard> per shard,
 //	           pull, explicit ack, pinned to one client of group "owner"
 //	LP_RES     work queue, lp.res.<shard>; consumer "results" (the coordinator)
-//	lp_leases  KV, TTL = the lease TTL: shard.<n> -> name@token of the
-//	           worker process holding it
+//	lp_leases  KV, TTL = the lease TTL: shard.<n> -> name@token@dbid of
+//	           the worker process holding it and its database
 //	lp_state   KV: "pass" -> PassRecord; worker.<name> -> WorkerStatus;
-//	           owner.<name> -> Owner (rewritten at each lease renewal)
+//	           owner.<name> -> Owner (rewritten at each lease renewal);
+//	           joined.<dbid> -> Joined (a database that joined a pass)
 //
 // A message carries one store.OutboxEntry (store's own encoding): up to
 // Batch tasks for one shard, or the results of one commit (split only past
@@ -58,26 +59,43 @@
 // it at TTL/3 by a compare-and-set Update, and gives up TTL/2 after its last
 // complete renewal: it then cancels its Context, which the command runs its
 // crawler under, so two processes never fetch one host. A shard held by
-// another worker is refused with a *HeldError naming the holder; a worker
-// restarted under the same name takes its own leases back at once. A
+// another worker is refused with a *HeldError naming the holder. A
 // lease's value carries a token of the process that wrote it, so a
 // renewal that timed out but landed is known as this process's own, and
-// a restarted process of the same name is not. After each renewal round
+// a restarted process of the same name is not; and the ID of its
+// database (store.DB.ID). A worker restarted under the same name on the
+// same file (same ID, host and path) takes its own leases back at once:
+// it holds the file's lock, so the old process is gone. From any other
+// file it may be a live twin (a second worker given the same name): it
+// waits for the leases to lapse and is refused (HeldError.Twin) if they
+// are renewed meanwhile. After each renewal round
 // a worker rewrites its Owner report, whose time on the server says when
 // its leases lapse once it is gone (Owners, Stalled).
 //
 // # End of a pass
 //
+// A pass is complete only if each shard was worked from one database: a
+// worker notes its database (Joined) when it joins a pass, before it can
+// be handed a task, and when a shard was joined by two (a worker back on a
+// lost or fresh file), what the first held queued may be lost with it. The
+// coordinator then ends the pass stopped, with Pass.Unfinished saying so
+// (lost.go), however the rule below ends it.
+//
 // A worker reports idle (WorkerStatus.Idle) only when its crawler's last
 // call was Idle(true) and, read from one database transaction after it
 // noted its acked sequences, its frontier holds no unresolved task and its
 // outbox is empty (store.DB.Quiet); with it, the last stream sequence it
-// acked per shard. The coordinator calls a pass over only when every lease
-// holder and every worker that reported for the pass reports idle for it,
-// and, read after that, every shard consumer has nothing pending, nothing
-// unacked and delivered nothing beyond what was reported acked, and the
-// results consumer has nothing pending or unacked. A message delivered after
-// a worker's report therefore always shows as delivered beyond its acked
+// acked per shard. Where something may have moved a shard consumer's ack
+// floor without an ack the worker saw answered (an ack whose answer was
+// lost, a reconnect to a restarted server), it reads the floors back from
+// the server before its next idle report and reports those: every message
+// at or below a floor was acked, after its tasks were committed. The
+// coordinator calls a pass over only when every lease holder and every
+// worker that reported for the pass reports idle for it, and, read after
+// that, every shard consumer has nothing pending, nothing unacked and
+// delivered nothing beyond what was reported acked, and the results
+// consumer has nothing pending or unacked. A message delivered after a
+// worker's report therefore always shows as delivered beyond its acked
 // sequence, and a pass never ends while a task is anywhere: in a stream, in
 // flight to a worker, on a frontier, or in an outbox.
 //

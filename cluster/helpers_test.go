@@ -224,6 +224,11 @@ func restartNode(t testing.TB, js jetstream.JetStream, wb *web, name, path strin
 	t.Cleanup(func() { _ = db.Close() })
 	n := &node{name: name, db: db, errc: make(chan error, 1)}
 	cfg.Name, cfg.Shards, cfg.DB = name, shards, n.db
+	if cfg.DBPath == "" {
+		// Where it runs, as the worker command says it: a node started
+		// again on its file takes its leases back at once.
+		cfg.Host, cfg.DBPath = "test", path
+	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(format string, args ...any) { t.Logf(name+": "+format, args...) }
 	}

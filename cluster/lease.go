@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -20,20 +21,36 @@ import (
 type HeldError struct {
 	Holder string
 	Shards []int
+	// Twin: the holder is another live process under this worker's own
+	// name (a second worker started with the same --name, or the
+	// database file's name, elsewhere); it renewed the leases while this
+	// one waited for them to lapse. Where says where it runs, as it told.
+	Twin  bool
+	Where string
 }
 
 func (e *HeldError) Error() string {
+	if e.Twin {
+		return fmt.Sprintf("shards %s are held by another live process of worker %q%s, which renewed them while this one waited for them to lapse: two processes may not run under one name (stop that one: a worker started again on its own --db file takes its shards back at once; or give this one another --name and --shards)", FormatShards(e.Shards), e.Holder, e.Where)
+	}
 	return fmt.Sprintf("shards %s are held by worker %q (give this worker other --shards, or stop that one)", FormatShards(e.Shards), e.Holder)
+}
+
+// identity is who writes a lease: the worker's name, its process's token
+// and its database's ID (store.DB.ID), and where that database is.
+type identity struct {
+	name, token, db string
+	host, path      string
 }
 
 // leases are the shard leases one worker holds.
 type leases struct {
-	kv   jetstream.KeyValue
-	name string
-	// value is what this process writes into each lease: its name and a
-	// token of its own (leaseValue). The token tells a late write of this
-	// process, which landed after the renewal gave up waiting on it, from
-	// a write of a restarted worker of the same name.
+	kv jetstream.KeyValue
+	id identity
+	// value is what this process writes into each lease (leaseValue). The
+	// token tells a late write of this process, which landed after the
+	// renewal gave up waiting on it, from a write of a restarted worker
+	// of the same name.
 	value []byte
 	ttl   time.Duration
 	revs  map[int]uint64 // shard -> revision of our last write
@@ -41,6 +58,9 @@ type leases struct {
 	// returns is taken as the write's failure (a timeout after the server
 	// applied it).
 	fault func(shard int) error
+	// owner reads the owner report of the worker of our name (nil when
+	// there is none); acquire asks it at most once.
+	owner func(ctx context.Context) (*Owner, error)
 }
 
 // newToken is a worker process's own token: 64 random bits.
@@ -52,42 +72,77 @@ func newToken() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// leaseValue is the value of a lease: name@token.
-func leaseValue(name, token string) []byte { return []byte(name + "@" + token) }
+// leaseValue is the value of a lease: name@token@db.
+func leaseValue(id identity) []byte { return []byte(id.name + "@" + id.token + "@" + id.db) }
 
-// parseLease splits a lease's value into the holder's name and token (""
-// for a lease written before leases carried one).
-func parseLease(v []byte) (name, token string) {
-	name, token, _ = strings.Cut(string(v), "@")
-	return name, token
+// holder is a lease's value read back: token and db are "" in a lease
+// written before leases carried them.
+type holder struct{ name, token, db string }
+
+func parseLease(v []byte) holder {
+	var h holder
+	h.name, h.token, _ = strings.Cut(string(v), "@")
+	h.token, h.db, _ = strings.Cut(h.token, "@")
+	return h
 }
 
-// acquire takes the lease of every shard, or none: a shard another worker
-// holds is refused, with every such shard named by its holder. A lease
-// already held under name (a restarted worker) is taken back.
-func acquire(ctx context.Context, kv jetstream.KeyValue, name, token string, shards []int) (*leases, error) {
-	st, err := kv.Status(ctx)
+// acquire takes the lease of every shard, or none. A shard another worker
+// holds is refused at once, with every such shard named by its holder. A
+// lease held under our name by another process is taken back at once
+// only when that process ran on this machine with this very database file
+// (it is gone: this process holds the file's lock now); otherwise it may
+// be a live twin, so acquire waits for the lease to lapse and refuses the
+// shards if it is renewed meanwhile (see await).
+func acquire(ctx context.Context, b buckets, id identity, shards []int, logf func(string, ...any)) (*leases, error) {
+	st, err := b.leases.Status(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("leases: %w", err)
 	}
-	l := &leases{kv: kv, name: name, value: leaseValue(name, token), ttl: st.TTL(), revs: make(map[int]uint64, len(shards))}
+	l := &leases{kv: b.leases, id: id, value: leaseValue(id), ttl: st.TTL(), revs: make(map[int]uint64, len(shards))}
 	if l.ttl <= 0 {
 		return nil, fmt.Errorf("leases: bucket %s has no TTL: %w", leaseBucket, ErrNotSetUp)
 	}
+	var (
+		report *Owner
+		read   bool
+	)
+	l.owner = func(ctx context.Context) (*Owner, error) {
+		if !read {
+			var o Owner
+			found, err := getJSON(ctx, b.state, ownerKey(id.name), &o)
+			if err != nil {
+				return nil, err
+			}
+			if found {
+				report = &o
+			}
+			read = true
+		}
+		return report, nil
+	}
 	held := map[string][]int{}
+	pending := map[int]uint64{} // shard -> revision of a twin's lease
 	for _, shard := range shards {
-		holder, rev, err := l.take(ctx, shard)
+		h, rev, err := l.take(ctx, shard)
 		switch {
 		case err != nil:
 			l.release(context.WithoutCancel(ctx))
 			return nil, err
-		case holder != "":
-			held[holder] = append(held[holder], shard)
+		case h == twin:
+			pending[shard] = rev
+		case h != "":
+			held[h] = append(held[h], shard)
 		default:
 			l.revs[shard] = rev
 		}
 	}
-	if len(held) == 0 {
+	if len(held) == 0 && len(pending) > 0 {
+		err = l.await(ctx, pending, logf)
+		if err == nil {
+			return l, nil
+		}
+	}
+	if len(held) == 0 && err == nil {
 		return l, nil
 	}
 	l.release(context.WithoutCancel(ctx))
@@ -100,11 +155,15 @@ func acquire(ctx context.Context, kv jetstream.KeyValue, name, token string, sha
 	for i, h := range holders {
 		errs[i] = &HeldError{Holder: h, Shards: held[h]}
 	}
-	return nil, errors.Join(errs...)
+	return nil, errors.Join(append(errs, err)...)
 }
 
+// twin is what take says of a lease another process of our name holds,
+// which may be alive.
+const twin = "\x00twin"
+
 // take creates one lease, or takes back our own; holder names another
-// worker holding it.
+// worker holding it, or is twin, with the lease's revision.
 func (l *leases) take(ctx context.Context, shard int) (holder string, rev uint64, err error) {
 	key := leaseKey(shard)
 	for range 3 { // a lease may expire between Create and Get
@@ -122,8 +181,14 @@ func (l *leases) take(ctx context.Context, shard int) (holder string, rev uint64
 		if err != nil {
 			return "", 0, fmt.Errorf("lease of shard %d: %w", shard, err)
 		}
-		if h, _ := parseLease(e.Value()); h != l.name {
-			return h, 0, nil
+		h := parseLease(e.Value())
+		if h.name != l.id.name {
+			return h.name, 0, nil
+		}
+		if gone, err := l.gone(ctx, h); err != nil {
+			return "", 0, fmt.Errorf("lease of shard %d: %w", shard, err)
+		} else if !gone {
+			return twin, e.Revision(), nil
 		}
 		rev, err = l.kv.Update(ctx, key, l.value, e.Revision())
 		if err == nil {
@@ -134,6 +199,85 @@ func (l *leases) take(ctx context.Context, shard int) (holder string, rev uint64
 		}
 	}
 	return "", 0, fmt.Errorf("lease of shard %d: it keeps changing hands", shard)
+}
+
+// gone says whether the process of our name that wrote lease h is known
+// to be gone: it wrote it with this very database file (the same ID, and,
+// by its owner report, the same path on the same machine), whose lock
+// this process holds now. Anything else may be a live twin.
+func (l *leases) gone(ctx context.Context, h holder) (bool, error) {
+	if h.db == "" || h.db != l.id.db || l.id.path == "" {
+		return false, nil
+	}
+	o, err := l.owner(ctx)
+	if err != nil || o == nil {
+		return false, err
+	}
+	return o.Token == h.token && o.Host == l.id.host && o.DBPath == l.id.path, nil
+}
+
+// await waits for the leases a twin holds (pending: shard -> the
+// revision read) to lapse, and takes them; when any is written again
+// meanwhile, the twin is alive and the shards are refused. It polls:
+// the server lets a lease lapse without a word to watchers.
+func (l *leases) await(ctx context.Context, pending map[int]uint64, logf func(string, ...any)) error {
+	waiting := slices.Sorted(maps.Keys(pending))
+	where := l.twinWhere(ctx)
+	limit := 2 * l.ttl
+	logf("shards %s are held by another process of worker %s%s: waiting up to %s for their leases to lapse (if that process lives, it renews them and this one stops)",
+		FormatShards(waiting), l.id.name, where, limit)
+	every := min(max(l.ttl/20, 50*time.Millisecond), time.Second)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	deadline := time.After(limit)
+	var renewed []int
+	for len(pending) > 0 && len(renewed) == 0 {
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-deadline:
+			return fmt.Errorf("the leases of shards %s, held by another process of worker %s%s, did not lapse in %s: try again, or give this worker another --name", FormatShards(slices.Sorted(maps.Keys(pending))), l.id.name, where, limit)
+		case <-tick.C:
+		}
+		for _, shard := range slices.Sorted(maps.Keys(pending)) {
+			key := leaseKey(shard)
+			e, err := l.kv.Get(ctx, key)
+			switch {
+			case errors.Is(err, jetstream.ErrKeyNotFound):
+				rev, err := l.kv.Create(ctx, key, l.value)
+				if errors.Is(err, jetstream.ErrKeyExists) {
+					renewed = append(renewed, shard) // someone was quicker
+					continue
+				}
+				if err != nil {
+					return fmt.Errorf("lease of shard %d: %w", shard, err)
+				}
+				l.revs[shard] = rev
+				delete(pending, shard)
+			case err != nil:
+				return fmt.Errorf("lease of shard %d: %w", shard, err)
+			case e.Revision() != pending[shard]:
+				renewed = append(renewed, shard)
+			}
+		}
+	}
+	if len(renewed) == 0 {
+		return nil
+	}
+	return &HeldError{Holder: l.id.name, Shards: slices.Sorted(maps.Keys(pending)), Twin: true, Where: where}
+}
+
+// twinWhere says where the other process of our name runs, by its owner
+// report, as " (database FILE on host HOST)", or "".
+func (l *leases) twinWhere(ctx context.Context) string {
+	o, err := l.owner(ctx)
+	if err != nil || o == nil || o.DBPath == "" {
+		return ""
+	}
+	if o.Host == "" {
+		return fmt.Sprintf(" (database %s)", o.DBPath)
+	}
+	return fmt.Sprintf(" (database %s on host %s)", o.DBPath, o.Host)
 }
 
 // renewInFlight bounds the lease writes of one renewal round. Written one
@@ -296,7 +440,9 @@ func Holders(ctx context.Context, js jetstream.JetStream) ([Shards]string, error
 		return out, err
 	}
 	for s, v := range values {
-		out[s], _ = parseLease(v)
+		if v != nil {
+			out[s] = parseLease(v).name
+		}
 	}
 	return out, nil
 }

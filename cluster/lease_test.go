@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/linkpatrol/linkpatrol/store"
 )
 
 func leaseSetup(t *testing.T, ttl time.Duration) (string, jetstream.JetStream) {
@@ -24,11 +26,25 @@ func leaseSetup(t *testing.T, ttl time.Duration) (string, jetstream.JetStream) {
 
 func newWorker(t *testing.T, js jetstream.JetStream, name, shards string) (*Worker, error) {
 	t.Helper()
+	return newWorkerWith(t, js, shards, WorkerConfig{Name: name, DB: openDB(t, name+".db", true)})
+}
+
+// newWorkerWith starts a worker of cfg on shards; cfg.DBPath, when
+// cfg.Host is set, is its database's path.
+func newWorkerWith(t *testing.T, js jetstream.JetStream, shards string, cfg WorkerConfig) (*Worker, error) {
+	t.Helper()
 	s, err := ParseShards(shards)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := NewWorker(context.Background(), js, WorkerConfig{Name: name, Shards: s, DB: openDB(t, name+".db", true)})
+	cfg.Shards = s
+	if cfg.Host != "" {
+		cfg.DBPath = cfg.DB.Path()
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(format string, args ...any) { t.Logf(cfg.Name+": "+format, args...) }
+	}
+	w, err := NewWorker(context.Background(), js, cfg)
 	if err == nil {
 		t.Cleanup(func() { _ = w.Close() })
 	}
@@ -58,13 +74,16 @@ func all(s string, n int) []string {
 }
 
 // One owner per shard: overlapping shards are refused with the holder
-// named, and nothing is taken; a worker restarted under its name takes
-// its leases back at once, and the old process, which can no longer renew,
-// stops; Close gives the leases up.
+// named, and nothing is taken; a second live process under the same name
+// on another database waits for the leases to lapse, sees them renewed
+// and is refused too; a worker restarted on its own database file takes
+// its leases back at once, and the old process, which can no longer
+// renew, stops; Close gives the leases up.
 func TestLeasesOneOwner(t *testing.T) {
 	t.Parallel()
 	_, js := leaseSetup(t, 6*time.Second)
-	w1, err := newWorker(t, js, "w1", "0-9")
+	db1 := openDB(t, "w1.db", true)
+	w1, err := newWorkerWith(t, js, "0-9", WorkerConfig{Name: "w1", DB: db1, Host: "h1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,9 +103,28 @@ func TestLeasesOneOwner(t *testing.T) {
 		t.Errorf("a refused worker kept leases: %q", got)
 	}
 
-	// Restarted (the old process still alive, as after a kill before its
-	// lease ran out): it takes its own leases back.
-	again, err := newWorker(t, js, "w1", "0-9")
+	// Another process named w1, on another database (another directory,
+	// machine or container), while w1 lives: qa4 F0. It must not take
+	// w1's leases, or w1 stops and what w1's file holds is never checked.
+	_, err = newWorker(t, js, "w1", "0-9")
+	held = nil
+	if !errors.As(err, &held) || !held.Twin || held.Holder != "w1" || FormatShards(held.Shards) != "0-9" {
+		t.Fatalf("a second w1 on another database: err = %v, want shards 0-9 refused as held by another live w1", err)
+	}
+	if !strings.Contains(err.Error(), db1.Path()) {
+		t.Errorf("the refusal %q does not say where the live w1 runs (%s)", err, db1.Path())
+	}
+	if err := w1.Context().Err(); err != nil {
+		t.Fatalf("the live w1 stopped: %v", context.Cause(w1.Context()))
+	}
+	if got := holders(t, js, "0-9"); !slices.Equal(got, all("w1", 10)) {
+		t.Errorf("after the refusal holders of 0-9 = %q", got)
+	}
+
+	// Restarted on its own file (the old process still alive here, as
+	// after a kill before its lease ran out; the file's lock says it is
+	// gone): it takes its own leases back at once.
+	again, err := newWorkerWith(t, js, "0-9", WorkerConfig{Name: "w1", DB: db1, Host: "h1"})
 	if err != nil {
 		t.Fatalf("w1 restarted: %v", err)
 	}
@@ -114,6 +152,27 @@ func TestLeasesOneOwner(t *testing.T) {
 	}
 	if _, err := newWorker(t, js, "w2", "5-14"); err != nil {
 		t.Errorf("shards given up are refused: %v", err)
+	}
+}
+
+// A worker killed (its leases neither renewed nor given up) and started
+// again on another database, a fresh file, waits for its leases to lapse
+// and then takes them.
+func TestLeasesOfAKilledWorkerLapseForAnotherDatabase(t *testing.T) {
+	t.Parallel()
+	_, js := leaseSetup(t, time.Second)
+	w, err := newWorker(t, js, "w1", "0-3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.cancel(errors.New("killed"))
+	<-w.kept
+	again, err := newWorker(t, js, "w1", "0-3")
+	if err != nil {
+		t.Fatalf("w1 on a fresh file after its old process died: %v", err)
+	}
+	if got := holders(t, js, "0-3"); !slices.Equal(got, all("w1", 4)) || again.Context().Err() != nil {
+		t.Errorf("holders of 0-3 = %q", got)
 	}
 }
 
@@ -201,20 +260,17 @@ func TestRenewalThatLandedAfterATimeout(t *testing.T) {
 			return nil
 		}
 	}
-	start := func(name, shards string, hook func(int) error) *Worker {
-		s, _ := ParseShards(shards)
-		w, err := NewWorker(context.Background(), js, WorkerConfig{Name: name, Shards: s, DB: openDB(t, name+".db", true), renewFault: hook,
-			Logf: func(format string, args ...any) { t.Logf(name+": "+format, args...) }})
+	start := func(name, shards string, db *store.DB, hook func(int) error) *Worker {
+		w, err := newWorkerWith(t, js, shards, WorkerConfig{Name: name, DB: db, Host: "h", renewFault: hook})
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = w.Close() })
 		return w
 	}
 
 	s1, _ := ParseShards("0-9")
 	f, hook := newFault(s1, 3)
-	w := start("w1", "0-9", hook)
+	w := start("w1", "0-9", openDB(t, "w1.db", true), hook)
 	select {
 	case <-f.done: // three complete rounds after the failed one
 	case <-w.Context().Done():
@@ -229,17 +285,18 @@ func TestRenewalThatLandedAfterATimeout(t *testing.T) {
 		t.Errorf("holders = %q", got)
 	}
 
-	// The same fault, and this time the worker is restarted under its name
+	// The same fault, and this time the worker is restarted on its file
 	// meanwhile: its own late write must not win the leases back.
 	s2, _ := ParseShards("10-19")
 	old, hook := newFault(s2, 1<<30)
-	w2 := start("w2", "10-19", hook)
+	db2 := openDB(t, "w2.db", true)
+	w2 := start("w2", "10-19", db2, hook)
 	select {
 	case <-old.failed:
 	case <-time.After(60 * time.Second):
 		t.Fatal("w2 never renewed")
 	}
-	again := start("w2", "10-19", nil)
+	again := start("w2", "10-19", db2, nil)
 	select {
 	case <-w2.Context().Done():
 		if cause := context.Cause(w2.Context()); !strings.Contains(cause.Error(), "lost the lease") {

@@ -60,6 +60,22 @@ type WorkerStatus struct {
 	rev uint64 // the report's revision in KV, as read
 }
 
+// Joined is a worker database that took part in a pass, at
+// joined.<its ID>: written when a worker joins the pass, before any task
+// of it can reach that database. Shards are all it joined the pass with,
+// over every run of the pass; First is when it first did.
+type Joined struct {
+	Pass   uint64    `json:"pass"`
+	DB     string    `json:"db_id"`
+	Name   string    `json:"name"`
+	Shards string    `json:"shards"` // as FormatShards writes them
+	Host   string    `json:"host,omitempty"`
+	DBPath string    `json:"db,omitempty"`
+	First  time.Time `json:"first"`
+
+	rev uint64 // the record's revision in KV, as read
+}
+
 func (s *WorkerStatus) acked(shard int) uint64 { return s.Acked[strconv.Itoa(shard)] }
 
 // sameReport says whether two reports say the same, apart from the time.

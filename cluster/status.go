@@ -59,8 +59,10 @@ func Queued(ctx context.Context, js jetstream.JetStream) (Backlog, error) {
 // written when it took its leases, after each complete renewal round and
 // when it gave them up.
 type Owner struct {
-	Name   string `json:"name"`
-	Token  string `json:"token"`  // the process's own, as in its leases
+	Name  string `json:"name"`
+	Token string `json:"token"` // the process's own, as in its leases
+	// DB is the ID of the worker's database (store.DB.ID), as in its leases.
+	DB     string `json:"db_id,omitempty"`
 	Shards string `json:"shards"` // as FormatShards writes them
 	// Host and DBPath are where the worker runs, as it said.
 	Host   string        `json:"host,omitempty"`
@@ -123,9 +125,8 @@ func owners(ctx context.Context, b buckets) ([]Owner, error) {
 			return nil, fmt.Errorf("read %s: %w", k, err)
 		}
 		o.Written = e.Created()
-		mine := string(leaseValue(o.Name, o.Token))
 		for s, v := range values {
-			if string(v) == mine {
+			if h := parseLease(v); v != nil && h.name == o.Name && h.token == o.Token {
 				o.Holds = append(o.Holds, s)
 			}
 		}

@@ -95,7 +95,9 @@ func (r *Report) Incomplete() string {
 	switch r.Pass.State {
 	case store.PassComplete:
 	case store.PassStopped:
-		if n := r.Pass.Deferred; n > 0 {
+		if r.Pass.Unfinished != "" {
+			msg = "INCOMPLETE: " + r.Pass.Unfinished
+		} else if n := r.Pass.Deferred; n > 0 {
 			them := "them"
 			if n == 1 {
 				them = "it"

@@ -62,6 +62,9 @@ type jsonPass struct {
 	// Deferred counts the URLs of the site held back to a later run by a
 	// server's pause (the pass is then not complete).
 	Deferred int `json:"deferred,omitempty"`
+	// Unfinished says why a pass that ran to its end is not complete
+	// (store.Pass.Unfinished).
+	Unfinished string `json:"unfinished,omitempty"`
 	// StartFailure is the report's first line when a start URL could not
 	// be fetched and parsed.
 	StartFailure string `json:"start_failure,omitempty"`
@@ -164,6 +167,7 @@ func writeJSON(w io.Writer, r *Report) error {
 			Roots:          r.Pass.Roots,
 			ElapsedSeconds: seconds(s.Elapsed),
 			Deferred:       r.Pass.Deferred,
+			Unfinished:     r.Pass.Unfinished,
 			StartFailure:   r.StartFailure,
 		},
 		Summary: jsonSummary{

@@ -8,7 +8,8 @@
 // Seven top-level buckets, created together when the file is new:
 //
 //	meta      "magic" = "linkpatrol", "schema" = SchemaVersion,
-//	          "next_pass", "open_pass" (0: none); all uint64 big-endian
+//	          "next_pass", "open_pass" (0: none); all uint64 big-endian;
+//	          "db_id", the file's random identity (DB.ID), once asked for
 //	passes    pass ID (uint64 big-endian, so newest sorts last) -> Pass as JSON
 //	urls      canonical URL -> its latest URLRecord
 //	links     page URL -> the page's links, in page order

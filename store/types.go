@@ -61,6 +61,11 @@ type Pass struct {
 	// ResumeAfter is when the last of those pauses ends.
 	Deferred    int       `json:"deferred,omitempty"`
 	ResumeAfter time.Time `json:"resume_after,omitzero"`
+	// Unfinished, set on a pass that was stopped although nothing is left
+	// to run, says why it cannot be complete (a cluster pass whose shards
+	// were worked from two databases, one of which held URLs the other
+	// never checked) and what to do; empty otherwise.
+	Unfinished string `json:"unfinished,omitempty"`
 	// Config is the config file the pass was run with, as named (or found
 	// in the working directory); empty for none.
 	Config string `json:"config,omitempty"`

@@ -230,7 +230,12 @@ func TestWorkerKilledMidPass(t *testing.T) {
 	if before >= int64(theirs) {
 		t.Fatalf("the victim's hosts had answered all %d requests at the kill: it proves nothing", before)
 	}
-	startWorker(t, url, dbs[victim], ranges[victim], "--concurrency", strconv.Itoa(concurrency))
+	// On its own file, it takes its shards back at once: its leases'
+	// database is this file, whose lock it holds.
+	restarted := startWorker(t, url, dbs[victim], ranges[victim], "--concurrency", strconv.Itoa(concurrency))
+	if strings.Contains(restarted.errors(), "waiting up to") {
+		t.Errorf("the worker restarted on its own file waited for its leases to lapse:\n%s", restarted.errors())
+	}
 
 	if code := check.wait(t); code != exitProblems {
 		t.Fatalf("check --nats: exit %d\n%s", code, check.errors())

@@ -74,7 +74,7 @@ func runServeFrontier(ctx context.Context, args []string, stdout, stderr io.Writ
 	natsURL := fs.String("nats", "", "use the NATS server at `URL` (JetStream enabled) instead of running one; --token-file, --nkey and --tls-ca are then how to log in")
 	caFile := fs.String("tls-ca", "", "with --nats: PEM `file` of the authority that signed the server's TLS certificate")
 	verbose := fs.CountP("verbose", "v", "log what the NATS server and the coordinator do")
-	leaseTTL := fs.Duration("lease-ttl", 15*time.Second, "how long a worker's hold on its shards outlives its last renewal: a killed worker's shards are free for its restart at once, for another worker after this")
+	leaseTTL := fs.Duration("lease-ttl", 15*time.Second, "how long a worker's hold on its shards outlives its last renewal: a killed worker's shards are free at once for its restart on the same --db file, and after this for another worker or a restart on another file")
 	fs.Usage = func() {
 		fmt.Fprintf(helpWriter(args, stdout, stderr), `Usage: linkpatrol serve-frontier [flags]
 

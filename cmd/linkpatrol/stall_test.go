@@ -57,27 +57,7 @@ func TestCheckNatsGivesUpOnALostWorker(t *testing.T) {
 	}})
 	t.Cleanup(w.Close)
 	dir := t.TempDir()
-	// Each worker owns only its sites' shards: a worker renewing 128
-	// leases, one fsync each, may miss a round on a loaded machine and
-	// stop, which this test is not about.
-	var distinct []int
-	for i := range w.Sites {
-		u, _ := neturl.Parse(w.URL(i))
-		if s := cluster.Shard(u.Host); !slices.Contains(distinct, s) {
-			distinct = append(distinct, s)
-		}
-	}
-	if len(distinct) < 2 {
-		t.Skip("every site hashed to one shard") // about 1 run in 16 million
-	}
-	var shards [2][]int
-	for k, s := range distinct {
-		shards[k%2] = append(shards[k%2], s)
-	}
-	for k := range shards {
-		slices.Sort(shards[k])
-	}
-	ranges := []string{cluster.FormatShards(shards[0]), cluster.FormatShards(shards[1])}
+	ranges := siteRanges(t, w)
 	victim, sites := busiestWorker(t, w, ranges)
 	requests := requestsAt(w, sites)
 
@@ -117,4 +97,30 @@ func TestCheckNatsGivesUpOnALostWorker(t *testing.T) {
 	if again.code != exitProblems || strings.Contains(again.stderr, "no live worker") {
 		t.Errorf("check --nats after the restart: exit %d, want 1\n%s", again.code, again.stderr)
 	}
+}
+
+// siteRanges splits the shards of w's sites between two workers. Each
+// worker owns only its sites' shards: a worker renewing 128 leases, one
+// fsync each, may miss a round on a loaded machine and stop, which the
+// tests using it are not about.
+func siteRanges(t *testing.T, w *crawltest.Web) []string {
+	t.Helper()
+	var distinct []int
+	for i := range w.Sites {
+		u, _ := neturl.Parse(w.URL(i))
+		if s := cluster.Shard(u.Host); !slices.Contains(distinct, s) {
+			distinct = append(distinct, s)
+		}
+	}
+	if len(distinct) < 2 {
+		t.Skip("every site hashed to one shard") // about 1 run in 16 million
+	}
+	var shards [2][]int
+	for k, s := range distinct {
+		shards[k%2] = append(shards[k%2], s)
+	}
+	for k := range shards {
+		slices.Sort(shards[k])
+	}
+	return []string{cluster.FormatShards(shards[0]), cluster.FormatShards(shards[1])}
 }

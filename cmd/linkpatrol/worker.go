@@ -100,7 +100,10 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 Owns the shards it is given (refusing any another worker holds) and crawls
 their hosts in every pass that check --nats begins, with the pass's rules and
 settings, on its own database. It runs until SIGINT or SIGTERM; restarted on
-the same --db it resumes and takes its shards back.
+the same --db it resumes and takes its shards back. A name belongs to one
+database file: a second live worker of the name is refused (exit 2), and one
+started again on another file waits for the old leases to lapse, and the
+pass running then ends unfinished (the old file's queued URLs were lost).
 
 Flags:
 %s`, flagUsages(fs))

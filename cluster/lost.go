@@ -1,0 +1,146 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// A Loss is shards of a pass that more than one worker database joined
+// (Joined): a fresh or other file took a worker's shards during the pass,
+// and the URLs queued in the database it replaced (or that it queued
+// itself, if the first came back) may never have been checked: nothing in
+// the cluster holds them any more, and only a new pass checks them. Which
+// of them were is not known here, so every such shard counts.
+type Loss struct {
+	Shards []int
+	DBs    []Joined // in the order they first joined
+}
+
+func (l Loss) String() string {
+	var b strings.Builder
+	noun := "shards"
+	if len(l.Shards) == 1 {
+		noun = "shard"
+	}
+	fmt.Fprintf(&b, "%s %s were worked from %d databases:", noun, FormatShards(l.Shards), len(l.DBs))
+	for i, j := range l.DBs {
+		if i > 0 {
+			b.WriteString(", then")
+		}
+		fmt.Fprintf(&b, " worker %s's %s", j.Name, j.DB)
+		switch {
+		case j.DBPath != "" && j.Host != "":
+			fmt.Fprintf(&b, " (%s on %s)", j.DBPath, j.Host)
+		case j.DBPath != "":
+			fmt.Fprintf(&b, " (%s)", j.DBPath)
+		}
+	}
+	return b.String()
+}
+
+// unfinishedBecause is what a pass with losses says in its report.
+func unfinishedBecause(losses []Loss) string {
+	parts := make([]string, len(losses))
+	for i, l := range losses {
+		parts[i] = l.String()
+	}
+	return "a worker's database changed during the pass (a second worker with the same name, or one started again on a lost or fresh file): " +
+		strings.Join(parts, "; ") +
+		". What was queued in one of them and not in the other may never have been checked, and no worker holds it now. Check everything with a new pass: run check --nats again with --new-pass."
+}
+
+// lostWork returns the losses of pass: shards that more than one database
+// joined (every Joined record of the pass).
+func lostWork(ctx context.Context, kv jetstream.KeyValue, pass uint64) ([]Loss, error) {
+	joined, err := joinedRecords(ctx, kv)
+	if err != nil {
+		return nil, err
+	}
+	joined = slices.DeleteFunc(joined, func(j Joined) bool { return j.Pass != pass })
+	slices.SortFunc(joined, func(a, b Joined) int {
+		if c := a.First.Compare(b.First); c != 0 {
+			return c
+		}
+		return strings.Compare(a.DB, b.DB)
+	})
+	// Shards by the set of databases that joined them.
+	var by [Shards][]int // shard -> indexes into joined
+	for i, j := range joined {
+		shards, err := ParseShards(j.Shards)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", joinedKey(j.DB), err)
+		}
+		for _, s := range shards {
+			by[s] = append(by[s], i)
+		}
+	}
+	var out []Loss
+	index := map[string]int{} // the databases' indexes -> out
+	for s, dbs := range by {
+		if len(dbs) < 2 {
+			continue
+		}
+		k := fmt.Sprint(dbs)
+		i, ok := index[k]
+		if !ok {
+			i = len(out)
+			index[k] = i
+			l := Loss{}
+			for _, d := range dbs {
+				l.DBs = append(l.DBs, joined[d])
+			}
+			out = append(out, l)
+		}
+		out[i].Shards = append(out[i].Shards, s)
+	}
+	return out, nil
+}
+
+// joinedRecords reads every Joined record.
+func joinedRecords(ctx context.Context, kv jetstream.KeyValue) ([]Joined, error) {
+	ks, err := keys(ctx, kv, joinedKeyPrefix+"*")
+	if err != nil {
+		return nil, err
+	}
+	var out []Joined
+	for _, k := range ks {
+		e, err := kv.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", k, err)
+		}
+		j := Joined{rev: e.Revision()}
+		if err := json.Unmarshal(e.Value(), &j); err != nil {
+			return nil, fmt.Errorf("read %s: %w", k, err)
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// forgetJoined deletes the Joined records of passes before pass, which no
+// later pass reads.
+func forgetJoined(ctx context.Context, kv jetstream.KeyValue, pass uint64) error {
+	joined, err := joinedRecords(ctx, kv)
+	if err != nil {
+		return err
+	}
+	for _, j := range joined {
+		if j.Pass < pass {
+			// Only that revision: the database may be joining a new pass.
+			err := kv.Delete(ctx, joinedKey(j.DB), jetstream.LastRevision(j.rev))
+			if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+				return fmt.Errorf("delete %s: %w", joinedKey(j.DB), err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
+)
+
+// qa4 F0, reproduction A: a second worker with the same name (the --db
+// file's) on another database, started from another directory, while the
+// first lives. It must not take the first one's leases: it waits for them
+// to lapse, sees them renewed, and exits 2 naming the live worker and its
+// file; the first keeps its shards.
+func TestSecondWorkerOfANameIsRefused(t *testing.T) {
+	t.Parallel()
+	_, url := startFrontier(t)
+	firstDB := filepath.Join(t.TempDir(), "w1.db")
+	first := startWorker(t, url, firstDB, "0-127")
+	second := newProc("worker", "--nats", url, "--db", filepath.Join(t.TempDir(), "w1.db"), "--shards", "0-127")
+	second.start(t)
+	select {
+	case <-second.done:
+	case <-first.done:
+		t.Fatalf("the live w1 stopped, its shards taken by the second:\n%s\nthe second:\n%s", first.errors(), second.errors())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the second w1 was neither refused nor stopped:\n%s", second.errors())
+	}
+	if second.code != exitUsage || !strings.Contains(second.errors(), `another live process of worker "w1"`) || !strings.Contains(second.errors(), firstDB) {
+		t.Errorf("the second w1: exit %d, want 2 naming the live w1 and its file %s\n%s", second.code, firstDB, second.errors())
+	}
+	st := runInProcess(t, "status", "--nats", url)
+	if !strings.Contains(st.stdout, "w1") || !strings.Contains(st.stdout, "0-127") || strings.Contains(st.stdout, "lost") {
+		t.Errorf("status after the refusal:\n%s%s", st.stdout, st.stderr)
+	}
+	select {
+	case <-first.done:
+		t.Errorf("the live w1 ended:\n%s", first.errors())
+	default:
+	}
+}
+
+// qa4 F0, reproduction B: a worker SIGKILLed mid-pass and started again
+// under its name on a fresh file (its disk lost). The URLs its first file
+// held queued are checked by nobody, so check --nats must not print a
+// complete pass with exit 0 on this site without broken links: the pass
+// ends unfinished, exit 3, the report saying why and what to do.
+func TestCheckNatsWorkerBackOnAFreshDatabase(t *testing.T) {
+	t.Parallel()
+	w := crawltest.NewWeb(crawltest.WebOptions{Sites: 4, Site: crawltest.SiteOptions{
+		Pages: 50, LinksPerPage: 8, PageBytes: 1000, Latency: 10 * time.Millisecond,
+	}})
+	t.Cleanup(w.Close)
+	ranges := siteRanges(t, w)
+	victim, sites := busiestWorker(t, w, ranges)
+	requests := requestsAt(w, sites)
+
+	front, url := startFrontier(t)
+	dbs, procs := startWorkers(t, url, t.TempDir(), ranges, "--concurrency", "2")
+	check := newProc(append([]string{"check", "--nats", url}, w.StartURLs()...)...)
+	var out strings.Builder
+	check.cmd.Stdout = &out
+	check.start(t)
+	awaitRequests(t, check, requests, 10, func() string {
+		return procs[0].errors() + "\n" + procs[1].errors() + "\n" + front.errors()
+	})
+	if err := procs[victim].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-procs[victim].done
+	if err := os.Rename(dbs[victim], dbs[victim]+".lost"); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, url, dbs[victim], ranges[victim], "--concurrency", "2")
+
+	// The fresh worker waited up to a lease TTL for its shards first.
+	select {
+	case <-check.done:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("check --nats did not end:\n%s\nserve-frontier:\n%s", check.errors(), front.errors())
+	}
+	if check.code != exitStopped {
+		t.Fatalf("check --nats: exit %d, want 3 (unfinished)\n%s\n%s", check.code, out.String(), check.errors())
+	}
+	if !strings.Contains(out.String(), "INCOMPLETE: a worker's database changed during the pass") || !strings.Contains(out.String(), "--new-pass") {
+		t.Errorf("the report does not say why the pass is unfinished and what to do:\n%s", out.String())
+	}
+}
