@@ -230,6 +230,31 @@ func (r *Report) Counts() string {
 	return b.String()
 }
 
+// HeldBack names, short enough for a title, what the pass left unchecked
+// on purpose (README: "Not checked on purpose leaves the exit code
+// alone"), or "" when nothing: a heading that reads "0 broken" must not
+// read as a fully checked site when pages were cut or URLs held back.
+func (r *Report) HeldBack() string {
+	s := r.Summary
+	var parts []string
+	if s.Cut > 0 {
+		parts = append(parts, plural(s.Cut, "page cut short", "pages cut short"))
+	}
+	if s.Traps > 0 {
+		parts = append(parts, plural(s.Traps, "suspected spider trap", "suspected spider traps")+" held back")
+	}
+	if s.Quota > 0 {
+		parts = append(parts, plural(s.Quota, "URL", "URLs")+" over a host's quota")
+	}
+	if s.Robots > 0 {
+		parts = append(parts, plural(s.Robots, "URL", "URLs")+" the site's robots.txt disallows")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "not all checked: " + strings.Join(parts, ", ")
+}
+
 // SeedLine says, for a check of a directory, which URLs the pass started
 // from (its pages found on disk) and which it reached by links, naming the
 // pages no other page links to; "" otherwise.
