@@ -51,7 +51,6 @@ type htmlData struct {
 	HasPrevious bool
 	Summary     Summary
 	Incomplete  string
-	HeldBack    string // Report.HeldBack, for the title
 	Headline    string
 	Counts      string
 	ChangeLine  string
@@ -109,7 +108,7 @@ func writeHTML(w io.Writer, r *Report) error {
 	d := htmlData{
 		CSP: htmlCSP, CSS: template.CSS(htmlCSS), JS: template.JS(htmlJS),
 		PassID: r.Pass.ID, Summary: r.Summary,
-		Incomplete: r.Incomplete(), HeldBack: r.HeldBack(), Headline: r.Headline(), Counts: r.Counts(), ChangeLine: r.ChangeLine(), ReuseLine: r.ReuseLine(),
+		Incomplete: r.Incomplete(), Headline: r.Headline(), Counts: r.Counts(), ChangeLine: r.ChangeLine(), ReuseLine: r.ReuseLine(),
 		Empty: r.Nothing(), Trend: r.trendSVG(),
 	}
 	if r.Previous != nil {

@@ -68,24 +68,24 @@ type jsonPass struct {
 	// StartFailure is the report's first line when a start URL could not
 	// be fetched and parsed.
 	StartFailure string `json:"start_failure,omitempty"`
+	// HeldBack is the report's first line when limits held part of the
+	// pass back (spider traps, quotas, pages cut short): exit code 5.
+	HeldBack string `json:"held_back,omitempty"`
 	// Insecure: TLS certificates were not verified (--insecure).
 	Insecure bool `json:"insecure,omitempty"`
 }
 
 type jsonSummary struct {
-	Pages     int `json:"pages"`
-	Unchanged int `json:"unchanged,omitempty"` // of pages: answered 304, stored links followed
-	Links     int `json:"links"`
-	URLs      int `json:"urls"`
-	Broken    int `json:"broken"`
-	Skipped   int `json:"skipped"`
-	Traps     int `json:"traps,omitempty"`  // of skipped: held back as suspected spider traps
-	Robots    int `json:"robots,omitempty"` // of skipped: the site's own URLs its robots.txt disallows
-	Quota     int `json:"quota,omitempty"`  // of skipped: not checked, a host's quota for the pass was used up
-	Cut       int `json:"cut"`              // of pages: read only in part, links past the cut not checked
-	// HeldBack says in words what the counts above left unchecked on
-	// purpose ("not all checked: 2 pages cut short"); absent when nothing.
-	HeldBack       string  `json:"held_back,omitempty"`
+	Pages          int     `json:"pages"`
+	Unchanged      int     `json:"unchanged,omitempty"` // of pages: answered 304, stored links followed
+	Links          int     `json:"links"`
+	URLs           int     `json:"urls"`
+	Broken         int     `json:"broken"`
+	Skipped        int     `json:"skipped"`
+	Traps          int     `json:"traps,omitempty"`  // of skipped: held back as suspected spider traps
+	Robots         int     `json:"robots,omitempty"` // of skipped: the site's own URLs its robots.txt disallows
+	Quota          int     `json:"quota,omitempty"`  // of skipped: not checked, a host's quota for the pass was used up
+	Cut            int     `json:"cut"`              // of pages: read only in part, links past the cut not checked
 	Transient      int     `json:"transient"`
 	Unverifiable   int     `json:"unverifiable"`
 	OK             int     `json:"ok"`
@@ -172,10 +172,11 @@ func writeJSON(w io.Writer, r *Report) error {
 			Deferred:       r.Pass.Deferred,
 			Unfinished:     r.Pass.Unfinished,
 			StartFailure:   r.StartFailure,
+			HeldBack:       r.HeldBack(),
 		},
 		Summary: jsonSummary{
 			Pages: s.Pages, Unchanged: s.Unchanged, Links: s.Links, URLs: s.URLs,
-			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Robots: s.Robots, Quota: s.Quota, Cut: s.Cut, HeldBack: r.HeldBack(), Transient: s.Transient, Unverifiable: s.Unverifiable,
+			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Robots: s.Robots, Quota: s.Quota, Cut: s.Cut, Transient: s.Transient, Unverifiable: s.Unverifiable,
 			OK: s.OK, Suppressed: s.Suppressed, ElapsedSeconds: seconds(s.Elapsed),
 			Reused: s.Reused, ReusedFrom: s.ReusedFrom, PermanentRedirects: s.Moved, Seeds: s.Seeds,
 			Listed: "problems",

@@ -20,9 +20,6 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	if r.checksFragments() {
 		fmt.Fprintf(b, ", %d missing fragments", s.MissingFragments)
 	}
-	if held := r.HeldBack(); held != "" {
-		fmt.Fprintf(b, " (%s)", mdText(held))
-	}
 	b.WriteString("\n\n")
 	if msg := r.Incomplete(); msg != "" {
 		fmt.Fprintf(b, "> **%s**\n\n", mdText(msg))

@@ -144,7 +144,7 @@ func writeSARIF(w io.Writer, r *Report) error {
 		inv.EndTimeUTC = r.Pass.Finished.UTC().Format("2006-01-02T15:04:05Z")
 	}
 	if held := r.HeldBack(); held != "" {
-		inv.ToolExecutionNotifications = []sarifNotification{{Level: "warning", Message: sarifMessage{held + ". " + r.Counts()}}}
+		inv.ToolExecutionNotifications = []sarifNotification{{Level: "warning", Message: sarifMessage{held + " " + r.Counts()}}}
 	}
 	run.Invocations = []sarifInvocation{inv}
 	for _, sr := range sarifRules {

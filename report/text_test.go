@@ -194,26 +194,3 @@ func TestUnfinishedPassTime(t *testing.T) {
 		})
 	}
 }
-
-// HeldBack names every kind of "not checked on purpose" for the titles
-// (markdown heading, HTML title, JSON held_back, SARIF notification), so
-// that none reads "0 broken" as a fully checked site; nothing, nothing.
-func TestHeldBack(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct {
-		s    Summary
-		want string
-	}{
-		{Summary{}, ""},
-		{Summary{Skipped: 3}, ""}, // by a rule or --exclude: asked for
-		{Summary{Cut: 1}, "not all checked: 1 page cut short"},
-		{Summary{Traps: 2, Skipped: 2}, "not all checked: 2 suspected spider traps held back"},
-		{Summary{Quota: 316, Skipped: 316}, "not all checked: 316 URLs over a host's quota"},
-		{Summary{Cut: 2, Traps: 1, Quota: 1, Robots: 1, Skipped: 3},
-			"not all checked: 2 pages cut short, 1 suspected spider trap held back, 1 URL over a host's quota, 1 URL the site's robots.txt disallows"},
-	} {
-		if got := (&Report{Summary: tt.s}).HeldBack(); got != tt.want {
-			t.Errorf("%+v: %q, want %q", tt.s, got, tt.want)
-		}
-	}
-}
