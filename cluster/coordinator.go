@@ -572,8 +572,8 @@ func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error)
 	}
 	lister := c.todo.ListConsumers(ctx)
 	for info := range lister.Info() {
-		var s int
-		if _, err := fmt.Sscanf(info.Name, "todo-%d", &s); err != nil || s < 0 || s >= Shards {
+		s, ok := consumerShard(info.Name)
+		if !ok {
 			continue
 		}
 		switch {
@@ -598,7 +598,8 @@ func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error)
 }
 
 // dropAcked removes from the work queue the messages of subject that its
-// shard's consumer has acked, which the server should have removed then. A
+// shard's consumer has acked, which the server should have removed then
+// (removeUpTo). A
 // server SIGKILLed while a worker acked can come back with the consumer's
 // ack floor past a message that is still stored (nats-server keeps the two
 // apart): it will never be delivered again, and the pass would never end.
@@ -627,11 +628,40 @@ func (c *Coordinator) dropAcked(ctx context.Context, subject string) (bool, erro
 	if last.Sequence > info.AckFloor.Stream {
 		return false, nil
 	}
-	if err := c.todo.Purge(ctx, jetstream.WithPurgeSubject(subject), jetstream.WithPurgeSequence(info.AckFloor.Stream+1)); err != nil {
-		return false, fmt.Errorf("remove acked messages of %s: %w", subject, err)
+	n, err := removeUpTo(ctx, c.todo, subject, info.AckFloor.Stream)
+	if n > 0 {
+		c.logf("tasks: removed %d messages of %s up to %d, acked by its consumer but kept by the server", n, subject, info.AckFloor.Stream)
 	}
-	c.logf("tasks: removed the messages of %s up to %d, acked by its consumer but kept by the server", subject, info.AckFloor.Stream)
-	return true, nil
+	if err != nil {
+		return n > 0, fmt.Errorf("remove acked messages of %s: %w", subject, err)
+	}
+	return n > 0, nil
+}
+
+// removeUpTo deletes the messages of subject with sequences up to upTo,
+// one by one, and returns how many it deleted. Not a purge: a purge that
+// empties a subject moves its consumer to the stream's last sequence, past
+// what the shard's owner reported acked, and the pass would never end.
+func removeUpTo(ctx context.Context, stream jetstream.Stream, subject string, upTo uint64) (int, error) {
+	n := 0
+	for seq := uint64(1); seq <= upTo; {
+		m, err := stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		if m.Sequence > upTo {
+			return n, nil
+		}
+		if err := stream.DeleteMsg(ctx, m.Sequence); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+			return n, err
+		}
+		n++
+		seq = m.Sequence + 1
+	}
+	return n, nil
 }
 
 // runningSince is the KV revision of the record of pass while it runs:

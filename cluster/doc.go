@@ -85,12 +85,17 @@
 // call was Idle(true) and, read from one database transaction after it
 // noted its acked sequences, its frontier holds no unresolved task and its
 // outbox is empty (store.DB.Quiet); with it, the last stream sequence it
-// acked per shard. The coordinator calls a pass over only when every lease
-// holder and every worker that reported for the pass reports idle for it,
-// and, read after that, every shard consumer has nothing pending, nothing
-// unacked and delivered nothing beyond what was reported acked, and the
-// results consumer has nothing pending or unacked. A message delivered after
-// a worker's report therefore always shows as delivered beyond its acked
+// acked per shard. Where something may have moved a shard consumer's ack
+// floor without an ack the worker saw answered (an ack whose answer was
+// lost, a reconnect to a restarted server), it reads the floors back from
+// the server before its next idle report and reports those: every message
+// at or below a floor was acked, after its tasks were committed. The
+// coordinator calls a pass over only when every lease holder and every
+// worker that reported for the pass reports idle for it, and, read after
+// that, every shard consumer has nothing pending, nothing unacked and
+// delivered nothing beyond what was reported acked, and the results
+// consumer has nothing pending or unacked. A message delivered after a
+// worker's report therefore always shows as delivered beyond its acked
 // sequence, and a pass never ends while a task is anywhere: in a stream, in
 // flight to a worker, on a frontier, or in an outbox.
 //

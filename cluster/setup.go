@@ -34,6 +34,15 @@ func workerKey(name string) string  { return workerKeyPrefix + name }
 func ownerKey(name string) string   { return ownerKeyPrefix + name }
 func joinedKey(db string) string    { return joinedKeyPrefix + db }
 
+// consumerShard is the shard of a shard consumer's name (todoConsumer).
+func consumerShard(name string) (int, bool) {
+	var s int
+	if _, err := fmt.Sscanf(name, "todo-%d", &s); err != nil || s < 0 || s >= Shards || todoConsumer(s) != name {
+		return 0, false
+	}
+	return s, true
+}
+
 // Options are the settings of a whole cluster, fixed by whoever runs Setup
 // (the coordinator); workers read them from the server.
 type Options struct {

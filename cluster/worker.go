@@ -48,6 +48,10 @@ type WorkerConfig struct {
 	// renewFault, a test hook, runs after each lease write that landed;
 	// an error it returns is taken as that write's failure.
 	renewFault func(shard int) error
+	// ackFault, a test hook, runs after each task message's ack that
+	// landed; an error it returns is taken as that ack's failure, as when
+	// the server is killed before it answers.
+	ackFault func(shard int) error
 	// beforeCommit, a test hook, runs when a task message arrives; when
 	// the frontier is closing by its end, the message is left unacked.
 	beforeCommit func(ctx context.Context)
@@ -244,6 +248,7 @@ type Frontier struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	stream jetstream.Stream // LP_TODO
 	cons   []jetstream.ConsumeContext
 	kick   chan struct{} // wakes the reporter
 	fed    chan struct{} // wakes the feeder
@@ -254,6 +259,12 @@ type Frontier struct {
 	acked       map[string]uint64
 	lastErr     string
 	ended       store.PassState // how the pass ended, once done is closed
+	// doubts counts the events after which a shard consumer's ack floor
+	// may have moved without this worker seeing an ack of its own: an ack
+	// whose answer was lost, a reconnect (the server restarted), a consume
+	// error. settled is doubts as it was when the floors last read showed
+	// nothing pending on any shard of the worker (see settle).
+	doubts, settled uint64
 }
 
 // Join starts the worker's part of pass passID. The pass need not be open
@@ -269,6 +280,9 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 		kick:     make(chan struct{}, 1),
 		fed:      make(chan struct{}, 1),
 		acked:    map[string]uint64{},
+		// What the server did between the consumers' reads below and
+		// the first deliveries is read again once the worker is idle.
+		doubts: 1,
 	}
 	f.ctx, f.cancel = context.WithCancel(w.ctx)
 	if err := w.noteJoined(ctx, passID); err != nil {
@@ -284,6 +298,7 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("join: %w", err)
 	}
+	f.stream = stream
 	for _, s := range w.cfg.Shards {
 		key := strconv.Itoa(s)
 		c, err := ensureShardConsumer(ctx, w.js, s, w.leases.ttl, w.cfg.ackWait)
@@ -318,6 +333,7 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 			jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 				if !errors.Is(err, jetstream.ErrNoHeartbeat) {
 					w.logf("shard %d: %v", shard, err)
+					f.doubt()
 				}
 			}))
 		if err != nil {
@@ -332,11 +348,26 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 		f.stopConsumers()
 		return nil, fmt.Errorf("join: watch the pass: %w (%v)", err, context.Cause(f.ctx))
 	}
-	f.wg.Add(4)
+	// A server that restarted may have kept or lost what it did just
+	// before: the worker reads its floors again (settle).
+	reconnects := w.js.Conn().StatusChanged(nats.CONNECTED)
+	f.wg.Add(5)
 	go f.watchPass(watch)
 	go f.drain()
 	go f.feed()
 	go f.report()
+	go func() {
+		defer f.wg.Done()
+		defer w.js.Conn().RemoveStatusListener(reconnects)
+		for {
+			select {
+			case <-f.ctx.Done():
+				return
+			case <-reconnects:
+				f.doubt()
+			}
+		}
+	}()
 	f.kickReport()
 	return f, nil
 }
@@ -421,6 +452,15 @@ func (f *Frontier) stopConsumers() {
 	}
 }
 
+// doubt notes that a shard consumer's ack floor may have moved without
+// this worker acking, and has the reporter read the floors again.
+func (f *Frontier) doubt() {
+	f.mu.Lock()
+	f.doubts++
+	f.mu.Unlock()
+	f.kickReport()
+}
+
 func (f *Frontier) kickReport() {
 	select {
 	case f.kick <- struct{}{}:
@@ -478,6 +518,9 @@ func (f *Frontier) receive(shard int, m jetstream.Msg) {
 		f.w.logf("shard %d: dropped %d tasks of pass %d, which is over", shard, len(e.Tasks), e.Pass)
 	}
 	ackErr := m.DoubleAck(f.ctx)
+	if ackErr == nil && f.w.cfg.ackFault != nil {
+		ackErr = f.w.cfg.ackFault(shard)
+	}
 	if ackErr == nil && f.w.cfg.afterAck != nil {
 		f.w.cfg.afterAck(f.ctx)
 	}
@@ -497,6 +540,9 @@ func (f *Frontier) receive(shard int, m jetstream.Msg) {
 	default:
 	}
 	if ackErr != nil && f.ctx.Err() == nil {
+		// The ack may have landed (its answer lost, as when the server
+		// is killed), and then this message never comes again.
+		f.doubt()
 		f.fail("shard %d: ack message %d: %v", shard, meta.Sequence.Stream, ackErr)
 	}
 	f.kickReport()
@@ -696,16 +742,22 @@ func shardOfURL(raw string) int {
 // report writes the worker's status whenever it may have changed. Idle is
 // judged from the database, read after the acked sequences are noted, so a
 // task acked before the note is on the frontier, resolved, or in the
-// outbox by the time the database is read.
+// outbox by the time the database is read. A report that could not be
+// written, or floors still unsettled, are tried again a second later: the
+// last report of an idle worker is what ends the pass, and nothing else
+// may come to wake the reporter.
 func (f *Frontier) report() {
 	defer f.wg.Done()
 	var last *WorkerStatus
+	var again <-chan time.Time
 	for {
 		select {
 		case <-f.ctx.Done():
 			return
 		case <-f.kick:
+		case <-again:
 		}
+		again = nil
 		select {
 		case <-f.done:
 			// The crawler closes the pass in its database now; a report
@@ -713,7 +765,10 @@ func (f *Frontier) report() {
 			return
 		default:
 		}
-		st := f.status()
+		st, unsettled := f.status()
+		if unsettled {
+			again = time.After(time.Second)
+		}
 		if sameReport(st, last) {
 			continue
 		}
@@ -721,15 +776,72 @@ func (f *Frontier) report() {
 			if f.ctx.Err() != nil {
 				return
 			}
-			f.w.logf("report status: %v", err)
+			f.w.logf("report status: %v (again in 1s)", err)
+			again = time.After(time.Second)
 			continue
 		}
 		last = st
 	}
 }
 
-func (f *Frontier) status() *WorkerStatus {
+// settle reads the ack floors of the worker's shard consumers from the
+// server into the acked sequences, once something may have moved them
+// without an ack of this worker: an ack whose answer never came, or a
+// restarted server that kept an ack it never answered, or moved a
+// consumer past messages it lost or removed. Without it the coordinator
+// would see a shard delivered beyond what its owner reported, for ever.
+// A floor is safe to report: every message at or below it was acked, and
+// the shard's owner acks only what it committed, so the database read
+// after this sees its tasks. It returns true while the floors are not
+// settled yet: the read failed, or a shard still has messages pending or
+// unacked while the worker is idle (a restarted server redelivers them,
+// or drops what it lost).
+func (f *Frontier) settle() bool {
+	f.mu.Lock()
+	doubts, settled := f.doubts, f.settled
+	f.mu.Unlock()
+	if doubts == settled {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(f.ctx, 5*time.Second)
+	defer cancel()
+	floors := map[string]uint64{}
+	busy := false
+	l := f.stream.ListConsumers(ctx)
+	for info := range l.Info() {
+		s, ok := consumerShard(info.Name)
+		if !ok || !f.w.owned[s] {
+			continue
+		}
+		floors[strconv.Itoa(s)] = info.AckFloor.Stream
+		busy = busy || info.NumPending > 0 || info.NumAckPending > 0
+	}
+	if err := l.Err(); err != nil {
+		if f.ctx.Err() == nil {
+			f.w.logf("read the shard consumers: %v (again in 1s)", err)
+		}
+		return true
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k, v := range floors {
+		f.acked[k] = max(f.acked[k], v)
+	}
+	if !busy {
+		f.settled = doubts
+	}
+	return busy
+}
+
+// status is the worker's report now, and whether the floors are not
+// settled yet (settle).
+func (f *Frontier) status() (*WorkerStatus, bool) {
 	st := &WorkerStatus{Name: f.w.cfg.Name, Token: f.w.token, Shards: FormatShards(f.w.cfg.Shards), Pass: f.pass, Updated: time.Now().UTC()}
+	f.mu.Lock()
+	idleSoFar := f.crawlerIdle && len(f.queue) == 0
+	f.mu.Unlock()
+	// Only an idle report needs the floors: a busy one ends nothing.
+	unsettled := idleSoFar && f.settle()
 	f.mu.Lock()
 	st.Acked = make(map[string]uint64, len(f.acked))
 	for k, v := range f.acked {
@@ -742,7 +854,7 @@ func (f *Frontier) status() *WorkerStatus {
 	if !f.passOpen() {
 		// Not open yet (the crawler opens it) or closed already.
 		st.Outbox, _ = db.OutboxLen()
-		return st
+		return st, unsettled
 	}
 	quiet, deferred, err := db.Quiet(f.pass)
 	if err != nil {
@@ -753,7 +865,7 @@ func (f *Frontier) status() *WorkerStatus {
 		st.Deferred = deferred
 	}
 	st.Outbox, _ = db.OutboxLen()
-	return st
+	return st, unsettled
 }
 
 // passOpen says whether the pass is open in the worker's database.
