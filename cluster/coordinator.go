@@ -621,6 +621,12 @@ func (c *Coordinator) dropAcked(ctx context.Context, subject string) (bool, erro
 		return false, nil
 	}
 	cons, err := c.todo.Consumer(ctx, todoConsumer(s))
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		// Nothing delivered: the shard's owner has not made its
+		// consumer yet (it does when the shard first has tasks), or
+		// nobody owns the shard.
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("consumer of %s: %w", subject, err)
 	}
@@ -702,24 +708,17 @@ func orNone(s string) string {
 }
 
 func workerStatuses(ctx context.Context, kv jetstream.KeyValue) (map[string]*WorkerStatus, error) {
-	ks, err := keys(ctx, kv, workerKeyPrefix+"*")
+	es, err := entries(ctx, kv, workerKeyPrefix+"*")
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]*WorkerStatus, len(ks))
-	for _, k := range ks {
-		e, err := kv.Get(ctx, k)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", k, err)
-		}
+	out := make(map[string]*WorkerStatus, len(es))
+	for _, e := range es {
 		st := &WorkerStatus{rev: e.Revision()}
 		if err := json.Unmarshal(e.Value(), st); err != nil {
-			return nil, fmt.Errorf("read %s: %w", k, err)
+			return nil, fmt.Errorf("read %s: %w", e.Key(), err)
 		}
-		out[strings.TrimPrefix(k, workerKeyPrefix)] = st
+		out[strings.TrimPrefix(e.Key(), workerKeyPrefix)] = st
 	}
 	return out, nil
 }

@@ -76,9 +76,10 @@ func (o Options) withDefaults() Options {
 
 // Setup creates, or updates to opt, the streams, buckets and the results
 // consumer of a cluster on a JetStream server. The coordinator runs it; it
-// is idempotent. A shard's consumer is created by the first worker that
-// owns it (ensureShardConsumer): a consumer costs the server a file and an
-// fsync at shutdown, so only shards in use have one.
+// is idempotent. A shard's consumer is created by its owner when the shard
+// first has tasks in the stream (Frontier.activate): a consumer costs the
+// server a file and a worker a pull subscription, so only shards in use
+// have one.
 func Setup(ctx context.Context, js jetstream.JetStream, opt Options) error {
 	opt = opt.withDefaults()
 	for _, sc := range []jetstream.StreamConfig{
