@@ -136,14 +136,14 @@ func acquire(ctx context.Context, b buckets, id identity, shards []int, logf fun
 			l.revs[shard] = rev
 		}
 	}
-	if len(held) == 0 && len(pending) > 0 {
-		err = l.await(ctx, pending, logf)
+	if len(held) == 0 {
+		var elsewhere map[int]uint64
+		if elsewhere, err = l.twinElsewhere(ctx, shards); err == nil && len(pending)+len(elsewhere) > 0 {
+			err = l.await(ctx, pending, elsewhere, logf)
+		}
 		if err == nil {
 			return l, nil
 		}
-	}
-	if len(held) == 0 && err == nil {
-		return l, nil
 	}
 	l.release(context.WithoutCancel(ctx))
 	holders := make([]string, 0, len(held))
@@ -216,12 +216,53 @@ func (l *leases) gone(ctx context.Context, h holder) (bool, error) {
 	return o.Token == h.token && o.Host == l.id.host && o.DBPath == l.id.path, nil
 }
 
-// await waits for the leases a twin holds (pending: shard -> the
-// revision read) to lapse, and takes them; when any is written again
-// meanwhile, the twin is alive and the shards are refused. It polls:
-// the server lets a lease lapse without a word to watchers.
-func (l *leases) await(ctx context.Context, pending map[int]uint64, logf func(string, ...any)) error {
+// twinElsewhere returns the leases, outside shards, that the last process
+// of our name to report as owner still holds (shard -> revision), unless
+// it is gone (see gone). Two live processes under one name, even on
+// other shards, would overwrite each other's reports.
+func (l *leases) twinElsewhere(ctx context.Context, shards []int) (map[int]uint64, error) {
+	o, err := l.owner(ctx)
+	if err != nil || o == nil || o.Released || o.Token == l.id.token {
+		return nil, err
+	}
+	its, err := ParseShards(o.Shards)
+	if err != nil {
+		return nil, nil // not a range we can read: nothing to wait for
+	}
+	out := map[int]uint64{}
+	for _, s := range its {
+		if slices.Contains(shards, s) {
+			continue
+		}
+		e, err := l.kv.Get(ctx, leaseKey(s))
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("lease of shard %d: %w", s, err)
+		}
+		h := parseLease(e.Value())
+		if h.name != l.id.name || h.token != o.Token {
+			continue
+		}
+		if gone, err := l.gone(ctx, h); err != nil {
+			return nil, err
+		} else if !gone {
+			out[s] = e.Revision()
+		}
+	}
+	return out, nil
+}
+
+// await waits for the leases a twin holds to lapse: pending (shard -> the
+// revision read) are ours to take then, elsewhere are its other shards,
+// only watched. When any is written again meanwhile, the twin is alive,
+// and this worker is refused. It polls: the server lets a lease lapse
+// without a word to watchers.
+func (l *leases) await(ctx context.Context, pending, elsewhere map[int]uint64, logf func(string, ...any)) error {
 	waiting := slices.Sorted(maps.Keys(pending))
+	waiting = append(waiting, slices.Collect(maps.Keys(elsewhere))...)
+	slices.Sort(waiting)
 	where := l.twinWhere(ctx)
 	limit := 2 * l.ttl
 	logf("shards %s are held by another process of worker %s%s: waiting up to %s for their leases to lapse (if that process lives, it renews them and this one stops)",
@@ -231,13 +272,24 @@ func (l *leases) await(ctx context.Context, pending map[int]uint64, logf func(st
 	defer tick.Stop()
 	deadline := time.After(limit)
 	var renewed []int
-	for len(pending) > 0 && len(renewed) == 0 {
+	for len(pending)+len(elsewhere) > 0 && len(renewed) == 0 {
 		select {
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		case <-deadline:
-			return fmt.Errorf("the leases of shards %s, held by another process of worker %s%s, did not lapse in %s: try again, or give this worker another --name", FormatShards(slices.Sorted(maps.Keys(pending))), l.id.name, where, limit)
+			return fmt.Errorf("the leases of shards %s, held by another process of worker %s%s, did not lapse in %s: try again, or give this worker another --name", FormatShards(waiting), l.id.name, where, limit)
 		case <-tick.C:
+		}
+		for _, shard := range slices.Sorted(maps.Keys(elsewhere)) {
+			e, err := l.kv.Get(ctx, leaseKey(shard))
+			switch {
+			case errors.Is(err, jetstream.ErrKeyNotFound):
+				delete(elsewhere, shard)
+			case err != nil:
+				return fmt.Errorf("lease of shard %d: %w", shard, err)
+			case e.Revision() != elsewhere[shard]:
+				renewed = append(renewed, shard)
+			}
 		}
 		for _, shard := range slices.Sorted(maps.Keys(pending)) {
 			key := leaseKey(shard)
@@ -264,7 +316,7 @@ func (l *leases) await(ctx context.Context, pending map[int]uint64, logf func(st
 	if len(renewed) == 0 {
 		return nil
 	}
-	return &HeldError{Holder: l.id.name, Shards: slices.Sorted(maps.Keys(pending)), Twin: true, Where: where}
+	return &HeldError{Holder: l.id.name, Shards: waiting, Twin: true, Where: where}
 }
 
 // twinWhere says where the other process of our name runs, by its owner
@@ -430,41 +482,39 @@ func (l *leases) release(ctx context.Context) {
 
 // Holders returns the worker holding each shard's lease, "" where none does.
 func Holders(ctx context.Context, js jetstream.JetStream) ([Shards]string, error) {
-	var out [Shards]string
 	b, err := openBuckets(ctx, js)
 	if err != nil {
-		return out, err
+		return [Shards]string{}, err
 	}
 	values, err := leaseValues(ctx, b.leases)
 	if err != nil {
-		return out, err
+		return [Shards]string{}, err
 	}
-	for s, v := range values {
+	return holdersOf(values), nil
+}
+
+// holdersOf is Holders of leases already read.
+func holdersOf(leases [Shards][]byte) [Shards]string {
+	var out [Shards]string
+	for s, v := range leases {
 		if v != nil {
 			out[s] = parseLease(v).name
 		}
 	}
-	return out, nil
+	return out
 }
 
 // leaseValues reads every lease: its raw value by shard, nil where none.
 func leaseValues(ctx context.Context, kv jetstream.KeyValue) ([Shards][]byte, error) {
 	var out [Shards][]byte
-	ks, err := keys(ctx, kv, "shard.*")
+	es, err := entries(ctx, kv, "shard.*")
 	if err != nil {
 		return out, err
 	}
-	for _, k := range ks {
+	for _, e := range es {
 		var n int
-		if _, err := fmt.Sscanf(strings.TrimPrefix(k, "shard."), "%d", &n); err != nil || n < 0 || n >= Shards {
+		if _, err := fmt.Sscanf(strings.TrimPrefix(e.Key(), "shard."), "%d", &n); err != nil || n < 0 || n >= Shards {
 			continue
-		}
-		e, err := kv.Get(ctx, k)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			continue
-		}
-		if err != nil {
-			return out, fmt.Errorf("read lease %s: %w", k, err)
 		}
 		out[n] = e.Value()
 	}

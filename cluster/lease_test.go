@@ -120,6 +120,16 @@ func TestLeasesOneOwner(t *testing.T) {
 	if got := holders(t, js, "0-9"); !slices.Equal(got, all("w1", 10)) {
 		t.Errorf("after the refusal holders of 0-9 = %q", got)
 	}
+	// The same on other shards: two live processes of one name would
+	// overwrite each other's reports, on which the end of a pass rests.
+	_, err = newWorker(t, js, "w1", "20-29")
+	held = nil
+	if !errors.As(err, &held) || !held.Twin || held.Holder != "w1" {
+		t.Fatalf("a second w1 on other shards: err = %v, want it refused as another live w1", err)
+	}
+	if got := holders(t, js, "20-29"); !slices.Equal(got, all("", 10)) || w1.Context().Err() != nil {
+		t.Errorf("after the refusal holders of 20-29 = %q; w1 stopped: %v", got, context.Cause(w1.Context()))
+	}
 
 	// Restarted on its own file (the old process still alive here, as
 	// after a kill before its lease ran out; the file's lock says it is

@@ -69,6 +69,9 @@ Flags:
 	if ok {
 		p := rec.Pass
 		fmt.Fprintf(stdout, "pass %d, %s, of %s, begun %s\n", p.ID, p.State, strings.Join(p.StartURLs, " "), p.Started.Local().Format(time.DateTime))
+		if p.Unfinished != "" {
+			fmt.Fprintf(stdout, "unfinished: %s\n", p.Unfinished)
+		}
 	} else {
 		fmt.Fprintln(stdout, "no pass begun yet")
 	}

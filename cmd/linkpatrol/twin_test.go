@@ -89,4 +89,8 @@ func TestCheckNatsWorkerBackOnAFreshDatabase(t *testing.T) {
 	if !strings.Contains(out.String(), "INCOMPLETE: a worker's database changed during the pass") || !strings.Contains(out.String(), "--new-pass") {
 		t.Errorf("the report does not say why the pass is unfinished and what to do:\n%s", out.String())
 	}
+	st := runInProcess(t, "status", "--nats", url)
+	if !strings.Contains(st.stdout, "stopped") || !strings.Contains(st.stdout, "unfinished: a worker's database changed") {
+		t.Errorf("status does not say why the pass is unfinished:\n%s%s", st.stdout, st.stderr)
+	}
 }

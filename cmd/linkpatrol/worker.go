@@ -153,7 +153,10 @@ Flags:
 		Name: *name, Shards: shards, DB: db, Host: host, DBPath: where,
 		Logf: func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) },
 	})
-	if err != nil {
+	switch {
+	case err != nil && stop.Err() != nil:
+		return nil // stopped while it waited for leases to lapse
+	case err != nil:
 		// A *cluster.HeldError names the worker holding the shards: exit 2.
 		return fmt.Errorf("worker %s: %w", *name, err)
 	}
