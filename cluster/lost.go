@@ -104,22 +104,15 @@ func lostWork(ctx context.Context, kv jetstream.KeyValue, pass uint64) ([]Loss, 
 
 // joinedRecords reads every Joined record.
 func joinedRecords(ctx context.Context, kv jetstream.KeyValue) ([]Joined, error) {
-	ks, err := keys(ctx, kv, joinedKeyPrefix+"*")
+	es, err := entries(ctx, kv, joinedKeyPrefix+"*")
 	if err != nil {
 		return nil, err
 	}
 	var out []Joined
-	for _, k := range ks {
-		e, err := kv.Get(ctx, k)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", k, err)
-		}
+	for _, e := range es {
 		j := Joined{rev: e.Revision()}
 		if err := json.Unmarshal(e.Value(), &j); err != nil {
-			return nil, fmt.Errorf("read %s: %w", k, err)
+			return nil, fmt.Errorf("read %s: %w", e.Key(), err)
 		}
 		out = append(out, j)
 	}

@@ -20,10 +20,16 @@ import (
 func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetched, now time.Time) outcome {
 	o := outcome{task: t}
 	n := len(f.redirects)
-	// keyAt is the pass's URL of the i-th URL requested ("" when not recorded).
+	// keyAt is the pass's URL of the i-th URL requested ("" when not
+	// recorded). A chain that stopped before claiming its last target has
+	// no key for it: that target is not recorded either, and the run goes
+	// on rather than crash over one task.
 	keyAt := func(i int) string {
-		if i == 0 {
+		switch {
+		case i == 0:
 			return t.URL
+		case i > len(f.keys):
+			return ""
 		}
 		return f.keys[i-1]
 	}
