@@ -71,6 +71,16 @@ func NewCoordinator(ctx context.Context, js jetstream.JetStream, opt Options, cf
 	if c.res, err = js.Consumer(ctx, resStream, resultsConsumer); err != nil {
 		return nil, fmt.Errorf("coordinator: %w", err)
 	}
+	// Results delivered and never acked were taken by a coordinator that
+	// is gone (killed): one runs per cluster, since one process owns the
+	// merged database. Deliver them again now, not AckWait after.
+	if info, err := c.res.Info(ctx); err != nil {
+		return nil, fmt.Errorf("coordinator: %w", err)
+	} else if info.NumAckPending > 0 {
+		if _, err := js.ResetConsumer(ctx, resStream, resultsConsumer); err != nil {
+			c.logf("results: deliver again the %d a stopped coordinator left unacked: %v (they come after %s)", info.NumAckPending, err, ackWait)
+		}
+	}
 	return c, nil
 }
 

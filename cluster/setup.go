@@ -49,6 +49,9 @@ type Options struct {
 	// LeaseTTL is how long a shard lease lives without renewal; default
 	// 15s. A worker renews at a third of it and gives up at half.
 	LeaseTTL time.Duration
+
+	// resultsAckWait, for tests, replaces the results consumer's AckWait.
+	resultsAckWait time.Duration
 }
 
 const (
@@ -64,6 +67,9 @@ const (
 func (o Options) withDefaults() Options {
 	if o.LeaseTTL <= 0 {
 		o.LeaseTTL = defaultLeaseTTL
+	}
+	if o.resultsAckWait <= 0 {
+		o.resultsAckWait = ackWait
 	}
 	return o
 }
@@ -103,7 +109,7 @@ func Setup(ctx context.Context, js jetstream.JetStream, opt Options) error {
 		Durable:       resultsConsumer,
 		FilterSubject: "lp.res.*",
 		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       ackWait,
+		AckWait:       opt.resultsAckWait,
 		MaxAckPending: 4096,
 	}); err != nil {
 		return fmt.Errorf("set up consumer %s: %w", resultsConsumer, err)
