@@ -193,6 +193,9 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 		rec.Verdict = store.VerdictOK
 	case f.err != nil:
 		rec.Verdict, rec.Error = classifyError(f.err)
+		if sb := (*shortBodyError)(nil); errors.As(f.err, &sb) {
+			rec.Note = sb.Error()
+		}
 	default:
 		rec.Verdict, rec.Error = classifyStatus(f.status, f.header, f.policy)
 		if f.note != "" {
