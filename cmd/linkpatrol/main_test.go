@@ -310,29 +310,6 @@ func TestDatabaseInUseFailsFast(t *testing.T) {
 	}
 }
 
-// report --db 'w*.db' while a worker runs on its file (qa4 F9): the
-// worker never finishes, so the advice is to stop it or use --nats.
-func TestReportOfAWorkerFileInUse(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	for _, name := range []string{"w1.db", "w2.db"} {
-		db, err := store.Open(filepath.Join(dir, name), store.Options{ForwardResults: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if name == "w2.db" {
-			db.Close()
-			continue
-		}
-		defer db.Close() // held, as a running worker holds it
-	}
-	r := runInProcess(t, "report", "--db", filepath.Join(dir, "w*.db"))
-	if r.code != exitUsage || !strings.Contains(r.stderr, "w1.db") || !strings.Contains(r.stderr, "running worker") ||
-		!strings.Contains(r.stderr, "report --nats URL") || strings.Contains(r.stderr, "wait for it to finish") {
-		t.Errorf("report --db 'w*.db' with w1.db in use: exit %d, stderr %q", r.code, r.stderr)
-	}
-}
-
 func TestDamagedDatabase(t *testing.T) {
 	dir := t.TempDir()
 	srv := httptest.NewServer(http.NotFoundHandler())
