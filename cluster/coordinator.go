@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -692,26 +691,16 @@ func orNone(s string) string {
 }
 
 func workerStatuses(ctx context.Context, kv jetstream.KeyValue) (map[string]*WorkerStatus, error) {
-	ks, err := keys(ctx, kv, workerKeyPrefix+"*")
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]*WorkerStatus, len(ks))
-	for _, k := range ks {
-		e, err := kv.Get(ctx, k)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			continue
+	out := map[string]*WorkerStatus{}
+	err := eachJSON(ctx, kv, workerKeyPrefix, func(name string, rev uint64, value []byte) error {
+		st := &WorkerStatus{rev: rev}
+		if err := json.Unmarshal(value, st); err != nil {
+			return err
 		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", k, err)
-		}
-		st := &WorkerStatus{rev: e.Revision()}
-		if err := json.Unmarshal(e.Value(), st); err != nil {
-			return nil, fmt.Errorf("read %s: %w", k, err)
-		}
-		out[strings.TrimPrefix(k, workerKeyPrefix)] = st
-	}
-	return out, nil
+		out[name] = st
+		return nil
+	})
+	return out, err
 }
 
 // end closes the pass: complete, or stopped when URLs wait for a later run.

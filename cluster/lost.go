@@ -104,26 +104,16 @@ func lostWork(ctx context.Context, kv jetstream.KeyValue, pass uint64) ([]Loss, 
 
 // joinedRecords reads every Joined record.
 func joinedRecords(ctx context.Context, kv jetstream.KeyValue) ([]Joined, error) {
-	ks, err := keys(ctx, kv, joinedKeyPrefix+"*")
-	if err != nil {
-		return nil, err
-	}
 	var out []Joined
-	for _, k := range ks {
-		e, err := kv.Get(ctx, k)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", k, err)
-		}
-		j := Joined{rev: e.Revision()}
-		if err := json.Unmarshal(e.Value(), &j); err != nil {
-			return nil, fmt.Errorf("read %s: %w", k, err)
+	err := eachJSON(ctx, kv, joinedKeyPrefix, func(_ string, rev uint64, value []byte) error {
+		j := Joined{rev: rev}
+		if err := json.Unmarshal(value, &j); err != nil {
+			return err
 		}
 		out = append(out, j)
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 // forgetJoined deletes the Joined records of passes before pass, which no

@@ -129,6 +129,28 @@ func keys(ctx context.Context, kv jetstream.KeyValue, filter string) ([]string, 
 	return out, nil
 }
 
+// eachJSON calls fn with every key of kv under prefix (the key without
+// it), the revision and the value; an error of fn names the key.
+func eachJSON(ctx context.Context, kv jetstream.KeyValue, prefix string, fn func(key string, rev uint64, value []byte) error) error {
+	ks, err := keys(ctx, kv, prefix+"*")
+	if err != nil {
+		return err
+	}
+	for _, k := range ks {
+		e, err := kv.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue // deleted since it was listed
+		}
+		if err == nil {
+			err = fn(strings.TrimPrefix(k, prefix), e.Revision(), e.Value())
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", k, err)
+		}
+	}
+	return nil
+}
+
 // CurrentPass returns the pass record the coordinator last wrote; ok is
 // false before any pass began.
 func CurrentPass(ctx context.Context, js jetstream.JetStream) (rec PassRecord, ok bool, err error) {
