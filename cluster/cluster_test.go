@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/linkpatrol/linkpatrol/store"
 )
@@ -69,4 +71,53 @@ func TestDistributedPass(t *testing.T) {
 		}
 	}
 	checkMerged(t, c, merged, rec, wb, nodes, 0)
+}
+
+// Workers owning ranges of shards, as in a real cluster, make consumers
+// only for shards that get tasks through the stream, and those tasks
+// reach them: with the frontier's look into the stream an hour apart,
+// through the doorbells alone for each shard whose first task came after
+// its worker joined.
+func TestConsumersOnlyForShardsInUse(t *testing.T) {
+	t.Parallel()
+	js := connect(t, startServer(t))
+	wb := newWeb(6, 4)
+	c, merged, rec := coordinate(t, js, CoordinatorConfig{}, wb.url(0, 0))
+	var nodes []*node
+	for i, r := range []string{"0-127", "128-255"} {
+		shards, _ := ParseShards(r)
+		nodes = append(nodes, startNode(t, js, wb, fmt.Sprint("w", i+1), shards, rec, WorkerConfig{Batch: 3, lookEvery: time.Hour}))
+	}
+	for _, n := range nodes {
+		n.wait(t)
+	}
+	checkMerged(t, c, merged, rec, wb, nodes, 0)
+	// A worker's own links to its own shards never pass through the
+	// stream: the shards that get a consumer are those of the seed and
+	// of links that crossed between the workers, a few of the web's.
+	inUse := map[string]bool{}
+	for h := range wb.hosts {
+		inUse[todoConsumer(Shard(fmt.Sprintf("site%d.test", h)))] = true
+	}
+	stream, err := js.Stream(context.Background(), todoStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := stream.ConsumerNames(context.Background())
+	var got []string
+	for name := range names.Name() {
+		got = append(got, name)
+	}
+	if err := names.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var other []string
+	for _, n := range got {
+		if !inUse[n] {
+			other = append(other, n)
+		}
+	}
+	if len(got) == 0 || len(other) > 0 {
+		t.Errorf("%d shard consumers, %d of them of shards no host is in (%.40q); want some of those of the %d shards in use, and no other of the 256 owned", len(got), len(other), other, len(inUse))
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -69,6 +70,16 @@ func NewCoordinator(ctx context.Context, js jetstream.JetStream, opt Options, cf
 	}
 	if c.res, err = js.Consumer(ctx, resStream, resultsConsumer); err != nil {
 		return nil, fmt.Errorf("coordinator: %w", err)
+	}
+	// Results delivered and never acked were taken by a coordinator that
+	// is gone (killed): one runs per cluster, since one process owns the
+	// merged database. Deliver them again now, not AckWait after.
+	if info, err := c.res.Info(ctx); err != nil {
+		return nil, fmt.Errorf("coordinator: %w", err)
+	} else if info.NumAckPending > 0 {
+		if _, err := js.ResetConsumer(ctx, resStream, resultsConsumer); err != nil {
+			c.logf("results: deliver again the %d a stopped coordinator left unacked: %v (they come after %s)", info.NumAckPending, err, ackWait)
+		}
 	}
 	return c, nil
 }
@@ -610,6 +621,12 @@ func (c *Coordinator) dropAcked(ctx context.Context, subject string) (bool, erro
 		return false, nil
 	}
 	cons, err := c.todo.Consumer(ctx, todoConsumer(s))
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		// Nothing delivered: the shard's owner has not made its
+		// consumer yet (it does when the shard first has tasks), or
+		// nobody owns the shard.
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("consumer of %s: %w", subject, err)
 	}
@@ -691,16 +708,19 @@ func orNone(s string) string {
 }
 
 func workerStatuses(ctx context.Context, kv jetstream.KeyValue) (map[string]*WorkerStatus, error) {
-	out := map[string]*WorkerStatus{}
-	err := eachJSON(ctx, kv, workerKeyPrefix, func(name string, rev uint64, value []byte) error {
-		st := &WorkerStatus{rev: rev}
-		if err := json.Unmarshal(value, st); err != nil {
-			return err
+	es, err := entries(ctx, kv, workerKeyPrefix+"*")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*WorkerStatus, len(es))
+	for _, e := range es {
+		st := &WorkerStatus{rev: e.Revision()}
+		if err := json.Unmarshal(e.Value(), st); err != nil {
+			return nil, fmt.Errorf("read %s: %w", e.Key(), err)
 		}
-		out[name] = st
-		return nil
-	})
-	return out, err
+		out[strings.TrimPrefix(e.Key(), workerKeyPrefix)] = st
+	}
+	return out, nil
 }
 
 // end closes the pass: complete, or stopped when URLs wait for a later run.

@@ -20,7 +20,10 @@
 // destination and a commit's results as one message to lp.res.<shard of
 // its first URL>, and deletes each after the
 // server acknowledged it. It takes the tasks of its own shards from one
-// durable pull consumer per shard, commits them to its database
+// durable pull consumer per shard, made when the shard first has tasks in
+// the stream (a plain subscription to the shard's subject, its doorbell,
+// says when, and a look into the stream each second catches what a
+// doorbell missed), commits them to its database
 // (store.DB.Enqueue), acks them and only then hands the new ones to its
 // crawler. The stream is a mailbox, never the frontier: a task is acked
 // within milliseconds, not held while a polite host makes it wait.

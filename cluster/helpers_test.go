@@ -313,6 +313,12 @@ func coordinate(t testing.TB, js jetstream.JetStream, cfg CoordinatorConfig, sta
 // runCoordinator runs a coordinator on merged until the test ends, or stop.
 func runCoordinator(t testing.TB, js jetstream.JetStream, merged *store.DB, cfg CoordinatorConfig) (c *Coordinator, stop func()) {
 	t.Helper()
+	return runCoordinatorWith(t, js, merged, cfg, Options{LeaseTTL: 15 * time.Second})
+}
+
+// runCoordinatorWith is runCoordinator with the cluster's options.
+func runCoordinatorWith(t testing.TB, js jetstream.JetStream, merged *store.DB, cfg CoordinatorConfig, opt Options) (c *Coordinator, stop func()) {
+	t.Helper()
 	cfg.DB = merged
 	if cfg.onVerdict == nil {
 		var last string
@@ -327,7 +333,7 @@ func runCoordinator(t testing.TB, js jetstream.JetStream, merged *store.DB, cfg 
 		cfg.Logf = func(format string, args ...any) { t.Logf("coordinator: "+format, args...) }
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c, err := NewCoordinator(ctx, js, Options{LeaseTTL: 15 * time.Second}, cfg)
+	c, err := NewCoordinator(ctx, js, opt, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -482,41 +482,39 @@ func (l *leases) release(ctx context.Context) {
 
 // Holders returns the worker holding each shard's lease, "" where none does.
 func Holders(ctx context.Context, js jetstream.JetStream) ([Shards]string, error) {
-	var out [Shards]string
 	b, err := openBuckets(ctx, js)
 	if err != nil {
-		return out, err
+		return [Shards]string{}, err
 	}
 	values, err := leaseValues(ctx, b.leases)
 	if err != nil {
-		return out, err
+		return [Shards]string{}, err
 	}
-	for s, v := range values {
+	return holdersOf(values), nil
+}
+
+// holdersOf is Holders of leases already read.
+func holdersOf(leases [Shards][]byte) [Shards]string {
+	var out [Shards]string
+	for s, v := range leases {
 		if v != nil {
 			out[s] = parseLease(v).name
 		}
 	}
-	return out, nil
+	return out
 }
 
 // leaseValues reads every lease: its raw value by shard, nil where none.
 func leaseValues(ctx context.Context, kv jetstream.KeyValue) ([Shards][]byte, error) {
 	var out [Shards][]byte
-	ks, err := keys(ctx, kv, "shard.*")
+	es, err := entries(ctx, kv, "shard.*")
 	if err != nil {
 		return out, err
 	}
-	for _, k := range ks {
+	for _, e := range es {
 		var n int
-		if _, err := fmt.Sscanf(strings.TrimPrefix(k, "shard."), "%d", &n); err != nil || n < 0 || n >= Shards {
+		if _, err := fmt.Sscanf(strings.TrimPrefix(e.Key(), "shard."), "%d", &n); err != nil || n < 0 || n >= Shards {
 			continue
-		}
-		e, err := kv.Get(ctx, k)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			continue
-		}
-		if err != nil {
-			return out, fmt.Errorf("read lease %s: %w", k, err)
 		}
 		out[n] = e.Value()
 	}

@@ -104,16 +104,19 @@ func lostWork(ctx context.Context, kv jetstream.KeyValue, pass uint64) ([]Loss, 
 
 // joinedRecords reads every Joined record.
 func joinedRecords(ctx context.Context, kv jetstream.KeyValue) ([]Joined, error) {
+	es, err := entries(ctx, kv, joinedKeyPrefix+"*")
+	if err != nil {
+		return nil, err
+	}
 	var out []Joined
-	err := eachJSON(ctx, kv, joinedKeyPrefix, func(_ string, rev uint64, value []byte) error {
-		j := Joined{rev: rev}
-		if err := json.Unmarshal(value, &j); err != nil {
-			return err
+	for _, e := range es {
+		j := Joined{rev: e.Revision()}
+		if err := json.Unmarshal(e.Value(), &j); err != nil {
+			return nil, fmt.Errorf("read %s: %w", e.Key(), err)
 		}
 		out = append(out, j)
-		return nil
-	})
-	return out, err
+	}
+	return out, nil
 }
 
 // forgetJoined deletes the Joined records of passes before pass, which no

@@ -232,3 +232,47 @@ func TestServerRestartedMidPass(t *testing.T) {
 	}
 	checkMerged(t, c2, merged, rec, wb, nodes, 0)
 }
+
+// What a killed coordinator was delivered and never acked reaches the
+// coordinator started after it at once, not AckWait later: with the
+// results consumer's AckWait an hour long, the pass completes only because
+// the new coordinator has those results delivered again when it starts.
+func TestRestartedCoordinatorGetsUnackedResultsAtOnce(t *testing.T) {
+	t.Parallel()
+	js := connect(t, startServer(t))
+	wb := newWeb(12, 5)
+	merged := openDB(t, "merged.db", false)
+	opt := Options{LeaseTTL: 15 * time.Second, resultsAckWait: time.Hour}
+	c, stop := runCoordinatorWith(t, js, merged, CoordinatorConfig{}, opt)
+	rec, err := c.Begin(context.Background(), BeginRequest{Pass: mergedPass(wb), Seeds: seedsOf(wb)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	var nodes []*node
+	for i, shards := range wb.split(3) {
+		nodes = append(nodes, startNode(t, js, wb, "w"+strconv.Itoa(i+1), shards, rec, WorkerConfig{Batch: 2}))
+	}
+	// The killed coordinator: it takes a results message and dies with it.
+	res, err := js.Consumer(context.Background(), resStream, resultsConsumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := res.Fetch(1, jetstream.FetchMaxWait(60*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := 0
+	for range batch.Messages() {
+		taken++
+	}
+	if info, err := res.Info(context.Background()); err != nil || taken != 1 || info.NumAckPending != 1 {
+		t.Fatalf("took %d results messages, %+v, %v: want 1, left unacked", taken, info, err)
+	}
+
+	c2, _ := runCoordinatorWith(t, js, merged, CoordinatorConfig{}, opt)
+	for _, n := range nodes {
+		n.wait(t)
+	}
+	checkMerged(t, c2, merged, rec, wb, nodes, 0)
+}

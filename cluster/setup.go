@@ -49,6 +49,9 @@ type Options struct {
 	// LeaseTTL is how long a shard lease lives without renewal; default
 	// 15s. A worker renews at a third of it and gives up at half.
 	LeaseTTL time.Duration
+
+	// resultsAckWait, for tests, replaces the results consumer's AckWait.
+	resultsAckWait time.Duration
 }
 
 const (
@@ -65,14 +68,18 @@ func (o Options) withDefaults() Options {
 	if o.LeaseTTL <= 0 {
 		o.LeaseTTL = defaultLeaseTTL
 	}
+	if o.resultsAckWait <= 0 {
+		o.resultsAckWait = ackWait
+	}
 	return o
 }
 
 // Setup creates, or updates to opt, the streams, buckets and the results
 // consumer of a cluster on a JetStream server. The coordinator runs it; it
-// is idempotent. A shard's consumer is created by the first worker that
-// owns it (ensureShardConsumer): a consumer costs the server a file and an
-// fsync at shutdown, so only shards in use have one.
+// is idempotent. A shard's consumer is created by its owner when the shard
+// first has tasks in the stream (Frontier.activate): a consumer costs the
+// server a file and a worker a pull subscription, so only shards in use
+// have one.
 func Setup(ctx context.Context, js jetstream.JetStream, opt Options) error {
 	opt = opt.withDefaults()
 	for _, sc := range []jetstream.StreamConfig{
@@ -102,7 +109,7 @@ func Setup(ctx context.Context, js jetstream.JetStream, opt Options) error {
 		Durable:       resultsConsumer,
 		FilterSubject: "lp.res.*",
 		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       ackWait,
+		AckWait:       opt.resultsAckWait,
 		MaxAckPending: 4096,
 	}); err != nil {
 		return fmt.Errorf("set up consumer %s: %w", resultsConsumer, err)

@@ -115,40 +115,33 @@ func putJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) erro
 	return nil
 }
 
-// keys lists the keys of a bucket matching filter; none is not an error.
-func keys(ctx context.Context, kv jetstream.KeyValue, filter string) ([]string, error) {
-	l, err := kv.ListKeysFiltered(ctx, filter)
+// entries reads the current value of every key of a bucket matching
+// filter, deleted keys left out; none is not an error. It is one watch,
+// whose consumer delivers the last message of each key and says when it
+// has: one request for any number of keys, where listing the keys and
+// getting each is a request per key (and at a poll a second, with a lease
+// per shard, the most of what the server does during a pass).
+func entries(ctx context.Context, kv jetstream.KeyValue, filter string) ([]jetstream.KeyValueEntry, error) {
+	w, err := kv.Watch(ctx, filter, jetstream.IgnoreDeletes())
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", filter, err)
+		return nil, fmt.Errorf("read %s: %w", filter, err)
 	}
-	defer func() { _ = l.Stop() }()
-	var out []string
-	for k := range l.Keys() {
-		out = append(out, k)
-	}
-	return out, nil
-}
-
-// eachJSON calls fn with every key of kv under prefix (the key without
-// it), the revision and the value; an error of fn names the key.
-func eachJSON(ctx context.Context, kv jetstream.KeyValue, prefix string, fn func(key string, rev uint64, value []byte) error) error {
-	ks, err := keys(ctx, kv, prefix+"*")
-	if err != nil {
-		return err
-	}
-	for _, k := range ks {
-		e, err := kv.Get(ctx, k)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			continue // deleted since it was listed
-		}
-		if err == nil {
-			err = fn(strings.TrimPrefix(k, prefix), e.Revision(), e.Value())
-		}
-		if err != nil {
-			return fmt.Errorf("read %s: %w", k, err)
+	defer func() { _ = w.Stop() }()
+	var out []jetstream.KeyValueEntry
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("read %s: %w", filter, ctx.Err())
+		case e, ok := <-w.Updates():
+			if !ok {
+				return nil, fmt.Errorf("read %s: the watch ended early", filter)
+			}
+			if e == nil { // every current value has come
+				return out, nil
+			}
+			out = append(out, e)
 		}
 	}
-	return nil
 }
 
 // CurrentPass returns the pass record the coordinator last wrote; ok is

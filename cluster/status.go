@@ -99,33 +99,27 @@ func Owners(ctx context.Context, js jetstream.JetStream) ([]Owner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return owners(ctx, b)
-}
-
-func owners(ctx context.Context, b buckets) ([]Owner, error) {
-	ks, err := keys(ctx, b.state, ownerKeyPrefix+"*")
-	if err != nil {
-		return nil, err
-	}
 	values, err := leaseValues(ctx, b.leases)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Owner, 0, len(ks))
-	for _, k := range ks {
-		e, err := b.state.Get(ctx, k)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", k, err)
-		}
+	return owners(ctx, b, values)
+}
+
+// owners is Owners with the leases already read (leaseValues).
+func owners(ctx context.Context, b buckets, leases [Shards][]byte) ([]Owner, error) {
+	es, err := entries(ctx, b.state, ownerKeyPrefix+"*")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Owner, 0, len(es))
+	for _, e := range es {
 		var o Owner
 		if err := json.Unmarshal(e.Value(), &o); err != nil {
-			return nil, fmt.Errorf("read %s: %w", k, err)
+			return nil, fmt.Errorf("read %s: %w", e.Key(), err)
 		}
 		o.Written = e.Created()
-		for s, v := range values {
+		for s, v := range leases {
 			if h := parseLease(v); v != nil && h.name == o.Name && h.token == o.Token {
 				o.Holds = append(o.Holds, s)
 			}
@@ -162,14 +156,17 @@ func Stalled(ctx context.Context, js jetstream.JetStream, pass uint64) ([]Stall,
 	if err != nil {
 		return nil, err
 	}
-	ows, err := owners(ctx, b)
+	// One read of the leases for both: who holds each shard, and what
+	// each owner holds.
+	leases, err := leaseValues(ctx, b.leases)
 	if err != nil {
 		return nil, err
 	}
-	holders, err := Holders(ctx, js)
+	ows, err := owners(ctx, b, leases)
 	if err != nil {
 		return nil, err
 	}
+	holders := holdersOf(leases)
 	// Messages per subject, not per consumer: a shard no worker ever
 	// joined has no consumer, and in a work queue a message stays in the
 	// stream until acked.

@@ -57,9 +57,16 @@ type WorkerConfig struct {
 	beforeCommit func(ctx context.Context)
 	// ackWait, for tests, replaces the shard consumers' AckWait.
 	ackWait time.Duration
+	// lookEvery, for tests, replaces how often a frontier looks in the
+	// stream for tasks of shards it has no consumer for (lookEvery).
+	lookEvery time.Duration
 }
 
 const defaultBatch = 32
+
+// lookEvery is how often a frontier looks in the stream for tasks of its
+// shards that have no consumer yet, in case a doorbell missed them.
+const lookEvery = time.Second
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
@@ -103,6 +110,9 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 	}
 	if cfg.ackWait <= 0 {
 		cfg.ackWait = ackWait
+	}
+	if cfg.lookEvery <= 0 {
+		cfg.lookEvery = lookEvery
 	}
 	b, err := openBuckets(ctx, js)
 	if err != nil {
@@ -249,9 +259,18 @@ type Frontier struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	stream jetstream.Stream // LP_TODO
-	cons   []jetstream.ConsumeContext
-	kick   chan struct{} // wakes the reporter
-	fed    chan struct{} // wakes the feeder
+	kick   chan struct{}    // wakes the reporter
+	fed    chan struct{}    // wakes the feeder
+	rung   chan struct{}    // wakes the activator
+
+	// The shard consumers, made only for shards that get tasks (activate);
+	// until then a doorbell, a plain subscription to the shard's subject,
+	// says when one comes.
+	consMu  sync.Mutex
+	cons    []jetstream.ConsumeContext
+	bells   map[int]*nats.Subscription // of owned shards not yet active
+	ringing map[int]bool               // rung, not yet activated
+	stopped bool                       // stopConsumers ran: add none
 
 	mu          sync.Mutex
 	crawlerIdle bool
@@ -279,7 +298,10 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 		done:     make(chan struct{}),
 		kick:     make(chan struct{}, 1),
 		fed:      make(chan struct{}, 1),
+		rung:     make(chan struct{}, 1),
 		acked:    map[string]uint64{},
+		bells:    map[int]*nats.Subscription{},
+		ringing:  map[int]bool{},
 		// What the server did between the consumers' reads below and
 		// the first deliveries is read again once the worker is idle.
 		doubts: 1,
@@ -300,47 +322,40 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 	}
 	f.stream = stream
 	for _, s := range w.cfg.Shards {
-		key := strconv.Itoa(s)
-		c, err := ensureShardConsumer(ctx, w.js, s, w.leases.ttl, w.cfg.ackWait)
+		f.acked[strconv.Itoa(s)] = prev.acked(s)
+	}
+	// A consumer costs the server a file, and a worker of a real cluster
+	// owns a range of the 256 shards, most of which a pass may never use:
+	// a shard gets its consumer when it has tasks. The doorbells are rung
+	// by every message published after they are subscribed (Flush: the
+	// server has them); what came before is in the stream, read after.
+	nc := w.js.Conn()
+	for _, s := range w.cfg.Shards {
+		shard := s
+		sub, err := nc.Subscribe(todoSubject(s), func(*nats.Msg) { f.ring(shard) })
 		if err != nil {
+			f.stopConsumers()
+			return nil, fmt.Errorf("join: watch shard %d: %w", s, err)
+		}
+		f.bells[s] = sub
+	}
+	fctx, cancel := context.WithTimeout(ctx, time.Minute) // Flush needs a deadline
+	err = nc.FlushWithContext(fctx)
+	cancel()
+	if err != nil {
+		f.stopConsumers()
+		return nil, fmt.Errorf("join: %w", err)
+	}
+	waiting, err := f.waitingShards(ctx, stream, true)
+	if err != nil {
+		f.stopConsumers()
+		return nil, fmt.Errorf("join: %w", err)
+	}
+	for _, s := range waiting {
+		if err := f.activate(ctx, stream, s); err != nil {
 			f.stopConsumers()
 			return nil, fmt.Errorf("join: %w", err)
 		}
-		// This worker holds the lease: a pin left by a dead owner (or an
-		// earlier run of this one) would hold deliveries back for PinnedTTL.
-		if err := stream.UnpinConsumer(ctx, todoConsumer(s), ownerGroup); err != nil && !isNotPinned(err) {
-			w.logf("unpin %s: %v", todoConsumer(s), err)
-		}
-		info, err := c.Info(ctx)
-		if err != nil {
-			f.stopConsumers()
-			return nil, fmt.Errorf("join: consumer of shard %d: %w", s, err)
-		}
-		if info.NumAckPending > 0 {
-			// Delivered and never acked: to a process that is gone (this
-			// one holds the lease now, and a worker's database admits one
-			// process). Deliver them again now, not AckWait after.
-			if _, err := w.js.ResetConsumer(ctx, todoStream, todoConsumer(s)); err != nil {
-				w.logf("redeliver the unacked tasks of shard %d: %v (they come after %s)", s, err, w.cfg.ackWait)
-			}
-		}
-		f.mu.Lock()
-		f.acked[key] = max(info.AckFloor.Stream, prev.acked(s))
-		f.mu.Unlock()
-		shard := s
-		cc, err := c.Consume(func(m jetstream.Msg) { f.receive(shard, m) },
-			jetstream.PullPriorityGroup(ownerGroup), jetstream.PullMaxMessages(64),
-			jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-				if !errors.Is(err, jetstream.ErrNoHeartbeat) {
-					w.logf("shard %d: %v", shard, err)
-					f.doubt()
-				}
-			}))
-		if err != nil {
-			f.stopConsumers()
-			return nil, fmt.Errorf("join: consume shard %d: %w", s, err)
-		}
-		f.cons = append(f.cons, cc)
 	}
 	// The pass ends when the coordinator's record says so.
 	watch, err := w.b.state.Watch(f.ctx, passKey)
@@ -351,11 +366,12 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 	// A server that restarted may have kept or lost what it did just
 	// before: the worker reads its floors again (settle).
 	reconnects := w.js.Conn().StatusChanged(nats.CONNECTED)
-	f.wg.Add(5)
+	f.wg.Add(6)
 	go f.watchPass(watch)
 	go f.drain()
 	go f.feed()
 	go f.report()
+	go f.activator(stream)
 	go func() {
 		defer f.wg.Done()
 		defer w.js.Conn().RemoveStatusListener(reconnects)
@@ -370,6 +386,171 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 	}()
 	f.kickReport()
 	return f, nil
+}
+
+// waitingShards are the owned shards without an active consumer that have
+// messages in the stream: waiting, or delivered to an earlier owner and
+// never acked (a work queue keeps a message until it is acked). With
+// floors, it also reads the consumers that exist, and their ack floors
+// go into acked, as a report of this worker would have them.
+func (f *Frontier) waitingShards(ctx context.Context, stream jetstream.Stream, floors bool) ([]int, error) {
+	f.consMu.Lock()
+	inactive := map[int]bool{}
+	for s := range f.bells {
+		inactive[s] = true
+	}
+	f.consMu.Unlock()
+	var out []int
+	add := func(s int) {
+		if inactive[s] {
+			inactive[s] = false
+			out = append(out, s)
+		}
+	}
+	si, err := stream.Info(ctx, jetstream.WithSubjectFilter("lp.todo.*"))
+	if err != nil {
+		return nil, fmt.Errorf("tasks: %w", err)
+	}
+	for subject, n := range si.State.Subjects {
+		var s int
+		if _, err := fmt.Sscanf(subject, "lp.todo.%d", &s); err == nil && n > 0 {
+			add(s)
+		}
+	}
+	if !floors {
+		return out, nil
+	}
+	lister := stream.ListConsumers(ctx)
+	for info := range lister.Info() {
+		s, ok := consumerShard(info.Name)
+		if !ok || !f.w.owned[s] {
+			continue
+		}
+		f.mu.Lock()
+		key := strconv.Itoa(s)
+		f.acked[key] = max(f.acked[key], info.AckFloor.Stream)
+		f.mu.Unlock()
+	}
+	if err := lister.Err(); err != nil {
+		return nil, fmt.Errorf("shard consumers: %w", err)
+	}
+	return out, nil
+}
+
+// ring is a doorbell: a task message came for shard.
+func (f *Frontier) ring(shard int) {
+	f.consMu.Lock()
+	if _, ok := f.bells[shard]; ok {
+		f.ringing[shard] = true
+	}
+	f.consMu.Unlock()
+	select {
+	case f.rung <- struct{}{}:
+	default:
+	}
+}
+
+// activator makes the consumers of the shards whose doorbells rang. It
+// also looks at the stream now and then, for a message its doorbell
+// missed (one published while the worker joined) or an activation that
+// failed: either waits there, and the pass cannot end without it.
+func (f *Frontier) activator(stream jetstream.Stream) {
+	defer f.wg.Done()
+	look := time.NewTicker(f.w.cfg.lookEvery)
+	defer look.Stop()
+	for {
+		select {
+		case <-f.ctx.Done():
+			return
+		case <-f.rung:
+		case <-look.C:
+			waiting, err := f.waitingShards(f.ctx, stream, false)
+			if err != nil {
+				if f.ctx.Err() == nil {
+					f.w.logf("look for tasks: %v", err)
+				}
+				continue
+			}
+			f.consMu.Lock()
+			for _, s := range waiting {
+				f.ringing[s] = true
+			}
+			f.consMu.Unlock()
+		}
+		f.consMu.Lock()
+		var shards []int
+		for s := range f.ringing {
+			shards = append(shards, s)
+		}
+		clear(f.ringing)
+		f.consMu.Unlock()
+		for _, s := range shards {
+			if err := f.activate(f.ctx, stream, s); err != nil && f.ctx.Err() == nil {
+				f.fail("%v (trying again)", err)
+			}
+		}
+	}
+}
+
+// activate makes the consumer of an owned shard and consumes it, unless it
+// is active already.
+func (f *Frontier) activate(ctx context.Context, stream jetstream.Stream, s int) error {
+	f.consMu.Lock()
+	_, inactive := f.bells[s]
+	f.consMu.Unlock()
+	if !inactive {
+		return nil
+	}
+	w := f.w
+	c, err := ensureShardConsumer(ctx, w.js, s, w.leases.ttl, w.cfg.ackWait)
+	if err != nil {
+		return err
+	}
+	// This worker holds the lease: a pin left by a dead owner (or an
+	// earlier run of this one) would hold deliveries back for PinnedTTL.
+	if err := stream.UnpinConsumer(ctx, todoConsumer(s), ownerGroup); err != nil && !isNotPinned(err) {
+		w.logf("unpin %s: %v", todoConsumer(s), err)
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("consumer of shard %d: %w", s, err)
+	}
+	if info.NumAckPending > 0 {
+		// Delivered and never acked: to a process that is gone (this
+		// one holds the lease now, and a worker's database admits one
+		// process). Deliver them again now, not AckWait after.
+		if _, err := w.js.ResetConsumer(ctx, todoStream, todoConsumer(s)); err != nil {
+			w.logf("redeliver the unacked tasks of shard %d: %v (they come after %s)", s, err, w.cfg.ackWait)
+		}
+	}
+	f.mu.Lock()
+	key := strconv.Itoa(s)
+	f.acked[key] = max(f.acked[key], info.AckFloor.Stream)
+	f.mu.Unlock()
+	cc, err := c.Consume(func(m jetstream.Msg) { f.receive(s, m) },
+		jetstream.PullPriorityGroup(ownerGroup), jetstream.PullMaxMessages(64),
+		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			if !errors.Is(err, jetstream.ErrNoHeartbeat) {
+				w.logf("shard %d: %v", s, err)
+				f.doubt()
+			}
+		}))
+	if err != nil {
+		return fmt.Errorf("consume shard %d: %w", s, err)
+	}
+	f.consMu.Lock()
+	if f.stopped {
+		f.consMu.Unlock()
+		cc.Stop()
+		<-cc.Closed()
+		return nil
+	}
+	f.cons = append(f.cons, cc)
+	bell := f.bells[s]
+	delete(f.bells, s)
+	f.consMu.Unlock()
+	_ = bell.Unsubscribe()
+	return nil
 }
 
 // noteJoined records that this worker's database takes part in pass
@@ -444,10 +625,18 @@ func (f *Frontier) Close() error {
 }
 
 func (f *Frontier) stopConsumers() {
-	for _, cc := range f.cons {
+	f.consMu.Lock()
+	f.stopped = true
+	cons, bells := f.cons, f.bells
+	f.cons, f.bells = nil, map[int]*nats.Subscription{}
+	f.consMu.Unlock()
+	for _, b := range bells {
+		_ = b.Unsubscribe()
+	}
+	for _, cc := range cons {
 		cc.Stop()
 	}
-	for _, cc := range f.cons {
+	for _, cc := range cons {
 		<-cc.Closed()
 	}
 }

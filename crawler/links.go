@@ -171,10 +171,9 @@ func (r *refs) add(ref string, link store.Link, resource, sitemap bool) {
 	}
 	link.URL, link.Fragment = d.URL, d.Fragment
 	r.links = append(r.links, link)
-	if _, dup := r.seen[d.URL]; dup || !r.follow {
+	if !r.first(d.URL) {
 		return
 	}
-	r.seen[d.URL] = struct{}{}
 	tg := target{url: d.URL, host: d.Parsed.Host, action: d.Action, rule: d.Rule, sitemap: sitemap, dec: &res.d}
 	if resource && tg.action == rules.Parse {
 		tg.action = rules.Check
@@ -184,6 +183,18 @@ func (r *refs) add(ref string, link store.Link, resource, sitemap bool) {
 	}
 	r.c.robotsVerdict(&tg, res.u, &r.robots)
 	r.found = append(r.found, tg)
+}
+
+// first adds u to the document's targets and says whether it is new
+// there, with one lookup of the set, not two (a few of them for every link
+// of a page); a document that is only recorded (follow false) has none.
+func (r *refs) first(u string) bool {
+	if !r.follow {
+		return false
+	}
+	n := len(r.seen)
+	r.seen[u] = struct{}{}
+	return len(r.seen) > n
 }
 
 // resolve works out a reference written on a page of the web (see
@@ -228,8 +239,7 @@ func (c *Crawler) decided(u *url.URL) *resolvedRef {
 func (r *refs) outside(link store.Link, u *url.URL) {
 	link.URL, link.Fragment = clip(rules.Canonicalize(u).String()), u.Fragment
 	r.links = append(r.links, link)
-	if _, dup := r.seen[link.URL]; !dup && r.follow {
-		r.seen[link.URL] = struct{}{}
+	if r.first(link.URL) {
 		r.found = append(r.found, target{url: link.URL, action: rules.Skip, rule: fileLinkRule})
 	}
 }
@@ -252,8 +262,7 @@ const errFileOnWeb = "file: link on a web page"
 func (r *refs) invalid(link store.Link, raw, why string) {
 	link.URL = clip(raw)
 	r.links = append(r.links, link)
-	if _, dup := r.seen[link.URL]; !dup && r.follow {
-		r.seen[link.URL] = struct{}{}
+	if r.first(link.URL) {
 		r.found = append(r.found, target{url: link.URL, err: why})
 	}
 }

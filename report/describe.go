@@ -110,13 +110,44 @@ func (r *Report) Incomplete() string {
 	default:
 		msg = fmt.Sprintf("INCOMPLETE: pass %d has not finished (it is still running, or it was killed after %s); run the same command again to resume.", r.Pass.ID, RoundDuration(r.Summary.Elapsed))
 	}
-	if r.StartFailure != "" {
-		if msg != "" {
-			return r.StartFailure + " " + msg
+	for _, line := range []string{r.StartFailure, r.HeldBack()} {
+		switch {
+		case line == "":
+		case msg == "":
+			msg = line
+		default:
+			msg = line + " " + msg
 		}
-		return r.StartFailure
 	}
 	return msg
+}
+
+// HeldBack is the first line of a pass in which a limit of the crawler's
+// held part of what it was to check back (suspected spider traps, a
+// host's quota, pages cut at --max-size or at the bound on links per
+// page), or "" when none did. Those URLs are listed with the setting that
+// lets them through, but nothing is known about them, so the pass cannot
+// say "all clear": it exits 5 unless something worse decides the code.
+// What a rule skips or robots.txt disallows is the site's own choice and
+// is not counted here.
+func (r *Report) HeldBack() string {
+	s := r.Summary
+	var parts []string
+	if s.Traps > 0 {
+		parts = append(parts, fmt.Sprintf("%s held back as suspected spider traps", plural(s.Traps, "URL", "URLs")))
+	}
+	if s.Quota > 0 {
+		parts = append(parts, fmt.Sprintf("%s not checked because a host's quota for the pass was used up", plural(s.Quota, "URL", "URLs")))
+	}
+	if s.Cut > 0 {
+		// "may": links carried from a page's last full copy were checked,
+		// but whatever is new past the cut was not.
+		parts = append(parts, fmt.Sprintf("%s read only in part (cut short), so links past the cut may not have been checked", plural(s.Cut, "page", "pages")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "PARTLY CHECKED: " + strings.Join(parts, "; ") + ". They are listed below with the setting that lets them through."
 }
 
 // RoundDuration keeps two significant units at most, which is all a
@@ -295,9 +326,8 @@ func (r *Report) Nothing() string {
 	case r.Summary.Suppressed > 0:
 		return fmt.Sprintf("No problems to report%s (%d suppressed by --report-after)", strings.TrimSuffix(so, "."), r.Summary.Suppressed) + "."
 	case r.Summary.Quota > 0 || r.Summary.Cut > 0:
-		// Quotas and --max-size are the user's choice, so they leave the
-		// exit code alone, but "no problems" must not read as "the whole
-		// site is fine".
+		// The first line says PARTLY CHECKED already; this one must not
+		// read as "the whole site is fine" either.
 		var unchecked []string
 		if q := r.Summary.Quota; q > 0 {
 			unchecked = append(unchecked, fmt.Sprintf("%s not checked: a host's quota for the pass (--quota-requests, --quota-bytes) was used up", plural(q, "URL was", "URLs were")))
@@ -311,7 +341,7 @@ func (r *Report) Nothing() string {
 }
 
 // CutHelp says what the section of pages cut short is for.
-const CutHelp = "only the first part of these pages was read, so their links past the cut were not checked (not counted in the exit code)"
+const CutHelp = "only the first part of these pages was read, so their links past the cut were not checked (the pass exits 5 if nothing worse happened)"
 
 // CutAdvice says what would let the whole of a page cut short be read.
 func CutAdvice(rec store.URLRecord) string {

@@ -68,6 +68,9 @@ type jsonPass struct {
 	// StartFailure is the report's first line when a start URL could not
 	// be fetched and parsed.
 	StartFailure string `json:"start_failure,omitempty"`
+	// HeldBack is the report's first line when limits held part of the
+	// pass back (spider traps, quotas, pages cut short): exit code 5.
+	HeldBack string `json:"held_back,omitempty"`
 	// Insecure: TLS certificates were not verified (--insecure).
 	Insecure bool `json:"insecure,omitempty"`
 }
@@ -169,6 +172,7 @@ func writeJSON(w io.Writer, r *Report) error {
 			Deferred:       r.Pass.Deferred,
 			Unfinished:     r.Pass.Unfinished,
 			StartFailure:   r.StartFailure,
+			HeldBack:       r.HeldBack(),
 		},
 		Summary: jsonSummary{
 			Pages: s.Pages, Unchanged: s.Unchanged, Links: s.Links, URLs: s.URLs,

@@ -486,7 +486,7 @@ func (e *Engine) decide(u *url.URL, steps *[]Step) Decision {
 	if rewrite {
 		c = e.rw.apply(c, steps)
 	}
-	d := Decision{URL: c.String(), Fragment: u.Fragment}
+	d := Decision{URL: canonicalString(c), Fragment: u.Fragment}
 	var r *rule
 	d.Action, d.Rule, r = e.classify(c, d.URL)
 	if rewrite && r != nil && r.keepSessions && e.rw.sessions {
@@ -498,7 +498,7 @@ func (e *Engine) decide(u *url.URL, steps *[]Step) Decision {
 		rw := e.rw
 		rw.sessions = false
 		c = rw.apply(asked, steps)
-		d.URL = c.String()
+		d.URL = canonicalString(c)
 		d.Action, d.Rule, r = e.classify(c, d.URL)
 	}
 	d.Parsed = c

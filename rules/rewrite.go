@@ -176,6 +176,12 @@ func (rw *rewriter) dropParams(c *url.URL) (*url.URL, []string) {
 	var dropped []string
 	query := rw.filterParams(c.RawQuery, "&", &dropped)
 	qChanged := len(dropped) > 0
+	// The path's escaped form decodes to c.Path, so it holds "))",
+	// "%29%29" or a ';' only if c.Path holds "))" or a ';': most paths
+	// hold neither, and are not read twice more for nothing.
+	if !qChanged && !strings.Contains(c.Path, "))") && strings.IndexByte(c.Path, ';') < 0 {
+		return nil, nil
+	}
 	path := c.EscapedPath()
 	pChanged := false
 	if rw.sessions && (strings.Contains(path, "))") || strings.Contains(path, "%29%29")) {

@@ -264,7 +264,7 @@ func slashBackslashes(s string) string {
 // fragment and get a lower-case scheme.
 func Canonicalize(u *url.URL) *url.URL {
 	c := *u
-	c.Scheme = strings.ToLower(c.Scheme)
+	c.Scheme = lowerASCII(c.Scheme) // url.Parse takes only ASCII schemes
 	c.Fragment, c.RawFragment = "", ""
 	if c.Opaque != "" {
 		return &c
@@ -281,7 +281,9 @@ func Canonicalize(u *url.URL) *url.URL {
 		c.OmitHost = false
 	}
 	c.RawPath = path
-	if p, err := url.PathUnescape(path); err == nil {
+	if strings.IndexByte(path, '%') < 0 {
+		c.Path = path // what PathUnescape returns, without a second read
+	} else if p, err := url.PathUnescape(path); err == nil {
 		c.Path = p
 	}
 	c.RawQuery = normalizeEscapes(c.RawQuery, queryChars)
@@ -292,6 +294,61 @@ func Canonicalize(u *url.URL) *url.URL {
 	}
 	c.ForceQuery = false
 	return &c
+}
+
+// canonicalString is c.String(), for any c, and is meant for the canonical
+// URL of each link (see Canonicalize): for an http(s) URL with a plain host
+// and no user or fragment, as nearly every link's is, it skips the cases
+// url.URL's String looks for in vain, which made String a fifth of deciding
+// a link. FuzzResolveCanonicalize holds the two to each other.
+func canonicalString(c *url.URL) string {
+	if c.Opaque != "" || c.User != nil || c.Fragment != "" || c.ForceQuery || !plainHostPort(c.Host) ||
+		(c.Scheme != "http" && c.Scheme != "https") {
+		return c.String()
+	}
+	path := c.Path
+	if (c.RawPath != "" && c.RawPath != c.Path) || !plainPath(path) {
+		path = c.EscapedPath()
+	}
+	if !strings.HasPrefix(path, "/") {
+		return c.String()
+	}
+	var b strings.Builder
+	b.Grow(len(c.Scheme) + 3 + len(c.Host) + len(path) + 1 + len(c.RawQuery))
+	b.WriteString(c.Scheme)
+	b.WriteString("://")
+	b.WriteString(c.Host)
+	b.WriteString(path)
+	if c.RawQuery != "" {
+		b.WriteByte('?')
+		b.WriteString(c.RawQuery)
+	}
+	return b.String()
+}
+
+// plainHostPort says whether h is a non-empty host[:port] of lower-case
+// letters, digits, dots, dashes and colons, which url.URL's String writes
+// as it is.
+func plainHostPort(h string) bool {
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == ':') {
+			return false
+		}
+	}
+	return h != ""
+}
+
+// plainPath says whether p is a path that url.URL's EscapedPath returns as
+// it is, whether RawPath is p or empty: it has only the bytes that Go never
+// escapes in a path (so no '%', nor the "*" EscapedPath keeps apart). A
+// canonical path without escapes, as most are, then needs no more reads.
+func plainPath(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if !plainPathChars[p[i]] {
+			return false
+		}
+	}
+	return true
 }
 
 // escapedPath is u.EscapedPath, except that it keeps the path as written
@@ -438,6 +495,8 @@ var (
 	unreservedChars = newCharSet(unreservedBytes)
 	pathChars       = newCharSet(unreservedBytes + subDelimBytes + ":@/")
 	queryChars      = newCharSet(unreservedBytes + subDelimBytes + ":@/?")
+	// plainPathChars are the bytes url.URL never escapes in a path.
+	plainPathChars = newCharSet(unreservedBytes + "$&+,;=:@/")
 )
 
 // normalizeEscapes rewrites s so that every %XX has upper-case hex, escapes

@@ -177,6 +177,7 @@ func FuzzResolveCanonicalize(f *testing.F) {
 		"", "a.html", "../x/./y", "//h/p", "http://Ex.COM:80/%7e?a=b#c", `\\h\p`,
 		"http://[::1]:8080/", "mailto:x@y", "http://例え.テスト/", "?", "#", "%2e%2E/",
 		"http://h/a b?c d", "https:foo", "file:///a/b",
+		"http://u:p@h/", "http://h/a(b)/%41?", "http://h/a;jsessionid=1?q", "http://h/%29%29x))/", "HTTP://H_x/",
 	} {
 		f.Add("https://example.com/dir/page.html", s)
 	}
@@ -189,7 +190,14 @@ func FuzzResolveCanonicalize(f *testing.F) {
 		if err != nil {
 			return
 		}
-		c := Canonicalize(u).String()
+		if got, want := canonicalString(u), u.String(); got != want {
+			t.Fatalf("canonicalString(%q) = %q, String() = %q", ref, got, want)
+		}
+		cu := Canonicalize(u)
+		c := cu.String()
+		if got := canonicalString(cu); got != c {
+			t.Fatalf("canonicalString(Canonicalize(%q)) = %q, String() = %q", ref, got, c)
+		}
 		p, err := url.Parse(c)
 		if err != nil {
 			t.Fatalf("canonical form %q of %q does not parse: %v", c, ref, err)

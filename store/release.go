@@ -21,17 +21,19 @@ import (
 
 // releasePages is how many pages the write transactions write between two
 // drops of the mapped pages. Each page written was read first, and brought
-// its neighbours with it. Every drop costs the process the madvise and
-// then a fault for each page read again, and at 100,000 pages that was the
-// largest part of what a page costs more than at 10,000. There, with link
-// lists of schema 3 and the check run alternately with each setting
-// (scripts/bench.sh -pages 100000, loaded; peak RSS, minor faults, CPU per
-// page): 1024 pages gave 127 MiB, 330,000 faults and 258-289 µs (mean
-// 274); 2048 gave 140 MiB, 262,000 and 234-262 µs (mean 254); without
-// dropping, 173 MiB, 115,000 and 221-235 µs. 2048 keeps the peak under
-// 150 MiB. (Before schema 3: 256 gave 110 MiB, 1024 131 MiB, 2048 145 MiB,
-// none 227 MiB.)
-const releasePages = 2048
+// its neighbours with it. Every drop costs the madvise and then a fault for
+// each page read again: at 100,000 pages a CPU profile put 20-30 µs of the
+// 250-290 µs a page costs on them, the largest part of what a page costs
+// more there than at 10,000. Doubling the interval saves little of it:
+// with link lists of schema 3 and the two alternated nine times (the
+// check scripts/bench.sh -pages 100000 runs, loaded), 1024 gave 127 MiB peak RSS,
+// 330,000 minor faults and 235-289 µs a page; 2048 gave 139-143 MiB,
+// 263,000 faults and 234-264 µs, 8 µs less a page on average with a
+// spread of 18 between pairs. Without dropping: 173 MiB, 115,000 faults,
+// 221-235 µs. 1024 keeps the peak well under the 150 MiB of issue 17.
+// (Before schema 3: 256 gave 110 MiB, 1024 131 MiB, 2048 145 MiB, none
+// 227 MiB.)
+const releasePages = 1024
 
 // releaseAbove is the size of file below which nothing is dropped: all of
 // it mapped costs no more than that, and a page read again costs a fault

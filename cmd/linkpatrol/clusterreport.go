@@ -186,6 +186,8 @@ func writeClusterReport(ctx context.Context, js jetstream.JetStream, req reportR
 		return errUnfinished
 	case exitNothing:
 		return errNothingChecked
+	case exitHeldBack:
+		return errHeldBack
 	}
 	return fmt.Errorf("serve-frontier answered exit code %d", code)
 }

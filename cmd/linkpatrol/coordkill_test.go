@@ -148,7 +148,7 @@ func TestPolitenessAcrossWorkerKill(t *testing.T) {
 	ranges := []string{"0-85", "86-170", "171-255"}
 	victim, sites := busiestWorker(t, w, ranges)
 	requests := requestsAt(w, sites)
-	_, url := startFrontier(t)
+	front, url := startFrontier(t)
 	dbs, procs := startWorkers(t, url, dir, ranges, "--concurrency", "4")
 	args := append([]string{"check", "--nats", url, "--format", "json", "--all", "--commit-batch", "4",
 		"--per-host", "1", "--rate", "5/s", "--burst", "1", "--window", "20/5s", "--ignore-robots"}, w.StartURLs()...)
@@ -164,8 +164,8 @@ func TestPolitenessAcrossWorkerKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-procs[victim].done
-	startWorker(t, url, dbs[victim], ranges[victim], "--concurrency", "4")
-	if code := check.wait(t); code != exitProblems {
+	restarted := startWorker(t, url, dbs[victim], ranges[victim], "--concurrency", "4")
+	if code := follow(t, check, append(procs, restarted, front)...); code != exitProblems {
 		t.Fatalf("check --nats: exit %d\n%s", code, check.errors())
 	}
 	for _, i := range sites {

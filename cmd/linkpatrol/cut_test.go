@@ -41,8 +41,8 @@ func decodeCut(t *testing.T, r result) cutReport {
 // A page cut at --max-size (or at the bound on links per page) hides links
 // nobody checked: the report counts and lists it in every format, without
 // --all, so a clean report never reads as a fully checked site (qa4 F4).
-// Like a quota skip it is the user's limit, so the exit code stays as the
-// checked links make it.
+// Like a quota skip or a spider trap it leaves part of the pass unchecked,
+// so the pass exits 5 when the links it checked are fine.
 func TestCutPageIsCountedAndListed(t *testing.T) {
 	t.Parallel()
 	t.Run("directory over --max-size", func(t *testing.T) {
@@ -55,8 +55,11 @@ func TestCutPageIsCountedAndListed(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "lp.db")
 		site := filepath.Join(dir, "site")
 		r := runInProcess(t, "check", "--db", db, "--max-size", "4KiB", site)
-		if r.code != exitOK {
-			t.Errorf("exit %d, want %d (a cut page is the user's limit, like a quota)\n%s%s", r.code, exitOK, r.stdout, r.stderr)
+		if r.code != exitHeldBack {
+			t.Errorf("exit %d, want %d (a cut page leaves links unchecked)\n%s%s", r.code, exitHeldBack, r.stdout, r.stderr)
+		}
+		if !strings.HasPrefix(r.stdout, "PARTLY CHECKED: 1 page read only in part") {
+			t.Errorf("the first line does not say the pass was cut:\n%s", r.stdout)
 		}
 		for _, want := range []string{"(1 cut short: links past the cut not checked, listed below)",
 			"1 page was cut short: links past the cut were not checked", "Cut short (1)", "index.html", "raise --max-size"} {
@@ -97,8 +100,8 @@ func TestCutPageIsCountedAndListed(t *testing.T) {
 		}))
 		t.Cleanup(srv.Close)
 		r := runInProcess(t, "check", "--db", filepath.Join(t.TempDir(), "lp.db"), "--format", "json", srv.URL+"/")
-		if r.code != exitOK {
-			t.Errorf("exit %d, want %d\n%s", r.code, exitOK, r.stderr)
+		if r.code != exitHeldBack {
+			t.Errorf("exit %d, want %d\n%s", r.code, exitHeldBack, r.stderr)
 		}
 		rep := decodeCut(t, r)
 		if rep.Summary.Cut != 1 || len(rep.CutPages) != 1 || rep.CutPages[0].URL != srv.URL+"/" ||

@@ -131,16 +131,24 @@ func runFollowing(t *testing.T, args []string, cluster ...*proc) result {
 	var out strings.Builder
 	p.cmd.Stdout = &out
 	p.start(t)
+	follow(t, p, cluster...)
+	return result{p.code, out.String(), p.errors()}
+}
+
+// follow waits for check --nats to end, and when it does not end fails
+// with what it and the cluster's processes said.
+func follow(t *testing.T, check *proc, cluster ...*proc) int {
+	t.Helper()
 	select {
-	case <-p.done:
+	case <-check.done:
 	case <-time.After(2 * time.Minute):
 		var logs strings.Builder
 		for _, c := range cluster {
-			fmt.Fprintf(&logs, "\n%v:\n%s", c.cmd.Args[1:3], c.errors())
+			fmt.Fprintf(&logs, "\n%v (exit %d if it ended):\n%s", c.cmd.Args[1:3], c.code, c.errors())
 		}
-		t.Fatalf("%v did not end:\n%s%s", args[:2], p.errors(), logs.String())
+		t.Fatalf("%v did not end:\n%s%s", check.cmd.Args[1:3], check.errors(), logs.String())
 	}
-	return result{p.code, out.String(), p.errors()}
+	return check.code
 }
 
 // diffLines shows the first lines where a and b differ.
@@ -209,7 +217,7 @@ func TestWorkerKilledMidPass(t *testing.T) {
 	victim, sites := busiestWorker(t, w, ranges)
 	requests := requestsAt(w, sites)
 
-	_, url := startFrontier(t)
+	front, url := startFrontier(t)
 	dbs, procs := startWorkers(t, url, dir, ranges, "--concurrency", strconv.Itoa(concurrency))
 	check := newProc(append([]string{"check", "--nats", url}, args...)...)
 	var out strings.Builder
@@ -237,7 +245,7 @@ func TestWorkerKilledMidPass(t *testing.T) {
 		t.Errorf("the worker restarted on its own file waited for its leases to lapse:\n%s", restarted.errors())
 	}
 
-	if code := check.wait(t); code != exitProblems {
+	if code := follow(t, check, append(procs, restarted, front)...); code != exitProblems {
 		t.Fatalf("check --nats: exit %d\n%s", code, check.errors())
 	}
 	if a, b := normalised(t, out.String()), normalised(t, single.stdout); a != b {

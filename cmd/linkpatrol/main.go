@@ -49,6 +49,10 @@ const (
 	// it was checked. Distinct from 1 so that cron can tell "the site is down"
 	// from "some links are broken".
 	exitNothing = 4
+	// exitHeldBack: the pass is complete and found no problem, but a limit
+	// of the crawler's (a suspected spider trap, a quota, a page cut
+	// short) held part of it back unchecked, so it cannot say "all clear".
+	exitHeldBack = 5
 )
 
 // The outcomes of a command that are not failures of it: what they mean is
@@ -58,6 +62,7 @@ var (
 	errProblems       = errors.New("problems found")
 	errUnfinished     = errors.New("the pass is not finished")
 	errNothingChecked = errors.New("no start URL could be fetched and parsed")
+	errHeldBack       = errors.New("part of the pass was held back by a limit")
 	errUsageShown     = errors.New("usage shown")
 )
 
@@ -71,6 +76,8 @@ func verdictOf(rep *report.Report) error {
 		return errNothingChecked
 	case rep.HasBroken():
 		return errProblems
+	case rep.HeldBack() != "":
+		return errHeldBack
 	}
 	return nil
 }
@@ -99,6 +106,8 @@ func exitStatus(err error) (code int, msg string) {
 		return exitStopped, ""
 	case errors.Is(err, errNothingChecked):
 		return exitNothing, ""
+	case errors.Is(err, errHeldBack):
+		return exitHeldBack, ""
 	case errors.Is(err, errUsageShown):
 		return exitUsage, ""
 	case errors.Is(err, store.ErrCorrupt):
@@ -154,9 +163,10 @@ const exitCodesHelp = `Exit codes:
   4  a start URL could not be fetched and parsed (the site is down, or
      refuses us): nothing behind it was checked, even if other start URLs
      were
-Pages held back as suspected spider traps (--max-hops, --max-template-run,
-...) are listed in the report with the setting that lets them through; they
-do not change the exit code.
+  5  no problems found, but a limit held part of the pass back unchecked:
+     suspected spider traps (--max-hops, --max-template-run, ...), a
+     host's quota, pages cut at --max-size; they are listed in the report
+     with the setting that lets them through
 `
 
 func main() {

@@ -11,12 +11,12 @@ import (
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 )
 
-// TestTrapsHeldBackButNotAProblem runs check on a site without broken
-// links but with spider traps: the traps are held back by default and
-// listed (without --all) with the setting that lets them through, and the
-// exit code stays 0, because nothing held back on purpose is known to be
-// broken. A flag and a config key each move a limit.
-func TestTrapsHeldBackButNotAProblem(t *testing.T) {
+// TestTrapsHeldBackAndListed runs check on a site without broken links but
+// with spider traps: the traps are held back by default and listed
+// (without --all) with the setting that lets them through. Nothing is known
+// to be broken, but the pass did not check them, so it exits 5, never 0
+// ("all clear"). A flag and a config key each move a limit.
+func TestTrapsHeldBackAndListed(t *testing.T) {
 	t.Parallel()
 	ts := crawltest.NewTrapSite(crawltest.NewSite(crawltest.SiteOptions{Pages: 50, Seed: 4}))
 	srv := httptest.NewServer(ts)
@@ -49,15 +49,16 @@ func TestTrapsHeldBackButNotAProblem(t *testing.T) {
 	}
 
 	r, held := check()
-	if r.code != exitOK {
-		t.Errorf("exit %d with only traps held back, want %d\n%s", r.code, exitOK, r.stderr)
+	if r.code != exitHeldBack {
+		t.Errorf("exit %d with only traps held back, want %d\n%s", r.code, exitHeldBack, r.stderr)
 	}
 	if _, ok := held["/traps/grow/a/a/a/"]; !ok || len(held) < 3 {
 		t.Errorf("held back: %v", held)
 	}
 	text := runInProcess(t, "report", "--db", filepath.Join(dir, t.Name()+".db"))
 	if !strings.Contains(text.stdout, "suspected trap (path-repeats:") || !strings.Contains(text.stdout, "--max-path-repeats") ||
-		!strings.Contains(text.stdout, "held back as suspected spider traps, listed below") {
+		!strings.Contains(text.stdout, "held back as suspected spider traps, listed below") ||
+		!strings.HasPrefix(text.stdout, "PARTLY CHECKED: ") || text.code != exitHeldBack {
 		t.Errorf("the text report does not say what was held back and why:\n%s", text.stdout)
 	}
 
