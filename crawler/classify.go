@@ -1,10 +1,13 @@
 package crawler
 
 import (
+	"compress/flate"
+	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -92,6 +95,10 @@ func classifyError(err error) (store.Verdict, string) {
 		return store.VerdictBroken, "TLS handshake failed"
 	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &invalidCert):
 		return store.VerdictBroken, "tls"
+	case errors.As(err, new(*shortBodyError)):
+		return store.VerdictTransient, "body cut short"
+	case errors.Is(err, gzip.ErrHeader), errors.Is(err, gzip.ErrChecksum), errors.As(err, new(flate.CorruptInputError)):
+		return store.VerdictTransient, "bad compressed body"
 	case isReset(err), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return store.VerdictTransient, "connection reset"
 	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
@@ -107,6 +114,23 @@ func classifyError(err error) (store.Verdict, string) {
 	}
 	return store.VerdictTransient, "error"
 }
+
+// shortBodyError is a body that ended before the length its response
+// announced: the server closed the connection part way, which is not a
+// reset (qa4 F7). Its message is the record's note.
+type shortBodyError struct {
+	got, want int64
+	err       error
+}
+
+func (e *shortBodyError) Error() string {
+	if e.want <= 0 { // unknown, or compressed: Go drops the wire length
+		return fmt.Sprintf("the body ended early, after %d bytes: the connection closed before its end", e.got)
+	}
+	return fmt.Sprintf("the body ended after %d of the %d bytes its Content-Length announced", e.got, e.want)
+}
+
+func (e *shortBodyError) Unwrap() error { return e.err }
 
 func isTimeout(err error) bool {
 	var ne net.Error

@@ -134,6 +134,8 @@ func hostileSite(t *testing.T, c *counter) *httptest.Server {
 <a href="/trickle">trickle</a>
 <a href="/big-headers">big headers</a>
 <a href="/gzip-bomb">bomb</a>
+<a href="/short-body">body cut short</a>
+<a href="/bad-gzip">corrupt gzip</a>
 <a href="/liar">lies about content type</a>
 <a href="/empty">sends nothing</a>
 <a href="/server-error">500</a>
@@ -208,6 +210,16 @@ func hostileSite(t *testing.T, c *counter) *httptest.Server {
 		w.Header().Set("Content-Type", "text/html")
 		w.Write(bytes.Repeat([]byte{0, 1, 2, 0xff, '<', 'a'}, 10000))
 	})
+	mux.HandleFunc("/short-body", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Length", "5000")
+		w.Write([]byte(strings.Repeat("<p>", 13) + "x")) // 40 bytes, then the server closes
+	})
+	mux.HandleFunc("/bad-gzip", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write([]byte("this is not gzip at all"))
+	})
 	mux.HandleFunc("/empty", func(w http.ResponseWriter, r *http.Request) {
 		hj, _ := w.(http.Hijacker)
 		conn, _, err := hj.Hijack()
@@ -261,6 +273,9 @@ func TestPassSurvivesHostileServers(t *testing.T) {
 		{"/gzip-bomb", store.VerdictOK, 200, ""},
 		{"/liar", store.VerdictOK, 200, ""},
 		{"/empty", store.VerdictTransient, 0, "connection reset"},
+		// Wrong words before (qa4 F7): "connection reset" and "error".
+		{"/short-body", store.VerdictTransient, 200, "body cut short"},
+		{"/bad-gzip", store.VerdictTransient, 200, "bad compressed body"},
 		{"/server-error", store.VerdictTransient, 500, ""},
 		{"/forbidden", store.VerdictUnverifiable, 403, ""},
 		{"/malformed", store.VerdictOK, 200, ""},
@@ -275,6 +290,9 @@ func TestPassSurvivesHostileServers(t *testing.T) {
 		if rec.Verdict != w.verdict || rec.Status != w.status || rec.Error != w.err {
 			t.Errorf("%s: got %s/%d/%q, want %s/%d/%q", w.path, rec.Verdict, rec.Status, rec.Error, w.verdict, w.status, w.err)
 		}
+	}
+	if rec := r.records[srv.URL+"/short-body"]; rec.Note != "the body ended after 40 of the 5000 bytes its Content-Length announced" {
+		t.Errorf("/short-body: note %q, want how much of the body came", rec.Note)
 	}
 	if rec := r.records["http://[::1"]; rec.Verdict != store.VerdictBroken || rec.Error != "invalid URL" {
 		t.Errorf("invalid URL: got %+v", rec)

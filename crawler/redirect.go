@@ -217,8 +217,11 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 				key = d.URL
 				fresh, err := c.claim(ctx, key)
 				if err != nil {
+					// Not claimed, so not recorded ("") by this chain,
+					// whose end the error is.
 					f.err = err
 					f.finalURL, f.reached = cur, true
+					f.keys = append(f.keys, "")
 					return f
 				}
 				if !fresh {

@@ -145,6 +145,9 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 		h.body, h.truncated, h.err = readCapped(br, robotsLimit, resp.ContentLength)
 	case o.wantHTML && resp.StatusCode/100 == 2 && parsable(h.contentType):
 		h.body, h.truncated, h.err = readCapped(br, c.cfg.MaxSize, resp.ContentLength)
+		if errors.Is(h.err, io.ErrUnexpectedEOF) {
+			h.err = &shortBodyError{got: int64(len(h.body)), want: resp.ContentLength, err: h.err}
+		}
 	default:
 		n, _ := io.Copy(io.Discard, io.LimitReader(br, drainLimit))
 		h.size = n

@@ -20,10 +20,16 @@ import (
 func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetched, now time.Time) outcome {
 	o := outcome{task: t}
 	n := len(f.redirects)
-	// keyAt is the pass's URL of the i-th URL requested ("" when not recorded).
+	// keyAt is the pass's URL of the i-th URL requested ("" when not
+	// recorded). A chain that stopped before claiming its last target has
+	// no key for it: that target is not recorded either, and the run goes
+	// on rather than crash over one task.
 	keyAt := func(i int) string {
-		if i == 0 {
+		switch {
+		case i == 0:
 			return t.URL
+		case i > len(f.keys):
+			return ""
 		}
 		return f.keys[i-1]
 	}
@@ -187,6 +193,9 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 		rec.Verdict = store.VerdictOK
 	case f.err != nil:
 		rec.Verdict, rec.Error = classifyError(f.err)
+		if sb := (*shortBodyError)(nil); errors.As(f.err, &sb) {
+			rec.Note = sb.Error()
+		}
 	default:
 		rec.Verdict, rec.Error = classifyStatus(f.status, f.header, f.policy)
 		if f.note != "" {

@@ -108,7 +108,15 @@ func (r *Report) Incomplete() string {
 			msg = fmt.Sprintf("INCOMPLETE: stopped after %s; run the same command again to resume.", RoundDuration(r.Summary.Elapsed))
 		}
 	default:
-		msg = fmt.Sprintf("INCOMPLETE: pass %d has not finished (it is still running, or it was killed after %s); run the same command again to resume.", r.Pass.ID, RoundDuration(r.Summary.Elapsed))
+		// Elapsed is saved when a run of the pass stops or commits its
+		// time; a pass still running (a distributed one above all, whose
+		// coordinator never runs it) has none, and "killed after 0s" was
+		// false for a pass that ran 40 s (qa4 F7).
+		how := "killed after " + RoundDuration(r.Summary.Elapsed).String()
+		if r.Summary.Elapsed == 0 {
+			how = "killed; started " + r.started()
+		}
+		msg = fmt.Sprintf("INCOMPLETE: pass %d has not finished (it is still running, or it was %s); run the same command again to resume.", r.Pass.ID, how)
 	}
 	for _, line := range []string{r.StartFailure, r.HeldBack()} {
 		switch {
@@ -245,7 +253,11 @@ func (r *Report) Counts() string {
 	if s.Suppressed > 0 {
 		fmt.Fprintf(&b, "; %d suppressed by --report-after %s", s.Suppressed, r.Options.ReportAfter)
 	}
-	fmt.Fprintf(&b, "; took %s.", RoundDuration(s.Elapsed))
+	if s.Elapsed == 0 && r.Pass.State == store.PassRunning {
+		b.WriteString("; not finished.") // its time is unknown, not 0s
+	} else {
+		fmt.Fprintf(&b, "; took %s.", RoundDuration(s.Elapsed))
+	}
 	return b.String()
 }
 

@@ -162,28 +162,28 @@ func TestHTMLInChromium(t *testing.T) {
 		{frags, "#verdict=moved", []string{"6"}},
 		{frags, "#q=setup", []string{"5"}},
 	}
+	b := startBrowser(t, chromium)
+	t.Cleanup(func() {
+		// Anything the browser logged as console output, whichever page
+		// it came from, besides what each page's events said.
+		for _, line := range b.consoleLines() {
+			t.Errorf("console message: %s", line)
+		}
+	})
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.path)+tt.fragment, func(t *testing.T) {
-			t.Parallel() // each page in a browser of its own
+			t.Parallel() // each page in a tab of its own
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu",
-				"--disable-background-networking", "--disable-component-update", "--disable-sync",
-				"--no-first-run", "--user-data-dir="+t.TempDir(), "--enable-logging=stderr", "--v=0",
-				"--dump-dom", "file://"+filepath.ToSlash(tt.path)+tt.fragment)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("chromium: %v\n%s", err, stderr.String())
+			dom, console, err := b.load(ctx, "file://"+filepath.ToSlash(tt.path)+tt.fragment)
+			for _, line := range console {
+				t.Errorf("console message: %s", line)
 			}
-			for _, line := range strings.Split(stderr.String(), "\n") {
-				if strings.Contains(line, ":CONSOLE") {
-					t.Errorf("console message: %s", line)
-				}
+			if err != nil {
+				t.Fatalf("chromium: %v", err)
 			}
 			var visible []string
-			walk(parseHTML(t, string(out)), func(n *html.Node) {
+			walk(parseHTML(t, dom), func(n *html.Node) {
 				if n.DataAtom != atom.Tr {
 					return
 				}

@@ -52,6 +52,15 @@ type sarifInvocation struct {
 	ExecutionSuccessful bool   `json:"executionSuccessful"`
 	StartTimeUTC        string `json:"startTimeUtc,omitempty"`
 	EndTimeUTC          string `json:"endTimeUtc,omitempty"`
+	// ToolExecutionNotifications carry the summary when the pass left
+	// something unchecked on purpose: results are only findings, so
+	// without it an empty list read as a fully checked site.
+	ToolExecutionNotifications []sarifNotification `json:"toolExecutionNotifications,omitempty"`
+}
+
+type sarifNotification struct {
+	Level   string       `json:"level"`
+	Message sarifMessage `json:"message"`
 }
 
 type sarifMessage struct {
@@ -133,6 +142,9 @@ func writeSARIF(w io.Writer, r *Report) error {
 	}
 	if !r.Pass.Finished.IsZero() {
 		inv.EndTimeUTC = r.Pass.Finished.UTC().Format("2006-01-02T15:04:05Z")
+	}
+	if held := r.HeldBack(); held != "" {
+		inv.ToolExecutionNotifications = []sarifNotification{{Level: "warning", Message: sarifMessage{held + " " + r.Counts()}}}
 	}
 	run.Invocations = []sarifInvocation{inv}
 	for _, sr := range sarifRules {

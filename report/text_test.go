@@ -168,3 +168,29 @@ func TestRedirectTargetNamesWhereItWasReachedFrom(t *testing.T) {
 		}
 	}
 }
+
+// A pass that has not finished says how long it ran only when that is
+// known: one still running (a distributed pass's coordinator never runs it,
+// so it saves no time) read "killed after 0s" and "took 0s" after 40 s
+// (qa4 F7).
+func TestUnfinishedPassTime(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name        string
+		elapsed     time.Duration
+		first, took string
+	}{
+		{"time unknown", 0, "(it is still running, or it was killed; started 2026-11-23 03:00)", "; not finished."},
+		{"time saved", 40 * time.Second, "(it is still running, or it was killed after 40s)", "; took 40s."},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := cutHistory()
+			h[0].pass.State, h[0].pass.Finished, h[0].pass.Elapsed = store.PassRunning, time.Time{}, tt.elapsed
+			r := build(t, fillStore(t, h), 1, Options{BaseDir: "/work"})
+			if !strings.Contains(r.Incomplete(), tt.first) || !strings.HasSuffix(r.Counts(), tt.took) {
+				t.Errorf("first line %q, counts %q; want %q and %q", r.Incomplete(), r.Counts(), tt.first, tt.took)
+			}
+		})
+	}
+}
