@@ -320,11 +320,16 @@ func (c *Crawler) carryPastCut(rec *store.URLRecord, res *store.Result, found *[
 			carried = append(carried, l)
 		}
 	}
+	// Kept even when nothing is carried: the page's stored links are then
+	// all from the part read, and the next cut must still know that a full
+	// copy stands behind them, or a link that moves past the cut then is
+	// dropped as no longer linked.
+	rec.CarriedFrom = from
 	if len(carried) == 0 {
 		return
 	}
 	res.Links = append(res.Links, carried...)
-	rec.Carried, rec.CarriedFrom = len(carried), from
+	rec.Carried = len(carried)
 	links := "links"
 	if len(carried) == 1 {
 		links = "link"

@@ -274,7 +274,7 @@ func appendRecord(buf []byte, r *URLRecord) ([]byte, error) {
 		e.byte(recordCutTag)
 		e.byte(byte(r.Cut))
 	}
-	if r.Carried != 0 {
+	if r.Carried != 0 || !r.CarriedFrom.IsZero() {
 		e.byte(recordCarriedTag)
 		e.uvarint(uint64(r.Carried))
 		if err := e.time(r.CarriedFrom); err != nil {

@@ -160,6 +160,8 @@ type URLRecord struct {
 	// were not in the part read but in its last full copy, read at
 	// CarriedFrom: they may be past the cut, so they are kept and checked
 	// as a ghost page's are, rather than called no longer linked.
+	// CarriedFrom stays set on a cut page that carried nothing, so that the
+	// next cut still carries from that full copy.
 	Carried     int       `json:"carried,omitempty"`
 	CarriedFrom time.Time `json:"carried_from,omitzero"`
 }

@@ -156,3 +156,35 @@ func TestCutPageCarriesLinksPastTheCut(t *testing.T) {
 		t.Errorf("night 4 (read whole, link removed): exit %d, want %d and missing.html no longer linked\n%s%s", r.code, exitOK, r.stdout, r.stderr)
 	}
 }
+
+// A page cut on a night when all of its links were still in the part read
+// carries nothing, but it still stands for its last full copy: cut again
+// the next night with a link now past the cut, that link is carried, not
+// dropped as no longer linked (a broken one still fails the night).
+func TestCutPageCarriesAfterACutThatCarriedNothing(t *testing.T) {
+	t.Parallel()
+	dir := tree(t, map[string]string{"site/ok.html": "<p>ok</p>"})
+	site := filepath.Join(dir, "site")
+	index := filepath.Join(site, "index.html")
+	db := filepath.Join(t.TempDir(), "lp.db")
+	const gone = "<a href=\"missing.html\">gone</a>\n"
+	night := func(head string, paragraphs int, tail string) result {
+		t.Helper()
+		padding := strings.Repeat("<p>"+strings.Repeat("lorem ipsum ", 80)+"</p>\n", paragraphs) // about 1 KB each
+		if err := os.WriteFile(index, []byte("<a href=\"ok.html\">ok</a>\n"+head+padding+tail), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return runInProcess(t, "check", "--db", db, "--max-size", "8KiB", site)
+	}
+	if r := night(gone, 2, ""); r.code != exitProblems {
+		t.Fatalf("night 1 (read whole): exit %d, want %d\n%s%s", r.code, exitProblems, r.stdout, r.stderr)
+	}
+	if r := night(gone, 20, ""); r.code != exitProblems || strings.Contains(r.stdout, "past the cut, carried") {
+		t.Fatalf("night 2 (cut, the link in the part read): exit %d, want %d and nothing carried\n%s%s", r.code, exitProblems, r.stdout, r.stderr)
+	}
+	r := night("", 20, gone)
+	flat := strings.Join(strings.Fields(r.stdout), " ")
+	if r.code != exitProblems || !strings.Contains(flat, "(past the cut, carried from its last full copy of") || strings.Contains(r.stdout, "No longer linked") {
+		t.Errorf("night 3 (cut, the link now past the cut): exit %d, want %d with missing.html carried\n%s%s", r.code, exitProblems, r.stdout, r.stderr)
+	}
+}

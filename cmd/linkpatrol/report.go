@@ -103,6 +103,11 @@ func openReportSource(path string, given bool, outputs []string) (report.Source,
 		}
 		// A check holding the file must not make report hang: fail fast.
 		d, err := store.Open(p, store.Options{ReadOnly: true, Timeout: 500 * time.Millisecond})
+		if errors.Is(err, store.ErrLocked) && len(paths) > 1 {
+			// A worker never finishes: "wait for it" cannot be followed
+			// (qa4 F9).
+			err = fmt.Errorf("%w; a worker holds its file for as long as it runs: stop the worker to read the files, or read the pass from the coordinator with report --nats URL", err)
+		}
 		if err != nil {
 			return fail(err)
 		}

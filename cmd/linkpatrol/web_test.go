@@ -137,6 +137,16 @@ func TestReportMergesWorkerFiles(t *testing.T) {
 		}
 	}
 
+	// A worker holds its file as long as it runs, and never finishes:
+	// "wait for it to finish" could not be followed (qa4 F9).
+	held, err := store.Open(filepath.Join(workers, "w1.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := runInProcess(t, "report", "--db", pattern); r.code != exitUsage || !strings.Contains(r.stderr, "stop the worker") || !strings.Contains(r.stderr, "report --nats") {
+		t.Errorf("a worker's file in use: exit %d, want 2 saying to stop the worker or use report --nats\n%s", r.code, r.stderr)
+	}
+	held.Close()
 	if r := runInProcess(t, "report", "--db", filepath.Join(workers, "none*.db")); r.code != exitUsage || !strings.Contains(r.stderr, "matches no file") {
 		t.Errorf("a pattern matching nothing: exit %d\n%s", r.code, r.stderr)
 	}
