@@ -546,7 +546,7 @@ type HeaderFlag struct {
 // "http://HOST=Name: value" ("https://HOST=" is HOST=).
 func ParseHeaderFlag(s string) (HeaderFlag, error) {
 	var h HeaderFlag
-	if host, rest, ok := strings.Cut(s, "="); ok && !strings.ContainsAny(host, " \t") && !strings.Contains(host, ": ") && strings.Contains(rest, ":") {
+	if host, rest, ok := strings.Cut(s, "="); ok && !strings.ContainsAny(host, " \t") && !strings.Contains(host, ": ") && strings.Contains(rest, ":") && !headerStart(host) {
 		h.Host, s = strings.ToLower(host), rest
 		if after, ok := strings.CutPrefix(h.Host, "http://"); ok {
 			h.Host, h.Cleartext = after, true
@@ -563,6 +563,19 @@ func ParseHeaderFlag(s string) (HeaderFlag, error) {
 	}
 	h.Name, h.Value = http.CanonicalHeaderKey(name), strings.TrimSpace(value)
 	return h, nil
+}
+
+// headerStart says whether s, the text before the first '=' of a -H, is
+// the start of "Name:value" (written without a space, a value holding '='
+// and ':') rather than a host: its colon is not a port's. Taken for a
+// host, "X-Token:a=b:c" became the header B for a host "x-token:a", and
+// X-Token went nowhere without a word.
+func headerStart(s string) bool {
+	if strings.Contains(s, "://") || strings.HasPrefix(s, "[") {
+		return false
+	}
+	_, port, ok := strings.Cut(s, ":")
+	return ok && (port == "" || strings.Trim(port, "0123456789") != "")
 }
 
 // names says whether h, a header for another host, names c's host.

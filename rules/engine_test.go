@@ -325,6 +325,17 @@ func TestHeaderFlags(t *testing.T) {
 	if _, err := New(Config{Headers: []HeaderFlag{{Name: "X-Key", Value: "${NOPE_UNSET}"}}, LookupEnv: func(string) (string, bool) { return "", false }}); err == nil {
 		t.Error("unset ${NOPE_UNSET}: no error")
 	}
+	for s, want := range map[string]HeaderFlag{
+		"X-Token:a=b:c":         {Name: "X-Token", Value: "a=b:c"},
+		"X-Token:=b:c":          {Name: "X-Token", Value: "=b:c"},
+		"127.0.0.1:9090=X: y":   {Host: "127.0.0.1:9090", Name: "X", Value: "y"},
+		"[::1]:9090=X: y":       {Host: "[::1]:9090", Name: "X", Value: "y"},
+		"http://a.example=X: y": {Host: "a.example", Name: "X", Value: "y", Cleartext: true},
+	} {
+		if h, err := ParseHeaderFlag(s); err != nil || h != want {
+			t.Errorf("ParseHeaderFlag(%q) = %+v, %v; want %+v", s, h, err, want)
+		}
+	}
 	for _, bad := range []string{"no colon", "Bad Name: x", "http://=X: y", "http://a.example/path=X: y"} {
 		if _, err := ParseHeaderFlag(bad); err == nil {
 			t.Errorf("ParseHeaderFlag(%q): no error", bad)

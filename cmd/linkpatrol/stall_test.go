@@ -58,25 +58,8 @@ func TestCheckNatsGivesUpOnALostWorker(t *testing.T) {
 		Pages: 50, LinksPerPage: 8, BrokenEvery: 10, PageBytes: 1000, Latency: 10 * time.Millisecond,
 	}})
 	t.Cleanup(w.Close)
-	dir := t.TempDir()
-	ranges := siteRanges(t, w)
-	victim, sites := busiestWorker(t, w, ranges)
-	requests := requestsAt(w, sites)
-
-	front, url := startFrontier(t)
-	dbs, procs := startWorkers(t, url, dir, ranges, "--concurrency", "2")
-	args := append([]string{"check", "--nats", url, "--owner-wait", "1s", "--format", "json", "--all"}, w.StartURLs()...)
-	check := newProc(args...)
-	var out strings.Builder
-	check.cmd.Stdout = &out
-	check.start(t)
-	awaitRequests(t, check, requests, 10, func() string {
-		return procs[0].errors() + "\n" + procs[1].errors() + "\n" + front.errors()
-	})
-	if err := procs[victim].cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-procs[victim].done
+	k := killMidPass(t, w, "--owner-wait", "1s", "--format", "json", "--all")
+	front, url, ranges, dbs, victim, check, out, args := k.front, k.url, k.ranges, k.dbs, k.victim, k.check, k.out, k.args
 	select {
 	case <-check.done:
 	case <-time.After(2 * time.Minute):
@@ -162,6 +145,43 @@ func TestStatusPartial(t *testing.T) {
 		!strings.Contains(st.stdout, "renewed ") || !strings.Contains(st.stdout, "0-255") {
 		t.Errorf("status without the task stream: exit %d, want 0 with w1's leases and what could not be read\n%s%s", st.code, st.stdout, st.stderr)
 	}
+}
+
+// killedMidPass is a cluster of two workers over a web whose busiest
+// worker was SIGKILLed mid-pass, with check --nats following the pass.
+type killedMidPass struct {
+	front       *proc
+	url         string
+	ranges, dbs []string
+	victim      int
+	check       *proc
+	out         *strings.Builder // check's standard output
+	args        []string         // check's command line
+}
+
+// killMidPass starts serve-frontier, two workers (siteRanges) and check
+// --nats with flags over w, and SIGKILLs the worker owning most sites
+// once they have answered 10 requests.
+func killMidPass(t *testing.T, w *crawltest.Web, flags ...string) killedMidPass {
+	t.Helper()
+	k := killedMidPass{ranges: siteRanges(t, w), out: new(strings.Builder)}
+	victim, sites := busiestWorker(t, w, k.ranges)
+	k.victim = victim
+	k.front, k.url = startFrontier(t)
+	dbs, procs := startWorkers(t, k.url, t.TempDir(), k.ranges, "--concurrency", "2")
+	k.dbs = dbs
+	k.args = append(append([]string{"check", "--nats", k.url}, flags...), w.StartURLs()...)
+	k.check = newProc(k.args...)
+	k.check.cmd.Stdout = k.out
+	k.check.start(t)
+	awaitRequests(t, k.check, requestsAt(w, sites), 10, func() string {
+		return procs[0].errors() + "\n" + procs[1].errors() + "\n" + k.front.errors()
+	})
+	if err := procs[victim].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-procs[victim].done
+	return k
 }
 
 // siteRanges splits the shards of w's sites between two workers. Each

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -55,27 +54,12 @@ func TestCheckNatsWorkerBackOnAFreshDatabase(t *testing.T) {
 		Pages: 50, LinksPerPage: 8, PageBytes: 1000, Latency: 10 * time.Millisecond,
 	}})
 	t.Cleanup(w.Close)
-	ranges := siteRanges(t, w)
-	victim, sites := busiestWorker(t, w, ranges)
-	requests := requestsAt(w, sites)
-
-	front, url := startFrontier(t)
-	dbs, procs := startWorkers(t, url, t.TempDir(), ranges, "--concurrency", "2")
-	check := newProc(append([]string{"check", "--nats", url}, w.StartURLs()...)...)
-	var out strings.Builder
-	check.cmd.Stdout = &out
-	check.start(t)
-	awaitRequests(t, check, requests, 10, func() string {
-		return procs[0].errors() + "\n" + procs[1].errors() + "\n" + front.errors()
-	})
-	if err := procs[victim].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	k := killMidPass(t, w)
+	front, url, check, out := k.front, k.url, k.check, k.out
+	if err := os.Rename(k.dbs[k.victim], k.dbs[k.victim]+".lost"); err != nil {
 		t.Fatal(err)
 	}
-	<-procs[victim].done
-	if err := os.Rename(dbs[victim], dbs[victim]+".lost"); err != nil {
-		t.Fatal(err)
-	}
-	startWorker(t, url, dbs[victim], ranges[victim], "--concurrency", "2")
+	startWorker(t, url, k.dbs[k.victim], k.ranges[k.victim], "--concurrency", "2")
 
 	// The fresh worker waited up to a lease TTL for its shards first.
 	select {
