@@ -244,17 +244,6 @@ func New(cfg Config) (*Engine, error) {
 			_ = e.addStart(r)
 		}
 	}
-	for i, h := range e.headers {
-		if h.Host == "" || h.Cleartext {
-			continue
-		}
-		u := &url.URL{Scheme: "http", Host: h.Host}
-		if e.origins["http://"+u.Host] && !e.origins["https://"+u.Host] {
-			return nil, itemErr(fmt.Sprintf("--header %q", h.Host+"="+h.Name), fmt.Errorf(
-				"%s is a start host over http, and HOST=NAME: VALUE goes over https only, so it would never be sent: write %q for the start hosts, or http://%s=%s: ... to send it over plain http",
-				h.Host, h.Name+": ...", h.Host, h.Name), "header", i)
-		}
-	}
 	for i, h := range cfg.Hosts {
 		c, err := compileHostRule(h, i+1)
 		if err != nil {
