@@ -345,6 +345,7 @@ func (c *Coordinator) publishPass(ctx context.Context, rec PassRecord, seeds []s
 	if err := publishAll(ctx, c.js, msgs); err != nil {
 		return PassRecord{}, fmt.Errorf("publish the seeds of pass %d: %w", rec.Pass.ID, err)
 	}
+	rec.Seeds = seeds
 	if err := putJSON(ctx, c.b.state, passKey, rec); err != nil {
 		return PassRecord{}, err
 	}

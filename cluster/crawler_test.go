@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,4 +143,102 @@ func TestCrawlersOverCluster(t *testing.T) {
 	if r := web.Repeated(); len(r) > 0 {
 		t.Errorf("%d URLs asked for twice (%d redirects crossed workers): %q", len(r), hops, r)
 	}
+}
+
+// A start URL that a page of another shard links to is still a seed when
+// its own seed message comes only after the link was followed: the worker
+// queues the seeds of its shards before it hands its crawler any task, as
+// one process does. Here one worker owns both sites; the seed message of
+// site B is held until B's home page has been asked for, so without that
+// B is reached first by A's link, at depth 1, and recorded as no seed
+// (TestDistributedEqualsSingle saw "seeds": 5 of 6 under load).
+func TestStartURLLinkedBeforeItsSeedCame(t *testing.T) {
+	t.Parallel()
+	reachedB := make(chan struct{})
+	var once sync.Once
+	var a, b *httptest.Server
+	for {
+		b = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/" {
+				once.Do(func() { close(reachedB) })
+				fmt.Fprint(w, "<html><body>B</body></html>")
+				return
+			}
+			http.NotFound(w, r)
+		}))
+		t.Cleanup(b.Close)
+		a = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/" {
+				fmt.Fprintf(w, `<html><body><a href="%s/">B</a></body></html>`, b.URL)
+				return
+			}
+			http.NotFound(w, r)
+		}))
+		t.Cleanup(a.Close)
+		// Two shards, so two seed messages (one per shard).
+		if Shard(hostOf(t, a.URL)) != Shard(hostOf(t, b.URL)) {
+			break
+		}
+	}
+	starts := []string{a.URL + "/", b.URL + "/"}
+	engine, err := rules.New(rules.Config{Start: starts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := connect(t, startServer(t))
+	_, merged, rec := coordinate(t, js, CoordinatorConfig{}, starts...)
+	shardB := Shard(hostOf(t, b.URL))
+	db := openDB(t, "w1.db", true)
+	w, err := NewWorker(context.Background(), js, WorkerConfig{Name: "w1", Shards: []int{Shard(hostOf(t, a.URL)), shardB}, DB: db,
+		beforeCommit: func(ctx context.Context, shard int) {
+			if shard != shardB {
+				return
+			}
+			select {
+			case <-reachedB:
+			case <-ctx.Done():
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+	// The worker command's order: the pass is open in the worker's
+	// database before it joins.
+	if _, err := db.BeginPass(store.Pass{ID: rec.Pass.ID, StartURLs: starts}, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := w.Join(context.Background(), rec.Pass.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	_, out, err := crawler.New(crawler.Config{Concurrency: 2, Frontier: f}, engine, db).Run(w.Context(), context.Background(),
+		crawler.PassSpec{Pass: store.Pass{ID: rec.Pass.ID, StartURLs: starts}})
+	if err != nil || !out.Complete {
+		t.Fatalf("crawl: %+v, %v", out, err)
+	}
+	for name, d := range map[string]*store.DB{"worker": db, "merged": merged} {
+		seeds := map[string]bool{}
+		if err := d.Records(rec.Pass.ID, func(r *store.URLRecord) error {
+			seeds[r.URL] = r.Seed
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range starts {
+			if !seeds[s] {
+				t.Errorf("%s database: %s is no seed (records: %v)", name, s, seeds)
+			}
+		}
+	}
+}
+
+func hostOf(t *testing.T, raw string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Host
 }

@@ -26,7 +26,11 @@
 // doorbell missed), commits them to its database
 // (store.DB.Enqueue), acks them and only then hands the new ones to its
 // crawler. The stream is a mailbox, never the frontier: a task is acked
-// within milliseconds, not held while a polite host makes it wait.
+// within milliseconds, not held while a polite host makes it wait. The
+// pass's seeds come as messages too, but a worker first queues those of
+// its shards from the pass record, before its crawler gets any task: the
+// first task of a URL sets its depth, and a start URL a page linked to
+// before its own message came would be reported as no seed.
 //
 // A Coordinator owns the merged database: it begins passes (with the IDs
 // every worker database uses too), commits every published result into it

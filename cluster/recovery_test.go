@@ -155,7 +155,7 @@ func TestRestartedWorkerGetsUnackedTasksAtOnce(t *testing.T) {
 		}
 		victimShards = shards
 		victim = restartNode(t, js, wb, name, victimPath, shards, rec, WorkerConfig{Batch: 2, ackWait: time.Hour,
-			beforeCommit: func(ctx context.Context) {
+			beforeCommit: func(ctx context.Context, _ int) {
 				once.Do(func() { close(held) })
 				<-ctx.Done() // never commits nor acks: killed first
 			}})

@@ -186,7 +186,7 @@ func TestServerRestartedMidPass(t *testing.T) {
 		// Not the worker of the seed, or nothing would happen before.
 		if victim == "" && !slices.Contains(shards, Shard("site0.test")) {
 			victim = name
-			wcfg.beforeCommit = func(ctx context.Context) {
+			wcfg.beforeCommit = func(ctx context.Context, _ int) {
 				first := false
 				heldOnce.Do(func() { first = true; close(held) })
 				if !first {

@@ -27,6 +27,13 @@ type PassRecord struct {
 	Config []byte `json:"config,omitempty"`
 	// MaxRedirects is BeginRequest.MaxRedirects.
 	MaxRedirects int `json:"max_redirects,omitempty"`
+	// Seeds are BeginRequest.Seeds. Each worker queues those of its
+	// shards before its crawler gets any task (Frontier.queueSeeds), so
+	// that nothing it crawls reaches them by a link first: the first task
+	// of a URL sets its depth, and a start URL reached first by a link
+	// would be recorded as no seed (and its links one hop too far for
+	// --max-depth).
+	Seeds []store.Task `json:"seeds,omitempty"`
 }
 
 // WorkerStatus is what a worker last reported, at worker.<name>.

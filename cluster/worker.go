@@ -54,9 +54,10 @@ type WorkerConfig struct {
 	// landed; an error it returns is taken as that ack's failure, as when
 	// the server is killed before it answers.
 	ackFault func(shard int) error
-	// beforeCommit, a test hook, runs when a task message arrives; when
-	// the frontier is closing by its end, the message is left unacked.
-	beforeCommit func(ctx context.Context)
+	// beforeCommit, a test hook, runs when a task message of shard
+	// arrives; when the frontier is closing by its end, the message is
+	// left unacked.
+	beforeCommit func(ctx context.Context, shard int)
 	// ackWait, for tests, replaces the shard consumers' AckWait.
 	ackWait time.Duration
 	// lookEvery, for tests, replaces how often a frontier looks in the
@@ -290,6 +291,10 @@ type Frontier struct {
 	ringing map[int]bool               // rung, not yet activated
 	stopped bool                       // stopConsumers ran: add none
 
+	// seeds are the pass's seeds of the worker's shards until feed
+	// queues them (queueSeeds); only feed touches it after Join.
+	seeds []store.Task
+
 	mu          sync.Mutex
 	crawlerIdle bool
 	queue       [][]store.Task // committed and acked, not yet handed to the crawler
@@ -343,6 +348,9 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 	}
 	f.ctx, f.cancel = context.WithCancel(w.ctx)
 	if err := w.noteJoined(ctx, passID); err != nil {
+		return nil, err
+	}
+	if err := f.ownSeeds(ctx); err != nil {
 		return nil, err
 	}
 	// What was acked before this run (by this worker or the shard's
@@ -421,6 +429,55 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 	}()
 	f.kickReport()
 	return f, nil
+}
+
+// ownSeeds reads the pass's seeds of the worker's shards, which feed
+// queues before anything else (see queueSeeds).
+func (f *Frontier) ownSeeds(ctx context.Context) error {
+	var rec PassRecord
+	if _, err := getJSON(ctx, f.w.b.state, passKey, &rec); err != nil {
+		return fmt.Errorf("join: %w", err)
+	}
+	if rec.Pass.ID != f.pass {
+		return nil
+	}
+	for _, t := range rec.Seeds {
+		if f.w.owned[shardOfURL(t.URL)] {
+			f.seeds = append(f.seeds, t)
+		}
+	}
+	return nil
+}
+
+// queueSeeds commits the seeds of the worker's shards to its database
+// frontier and puts them first in the queue for the crawler, as one
+// process queues all its seeds before it fetches anything. feed calls it
+// before it hands the crawler its first batch: the pass is open in the
+// database by then, and nothing the crawler fetched can have linked to a
+// start URL yet. The seeds' own messages would bring them too, but a
+// shard's message can come after a page of another shard (of this worker,
+// or a forward from another one that overtakes a message delivered again)
+// linked to the start URL. The first task of a URL sets its depth, so the
+// start URL would be recorded as reached by a link, not as a seed, and
+// the report would differ from a single process's. Those messages then
+// add nothing.
+func (f *Frontier) queueSeeds() {
+	seeds := f.seeds
+	f.seeds = nil
+	if len(seeds) == 0 {
+		return
+	}
+	added, err := f.w.cfg.DB.Enqueue(f.pass, seeds)
+	if err != nil {
+		// Their messages still bring them, later.
+		f.fail("queue the seeds of the worker's shards: %v", err)
+		return
+	}
+	if len(added) > 0 {
+		f.mu.Lock()
+		f.queue = append([][]store.Task{added}, f.queue...)
+		f.mu.Unlock()
+	}
 }
 
 // waitingShards are the owned shards without an active consumer that have
@@ -706,7 +763,7 @@ func (f *Frontier) fail(format string, args ...any) {
 // is not acked: it comes back, and the pass cannot end without it.
 func (f *Frontier) receive(shard int, m jetstream.Msg) {
 	if h := f.w.cfg.beforeCommit; h != nil {
-		h(f.ctx)
+		h(f.ctx, shard)
 		if f.ctx.Err() != nil {
 			return
 		}
@@ -772,7 +829,8 @@ func (f *Frontier) receive(shard int, m jetstream.Msg) {
 	f.kickReport()
 }
 
-// feed hands queued batches to the crawler, in the order they came.
+// feed hands queued batches to the crawler, in the order they came, the
+// seeds of the worker's shards first (see queueSeeds).
 func (f *Frontier) feed() {
 	defer f.wg.Done()
 	for {
@@ -789,6 +847,10 @@ func (f *Frontier) feed() {
 			case <-f.fed:
 				continue
 			}
+		}
+		if f.seeds != nil {
+			f.queueSeeds()
+			continue
 		}
 		select {
 		case <-f.ctx.Done():
