@@ -201,6 +201,18 @@ func robotsHistory() []fixturePass {
 	}}
 }
 
+// downHistory is a complete pass whose only start URL answered 503: the
+// site was down, nothing behind it was checked, and the pass exits 4.
+func downHistory() []fixturePass {
+	const site = "https://example.com/"
+	return []fixturePass{{
+		pass: store.Pass{StartURLs: []string{site}, State: store.PassComplete, Started: night2, Finished: night2.Add(time.Minute), Elapsed: time.Minute},
+		results: []store.Result{
+			target(store.URLRecord{URL: site, Action: "parse", Verdict: store.VerdictTransient, Status: 503, FirstSeen: night2, FirstBroken: night2, Failures: 1}),
+		},
+	}}
+}
+
 // loopHistory is one pass over a site with redirects whose targets no page
 // links to: a loop /loop1 -> /loop2 -> /loop1, a redirect to a missing page,
 // and a redirect to a missing page that a page also links to.

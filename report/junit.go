@@ -13,8 +13,10 @@ import (
 // also what GitLab and GitHub test reporters accept): one testsuite per
 // section, one testcase per URL. Broken URLs are failures, transient and
 // unverifiable ones are skipped with the reason, so the CI result agrees
-// with the exit code. A pass without problems still gets one passing test
-// case, because CI systems treat a report without any as an error.
+// with the exit code. A pass that is unfinished or could not fetch a start
+// URL is a failing test case of its own, with the report's first line. A
+// complete pass without problems still gets one passing test case, because
+// CI systems treat a report without any as an error.
 
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
@@ -80,8 +82,28 @@ func writeJUnit(w io.Writer, r *Report) error {
 	if !r.Pass.Started.IsZero() {
 		timestamp = r.Pass.Started.UTC().Format("2006-01-02T15:04:05")
 	}
+	failed := r.notFinished()
+	if failed != "" {
+		// First, and a failure: an unfinished pass (exit 3) or a start URL
+		// that could not be fetched (exit 4) must not read as a green
+		// suite in a CI dashboard, whatever the sections below hold.
+		class := "linkpatrol.pass"
+		kind := "incomplete"
+		if r.Pass.State == store.PassComplete {
+			kind = "start-failure"
+		}
+		out.Suites = append(out.Suites, junitSuite{
+			Name: class, Tests: 1, Failures: 1, Time: elapsed, Timestamp: timestamp, Properties: props,
+			Cases: []junitCase{{
+				Name: fmt.Sprintf("pass %d of %s", r.Pass.ID, r.Target()), Classname: class, Time: elapsed,
+				Failure: &junitMessage{Message: failed, Type: kind, Text: xmlSafe(r.Counts())},
+			}},
+		})
+		out.Tests++
+		out.Failures++
+	}
 	sections := r.Sections()
-	if r.nothingListed() {
+	if r.nothingListed() && failed == "" {
 		sections = []Section{{Verdict: store.VerdictOK}}
 	}
 	for _, sec := range sections {
