@@ -255,12 +255,22 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			return nil, fmt.Errorf("working directory for file paths: %w", err)
 		}
 	}
-	prev, ok, err := src.PreviousComplete(passID)
-	if err != nil {
-		return nil, fmt.Errorf("previous complete pass before %d: %w", passID, err)
-	}
-	if ok {
-		r.Previous = &prev
+	// A database may hold passes of other sites (a cluster's merged one
+	// does, and one process's after --new-pass): their problems are never
+	// this site's "fixed" or "no longer linked" (qa5 N6).
+	for before := passID; ; {
+		prev, ok, err := src.PreviousComplete(before)
+		if err != nil {
+			return nil, fmt.Errorf("previous complete pass before %d: %w", before, err)
+		}
+		if !ok {
+			break
+		}
+		if prev.SameSite(pass) {
+			r.Previous = &prev
+			break
+		}
+		before = prev.ID
 	}
 
 	s := &r.Summary
