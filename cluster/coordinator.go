@@ -236,6 +236,10 @@ func (c *Coordinator) Begin(ctx context.Context, req BeginRequest) (PassRecord, 
 			if err := db.UpdatePass(open); err != nil {
 				return PassRecord{}, err
 			}
+		case !open.SameSite(req.Pass):
+			// Following it would print another site's report and exit
+			// code as this command's (qa5 N12).
+			return PassRecord{}, otherSite(open)
 		case open.SettingsHash != req.Pass.SettingsHash:
 			return PassRecord{}, fmt.Errorf("pass %d is %s with other settings: finish it, or begin a new pass", open.ID, open.State)
 		case rec.Pass.ID == open.ID:
@@ -275,6 +279,23 @@ func (c *Coordinator) Begin(ctx context.Context, req BeginRequest) (PassRecord, 
 		return PassRecord{}, err
 	}
 	return c.publishPass(ctx, PassRecord{Pass: begun, Config: req.Config, MaxRedirects: req.MaxRedirects}, req.Seeds)
+}
+
+// otherSite is the refusal of a pass of other start URLs while open, the
+// cluster's one open pass, is unfinished: what it is, and what to do.
+func otherSite(open store.Pass) error {
+	starts := open.StartURLs
+	const named = 5
+	more := ""
+	if len(starts) > named {
+		starts, more = starts[:named], fmt.Sprintf(" and %d more", len(starts)-named)
+	}
+	wait := "wait for it to end (status --nats shows its progress) and run this command again"
+	if open.State == store.PassStopped {
+		wait = "resume it to its end with the command that began it (status --nats shows it), then run this command again"
+	}
+	return fmt.Errorf("pass %d of other start URLs is %s (begun %s): %s%s; this command's report would be that pass's, not its own: %s, or add --new-pass to abandon pass %d and begin this one",
+		open.ID, open.State, open.Started.Local().Format(time.DateTime), strings.Join(starts, " "), more, wait, open.ID)
 }
 
 // resume runs a stopped pass again: its tasks wait in the workers'

@@ -17,6 +17,9 @@ var csvHeader = []string{
 
 // writeCSV writes one row per referrer (a URL nobody links to gets one row
 // with an empty page), in report order, for a spreadsheet or a script.
+// It is data only: a comment line or a row that is no URL would break the
+// readers it is for, so whether the pass finished is the exit code's to say
+// (README: exit codes), and the JSON's.
 func writeCSV(w io.Writer, r *Report) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader); err != nil {

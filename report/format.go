@@ -5,6 +5,8 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+
+	"github.com/linkpatrol/linkpatrol/store"
 )
 
 // formats maps each format name to its writer, in the order Formats lists them.
@@ -25,6 +27,20 @@ var formats = []struct {
 	{"github", nil, writeGitHub, true},
 	{"markdown", []string{".md", ".markdown"}, writeMarkdown, true},
 	{"html", []string{".html", ".htm"}, writeHTML, true},
+}
+
+// notFinished is the first line of a pass that exits 3 (unfinished) or 4
+// (a start URL could not be fetched), or "". The formats read by programs
+// (JUnit, SARIF, GitHub annotations) show it as a failure, never as a green
+// run: a dashboard is what people look at, not the exit code (qa5 N14).
+// Incomplete writes it, so every format says the same words; a pass that is
+// only held back by a limit (exit 5) is not failed here, each format shows
+// that as skipped or a warning.
+func (r *Report) notFinished() string {
+	if r.Pass.State == store.PassComplete && r.StartFailure == "" {
+		return ""
+	}
+	return r.Incomplete()
 }
 
 // Formats lists the names Write accepts.

@@ -161,8 +161,8 @@ func TestGitHubAnnotations(t *testing.T) {
 	if !strings.Contains(out, want) {
 		t.Errorf("no %q in\n%s", want, out)
 	}
-	if n := strings.Count(out, "::error "); n != 4 {
-		t.Errorf("%d error annotations, want one per referrer (4)", n)
+	if n := strings.Count(out, "::error file="); n != 4 {
+		t.Errorf("%d error annotations on files, want one per referrer (4)", n)
 	}
 	if got := escapeProperty("a,b:c%\nd"); got != "a%2Cb%3Ac%25%0Ad" {
 		t.Errorf("escapeProperty = %q", got)

@@ -53,7 +53,12 @@ func writeGitHub(w io.Writer, r *Report) error {
 		}
 		writeCommand(bw, "warning", props, r.cutText(rec))
 	}
-	if msg := r.Incomplete(); msg != "" {
+	// An unfinished pass or a start URL that could not be fetched fails
+	// the step (exit 3 or 4): an error, not a warning that reads as a
+	// green run with remarks. A pass held back by a limit stays a warning.
+	if msg := r.notFinished(); msg != "" {
+		writeCommand(bw, "error", [][2]string{{"title", "linkpatrol"}}, msg)
+	} else if msg := r.Incomplete(); msg != "" {
 		writeCommand(bw, "warning", [][2]string{{"title", "linkpatrol"}}, msg)
 	}
 	// Plain log lines: the runner shows them as they are. Neither can start

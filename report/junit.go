@@ -13,8 +13,10 @@ import (
 // also what GitLab and GitHub test reporters accept): one testsuite per
 // section, one testcase per URL. Broken URLs are failures, transient and
 // unverifiable ones are skipped with the reason, so the CI result agrees
-// with the exit code. A pass without problems still gets one passing test
-// case, because CI systems treat a report without any as an error.
+// with the exit code. A pass that is unfinished or could not fetch a start
+// URL is a failing test case of its own, with the report's first line. A
+// complete pass without problems still gets one passing test case, because
+// CI systems treat a report without any as an error.
 
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
@@ -80,8 +82,28 @@ func writeJUnit(w io.Writer, r *Report) error {
 	if !r.Pass.Started.IsZero() {
 		timestamp = r.Pass.Started.UTC().Format("2006-01-02T15:04:05")
 	}
+	failed := r.notFinished()
+	if failed != "" {
+		// First, and a failure: an unfinished pass (exit 3) or a start URL
+		// that could not be fetched (exit 4) must not read as a green
+		// suite in a CI dashboard, whatever the sections below hold.
+		class := "linkpatrol.pass"
+		kind := "incomplete"
+		if r.Pass.State == store.PassComplete {
+			kind = "start-failure"
+		}
+		out.Suites = append(out.Suites, junitSuite{
+			Name: class, Tests: 1, Failures: 1, Time: elapsed, Timestamp: timestamp, Properties: props,
+			Cases: []junitCase{{
+				Name: fmt.Sprintf("pass %d of %s", r.Pass.ID, r.Target()), Classname: class, Time: elapsed,
+				Failure: &junitMessage{Message: failed, Type: kind, Text: xmlSafe(r.Counts())},
+			}},
+		})
+		out.Tests++
+		out.Failures++
+	}
 	sections := r.Sections()
-	if r.nothingListed() {
+	if r.nothingListed() && failed == "" {
 		sections = []Section{{Verdict: store.VerdictOK}}
 	}
 	for _, sec := range sections {
@@ -113,19 +135,16 @@ func writeJUnit(w io.Writer, r *Report) error {
 		out.Failures += suite.Failures
 		out.Suites = append(out.Suites, suite)
 	}
-	if len(r.Cut) > 0 || r.Summary.Quota > 0 {
+	if len(r.Cut) > 0 {
 		// Not checked on purpose, so not failures; skipped cases, so a CI
 		// page reads "skipped", never "all passed" (README: exit codes).
-		// Traps and the site's robots.txt skips are skipped entries above.
+		// Traps, quota skips and the site's robots.txt skips are skipped
+		// entries above.
 		class := "linkpatrol.not-checked"
 		suite := junitSuite{Name: class, Time: elapsed, Timestamp: timestamp, Properties: props}
 		for _, rec := range r.Cut {
 			suite.Cases = append(suite.Cases, junitCase{Name: r.Location(rec.URL), Classname: class, Time: "0",
 				Skipped: &junitMessage{Message: "cut short: " + rec.Note + "; " + CutAdvice(rec)}})
-		}
-		if q := r.Summary.Quota; q > 0 {
-			suite.Cases = append(suite.Cases, junitCase{Name: fmt.Sprintf("%s over a host's quota", plural(q, "URL", "URLs")), Classname: class, Time: "0",
-				Skipped: &junitMessage{Message: "skipped: a host's quota for the pass (--quota-requests, --quota-bytes) was used up; --all lists them"}})
 		}
 		suite.Tests, suite.Skipped = len(suite.Cases), len(suite.Cases)
 		out.Tests += suite.Tests

@@ -136,14 +136,19 @@ func writeSARIF(w io.Writer, r *Report) error {
 		Tool:    sarifTool{Driver: sarifDriver{Name: "linkpatrol"}},
 		Results: []sarifResult{},
 	}
-	inv := sarifInvocation{ExecutionSuccessful: r.Pass.State == store.PassComplete}
+	failed := r.notFinished()
+	inv := sarifInvocation{ExecutionSuccessful: failed == ""}
 	if !r.Pass.Started.IsZero() {
 		inv.StartTimeUTC = r.Pass.Started.UTC().Format("2006-01-02T15:04:05Z")
 	}
 	if !r.Pass.Finished.IsZero() {
 		inv.EndTimeUTC = r.Pass.Finished.UTC().Format("2006-01-02T15:04:05Z")
 	}
-	if held := r.HeldBack(); held != "" {
+	switch held := r.HeldBack(); {
+	case failed != "":
+		// Incomplete's line holds any PARTLY CHECKED part too.
+		inv.ToolExecutionNotifications = []sarifNotification{{Level: "error", Message: sarifMessage{failed + " " + r.Counts()}}}
+	case held != "":
 		inv.ToolExecutionNotifications = []sarifNotification{{Level: "warning", Message: sarifMessage{held + " " + r.Counts()}}}
 	}
 	run.Invocations = []sarifInvocation{inv}

@@ -27,8 +27,8 @@ func (r *Report) Tally() store.Tally {
 	return store.Tally{Broken: s.Broken, Transient: s.Transient, Unverifiable: s.Unverifiable, New: s.New, Still: s.StillBroken, Fixed: s.Fixed}
 }
 
-// trend reads the tallies of the complete passes up to this one, oldest
-// first, this pass's own from its summary.
+// trend reads the tallies of the complete passes of the same start URLs
+// up to this one, oldest first, this pass's own from its summary.
 func (r *Report) trend(src Source) error {
 	l, ok := src.(passLister)
 	if !ok {
@@ -39,7 +39,7 @@ func (r *Report) trend(src Source) error {
 		return fmt.Errorf("list passes: %w", err)
 	}
 	for _, p := range passes {
-		if p.ID < r.Pass.ID && p.State == store.PassComplete && p.Tally != nil {
+		if p.ID < r.Pass.ID && p.State == store.PassComplete && p.Tally != nil && p.SameSite(r.Pass) {
 			r.Trend = append(r.Trend, TrendPoint{Pass: p.ID, Tally: *p.Tally})
 		}
 	}

@@ -4,9 +4,20 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"go.etcd.io/bbolt"
 )
+
+// SameSite says whether p and q are passes of the same start URLs, in any
+// order: one site (or set of sites), whose passes are one history. A pass
+// of other start URLs is another site's, never its previous pass.
+func (p Pass) SameSite(q Pass) bool {
+	a, b := slices.Clone(p.StartURLs), slices.Clone(q.StartURLs)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
 
 // open reports whether the state is one a pass can be resumed from.
 func (s PassState) open() bool { return s == PassRunning || s == PassStopped }
