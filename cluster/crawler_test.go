@@ -189,6 +189,10 @@ func TestStartURLLinkedBeforeItsSeedCame(t *testing.T) {
 	_, merged, rec := coordinate(t, js, CoordinatorConfig{}, starts...)
 	shardB := Shard(hostOf(t, b.URL))
 	db := openDB(t, "w1.db", true)
+	// A's message is committed before the crawler opens the pass, so the
+	// crawler finds it on the database's frontier as well.
+	ackedA := make(chan struct{})
+	var ackOnce sync.Once
 	w, err := NewWorker(context.Background(), js, WorkerConfig{Name: "w1", Shards: []int{Shard(hostOf(t, a.URL)), shardB}, DB: db,
 		beforeCommit: func(ctx context.Context, shard int) {
 			if shard != shardB {
@@ -198,7 +202,10 @@ func TestStartURLLinkedBeforeItsSeedCame(t *testing.T) {
 			case <-reachedB:
 			case <-ctx.Done():
 			}
-		}})
+		},
+		// Only A's message can be acked before B was asked for.
+		afterAck: func(context.Context) { ackOnce.Do(func() { close(ackedA) }) },
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,6 +220,11 @@ func TestStartURLLinkedBeforeItsSeedCame(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = f.Close() })
+	select {
+	case <-ackedA:
+	case <-time.After(time.Minute):
+		t.Fatal("the seed message of site A was not acked")
+	}
 	_, out, err := crawler.New(crawler.Config{Concurrency: 2, Frontier: f}, engine, db).Run(w.Context(), context.Background(),
 		crawler.PassSpec{Pass: store.Pass{ID: rec.Pass.ID, StartURLs: starts}})
 	if err != nil || !out.Complete {

@@ -291,9 +291,10 @@ type Frontier struct {
 	ringing map[int]bool               // rung, not yet activated
 	stopped bool                       // stopConsumers ran: add none
 
-	// seeds are the pass's seeds of the worker's shards until feed
-	// queues them (queueSeeds); only feed touches it after Join.
-	seeds []store.Task
+	// seeds are the pass's seeds of the worker's shards until they are
+	// queued (queueSeeds).
+	seedMu sync.Mutex
+	seeds  []store.Task
 
 	mu          sync.Mutex
 	crawlerIdle bool
@@ -431,8 +432,8 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 	return f, nil
 }
 
-// ownSeeds reads the pass's seeds of the worker's shards, which feed
-// queues before anything else (see queueSeeds).
+// ownSeeds reads the pass's seeds of the worker's shards, which are
+// queued before any message (see queueSeeds).
 func (f *Frontier) ownSeeds(ctx context.Context) error {
 	var rec PassRecord
 	if _, err := getJSON(ctx, f.w.b.state, passKey, &rec); err != nil {
@@ -450,34 +451,35 @@ func (f *Frontier) ownSeeds(ctx context.Context) error {
 }
 
 // queueSeeds commits the seeds of the worker's shards to its database
-// frontier and puts them first in the queue for the crawler, as one
-// process queues all its seeds before it fetches anything. feed calls it
-// before it hands the crawler its first batch: the pass is open in the
-// database by then, and nothing the crawler fetched can have linked to a
-// start URL yet. The seeds' own messages would bring them too, but a
-// shard's message can come after a page of another shard (of this worker,
-// or a forward from another one that overtakes a message delivered again)
-// linked to the start URL. The first task of a URL sets its depth, so the
-// start URL would be recorded as reached by a link, not as a seed, and
-// the report would differ from a single process's. Those messages then
-// add nothing.
-func (f *Frontier) queueSeeds() {
-	seeds := f.seeds
-	f.seeds = nil
-	if len(seeds) == 0 {
-		return
+// frontier and queues them for the crawler, as one process queues all its
+// seeds before it fetches anything. receive calls it before it commits
+// the first message, and every other message waits for it: whatever the
+// crawler gets (from this queue, or from the database's frontier when it
+// opens the pass), the seeds come with it or before it, so nothing it
+// fetched can have linked to a start URL yet. The seeds' own messages
+// would bring them too, but a shard's message can come after a page of
+// another shard (of this worker, or a forward from another one that
+// overtakes a message delivered again) linked to the start URL. The first
+// task of a URL sets its depth, so the start URL would be recorded as
+// reached by a link, not as a seed, and the report would differ from a
+// single process's. Those messages then add nothing.
+func (f *Frontier) queueSeeds() error {
+	f.seedMu.Lock()
+	defer f.seedMu.Unlock()
+	if len(f.seeds) == 0 {
+		return nil
 	}
-	added, err := f.w.cfg.DB.Enqueue(f.pass, seeds)
+	added, err := f.w.cfg.DB.Enqueue(f.pass, f.seeds)
 	if err != nil {
-		// Their messages still bring them, later.
-		f.fail("queue the seeds of the worker's shards: %v", err)
-		return
+		return fmt.Errorf("queue the seeds of the worker's shards: %w", err)
 	}
+	f.seeds = nil
 	if len(added) > 0 {
 		f.mu.Lock()
-		f.queue = append([][]store.Task{added}, f.queue...)
+		f.queue = append(f.queue, added)
 		f.mu.Unlock()
 	}
+	return nil
 }
 
 // waitingShards are the owned shards without an active consumer that have
@@ -790,6 +792,11 @@ func (f *Frontier) receive(shard int, m jetstream.Msg) {
 			_ = m.NakWithDelay(250 * time.Millisecond)
 			return
 		}
+		if err := f.queueSeeds(); err != nil {
+			f.fail("shard %d: message %d: %v", shard, meta.Sequence.Stream, err)
+			_ = m.NakWithDelay(time.Second)
+			return
+		}
 		if added, err = f.w.cfg.DB.Enqueue(f.pass, e.Tasks); err != nil {
 			f.fail("shard %d: commit message %d: %v", shard, meta.Sequence.Stream, err)
 			_ = m.NakWithDelay(time.Second)
@@ -829,8 +836,7 @@ func (f *Frontier) receive(shard int, m jetstream.Msg) {
 	f.kickReport()
 }
 
-// feed hands queued batches to the crawler, in the order they came, the
-// seeds of the worker's shards first (see queueSeeds).
+// feed hands queued batches to the crawler, in the order they came.
 func (f *Frontier) feed() {
 	defer f.wg.Done()
 	for {
@@ -847,10 +853,6 @@ func (f *Frontier) feed() {
 			case <-f.fed:
 				continue
 			}
-		}
-		if f.seeds != nil {
-			f.queueSeeds()
-			continue
 		}
 		select {
 		case <-f.ctx.Done():
