@@ -53,6 +53,10 @@ func writeGitHub(w io.Writer, r *Report) error {
 		}
 		writeCommand(bw, "warning", props, r.cutText(rec))
 	}
+	// So does a sitemap whose entries were not all taken.
+	for _, rec := range r.NotTaken {
+		writeCommand(bw, "warning", [][2]string{{"title", "Sitemap entries not taken"}}, r.notTakenText(rec))
+	}
 	if msg := r.Incomplete(); msg != "" {
 		writeCommand(bw, "warning", [][2]string{{"title", "linkpatrol"}}, msg)
 	}

@@ -23,6 +23,7 @@ func goldenCases(t *testing.T) []struct {
 	carried := fillStore(t, carriedHistory())
 	robots := fillStore(t, robotsHistory())
 	quota := fillStore(t, quotaHistory())
+	sitemap := fillStore(t, sitemapHistory())
 	return []struct {
 		name string
 		r    *Report
@@ -35,6 +36,7 @@ func goldenCases(t *testing.T) []struct {
 		{"carried", build(t, carried, 1, Options{BaseDir: "/work"})},
 		{"robots", build(t, robots, 1, Options{})},
 		{"quota", build(t, quota, 2, Options{})},
+		{"sitemap", build(t, sitemap, 1, Options{})},
 	}
 }
 
