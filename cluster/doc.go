@@ -74,7 +74,8 @@
 // same file (same ID, host and path) takes its own leases back at once:
 // it holds the file's lock, so the old process is gone. From any other
 // file it may be a live twin (a second worker given the same name): it
-// waits for the leases to lapse and is refused (HeldError.Twin) if they
+// waits for the leases to lapse, holding none of its shards meanwhile
+// (they would not be renewed), and is refused (HeldError.Twin) if they
 // are renewed meanwhile. After each renewal round
 // a worker rewrites its Owner report, whose time on the server says when
 // its leases lapse once it is gone (Owners, Stalled).

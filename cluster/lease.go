@@ -96,8 +96,10 @@ func parseLease(v []byte) holder {
 // lease held under our name by another process is taken back at once
 // only when that process ran on this machine with this very database file
 // (it is gone: this process holds the file's lock now); otherwise it may
-// be a live twin, so acquire waits for the lease to lapse and refuses the
-// shards if it is renewed meanwhile (see await).
+// be a live twin, so acquire waits for the lease to lapse, holding no
+// lease meanwhile (none is renewed before acquire returns), refuses the
+// shards if it is renewed meanwhile (see await), and takes them all once
+// it lapsed.
 func acquire(ctx context.Context, b buckets, id identity, shards []int, logf func(string, ...any)) (*leases, error) {
 	st, err := b.leases.Status(ctx)
 	if err != nil {
@@ -126,43 +128,59 @@ func acquire(ctx context.Context, b buckets, id identity, shards []int, logf fun
 		}
 		return report, nil
 	}
-	held := map[string][]int{}
-	pending := map[int]uint64{} // shard -> revision of a twin's lease
-	for _, shard := range shards {
-		sent := time.Now()
-		h, rev, err := l.take(ctx, shard)
+	for waited := false; ; waited = true {
+		held := map[string][]int{}
+		twins := map[int]uint64{} // shard -> revision of a twin's lease
+		for _, shard := range shards {
+			sent := time.Now()
+			h, rev, err := l.take(ctx, shard)
+			switch {
+			case err != nil:
+				l.release(context.WithoutCancel(ctx))
+				return nil, err
+			case h == twin:
+				twins[shard] = rev
+			case h != "":
+				held[h] = append(held[h], shard)
+			default:
+				l.revs[shard], l.sent[shard] = rev, sent
+			}
+		}
+		var err error
+		if len(held) == 0 {
+			var elsewhere map[int]uint64
+			if elsewhere, err = l.twinElsewhere(ctx, shards); err == nil {
+				maps.Copy(twins, elsewhere)
+				if len(twins) == 0 {
+					return l, nil
+				}
+			}
+		}
+		// Nothing is kept while waiting for a twin's leases to lapse: the
+		// keeper starts only once acquire returns, and leases taken now
+		// would lapse unrenewed during a wait of up to 2*TTL.
+		l.release(context.WithoutCancel(ctx))
 		switch {
-		case err != nil:
-			l.release(context.WithoutCancel(ctx))
+		case len(held) > 0 || err != nil:
+			return nil, refusal(held, err)
+		case waited: // a process of our name took them again meanwhile
+			return nil, &HeldError{Holder: l.id.name, Shards: slices.Sorted(maps.Keys(twins)), Twin: true, Where: l.twinWhere(ctx)}
+		}
+		if err := l.await(ctx, twins, logf); err != nil {
 			return nil, err
-		case h == twin:
-			pending[shard] = rev
-		case h != "":
-			held[h] = append(held[h], shard)
-		default:
-			l.revs[shard], l.sent[shard] = rev, sent
 		}
 	}
-	if len(held) == 0 {
-		var elsewhere map[int]uint64
-		if elsewhere, err = l.twinElsewhere(ctx, shards); err == nil && len(pending)+len(elsewhere) > 0 {
-			err = l.await(ctx, pending, elsewhere, logf)
-		}
-		if err == nil {
-			return l, nil
-		}
-	}
-	l.release(context.WithoutCancel(ctx))
-	holders := make([]string, 0, len(held))
-	for h := range held {
-		holders = append(holders, h)
-	}
-	sort.Strings(holders)
+}
+
+// refusal is acquire's error: a HeldError for each worker holding some of
+// the shards, and err.
+func refusal(held map[string][]int, err error) error {
+	holders := slices.Sorted(maps.Keys(held))
 	errs := make([]error, len(holders))
 	for i, h := range holders {
 		errs[i] = &HeldError{Holder: h, Shards: held[h]}
 	}
-	return nil, errors.Join(append(errs, err)...)
+	return errors.Join(append(errs, err)...)
 }
 
 // twin is what take says of a lease another process of our name holds,
@@ -261,25 +279,22 @@ func (l *leases) twinElsewhere(ctx context.Context, shards []int) (map[int]uint6
 	return out, nil
 }
 
-// await waits for the leases a twin holds to lapse: pending (shard -> the
-// revision read) are ours to take then, elsewhere are its other shards,
-// only watched. When any is written again meanwhile, the twin is alive,
-// and this worker is refused. It polls: the server lets a lease lapse
-// without a word to watchers.
-func (l *leases) await(ctx context.Context, pending, elsewhere map[int]uint64, logf func(string, ...any)) error {
-	waiting := slices.Sorted(maps.Keys(pending))
-	waiting = append(waiting, slices.Collect(maps.Keys(elsewhere))...)
-	slices.Sort(waiting)
+// await waits for the leases a twin holds (shard -> the revision read)
+// to lapse, its shards that this worker wants and its others alike. When
+// any is written again meanwhile, the twin is alive, and this worker is
+// refused. It polls: the server lets a lease lapse without a word to
+// watchers.
+func (l *leases) await(ctx context.Context, twins map[int]uint64, logf func(string, ...any)) error {
+	waiting := slices.Sorted(maps.Keys(twins))
 	where := l.twinWhere(ctx)
 	limit := 2 * l.ttl
-	logf("shards %s are held by another process of worker %s%s: waiting up to %s for their leases to lapse (if that process lives, it renews them and this one stops)",
+	logf("shards %s are held by another process of worker %s%s: waiting up to %s for their leases to lapse, holding no shard meanwhile (if that process lives, it renews them and this one stops)",
 		FormatShards(waiting), l.id.name, where, limit)
 	every := min(max(l.ttl/20, 50*time.Millisecond), time.Second)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	deadline := time.After(limit)
-	var renewed []int
-	for len(pending)+len(elsewhere) > 0 && len(renewed) == 0 {
+	for len(twins) > 0 {
 		select {
 		case <-ctx.Done():
 			return context.Cause(ctx)
@@ -287,44 +302,19 @@ func (l *leases) await(ctx context.Context, pending, elsewhere map[int]uint64, l
 			return fmt.Errorf("the leases of shards %s, held by another process of worker %s%s, did not lapse in %s: try again, or give this worker another --name", FormatShards(waiting), l.id.name, where, limit)
 		case <-tick.C:
 		}
-		for _, shard := range slices.Sorted(maps.Keys(elsewhere)) {
+		for _, shard := range slices.Sorted(maps.Keys(twins)) {
 			e, err := l.kv.Get(ctx, leaseKey(shard))
 			switch {
 			case errors.Is(err, jetstream.ErrKeyNotFound):
-				delete(elsewhere, shard)
+				delete(twins, shard)
 			case err != nil:
 				return fmt.Errorf("lease of shard %d: %w", shard, err)
-			case e.Revision() != elsewhere[shard]:
-				renewed = append(renewed, shard)
-			}
-		}
-		for _, shard := range slices.Sorted(maps.Keys(pending)) {
-			key := leaseKey(shard)
-			e, err := l.kv.Get(ctx, key)
-			switch {
-			case errors.Is(err, jetstream.ErrKeyNotFound):
-				sent := time.Now()
-				rev, err := l.kv.Create(ctx, key, l.value)
-				if errors.Is(err, jetstream.ErrKeyExists) {
-					renewed = append(renewed, shard) // someone was quicker
-					continue
-				}
-				if err != nil {
-					return fmt.Errorf("lease of shard %d: %w", shard, err)
-				}
-				l.revs[shard], l.sent[shard] = rev, sent
-				delete(pending, shard)
-			case err != nil:
-				return fmt.Errorf("lease of shard %d: %w", shard, err)
-			case e.Revision() != pending[shard]:
-				renewed = append(renewed, shard)
+			case e.Revision() != twins[shard]:
+				return &HeldError{Holder: l.id.name, Shards: waiting, Twin: true, Where: where}
 			}
 		}
 	}
-	if len(renewed) == 0 {
-		return nil
-	}
-	return &HeldError{Holder: l.id.name, Shards: waiting, Twin: true, Where: where}
+	return nil
 }
 
 // twinWhere says where the other process of our name runs, by its owner

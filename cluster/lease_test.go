@@ -186,6 +186,57 @@ func TestLeasesOfAKilledWorkerLapseForAnotherDatabase(t *testing.T) {
 	}
 }
 
+// A worker started again on a fresh file for more shards than its killed
+// old process held takes its free shards and its old ones once the old
+// leases lapsed, and renews them all after. With the free shards' leases
+// taken before the wait and renewed only after it, this test fails: the
+// wait outlasted 3/4 of their TTL and the keeper gave every shard up at
+// its first round.
+func TestWaitForATwinLeavesNoLeaseUnrenewed(t *testing.T) {
+	t.Parallel()
+	const ttl = 4 * time.Second
+	_, js := leaseSetup(t, ttl)
+	// Opened first, so that the new process starts soon after the old
+	// one's last write, and waits for most of a TTL.
+	fresh := openDB(t, "w1.db", true)
+	old, err := newWorker(t, js, "w1", "0-3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.cancel(errors.New("killed"))
+	<-old.kept
+
+	var (
+		mu      sync.Mutex
+		seen    = map[int]bool{}
+		renewed = make(chan struct{})
+	)
+	count := func(_ context.Context, shard int) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if !seen[shard] {
+			if seen[shard] = true; len(seen) == 8 {
+				close(renewed)
+			}
+		}
+		return nil
+	}
+	w, err := newWorkerWith(t, js, "0-7", WorkerConfig{Name: "w1", DB: fresh, renewFault: count})
+	if err != nil {
+		t.Fatalf("w1 on a fresh file after its old process died: %v", err)
+	}
+	select {
+	case <-renewed:
+	case <-w.Context().Done():
+		t.Fatalf("the worker gave its shards up after the wait: %v", context.Cause(w.Context()))
+	case <-time.After(2 * time.Minute):
+		t.Fatal("no renewal of every lease after the wait")
+	}
+	if got := holders(t, js, "0-7"); !slices.Equal(got, all("w1", 8)) || w.Context().Err() != nil {
+		t.Errorf("holders of 0-7 = %q; stopped: %v", got, context.Cause(w.Context()))
+	}
+}
+
 // A lease nobody renews runs out after its TTL, and the shard is free.
 func TestLeaseExpires(t *testing.T) {
 	t.Parallel()

@@ -233,7 +233,7 @@ func (r *Report) Counts() string {
 		fmt.Fprintf(&b, " (%d held back as suspected spider traps, listed below)", s.Traps)
 	}
 	if s.Quota > 0 {
-		fmt.Fprintf(&b, " (%d not checked: a host's quota for the pass was used up)", s.Quota)
+		fmt.Fprintf(&b, " (%d not checked: a host's quota for the pass was used up, listed below)", s.Quota)
 	}
 	if s.Robots > 0 {
 		fmt.Fprintf(&b, " (%d on the site's own hosts, which their robots.txt disallows, listed below; --ignore-robots checks them)", s.Robots)
@@ -319,7 +319,7 @@ func (r *Report) ReuseLine() string {
 // lists something. An unfinished pass has found nothing so far, which is
 // not the same as nothing.
 func (r *Report) Nothing() string {
-	if !r.nothingListed() {
+	if !r.nothingListed() && !r.onlyHeldListed() {
 		return ""
 	}
 	so := "."
@@ -337,10 +337,13 @@ func (r *Report) Nothing() string {
 		return "No new problems" + so
 	case r.Summary.Suppressed > 0:
 		return fmt.Sprintf("No problems to report%s (%d suppressed by --report-after)", strings.TrimSuffix(so, "."), r.Summary.Suppressed) + "."
-	case r.Summary.Quota > 0 || r.Summary.Cut > 0:
+	case r.Summary.Quota > 0 || r.Summary.Cut > 0 || r.Summary.Traps > 0:
 		// The first line says PARTLY CHECKED already; this one must not
 		// read as "the whole site is fine" either.
 		var unchecked []string
+		if n := r.Summary.Traps; n > 0 {
+			unchecked = append(unchecked, fmt.Sprintf("%s held back as suspected spider traps", plural(n, "URL was", "URLs were")))
+		}
 		if q := r.Summary.Quota; q > 0 {
 			unchecked = append(unchecked, fmt.Sprintf("%s not checked: a host's quota for the pass (--quota-requests, --quota-bytes) was used up", plural(q, "URL was", "URLs were")))
 		}
@@ -410,9 +413,13 @@ func (r *Report) ChangeLine() string {
 		return ""
 	}
 	s := r.Summary
-	return fmt.Sprintf("Since pass %d (%s): %s, %d still there, %d fixed, %d no longer linked.",
+	unchecked := ""
+	if s.Unchecked > 0 {
+		unchecked = fmt.Sprintf(", %d not checked this pass (a problem when last checked, listed below)", s.Unchecked)
+	}
+	return fmt.Sprintf("Since pass %d (%s): %s, %d still there, %d fixed, %d no longer linked%s.",
 		r.Previous.ID, passTime(*r.Previous).In(r.Options.Now.Location()).Format("2006-01-02 15:04"),
-		plural(s.New, "new problem", "new problems"), s.StillBroken, s.Fixed, s.Gone)
+		plural(s.New, "new problem", "new problems"), s.StillBroken, s.Fixed, s.Gone, unchecked)
 }
 
 // SectionTitle names a section for people.
@@ -462,7 +469,54 @@ func (r *Report) note(e Entry) string {
 	if r.ownRobots(&e.Record) {
 		return strings.TrimPrefix(e.Record.Note+"; "+RobotsAdvice, "; ")
 	}
+	if e.Record.Verdict == store.VerdictSkipped && e.Record.Error == "quota" {
+		note := strings.TrimPrefix(e.Record.Note+"; "+QuotaAdvice, "; ")
+		if last := r.LastChecked(e); last != "" {
+			note = last + "; " + note
+		}
+		return note
+	}
+	if last := r.LastChecked(e); last != "" {
+		return last + "; " + e.Record.Note
+	}
 	return e.Record.Note
+}
+
+// QuotaAdvice says what would let the URLs a host's quota left unchecked
+// through.
+const QuotaAdvice = "raise --quota-requests or --quota-bytes (quota_requests, quota_bytes in the config file or a [[host]]), or 0 for no quota"
+
+// LastChecked says, for an entry a limit held back this pass that was a
+// problem when it was last checked (ChangeUnchecked), what it was and
+// since when, so that a link broken last night is never dropped from the
+// report because tonight it was not looked at; "" otherwise.
+func (r *Report) LastChecked(e Entry) string {
+	if e.Change != ChangeUnchecked {
+		return ""
+	}
+	rec := e.Record
+	var last store.URLRecord
+	last.Verdict = store.VerdictTransient // "a problem": which one is not known
+	when := ""
+	if rec.PrevVerdict.Problem() {
+		last.Verdict = rec.PrevVerdict
+		if r.Previous != nil && rec.PrevPass == r.Previous.ID {
+			when = fmt.Sprintf(" (pass %d, %s)", rec.PrevPass, passTime(*r.Previous).In(r.Options.Now.Location()).Format("2006-01-02 15:04"))
+		}
+	}
+	what := "a problem"
+	if last.Verdict != store.VerdictTransient {
+		what = string(last.Verdict)
+	}
+	msg := "NOT CHECKED this pass; " + what + " when last checked" + when
+	if !rec.FirstBroken.IsZero() {
+		word := "failing"
+		if last.Verdict == store.VerdictBroken {
+			word = "broken"
+		}
+		msg += fmt.Sprintf(", %s since %s", word, rec.FirstBroken.In(r.Options.Now.Location()).Format("2006-01-02 15:04"))
+	}
+	return msg
 }
 
 // RobotsAdvice says what would let a URL of the site that its robots.txt

@@ -121,6 +121,9 @@ func (r *Report) SectionHelp(v store.Verdict) string {
 	case store.VerdictUnverifiable:
 		what = "the server would not let a robot look"
 	case store.VerdictSkipped:
+		if r.Summary.Traps > 0 || r.Summary.Quota > 0 {
+			return "not checked: held back by a limit (each names the setting that lets it through), or on purpose"
+		}
 		return "not checked on purpose"
 	default:
 		return ""

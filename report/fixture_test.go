@@ -201,6 +201,32 @@ func robotsHistory() []fixturePass {
 	}}
 }
 
+// quotaHistory is two passes over a site; in the second a host's quota ran
+// out before /gone, broken in the first, and before /new, never checked:
+// both are listed with the setting that lets them through, and /gone with
+// what it was when last checked.
+func quotaHistory() []fixturePass {
+	const site = "https://example.com/"
+	const quota = "skipped: the host's quota for this pass is used up"
+	return []fixturePass{{
+		pass: store.Pass{StartURLs: []string{site}, State: store.PassComplete, Started: night1, Finished: night1.Add(time.Minute), Elapsed: time.Minute},
+		results: []store.Result{
+			page(site, link(site+"ok", 2), link(site+"gone", 3)),
+			target(store.URLRecord{URL: site + "ok", Verdict: store.VerdictOK, Status: 200, LastGood: night1}),
+			target(store.URLRecord{URL: site + "gone", Verdict: store.VerdictBroken, Status: 404, FirstSeen: night1, FirstBroken: night1, Failures: 1}),
+		},
+	}, {
+		pass: store.Pass{StartURLs: []string{site}, State: store.PassComplete, Started: night2, Finished: night2.Add(time.Minute), Elapsed: time.Minute},
+		results: []store.Result{
+			page(site, link(site+"ok", 2), link(site+"gone", 3), link(site+"new", 4)),
+			target(store.URLRecord{URL: site + "ok", Verdict: store.VerdictOK, Status: 200, LastGood: night2, PrevVerdict: store.VerdictOK, PrevPass: 1}),
+			target(store.URLRecord{URL: site + "gone", Action: "skip", Verdict: store.VerdictSkipped, Error: "quota", Note: quota,
+				FirstSeen: night1, FirstBroken: night1, Failures: 1, PrevVerdict: store.VerdictBroken, PrevPass: 1}),
+			target(store.URLRecord{URL: site + "new", Action: "skip", Verdict: store.VerdictSkipped, Error: "quota", Note: quota, FirstSeen: night2}),
+		},
+	}}
+}
+
 // downHistory is a complete pass whose only start URL answered 503: the
 // site was down, nothing behind it was checked, and the pass exits 4.
 func downHistory() []fixturePass {

@@ -22,6 +22,7 @@ func goldenCases(t *testing.T) []struct {
 	cut := fillStore(t, cutHistory())
 	carried := fillStore(t, carriedHistory())
 	robots := fillStore(t, robotsHistory())
+	quota := fillStore(t, quotaHistory())
 	down := fillStore(t, downHistory())
 	return []struct {
 		name string
@@ -34,6 +35,7 @@ func goldenCases(t *testing.T) []struct {
 		{"cut", build(t, cut, 1, Options{BaseDir: "/work"})},
 		{"carried", build(t, carried, 1, Options{BaseDir: "/work"})},
 		{"robots", build(t, robots, 1, Options{})},
+		{"quota", build(t, quota, 2, Options{})},
 		{"down", build(t, down, 1, Options{})},
 	}
 }

@@ -153,6 +153,9 @@ type jsonChanges struct {
 	StillBroken    int       `json:"still_broken"`
 	Fixed          []jsonURL `json:"fixed"`
 	NoLongerLinked []jsonURL `json:"no_longer_linked"`
+	// NotChecked counts the URLs of "urls" with change "unchecked": a
+	// problem when last checked, held back unchecked by a limit this pass.
+	NotChecked int `json:"not_checked,omitempty"`
 }
 
 func writeJSON(w io.Writer, r *Report) error {
@@ -203,7 +206,7 @@ func writeJSON(w io.Writer, r *Report) error {
 	}
 	if r.Previous != nil {
 		c := &jsonChanges{
-			PreviousPass: r.Previous.ID, New: s.New, StillBroken: s.StillBroken,
+			PreviousPass: r.Previous.ID, New: s.New, StillBroken: s.StillBroken, NotChecked: s.Unchecked,
 			Fixed: make([]jsonURL, 0, len(r.Fixed)), NoLongerLinked: make([]jsonURL, 0, len(r.Gone)),
 		}
 		for _, rec := range r.Fixed {

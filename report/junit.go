@@ -135,19 +135,16 @@ func writeJUnit(w io.Writer, r *Report) error {
 		out.Failures += suite.Failures
 		out.Suites = append(out.Suites, suite)
 	}
-	if len(r.Cut) > 0 || r.Summary.Quota > 0 {
+	if len(r.Cut) > 0 {
 		// Not checked on purpose, so not failures; skipped cases, so a CI
 		// page reads "skipped", never "all passed" (README: exit codes).
-		// Traps and the site's robots.txt skips are skipped entries above.
+		// Traps, quota skips and the site's robots.txt skips are skipped
+		// entries above.
 		class := "linkpatrol.not-checked"
 		suite := junitSuite{Name: class, Time: elapsed, Timestamp: timestamp, Properties: props}
 		for _, rec := range r.Cut {
 			suite.Cases = append(suite.Cases, junitCase{Name: r.Location(rec.URL), Classname: class, Time: "0",
 				Skipped: &junitMessage{Message: "cut short: " + rec.Note + "; " + CutAdvice(rec)}})
-		}
-		if q := r.Summary.Quota; q > 0 {
-			suite.Cases = append(suite.Cases, junitCase{Name: fmt.Sprintf("%s over a host's quota", plural(q, "URL", "URLs")), Classname: class, Time: "0",
-				Skipped: &junitMessage{Message: "skipped: a host's quota for the pass (--quota-requests, --quota-bytes) was used up; --all lists them"}})
 		}
 		suite.Tests, suite.Skipped = len(suite.Cases), len(suite.Cases)
 		out.Tests += suite.Tests

@@ -136,6 +136,8 @@ type Summary struct {
 	StillBroken int
 	Fixed       int
 	Gone        int
+	// Unchecked counts the entries whose Change is ChangeUnchecked.
+	Unchecked int
 	// Seeds are the URLs the pass started from (start URLs, or every page
 	// of a checked directory); the other URLs were reached by links.
 	// Orphans is len(Report.Orphans).
@@ -169,6 +171,10 @@ const (
 	ChangeNew   Change = "new"   // a problem not reported in the previous pass
 	ChangeStill Change = "still" // a problem that was already reported then
 	ChangeFixed Change = "fixed" // ok now, a problem then
+	// ChangeUnchecked: a problem when it was last checked, held back
+	// unchecked by a limit (a host's quota, a spider-trap limit) this
+	// pass, so nothing says it is fixed; it is listed with that verdict.
+	ChangeUnchecked Change = "unchecked"
 )
 
 // Entry is one URL with every place that links to it.
@@ -339,6 +345,8 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			s.StillBroken++
 		case ChangeFixed:
 			r.Fixed = append(r.Fixed, *rec)
+		case ChangeUnchecked:
+			s.Unchecked++
 		}
 		if !r.wanted(rec, change) {
 			return nil
@@ -537,8 +545,16 @@ func (r *Report) wanted(rec *store.URLRecord, change Change) bool {
 	// A page held back as a suspected spider trap is listed even so: it is
 	// part of the site that was not checked, and the entry says which
 	// setting would let it through.
-	// So is a URL of the site's own hosts that its robots.txt disallows.
-	return r.Options.All || rec.Verdict.Problem() || rec.Error == "trap" || r.ownRobots(rec)
+	// So is a URL of the site's own hosts that its robots.txt disallows,
+	// and one a host's quota left unchecked (qa5 N18: "listed below" must
+	// list them, and a link broken last pass must not vanish with them).
+	return r.Options.All || rec.Verdict.Problem() || heldByLimit(rec) || r.ownRobots(rec)
+}
+
+// heldByLimit says whether a limit of the crawler's (a spider-trap limit,
+// a host's quota) held rec back unchecked: exit 5's URLs.
+func heldByLimit(rec *store.URLRecord) bool {
+	return rec.Verdict == store.VerdictSkipped && (rec.Error == "trap" || rec.Error == "quota")
 }
 
 // ownRobots says whether rec is a URL of the start URLs' hosts that their
@@ -574,6 +590,10 @@ func (r *Report) change(rec *store.URLRecord) Change {
 	}
 	wasProblem := rec.PrevPass == r.Previous.ID && rec.PrevVerdict.Problem()
 	switch {
+	case heldByLimit(rec) && (wasProblem || rec.Failures > 0):
+		// A skip leaves the run of failures as it was, so Failures also
+		// covers a URL held back two passes in a row.
+		return ChangeUnchecked
 	case problem && wasProblem && !r.young(rec, rec.Failures-1, passTime(*r.Previous)):
 		return ChangeStill
 	case problem:
@@ -696,6 +716,21 @@ func (r *Report) checksFragments() bool {
 // missing fragment.
 func (r *Report) nothingListed() bool {
 	return len(r.Entries) == 0 && len(r.Fragments) == 0
+}
+
+// onlyHeldListed says the report lists, besides nothing else, only URLs a
+// limit held back (listed without --all): no problem was found among what
+// was checked, which Nothing still says, beside what was not.
+func (r *Report) onlyHeldListed() bool {
+	if r.Options.All || len(r.Fragments) > 0 || len(r.Entries) == 0 {
+		return false
+	}
+	for i := range r.Entries {
+		if !heldByLimit(&r.Entries[i].Record) {
+			return false
+		}
+	}
+	return true
 }
 
 // Location is where a person finds u: for a check of a directory, a file://

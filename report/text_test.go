@@ -132,7 +132,7 @@ func TestTextMessages(t *testing.T) {
 	cut = append(cut, target(store.URLRecord{URL: "https://example.com/later", Verdict: store.VerdictSkipped, Error: "quota", Note: "skipped: the host's quota for this pass is used up"}))
 	out := render(t, build(t, fillStore(t, []fixturePass{{pass: webHistory()[1].pass, results: cut}}), 1, Options{}), "text")
 	flat := strings.Join(strings.Fields(out), " ") // the text report wraps at 80 columns
-	for _, w := range []string{"1 skipped (1 not checked: a host's quota for the pass was used up)", "No problems found among the URLs checked; 1 URL was not checked"} {
+	for _, w := range []string{"1 skipped (1 not checked: a host's quota for the pass was used up, listed below)", "No problems found among the URLs checked; 1 URL was not checked", "https://example.com/later", "raise --quota-requests or --quota-bytes"} {
 		if !strings.Contains(flat, w) {
 			t.Errorf("no %q in\n%s", w, out)
 		}

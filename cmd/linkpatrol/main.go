@@ -67,7 +67,11 @@ var (
 )
 
 // verdictOf is what a finished report means for cron: an unfinished pass
-// first (resumable), then a pass that checked nothing, then broken links.
+// first (resumable), then a pass that checked nothing, then broken links,
+// then what a limit held back. --fail-on never ("what the crawl finds never
+// fails the run") covers that last one too: a limit is not a fault of the
+// site, and the PARTLY CHECKED line stays; 3 and 4 say the run itself did
+// not do its job, so they stay.
 func verdictOf(rep *report.Report) error {
 	switch {
 	case rep.Pass.State != store.PassComplete:
@@ -76,7 +80,7 @@ func verdictOf(rep *report.Report) error {
 		return errNothingChecked
 	case rep.HasBroken():
 		return errProblems
-	case rep.HeldBack() != "":
+	case rep.HeldBack() != "" && rep.Options.FailOn != report.FailNever:
 		return errHeldBack
 	}
 	return nil
@@ -166,7 +170,7 @@ const exitCodesHelp = `Exit codes:
   5  no problems found, but a limit held part of the pass back unchecked:
      suspected spider traps (--max-hops, --max-template-run, ...), a
      host's quota, pages cut at --max-size; they are listed in the report
-     with the setting that lets them through
+     with the setting that lets them through (--fail-on never makes this 0)
 `
 
 func main() {

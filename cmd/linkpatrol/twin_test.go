@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/linkpatrol/linkpatrol/cluster"
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 )
 
@@ -76,5 +81,57 @@ func TestCheckNatsWorkerBackOnAFreshDatabase(t *testing.T) {
 	st := runInProcess(t, "status", "--nats", url)
 	if !strings.Contains(st.stdout, "stopped") || !strings.Contains(st.stdout, "unfinished: a worker's database changed") {
 		t.Errorf("status does not say why the pass is unfinished:\n%s%s", st.stdout, st.stderr)
+	}
+}
+
+// A worker started on a fresh file while its killed old process's leases
+// have not lapsed yet waits for them; Ctrl-C meanwhile is a clean stop,
+// exit 0.
+func TestWorkerStoppedWhileItWaitsForLeases(t *testing.T) {
+	t.Parallel()
+	_, url := startFrontier(t)
+	old := startWorker(t, url, filepath.Join(t.TempDir(), "w1.db"), "0-127")
+	if err := old.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	old.wait(t)
+	again := newProc("worker", "--nats", url, "--db", filepath.Join(t.TempDir(), "w1.db"), "--shards", "0-127")
+	again.start(t)
+	again.waitFor(t, "for their leases to lapse")
+	if err := again.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if code := again.wait(t); code != exitOK {
+		t.Errorf("worker stopped while it waited for leases: exit %d, want 0\n%s", code, again.errors())
+	}
+}
+
+// Once a signal came, only the cancellation it caused is a clean stop: a
+// refusal found meanwhile is still exit 2 (with the signal ignored, it
+// was exit 0).
+func TestWorkerStartErr(t *testing.T) {
+	t.Parallel()
+	stopped, stop := context.WithCancel(context.Background())
+	stop()
+	held := &cluster.HeldError{Holder: "w1", Shards: []int{0, 1}, Twin: true}
+	for _, c := range []struct {
+		name  string
+		stop  context.Context
+		err   error
+		clean bool
+	}{
+		{"signal while waiting", stopped, context.Canceled, true},
+		{"signal during a lease read", stopped, fmt.Errorf("lease of shard 3: %w", context.Canceled), true},
+		{"refused, then a signal", stopped, errors.Join(held), false},
+		{"NATS failed, then a signal", stopped, errors.New("nats: no responders available for request"), false},
+		{"refused", context.Background(), held, false},
+	} {
+		err := workerStartErr(c.stop, "w1", c.err)
+		if (err == nil) != c.clean {
+			t.Errorf("%s: %v, want clean stop %v", c.name, err, c.clean)
+		}
+		if code, _ := exitStatus(err); !c.clean && code != exitUsage {
+			t.Errorf("%s: exit %d, want 2", c.name, code)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -153,12 +154,8 @@ Flags:
 		Name: *name, Shards: shards, DB: db, Host: host, DBPath: where,
 		Logf: func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) },
 	})
-	switch {
-	case err != nil && stop.Err() != nil:
-		return nil // stopped while it waited for leases to lapse
-	case err != nil:
-		// A *cluster.HeldError names the worker holding the shards: exit 2.
-		return fmt.Errorf("worker %s: %w", *name, err)
+	if err != nil {
+		return workerStartErr(stop, *name, err)
 	}
 	defer w.Close()
 	fmt.Fprintf(stderr, "worker %s: shards %s of %s, database %s; waiting for a pass\n", *name, cluster.FormatShards(shards), cf.url, *dbPath)
@@ -189,6 +186,19 @@ Flags:
 			after-- // wait for it to be resumed, or for a newer one
 		}
 	}
+}
+
+// workerStartErr is the exit of a worker that did not start: 0 when a
+// signal stopped it (while it waited for a twin's leases to lapse), 2
+// otherwise. A refusal (a *cluster.HeldError names the worker holding the
+// shards) or any other failure stays exit 2 even when a signal came
+// meanwhile: a supervisor stopping a refused worker must not read a clean
+// stop.
+func workerStartErr(stop context.Context, name string, err error) error {
+	if stop.Err() != nil && errors.Is(err, stop.Err()) {
+		return nil
+	}
+	return fmt.Errorf("worker %s: %w", name, err)
 }
 
 // workerEnd is the exit of a worker: 0 when a signal stopped it, 3 when it
