@@ -706,6 +706,7 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 			note = res.Record.Note + "; " + note
 		}
 		res.Record.Note = note
+		res.Record.NotTaken += notTaken
 	}
 	if o.task.sitemapsOf != "" {
 		// Reading robots.txt resolves no URL of the pass: its sitemaps are

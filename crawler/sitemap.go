@@ -67,8 +67,12 @@ func (c *Crawler) processSitemap(ctx context.Context, pass store.Pass, t task) o
 	if doc.truncated {
 		notes = append(notes, fmt.Sprintf("sitemap larger than %d MB: only the first part was read", maxSitemapSize>>20))
 	}
-	if doc.more {
-		notes = append(notes, fmt.Sprintf("lists more than %d URLs: the rest was not read", c.cfg.SitemapLimit))
+	if doc.over > 0 {
+		atLeast := ""
+		if doc.overCut {
+			atLeast = "at least "
+		}
+		notes = append(notes, fmt.Sprintf("lists %s%d entries more than the most a pass takes from sitemaps (%d, --sitemap-limit): they were not taken", atLeast, doc.over, c.cfg.SitemapLimit))
 	}
 	base, err := url.Parse(f.finalURL)
 	if err != nil {
@@ -79,6 +83,7 @@ func (c *Crawler) processSitemap(ctx context.Context, pass store.Pass, t task) o
 	o.result.SetLinks = true
 	o.result.Links = links
 	rec.Note = strings.Join(notes, "; ")
+	rec.NotTaken = doc.over
 	history(&rec, t.prev, pass.ID, now)
 	if rec.Verdict.Problem() {
 		c.stats.problems.Add(1)

@@ -68,7 +68,11 @@ type sitemapEntry struct {
 type sitemapDoc struct {
 	kind    sitemapKind
 	entries []sitemapEntry
-	more    bool // there were more than the limit; the rest was not read
+	// over counts the entries past the limit: not kept, only counted.
+	// overCut says an error after the limit stopped the counting, so
+	// there were at least over.
+	over    int
+	overCut bool
 	// truncated says the file was larger than maxSitemapSize and only its
 	// first part was read.
 	truncated bool
@@ -91,6 +95,11 @@ func readSitemap(body io.Reader, limit int, maxSize int64) (sitemapDoc, error) {
 	inner := &cappedReader{r: r, left: maxSize}
 	doc, err := parseSitemap(&tokenCap{r: inner, max: maxSitemapToken}, limit)
 	doc.truncated = capped.hit || inner.hit
+	if doc.over > 0 && err != nil {
+		// Past the limit nothing more is taken anyway: an error there
+		// only stops the count.
+		doc.overCut, err = true, nil
+	}
 	if doc.truncated && err != nil && doc.kind != sitemapNone {
 		// The document ends where the cap cut it, mid-element: that is
 		// the cap, not the file's fault.
@@ -194,10 +203,10 @@ func parseSitemap(r io.Reader, limit int) (sitemapDoc, error) {
 				u := strings.TrimSpace(string(loc))
 				if u != "" {
 					if len(doc.entries) >= limit {
-						doc.more = true
-						return doc, nil
+						doc.over++ // counted, so the report can say how many
+					} else {
+						doc.entries = append(doc.entries, sitemapEntry{loc: u, line: line})
 					}
-					doc.entries = append(doc.entries, sitemapEntry{loc: u, line: line})
 				}
 			}
 			if depth == 2 {

@@ -52,7 +52,7 @@ func TestParseSitemap(t *testing.T) {
 		limit int
 		kind  sitemapKind
 		want  []sitemapEntry
-		more  bool
+		over  int // entries past the limit, counted
 		err   string
 	}{
 		{
@@ -60,8 +60,8 @@ func TestParseSitemap(t *testing.T) {
 			want: []sitemapEntry{{"https://example.com/a", 4}, {"https://example.com/b?x=1&y=2", 7}, {"https://example.com/c", 12}},
 		},
 		{
-			name: "limit", in: urlset, limit: 2, kind: sitemapURLSet, more: true,
-			want: []sitemapEntry{{"https://example.com/a", 4}, {"https://example.com/b?x=1&y=2", 7}},
+			name: "limit", in: urlset, limit: 1, kind: sitemapURLSet, over: 2,
+			want: []sitemapEntry{{"https://example.com/a", 4}},
 		},
 		{
 			name: "index",
@@ -111,8 +111,8 @@ func TestParseSitemap(t *testing.T) {
 			if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
 				t.Fatalf("err = %v, want %q", err, tt.err)
 			}
-			if doc.kind != tt.kind || doc.more != tt.more {
-				t.Errorf("kind %d more %v, want %d %v", doc.kind, doc.more, tt.kind, tt.more)
+			if doc.kind != tt.kind || doc.over != tt.over {
+				t.Errorf("kind %d over %d, want %d %d", doc.kind, doc.over, tt.kind, tt.over)
 			}
 			if len(doc.entries) != len(tt.want) {
 				t.Fatalf("entries %+v, want %+v", doc.entries, tt.want)
@@ -203,8 +203,8 @@ func FuzzReadSitemap(f *testing.F) {
 		if len(doc.entries) > limit {
 			t.Fatalf("%d entries over the limit %d", len(doc.entries), limit)
 		}
-		if doc.more && len(doc.entries) != limit {
-			t.Fatalf("more set with %d entries, limit %d", len(doc.entries), limit)
+		if doc.over > 0 && len(doc.entries) != limit {
+			t.Fatalf("%d over the limit with %d entries, limit %d", doc.over, len(doc.entries), limit)
 		}
 		if err == nil && doc.kind == sitemapNone {
 			t.Fatal("no error and no sitemap")

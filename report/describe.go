@@ -147,6 +147,9 @@ func (r *Report) HeldBack() string {
 	if s.Quota > 0 {
 		parts = append(parts, fmt.Sprintf("%s not checked because a host's quota for the pass was used up", plural(s.Quota, "URL", "URLs")))
 	}
+	if s.NotTaken > 0 {
+		parts = append(parts, fmt.Sprintf("%s not taken because the sitemap limit (--sitemap-limit) was reached", plural(s.NotTaken, "sitemap entry", "sitemap entries")))
+	}
 	if s.Cut > 0 {
 		// "may": links carried from a page's last full copy were checked,
 		// but whatever is new past the cut was not.
@@ -234,6 +237,9 @@ func (r *Report) Counts() string {
 	}
 	if s.Quota > 0 {
 		fmt.Fprintf(&b, " (%d not checked: a host's quota for the pass was used up, listed below)", s.Quota)
+	}
+	if s.NotTaken > 0 {
+		fmt.Fprintf(&b, "; %s not taken: the sitemap limit was reached, listed below", plural(s.NotTaken, "sitemap entry", "sitemap entries"))
 	}
 	if s.Robots > 0 {
 		fmt.Fprintf(&b, " (%d on the site's own hosts, which their robots.txt disallows, listed below; --ignore-robots checks them)", s.Robots)
@@ -337,7 +343,7 @@ func (r *Report) Nothing() string {
 		return "No new problems" + so
 	case r.Summary.Suppressed > 0:
 		return fmt.Sprintf("No problems to report%s (%d suppressed by --report-after)", strings.TrimSuffix(so, "."), r.Summary.Suppressed) + "."
-	case r.Summary.Quota > 0 || r.Summary.Cut > 0 || r.Summary.Traps > 0:
+	case r.Summary.Quota > 0 || r.Summary.Cut > 0 || r.Summary.Traps > 0 || r.Summary.NotTaken > 0:
 		// The first line says PARTLY CHECKED already; this one must not
 		// read as "the whole site is fine" either.
 		var unchecked []string
@@ -346,6 +352,9 @@ func (r *Report) Nothing() string {
 		}
 		if q := r.Summary.Quota; q > 0 {
 			unchecked = append(unchecked, fmt.Sprintf("%s not checked: a host's quota for the pass (--quota-requests, --quota-bytes) was used up", plural(q, "URL was", "URLs were")))
+		}
+		if n := r.Summary.NotTaken; n > 0 {
+			unchecked = append(unchecked, fmt.Sprintf("%s not taken: the sitemap limit (--sitemap-limit) was reached", plural(n, "sitemap entry was", "sitemap entries were")))
 		}
 		if c := r.Summary.Cut; c > 0 {
 			unchecked = append(unchecked, fmt.Sprintf("%s cut short: links past the cut were not checked", plural(c, "page was", "pages were")))
@@ -357,6 +366,19 @@ func (r *Report) Nothing() string {
 
 // CutHelp says what the section of pages cut short is for.
 const CutHelp = "only the first part of these pages was read, so their links past the cut were not checked (the pass exits 5 if nothing worse happened)"
+
+// NotTakenHelp says what the section of sitemaps with entries not taken
+// is for.
+const NotTakenHelp = "the pass took no more URLs from sitemaps once it had taken the most it takes, so these entries were not checked (the pass exits 5 if nothing worse happened)"
+
+// NotTakenAdvice says what lets a sitemap's entries that were not taken
+// through.
+const NotTakenAdvice = "raise --sitemap-limit (sitemap_limit in the config file)"
+
+// notTakenText is one line for a sitemap with entries not taken.
+func (r *Report) notTakenText(rec store.URLRecord) string {
+	return fmt.Sprintf("%s: %s not taken; %s", r.Location(rec.URL), plural(rec.NotTaken, "entry", "entries"), NotTakenAdvice)
+}
 
 // CutAdvice says what would let the whole of a page cut short be read.
 func CutAdvice(rec store.URLRecord) string {

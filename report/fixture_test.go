@@ -239,6 +239,23 @@ func downHistory() []fixturePass {
 	}}
 }
 
+// sitemapHistory is one pass seeded from a sitemap of 200 URLs with the
+// sitemap limit at 50: 150 entries were not taken, and no record of
+// theirs exists, so the report says how many and from which sitemap.
+func sitemapHistory() []fixturePass {
+	const site = "https://example.com/"
+	return []fixturePass{{
+		pass: store.Pass{StartURLs: []string{site}, State: store.PassComplete, Started: night2, Finished: night2.Add(time.Minute), Elapsed: time.Minute},
+		results: []store.Result{
+			page(site, link(site+"ok", 2)),
+			target(store.URLRecord{URL: site + "ok", Verdict: store.VerdictOK, Status: 200, LastGood: night2}),
+			{Record: store.URLRecord{URL: site + "sitemap.xml", Action: "sitemap", Verdict: store.VerdictOK, Status: 200, LastGood: night2, NotTaken: 150,
+				Note: "lists 150 entries more than the most a pass takes from sitemaps (50, --sitemap-limit): they were not taken"},
+				SetLinks: true, Links: []store.Link{{URL: site + "ok", Line: 3, Tag: "url", Attr: "loc"}}},
+		},
+	}}
+}
+
 // loopHistory is one pass over a site with redirects whose targets no page
 // links to: a loop /loop1 -> /loop2 -> /loop1, a redirect to a missing page,
 // and a redirect to a missing page that a page also links to.

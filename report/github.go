@@ -53,6 +53,10 @@ func writeGitHub(w io.Writer, r *Report) error {
 		}
 		writeCommand(bw, "warning", props, r.cutText(rec))
 	}
+	// So does a sitemap whose entries were not all taken.
+	for _, rec := range r.NotTaken {
+		writeCommand(bw, "warning", [][2]string{{"title", "Sitemap entries not taken"}}, r.notTakenText(rec))
+	}
 	// An unfinished pass or a start URL that could not be fetched fails
 	// the step (exit 3 or 4): an error, not a warning that reads as a
 	// green run with remarks. A pass held back by a limit stays a warning.

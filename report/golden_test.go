@@ -24,6 +24,7 @@ func goldenCases(t *testing.T) []struct {
 	robots := fillStore(t, robotsHistory())
 	quota := fillStore(t, quotaHistory())
 	down := fillStore(t, downHistory())
+	sitemap := fillStore(t, sitemapHistory())
 	return []struct {
 		name string
 		r    *Report
@@ -37,6 +38,7 @@ func goldenCases(t *testing.T) []struct {
 		{"robots", build(t, robots, 1, Options{})},
 		{"quota", build(t, quota, 2, Options{})},
 		{"down", build(t, down, 1, Options{})},
+		{"sitemap", build(t, sitemap, 1, Options{})},
 	}
 }
 

@@ -168,6 +168,17 @@ func writeHTML(w io.Writer, r *Report) error {
 		}
 		d.Rows = append(d.Rows, row)
 	}
+	if len(r.NotTaken) > 0 {
+		d.Verdicts = append(d.Verdicts, htmlOption{"not-taken", "sitemap entries not taken"})
+	}
+	for _, rec := range r.NotTaken {
+		row := htmlRow{
+			Verdict: "not-taken", Badge: "not taken", Target: r.Location(rec.URL), Link: r.href(rec.URL),
+			Problem: rec.Note, Note: capitalize(NotTakenHelp) + "; " + NotTakenAdvice + ".",
+			NoRefs: "not a link: a sitemap the pass read",
+		}
+		d.Rows = append(d.Rows, row)
+	}
 	for i := range d.Rows {
 		d.Rows[i].Rank = i + 1
 	}

@@ -26,6 +26,18 @@ type jsonReport struct {
 	// CutPages are the pages read only in part (summary.cut of them): their
 	// links past the cut were not checked. Listed whatever --all says.
 	CutPages []jsonCut `json:"cut_pages"`
+	// SitemapsNotTaken are the sitemaps with entries the pass did not take
+	// because the sitemap limit was reached (summary.sitemap_not_taken of
+	// them in all); the entries themselves were never stored.
+	SitemapsNotTaken []jsonNotTaken `json:"sitemaps_not_taken"`
+}
+
+// jsonNotTaken is a sitemap with NotTaken entries the pass did not take.
+type jsonNotTaken struct {
+	URL      string `json:"url"`
+	NotTaken int    `json:"not_taken"`
+	Note     string `json:"note"`
+	Advice   string `json:"advice"`
 }
 
 // jsonCut is a page cut short: Reasons are "max-size" and/or "links",
@@ -76,22 +88,25 @@ type jsonPass struct {
 }
 
 type jsonSummary struct {
-	Pages          int     `json:"pages"`
-	Unchanged      int     `json:"unchanged,omitempty"` // of pages: answered 304, stored links followed
-	Links          int     `json:"links"`
-	URLs           int     `json:"urls"`
-	Broken         int     `json:"broken"`
-	Skipped        int     `json:"skipped"`
-	Traps          int     `json:"traps,omitempty"`  // of skipped: held back as suspected spider traps
-	Robots         int     `json:"robots,omitempty"` // of skipped: the site's own URLs its robots.txt disallows
-	Quota          int     `json:"quota,omitempty"`  // of skipped: not checked, a host's quota for the pass was used up
-	Cut            int     `json:"cut"`              // of pages: read only in part, links past the cut not checked
-	Transient      int     `json:"transient"`
-	Unverifiable   int     `json:"unverifiable"`
-	OK             int     `json:"ok"`
-	Suppressed     int     `json:"suppressed"`
-	ReportAfter    string  `json:"report_after,omitempty"`
-	ElapsedSeconds float64 `json:"elapsed_seconds"`
+	Pages     int `json:"pages"`
+	Unchanged int `json:"unchanged,omitempty"` // of pages: answered 304, stored links followed
+	Links     int `json:"links"`
+	URLs      int `json:"urls"`
+	Broken    int `json:"broken"`
+	Skipped   int `json:"skipped"`
+	Traps     int `json:"traps,omitempty"`  // of skipped: held back as suspected spider traps
+	Robots    int `json:"robots,omitempty"` // of skipped: the site's own URLs its robots.txt disallows
+	Quota     int `json:"quota,omitempty"`  // of skipped: not checked, a host's quota for the pass was used up
+	Cut       int `json:"cut"`              // of pages: read only in part, links past the cut not checked
+	// SitemapNotTaken counts the sitemap entries not taken because the
+	// sitemap limit (--sitemap-limit) was reached: not among urls.
+	SitemapNotTaken int     `json:"sitemap_not_taken"`
+	Transient       int     `json:"transient"`
+	Unverifiable    int     `json:"unverifiable"`
+	OK              int     `json:"ok"`
+	Suppressed      int     `json:"suppressed"`
+	ReportAfter     string  `json:"report_after,omitempty"`
+	ElapsedSeconds  float64 `json:"elapsed_seconds"`
 	// Reused counts results carried over from earlier passes without a
 	// request; ReusedFrom are those passes.
 	Reused int `json:"reused"`
@@ -179,7 +194,7 @@ func writeJSON(w io.Writer, r *Report) error {
 		},
 		Summary: jsonSummary{
 			Pages: s.Pages, Unchanged: s.Unchanged, Links: s.Links, URLs: s.URLs,
-			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Robots: s.Robots, Quota: s.Quota, Cut: s.Cut, Transient: s.Transient, Unverifiable: s.Unverifiable,
+			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Robots: s.Robots, Quota: s.Quota, Cut: s.Cut, SitemapNotTaken: s.NotTaken, Transient: s.Transient, Unverifiable: s.Unverifiable,
 			OK: s.OK, Suppressed: s.Suppressed, ElapsedSeconds: seconds(s.Elapsed),
 			Reused: s.Reused, ReusedFrom: s.ReusedFrom, PermanentRedirects: s.Moved, Seeds: s.Seeds,
 			Listed: "problems",
@@ -232,6 +247,10 @@ func writeJSON(w io.Writer, r *Report) error {
 			c.Reasons = append(c.Reasons, "links")
 		}
 		out.CutPages = append(out.CutPages, c)
+	}
+	out.SitemapsNotTaken = make([]jsonNotTaken, 0, len(r.NotTaken))
+	for _, rec := range r.NotTaken {
+		out.SitemapsNotTaken = append(out.SitemapsNotTaken, jsonNotTaken{URL: rec.URL, NotTaken: rec.NotTaken, Note: rec.Note, Advice: NotTakenAdvice})
 	}
 	if r.checksFragments() {
 		n := s.MissingFragments

@@ -66,6 +66,13 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			fmt.Fprintf(b, "| %d | %s | %s | %s |\n", i+1, mdCode(r.Location(rec.URL)), mdText(rec.Note), mdText(CutAdvice(rec)))
 		}
 	}
+	if len(r.NotTaken) > 0 {
+		fmt.Fprintf(b, "\n### Sitemap entries not taken (%d)\n\n%s.\n\n", r.Summary.NotTaken, mdText(capitalize(NotTakenHelp)))
+		b.WriteString("| # | Sitemap | Entries not taken | Why | To take them |\n| ---: | --- | ---: | --- | --- |\n")
+		for i, rec := range r.NotTaken {
+			fmt.Fprintf(b, "| %d | %s | %d | %s | %s |\n", i+1, mdCode(r.Location(rec.URL)), rec.NotTaken, mdText(rec.Note), mdText(NotTakenAdvice))
+		}
+	}
 	if len(r.Moved) > 0 {
 		fmt.Fprintf(b, "\n### Permanent redirects (%d)\n\n%s.\n\n", len(r.Moved), mdText(capitalize(MovedHelp)))
 		b.WriteString("| # | Link | Moved to | Linked from |\n| ---: | --- | --- | --- |\n")

@@ -93,6 +93,10 @@ type Report struct {
 	// by URL: links past the cut were never checked. Listed whatever the
 	// Options, like the quota skips they resemble.
 	Cut []store.URLRecord
+	// NotTaken are the sitemaps of the pass with entries it did not take
+	// because the sitemap limit was reached (store.URLRecord.NotTaken), by
+	// URL: held back by a limit like traps, listed whatever the Options.
+	NotTaken []store.URLRecord
 	// Trend is the problems of each complete pass kept, up to this one,
 	// oldest first; empty when the Source cannot list passes.
 	Trend []TrendPoint
@@ -117,7 +121,10 @@ type Summary struct {
 	Quota        int // of Skipped, URLs not checked because a host's quota for the pass was used up
 	Robots       int // of Skipped, URLs of the start URLs' hosts that their robots.txt disallows
 	Cut          int // of Pages, those read only in part; len(Report.Cut)
-	Suppressed   int // problems hidden by ReportAfter
+	// NotTaken counts the sitemap entries not taken because the sitemap
+	// limit (--sitemap-limit) was reached: no record of theirs is stored.
+	NotTaken   int
+	Suppressed int // problems hidden by ReportAfter
 	// Reused counts results carried over from an earlier pass without a
 	// request (younger than their recheck interval); ReusedFrom are the
 	// passes that fetched them, ascending, and ReusedOldest/ReusedNewest
@@ -304,6 +311,10 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 				s.Unchanged++
 			}
 		}
+		if rec.NotTaken > 0 {
+			s.NotTaken += rec.NotTaken
+			r.NotTaken = append(r.NotTaken, *rec)
+		}
 		if rec.Parsed && rec.Cut != 0 {
 			// Reused or unchanged, its stored links are still the cut ones.
 			r.Cut = append(r.Cut, *rec)
@@ -425,6 +436,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	slices.SortFunc(r.Fixed, byURL)
 	slices.SortFunc(r.Gone, byURL)
 	slices.SortFunc(r.Cut, byURL)
+	slices.SortFunc(r.NotTaken, byURL)
 	s.Cut = len(r.Cut)
 
 	for _, m := range moved {

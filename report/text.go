@@ -65,6 +65,15 @@ func writeText(w io.Writer, r *Report) error {
 			t.para(strings.Repeat(" ", num), rec.Note+"; "+CutAdvice(rec))
 		}
 	}
+	if len(r.NotTaken) > 0 {
+		t.blank()
+		t.title(fmt.Sprintf("Sitemap entries not taken (%d): %s", r.Summary.NotTaken, NotTakenHelp))
+		num := len(strconv.Itoa(len(r.NotTaken))) + 2
+		for i, rec := range r.NotTaken {
+			t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(rec.URL))
+			t.para(strings.Repeat(" ", num), rec.Note+"; "+NotTakenAdvice)
+		}
+	}
 	if len(r.Moved) > 0 {
 		t.blank()
 		t.title(fmt.Sprintf("Permanent redirects (%d): %s", len(r.Moved), MovedHelp))

@@ -26,6 +26,7 @@ const (
 	recordAwaitsTag    = 5 // URLRecord.Awaits
 	recordCutTag       = 6 // URLRecord.Cut, one byte
 	recordCarriedTag   = 7 // URLRecord.Carried and CarriedFrom
+	recordNotTakenTag  = 8 // URLRecord.NotTaken
 	// Optional fields follow a task's fixed part the same way.
 	taskRunTag    = 1 // Task.Run
 	taskPublicTag = 2 // Task.Public, a flag
@@ -281,6 +282,10 @@ func appendRecord(buf []byte, r *URLRecord) ([]byte, error) {
 			return buf, err
 		}
 	}
+	if r.NotTaken != 0 {
+		e.byte(recordNotTakenTag)
+		e.uvarint(uint64(r.NotTaken))
+	}
 	return e.bytes(), nil
 }
 
@@ -360,6 +365,12 @@ func decodeRecord(url string, v []byte, r *URLRecord) error {
 			}
 			r.Carried = int(n)
 			r.CarriedFrom = d.time()
+		case recordNotTakenTag:
+			n := d.uvarint()
+			if n > math.MaxInt32 {
+				d.fail(errOverflow)
+			}
+			r.NotTaken = int(n)
 		default:
 			d.fail(errFormat)
 		}

@@ -164,6 +164,11 @@ type URLRecord struct {
 	// next cut still carries from that full copy.
 	Carried     int       `json:"carried,omitempty"`
 	CarriedFrom time.Time `json:"carried_from,omitzero"`
+	// NotTaken counts, on a sitemap's record, the entries it listed that
+	// the pass did not take because the sitemap limit (--sitemap-limit)
+	// was reached: past the limit in the file itself (never stored) or
+	// over the pass's total. The report counts them as held back.
+	NotTaken int `json:"not_taken,omitempty"`
 }
 
 // Cut says where a page was cut short; the reasons combine.

@@ -169,7 +169,8 @@ const exitCodesHelp = `Exit codes:
      were
   5  no problems found, but a limit held part of the pass back unchecked:
      suspected spider traps (--max-hops, --max-template-run, ...), a
-     host's quota, pages cut at --max-size; they are listed in the report
+     host's quota, pages cut at --max-size, sitemap entries past
+     --sitemap-limit; they are listed in the report
      with the setting that lets them through (--fail-on never makes this 0)
 `
 

@@ -46,6 +46,16 @@ func TestCheckNATSOtherSitesRefused(t *testing.T) {
 	if code := first.wait(t); code != exitUsage || !strings.Contains(first.errors(), "was replaced by pass") {
 		t.Errorf("site A's follower after --new-pass: exit %d\n%s", code, first.errors())
 	}
+
+	// A pass stopped by --max-time is unfinished too: resumed by its own
+	// command, refused to others.
+	if r := runInProcess(t, "check", "--nats", url, "--max-time", "1s", "--owner-wait", "1h", siteB); r.code != exitStopped {
+		t.Fatalf("check --max-time 1s of site B: exit %d, want 3\n%s", r.code, r.stderr)
+	}
+	r = runInProcess(t, append([]string{"check", "--nats", url}, siteA...)...)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "of other start URLs is stopped") || !strings.Contains(r.stderr, siteB) || !strings.Contains(r.stderr, "resume it") {
+		t.Errorf("check of site A while site B's pass is stopped: exit %d, want 2 naming it\n%s", r.code, r.stderr)
+	}
 }
 
 // A pass of site B in a database holding site A's passes (a cluster's
@@ -71,5 +81,22 @@ func TestOtherSitesPassesAreNoHistory(t *testing.T) {
 	r = runInProcess(t, append([]string{"check", "--db", db, "--new-pass"}, a.StartURLs()...)...)
 	if r.code != exitProblems || !strings.Contains(r.stdout, "Since pass 1") {
 		t.Errorf("site A again: exit %d, want 1 compared with its pass 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// The same in a cluster, whose merged database holds every site's passes:
+// README's cluster runs client A's sites, then client B's (qa5 N6).
+func TestClusterOtherSitesPassesAreNoHistory(t *testing.T) {
+	t.Parallel()
+	a, b := newWeb(t, 1, 20), newWeb(t, 1, 20)
+	front, url := startFrontier(t)
+	w := startWorker(t, url, filepath.Join(t.TempDir(), "w.db"), "0-255")
+	if r := runFollowing(t, append([]string{"check", "--nats", url}, a.StartURLs()...), front, w); r.code != exitProblems {
+		t.Fatalf("site A: exit %d, want 1 (its broken links)\n%s", r.code, r.stderr)
+	}
+	r := runFollowing(t, append([]string{"check", "--nats", url}, b.StartURLs()...), front, w)
+	host := strings.TrimSuffix(strings.TrimPrefix(a.StartURLs()[0], "http://"), "/")
+	if r.code != exitProblems || strings.Contains(r.stdout, "no longer linked") || strings.Contains(r.stdout, host) {
+		t.Errorf("site B after site A: exit %d, want 1 and nothing of site A (%s)\n%s%s", r.code, host, r.stdout, r.stderr)
 	}
 }
