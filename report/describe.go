@@ -118,16 +118,16 @@ func (r *Report) Incomplete() string {
 		}
 		msg = fmt.Sprintf("INCOMPLETE: pass %d has not finished (it is still running, or it was %s); run the same command again to resume.", r.Pass.ID, how)
 	}
-	for _, line := range []string{r.StartFailure, r.HeldBack()} {
-		switch {
-		case line == "":
-		case msg == "":
-			msg = line
-		default:
-			msg = line + " " + msg
+	// Worst first: a site down, then the pass unfinished (what the next
+	// run must do), then what a limit held back, which is the least of
+	// them (exit 5 only when nothing else applies).
+	var lines []string
+	for _, line := range []string{r.StartFailure, msg, r.HeldBack()} {
+		if line != "" {
+			lines = append(lines, line)
 		}
 	}
-	return msg
+	return strings.Join(lines, " ")
 }
 
 // HeldBack is the first line of a pass in which a limit of the crawler's
