@@ -354,14 +354,19 @@ func housekeeping(stop context.Context, db *store.DB, keep int) error {
 
 // readTargets reads what check - names on standard input: start URLs (or
 // directories, files and patterns), one a line, as a sitemap's URLs or
-// find's paths come; blank lines and lines starting with # are skipped.
+// find's paths come; blank lines are skipped, and a # that starts a line
+// or follows a blank starts a comment.
 func readTargets(r io.Reader) ([]string, error) {
 	var out []string
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line != "" && !strings.HasPrefix(line, "#") {
+		line := sc.Text()
+		if i := commentStart(line); i >= 0 {
+			line = line[:i]
+		}
+		line = strings.TrimSpace(line)
+		if line != "" {
 			out = append(out, line)
 		}
 	}
@@ -372,6 +377,18 @@ func readTargets(r io.Reader) ([]string, error) {
 		return nil, errors.New("check -: standard input named no start URL or directory")
 	}
 	return out, nil
+}
+
+// commentStart is where a comment begins in a line of check -: at a #
+// that starts the line or follows a blank (a URL never holds a blank, so
+// that # is no fragment); -1 when there is none.
+func commentStart(line string) int {
+	for i := range len(line) {
+		if line[i] == '#' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t') {
+			return i
+		}
+	}
+	return -1
 }
 
 // replaceDash puts listed where args has "-".

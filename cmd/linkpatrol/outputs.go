@@ -147,9 +147,19 @@ func writeOutputs(stdout io.Writer, rep *report.Report, format string, outputs [
 // stdoutFormat is the format of the report on standard output, or "" for
 // none: -q with -o files leaves standard output silent (the report is in
 // the files), and -q alone still prints it, since it would go nowhere.
+//
+// A --format that an -o file is written in already says which format the
+// file has (--format junit -o rep.junit): standard output then gets the
+// text report, as with any -o, not a second copy of the file for the
+// cron mail or the CI log.
 func stdoutFormat(format string, quiet bool, outputs []string) string {
 	if quiet && len(outputs) > 0 {
 		return ""
+	}
+	for _, o := range outputs {
+		if f, err := parseOutput(o); err == nil && f.format == format {
+			return "text"
+		}
 	}
 	return format
 }
