@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -568,7 +569,16 @@ func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error)
 			return Verdict{Why: fmt.Sprintf("worker %s has not reported since pass %d was resumed", st.Name, pass)}, nil
 		}
 		if !st.Idle {
-			return Verdict{Why: fmt.Sprintf("worker %s is busy", st.Name)}, nil
+			replaced, err := c.replaced(ctx, pass, st.Name)
+			if err != nil {
+				return Verdict{}, err
+			}
+			if !replaced {
+				return Verdict{Why: fmt.Sprintf("worker %s is busy", st.Name)}, nil
+			}
+			// Its last word was "busy", and it will never say more: its
+			// shards went to another database, and end says so (lostWork).
+			continue
 		}
 		v.Deferred += st.Deferred
 	}
@@ -743,6 +753,31 @@ func workerStatuses(ctx context.Context, kv jetstream.KeyValue) (map[string]*Wor
 		out[strings.TrimPrefix(e.Key(), workerKeyPrefix)] = st
 	}
 	return out, nil
+}
+
+// replaced says whether the worker called name is gone from pass for
+// good: it holds no lease, and a database other than its own joined its
+// shards (a Loss names it). What it held queued is lost, so the pass can
+// only end unfinished; waiting for its "idle" would wait for ever (qa5
+// N19: a replacement worker under another name on a new file).
+func (c *Coordinator) replaced(ctx context.Context, pass uint64, name string) (bool, error) {
+	holders, err := Holders(ctx, c.js)
+	if err != nil {
+		return false, err
+	}
+	if slices.Contains(holders[:], name) {
+		return false, nil
+	}
+	losses, err := lostWork(ctx, c.b.state, pass)
+	if err != nil {
+		return false, err
+	}
+	for _, l := range losses {
+		if slices.ContainsFunc(l.DBs, func(j Joined) bool { return j.Name == name }) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // end closes the pass: complete, or stopped when URLs wait for a later run.
