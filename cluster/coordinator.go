@@ -248,6 +248,13 @@ func (c *Coordinator) Begin(ctx context.Context, req BeginRequest) (PassRecord, 
 			case store.PassRunning:
 				return rec, nil
 			case store.PassStopped:
+				if rec.Pass.Unfinished != "" {
+					// Work was lost (lostWork): resumed, it could end
+					// no better, and its Joined records, which say so,
+					// are gone. It ends the same way, at once; only
+					// --new-pass checks everything (qa5 N19).
+					return rec, nil
+				}
 				return c.resume(ctx, rec)
 			}
 			// The coordinator stopped after ending it here but before

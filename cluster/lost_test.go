@@ -90,6 +90,12 @@ func TestFreshDatabaseMidPassLeavesThePassUnfinished(t *testing.T) {
 			if err != nil || cur.Pass.State != store.PassStopped || cur.Pass.Unfinished != p.Unfinished {
 				t.Errorf("the pass record: %+v, %v; want it stopped as the merged database says", cur.Pass, err)
 			}
+			// The same command again ends the same way at once, never
+			// resumed into a pass that forgot what it lost.
+			again, err := Begin(context.Background(), js.Conn(), BeginRequest{Pass: cur.Pass, Config: cur.Config, MaxRedirects: cur.MaxRedirects})
+			if err != nil || again.Pass.State != store.PassStopped || again.Pass.Unfinished != p.Unfinished {
+				t.Errorf("begun again: %+v, %v; want the same stopped pass, saying what was lost", again.Pass, err)
+			}
 		})
 	}
 }
