@@ -767,24 +767,26 @@ func workerStatuses(ctx context.Context, kv jetstream.KeyValue) (map[string]*Wor
 // shards (a Loss names it). What it held queued is lost, so the pass can
 // only end unfinished; waiting for its "idle" would wait for ever (qa5
 // N19: a replacement worker under another name on a new file).
+//
+// It runs for every busy worker at every look at the rule, so the few
+// Joined records are read first; the 256 leases only when a loss names
+// the worker, which is rare.
 func (c *Coordinator) replaced(ctx context.Context, pass uint64, name string) (bool, error) {
-	holders, err := Holders(ctx, c.js)
-	if err != nil {
-		return false, err
-	}
-	if slices.Contains(holders[:], name) {
-		return false, nil
-	}
 	losses, err := lostWork(ctx, c.b.state, pass)
 	if err != nil {
 		return false, err
 	}
-	for _, l := range losses {
-		if slices.ContainsFunc(l.DBs, func(j Joined) bool { return j.Name == name }) {
-			return true, nil
-		}
+	named := slices.ContainsFunc(losses, func(l Loss) bool {
+		return slices.ContainsFunc(l.DBs, func(j Joined) bool { return j.Name == name })
+	})
+	if !named {
+		return false, nil
 	}
-	return false, nil
+	holders, err := Holders(ctx, c.js)
+	if err != nil {
+		return false, err
+	}
+	return !slices.Contains(holders[:], name), nil
 }
 
 // end closes the pass: complete, or stopped when URLs wait for a later run.
