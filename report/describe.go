@@ -517,23 +517,19 @@ func (r *Report) LastChecked(e Entry) string {
 		return ""
 	}
 	rec := e.Record
-	var last store.URLRecord
-	last.Verdict = store.VerdictTransient // "a problem": which one is not known
-	when := ""
+	what, when := "a problem", "" // which problem is not known
 	if rec.PrevVerdict.Problem() {
-		last.Verdict = rec.PrevVerdict
+		if rec.PrevVerdict != store.VerdictTransient {
+			what = string(rec.PrevVerdict)
+		}
 		if r.Previous != nil && rec.PrevPass == r.Previous.ID {
 			when = fmt.Sprintf(" (pass %d, %s)", rec.PrevPass, passTime(*r.Previous).In(r.Options.Now.Location()).Format("2006-01-02 15:04"))
 		}
 	}
-	what := "a problem"
-	if last.Verdict != store.VerdictTransient {
-		what = string(last.Verdict)
-	}
 	msg := "NOT CHECKED this pass; " + what + " when last checked" + when
 	if !rec.FirstBroken.IsZero() {
 		word := "failing"
-		if last.Verdict == store.VerdictBroken {
+		if what == string(store.VerdictBroken) {
 			word = "broken"
 		}
 		msg += fmt.Sprintf(", %s since %s", word, rec.FirstBroken.In(r.Options.Now.Location()).Format("2006-01-02 15:04"))
