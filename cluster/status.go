@@ -35,8 +35,8 @@ func Queued(ctx context.Context, js jetstream.JetStream) (Backlog, error) {
 	// server (qa4 F19).
 	list := stream.ListConsumers(ctx)
 	for info := range list.Info() {
-		var shard int
-		if _, err := fmt.Sscanf(info.Name, "todo-%d", &shard); err != nil || shard < 0 || shard >= Shards || todoConsumer(shard) != info.Name {
+		shard, ok := consumerShard(info.Name)
+		if !ok {
 			continue
 		}
 		b.Pending[shard], b.Unacked[shard] = info.NumPending, uint64(info.NumAckPending)
