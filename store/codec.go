@@ -12,9 +12,11 @@ import (
 // Every stored record, link list and task starts with a format byte, so that a
 // later schema can tell old values from new ones without guessing.
 const (
-	recordFormat1 = 1
+	recordFormat1 = 1 // in the urls bucket until schema 3; still read, and in outbox entries
+	recordFormat2 = 2 // since schema 4: format 1 with where the page's link list is (linksAt)
 	linksFormat1  = 1 // until schema 2; still read
-	linksFormat2  = 2 // since schema 3: tag and attribute as one code, lines as deltas
+	linksFormat2  = 2 // since schema 3: tag and attribute as one code, lines as deltas; outbox entries
+	linksFormat3  = 3 // since schema 4, in the links bucket: the page's URL, then format 2
 	taskFormat1   = 1
 	outboxFormat1 = 1
 	// Optional fields follow a record's fixed part, each after its tag, so
@@ -218,12 +220,39 @@ func intern(b []byte) string {
 	return string(b)
 }
 
-// appendRecord encodes everything in r except its URL, which is the key.
+// The links field of a stored record (format 2) says where the page's link
+// list is: nowhere, under the page's URL (a list written before schema 4,
+// whose record is format 1 or carried its mark on), or under a number of
+// the links bucket's sequence, from 2 up, as an 8-byte big-endian key.
+const (
+	linksNone     = 0
+	linksUnderURL = 1
+	linksFirstSeq = 2
+)
+
+// appendRecord encodes everything in r except its URL, which is the key, in
+// format 1: the form an outbox entry carries a record in.
 // Pass comes first so that a scan for one pass can skip the rest (see recordPass).
 func appendRecord(buf []byte, r *URLRecord) ([]byte, error) {
 	e := encoder{buf: buf}
 	e.byte(recordFormat1)
 	e.uvarint(r.Pass)
+	return appendRecordBody(buf, e, r)
+}
+
+// appendStoredRecord encodes r as the urls bucket holds it (format 2):
+// format 1 with linksAt, where its page's link list is, after the pass.
+func appendStoredRecord(buf []byte, r *URLRecord, linksAt uint64) ([]byte, error) {
+	e := encoder{buf: buf}
+	e.byte(recordFormat2)
+	e.uvarint(r.Pass)
+	e.uvarint(linksAt)
+	return appendRecordBody(buf, e, r)
+}
+
+// appendRecordBody encodes what follows the pass (and linksAt) into e, which
+// was buf; on an error it returns buf.
+func appendRecordBody(buf []byte, e encoder, r *URLRecord) ([]byte, error) {
 	e.str(r.Action)
 	e.verdict(r.Verdict)
 	e.int(r.Status)
@@ -289,24 +318,43 @@ func appendRecord(buf []byte, r *URLRecord) ([]byte, error) {
 	return e.bytes(), nil
 }
 
-// recordPass reads only the pass of an encoded record.
-func recordPass(v []byte) (uint64, error) {
+// recordHead reads the pass of an encoded record and where its page's link
+// list is (linksUnderURL for format 1, which did not say).
+func recordHead(v []byte) (pass, linksAt uint64, err error) {
 	d := decoder{b: v}
-	if f := d.byte(); d.err == nil && f != recordFormat1 {
-		return 0, fmt.Errorf("record format %d: %w", f, errFormat)
+	f := d.byte()
+	pass = d.uvarint()
+	switch {
+	case d.err != nil:
+		return 0, 0, d.err
+	case f == recordFormat1:
+		return pass, linksUnderURL, nil
+	case f != recordFormat2:
+		return 0, 0, fmt.Errorf("record format %d: %w", f, errFormat)
 	}
-	p := d.uvarint()
-	return p, d.err
+	linksAt = d.uvarint()
+	return pass, linksAt, d.err
 }
 
-// decodeRecord fills r from v; url is the key the value was stored under.
+// recordPass reads only the pass of an encoded record.
+func recordPass(v []byte) (uint64, error) {
+	p, _, err := recordHead(v)
+	return p, err
+}
+
+// decodeRecord fills r from v, of either format; url is the key the value
+// was stored under.
 func decodeRecord(url string, v []byte, r *URLRecord) error {
 	d := decoder{b: v}
-	if f := d.byte(); d.err == nil && f != recordFormat1 {
+	f := d.byte()
+	if d.err == nil && f != recordFormat1 && f != recordFormat2 {
 		return fmt.Errorf("record format %d: %w", f, errFormat)
 	}
 	*r = URLRecord{URL: url}
 	r.Pass = d.uvarint()
+	if f == recordFormat2 {
+		d.uvarint() // linksAt, the store's business (recordHead)
+	}
 	r.Action = intern(d.span())
 	r.Verdict = d.verdict()
 	r.Status = d.int()
@@ -389,6 +437,21 @@ func decodeRecord(url string, v []byte, r *URLRecord) error {
 func appendLinks(buf []byte, links []Link) []byte {
 	e := encoder{buf: buf}
 	e.byte(linksFormat2)
+	return appendLinksBody(e, links)
+}
+
+// appendStoredLinks encodes a page's links as the links bucket holds them
+// (format 3): the page's URL, since the key is a number (see setLinks), and
+// then format 2.
+func appendStoredLinks(buf []byte, page string, links []Link) []byte {
+	e := encoder{buf: buf}
+	e.byte(linksFormat3)
+	e.str(page)
+	return appendLinksBody(e, links)
+}
+
+// appendLinksBody encodes what follows format 2's format byte.
+func appendLinksBody(e encoder, links []Link) []byte {
 	e.uvarint(uint64(len(links)))
 	prev, line := "", 0
 	last, kind := linkKind{}, linkKindIndex[linkKind{}]
@@ -456,31 +519,49 @@ func sharedPrefix(a, b string) int {
 	return n
 }
 
-// linkCount reads only the number of links in an encoded list.
-func linkCount(v []byte) (int, error) {
-	d := decoder{b: v}
-	if f := d.byte(); d.err == nil && f != linksFormat1 && f != linksFormat2 {
-		return 0, fmt.Errorf("link list format %d: %w", f, errFormat)
+// linksHead reads an encoded list up to its count of links: its format
+// (format 3 reads as the format 2 that follows its page), the page's URL
+// when it says one, and a decoder at the first link.
+func linksHead(v []byte) (d decoder, format byte, page []byte, n int, err error) {
+	d = decoder{b: v}
+	format = d.byte()
+	if d.err == nil && format == linksFormat3 {
+		page, format = d.span(), linksFormat2
+		if d.err == nil && len(page) == 0 {
+			d.fail(errFormat)
+		}
+	} else if d.err == nil && format != linksFormat1 && format != linksFormat2 {
+		return d, 0, nil, 0, fmt.Errorf("link list format %d: %w", format, errFormat)
 	}
-	n := d.uvarint()
-	if d.err == nil && n > uint64(len(d.b)) {
-		return 0, errShort
+	c := d.uvarint()
+	if d.err == nil && c > uint64(len(d.b)) {
+		return d, 0, nil, 0, errShort
 	}
-	return int(n), d.err
+	return d, format, page, int(c), d.err
 }
 
-// decodeLinks decodes a list written by appendLinks, in either format. All
+// linkCount reads only the number of links in an encoded list.
+func linkCount(v []byte) (int, error) {
+	_, _, _, n, err := linksHead(v)
+	return n, err
+}
+
+// linksPage reads only the page URL a list of format 3 holds; nil for the
+// older formats, which were keyed by it.
+func linksPage(v []byte) ([]byte, error) {
+	_, _, page, _, err := linksHead(v)
+	return page, err
+}
+
+// decodeLinks decodes a list written by appendLinks or appendStoredLinks, in any format. All
 // the URLs of the page are rebuilt in one strings.Builder and are
 // substrings of its one string: one allocation for the text of the page
 // rather than one per link.
 func decodeLinks(v []byte) ([]Link, error) {
-	n, err := linkCount(v)
+	d, format, _, n, err := linksHead(v)
 	if err != nil || n == 0 {
 		return nil, err
 	}
-	d := decoder{b: v}
-	format := d.byte()
-	d.uvarint()
 	links := make([]Link, n)
 	type bounds struct{ start, end int }
 	spans := make([]bounds, n)

@@ -66,6 +66,35 @@ func TestRecordRoundTripKeepsEveryField(t *testing.T) {
 	}
 }
 
+// TestStoredRecordRoundTrip: the urls bucket's format carries where the
+// page's list is beside the record, and a format-1 record has its list
+// under its URL.
+func TestStoredRecordRoundTrip(t *testing.T) {
+	t.Parallel()
+	var want URLRecord
+	fill(t, reflect.ValueOf(&want).Elem(), 2)
+	one, err := appendRecord(nil, &want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, at, err := recordHead(one); err != nil || p != want.Pass || at != linksUnderURL {
+		t.Errorf("recordHead of format 1 = %d, %d, %v; want %d, %d", p, at, err, want.Pass, linksUnderURL)
+	}
+	for _, linksAt := range []uint64{linksNone, linksUnderURL, linksFirstSeq, 1 << 40} {
+		v, err := appendStoredRecord(nil, &want, linksAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got URLRecord
+		if err := decodeRecord(want.URL, v, &got); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("linksAt %d: round trip = %+v, %v\nwant %+v", linksAt, got, err, want)
+		}
+		if p, at, err := recordHead(v); err != nil || p != want.Pass || at != linksAt {
+			t.Errorf("recordHead = %d, %d, %v; want %d, %d", p, at, err, want.Pass, linksAt)
+		}
+	}
+}
+
 func TestRecordRoundTripKeepsZones(t *testing.T) {
 	t.Parallel()
 	paris := time.FixedZone("", 3600)
@@ -116,16 +145,24 @@ func TestLinksRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := appendLinks(nil, tt.links)
-			got, err := decodeLinks(v)
-			if err != nil {
-				t.Fatal(err)
+			const page = "http://127.0.0.1/docs/index.html"
+			for _, v := range [][]byte{appendLinks(nil, tt.links), appendStoredLinks(nil, page, tt.links)} {
+				got, err := decodeLinks(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, tt.links) {
+					t.Errorf("format %d round trip:\n got %+v\nwant %+v", v[0], got, tt.links)
+				}
+				if n, err := linkCount(v); err != nil || n != len(tt.links) {
+					t.Errorf("format %d: linkCount = %d, %v; want %d", v[0], n, err, len(tt.links))
+				}
 			}
-			if !reflect.DeepEqual(got, tt.links) {
-				t.Errorf("round trip:\n got %+v\nwant %+v", got, tt.links)
+			if p, err := linksPage(appendStoredLinks(nil, page, tt.links)); err != nil || string(p) != page {
+				t.Errorf("linksPage of format 3 = %q, %v; want %q", p, err, page)
 			}
-			if n, err := linkCount(v); err != nil || n != len(tt.links) {
-				t.Errorf("linkCount = %d, %v; want %d", n, err, len(tt.links))
+			if p, err := linksPage(appendLinks(nil, tt.links)); err != nil || p != nil {
+				t.Errorf("linksPage of format 2 = %q, %v; want none", p, err)
 			}
 		})
 	}
@@ -155,7 +192,14 @@ func TestDecodersRejectDamage(t *testing.T) {
 		"links":  func(v []byte) error { _, err := decodeLinks(v); return err },
 		"task":   func(v []byte) error { _, err := decodeTask("u", v); return err },
 	}
-	values := map[string][]byte{"record": rv, "links": lv, "task": tv}
+	srv, err := appendStoredRecord(nil, &rec, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slv := appendStoredLinks(nil, "http://127.0.0.1/", []Link{{URL: "http://127.0.0.1/a", Line: 1}})
+	decoders["stored record"] = decoders["record"]
+	decoders["stored links"] = decoders["links"]
+	values := map[string][]byte{"record": rv, "links": lv, "task": tv, "stored record": srv, "stored links": slv}
 	for name, decode := range decoders {
 		v := values[name]
 		cases := map[string][]byte{
@@ -191,6 +235,10 @@ func FuzzDecodeRecord(f *testing.F) {
 	for _, r := range []URLRecord{record("http://127.0.0.1/"), full, {}} {
 		v, err := appendRecord(nil, &r)
 		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(v)
+		if v, err = appendStoredRecord(nil, &r, 12345); err != nil {
 			f.Fatal(err)
 		}
 		f.Add(v)
@@ -238,6 +286,7 @@ func FuzzDecodeLinks(f *testing.F) {
 	f.Add(appendLinks(nil, nil))
 	f.Add(appendLinks(nil, schema2Links))
 	f.Add(format1Links(f))
+	f.Add(appendStoredLinks(nil, "http://127.0.0.1/", schema2Links))
 	f.Fuzz(func(t *testing.T, v []byte) {
 		links, err := decodeLinks(v)
 		if err != nil {

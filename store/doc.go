@@ -11,8 +11,11 @@
 //	          "next_pass", "open_pass" (0: none); all uint64 big-endian;
 //	          "db_id", the file's random identity (DB.ID), once asked for
 //	passes    pass ID (uint64 big-endian, so newest sorts last) -> Pass as JSON
-//	urls      canonical URL -> its latest URLRecord
-//	links     page URL -> the page's links, in page order
+//	urls      canonical URL -> its latest URLRecord, and where its page's
+//	          link list is
+//	links     list number (uint64 big-endian, the bucket's sequence, so
+//	          lists sort in the order they were written) -> the page's
+//	          URL and its links, in page order
 //	frontier  URL -> Task of the open pass
 //	hosts     host -> the caller's opaque bytes
 //	outbox    entry number (uint64 big-endian, the bucket's sequence) ->
@@ -25,7 +28,10 @@
 // (2); the format-1 lists of an older file read as they are, so migrating
 // only changes the schema number, which keeps schema-2 builds, which cannot
 // read format 2, out (TestMigrateSchema2, on a file the schema-2 build
-// wrote).
+// wrote). Schema 4 keys link lists by number instead of by page URL (see
+// "Links in the order they are written"); the lists and records of an older
+// file read as they are, and a page's list moves to a number when the page
+// is stored again (TestMigrateSchema3, on a file the schema-3 build wrote).
 //
 // A URL has one record, the latest; URLRecord.Pass says which pass resolved
 // it, and PrevVerdict/PrevPass carry what the pass before said. So Records
@@ -61,6 +67,21 @@
 //	go test -run '^$' -bench PageLinks -benchtime=10x ./store/
 //	10,000 pages x 20 links: scan alone ~45 ms (~4.5M links/s);
 //	scan plus building the referrer map ~150 ms.
+//
+// # Links in the order they are written
+//
+// A commit of 32 results used to put 32 link lists under their page URLs:
+// 32 random leaves of the largest bucket, each read (a page fault, once the
+// mapped file is dropped), copied into memory and written again. At 100,000
+// pages that was most of what a page cost more than at 10,000. A list is
+// now put under the next number of the bucket's sequence, so a commit's
+// lists go onto the last leaf or two, which bbolt fills whole; the record
+// says the number (linksAt in record format 2), and the list says its page,
+// for PageLinks. Replacing a list deletes the old one by its number: in a
+// pass that parses the pages in about the order of the last one, that too
+// walks the bucket from one end. Measured with scripts/bench.sh -pages
+// 100000 against the same build keyed by URL: see the commit
+// "store: link lists keyed in the order they are written, schema 4".
 //
 // # Encoding
 //
