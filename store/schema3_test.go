@@ -18,7 +18,9 @@ func schema3Home() []Link {
 	return append(r.Links, Link{URL: "http://127.0.0.1/a", Fragment: "top", Line: 9, Tag: "img", Attr: "srcset"})
 }
 
-func schema3A() []Link { return page("http://127.0.0.1/a", "http://127.0.0.1/", "http://127.0.0.1/c").Links }
+func schema3A() []Link {
+	return page("http://127.0.0.1/a", "http://127.0.0.1/", "http://127.0.0.1/c").Links
+}
 
 // pageLinksOf returns, in PageLinks order, the pages of the pass and their lists.
 func pageLinksOf(t *testing.T, db *DB, pass uint64) (pages []string, lists [][]Link) {
