@@ -198,6 +198,10 @@ type Crawler struct {
 	// damaged is set by the first read that found the database damaged;
 	// the run then ends with that one error (see readFailed).
 	damaged *fatal
+	// noHistory says the running pass is the database's first and was
+	// begun by this run: every record in it is one this run wrote (see
+	// previous).
+	noHistory bool
 }
 
 // fatal carries the first error that must end a run from wherever it was

@@ -164,16 +164,18 @@ func (c *Crawler) open(spec PassSpec) (Opened, []store.Task, claims, error) {
 		}
 		return c.resume(open, want)
 	}
-	if !ok && !spec.New {
-		// Another site's history would be read as this one's: its results
-		// reused, its problems "fixed". Say so rather than mix them.
+	if !ok {
 		last, had, err := c.store.LastPass()
 		if err != nil {
 			return Opened{}, nil, nil, err
 		}
-		if had && !slices.Equal(last.StartURLs, want.StartURLs) {
+		// Another site's history would be read as this one's: its results
+		// reused, its problems "fixed". Say so rather than mix them.
+		if had && !spec.New && !slices.Equal(last.StartURLs, want.StartURLs) {
 			return refuse(ErrOtherSite, last)
 		}
+		// Records come only with a pass, and go before it (Prune).
+		c.noHistory = !had
 	}
 	seeds := make([]store.Task, 0, len(spec.Seeds))
 	for _, s := range spec.Seeds {
@@ -221,6 +223,7 @@ func (c *Crawler) resume(open, want store.Pass) (Opened, []store.Task, claims, e
 	if err != nil {
 		return Opened{}, nil, nil, err
 	}
+	c.noHistory = false
 	open.State = store.PassRunning
 	c.sticky(&open, want)
 	if err := c.store.UpdatePass(open); err != nil {
