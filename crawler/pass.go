@@ -145,13 +145,13 @@ func (c *Crawler) Run(ctx, hard context.Context, spec PassSpec) (store.Pass, Out
 // open resumes the unfinished pass when it is the one spec describes, or
 // begins that one, and returns it running with its frontier and the URLs it
 // resolved already.
-func (c *Crawler) open(spec PassSpec) (Opened, []store.Task, claims, error) {
+func (c *Crawler) open(spec PassSpec) (Opened, []store.Task, []string, error) {
 	want := spec.Pass
 	open, ok, err := c.store.OpenPass()
 	if err != nil {
 		return Opened{}, nil, nil, err
 	}
-	refuse := func(reason error, p store.Pass) (Opened, []store.Task, claims, error) {
+	refuse := func(reason error, p store.Pass) (Opened, []store.Task, []string, error) {
 		return Opened{}, nil, nil, &RefusedError{Reason: reason, Path: c.store.Path(), Pass: p}
 	}
 	mine := ok && (want.ID == 0 || open.ID == want.ID)
@@ -210,14 +210,14 @@ func (c *Crawler) open(spec PassSpec) (Opened, []store.Task, claims, error) {
 }
 
 // resume reopens open with its stored frontier and done set.
-func (c *Crawler) resume(open, want store.Pass) (Opened, []store.Task, claims, error) {
+func (c *Crawler) resume(open, want store.Pass) (Opened, []store.Task, []string, error) {
 	queue, err := c.store.Frontier()
 	if err != nil {
 		return Opened{}, nil, nil, err
 	}
-	done := make(claims)
+	var done []string
 	err = c.store.ResolvedIn(open.ID, func(u string) error {
-		done[u] = claimed{}
+		done = append(done, u)
 		return nil
 	})
 	if err != nil {
