@@ -15,8 +15,7 @@ const (
 	recordFormat1 = 1 // in the urls bucket until schema 3; still read, and in outbox entries
 	recordFormat2 = 2 // since schema 4: format 1 with where the page's link list is (linksAt)
 	linksFormat1  = 1 // until schema 2; still read
-	linksFormat2  = 2 // since schema 3: tag and attribute as one code, lines as deltas; outbox entries
-	linksFormat3  = 3 // since schema 4, in the links bucket: the page's URL, then format 2
+	linksFormat2  = 2 // since schema 3: tag and attribute as one code, lines as deltas
 	taskFormat1   = 1
 	outboxFormat1 = 1
 	// Optional fields follow a record's fixed part, each after its tag, so
@@ -437,21 +436,6 @@ func decodeRecord(url string, v []byte, r *URLRecord) error {
 func appendLinks(buf []byte, links []Link) []byte {
 	e := encoder{buf: buf}
 	e.byte(linksFormat2)
-	return appendLinksBody(e, links)
-}
-
-// appendStoredLinks encodes a page's links as the links bucket holds them
-// (format 3): the page's URL, since the key is a number (see setLinks), and
-// then format 2.
-func appendStoredLinks(buf []byte, page string, links []Link) []byte {
-	e := encoder{buf: buf}
-	e.byte(linksFormat3)
-	e.str(page)
-	return appendLinksBody(e, links)
-}
-
-// appendLinksBody encodes what follows format 2's format byte.
-func appendLinksBody(e encoder, links []Link) []byte {
 	e.uvarint(uint64(len(links)))
 	prev, line := "", 0
 	last, kind := linkKind{}, linkKindIndex[linkKind{}]
@@ -519,49 +503,31 @@ func sharedPrefix(a, b string) int {
 	return n
 }
 
-// linksHead reads an encoded list up to its count of links: its format
-// (format 3 reads as the format 2 that follows its page), the page's URL
-// when it says one, and a decoder at the first link.
-func linksHead(v []byte) (d decoder, format byte, page []byte, n int, err error) {
-	d = decoder{b: v}
-	format = d.byte()
-	if d.err == nil && format == linksFormat3 {
-		page, format = d.span(), linksFormat2
-		if d.err == nil && len(page) == 0 {
-			d.fail(errFormat)
-		}
-	} else if d.err == nil && format != linksFormat1 && format != linksFormat2 {
-		return d, 0, nil, 0, fmt.Errorf("link list format %d: %w", format, errFormat)
-	}
-	c := d.uvarint()
-	if d.err == nil && c > uint64(len(d.b)) {
-		return d, 0, nil, 0, errShort
-	}
-	return d, format, page, int(c), d.err
-}
-
 // linkCount reads only the number of links in an encoded list.
 func linkCount(v []byte) (int, error) {
-	_, _, _, n, err := linksHead(v)
-	return n, err
+	d := decoder{b: v}
+	if f := d.byte(); d.err == nil && f != linksFormat1 && f != linksFormat2 {
+		return 0, fmt.Errorf("link list format %d: %w", f, errFormat)
+	}
+	n := d.uvarint()
+	if d.err == nil && n > uint64(len(d.b)) {
+		return 0, errShort
+	}
+	return int(n), d.err
 }
 
-// linksPage reads only the page URL a list of format 3 holds; nil for the
-// older formats, which were keyed by it.
-func linksPage(v []byte) ([]byte, error) {
-	_, _, page, _, err := linksHead(v)
-	return page, err
-}
-
-// decodeLinks decodes a list written by appendLinks or appendStoredLinks, in any format. All
+// decodeLinks decodes a list written by appendLinks, in either format. All
 // the URLs of the page are rebuilt in one strings.Builder and are
 // substrings of its one string: one allocation for the text of the page
 // rather than one per link.
 func decodeLinks(v []byte) ([]Link, error) {
-	d, format, _, n, err := linksHead(v)
+	n, err := linkCount(v)
 	if err != nil || n == 0 {
 		return nil, err
 	}
+	d := decoder{b: v}
+	format := d.byte()
+	d.uvarint()
 	links := make([]Link, n)
 	type bounds struct{ start, end int }
 	spans := make([]bounds, n)

@@ -145,24 +145,16 @@ func TestLinksRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			const page = "http://127.0.0.1/docs/index.html"
-			for _, v := range [][]byte{appendLinks(nil, tt.links), appendStoredLinks(nil, page, tt.links)} {
-				got, err := decodeLinks(v)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !reflect.DeepEqual(got, tt.links) {
-					t.Errorf("format %d round trip:\n got %+v\nwant %+v", v[0], got, tt.links)
-				}
-				if n, err := linkCount(v); err != nil || n != len(tt.links) {
-					t.Errorf("format %d: linkCount = %d, %v; want %d", v[0], n, err, len(tt.links))
-				}
+			v := appendLinks(nil, tt.links)
+			got, err := decodeLinks(v)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if p, err := linksPage(appendStoredLinks(nil, page, tt.links)); err != nil || string(p) != page {
-				t.Errorf("linksPage of format 3 = %q, %v; want %q", p, err, page)
+			if !reflect.DeepEqual(got, tt.links) {
+				t.Errorf("round trip:\n got %+v\nwant %+v", got, tt.links)
 			}
-			if p, err := linksPage(appendLinks(nil, tt.links)); err != nil || p != nil {
-				t.Errorf("linksPage of format 2 = %q, %v; want none", p, err)
+			if n, err := linkCount(v); err != nil || n != len(tt.links) {
+				t.Errorf("linkCount = %d, %v; want %d", n, err, len(tt.links))
 			}
 		})
 	}
@@ -196,10 +188,8 @@ func TestDecodersRejectDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slv := appendStoredLinks(nil, "http://127.0.0.1/", []Link{{URL: "http://127.0.0.1/a", Line: 1}})
 	decoders["stored record"] = decoders["record"]
-	decoders["stored links"] = decoders["links"]
-	values := map[string][]byte{"record": rv, "links": lv, "task": tv, "stored record": srv, "stored links": slv}
+	values := map[string][]byte{"record": rv, "links": lv, "task": tv, "stored record": srv}
 	for name, decode := range decoders {
 		v := values[name]
 		cases := map[string][]byte{
@@ -286,7 +276,6 @@ func FuzzDecodeLinks(f *testing.F) {
 	f.Add(appendLinks(nil, nil))
 	f.Add(appendLinks(nil, schema2Links))
 	f.Add(format1Links(f))
-	f.Add(appendStoredLinks(nil, "http://127.0.0.1/", schema2Links))
 	f.Fuzz(func(t *testing.T, v []byte) {
 		links, err := decodeLinks(v)
 		if err != nil {

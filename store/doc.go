@@ -14,8 +14,8 @@
 //	urls      canonical URL -> its latest URLRecord, and where its page's
 //	          link list is
 //	links     list number (uint64 big-endian, the bucket's sequence, so
-//	          lists sort in the order they were written) -> the page's
-//	          URL and its links, in page order
+//	          lists sort in the order they were written) -> a page's
+//	          links, in page order; the page's record says the number
 //	frontier  URL -> Task of the open pass
 //	hosts     host -> the caller's opaque bytes
 //	outbox    entry number (uint64 big-endian, the bucket's sequence) ->
@@ -62,7 +62,7 @@
 // parsed again. A page costs one Put and no read-modify-write, and after a
 // crash there is no second copy that could disagree with the first. The
 // reverse direction, the referrers of a target, is derived at report time by
-// PageLinks in one sequential scan of the links bucket, which is cheap:
+// PageLinks in one sequential scan of the records, which is cheap:
 //
 //	go test -run '^$' -bench PageLinks -benchtime=10x ./store/
 //	10,000 pages x 20 links: scan alone ~45 ms (~4.5M links/s);
@@ -73,15 +73,14 @@
 // A commit of 32 results used to put 32 link lists under their page URLs:
 // 32 random leaves of the largest bucket, each read (a page fault, once the
 // mapped file is dropped), copied into memory and written again. At 100,000
-// pages that was most of what a page cost more than at 10,000. A list is
+// pages that was much of what a page cost more than at 10,000. A list is
 // now put under the next number of the bucket's sequence, so a commit's
-// lists go onto the last leaf or two, which bbolt fills whole; the record
-// says the number (linksAt in record format 2), and the list says its page,
-// for PageLinks. Replacing a list deletes the old one by its number: in a
-// pass that parses the pages in about the order of the last one, that too
-// walks the bucket from one end. Measured with scripts/bench.sh -pages
-// 100000 against the same build keyed by URL: see the commit
-// "store: link lists keyed in the order they are written, schema 4".
+// lists go onto the last leaf or two, which bbolt fills whole, and the
+// record says the number (linksAt, in record format 2). Replacing a list
+// deletes the old one by its number: in a pass that parses the pages in
+// about the order of the last one, that too walks the bucket from one end.
+// PageLinks scans the records in URL order and reads each list where its
+// record says, after a scan of the list keys (see PageLinks).
 //
 // # Encoding
 //

@@ -115,8 +115,8 @@ func TestMigrateSchema3(t *testing.T) {
 	if got, err := db.Links(home); err != nil || !reflect.DeepEqual(got, newHome.Links) {
 		t.Errorf("home stored again: Links = %+v, %v", got, err)
 	}
-	if v := storedList(t, db, home); v[0] != linksFormat3 {
-		t.Errorf("home stored again: list format %d, want %d", v[0], linksFormat3)
+	if v := storedList(t, db, home); v[0] != linksFormat2 {
+		t.Errorf("home stored again: list format %d, want %d", v[0], linksFormat2)
 	}
 	if got, err := db.Links(a); err != nil || !reflect.DeepEqual(got, schema3A()) {
 		t.Errorf("/a kept: Links = %+v, %v", got, err)
@@ -126,7 +126,7 @@ func TestMigrateSchema3(t *testing.T) {
 	}
 	pages, lists := pageLinksOf(t, db, 2)
 	if want := []string{home, a}; !reflect.DeepEqual(pages, want) || !reflect.DeepEqual(lists, [][]Link{newHome.Links, schema3A()}) {
-		t.Errorf("PageLinks(2) gave pages %q, lists %+v; want the new list first, then the kept one", pages, lists)
+		t.Errorf("PageLinks(2) gave pages %q, lists %+v; want the new list of home, then the kept one of /a", pages, lists)
 	}
 	if got := linkKeys(t, db); len(got) != 2 || len(got[0]) != 8 || got[1] != a {
 		t.Errorf("links keys = %q, want one number and %s (home's old list deleted)", got, a)
@@ -147,5 +147,29 @@ func TestMigrateSchema3(t *testing.T) {
 	}
 	if got := schemaOf(t, path); got != SchemaVersion {
 		t.Errorf("after migration schema = %d, want %d", got, SchemaVersion)
+	}
+}
+
+// PageLinks gives the pages in URL order whatever order their lists were
+// written in (report.Merge reads several files side by side by it), and
+// only those of the pass.
+func TestPageLinksInURLOrder(t *testing.T) {
+	t.Parallel()
+	db := openTemp(t)
+	const z, m, a = "http://127.0.0.1/z", "http://127.0.0.1/m", "http://127.0.0.1/a"
+	p1 := begin(t, db, z)
+	commit(t, db, p1.ID, page(z, m))
+	commit(t, db, p1.ID, page(m, a))
+	commit(t, db, p1.ID, page(a, z))
+	finish(t, db, p1, PassComplete)
+	p2 := begin(t, db, z)
+	commit(t, db, p2.ID, page(z, a, m))
+	commit(t, db, p2.ID, page(a, m))
+	if pages, _ := pageLinksOf(t, db, p1.ID); !reflect.DeepEqual(pages, []string{m}) {
+		t.Errorf("PageLinks(1) = %q, want only %s (the others were stored again)", pages, m)
+	}
+	pages, lists := pageLinksOf(t, db, p2.ID)
+	if !reflect.DeepEqual(pages, []string{a, z}) || !reflect.DeepEqual(lists, [][]Link{page(a, m).Links, page(z, a, m).Links}) {
+		t.Errorf("PageLinks(2) = %q %+v", pages, lists)
 	}
 }
