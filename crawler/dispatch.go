@@ -18,12 +18,12 @@ import (
 // dispatcher staged it, the throttle's permit for its first request.
 type task struct {
 	store.Task
-	host       string
-	permit     *throttle.Permit
-	attempt    int              // retries so far (after 429/503/timeouts the throttle allows retrying)
+	host    string
+	permit  *throttle.Permit
+	attempt int // retries so far (after 429/503/timeouts the throttle allows retrying)
 	// comebacks: how often the server sent it away with a Retry-After
 	// the crawl waits for, which is no failed try (see throttle.Permit.Comeback).
-	comebacks int
+	comebacks  int
 	prev       *store.URLRecord // what an earlier pass (or run) recorded
 	prevLoaded bool             // prev was read when staged
 	fresh      bool             // prev is young enough to reuse without a request
