@@ -27,6 +27,7 @@ const (
 	recordCutTag       = 6 // URLRecord.Cut, one byte
 	recordCarriedTag   = 7 // URLRecord.Carried and CarriedFrom
 	recordNotTakenTag  = 8 // URLRecord.NotTaken
+	recordPrevRunTag   = 9 // URLRecord.PrevFailures and PrevFirstBroken
 	// Optional fields follow a task's fixed part the same way.
 	taskRunTag    = 1 // Task.Run
 	taskPublicTag = 2 // Task.Public, a flag
@@ -286,6 +287,13 @@ func appendRecord(buf []byte, r *URLRecord) ([]byte, error) {
 		e.byte(recordNotTakenTag)
 		e.uvarint(uint64(r.NotTaken))
 	}
+	if r.PrevFailures != 0 || !r.PrevFirstBroken.IsZero() {
+		e.byte(recordPrevRunTag)
+		e.uvarint(uint64(max(r.PrevFailures, 0)))
+		if err := e.time(r.PrevFirstBroken); err != nil {
+			return buf, err
+		}
+	}
 	return e.bytes(), nil
 }
 
@@ -371,6 +379,13 @@ func decodeRecord(url string, v []byte, r *URLRecord) error {
 				d.fail(errOverflow)
 			}
 			r.NotTaken = int(n)
+		case recordPrevRunTag:
+			n := d.uvarint()
+			if n > math.MaxInt32 {
+				d.fail(errOverflow)
+			}
+			r.PrevFailures = int(n)
+			r.PrevFirstBroken = d.time()
 		default:
 			d.fail(errFormat)
 		}
