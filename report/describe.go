@@ -121,7 +121,9 @@ func (r *Report) chain(rec store.URLRecord) (urls []string, why string) {
 	if end == "" {
 		end = rec.URL
 	}
-	urls = append(urls, r.Location(end))
+	if end := r.Location(end); len(urls) == 0 || urls[len(urls)-1] != end {
+		urls = append(urls, end)
+	}
 	if n := len(urls); n > 2*hopsNamed+1 {
 		urls = slices.Concat(urls[:hopsNamed], []string{fmt.Sprintf(hopsBetween, n-2*hopsNamed)}, urls[n-hopsNamed:])
 	}
