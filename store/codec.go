@@ -143,6 +143,16 @@ func (d *decoder) int() int {
 	return int(v)
 }
 
+// count reads a non-negative number that an int holds on any platform.
+func (d *decoder) count() int {
+	n := d.uvarint()
+	if n > math.MaxInt32 {
+		d.fail(errOverflow)
+		return 0
+	}
+	return int(n)
+}
+
 func (d *decoder) bool() bool {
 	switch d.byte() {
 	case 0:
@@ -367,24 +377,12 @@ func decodeRecord(url string, v []byte, r *URLRecord) error {
 		case recordCutTag:
 			r.Cut = Cut(d.byte())
 		case recordCarriedTag:
-			n := d.uvarint()
-			if n > math.MaxInt32 {
-				d.fail(errOverflow)
-			}
-			r.Carried = int(n)
+			r.Carried = d.count()
 			r.CarriedFrom = d.time()
 		case recordNotTakenTag:
-			n := d.uvarint()
-			if n > math.MaxInt32 {
-				d.fail(errOverflow)
-			}
-			r.NotTaken = int(n)
+			r.NotTaken = d.count()
 		case recordPrevRunTag:
-			n := d.uvarint()
-			if n > math.MaxInt32 {
-				d.fail(errOverflow)
-			}
-			r.PrevFailures = int(n)
+			r.PrevFailures = d.count()
 			r.PrevFirstBroken = d.time()
 		default:
 			d.fail(errFormat)
