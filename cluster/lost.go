@@ -62,7 +62,12 @@ func lostWork(ctx context.Context, kv jetstream.KeyValue, pass uint64) ([]Loss, 
 	if err != nil {
 		return nil, err
 	}
-	joined = slices.DeleteFunc(joined, func(j Joined) bool { return j.Pass != pass })
+	return lossesOf(joined, pass)
+}
+
+// lossesOf is lostWork of the Joined records already read.
+func lossesOf(joined []Joined, pass uint64) ([]Loss, error) {
+	joined = slices.DeleteFunc(slices.Clone(joined), func(j Joined) bool { return j.Pass != pass })
 	slices.SortFunc(joined, func(a, b Joined) int {
 		if c := a.First.Compare(b.First); c != 0 {
 			return c
@@ -119,13 +124,9 @@ func joinedRecords(ctx context.Context, kv jetstream.KeyValue) ([]Joined, error)
 	return out, nil
 }
 
-// forgetJoined deletes the Joined records of passes before pass, which no
-// later pass reads.
-func forgetJoined(ctx context.Context, kv jetstream.KeyValue, pass uint64) error {
-	joined, err := joinedRecords(ctx, kv)
-	if err != nil {
-		return err
-	}
+// forgetJoined deletes, of the Joined records read, those of passes
+// before pass, which no later pass reads.
+func forgetJoined(ctx context.Context, kv jetstream.KeyValue, joined []Joined, pass uint64) error {
 	for _, j := range joined {
 		if j.Pass < pass {
 			// Only that revision: the database may be joining a new pass.

@@ -174,7 +174,7 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 // is gone. A report of a restarted process of the same name is never
 // overwritten by this one.
 func (w *Worker) reportOwner(ctx context.Context, released bool) {
-	o := Owner{Name: w.cfg.Name, Token: w.token, DB: w.dbID, Shards: FormatShards(w.cfg.Shards), Host: w.cfg.Host, DBPath: w.cfg.DBPath, TTL: w.leases.ttl, Released: released}
+	o := Owner{Name: w.cfg.Name, Token: w.token, Shards: FormatShards(w.cfg.Shards), Host: w.cfg.Host, DBPath: w.cfg.DBPath, TTL: w.leases.ttl, Released: released}
 	data, err := json.Marshal(o)
 	if err != nil {
 		w.logf("owner report: %v", err)
@@ -390,13 +390,20 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 		f.stopConsumers()
 		return nil, fmt.Errorf("join: %w", err)
 	}
-	waiting, err := f.waitingShards(ctx, stream, true)
+	waiting, err := f.waitingShards(ctx)
 	if err != nil {
 		f.stopConsumers()
 		return nil, fmt.Errorf("join: %w", err)
 	}
+	// The shards' ack floors, as a report of this worker would have them.
+	floors, _, err := f.readFloors(ctx)
+	if err != nil {
+		f.stopConsumers()
+		return nil, fmt.Errorf("join: %w", err)
+	}
+	f.raiseAcked(floors)
 	for _, s := range waiting {
-		if err := f.activate(ctx, stream, s); err != nil {
+		if err := f.activate(ctx, s); err != nil {
 			f.stopConsumers()
 			return nil, fmt.Errorf("join: %w", err)
 		}
@@ -415,7 +422,7 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 	go f.drain()
 	go f.feed()
 	go f.report()
-	go f.activator(stream)
+	go f.activator()
 	go func() {
 		defer f.wg.Done()
 		defer w.js.Conn().RemoveStatusListener(reconnects)
@@ -484,51 +491,56 @@ func (f *Frontier) queueSeeds() error {
 
 // waitingShards are the owned shards without an active consumer that have
 // messages in the stream: waiting, or delivered to an earlier owner and
-// never acked (a work queue keeps a message until it is acked). With
-// floors, it also reads the consumers that exist, and their ack floors
-// go into acked, as a report of this worker would have them.
-func (f *Frontier) waitingShards(ctx context.Context, stream jetstream.Stream, floors bool) ([]int, error) {
+// never acked (a work queue keeps a message until it is acked).
+func (f *Frontier) waitingShards(ctx context.Context) ([]int, error) {
 	f.consMu.Lock()
 	inactive := map[int]bool{}
 	for s := range f.bells {
 		inactive[s] = true
 	}
 	f.consMu.Unlock()
+	si, err := f.stream.Info(ctx, jetstream.WithSubjectFilter(todoSubjects))
+	if err != nil {
+		return nil, fmt.Errorf("tasks: %w", err)
+	}
 	var out []int
-	add := func(s int) {
-		if inactive[s] {
+	for subject, n := range si.State.Subjects {
+		if s, ok := subjectShard(subject); ok && n > 0 && inactive[s] {
 			inactive[s] = false
 			out = append(out, s)
 		}
 	}
-	si, err := stream.Info(ctx, jetstream.WithSubjectFilter("lp.todo.*"))
-	if err != nil {
-		return nil, fmt.Errorf("tasks: %w", err)
-	}
-	for subject, n := range si.State.Subjects {
-		var s int
-		if _, err := fmt.Sscanf(subject, "lp.todo.%d", &s); err == nil && n > 0 {
-			add(s)
-		}
-	}
-	if !floors {
-		return out, nil
-	}
-	lister := stream.ListConsumers(ctx)
-	for info := range lister.Info() {
+	return out, nil
+}
+
+// readFloors reads the ack floors of the worker's shard consumers from the
+// server, by shard as Acked keys them, and whether any of them has
+// messages pending or unacked. Every message at or below a floor was
+// acked, and the shard's owner acks only what it committed.
+func (f *Frontier) readFloors(ctx context.Context) (floors map[string]uint64, busy bool, err error) {
+	floors = map[string]uint64{}
+	l := f.stream.ListConsumers(ctx)
+	for info := range l.Info() {
 		s, ok := consumerShard(info.Name)
 		if !ok || !f.w.owned[s] {
 			continue
 		}
-		f.mu.Lock()
-		key := strconv.Itoa(s)
-		f.acked[key] = max(f.acked[key], info.AckFloor.Stream)
-		f.mu.Unlock()
+		floors[strconv.Itoa(s)] = info.AckFloor.Stream
+		busy = busy || info.NumPending > 0 || info.NumAckPending > 0
 	}
-	if err := lister.Err(); err != nil {
-		return nil, fmt.Errorf("shard consumers: %w", err)
+	if err := l.Err(); err != nil {
+		return nil, false, fmt.Errorf("shard consumers: %w", err)
 	}
-	return out, nil
+	return floors, busy, nil
+}
+
+// raiseAcked raises the acked sequences to floors read from the server.
+func (f *Frontier) raiseAcked(floors map[string]uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k, v := range floors {
+		f.acked[k] = max(f.acked[k], v)
+	}
 }
 
 // ring is a doorbell: a task message came for shard.
@@ -548,7 +560,7 @@ func (f *Frontier) ring(shard int) {
 // also looks at the stream now and then, for a message its doorbell
 // missed (one published while the worker joined) or an activation that
 // failed: either waits there, and the pass cannot end without it.
-func (f *Frontier) activator(stream jetstream.Stream) {
+func (f *Frontier) activator() {
 	defer f.wg.Done()
 	look := time.NewTicker(f.w.cfg.lookEvery)
 	defer look.Stop()
@@ -558,7 +570,7 @@ func (f *Frontier) activator(stream jetstream.Stream) {
 			return
 		case <-f.rung:
 		case <-look.C:
-			waiting, err := f.waitingShards(f.ctx, stream, false)
+			waiting, err := f.waitingShards(f.ctx)
 			if err != nil {
 				if f.ctx.Err() == nil {
 					f.w.logf("look for tasks: %v", err)
@@ -579,7 +591,7 @@ func (f *Frontier) activator(stream jetstream.Stream) {
 		clear(f.ringing)
 		f.consMu.Unlock()
 		for _, s := range shards {
-			if err := f.activate(f.ctx, stream, s); err != nil && f.ctx.Err() == nil {
+			if err := f.activate(f.ctx, s); err != nil && f.ctx.Err() == nil {
 				f.fail("%v (trying again)", err)
 			}
 		}
@@ -588,7 +600,7 @@ func (f *Frontier) activator(stream jetstream.Stream) {
 
 // activate makes the consumer of an owned shard and consumes it, unless it
 // is active already.
-func (f *Frontier) activate(ctx context.Context, stream jetstream.Stream, s int) error {
+func (f *Frontier) activate(ctx context.Context, s int) error {
 	f.consMu.Lock()
 	_, inactive := f.bells[s]
 	f.consMu.Unlock()
@@ -602,7 +614,7 @@ func (f *Frontier) activate(ctx context.Context, stream jetstream.Stream, s int)
 	}
 	// This worker holds the lease: a pin left by a dead owner (or an
 	// earlier run of this one) would hold deliveries back for PinnedTTL.
-	if err := stream.UnpinConsumer(ctx, todoConsumer(s), ownerGroup); err != nil && !isNotPinned(err) {
+	if err := f.stream.UnpinConsumer(ctx, todoConsumer(s), ownerGroup); err != nil && !isNotPinned(err) {
 		w.logf("unpin %s: %v", todoConsumer(s), err)
 	}
 	info, err := c.Info(ctx)
@@ -617,10 +629,7 @@ func (f *Frontier) activate(ctx context.Context, stream jetstream.Stream, s int)
 			w.logf("redeliver the unacked tasks of shard %d: %v (they come after %s)", s, err, w.cfg.ackWait)
 		}
 	}
-	f.mu.Lock()
-	key := strconv.Itoa(s)
-	f.acked[key] = max(f.acked[key], info.AckFloor.Stream)
-	f.mu.Unlock()
+	f.raiseAcked(map[string]uint64{strconv.Itoa(s): info.AckFloor.Stream})
 	cc, err := c.Consume(func(m jetstream.Msg) { f.receive(s, m) },
 		jetstream.PullPriorityGroup(ownerGroup), jetstream.PullMaxMessages(64),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
@@ -1096,30 +1105,18 @@ func (f *Frontier) settle() bool {
 	}
 	ctx, cancel := context.WithTimeout(f.ctx, 5*time.Second)
 	defer cancel()
-	floors := map[string]uint64{}
-	busy := false
-	l := f.stream.ListConsumers(ctx)
-	for info := range l.Info() {
-		s, ok := consumerShard(info.Name)
-		if !ok || !f.w.owned[s] {
-			continue
-		}
-		floors[strconv.Itoa(s)] = info.AckFloor.Stream
-		busy = busy || info.NumPending > 0 || info.NumAckPending > 0
-	}
-	if err := l.Err(); err != nil {
+	floors, busy, err := f.readFloors(ctx)
+	if err != nil {
 		if f.ctx.Err() == nil {
 			f.w.logf("read the shard consumers: %v (again in 1s)", err)
 		}
 		return true
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for k, v := range floors {
-		f.acked[k] = max(f.acked[k], v)
-	}
+	f.raiseAcked(floors)
 	if !busy {
+		f.mu.Lock()
 		f.settled = doubts
+		f.mu.Unlock()
 	}
 	return busy
 }

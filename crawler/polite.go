@@ -96,6 +96,10 @@ func (c *Crawler) robotsRefused(host string, a robotsAnswer) (v store.Verdict, c
 	return store.VerdictSkipped, "robots", "skipped: robots.txt disallows it"
 }
 
+// robotsTry is what a host's robots.txt fetches the throttle asked to try
+// again have used: failed tries and comebacks (see task.comebacks).
+type robotsTry struct{ attempt, comebacks int }
+
 // loadRobots fetches host's robots.txt once, however many workers ask at
 // the same moment, through the host's throttle like any other request.
 func (c *Crawler) loadRobots(ctx context.Context, scheme, host string, p *throttle.Permit) {
@@ -106,9 +110,9 @@ func (c *Crawler) loadRobots(ctx context.Context, scheme, host string, p *thrott
 			}
 			return nil, nil
 		}
-		tries, _ := c.robotsTries.Load(host)
-		n, _ := tries.(int)
-		r := c.fetchRobots(ctx, scheme+"://"+host+"/robots.txt", p, n)
+		stored, _ := c.robotsTries.Load(host)
+		tries, _ := stored.(robotsTry)
+		r := c.fetchRobots(ctx, scheme+"://"+host+"/robots.txt", p, &tries)
 		if ctx.Err() != nil {
 			return nil, ctx.Err() // stopped: neither allow nor forbid on a guess
 		}
@@ -116,7 +120,7 @@ func (c *Crawler) loadRobots(ctx context.Context, scheme, host string, p *thrott
 			// The host asked for a pause (or is backing off): its robots.txt
 			// is asked again after it, rather than keeping the crawler off
 			// the whole host for an hour over a short pause.
-			c.robotsTries.Store(host, n+1)
+			c.robotsTries.Store(host, tries)
 			return nil, nil
 		}
 		c.robotsTries.Delete(host)
@@ -129,8 +133,8 @@ func (c *Crawler) loadRobots(ctx context.Context, scheme, host string, p *thrott
 // the file's rules, allow all (4xx, too many redirects, no server there at
 // all) or, for a host that is failing, disallow all with its cause; nil
 // when the throttle says to try again (a 429 or 503, a timeout, within the
-// host's retries: tries is how many were made).
-func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Permit, tries int) *throttle.Robots {
+// host's retries), counted in tries.
+func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Permit, tries *robotsTry) *throttle.Robots {
 	for hops := 0; hops <= 5; hops++ {
 		u, err := url.Parse(target)
 		if err != nil {
@@ -143,9 +147,14 @@ func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Pe
 				return throttle.UnreachableRobots(err.Error())
 			}
 		}
-		h := c.requestWith(ctx, http.MethodGet, target, p, requestOpts{robots: true, attempt: tries})
+		h := c.requestWith(ctx, http.MethodGet, target, p, requestOpts{robots: true, attempt: tries.attempt, comebacks: tries.comebacks})
 		p = nil
 		if h.retry && c.cfg.Throttle != nil {
+			if h.comeback {
+				tries.comebacks++
+			} else {
+				tries.attempt++
+			}
 			return nil
 		}
 		if h.err != nil {

@@ -197,6 +197,8 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 		rec.Verdict, rec.Error = classifyError(f.err)
 		if sb := (*shortBodyError)(nil); errors.As(f.err, &sb) {
 			rec.Note = sb.Error()
+		} else if why := certProblem(f.err); why != "" {
+			rec.Note = why
 		}
 	default:
 		rec.Verdict, rec.Error = classifyStatus(f.status, f.header, f.policy)

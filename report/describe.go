@@ -572,10 +572,27 @@ func (r *Report) note(e Entry) string {
 		}
 		return note
 	}
+	note := withAdvice(e.Record, r.ownSite(e.Record.URL))
 	if last := r.LastChecked(e); last != "" {
-		return last + "; " + e.Record.Note
+		return last + "; " + note
 	}
-	return e.Record.Note
+	return note
+}
+
+// InsecureAdvice says what lets a certificate that is not trusted through.
+// It is given only for the hosts of the start URLs: a staging host with a
+// self-signed certificate is the user's to vouch for, another site's is
+// not, and a broken certificate there is the link's problem to report.
+const InsecureAdvice = "--insecure skips certificate checks (for a staging host you run; every report then begins INSECURE:)"
+
+// withAdvice is rec's note with the setting that would let it through,
+// where there is one the user may choose; own says rec is on the host of
+// a start URL.
+func withAdvice(rec store.URLRecord, own bool) string {
+	if rec.Error == "tls" && own {
+		return strings.TrimPrefix(rec.Note+"; "+InsecureAdvice, "; ")
+	}
+	return rec.Note
 }
 
 // QuotaAdvice says what would let the URLs a host's quota left unchecked

@@ -644,8 +644,8 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 	msg += fmt.Sprintf(" %s: %s", first.URL, why)
 	if ghost {
 		msg += fmt.Sprintf("; its links were followed from its last good copy (%s), so the pages behind it were checked", strings.TrimPrefix(first.Note, "ghost: following its links from "))
-	} else if first.Note != "" && first.Verdict != store.VerdictOK {
-		msg += "; " + first.Note
+	} else if note := withAdvice(first, true); note != "" && first.Verdict != store.VerdictOK {
+		msg += "; " + note
 	}
 	if n := len(failed) - 1; n > 0 {
 		msg += fmt.Sprintf(" (and %d more start URLs failed)", n)

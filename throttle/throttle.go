@@ -152,7 +152,7 @@ func (t *Throttle) Reserve(host string) (*Permit, time.Duration, error) {
 		return nil, wait, nil
 	}
 	l.admit(now)
-	return &Permit{t: t, l: l, sends: 1}, 0, nil
+	return &Permit{t: t, l: l, sends: 1, admitted: now}, 0, nil
 }
 
 // Deferred reports whether a request for key (a URL) on host must wait for
@@ -394,6 +394,13 @@ type limiter struct {
 	robotsGap    time.Duration
 
 	adapt adaptive
+	// refusingSince is when the host began answering only 429 and 503
+	// (zero while it answers normally); slow is the gap between request
+	// starts its refusals imposed, slowedAt when it was last doubled
+	// (see slowDown).
+	refusingSince time.Time
+	slow          time.Duration
+	slowedAt      time.Time
 
 	requests     int64
 	bytesTotal   int64
@@ -508,7 +515,7 @@ func (l *limiter) gap() time.Duration {
 	if l.set.Adaptive {
 		g = max(g, l.adapt.delay)
 	}
-	return g
+	return max(g, l.slow)
 }
 
 // limit is the most request starts per second the settings allow: the
@@ -580,6 +587,24 @@ func (r *recentStarts) advance(sec int64) {
 		r.counts[bucket(s)] = 0
 	}
 	r.second = sec
+}
+
+// pace is the rate of the starts of the last rateSeconds seconds over
+// the seconds they span (at least one second, and at least one start:
+// the request that asks is one): unlike perSecond it does not take a
+// burst at the start of a crawl for a slow pace.
+func (r *recentStarts) pace(now time.Time) float64 {
+	r.advance(now.Unix())
+	var sum int64
+	span := int64(1)
+	for back := int64(rateSeconds - 1); back >= 0; back-- {
+		c := r.counts[bucket(r.second-back)]
+		if c > 0 && sum == 0 {
+			span = max(span, back+1)
+		}
+		sum += c
+	}
+	return float64(max(sum, 1)) / float64(span)
 }
 
 // perSecond is the average rate over the last rateSeconds seconds.
