@@ -118,13 +118,21 @@ type jsonSummary struct {
 	Unread int `json:"unread,omitempty"`
 	// SitemapNotTaken counts the sitemap entries not taken because the
 	// sitemap limit (--sitemap-limit) was reached: not among urls.
-	SitemapNotTaken int     `json:"sitemap_not_taken"`
-	Transient       int     `json:"transient"`
-	Unverifiable    int     `json:"unverifiable"`
-	OK              int     `json:"ok"`
-	Suppressed      int     `json:"suppressed"`
-	ReportAfter     string  `json:"report_after,omitempty"`
-	ElapsedSeconds  float64 `json:"elapsed_seconds"`
+	SitemapNotTaken int `json:"sitemap_not_taken"`
+	Transient       int `json:"transient"`
+	Unverifiable    int `json:"unverifiable"`
+	OK              int `json:"ok"`
+	Suppressed      int `json:"suppressed"`
+	// RedirectHops counts the problems that are hops of a failing
+	// redirect chain no page links to: part of the chain's entry in
+	// "urls" (its redirects), not counted in broken, transient or
+	// unverifiable.
+	RedirectHops int `json:"redirect_hops,omitempty"`
+	// Ghosts counts the pages that failed this pass whose last good
+	// copy's links were followed: not among pages.
+	Ghosts         int     `json:"ghosts,omitempty"`
+	ReportAfter    string  `json:"report_after,omitempty"`
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
 	// Reused counts results carried over from earlier passes without a
 	// request; ReusedFrom are those passes.
 	Reused int `json:"reused"`
@@ -213,7 +221,7 @@ func writeJSON(w io.Writer, r *Report) error {
 		Summary: jsonSummary{
 			Pages: s.Pages, Unchanged: s.Unchanged, Links: s.Links, URLs: s.URLs,
 			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Robots: s.Robots, Quota: s.Quota, Cut: s.Cut, SitemapNotTaken: s.NotTaken, Unread: s.Unread, Transient: s.Transient, Unverifiable: s.Unverifiable,
-			OK: s.OK, Suppressed: s.Suppressed, ElapsedSeconds: seconds(s.Elapsed),
+			OK: s.OK, Suppressed: s.Suppressed, RedirectHops: s.Hops, Ghosts: s.Ghosts, ElapsedSeconds: seconds(s.Elapsed),
 			Reused: s.Reused, ReusedFrom: s.ReusedFrom, PermanentRedirects: s.Moved, Seeds: s.Seeds,
 			Listed: "problems",
 		},

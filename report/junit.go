@@ -206,8 +206,8 @@ func (r *Report) oneLine(e Entry) string {
 func (r *Report) plainDetails(e Entry) string {
 	var b strings.Builder
 	b.WriteString(e.Record.URL + "\n")
-	if final := Redirected(e.Record); final != "" {
-		b.WriteString("redirects to " + final + "\n")
+	if chain := r.Chain(e.Record); chain != "" {
+		b.WriteString(chain + "\n")
 	}
 	if len(e.Referrers) == 0 {
 		b.WriteString("linked from: " + r.noReferrers(e) + "\n")

@@ -117,8 +117,13 @@ func (r *Report) markdownRow(b *bufio.Writer, n int, e Entry) {
 	if rec.Verdict == store.VerdictSkipped {
 		problem = ""
 	}
-	if final := Redirected(rec); final != "" {
-		problem += "<br>redirects to " + mdCode(r.Location(final))
+	if urls, why := r.chain(rec); len(urls) > 0 {
+		for i, u := range urls {
+			if !strings.HasPrefix(u, "... (") {
+				urls[i] = mdCode(u)
+			}
+		}
+		problem += "<br>redirects to " + strings.Join(urls, " -&gt; ") + mdText(why)
 	}
 	if note := r.note(e); note != "" {
 		problem += "<br>" + mdText(note)

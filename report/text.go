@@ -165,8 +165,8 @@ func (t *textWriter) entry(r *Report, n, num int, e Entry) {
 	if len(parts) > 0 {
 		t.para(indent, strings.Join(parts, "; "))
 	}
-	if final := Redirected(rec); final != "" {
-		t.line(indent + "redirects to " + r.Location(final))
+	if chain := r.Chain(rec); chain != "" {
+		t.para(indent, chain)
 	}
 	if len(e.Referrers) == 0 {
 		t.para(indent, "linked from: "+r.noReferrers(e))

@@ -242,7 +242,7 @@ var settingsTable = []setting{
 		usage: "report format: " + strings.Join(report.Formats(), ", "),
 		field: func(o *checkOptions) any { return &o.format }, check: oneOf(report.Formats()...)},
 	{flag: "output", short: "o", key: "output", cmds: []string{"check", "report"}, group: groupOutput, example: `["report.json"]`,
-		usage: "also write the report to `FILE`, format from its extension, or FORMAT:FILE; a name whose extension says none (or only .txt) takes --format's (repeatable; never the database); standard output still gets it unless -q (the text report when an -o file has --format's format)",
+		usage: "also write the report to `FILE`, format from its extension, or FORMAT:FILE; a name whose extension says none (or only .txt) takes --format's (repeatable; never the database; one that cannot be written, such as in a missing directory, stops the run before it starts); standard output still gets it unless -q (the text report when an -o file has --format's format)",
 		field: func(o *checkOptions) any { return &o.outputs }},
 	{flag: "quiet", short: "q", key: "quiet", cmds: []string{"check", "report"}, group: groupOutput,
 		usage:   "no progress line, and with -o no report on standard output",
