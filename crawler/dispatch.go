@@ -18,9 +18,12 @@ import (
 // dispatcher staged it, the throttle's permit for its first request.
 type task struct {
 	store.Task
-	host       string
-	permit     *throttle.Permit
-	attempt    int              // retries so far (after 429/503/timeouts the throttle allows retrying)
+	host    string
+	permit  *throttle.Permit
+	attempt int // retries so far (after 429/503/timeouts the throttle allows retrying)
+	// comebacks: how often the server sent it away with a Retry-After
+	// the crawl waits for, which is no failed try (see throttle.Permit.Comeback).
+	comebacks  int
 	prev       *store.URLRecord // what an earlier pass (or run) recorded
 	prevLoaded bool             // prev was read when staged
 	fresh      bool             // prev is young enough to reuse without a request
@@ -76,6 +79,9 @@ type outcome struct {
 	found   []target
 	stopped bool // cut short by a stop: not committed, done again on resume
 	retry   bool // queue the task again; the host's throttle decides when
+	// comeback, with retry: the server said when to come back, so the
+	// retry is not a failed try.
+	comeback bool
 	// deferred is set when the result holds back URLs of the site's own
 	// hosts (held of them) to a later run, to the end of the server's
 	// pause.
@@ -557,9 +563,13 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 			case o.stopped, o.task.robots != "":
 			case o.retry:
 				o.task.permit = nil
-				if o.later > 0 {
+				switch {
+				case o.later > 0:
 					d.delay(o.task, o.later) // nothing failed: no retry is counted
-				} else {
+				case o.comeback:
+					o.task.comebacks++
+					d.enqueue(o.task)
+				default:
 					o.task.attempt++
 					d.enqueue(o.task)
 				}
