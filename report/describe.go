@@ -214,10 +214,54 @@ func (r *Report) HeldBack() string {
 		// but whatever is new past the cut was not.
 		parts = append(parts, fmt.Sprintf("%s read only in part (cut short), so links past the cut may not have been checked", plural(s.Cut, "page", "pages")))
 	}
+	limits := len(parts) > 0
+	if s.Unread > 0 {
+		parts = append(parts, r.unreadLine())
+	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return "PARTLY CHECKED: " + strings.Join(parts, "; ") + ". They are listed below with the setting that lets them through."
+	how := "."
+	if limits {
+		how = " with the setting that lets them through."
+	}
+	return "PARTLY CHECKED: " + strings.Join(parts, "; ") + ". They are listed below" + how
+}
+
+// unreadLine says how many pages of the site could not be read, and
+// why: "1 page of the site could not be read (503 Service Unavailable),
+// so the links behind it were not checked". Up to three distinct
+// problems are named, the rest counted.
+func (r *Report) unreadLine() string {
+	const named = 3
+	var whys []string
+	for _, rec := range r.Unread {
+		if why := Problem(rec); !slices.Contains(whys, why) {
+			whys = append(whys, why)
+		}
+	}
+	why := strings.Join(whys[:min(named, len(whys))], ", ")
+	if len(whys) > named {
+		why += fmt.Sprintf(" and %d more", len(whys)-named)
+	}
+	it := "them"
+	if len(r.Unread) == 1 {
+		it = "it"
+	}
+	return fmt.Sprintf("%s of the site could not be read (%s), so the links behind %s were not checked", plural(len(r.Unread), "page", "pages"), why, it)
+}
+
+// UnreadHelp says what the section of pages of the site that could not
+// be read is for.
+const UnreadHelp = "pages of the site that could not be read this pass (a server error, a timeout, a refusal), so the links behind them were not checked (the pass exits 5 if nothing worse happened; each is also listed with its problem)"
+
+// unreadText is one line for a page of the site that could not be read.
+func (r *Report) unreadText(rec store.URLRecord) string {
+	msg := r.Location(rec.URL) + ": could not be read (" + Problem(rec) + "), so the links behind it were not checked"
+	if since := r.Since(rec); since != "" {
+		msg += "; " + since
+	}
+	return msg
 }
 
 // RoundDuration keeps two significant units at most, which is all a
@@ -322,6 +366,13 @@ func (r *Report) Counts() string {
 		fmt.Fprintf(&b, "; %s of a failing redirect chain, counted as part of the link that leads there",
 			plural(s.Hops, "URL no page links to is a hop", "URLs no page links to are hops"))
 	}
+	if s.Unread > 0 {
+		them := "them"
+		if s.Unread == 1 {
+			them = "it"
+		}
+		fmt.Fprintf(&b, "; %s of the site not read: links behind %s not checked, listed below", plural(s.Unread, "page", "pages"), them)
+	}
 	if r.checksFragments() {
 		fmt.Fprintf(&b, "; %s", plural(s.MissingFragments, "missing fragment", "missing fragments"))
 	}
@@ -412,7 +463,7 @@ func (r *Report) Nothing() string {
 		return "No new problems" + so
 	case r.Summary.Suppressed > 0:
 		return fmt.Sprintf("No problems to report%s (%d suppressed by --report-after)", strings.TrimSuffix(so, "."), r.Summary.Suppressed) + "."
-	case r.Summary.Quota > 0 || r.Summary.Cut > 0 || r.Summary.Traps > 0 || r.Summary.NotTaken > 0:
+	case r.Summary.Quota > 0 || r.Summary.Cut > 0 || r.Summary.Traps > 0 || r.Summary.NotTaken > 0 || r.Summary.Unread > 0:
 		// The first line says PARTLY CHECKED already; this one must not
 		// read as "the whole site is fine" either.
 		var unchecked []string
@@ -427,6 +478,9 @@ func (r *Report) Nothing() string {
 		}
 		if c := r.Summary.Cut; c > 0 {
 			unchecked = append(unchecked, fmt.Sprintf("%s cut short: links past the cut were not checked", plural(c, "page was", "pages were")))
+		}
+		if n := r.Summary.Unread; n > 0 {
+			unchecked = append(unchecked, fmt.Sprintf("%s of the site could not be read: the links behind %s were not checked", plural(n, "page", "pages"), map[bool]string{true: "it", false: "them"}[n == 1]))
 		}
 		return fmt.Sprintf("No problems found among the URLs checked%s; %s.", strings.TrimSuffix(so, "."), strings.Join(unchecked, "; "))
 	}

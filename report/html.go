@@ -158,6 +158,16 @@ func writeHTML(w io.Writer, r *Report) error {
 		}
 		d.Rows = append(d.Rows, r.htmlRefs(row, e.Referrers))
 	}
+	if len(r.Unread) > 0 {
+		d.Verdicts = append(d.Verdicts, htmlOption{"unread", "page not read"})
+	}
+	for _, rec := range r.Unread {
+		row := htmlRow{
+			Verdict: "unread", Badge: "not read", Target: r.Location(rec.URL), Link: r.href(rec.URL),
+			Problem: Problem(rec), Note: capitalize(UnreadHelp) + ".", NoRefs: "not a link: the page itself",
+		}
+		d.Rows = append(d.Rows, row)
+	}
 	if len(r.Cut) > 0 {
 		d.Verdicts = append(d.Verdicts, htmlOption{"cut", "page cut short"})
 	}

@@ -97,6 +97,10 @@ type Report struct {
 	// because the sitemap limit was reached (store.URLRecord.NotTaken), by
 	// URL: held back by a limit like traps, listed whatever the Options.
 	NotTaken []store.URLRecord
+	// Unread are the pages of the site the pass was to read and could
+	// not (see unreadPage), by URL: nothing behind them was checked.
+	// Listed whatever the Options, like the pages cut short.
+	Unread []store.URLRecord
 	// Trend is the problems of each complete pass kept, up to this one,
 	// oldest first; empty when the Source cannot list passes.
 	Trend []TrendPoint
@@ -123,7 +127,10 @@ type Summary struct {
 	Cut          int // of Pages, those read only in part; len(Report.Cut)
 	// NotTaken counts the sitemap entries not taken because the sitemap
 	// limit (--sitemap-limit) was reached: no record of theirs is stored.
-	NotTaken   int
+	NotTaken int
+	// Unread is len(Report.Unread): pages of the site that could not be
+	// read, the links behind them not checked.
+	Unread     int
 	Suppressed int // problems hidden by ReportAfter
 	// Hops counts the problems that no page links to on the redirect
 	// chain of a problem that is linked (or a start URL): each is part of
@@ -337,6 +344,10 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			s.NotTaken += rec.NotTaken
 			r.NotTaken = append(r.NotTaken, *rec)
 		}
+		if unreadPage(rec) && !r.isStart(rec.URL) {
+			// A start page that could not be read is StartFailure's (exit 4).
+			r.Unread = append(r.Unread, *rec)
+		}
 		if rec.Parsed && rec.Cut != 0 {
 			// Reused or unchanged, its stored links are still the cut ones.
 			r.Cut = append(r.Cut, *rec)
@@ -477,7 +488,8 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	slices.SortFunc(r.Gone, byURL)
 	slices.SortFunc(r.Cut, byURL)
 	slices.SortFunc(r.NotTaken, byURL)
-	s.Cut = len(r.Cut)
+	slices.SortFunc(r.Unread, byURL)
+	s.Cut, s.Unread = len(r.Cut), len(r.Unread)
 
 	for _, m := range moved {
 		slices.SortFunc(m.Referrers, compareReferrers)
@@ -651,6 +663,26 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 		msg += fmt.Sprintf(" (and %d more start URLs failed)", n)
 	}
 	return msg + ".", !ghost && len(failed) == len(starts), nil
+}
+
+// unreadPage says whether rec is a page of the site (or a sitemap) the
+// pass was to read and could not: one the rules parse, within
+// --max-depth, that ended transient (5xx, a timeout, a reset, its host's
+// robots.txt unreadable) or unverifiable (401, 403, 429) after its
+// retries. Nothing behind it was checked, so the pass cannot say "all
+// clear" (exit 5; README: exit codes). Not counted: a page followed from
+// its last good copy (a ghost: Parsed, its links were checked), a URL
+// that redirects (its target has a record of its own), one held back by
+// a Retry-After (the pass is unfinished, exit 3) and one whose end
+// another crawler resolves. A broken page (404) is a problem that fails
+// the pass already, and has nothing behind it to hide.
+func unreadPage(rec *store.URLRecord) bool {
+	switch {
+	case rec.Action != "parse" && rec.Action != "sitemap",
+		rec.Parsed, Redirected(*rec) != "", rec.Error == "rate-limited", rec.Awaits != "":
+		return false
+	}
+	return rec.Verdict == store.VerdictTransient || rec.Verdict == store.VerdictUnverifiable
 }
 
 // permanentlyMoved says whether a good URL's first hop is a permanent

@@ -56,6 +56,19 @@ func writeText(w io.Writer, r *Report) error {
 			t.referrers(r, indent, m.Referrers)
 		}
 	}
+	if len(r.Unread) > 0 {
+		t.blank()
+		t.title(fmt.Sprintf("Not read (%d): %s", len(r.Unread), UnreadHelp))
+		num := len(strconv.Itoa(len(r.Unread))) + 2
+		for i, rec := range r.Unread {
+			t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(rec.URL))
+			what := Problem(rec)
+			if since := r.Since(rec); since != "" {
+				what += "; " + since
+			}
+			t.para(strings.Repeat(" ", num), what)
+		}
+	}
 	if len(r.Cut) > 0 {
 		t.blank()
 		t.title(fmt.Sprintf("Cut short (%d): %s", len(r.Cut), CutHelp))
