@@ -177,6 +177,9 @@ type Crawler struct {
 	// asked to try again (429/503, timeouts), for its retry limit: a
 	// robotsTry.
 	robotsTries sync.Map
+	// slowHosts holds the hosts whose long Crawl-delay this run has
+	// warned of (see warnCrawlDelay).
+	slowHosts sync.Map
 	// claimReqs take a worker's redirect target to the dispatcher, which
 	// owns the pass's claims; looped closes when the dispatcher is gone.
 	claimReqs chan claimReq

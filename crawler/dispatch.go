@@ -100,6 +100,11 @@ type outcome struct {
 	handOff *handOff
 	// released are redirect targets claimed by a task that is retried.
 	released []string
+	// dropped are redirect targets the task's chain claimed and did not
+	// record: it gave up past --max-redirects, and from each of them the
+	// chain is shorter than that, so how theirs ends is not known (see
+	// dispatcher.dropped).
+	dropped []string
 	// later, with retry, holds the task back this long: a follow-up
 	// request of it had to wait for its host (see acquireNext).
 	later time.Duration
@@ -193,6 +198,7 @@ func (d *dispatcher) idle() bool {
 // push queues a task from the stored frontier; it is already in the store.
 func (d *dispatcher) push(t store.Task) {
 	if !d.seen.claim(t.URL) {
+		d.seen.linkTo(t.URL)
 		return
 	}
 	d.traps.admitted(t.URL, "")
@@ -580,7 +586,7 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 				}
 			}
 		case r := <-claimReqs:
-			r.reply <- d.seen.claim(r.url)
+			r.reply <- d.seen.claimHop(r.url)
 		case host := <-d.c.frees:
 			d.free(host)
 		case batch := <-incoming:
@@ -674,6 +680,7 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 			t.url, t.err = clip(t.url), "URL too long"
 		}
 		if !d.seen.claim(t.url) {
+			d.seen.linkTo(t.url)
 			continue
 		}
 		if t.action == rules.Parse && !d.c.mayParse(o.task.Depth+1) {
@@ -723,6 +730,7 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 		// queued, not committed, and found again by the next run.
 		return d.write(failed, writes, extra...)
 	}
+	d.dropped(o.task, o.dropped, &res)
 	if len(o.hops) > 0 {
 		// The links found are the chain's end's, and so is their queueing.
 		last := &o.hops[len(o.hops)-1]

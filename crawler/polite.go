@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/store"
@@ -128,8 +130,44 @@ func (c *Crawler) loadRobots(ctx context.Context, scheme, host string, p *thrott
 		}
 		c.robotsTries.Delete(host)
 		c.cfg.Throttle.SetRobots(host, r, c.cfg.Now())
+		c.warnCrawlDelay(host)
 		return nil, nil
 	})
+}
+
+// slowCrawlDelay is the Crawl-delay from which a run says at once what it
+// will cost: at 10 s, 1,000 pages of a host take close to three hours.
+const slowCrawlDelay = 10 * time.Second
+
+// warnCrawlDelay warns, once a run, of a host whose robots.txt asks for a
+// long Crawl-delay: the run then looks idle for minutes or hours, and
+// only the warning says why (qa5 N11: Crawl-delay 3600, two silent
+// minutes, a six-page site to take six hours). It says what the delay
+// costs, that it is kept at the host's max pause at most, and what would
+// change it: for the site's own hosts the owner's crawl delay, which
+// takes robots.txt's place; for other hosts only the cap.
+func (c *Crawler) warnCrawlDelay(host string) {
+	asked, kept := c.cfg.Throttle.CrawlDelay(host)
+	if asked < slowCrawlDelay || kept == 0 {
+		return // short, ignored with robots.txt, or the owner's own in its place
+	}
+	if _, warned := c.slowHosts.LoadOrStore(host, true); warned {
+		return
+	}
+	msg := fmt.Sprintf("%s: robots.txt asks for Crawl-delay %s", host, throttle.FormatDuration(asked))
+	if kept < asked {
+		msg += fmt.Sprintf(", more than the host's max pause: kept at %s", throttle.FormatDuration(kept))
+	}
+	msg += fmt.Sprintf(", so at most %s requests an hour to it", strconv.FormatFloat(math.Floor(float64(time.Hour)/float64(kept)), 'f', -1, 64))
+	if c.rules.StartHost(host) {
+		msg += "; --crawl-delay (crawl_delay in a [[host]] for it) sets the site's own delay in its place"
+		if kept < asked {
+			msg += ", --max-pause raises the cap"
+		}
+	} else {
+		msg += "; it is another site's: max_pause in a [[host]] for it lowers the cap"
+	}
+	c.cfg.Logger.Warn(msg, "host", host, "crawl_delay", asked, "gap", kept)
 }
 
 // fetchRobots follows up to five redirects (RFC 9309) and reads the answer:
@@ -470,7 +508,9 @@ func (c *Crawler) loadHostState(passID uint64, resumed bool) error {
 		}
 		if err := c.cfg.Throttle.ImportState(host, b); err != nil {
 			c.cfg.Logger.Warn("ignoring saved host state", "host", host, "err", err)
+			return nil
 		}
+		c.warnCrawlDelay(host) // its robots.txt is not fetched again this run
 		return nil
 	})
 	if err != nil {

@@ -302,6 +302,17 @@ func (t *Throttle) SetRobots(host string, r *Robots, fetched time.Time) {
 	l.setRobots(host, r, fetched, t.cfg.UserAgent)
 }
 
+// CrawlDelay is what host's robots.txt asks for as Crawl-delay (0 for
+// none) and the gap the host's requests keep for it: the same, MaxPause
+// when that is shorter, or 0 when the settings ignore robots.txt or put
+// the owner's own crawl delay in its place.
+func (t *Throttle) CrawlDelay(host string) (asked, kept time.Duration) {
+	l := t.limiterFor(host)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.robotsGap, l.robotsDelay()
+}
+
 // Robots returns host's cached robots.txt if it is still fresh: fetched
 // within 24 hours, or within one hour for a "disallow all" that came from
 // a server error or an unreachable host.
@@ -508,10 +519,7 @@ func (l *limiter) send(now time.Time) {
 
 // gap is the minimum time between request starts right now.
 func (l *limiter) gap() time.Duration {
-	g := l.set.CrawlDelay
-	if !l.set.IgnoreRobots {
-		g = max(g, l.robotsGap)
-	}
+	g := l.delay()
 	if l.set.Adaptive {
 		g = max(g, l.adapt.delay)
 	}
@@ -532,14 +540,31 @@ func (l *limiter) limit() float64 {
 	if l.set.WindowMax > 0 && l.set.Window > 0 {
 		tighter(float64(l.set.WindowMax) / l.set.Window.Seconds())
 	}
-	g := l.set.CrawlDelay
-	if !l.set.IgnoreRobots {
-		g = max(g, l.robotsGap)
-	}
-	if g > 0 {
+	if g := l.delay(); g > 0 {
 		tighter(1 / g.Seconds())
 	}
 	return lim
+}
+
+// delay is the configured gap between request starts: the settings' crawl
+// delay, raised by robots.txt's (see robotsDelay).
+func (l *limiter) delay() time.Duration {
+	return max(l.set.CrawlDelay, l.robotsDelay())
+}
+
+// robotsDelay is the gap robots.txt's Crawl-delay puts between request
+// starts: none when the settings ignore robots.txt or put the owner's own
+// delay in its place, and at most MaxPause. A Crawl-delay of an hour
+// would otherwise hold a site of 100 pages for four days; the host's
+// longest pause is also the longest gap (qa5 N11).
+func (l *limiter) robotsDelay() time.Duration {
+	if l.set.IgnoreRobots || l.set.OwnCrawlDelay {
+		return 0
+	}
+	if l.set.MaxPause > 0 {
+		return min(l.robotsGap, l.set.MaxPause)
+	}
+	return l.robotsGap
 }
 
 // maxInFlight is the in-flight cap right now (0 = none): the configured
