@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -300,6 +301,7 @@ type Frontier struct {
 	crawlerIdle bool
 	queue       [][]store.Task // committed and acked, not yet handed to the crawler
 	acked       map[string]uint64
+	received    map[string]uint64 // WorkerStatus.Received
 	lastErr     string
 	ended       store.PassState // how the pass ended, once done is closed
 	// doubts counts the events after which a shard consumer's ack floor
@@ -348,7 +350,8 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 		doubts: 1,
 	}
 	f.ctx, f.cancel = context.WithCancel(w.ctx)
-	if err := w.noteJoined(ctx, passID); err != nil {
+	var err error
+	if f.received, err = w.noteJoined(ctx, passID); err != nil {
 		return nil, err
 	}
 	if err := f.ownSeeds(ctx); err != nil {
@@ -659,13 +662,29 @@ func (f *Frontier) activate(ctx context.Context, s int) error {
 // noteJoined records that this worker's database takes part in pass
 // (Joined), before the shard consumers can deliver it anything: the
 // coordinator calls a pass whose shards two databases worked unfinished
-// (lostWork), since what one of them held queued the other never had.
-func (w *Worker) noteJoined(ctx context.Context, pass uint64) error {
-	j := Joined{Pass: pass, DB: w.dbID, Name: w.cfg.Name, Host: w.cfg.Host, DBPath: w.cfg.DBPath, First: time.Now().UTC()}
+// (lostWork), since what one of them held queued the other never had;
+// and one whose database came back holding less of the pass than it had
+// (Behind). It returns what the database holds of the pass
+// (WorkerStatus.Received).
+func (w *Worker) noteJoined(ctx context.Context, pass uint64) (map[string]uint64, error) {
+	held, err := heldMessages(w.cfg.DB, pass)
+	if err != nil {
+		return nil, fmt.Errorf("join: %w", err)
+	}
+	statuses, err := workerStatuses(ctx, w.b.state)
+	if err != nil {
+		return nil, fmt.Errorf("join: %w", err)
+	}
+	j := Joined{Pass: pass, DB: w.dbID, Name: w.cfg.Name, Host: w.cfg.Host, DBPath: w.cfg.DBPath, First: time.Now().UTC(),
+		Behind: behind(statuses, w.dbID, pass, held)}
+	if b := j.Behind; b != nil {
+		w.logf("this database holds less of pass %d than worker %s had reported it held (of shard %d, task messages up to %d; reported up to %d): it looks restored from an older copy, and the pass will end unfinished; run check --nats with --new-pass to check everything",
+			pass, b.Worker, b.Shard, b.Held, b.Reported)
+	}
 	shards := w.cfg.Shards
 	var prev Joined
 	if found, err := getJSON(ctx, w.b.state, joinedKey(w.dbID), &prev); err != nil {
-		return fmt.Errorf("join: %w", err)
+		return nil, fmt.Errorf("join: %w", err)
 	} else if found && prev.Pass == pass {
 		// Restarted with other --shards: it may still hold tasks of the
 		// ones it had.
@@ -675,12 +694,82 @@ func (w *Worker) noteJoined(ctx context.Context, pass uint64) error {
 			shards = slices.Compact(shards)
 		}
 		j.First = prev.First
+		// Once behind, always: a restored copy's reports say less from
+		// then on, and what it lacked is still lost.
+		j.Behind = prev.Behind.and(j.Behind)
 	}
 	j.Shards = FormatShards(shards)
 	if err := putJSON(ctx, w.b.state, joinedKey(w.dbID), j); err != nil {
-		return fmt.Errorf("join: %w", err)
+		return nil, fmt.Errorf("join: %w", err)
 	}
-	return nil
+	return held, nil
+}
+
+// heldMessages is what a worker's database holds of pass: by shard, the
+// last message whose tasks it committed (store.DB.Received).
+func heldMessages(db *store.DB, pass uint64) (map[string]uint64, error) {
+	bySubject, err := db.Received(pass)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]uint64, len(bySubject))
+	for subject, seq := range bySubject {
+		if s, ok := subjectShard(subject); ok {
+			out[strconv.Itoa(s)] = seq
+		}
+	}
+	return out, nil
+}
+
+// behind compares what database db holds of pass (held, by shard) with
+// what the workers that ran on it reported it held: nil when it holds all
+// of that. Only a copy of the file from before can hold less: the file
+// notes a message with its tasks, and a worker reports it only after.
+func behind(statuses map[string]*WorkerStatus, db string, pass uint64, held map[string]uint64) *Behind {
+	var b *Behind
+	var shards []int
+	for _, name := range slices.Sorted(maps.Keys(statuses)) {
+		st := statuses[name]
+		if st.DB != db || st.Pass != pass {
+			continue
+		}
+		for key, reported := range st.Received {
+			s, err := strconv.Atoi(key)
+			if err != nil || reported <= held[key] {
+				continue
+			}
+			shards = append(shards, s)
+			if b == nil || s < b.Shard || s == b.Shard && reported > b.Reported {
+				b = &Behind{Shard: s, Worker: name, Reported: reported, Held: held[key]}
+			}
+		}
+	}
+	if b != nil {
+		slices.Sort(shards)
+		b.Shards = FormatShards(slices.Compact(shards))
+	}
+	return b
+}
+
+// and is b with the shards of c: the first finding's figures, every
+// shard found behind.
+func (b *Behind) and(c *Behind) *Behind {
+	if b == nil || c == nil {
+		if b == nil {
+			return c
+		}
+		return b
+	}
+	x, errB := ParseShards(b.Shards)
+	y, errC := ParseShards(c.Shards)
+	if errB != nil || errC != nil {
+		return b
+	}
+	all := append(x, y...)
+	slices.Sort(all)
+	out := *b
+	out.Shards = FormatShards(slices.Compact(all))
+	return &out
 }
 
 func isNotPinned(err error) bool {
@@ -791,6 +880,7 @@ func (f *Frontier) receive(shard int, m jetstream.Msg) {
 		return
 	}
 	var added []store.Task
+	committed := false
 	switch {
 	case e.Pass > f.pass:
 		// A newer pass began; this one is about to be over here.
@@ -806,11 +896,14 @@ func (f *Frontier) receive(shard int, m jetstream.Msg) {
 			_ = m.NakWithDelay(time.Second)
 			return
 		}
-		if added, err = f.w.cfg.DB.Enqueue(f.pass, e.Tasks); err != nil {
+		// The file notes the message with its tasks, before the ack:
+		// a copy of it from before lacks both (Joined.Behind).
+		if added, err = f.w.cfg.DB.EnqueueReceived(f.pass, e.Tasks, todoSubject(shard), meta.Sequence.Stream); err != nil {
 			f.fail("shard %d: commit message %d: %v", shard, meta.Sequence.Stream, err)
 			_ = m.NakWithDelay(time.Second)
 			return
 		}
+		committed = true
 	default:
 		f.w.logf("shard %d: dropped %d tasks of pass %d, which is over", shard, len(e.Tasks), e.Pass)
 	}
@@ -827,8 +920,11 @@ func (f *Frontier) receive(shard int, m jetstream.Msg) {
 		// the message comes again and adds nothing).
 		f.queue = append(f.queue, added)
 	}
+	key := strconv.Itoa(shard)
+	if committed {
+		f.received[key] = max(f.received[key], meta.Sequence.Stream)
+	}
 	if ackErr == nil {
-		key := strconv.Itoa(shard)
 		f.acked[key] = max(f.acked[key], meta.Sequence.Stream)
 	}
 	f.mu.Unlock()
@@ -1124,17 +1220,14 @@ func (f *Frontier) settle() bool {
 // status is the worker's report now, and whether the floors are not
 // settled yet (settle).
 func (f *Frontier) status() (*WorkerStatus, bool) {
-	st := &WorkerStatus{Name: f.w.cfg.Name, Token: f.w.token, Shards: FormatShards(f.w.cfg.Shards), Pass: f.pass, Updated: time.Now().UTC()}
+	st := &WorkerStatus{Name: f.w.cfg.Name, Token: f.w.token, Shards: FormatShards(f.w.cfg.Shards), Pass: f.pass, DB: f.w.dbID, Updated: time.Now().UTC()}
 	f.mu.Lock()
 	idleSoFar := f.crawlerIdle && len(f.queue) == 0
 	f.mu.Unlock()
 	// Only an idle report needs the floors: a busy one ends nothing.
 	unsettled := idleSoFar && f.settle()
 	f.mu.Lock()
-	st.Acked = make(map[string]uint64, len(f.acked))
-	for k, v := range f.acked {
-		st.Acked[k] = v
-	}
+	st.Acked, st.Received = maps.Clone(f.acked), maps.Clone(f.received)
 	crawlerIdle, queued, progress := f.crawlerIdle, len(f.queue), f.progress
 	st.Error = f.lastErr
 	f.mu.Unlock()
