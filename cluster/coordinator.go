@@ -604,7 +604,7 @@ func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error)
 	}
 	// In a work queue a message stays in the stream until it is acked:
 	// any message on a shard's subject is waiting or unacked.
-	si, err := c.todo.Info(ctx, jetstream.WithSubjectFilter("lp.todo.*"))
+	si, err := c.todo.Info(ctx, jetstream.WithSubjectFilter(todoSubjects))
 	if err != nil {
 		return Verdict{}, fmt.Errorf("tasks: %w", err)
 	}
@@ -655,8 +655,8 @@ func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error)
 // A worker acks a message only after committing its tasks, so nothing is
 // lost. Messages above the ack floor are left alone.
 func (c *Coordinator) dropAcked(ctx context.Context, subject string) (bool, error) {
-	var s int
-	if _, err := fmt.Sscanf(subject, "lp.todo.%d", &s); err != nil {
+	s, ok := subjectShard(subject)
+	if !ok {
 		return false, nil
 	}
 	cons, err := c.todo.Consumer(ctx, todoConsumer(s))
@@ -806,7 +806,11 @@ func (c *Coordinator) end(ctx context.Context, rec PassRecord, v Verdict) error 
 	}
 	// Nothing is left anywhere, but what a replaced database held was
 	// never anywhere the rule above can see: never complete, then.
-	losses, err := lostWork(ctx, c.b.state, rec.Pass.ID)
+	joined, err := joinedRecords(ctx, c.b.state)
+	if err != nil {
+		return err
+	}
+	losses, err := lossesOf(joined, rec.Pass.ID)
 	if err != nil {
 		return err
 	}
@@ -828,7 +832,7 @@ func (c *Coordinator) end(ctx context.Context, rec PassRecord, v Verdict) error 
 	if err := putJSON(ctx, c.b.state, passKey, rec); err != nil {
 		return err
 	}
-	if err := forgetJoined(ctx, c.b.state, rec.Pass.ID); err != nil {
+	if err := forgetJoined(ctx, c.b.state, joined, rec.Pass.ID); err != nil {
 		c.logf("end pass %d: %v", rec.Pass.ID, err)
 	}
 	return nil

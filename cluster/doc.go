@@ -89,9 +89,15 @@
 // A pass is complete only if each shard was worked from one database: a
 // worker notes its database (Joined) when it joins a pass, before it can
 // be handed a task, and when a shard was joined by two (a worker back on a
-// lost or fresh file), what the first held queued may be lost with it. The
-// coordinator then ends the pass stopped, with Pass.Unfinished saying so
-// (lost.go), however the rule below ends it.
+// lost or fresh file), what the first held queued may be lost with it. A
+// copy of a file has its ID, so a worker back on a backup of its own file
+// is told apart otherwise: the file notes each task message with its tasks
+// (store.DB.EnqueueReceived), before the ack, and the worker reports what
+// its file holds (WorkerStatus.Received) only after; a database that joins
+// the pass again holding less than a worker on it reported is an older
+// copy, which lacks the tasks of the messages acked since (Joined.Behind).
+// The coordinator then ends the pass stopped, with Pass.Unfinished saying
+// so (lost.go), however the rule below ends it.
 //
 // A worker reports idle (WorkerStatus.Idle) only when its crawler's last
 // call was Idle(true) and, read from one database transaction after it

@@ -133,12 +133,12 @@ func acquire(ctx context.Context, b buckets, id identity, shards []int, logf fun
 		twins := map[int]uint64{} // shard -> revision of a twin's lease
 		for _, shard := range shards {
 			sent := time.Now()
-			h, rev, err := l.take(ctx, shard)
+			h, twin, rev, err := l.take(ctx, shard)
 			switch {
 			case err != nil:
 				l.release(context.WithoutCancel(ctx))
 				return nil, err
-			case h == twin:
+			case twin:
 				twins[shard] = rev
 			case h != "":
 				held[h] = append(held[h], shard)
@@ -183,47 +183,45 @@ func refusal(held map[string][]int, err error) error {
 	return errors.Join(append(errs, err)...)
 }
 
-// twin is what take says of a lease another process of our name holds,
-// which may be alive.
-const twin = "\x00twin"
-
-// take creates one lease, or takes back our own; holder names another
-// worker holding it, or is twin, with the lease's revision.
-func (l *leases) take(ctx context.Context, shard int) (holder string, rev uint64, err error) {
+// take creates one lease, or takes back our own, and returns its revision.
+// Otherwise holder names another worker holding it, or twin says another
+// process of our name holds it, which may be alive (rev is then the
+// lease's revision).
+func (l *leases) take(ctx context.Context, shard int) (holder string, twin bool, rev uint64, err error) {
 	key := leaseKey(shard)
 	for range 3 { // a lease may expire between Create and Get
 		rev, err = l.kv.Create(ctx, key, l.value)
 		if err == nil {
-			return "", rev, nil
+			return "", false, rev, nil
 		}
 		if !errors.Is(err, jetstream.ErrKeyExists) {
-			return "", 0, fmt.Errorf("lease of shard %d: %w", shard, err)
+			return "", false, 0, fmt.Errorf("lease of shard %d: %w", shard, err)
 		}
 		e, err := l.kv.Get(ctx, key)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			continue
 		}
 		if err != nil {
-			return "", 0, fmt.Errorf("lease of shard %d: %w", shard, err)
+			return "", false, 0, fmt.Errorf("lease of shard %d: %w", shard, err)
 		}
 		h := parseLease(e.Value())
 		if h.name != l.id.name {
-			return h.name, 0, nil
+			return h.name, false, 0, nil
 		}
 		if gone, err := l.gone(ctx, h); err != nil {
-			return "", 0, fmt.Errorf("lease of shard %d: %w", shard, err)
+			return "", false, 0, fmt.Errorf("lease of shard %d: %w", shard, err)
 		} else if !gone {
-			return twin, e.Revision(), nil
+			return "", true, e.Revision(), nil
 		}
 		rev, err = l.kv.Update(ctx, key, l.value, e.Revision())
 		if err == nil {
-			return "", rev, nil
+			return "", false, rev, nil
 		}
 		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			return "", 0, fmt.Errorf("lease of shard %d: %w", shard, err)
+			return "", false, 0, fmt.Errorf("lease of shard %d: %w", shard, err)
 		}
 	}
-	return "", 0, fmt.Errorf("lease of shard %d: it keeps changing hands", shard)
+	return "", false, 0, fmt.Errorf("lease of shard %d: it keeps changing hands", shard)
 }
 
 // gone says whether the process of our name that wrote lease h is known
@@ -254,17 +252,15 @@ func (l *leases) twinElsewhere(ctx context.Context, shards []int) (map[int]uint6
 	if err != nil {
 		return nil, nil // not a range we can read: nothing to wait for
 	}
+	held, err := leaseEntries(ctx, l.kv)
+	if err != nil {
+		return nil, err
+	}
 	out := map[int]uint64{}
 	for _, s := range its {
-		if slices.Contains(shards, s) {
+		e := held[s]
+		if e == nil || slices.Contains(shards, s) {
 			continue
-		}
-		e, err := l.kv.Get(ctx, leaseKey(s))
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("lease of shard %d: %w", s, err)
 		}
 		h := parseLease(e.Value())
 		if h.name != l.id.name || h.token != o.Token {
@@ -302,14 +298,15 @@ func (l *leases) await(ctx context.Context, twins map[int]uint64, logf func(stri
 			return fmt.Errorf("the leases of shards %s, held by another process of worker %s%s, did not lapse in %s: try again, or give this worker another --name", FormatShards(waiting), l.id.name, where, limit)
 		case <-tick.C:
 		}
-		for _, shard := range slices.Sorted(maps.Keys(twins)) {
-			e, err := l.kv.Get(ctx, leaseKey(shard))
-			switch {
-			case errors.Is(err, jetstream.ErrKeyNotFound):
+		held, err := leaseEntries(ctx, l.kv)
+		if err != nil {
+			return err
+		}
+		for shard, rev := range twins {
+			switch e := held[shard]; {
+			case e == nil:
 				delete(twins, shard)
-			case err != nil:
-				return fmt.Errorf("lease of shard %d: %w", shard, err)
-			case e.Revision() != twins[shard]:
+			case e.Revision() != rev:
 				return &HeldError{Holder: l.id.name, Shards: waiting, Twin: true, Where: where}
 			}
 		}
@@ -602,16 +599,27 @@ func holdersOf(leases [Shards][]byte) [Shards]string {
 // leaseValues reads every lease: its raw value by shard, nil where none.
 func leaseValues(ctx context.Context, kv jetstream.KeyValue) ([Shards][]byte, error) {
 	var out [Shards][]byte
-	es, err := entries(ctx, kv, "shard.*")
+	es, err := leaseEntries(ctx, kv)
+	for s, e := range es {
+		if e != nil {
+			out[s] = e.Value()
+		}
+	}
+	return out, err
+}
+
+// leaseEntries reads every lease, by shard, nil where none: one watch for
+// all of them (entries), not a request per shard.
+func leaseEntries(ctx context.Context, kv jetstream.KeyValue) ([Shards]jetstream.KeyValueEntry, error) {
+	var out [Shards]jetstream.KeyValueEntry
+	es, err := entries(ctx, kv, leaseKeys)
 	if err != nil {
 		return out, fmt.Errorf("the leases: %w", err)
 	}
 	for _, e := range es {
-		var n int
-		if _, err := fmt.Sscanf(strings.TrimPrefix(e.Key(), "shard."), "%d", &n); err != nil || n < 0 || n >= Shards {
-			continue
+		if s, ok := leaseShard(e.Key()); ok {
+			out[s] = e
 		}
-		out[n] = e.Value()
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -20,6 +21,8 @@ const (
 	workerKeyPrefix = "worker."
 	ownerKeyPrefix  = "owner."
 	joinedKeyPrefix = "joined."
+	todoSubjects    = "lp.todo.*" // every todoSubject
+	leaseKeys       = "shard.*"   // every leaseKey
 	// dedupeWindow is how long the server remembers a Nats-Msg-Id: a
 	// drainer killed between a publish and the outbox delete repeats the
 	// entry within it, as a rule.
@@ -35,9 +38,24 @@ func ownerKey(name string) string   { return ownerKeyPrefix + name }
 func joinedKey(db string) string    { return joinedKeyPrefix + db }
 
 // consumerShard is the shard of a shard consumer's name (todoConsumer).
-func consumerShard(name string) (int, bool) {
-	var s int
-	if _, err := fmt.Sscanf(name, "todo-%d", &s); err != nil || s < 0 || s >= Shards || todoConsumer(s) != name {
+func consumerShard(name string) (int, bool) { return nameShard(name, todoConsumer) }
+
+// subjectShard is the shard of a task subject (todoSubject).
+func subjectShard(subject string) (int, bool) { return nameShard(subject, todoSubject) }
+
+// leaseShard is the shard of a lease's key (leaseKey).
+func leaseShard(key string) (int, bool) { return nameShard(key, leaseKey) }
+
+// nameShard is the shard that format, one of the names above, gives name:
+// the one whose name it is exactly, so that "lp.todo.07" or "todo-5x"
+// belong to no shard.
+func nameShard(name string, format func(int) string) (int, bool) {
+	i := len(name)
+	for i > 0 && name[i-1] >= '0' && name[i-1] <= '9' {
+		i--
+	}
+	s, err := strconv.Atoi(name[i:])
+	if err != nil || s < 0 || s >= Shards || format(s) != name {
 		return 0, false
 	}
 	return s, true
@@ -83,7 +101,7 @@ func (o Options) withDefaults() Options {
 func Setup(ctx context.Context, js jetstream.JetStream, opt Options) error {
 	opt = opt.withDefaults()
 	for _, sc := range []jetstream.StreamConfig{
-		{Name: todoStream, Subjects: []string{"lp.todo.*"}},
+		{Name: todoStream, Subjects: []string{todoSubjects}},
 		{Name: resStream, Subjects: []string{"lp.res.*"}},
 	} {
 		sc.Retention = jetstream.WorkQueuePolicy

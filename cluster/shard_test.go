@@ -98,3 +98,33 @@ func TestParseShards(t *testing.T) {
 		t.Errorf("FormatShards = %q", got)
 	}
 }
+
+// A name gives its shard only when it is exactly the name of that shard:
+// the stream, the consumers and the lease bucket hold other names too.
+func TestNameShard(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		parse func(string) (int, bool)
+		name  string
+		want  int
+		ok    bool
+	}{
+		{subjectShard, "lp.todo.0", 0, true},
+		{subjectShard, "lp.todo.255", 255, true},
+		{subjectShard, "lp.todo.256", 0, false},
+		{subjectShard, "lp.todo.07", 0, false},
+		{subjectShard, "lp.res.7", 0, false},
+		{subjectShard, "lp.todo.", 0, false},
+		{subjectShard, "", 0, false},
+		{consumerShard, "todo-12", 12, true},
+		{consumerShard, "todo-12x", 0, false},
+		{consumerShard, "results", 0, false},
+		{leaseShard, "shard.200", 200, true},
+		{leaseShard, "shard.-1", 0, false},
+		{leaseShard, "worker.5", 0, false},
+	} {
+		if got, ok := tc.parse(tc.name); got != tc.want || ok != tc.ok {
+			t.Errorf("shard of %q = %d, %v; want %d, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -57,6 +57,15 @@ type WorkerStatus struct {
 	// acked, per shard (as decimal strings, JSON keys), after committing
 	// the message's tasks.
 	Acked map[string]uint64 `json:"acked,omitempty"`
+	// DB is the ID of the worker's database (store.DB.ID), and Received
+	// the last stream sequence of lp.todo.<shard> whose tasks that file
+	// holds in the pass, per shard as in Acked (store.DB.Received):
+	// committed there before the message was acked, and reported only
+	// after. Unlike Acked it never counts what another database acked.
+	// A database that joins the pass again holding less than this is an
+	// older copy of the file (Joined.Behind).
+	DB       string            `json:"db_id,omitempty"`
+	Received map[string]uint64 `json:"received,omitempty"`
 	// Outbox is the number of entries waiting to be published.
 	Outbox int `json:"outbox"`
 	// Queued and Done are the worker's crawler's counts in this run: URLs
@@ -84,8 +93,27 @@ type Joined struct {
 	Host   string    `json:"host,omitempty"`
 	DBPath string    `json:"db,omitempty"`
 	First  time.Time `json:"first"`
+	// Behind, once set, says the database joined the pass again holding
+	// less than a worker on it had reported: an older copy of the file.
+	Behind *Behind `json:"behind,omitempty"`
 
 	rev uint64 // the record's revision in KV, as read
+}
+
+// Behind is a worker database that joined a pass again holding fewer of
+// the pass's task messages than a worker running on it had reported it
+// held (WorkerStatus.Received): an older copy of the file, such as a
+// backup restored after a crash. The tasks of the messages it lacks were
+// acked, so the stream holds them no more, and nothing will check them.
+type Behind struct {
+	Shards string `json:"shards"` // as FormatShards writes them
+	// Shard is the first of them: Reported is the last message of it
+	// that worker Worker had reported its file held, Held the last the
+	// file holds now.
+	Shard    int    `json:"shard"`
+	Worker   string `json:"worker"`
+	Reported uint64 `json:"reported"`
+	Held     uint64 `json:"held"`
 }
 
 func (s *WorkerStatus) acked(shard int) uint64 { return s.Acked[strconv.Itoa(shard)] }

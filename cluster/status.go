@@ -57,10 +57,8 @@ func Queued(ctx context.Context, js jetstream.JetStream) (Backlog, error) {
 // written when it took its leases, after each complete renewal round and
 // when it gave them up.
 type Owner struct {
-	Name  string `json:"name"`
-	Token string `json:"token"` // the process's own, as in its leases
-	// DB is the ID of the worker's database (store.DB.ID), as in its leases.
-	DB     string `json:"db_id,omitempty"`
+	Name   string `json:"name"`
+	Token  string `json:"token"`  // the process's own, as in its leases
 	Shards string `json:"shards"` // as FormatShards writes them
 	// Host and DBPath are where the worker runs, as it said.
 	Host   string        `json:"host,omitempty"`
@@ -172,14 +170,13 @@ func Stalled(ctx context.Context, js jetstream.JetStream, pass uint64) ([]Stall,
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", todoStream, err)
 	}
-	si, err := stream.Info(ctx, jetstream.WithSubjectFilter("lp.todo.*"))
+	si, err := stream.Info(ctx, jetstream.WithSubjectFilter(todoSubjects))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", todoStream, err)
 	}
 	var waitingIn [Shards]uint64
 	for subject, n := range si.State.Subjects {
-		var s int
-		if _, err := fmt.Sscanf(subject, "lp.todo.%d", &s); err == nil && s >= 0 && s < Shards && todoSubject(s) == subject {
+		if s, ok := subjectShard(subject); ok {
 			waitingIn[s] = n
 		}
 	}

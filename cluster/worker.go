@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -174,7 +175,7 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 // is gone. A report of a restarted process of the same name is never
 // overwritten by this one.
 func (w *Worker) reportOwner(ctx context.Context, released bool) {
-	o := Owner{Name: w.cfg.Name, Token: w.token, DB: w.dbID, Shards: FormatShards(w.cfg.Shards), Host: w.cfg.Host, DBPath: w.cfg.DBPath, TTL: w.leases.ttl, Released: released}
+	o := Owner{Name: w.cfg.Name, Token: w.token, Shards: FormatShards(w.cfg.Shards), Host: w.cfg.Host, DBPath: w.cfg.DBPath, TTL: w.leases.ttl, Released: released}
 	data, err := json.Marshal(o)
 	if err != nil {
 		w.logf("owner report: %v", err)
@@ -236,31 +237,78 @@ func (w *Worker) logf(format string, args ...any) {
 // WaitPass returns the pass the coordinator runs, once there is one in
 // state running (and, when after is not zero, with an ID above after).
 func (w *Worker) WaitPass(ctx context.Context, after uint64) (PassRecord, error) {
-	watch, err := w.b.state.Watch(ctx, passKey)
+	watch, err := w.watchPass(ctx)
 	if err != nil {
-		return PassRecord{}, fmt.Errorf("watch the pass: %w", err)
+		return PassRecord{}, err
 	}
-	defer func() { _ = watch.Stop() }()
+	defer watch.stop()
+	for {
+		e, err := watch.next(ctx)
+		if err != nil {
+			return PassRecord{}, err
+		}
+		var rec PassRecord
+		if err := json.Unmarshal(e.Value(), &rec); err != nil {
+			return PassRecord{}, fmt.Errorf("read the pass: %w", err)
+		}
+		if rec.Pass.State == store.PassRunning && rec.Pass.ID > after {
+			return rec, nil
+		}
+	}
+}
+
+// passWatch follows the pass record. A KV watch is an ordered consumer,
+// which after the server restarts notices that its consumer is gone only
+// when the consumer's heartbeats stop coming: a worker saw its pass end
+// 20 s after the coordinator ended it (TestServerRestartedMidPass). So on
+// each reconnection the watch is made again; a new watch starts with the
+// record as it is, and misses nothing written meanwhile.
+type passWatch struct {
+	kv         jetstream.KeyValue
+	nc         *nats.Conn
+	reconnects chan nats.Status
+	watch      jetstream.KeyWatcher
+}
+
+func (w *Worker) watchPass(ctx context.Context) (*passWatch, error) {
+	p := &passWatch{kv: w.b.state, nc: w.js.Conn()}
+	p.reconnects = p.nc.StatusChanged(nats.CONNECTED)
+	var err error
+	if p.watch, err = p.kv.Watch(ctx, passKey); err != nil {
+		p.nc.RemoveStatusListener(p.reconnects)
+		return nil, fmt.Errorf("watch the pass: %w", err)
+	}
+	return p, nil
+}
+
+// next returns the next value written to the pass record (after a new
+// watch, the record's value now, which may be one already returned).
+func (p *passWatch) next(ctx context.Context) (jetstream.KeyValueEntry, error) {
 	for {
 		select {
 		case <-ctx.Done():
-			return PassRecord{}, context.Cause(ctx)
-		case e, ok := <-watch.Updates():
+			return nil, context.Cause(ctx)
+		case <-p.reconnects:
+			watch, err := p.kv.Watch(ctx, passKey)
+			if err != nil {
+				continue // the old watch comes back by itself, later
+			}
+			_ = p.watch.Stop()
+			p.watch = watch
+		case e, ok := <-p.watch.Updates():
 			if !ok {
-				return PassRecord{}, errors.New("watch the pass: the watch ended")
+				return nil, errors.New("watch the pass: the watch ended")
 			}
-			if e == nil || e.Operation() != jetstream.KeyValuePut {
-				continue
-			}
-			var rec PassRecord
-			if err := json.Unmarshal(e.Value(), &rec); err != nil {
-				return PassRecord{}, fmt.Errorf("read the pass: %w", err)
-			}
-			if rec.Pass.State == store.PassRunning && rec.Pass.ID > after {
-				return rec, nil
+			if e != nil && e.Operation() == jetstream.KeyValuePut {
+				return e, nil
 			}
 		}
 	}
+}
+
+func (p *passWatch) stop() {
+	_ = p.watch.Stop()
+	p.nc.RemoveStatusListener(p.reconnects)
 }
 
 // Frontier is a worker's part of one pass, the crawler's frontier
@@ -300,6 +348,7 @@ type Frontier struct {
 	crawlerIdle bool
 	queue       [][]store.Task // committed and acked, not yet handed to the crawler
 	acked       map[string]uint64
+	received    map[string]uint64 // WorkerStatus.Received
 	lastErr     string
 	ended       store.PassState // how the pass ended, once done is closed
 	// doubts counts the events after which a shard consumer's ack floor
@@ -348,7 +397,8 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 		doubts: 1,
 	}
 	f.ctx, f.cancel = context.WithCancel(w.ctx)
-	if err := w.noteJoined(ctx, passID); err != nil {
+	var err error
+	if f.received, err = w.noteJoined(ctx, passID); err != nil {
 		return nil, err
 	}
 	if err := f.ownSeeds(ctx); err != nil {
@@ -390,32 +440,39 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 		f.stopConsumers()
 		return nil, fmt.Errorf("join: %w", err)
 	}
-	waiting, err := f.waitingShards(ctx, stream, true)
+	waiting, err := f.waitingShards(ctx)
 	if err != nil {
 		f.stopConsumers()
 		return nil, fmt.Errorf("join: %w", err)
 	}
+	// The shards' ack floors, as a report of this worker would have them.
+	floors, _, err := f.readFloors(ctx)
+	if err != nil {
+		f.stopConsumers()
+		return nil, fmt.Errorf("join: %w", err)
+	}
+	f.raiseAcked(floors)
 	for _, s := range waiting {
-		if err := f.activate(ctx, stream, s); err != nil {
+		if err := f.activate(ctx, s); err != nil {
 			f.stopConsumers()
 			return nil, fmt.Errorf("join: %w", err)
 		}
 	}
 	// The pass ends when the coordinator's record says so.
-	watch, err := w.b.state.Watch(f.ctx, passKey)
+	watch, err := w.watchPass(f.ctx)
 	if err != nil {
 		f.stopConsumers()
-		return nil, fmt.Errorf("join: watch the pass: %w (%v)", err, context.Cause(f.ctx))
+		return nil, fmt.Errorf("join: %w (%v)", err, context.Cause(f.ctx))
 	}
 	// A server that restarted may have kept or lost what it did just
 	// before: the worker reads its floors again (settle).
 	reconnects := w.js.Conn().StatusChanged(nats.CONNECTED)
 	f.wg.Add(6)
-	go f.watchPass(watch)
+	go f.followPass(watch)
 	go f.drain()
 	go f.feed()
 	go f.report()
-	go f.activator(stream)
+	go f.activator()
 	go func() {
 		defer f.wg.Done()
 		defer w.js.Conn().RemoveStatusListener(reconnects)
@@ -484,51 +541,56 @@ func (f *Frontier) queueSeeds() error {
 
 // waitingShards are the owned shards without an active consumer that have
 // messages in the stream: waiting, or delivered to an earlier owner and
-// never acked (a work queue keeps a message until it is acked). With
-// floors, it also reads the consumers that exist, and their ack floors
-// go into acked, as a report of this worker would have them.
-func (f *Frontier) waitingShards(ctx context.Context, stream jetstream.Stream, floors bool) ([]int, error) {
+// never acked (a work queue keeps a message until it is acked).
+func (f *Frontier) waitingShards(ctx context.Context) ([]int, error) {
 	f.consMu.Lock()
 	inactive := map[int]bool{}
 	for s := range f.bells {
 		inactive[s] = true
 	}
 	f.consMu.Unlock()
+	si, err := f.stream.Info(ctx, jetstream.WithSubjectFilter(todoSubjects))
+	if err != nil {
+		return nil, fmt.Errorf("tasks: %w", err)
+	}
 	var out []int
-	add := func(s int) {
-		if inactive[s] {
+	for subject, n := range si.State.Subjects {
+		if s, ok := subjectShard(subject); ok && n > 0 && inactive[s] {
 			inactive[s] = false
 			out = append(out, s)
 		}
 	}
-	si, err := stream.Info(ctx, jetstream.WithSubjectFilter("lp.todo.*"))
-	if err != nil {
-		return nil, fmt.Errorf("tasks: %w", err)
-	}
-	for subject, n := range si.State.Subjects {
-		var s int
-		if _, err := fmt.Sscanf(subject, "lp.todo.%d", &s); err == nil && n > 0 {
-			add(s)
-		}
-	}
-	if !floors {
-		return out, nil
-	}
-	lister := stream.ListConsumers(ctx)
-	for info := range lister.Info() {
+	return out, nil
+}
+
+// readFloors reads the ack floors of the worker's shard consumers from the
+// server, by shard as Acked keys them, and whether any of them has
+// messages pending or unacked. Every message at or below a floor was
+// acked, and the shard's owner acks only what it committed.
+func (f *Frontier) readFloors(ctx context.Context) (floors map[string]uint64, busy bool, err error) {
+	floors = map[string]uint64{}
+	l := f.stream.ListConsumers(ctx)
+	for info := range l.Info() {
 		s, ok := consumerShard(info.Name)
 		if !ok || !f.w.owned[s] {
 			continue
 		}
-		f.mu.Lock()
-		key := strconv.Itoa(s)
-		f.acked[key] = max(f.acked[key], info.AckFloor.Stream)
-		f.mu.Unlock()
+		floors[strconv.Itoa(s)] = info.AckFloor.Stream
+		busy = busy || info.NumPending > 0 || info.NumAckPending > 0
 	}
-	if err := lister.Err(); err != nil {
-		return nil, fmt.Errorf("shard consumers: %w", err)
+	if err := l.Err(); err != nil {
+		return nil, false, fmt.Errorf("shard consumers: %w", err)
 	}
-	return out, nil
+	return floors, busy, nil
+}
+
+// raiseAcked raises the acked sequences to floors read from the server.
+func (f *Frontier) raiseAcked(floors map[string]uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k, v := range floors {
+		f.acked[k] = max(f.acked[k], v)
+	}
 }
 
 // ring is a doorbell: a task message came for shard.
@@ -548,7 +610,7 @@ func (f *Frontier) ring(shard int) {
 // also looks at the stream now and then, for a message its doorbell
 // missed (one published while the worker joined) or an activation that
 // failed: either waits there, and the pass cannot end without it.
-func (f *Frontier) activator(stream jetstream.Stream) {
+func (f *Frontier) activator() {
 	defer f.wg.Done()
 	look := time.NewTicker(f.w.cfg.lookEvery)
 	defer look.Stop()
@@ -558,7 +620,7 @@ func (f *Frontier) activator(stream jetstream.Stream) {
 			return
 		case <-f.rung:
 		case <-look.C:
-			waiting, err := f.waitingShards(f.ctx, stream, false)
+			waiting, err := f.waitingShards(f.ctx)
 			if err != nil {
 				if f.ctx.Err() == nil {
 					f.w.logf("look for tasks: %v", err)
@@ -579,7 +641,7 @@ func (f *Frontier) activator(stream jetstream.Stream) {
 		clear(f.ringing)
 		f.consMu.Unlock()
 		for _, s := range shards {
-			if err := f.activate(f.ctx, stream, s); err != nil && f.ctx.Err() == nil {
+			if err := f.activate(f.ctx, s); err != nil && f.ctx.Err() == nil {
 				f.fail("%v (trying again)", err)
 			}
 		}
@@ -588,7 +650,7 @@ func (f *Frontier) activator(stream jetstream.Stream) {
 
 // activate makes the consumer of an owned shard and consumes it, unless it
 // is active already.
-func (f *Frontier) activate(ctx context.Context, stream jetstream.Stream, s int) error {
+func (f *Frontier) activate(ctx context.Context, s int) error {
 	f.consMu.Lock()
 	_, inactive := f.bells[s]
 	f.consMu.Unlock()
@@ -602,7 +664,7 @@ func (f *Frontier) activate(ctx context.Context, stream jetstream.Stream, s int)
 	}
 	// This worker holds the lease: a pin left by a dead owner (or an
 	// earlier run of this one) would hold deliveries back for PinnedTTL.
-	if err := stream.UnpinConsumer(ctx, todoConsumer(s), ownerGroup); err != nil && !isNotPinned(err) {
+	if err := f.stream.UnpinConsumer(ctx, todoConsumer(s), ownerGroup); err != nil && !isNotPinned(err) {
 		w.logf("unpin %s: %v", todoConsumer(s), err)
 	}
 	info, err := c.Info(ctx)
@@ -617,10 +679,7 @@ func (f *Frontier) activate(ctx context.Context, stream jetstream.Stream, s int)
 			w.logf("redeliver the unacked tasks of shard %d: %v (they come after %s)", s, err, w.cfg.ackWait)
 		}
 	}
-	f.mu.Lock()
-	key := strconv.Itoa(s)
-	f.acked[key] = max(f.acked[key], info.AckFloor.Stream)
-	f.mu.Unlock()
+	f.raiseAcked(map[string]uint64{strconv.Itoa(s): info.AckFloor.Stream})
 	cc, err := c.Consume(func(m jetstream.Msg) { f.receive(s, m) },
 		jetstream.PullPriorityGroup(ownerGroup), jetstream.PullMaxMessages(64),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
@@ -650,13 +709,29 @@ func (f *Frontier) activate(ctx context.Context, stream jetstream.Stream, s int)
 // noteJoined records that this worker's database takes part in pass
 // (Joined), before the shard consumers can deliver it anything: the
 // coordinator calls a pass whose shards two databases worked unfinished
-// (lostWork), since what one of them held queued the other never had.
-func (w *Worker) noteJoined(ctx context.Context, pass uint64) error {
-	j := Joined{Pass: pass, DB: w.dbID, Name: w.cfg.Name, Host: w.cfg.Host, DBPath: w.cfg.DBPath, First: time.Now().UTC()}
+// (lostWork), since what one of them held queued the other never had;
+// and one whose database came back holding less of the pass than it had
+// (Behind). It returns what the database holds of the pass
+// (WorkerStatus.Received).
+func (w *Worker) noteJoined(ctx context.Context, pass uint64) (map[string]uint64, error) {
+	held, err := heldMessages(w.cfg.DB, pass)
+	if err != nil {
+		return nil, fmt.Errorf("join: %w", err)
+	}
+	statuses, err := workerStatuses(ctx, w.b.state)
+	if err != nil {
+		return nil, fmt.Errorf("join: %w", err)
+	}
+	j := Joined{Pass: pass, DB: w.dbID, Name: w.cfg.Name, Host: w.cfg.Host, DBPath: w.cfg.DBPath, First: time.Now().UTC(),
+		Behind: behind(statuses, w.dbID, pass, held, &w.owned)}
+	if b := j.Behind; b != nil {
+		w.logf("this database holds less of pass %d than worker %s had reported it held (of shard %d, task messages up to %d; reported up to %d): it looks restored from an older copy, and the pass will end unfinished; run check --nats with --new-pass to check everything",
+			pass, b.Worker, b.Shard, b.Held, b.Reported)
+	}
 	shards := w.cfg.Shards
 	var prev Joined
 	if found, err := getJSON(ctx, w.b.state, joinedKey(w.dbID), &prev); err != nil {
-		return fmt.Errorf("join: %w", err)
+		return nil, fmt.Errorf("join: %w", err)
 	} else if found && prev.Pass == pass {
 		// Restarted with other --shards: it may still hold tasks of the
 		// ones it had.
@@ -666,12 +741,85 @@ func (w *Worker) noteJoined(ctx context.Context, pass uint64) error {
 			shards = slices.Compact(shards)
 		}
 		j.First = prev.First
+		// Once behind, always: a restored copy's reports say less from
+		// then on, and what it lacked is still lost.
+		j.Behind = prev.Behind.and(j.Behind)
 	}
 	j.Shards = FormatShards(shards)
 	if err := putJSON(ctx, w.b.state, joinedKey(w.dbID), j); err != nil {
-		return fmt.Errorf("join: %w", err)
+		return nil, fmt.Errorf("join: %w", err)
 	}
-	return nil
+	return held, nil
+}
+
+// heldMessages is what a worker's database holds of pass: by shard, the
+// last message whose tasks it committed (store.DB.Received).
+func heldMessages(db *store.DB, pass uint64) (map[string]uint64, error) {
+	bySubject, err := db.Received(pass)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]uint64, len(bySubject))
+	for subject, seq := range bySubject {
+		if s, ok := subjectShard(subject); ok {
+			out[strconv.Itoa(s)] = seq
+		}
+	}
+	return out, nil
+}
+
+// behind compares what database db holds of pass (held, by shard) with
+// what the workers that ran on it reported it held, on the shards it is to
+// work (owned): nil when it holds all of that. Only a copy of the file
+// from before can hold less: the file notes a message with its tasks, and
+// a worker reports it only after. Other shards are not its to lose: a copy
+// of a live worker's file, started on other shards, holds less of that
+// worker's, and no task of theirs comes to it.
+func behind(statuses map[string]*WorkerStatus, db string, pass uint64, held map[string]uint64, owned *[Shards]bool) *Behind {
+	var b *Behind
+	var shards []int
+	for _, name := range slices.Sorted(maps.Keys(statuses)) {
+		st := statuses[name]
+		if st.DB != db || st.Pass != pass {
+			continue
+		}
+		for key, reported := range st.Received {
+			s, err := strconv.Atoi(key)
+			if err != nil || s < 0 || s >= Shards || !owned[s] || reported <= held[key] {
+				continue
+			}
+			shards = append(shards, s)
+			if b == nil || s < b.Shard || s == b.Shard && reported > b.Reported {
+				b = &Behind{Shard: s, Worker: name, Reported: reported, Held: held[key]}
+			}
+		}
+	}
+	if b != nil {
+		slices.Sort(shards)
+		b.Shards = FormatShards(slices.Compact(shards))
+	}
+	return b
+}
+
+// and is b with the shards of c: the first finding's figures, every
+// shard found behind.
+func (b *Behind) and(c *Behind) *Behind {
+	if b == nil || c == nil {
+		if b == nil {
+			return c
+		}
+		return b
+	}
+	x, errB := ParseShards(b.Shards)
+	y, errC := ParseShards(c.Shards)
+	if errB != nil || errC != nil {
+		return b
+	}
+	all := append(x, y...)
+	slices.Sort(all)
+	out := *b
+	out.Shards = FormatShards(slices.Compact(all))
+	return &out
 }
 
 func isNotPinned(err error) bool {
@@ -782,6 +930,7 @@ func (f *Frontier) receive(shard int, m jetstream.Msg) {
 		return
 	}
 	var added []store.Task
+	committed := false
 	switch {
 	case e.Pass > f.pass:
 		// A newer pass began; this one is about to be over here.
@@ -797,11 +946,14 @@ func (f *Frontier) receive(shard int, m jetstream.Msg) {
 			_ = m.NakWithDelay(time.Second)
 			return
 		}
-		if added, err = f.w.cfg.DB.Enqueue(f.pass, e.Tasks); err != nil {
+		// The file notes the message with its tasks, before the ack:
+		// a copy of it from before lacks both (Joined.Behind).
+		if added, err = f.w.cfg.DB.EnqueueReceived(f.pass, e.Tasks, todoSubject(shard), meta.Sequence.Stream); err != nil {
 			f.fail("shard %d: commit message %d: %v", shard, meta.Sequence.Stream, err)
 			_ = m.NakWithDelay(time.Second)
 			return
 		}
+		committed = true
 	default:
 		f.w.logf("shard %d: dropped %d tasks of pass %d, which is over", shard, len(e.Tasks), e.Pass)
 	}
@@ -818,8 +970,11 @@ func (f *Frontier) receive(shard int, m jetstream.Msg) {
 		// the message comes again and adds nothing).
 		f.queue = append(f.queue, added)
 	}
+	key := strconv.Itoa(shard)
+	if committed {
+		f.received[key] = max(f.received[key], meta.Sequence.Stream)
+	}
 	if ackErr == nil {
-		key := strconv.Itoa(shard)
 		f.acked[key] = max(f.acked[key], meta.Sequence.Stream)
 	}
 	f.mu.Unlock()
@@ -1096,30 +1251,18 @@ func (f *Frontier) settle() bool {
 	}
 	ctx, cancel := context.WithTimeout(f.ctx, 5*time.Second)
 	defer cancel()
-	floors := map[string]uint64{}
-	busy := false
-	l := f.stream.ListConsumers(ctx)
-	for info := range l.Info() {
-		s, ok := consumerShard(info.Name)
-		if !ok || !f.w.owned[s] {
-			continue
-		}
-		floors[strconv.Itoa(s)] = info.AckFloor.Stream
-		busy = busy || info.NumPending > 0 || info.NumAckPending > 0
-	}
-	if err := l.Err(); err != nil {
+	floors, busy, err := f.readFloors(ctx)
+	if err != nil {
 		if f.ctx.Err() == nil {
 			f.w.logf("read the shard consumers: %v (again in 1s)", err)
 		}
 		return true
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for k, v := range floors {
-		f.acked[k] = max(f.acked[k], v)
-	}
+	f.raiseAcked(floors)
 	if !busy {
+		f.mu.Lock()
 		f.settled = doubts
+		f.mu.Unlock()
 	}
 	return busy
 }
@@ -1127,17 +1270,14 @@ func (f *Frontier) settle() bool {
 // status is the worker's report now, and whether the floors are not
 // settled yet (settle).
 func (f *Frontier) status() (*WorkerStatus, bool) {
-	st := &WorkerStatus{Name: f.w.cfg.Name, Token: f.w.token, Shards: FormatShards(f.w.cfg.Shards), Pass: f.pass, Updated: time.Now().UTC()}
+	st := &WorkerStatus{Name: f.w.cfg.Name, Token: f.w.token, Shards: FormatShards(f.w.cfg.Shards), Pass: f.pass, DB: f.w.dbID, Updated: time.Now().UTC()}
 	f.mu.Lock()
 	idleSoFar := f.crawlerIdle && len(f.queue) == 0
 	f.mu.Unlock()
 	// Only an idle report needs the floors: a busy one ends nothing.
 	unsettled := idleSoFar && f.settle()
 	f.mu.Lock()
-	st.Acked = make(map[string]uint64, len(f.acked))
-	for k, v := range f.acked {
-		st.Acked[k] = v
-	}
+	st.Acked, st.Received = maps.Clone(f.acked), maps.Clone(f.received)
 	crawlerIdle, queued, progress := f.crawlerIdle, len(f.queue), f.progress
 	st.Error = f.lastErr
 	f.mu.Unlock()
@@ -1169,41 +1309,34 @@ func (f *Frontier) passOpen() bool {
 	return err == nil && ok && p.ID == f.pass
 }
 
-// watchPass closes done when the coordinator ends the pass, or begins a
+// followPass closes done when the coordinator ends the pass, or begins a
 // newer one.
-func (f *Frontier) watchPass(watch jetstream.KeyWatcher) {
+func (f *Frontier) followPass(watch *passWatch) {
 	defer f.wg.Done()
-	defer func() { _ = watch.Stop() }()
+	defer watch.stop()
 	for {
-		select {
-		case <-f.ctx.Done():
+		e, err := watch.next(f.ctx)
+		if err != nil {
 			return
-		case e, ok := <-watch.Updates():
-			if !ok {
-				return
-			}
-			if e == nil || e.Operation() != jetstream.KeyValuePut {
-				continue
-			}
-			var rec PassRecord
-			if err := json.Unmarshal(e.Value(), &rec); err != nil {
-				f.fail("read the pass: %v", err)
-				continue
-			}
-			ended := store.PassState("")
-			switch {
-			case rec.Pass.ID == f.pass && rec.Pass.State != store.PassRunning:
-				ended = rec.Pass.State
-			case rec.Pass.ID > f.pass:
-				ended = store.PassAbandoned
-			}
-			if ended != "" {
-				f.mu.Lock()
-				f.ended = ended
-				f.mu.Unlock()
-				close(f.done)
-				return
-			}
+		}
+		var rec PassRecord
+		if err := json.Unmarshal(e.Value(), &rec); err != nil {
+			f.fail("read the pass: %v", err)
+			continue
+		}
+		ended := store.PassState("")
+		switch {
+		case rec.Pass.ID == f.pass && rec.Pass.State != store.PassRunning:
+			ended = rec.Pass.State
+		case rec.Pass.ID > f.pass:
+			ended = store.PassAbandoned
+		}
+		if ended != "" {
+			f.mu.Lock()
+			f.ended = ended
+			f.mu.Unlock()
+			close(f.done)
+			return
 		}
 	}
 }

@@ -95,6 +95,7 @@ func RedoHistory(rec *store.URLRecord, prev *store.URLRecord) {
 	// history fills what it reads from prev in a record of its own.
 	rec.FirstSeen, rec.LastGood, rec.FirstBroken, rec.Failures = time.Time{}, time.Time{}, time.Time{}, 0
 	rec.PrevVerdict, rec.PrevPass = "", 0
+	rec.PrevFailures, rec.PrevFirstBroken = 0, time.Time{}
 	history(rec, prev, rec.Pass, now)
 }
 

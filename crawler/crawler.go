@@ -174,8 +174,12 @@ type Crawler struct {
 	// robotsOnce makes concurrent askers of one host's robots.txt share a fetch.
 	robotsOnce singleflight.Group
 	// robotsTries counts, per host, the robots.txt fetches the throttle
-	// asked to try again (429/503, timeouts), for its retry limit.
+	// asked to try again (429/503, timeouts), for its retry limit: a
+	// robotsTry.
 	robotsTries sync.Map
+	// slowHosts holds the hosts whose long Crawl-delay this run has
+	// warned of (see warnCrawlDelay).
+	slowHosts sync.Map
 	// claimReqs take a worker's redirect target to the dispatcher, which
 	// owns the pass's claims; looped closes when the dispatcher is gone.
 	claimReqs chan claimReq

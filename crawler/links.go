@@ -486,6 +486,7 @@ func (c *Crawler) reused(pass store.Pass, t task, prev store.URLRecord, fetchedA
 	rec.Unchanged = false
 	if prev.Pass != pass.ID {
 		rec.PrevVerdict, rec.PrevPass = prev.Verdict, prev.Pass
+		rec.PrevFailures, rec.PrevFirstBroken = 0, time.Time{} // the same verdict: nothing fixed
 	}
 	if rec.Verdict == store.VerdictOK && fetchedAt.After(rec.LastGood) {
 		rec.LastGood = fetchedAt

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/store"
@@ -96,6 +98,13 @@ func (c *Crawler) robotsRefused(host string, a robotsAnswer) (v store.Verdict, c
 	return store.VerdictSkipped, "robots", "skipped: robots.txt disallows it"
 }
 
+// robotsTry is what a host's robots.txt fetches the throttle asked to try
+// again have used: failed tries and comebacks (see task.comebacks).
+type robotsTry struct {
+	attempt   int
+	comebacks throttle.Comebacks
+}
+
 // loadRobots fetches host's robots.txt once, however many workers ask at
 // the same moment, through the host's throttle like any other request.
 func (c *Crawler) loadRobots(ctx context.Context, scheme, host string, p *throttle.Permit) {
@@ -106,9 +115,9 @@ func (c *Crawler) loadRobots(ctx context.Context, scheme, host string, p *thrott
 			}
 			return nil, nil
 		}
-		tries, _ := c.robotsTries.Load(host)
-		n, _ := tries.(int)
-		r := c.fetchRobots(ctx, scheme+"://"+host+"/robots.txt", p, n)
+		stored, _ := c.robotsTries.Load(host)
+		tries, _ := stored.(robotsTry)
+		r := c.fetchRobots(ctx, scheme+"://"+host+"/robots.txt", p, &tries)
 		if ctx.Err() != nil {
 			return nil, ctx.Err() // stopped: neither allow nor forbid on a guess
 		}
@@ -116,21 +125,57 @@ func (c *Crawler) loadRobots(ctx context.Context, scheme, host string, p *thrott
 			// The host asked for a pause (or is backing off): its robots.txt
 			// is asked again after it, rather than keeping the crawler off
 			// the whole host for an hour over a short pause.
-			c.robotsTries.Store(host, n+1)
+			c.robotsTries.Store(host, tries)
 			return nil, nil
 		}
 		c.robotsTries.Delete(host)
 		c.cfg.Throttle.SetRobots(host, r, c.cfg.Now())
+		c.warnCrawlDelay(host)
 		return nil, nil
 	})
+}
+
+// slowCrawlDelay is the Crawl-delay from which a run says at once what it
+// will cost: at 10 s, 1,000 pages of a host take close to three hours.
+const slowCrawlDelay = 10 * time.Second
+
+// warnCrawlDelay warns, once a run, of a host whose robots.txt asks for a
+// long Crawl-delay: the run then looks idle for minutes or hours, and
+// only the warning says why (qa5 N11: Crawl-delay 3600, two silent
+// minutes, a six-page site to take six hours). It says what the delay
+// costs, that it is kept at the host's max pause at most, and what would
+// change it: for the site's own hosts the owner's crawl delay, which
+// takes robots.txt's place; for other hosts only the cap.
+func (c *Crawler) warnCrawlDelay(host string) {
+	asked, kept := c.cfg.Throttle.CrawlDelay(host)
+	if asked < slowCrawlDelay || kept == 0 {
+		return // short, ignored with robots.txt, or the owner's own in its place
+	}
+	if _, warned := c.slowHosts.LoadOrStore(host, true); warned {
+		return
+	}
+	msg := fmt.Sprintf("%s: robots.txt asks for Crawl-delay %s", host, throttle.FormatDuration(asked))
+	if kept < asked {
+		msg += fmt.Sprintf(", more than the host's max pause: kept at %s", throttle.FormatDuration(kept))
+	}
+	msg += fmt.Sprintf(", so at most %s requests an hour to it", strconv.FormatFloat(math.Floor(float64(time.Hour)/float64(kept)), 'f', -1, 64))
+	if c.rules.StartHost(host) {
+		msg += "; --crawl-delay (crawl_delay in a [[host]] for it) sets the site's own delay in its place"
+		if kept < asked {
+			msg += ", --max-pause raises the cap"
+		}
+	} else {
+		msg += "; it is another site's: max_pause in a [[host]] for it lowers the cap"
+	}
+	c.cfg.Logger.Warn(msg, "host", host, "crawl_delay", asked, "gap", kept)
 }
 
 // fetchRobots follows up to five redirects (RFC 9309) and reads the answer:
 // the file's rules, allow all (4xx, too many redirects, no server there at
 // all) or, for a host that is failing, disallow all with its cause; nil
 // when the throttle says to try again (a 429 or 503, a timeout, within the
-// host's retries: tries is how many were made).
-func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Permit, tries int) *throttle.Robots {
+// host's retries), counted in tries.
+func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Permit, tries *robotsTry) *throttle.Robots {
 	for hops := 0; hops <= 5; hops++ {
 		u, err := url.Parse(target)
 		if err != nil {
@@ -143,9 +188,14 @@ func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Pe
 				return throttle.UnreachableRobots(err.Error())
 			}
 		}
-		h := c.requestWith(ctx, http.MethodGet, target, p, requestOpts{robots: true, attempt: tries})
+		h := c.requestWith(ctx, http.MethodGet, target, p, requestOpts{robots: true, attempt: tries.attempt, comebacks: tries.comebacks})
 		p = nil
 		if h.retry && c.cfg.Throttle != nil {
+			if h.comeback > 0 {
+				tries.comebacks.Add(h.comeback)
+			} else {
+				tries.attempt++
+			}
 			return nil
 		}
 		if h.err != nil {
@@ -458,7 +508,9 @@ func (c *Crawler) loadHostState(passID uint64, resumed bool) error {
 		}
 		if err := c.cfg.Throttle.ImportState(host, b); err != nil {
 			c.cfg.Logger.Warn("ignoring saved host state", "host", host, "err", err)
+			return nil
 		}
+		c.warnCrawlDelay(host) // its robots.txt is not fetched again this run
 		return nil
 	})
 	if err != nil {

@@ -177,7 +177,7 @@ func (c *Crawler) upgrade(ctx context.Context, t task, first string, f *fetched,
 		return false // the check stands; the throttle said no more requests now
 	}
 	fu, _ := url.Parse(first)
-	h := c.requestWith(ctx, http.MethodGet, f.finalURL, p, requestOpts{wantHTML: true, attempt: t.attempt, public: t.Public || fu == nil || !sameOrigin(fu, u), policy: f.policy})
+	h := c.requestWith(ctx, http.MethodGet, f.finalURL, p, requestOpts{wantHTML: true, attempt: t.attempt, comebacks: t.comebacks, public: t.Public || fu == nil || !sameOrigin(fu, u), policy: f.policy})
 	if h.err == nil && !h.retry {
 		f.hop = h
 	}
@@ -358,7 +358,7 @@ func (c *Crawler) countPage(contentType string) {
 // handBack gives the task of f back to the dispatcher, to be queued again
 // when its host allows (f.retry) or after f.later.
 func (c *Crawler) handBack(f *fetched, o *outcome) {
-	o.retry = true
+	o.retry, o.comeback = true, f.comeback
 	o.later, o.task.getNext, o.task.upgradeNext = f.later, f.getNext, f.upgradeNext
 	o.task.attempt += f.resent // net/http's own resends were tries too
 	// The redirect targets claimed on the way are this task's no more:

@@ -33,6 +33,18 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		}
 		return f.keys[i-1]
 	}
+	if !f.reached && f.errClass == "too many redirects" {
+		// Given up past --max-redirects: the chain from each target it
+		// claimed is shorter than that, and how it ends is not known. The
+		// task's record says the whole chain; the targets are not
+		// recorded (qa5 N1: a page that links one gets it checked).
+		for i := 1; i < n; i++ {
+			if k := keyAt(i); k != "" {
+				o.dropped = append(o.dropped, k)
+			}
+		}
+		f.keys = nil
+	}
 	var end store.URLRecord
 	var endResult *store.Result
 	switch {
@@ -71,7 +83,9 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 				endResult.SetLinks = true
 			}
 			if end.Note == "" {
-				end.Note = viaNote(t.URL)
+				// The URL that really redirected here (qa5 N1), not the
+				// task's, which may be hops away.
+				end.Note = viaNote(f.redirects[n-1].URL)
 			}
 			prev := c.previous(key)
 			history(&end, prev, pass.ID, now)
@@ -100,7 +114,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		}
 		w := waiting{rec: rec, prev: prev, depth: t.Depth + min(i, 1), public: t.Public}
 		if i > 0 {
-			w.via, w.public = t.URL, publicHop(t, key)
+			w.via, w.public = f.redirects[i-1].URL, publicHop(t, key)
 		}
 		records = append(records, w)
 		hops = nil
@@ -195,6 +209,8 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 		rec.Verdict, rec.Error = classifyError(f.err)
 		if sb := (*shortBodyError)(nil); errors.As(f.err, &sb) {
 			rec.Note = sb.Error()
+		} else if why := certProblem(f.err); why != "" {
+			rec.Note = why
 		}
 	default:
 		rec.Verdict, rec.Error = classifyStatus(f.status, f.header, f.policy)
@@ -270,6 +286,20 @@ func history(rec *store.URLRecord, prev *store.URLRecord, passID uint64, now tim
 		rec.PrevVerdict, rec.PrevPass = prev.Verdict, prev.Pass
 	}
 	rec.LastGood = prev.LastGood
+	rec.PrevFailures, rec.PrevFirstBroken = 0, time.Time{}
+	if !rec.Verdict.Problem() && rec.PrevVerdict.Problem() {
+		// How old the problem was then, which a report needs to tell
+		// whether it was reported (--report-after) before calling it fixed.
+		switch {
+		case prev.Pass != passID:
+			rec.PrevFailures, rec.PrevFirstBroken = prev.Failures, prev.FirstBroken
+		case prev.Verdict.Problem():
+			// This pass had counted one more failure on the run of then.
+			rec.PrevFailures, rec.PrevFirstBroken = max(prev.Failures-1, 0), prev.FirstBroken
+		default:
+			rec.PrevFailures, rec.PrevFirstBroken = prev.PrevFailures, prev.PrevFirstBroken
+		}
+	}
 	switch {
 	case rec.Verdict == store.VerdictOK:
 		rec.LastGood = now

@@ -121,7 +121,7 @@ func (c *Crawler) robotsSitemaps(ctx context.Context, t task) outcome {
 		c.loadRobots(ctx, t.sitemapsOf, t.host, nil)
 		r, _ = c.cfg.Throttle.Robots(t.host)
 	} else {
-		r = c.fetchRobots(ctx, t.URL, nil, 0)
+		r = c.fetchRobots(ctx, t.URL, nil, &robotsTry{})
 	}
 	if ctx.Err() != nil {
 		o.stopped = true

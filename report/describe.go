@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -86,6 +87,64 @@ func Redirected(rec store.URLRecord) string {
 	return rec.FinalURL
 }
 
+// hopsNamed is how many URLs at each end of a long redirect chain are
+// named; the ones between are counted.
+const hopsNamed = 2
+
+// Chain says where a URL's redirects lead, or "" when it did not redirect:
+// for a URL that is fine, "redirects to" where it ends; for a problem, the
+// chain after the URL itself (first hops ... last) and why it failed, since
+// the URL the page links to is the one problem of the whole chain.
+func (r *Report) Chain(rec store.URLRecord) string {
+	urls, why := r.chain(rec)
+	if len(urls) == 0 {
+		return ""
+	}
+	return "redirects to " + strings.Join(urls, " -> ") + why
+}
+
+// chain is Chain in parts: the URLs named, as Location shows them (a
+// count of the ones between, when there are many, is one of them), and why
+// the chain failed, to follow them.
+func (r *Report) chain(rec store.URLRecord) (urls []string, why string) {
+	if !rec.Verdict.Problem() || len(rec.Redirects) == 0 {
+		if final := Redirected(rec); final != "" {
+			return []string{r.Location(final)}, ""
+		}
+		return nil, ""
+	}
+	urls = make([]string, 0, len(rec.Redirects))
+	for _, h := range rec.Redirects[1:] {
+		urls = append(urls, r.Location(h.URL))
+	}
+	end := rec.FinalURL
+	if end == "" {
+		end = rec.URL
+	}
+	if end := r.Location(end); len(urls) == 0 || urls[len(urls)-1] != end {
+		urls = append(urls, end)
+	}
+	if n := len(urls); n > 2*hopsNamed+1 {
+		urls = slices.Concat(urls[:hopsNamed], []string{fmt.Sprintf(hopsBetween, n-2*hopsNamed)}, urls[n-hopsNamed:])
+	}
+	switch {
+	case rec.Error == "too many redirects":
+		// The last URL named is where the server sent us next: it was
+		// not requested.
+		why = " and on: more than " + plural(len(rec.Redirects)-1, "redirect", "redirects") + ", not followed further"
+	case rec.Error == "redirect loop":
+		why = ", back to a URL of the chain: a redirect loop"
+	case rec.Error != "":
+		why = ", where it fails: " + rec.Error
+	case rec.Status != 0:
+		why = ", which answers " + Problem(rec)
+	}
+	return urls, why
+}
+
+// hopsBetween counts the URLs of a long chain that are not named.
+const hopsBetween = "... (%d more)"
+
 // Incomplete is the warning that belongs on the report's first line, or
 // "" for a complete pass that fetched its start page: the pass has not
 // finished (stopped, still running, or URLs of the site held back by a
@@ -155,10 +214,54 @@ func (r *Report) HeldBack() string {
 		// but whatever is new past the cut was not.
 		parts = append(parts, fmt.Sprintf("%s read only in part (cut short), so links past the cut may not have been checked", plural(s.Cut, "page", "pages")))
 	}
+	limits := len(parts) > 0
+	if s.Unread > 0 {
+		parts = append(parts, r.unreadLine())
+	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return "PARTLY CHECKED: " + strings.Join(parts, "; ") + ". They are listed below with the setting that lets them through."
+	how := "."
+	if limits {
+		how = " with the setting that lets them through."
+	}
+	return "PARTLY CHECKED: " + strings.Join(parts, "; ") + ". They are listed below" + how
+}
+
+// unreadLine says how many pages of the site could not be read, and
+// why: "1 page of the site could not be read (503 Service Unavailable),
+// so the links behind it were not checked". Up to three distinct
+// problems are named, the rest counted.
+func (r *Report) unreadLine() string {
+	const named = 3
+	var whys []string
+	for _, rec := range r.Unread {
+		if why := Problem(rec); !slices.Contains(whys, why) {
+			whys = append(whys, why)
+		}
+	}
+	why := strings.Join(whys[:min(named, len(whys))], ", ")
+	if len(whys) > named {
+		why += fmt.Sprintf(" and %d more", len(whys)-named)
+	}
+	it := "them"
+	if len(r.Unread) == 1 {
+		it = "it"
+	}
+	return fmt.Sprintf("%s of the site could not be read (%s), so the links behind %s were not checked", plural(len(r.Unread), "page", "pages"), why, it)
+}
+
+// UnreadHelp says what the section of pages of the site that could not
+// be read is for.
+const UnreadHelp = "pages of the site that could not be read this pass (a server error, a timeout, a refusal), so the links behind them were not checked (the pass exits 5 if nothing worse happened; each is also listed with its problem)"
+
+// unreadText is one line for a page of the site that could not be read.
+func (r *Report) unreadText(rec store.URLRecord) string {
+	msg := r.Location(rec.URL) + ": could not be read (" + Problem(rec) + "), so the links behind it were not checked"
+	if since := r.Since(rec); since != "" {
+		msg += "; " + since
+	}
+	return msg
 }
 
 // RoundDuration keeps two significant units at most, which is all a
@@ -229,6 +332,11 @@ func (r *Report) Counts() string {
 	if s.Cut > 0 {
 		fmt.Fprintf(&b, " (%d cut short: links past the cut not checked, listed below)", s.Cut)
 	}
+	if s.Ghosts > 0 {
+		// A page that failed is not one read; following its old links
+		// is what was done instead.
+		fmt.Fprintf(&b, ", %s followed from %s last good copy", plural(s.Ghosts, "failing page's links", "failing pages' links"), map[bool]string{true: "its", false: "their"}[s.Ghosts == 1])
+	}
 	fmt.Fprintf(&b, ", %s, %s: %d broken, %d transient, %d unverifiable, %d skipped",
 		plural(s.Links, "link", "links"), plural(s.URLs, "URL", "URLs"),
 		s.Broken, s.Transient, s.Unverifiable, s.Skipped)
@@ -252,6 +360,18 @@ func (r *Report) Counts() string {
 			more = " more"
 		}
 		fmt.Fprintf(&b, " (%d%s by a rule, --exclude, --offline or another host's robots.txt; --all lists them)", rest, more)
+	}
+	if s.Hops > 0 {
+		// Each is part of one problem listed below, not one more.
+		fmt.Fprintf(&b, "; %s of a failing redirect chain, counted as part of the link that leads there",
+			plural(s.Hops, "URL no page links to is a hop", "URLs no page links to are hops"))
+	}
+	if s.Unread > 0 {
+		them := "them"
+		if s.Unread == 1 {
+			them = "it"
+		}
+		fmt.Fprintf(&b, "; %s of the site not read: links behind %s not checked, listed below", plural(s.Unread, "page", "pages"), them)
 	}
 	if r.checksFragments() {
 		fmt.Fprintf(&b, "; %s", plural(s.MissingFragments, "missing fragment", "missing fragments"))
@@ -343,7 +463,7 @@ func (r *Report) Nothing() string {
 		return "No new problems" + so
 	case r.Summary.Suppressed > 0:
 		return fmt.Sprintf("No problems to report%s (%d suppressed by --report-after)", strings.TrimSuffix(so, "."), r.Summary.Suppressed) + "."
-	case r.Summary.Quota > 0 || r.Summary.Cut > 0 || r.Summary.Traps > 0 || r.Summary.NotTaken > 0:
+	case r.Summary.Quota > 0 || r.Summary.Cut > 0 || r.Summary.Traps > 0 || r.Summary.NotTaken > 0 || r.Summary.Unread > 0:
 		// The first line says PARTLY CHECKED already; this one must not
 		// read as "the whole site is fine" either.
 		var unchecked []string
@@ -358,6 +478,9 @@ func (r *Report) Nothing() string {
 		}
 		if c := r.Summary.Cut; c > 0 {
 			unchecked = append(unchecked, fmt.Sprintf("%s cut short: links past the cut were not checked", plural(c, "page was", "pages were")))
+		}
+		if n := r.Summary.Unread; n > 0 {
+			unchecked = append(unchecked, fmt.Sprintf("%s of the site could not be read: the links behind %s were not checked", plural(n, "page", "pages"), map[bool]string{true: "it", false: "them"}[n == 1]))
 		}
 		return fmt.Sprintf("No problems found among the URLs checked%s; %s.", strings.TrimSuffix(so, "."), strings.Join(unchecked, "; "))
 	}
@@ -464,10 +587,15 @@ func SectionTitle(v store.Verdict) string {
 // changeNote marks an entry for people: only "new" is worth a word, and only
 // when there is a previous pass to be new against.
 func (r *Report) changeNote(e Entry) string {
-	if r.Previous != nil && e.Change == ChangeNew {
-		return "new since pass " + strconv.FormatUint(r.Previous.ID, 10)
+	if r.Previous == nil || e.Change != ChangeNew {
+		return ""
 	}
-	return ""
+	if rec := e.Record; rec.PrevPass == r.Previous.ID && rec.PrevVerdict.Problem() {
+		// New to the report, not to the site: it was a problem then,
+		// too young to be reported (qa5 N9).
+		return fmt.Sprintf("first reported now: a problem in pass %d too, not reported then (--report-after %s)", r.Previous.ID, r.Options.ReportAfter)
+	}
+	return "new since pass " + strconv.FormatUint(r.Previous.ID, 10)
 }
 
 // isStart reports whether u is one of the pass's start URLs.
@@ -498,10 +626,27 @@ func (r *Report) note(e Entry) string {
 		}
 		return note
 	}
+	note := withAdvice(e.Record, r.ownSite(e.Record.URL))
 	if last := r.LastChecked(e); last != "" {
-		return last + "; " + e.Record.Note
+		return last + "; " + note
 	}
-	return e.Record.Note
+	return note
+}
+
+// InsecureAdvice says what lets a certificate that is not trusted through.
+// It is given only for the hosts of the start URLs: a staging host with a
+// self-signed certificate is the user's to vouch for, another site's is
+// not, and a broken certificate there is the link's problem to report.
+const InsecureAdvice = "--insecure skips certificate checks (for a staging host you run; every report then begins INSECURE:)"
+
+// withAdvice is rec's note with the setting that would let it through,
+// where there is one the user may choose; own says rec is on the host of
+// a start URL.
+func withAdvice(rec store.URLRecord, own bool) string {
+	if rec.Error == "tls" && own {
+		return strings.TrimPrefix(rec.Note+"; "+InsecureAdvice, "; ")
+	}
+	return rec.Note
 }
 
 // QuotaAdvice says what would let the URLs a host's quota left unchecked

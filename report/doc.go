@@ -47,10 +47,24 @@
 // relative path (site/about/index.html:12), absolute when it was given as
 // one. GitHub annotations and SARIF point at the same paths.
 //
+// A redirect chain that fails is one problem, on the URL a page links to
+// (or a start URL): its entry names the chain (Report.Chain). A problem
+// that no page links to and that lies on such a chain is a hop of it: it
+// gets no entry in any format, even with Options.All, and is counted in
+// Summary.Hops, not in the verdicts. A hop a page links to is an entry of
+// its own.
+//
 // What changed is measured against the newest complete pass before this one
 // (Report.Previous), using the PrevVerdict/PrevPass every record carries:
 // a problem is new when it was not a reported problem in that pass (fine,
-// unlinked, or still too young for ReportAfter), still broken otherwise;
-// fixed is ok now after being a problem there; no longer linked is a problem
-// of that pass that this (complete) pass never reached again.
+// unlinked, or still too young for ReportAfter: its entry then says it is
+// first reported now), still broken otherwise; fixed is ok now after being
+// a reported problem there (too young for ReportAfter then, it was never
+// shown; PrevFailures says), reached by a link or a start URL; no longer
+// linked is a reported problem of that pass, not reached only by a
+// redirect, that this (complete) pass never reached again.
+//
+// Summary.Pages counts pages read; a page that failed and had its last
+// good copy's links followed (a ghost) is counted in Summary.Ghosts, and
+// its links to itself do not make it its own referrer.
 package report

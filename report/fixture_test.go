@@ -256,6 +256,30 @@ func sitemapHistory() []fixturePass {
 	}}
 }
 
+// unreadHistory is one pass over a site two of whose sections could not
+// be read: /section/ answered 503 and /private/ 403, so nothing behind
+// them was checked (exit 5, qa5 N4). /docs/ answered 503 too, but it was
+// followed from its last good copy (a ghost): what is behind it was
+// checked. A third-party link that timed out is a problem reported, not
+// a part of the site hidden.
+func unreadHistory() []fixturePass {
+	const site = "https://example.com/"
+	ghost := page(site+"docs/", link(site+"docs/a", 4))
+	ghost.Record.Verdict, ghost.Record.Status, ghost.Record.Note = store.VerdictTransient, 503, "ghost: following its links from 2026-11-22"
+	ghost.Record.LastGood, ghost.Record.FirstBroken, ghost.Record.Failures = night1, night2, 1
+	return []fixturePass{{
+		pass: store.Pass{StartURLs: []string{site}, State: store.PassComplete, Started: night2, Finished: night2.Add(time.Minute), Elapsed: time.Minute},
+		results: []store.Result{
+			page(site, link(site+"section/", 2), link(site+"private/", 3), link(site+"docs/", 4), link("https://other.example.net/", 5)),
+			target(store.URLRecord{URL: site + "section/", Action: "parse", Verdict: store.VerdictTransient, Status: 503, FirstSeen: night2, FirstBroken: night2, Failures: 1}),
+			target(store.URLRecord{URL: site + "private/", Action: "parse", Verdict: store.VerdictUnverifiable, Status: 403, FirstSeen: night2, FirstBroken: night2, Failures: 1}),
+			ghost,
+			target(store.URLRecord{URL: site + "docs/a", Verdict: store.VerdictOK, Status: 200, LastGood: night2}),
+			target(store.URLRecord{URL: "https://other.example.net/", Verdict: store.VerdictTransient, Error: "timeout", FirstSeen: night2, FirstBroken: night2, Failures: 1}),
+		},
+	}}
+}
+
 // loopHistory is one pass over a site with redirects whose targets no page
 // links to: a loop /loop1 -> /loop2 -> /loop1, a redirect to a missing page,
 // and a redirect to a missing page that a page also links to.

@@ -53,6 +53,14 @@ func writeGitHub(w io.Writer, r *Report) error {
 		}
 		writeCommand(bw, "warning", props, r.cutText(rec))
 	}
+	// So does a page of the site that could not be read.
+	for _, rec := range r.Unread {
+		props := [][2]string{{"title", "Page not read"}}
+		if file, ok := r.File(rec.URL); ok {
+			props = [][2]string{{"file", file}, {"title", "Page not read"}}
+		}
+		writeCommand(bw, "warning", props, r.unreadText(rec))
+	}
 	// So does a sitemap whose entries were not all taken.
 	for _, rec := range r.NotTaken {
 		writeCommand(bw, "warning", [][2]string{{"title", "Sitemap entries not taken"}}, r.notTakenText(rec))

@@ -25,6 +25,7 @@ func goldenCases(t *testing.T) []struct {
 	quota := fillStore(t, quotaHistory())
 	down := fillStore(t, downHistory())
 	sitemap := fillStore(t, sitemapHistory())
+	unread := fillStore(t, unreadHistory())
 	return []struct {
 		name string
 		r    *Report
@@ -39,6 +40,7 @@ func goldenCases(t *testing.T) []struct {
 		{"quota", build(t, quota, 2, Options{})},
 		{"down", build(t, down, 1, Options{})},
 		{"sitemap", build(t, sitemap, 1, Options{})},
+		{"unread", build(t, unread, 1, Options{})},
 	}
 }
 

@@ -73,6 +73,7 @@ type htmlRow struct {
 	Target    string
 	Link      template.URL // the target, when it can be followed from the page
 	Final     string
+	FinalWhy  string // why a redirect chain failed, after Final (see Report.chain)
 	FinalWord string // "Redirects to" or "Moved to"
 	Note      string
 	Problem   string
@@ -121,7 +122,7 @@ func writeHTML(w io.Writer, r *Report) error {
 		rec := e.Record
 		row := htmlRow{
 			Verdict: string(rec.Verdict), Badge: string(rec.Verdict), Target: r.Location(rec.URL), Link: r.href(rec.URL),
-			Final: Redirected(rec), FinalWord: "Redirects to", Note: r.note(e),
+			FinalWord: "Redirects to", Note: r.note(e),
 			Problem: Problem(rec), Since: r.Since(rec), StatusKey: rec.Status,
 			Change: e.Change, New: r.changeNote(e) != "", NoRefs: r.noReferrers(e), Reused: r.ReusedNote(rec),
 		}
@@ -131,9 +132,8 @@ func writeHTML(w io.Writer, r *Report) error {
 		if !rec.LastGood.IsZero() && !rec.FirstBroken.IsZero() {
 			row.SinceKey = rec.FirstBroken.Unix()
 		}
-		if row.Final != "" {
-			row.Final = r.Location(row.Final)
-		}
+		urls, why := r.chain(rec)
+		row.Final, row.FinalWhy = strings.Join(urls, " -> "), why
 		d.Rows = append(d.Rows, r.htmlRefs(row, e.Referrers))
 	}
 	if len(r.Fragments) > 0 {
@@ -157,6 +157,16 @@ func writeHTML(w io.Writer, r *Report) error {
 			Problem: MovedTo(rec) + " " + r.Location(rec.FinalURL), StatusKey: rec.Redirects[0].Status, NoRefs: r.noReferrers(e),
 		}
 		d.Rows = append(d.Rows, r.htmlRefs(row, e.Referrers))
+	}
+	if len(r.Unread) > 0 {
+		d.Verdicts = append(d.Verdicts, htmlOption{"unread", "page not read"})
+	}
+	for _, rec := range r.Unread {
+		row := htmlRow{
+			Verdict: "unread", Badge: "not read", Target: r.Location(rec.URL), Link: r.href(rec.URL),
+			Problem: Problem(rec), Note: capitalize(UnreadHelp) + ".", NoRefs: "not a link: the page itself",
+		}
+		d.Rows = append(d.Rows, row)
 	}
 	if len(r.Cut) > 0 {
 		d.Verdicts = append(d.Verdicts, htmlOption{"cut", "page cut short"})

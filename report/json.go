@@ -30,6 +30,23 @@ type jsonReport struct {
 	// because the sitemap limit was reached (summary.sitemap_not_taken of
 	// them in all); the entries themselves were never stored.
 	SitemapsNotTaken []jsonNotTaken `json:"sitemaps_not_taken"`
+	// UnreadPages are the pages of the site that could not be read
+	// (summary.unread of them): the links behind them were not checked,
+	// so the pass exits 5 unless something worse applies. Each is in urls
+	// too, with its verdict and referrers (or, reached only by a failing
+	// redirect chain, in the entry of the link that leads there); present
+	// only when there are any.
+	UnreadPages []jsonUnread `json:"unread_pages,omitempty"`
+}
+
+// jsonUnread is a page of the site that could not be read.
+type jsonUnread struct {
+	URL     string        `json:"url"`
+	File    string        `json:"file,omitempty"`
+	Verdict store.Verdict `json:"verdict"`
+	Status  int           `json:"status,omitempty"`
+	Error   string        `json:"error,omitempty"`
+	Note    string        `json:"note,omitempty"`
 }
 
 // jsonNotTaken is a sitemap with NotTaken entries the pass did not take.
@@ -98,15 +115,26 @@ type jsonSummary struct {
 	Robots    int `json:"robots,omitempty"` // of skipped: the site's own URLs its robots.txt disallows
 	Quota     int `json:"quota,omitempty"`  // of skipped: not checked, a host's quota for the pass was used up
 	Cut       int `json:"cut"`              // of pages: read only in part, links past the cut not checked
+	// Unread counts the pages of the site that could not be read (of the
+	// transient and unverifiable): the links behind them were not checked.
+	Unread int `json:"unread,omitempty"`
 	// SitemapNotTaken counts the sitemap entries not taken because the
 	// sitemap limit (--sitemap-limit) was reached: not among urls.
-	SitemapNotTaken int     `json:"sitemap_not_taken"`
-	Transient       int     `json:"transient"`
-	Unverifiable    int     `json:"unverifiable"`
-	OK              int     `json:"ok"`
-	Suppressed      int     `json:"suppressed"`
-	ReportAfter     string  `json:"report_after,omitempty"`
-	ElapsedSeconds  float64 `json:"elapsed_seconds"`
+	SitemapNotTaken int `json:"sitemap_not_taken"`
+	Transient       int `json:"transient"`
+	Unverifiable    int `json:"unverifiable"`
+	OK              int `json:"ok"`
+	Suppressed      int `json:"suppressed"`
+	// RedirectHops counts the problems that are hops of a failing
+	// redirect chain no page links to: part of the chain's entry in
+	// "urls" (its redirects), not counted in broken, transient or
+	// unverifiable.
+	RedirectHops int `json:"redirect_hops,omitempty"`
+	// Ghosts counts the pages that failed this pass whose last good
+	// copy's links were followed: not among pages.
+	Ghosts         int     `json:"ghosts,omitempty"`
+	ReportAfter    string  `json:"report_after,omitempty"`
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
 	// Reused counts results carried over from earlier passes without a
 	// request; ReusedFrom are those passes.
 	Reused int `json:"reused"`
@@ -194,8 +222,8 @@ func writeJSON(w io.Writer, r *Report) error {
 		},
 		Summary: jsonSummary{
 			Pages: s.Pages, Unchanged: s.Unchanged, Links: s.Links, URLs: s.URLs,
-			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Robots: s.Robots, Quota: s.Quota, Cut: s.Cut, SitemapNotTaken: s.NotTaken, Transient: s.Transient, Unverifiable: s.Unverifiable,
-			OK: s.OK, Suppressed: s.Suppressed, ElapsedSeconds: seconds(s.Elapsed),
+			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Robots: s.Robots, Quota: s.Quota, Cut: s.Cut, SitemapNotTaken: s.NotTaken, Unread: s.Unread, Transient: s.Transient, Unverifiable: s.Unverifiable,
+			OK: s.OK, Suppressed: s.Suppressed, RedirectHops: s.Hops, Ghosts: s.Ghosts, ElapsedSeconds: seconds(s.Elapsed),
 			Reused: s.Reused, ReusedFrom: s.ReusedFrom, PermanentRedirects: s.Moved, Seeds: s.Seeds,
 			Listed: "problems",
 		},
@@ -247,6 +275,11 @@ func writeJSON(w io.Writer, r *Report) error {
 			c.Reasons = append(c.Reasons, "links")
 		}
 		out.CutPages = append(out.CutPages, c)
+	}
+	for _, rec := range r.Unread {
+		u := jsonUnread{URL: rec.URL, Verdict: rec.Verdict, Status: rec.Status, Error: rec.Error, Note: rec.Note}
+		u.File, _ = r.File(rec.URL)
+		out.UnreadPages = append(out.UnreadPages, u)
 	}
 	out.SitemapsNotTaken = make([]jsonNotTaken, 0, len(r.NotTaken))
 	for _, rec := range r.NotTaken {

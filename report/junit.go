@@ -135,7 +135,7 @@ func writeJUnit(w io.Writer, r *Report) error {
 		out.Failures += suite.Failures
 		out.Suites = append(out.Suites, suite)
 	}
-	if len(r.Cut) > 0 || len(r.NotTaken) > 0 {
+	if len(r.Cut) > 0 || len(r.NotTaken) > 0 || len(r.Unread) > 0 {
 		// Not checked on purpose, so not failures; skipped cases, so a CI
 		// page reads "skipped", never "all passed" (README: exit codes).
 		// Traps, quota skips and the site's robots.txt skips are skipped
@@ -149,6 +149,10 @@ func writeJUnit(w io.Writer, r *Report) error {
 		for _, rec := range r.NotTaken {
 			suite.Cases = append(suite.Cases, junitCase{Name: r.Location(rec.URL), Classname: class, Time: "0",
 				Skipped: &junitMessage{Message: "sitemap entries not taken: " + r.notTakenText(rec)}})
+		}
+		for _, rec := range r.Unread {
+			suite.Cases = append(suite.Cases, junitCase{Name: r.Location(rec.URL), Classname: class, Time: "0",
+				Skipped: &junitMessage{Message: "not read: " + r.unreadText(rec)}})
 		}
 		suite.Tests, suite.Skipped = len(suite.Cases), len(suite.Cases)
 		out.Tests += suite.Tests
@@ -202,8 +206,8 @@ func (r *Report) oneLine(e Entry) string {
 func (r *Report) plainDetails(e Entry) string {
 	var b strings.Builder
 	b.WriteString(e.Record.URL + "\n")
-	if final := Redirected(e.Record); final != "" {
-		b.WriteString("redirects to " + final + "\n")
+	if chain := r.Chain(e.Record); chain != "" {
+		b.WriteString(chain + "\n")
 	}
 	if len(e.Referrers) == 0 {
 		b.WriteString("linked from: " + r.noReferrers(e) + "\n")

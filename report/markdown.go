@@ -59,6 +59,17 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			fmt.Fprintf(b, "| %d | %s | %s |\n", i+1, mdCode(r.Location(m.URL)+"#"+m.Fragment), r.markdownRefs(m.Referrers, "no referring page stored"))
 		}
 	}
+	if len(r.Unread) > 0 {
+		fmt.Fprintf(b, "\n### Not read (%d)\n\n%s.\n\n", len(r.Unread), mdText(capitalize(UnreadHelp)))
+		b.WriteString("| # | Page | Problem |\n| ---: | --- | --- |\n")
+		for i, rec := range r.Unread {
+			what := Problem(rec)
+			if since := r.Since(rec); since != "" {
+				what += "; " + since
+			}
+			fmt.Fprintf(b, "| %d | %s | %s |\n", i+1, mdCode(r.Location(rec.URL)), mdText(what))
+		}
+	}
 	if len(r.Cut) > 0 {
 		fmt.Fprintf(b, "\n### Cut short (%d)\n\n%s.\n\n", len(r.Cut), mdText(capitalize(CutHelp)))
 		b.WriteString("| # | Page | Why | To read all of it |\n| ---: | --- | --- | --- |\n")
@@ -106,8 +117,13 @@ func (r *Report) markdownRow(b *bufio.Writer, n int, e Entry) {
 	if rec.Verdict == store.VerdictSkipped {
 		problem = ""
 	}
-	if final := Redirected(rec); final != "" {
-		problem += "<br>redirects to " + mdCode(r.Location(final))
+	if urls, why := r.chain(rec); len(urls) > 0 {
+		for i, u := range urls {
+			if !strings.HasPrefix(u, "... (") {
+				urls[i] = mdCode(u)
+			}
+		}
+		problem += "<br>redirects to " + strings.Join(urls, " -&gt; ") + mdText(why)
 	}
 	if note := r.note(e); note != "" {
 		problem += "<br>" + mdText(note)

@@ -97,6 +97,10 @@ type Report struct {
 	// because the sitemap limit was reached (store.URLRecord.NotTaken), by
 	// URL: held back by a limit like traps, listed whatever the Options.
 	NotTaken []store.URLRecord
+	// Unread are the pages of the site the pass was to read and could
+	// not (see unreadPage), by URL: nothing behind them was checked.
+	// Listed whatever the Options, like the pages cut short.
+	Unread []store.URLRecord
 	// Trend is the problems of each complete pass kept, up to this one,
 	// oldest first; empty when the Source cannot list passes.
 	Trend []TrendPoint
@@ -123,8 +127,18 @@ type Summary struct {
 	Cut          int // of Pages, those read only in part; len(Report.Cut)
 	// NotTaken counts the sitemap entries not taken because the sitemap
 	// limit (--sitemap-limit) was reached: no record of theirs is stored.
-	NotTaken   int
+	NotTaken int
+	// Unread is len(Report.Unread): pages of the site that could not be
+	// read, the links behind them not checked.
+	Unread     int
 	Suppressed int // problems hidden by ReportAfter
+	// Hops counts the problems that no page links to on the redirect
+	// chain of a problem that is linked (or a start URL): each is part of
+	// that one problem, listed with it, and counted in none of the verdicts.
+	Hops int
+	// Ghosts counts the pages that failed this pass and had the links of
+	// their last good copy followed: not among Pages, which were read.
+	Ghosts int
 	// Reused counts results carried over from an earlier pass without a
 	// request (younger than their recheck interval); ReusedFrom are the
 	// passes that fetched them, ascending, and ReusedOldest/ReusedNewest
@@ -290,6 +304,16 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	var order []*Entry
 	unlinked := make(map[string]struct{})
 	var starts []store.URLRecord
+	// A problem no page links to may be a hop of a failing redirect chain
+	// that starts at a link: pending keeps it until the links are read
+	// (see hop). chains are the URLs the chains of the other problems
+	// went through; fixed are the URLs fixed since Previous, each with
+	// whether it was reached by a link (see fixedReported).
+	pending := make(map[string]*Entry)
+	var pendingOrder []*Entry
+	chains := make(map[string]struct{})
+	fixed := make(map[string]*fixedURL)
+	var fixedOrder []*fixedURL
 	err = src.Records(passID, func(rec *store.URLRecord) error {
 		if r.isStart(rec.URL) {
 			starts = append(starts, *rec)
@@ -303,9 +327,14 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 				unlinked[rec.URL] = struct{}{}
 			}
 		}
-		if rec.ReusedFrom != 0 {
+		switch {
+		case rec.ReusedFrom != 0:
 			s.reused(rec)
-		} else if rec.Parsed && !stylesheet(rec.ContentType) {
+		case rec.Parsed && ghostPage(rec):
+			// Its links are those of its last good copy: it was not
+			// read this pass (qa5 N9).
+			s.Ghosts++
+		case rec.Parsed && !stylesheet(rec.ContentType):
 			s.Pages++ // a stylesheet read for its url()s is no page
 			if rec.Unchanged {
 				s.Unchanged++
@@ -315,56 +344,35 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			s.NotTaken += rec.NotTaken
 			r.NotTaken = append(r.NotTaken, *rec)
 		}
+		if unreadPage(rec) && !r.isStart(rec.URL) {
+			// A start page that could not be read is StartFailure's (exit 4).
+			r.Unread = append(r.Unread, *rec)
+		}
 		if rec.Parsed && rec.Cut != 0 {
 			// Reused or unchanged, its stored links are still the cut ones.
 			r.Cut = append(r.Cut, *rec)
 		}
-		switch rec.Verdict {
-		case store.VerdictOK:
-			s.OK++
-		case store.VerdictBroken:
-			s.Broken++
-		case store.VerdictTransient:
-			s.Transient++
-		case store.VerdictUnverifiable:
-			s.Unverifiable++
-		case store.VerdictSkipped:
-			s.Skipped++
-			switch rec.Error {
-			case "trap":
-				s.Traps++
-			case "quota":
-				s.Quota++
-			case "robots":
-				if r.ownSite(rec.URL) {
-					s.Robots++
-				}
-			}
-		}
 		if !opt.OnlyNew && permanentlyMoved(rec) {
 			moved[rec.URL] = &Entry{Record: *rec}
 		}
-		change := r.change(rec)
-		if rec.Verdict.Problem() && r.young(rec, rec.Failures, opt.Now) {
-			s.Suppressed++
-			return nil
+		e := &Entry{Record: *rec, Change: r.change(rec)}
+		if rec.Verdict.Problem() {
+			if r.reachedByLink(rec) {
+				pending[rec.URL] = e
+				pendingOrder = append(pendingOrder, e)
+				return nil
+			}
+			addChain(chains, rec)
 		}
-		switch change {
-		case ChangeNew:
-			s.New++
-		case ChangeStill:
-			s.StillBroken++
-		case ChangeFixed:
-			r.Fixed = append(r.Fixed, *rec)
-		case ChangeUnchecked:
-			s.Unchecked++
+		if e.Change == ChangeFixed {
+			f := &fixedURL{entry: e, linked: !r.reachedByLink(rec)}
+			fixed[rec.URL] = f
+			fixedOrder = append(fixedOrder, f)
 		}
-		if !r.wanted(rec, change) {
-			return nil
+		if r.tally(e) {
+			shown[rec.URL] = e
+			order = append(order, e)
 		}
-		e := &Entry{Record: *rec, Change: change}
-		shown[rec.URL] = e
-		order = append(order, e)
 		return nil
 	})
 	if err != nil {
@@ -381,7 +389,18 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			if len(unlinked) > 0 && l.URL != page.URL {
 				delete(unlinked, l.URL)
 			}
+			if f := fixed[l.URL]; f != nil {
+				f.linked = true
+			}
 			e, m := shown[l.URL], moved[l.URL]
+			if e == nil {
+				e = pending[l.URL]
+			}
+			if e != nil && l.URL == page.URL && page.Verdict.Problem() {
+				// A ghost page's last good copy linking to itself is
+				// no page that links to the failing one (qa5 N9).
+				e = nil
+			}
 			fragment := fragRefs != nil && !alwaysThere(l.Fragment)
 			if e == nil && m == nil && !fragment {
 				continue
@@ -406,6 +425,34 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read links of pass %d: %w", passID, err)
 	}
+	// The chains of the problems reached by a link, and then the
+	// problems themselves: one that no page links to, on such a chain, is
+	// a hop of the chain, listed with the link that leads there, not a
+	// problem of its own (qa5 N1).
+	for _, e := range pendingOrder {
+		if len(e.Referrers) > 0 {
+			addChain(chains, &e.Record)
+		}
+	}
+	for _, e := range pendingOrder {
+		if _, hop := chains[e.Record.URL]; hop && len(e.Referrers) == 0 {
+			s.Hops++
+			continue
+		}
+		if r.tally(e) {
+			order = append(order, e)
+		}
+	}
+	// A URL fixed since Previous that only a redirect reaches now was a
+	// hop of a chain then, too: the link that leads there is what was
+	// reported, and is what is fixed.
+	for _, f := range fixedOrder {
+		if f.linked {
+			r.Fixed = append(r.Fixed, f.entry.Record)
+		} else {
+			f.entry.Change = ChangeNone
+		}
+	}
 	if len(fragRefs) > 0 {
 		if err := r.checkFragments(src, passID, fragRefs); err != nil {
 			return nil, fmt.Errorf("check the fragments of pass %d: %w", passID, err)
@@ -418,8 +465,12 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		return nil, fmt.Errorf("read the start URLs of pass %d: %w", passID, err)
 	}
 	if r.Previous != nil && pass.State == store.PassComplete {
+		// Only what that pass reported can be no longer linked now: not
+		// a problem too young for ReportAfter then, nor a hop of a chain
+		// (qa5 N9, N1).
+		then := passTime(*r.Previous)
 		err = src.Records(r.Previous.ID, func(rec *store.URLRecord) error {
-			if rec.Verdict.Problem() {
+			if rec.Verdict.Problem() && !r.young(rec, rec.Failures, then) && !strings.HasPrefix(rec.Note, store.RedirectNote) {
 				r.Gone = append(r.Gone, *rec)
 			}
 			return nil
@@ -437,7 +488,8 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	slices.SortFunc(r.Gone, byURL)
 	slices.SortFunc(r.Cut, byURL)
 	slices.SortFunc(r.NotTaken, byURL)
-	s.Cut = len(r.Cut)
+	slices.SortFunc(r.Unread, byURL)
+	s.Cut, s.Unread = len(r.Cut), len(r.Unread)
 
 	for _, m := range moved {
 		slices.SortFunc(m.Referrers, compareReferrers)
@@ -453,6 +505,80 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	}
 	slices.SortStableFunc(r.Entries, compareEntries)
 	return r, nil
+}
+
+// fixedURL is a URL fixed since Previous, and whether a page links to it
+// (or it is where the pass started).
+type fixedURL struct {
+	entry  *Entry
+	linked bool
+}
+
+// ghostPage says whether a parsed record is a page that failed this pass
+// and had the links of its last good copy followed (a ghost).
+func ghostPage(rec *store.URLRecord) bool {
+	return rec.Verdict != store.VerdictOK && strings.HasPrefix(rec.Note, "ghost:")
+}
+
+// reachedByLink says whether the pass reached rec's URL by a link or a
+// redirect, not as a start URL, a page found on disk or a sitemap it was
+// seeded from.
+func (r *Report) reachedByLink(rec *store.URLRecord) bool {
+	return !rec.Seed && rec.Action != "sitemap" && !r.isStart(rec.URL)
+}
+
+// addChain adds the URLs rec's redirect chain went through after rec's
+// own: each one requested, and where it ended.
+func addChain(chains map[string]struct{}, rec *store.URLRecord) {
+	for i, h := range rec.Redirects {
+		if i > 0 {
+			chains[h.URL] = struct{}{}
+		}
+	}
+	if final := Redirected(*rec); final != "" {
+		chains[final] = struct{}{}
+	}
+}
+
+// tally counts an entry in the summary and says whether it is listed.
+func (r *Report) tally(e *Entry) bool {
+	s := &r.Summary
+	rec := &e.Record
+	switch rec.Verdict {
+	case store.VerdictOK:
+		s.OK++
+	case store.VerdictBroken:
+		s.Broken++
+	case store.VerdictTransient:
+		s.Transient++
+	case store.VerdictUnverifiable:
+		s.Unverifiable++
+	case store.VerdictSkipped:
+		s.Skipped++
+		switch rec.Error {
+		case "trap":
+			s.Traps++
+		case "quota":
+			s.Quota++
+		case "robots":
+			if r.ownSite(rec.URL) {
+				s.Robots++
+			}
+		}
+	}
+	if rec.Verdict.Problem() && r.young(rec, rec.Failures, r.Options.Now) {
+		s.Suppressed++
+		return false
+	}
+	switch e.Change {
+	case ChangeNew:
+		s.New++
+	case ChangeStill:
+		s.StillBroken++
+	case ChangeUnchecked:
+		s.Unchecked++
+	}
+	return r.wanted(rec, e.Change)
 }
 
 // startFailure says which of the pass's start URLs could not be fetched
@@ -530,13 +656,33 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 	msg += fmt.Sprintf(" %s: %s", first.URL, why)
 	if ghost {
 		msg += fmt.Sprintf("; its links were followed from its last good copy (%s), so the pages behind it were checked", strings.TrimPrefix(first.Note, "ghost: following its links from "))
-	} else if first.Note != "" && first.Verdict != store.VerdictOK {
-		msg += "; " + first.Note
+	} else if note := withAdvice(first, true); note != "" && first.Verdict != store.VerdictOK {
+		msg += "; " + note
 	}
 	if n := len(failed) - 1; n > 0 {
 		msg += fmt.Sprintf(" (and %d more start URLs failed)", n)
 	}
 	return msg + ".", !ghost && len(failed) == len(starts), nil
+}
+
+// unreadPage says whether rec is a page of the site (or a sitemap) the
+// pass was to read and could not: one the rules parse, within
+// --max-depth, that ended transient (5xx, a timeout, a reset, its host's
+// robots.txt unreadable) or unverifiable (401, 403, 429) after its
+// retries. Nothing behind it was checked, so the pass cannot say "all
+// clear" (exit 5; README: exit codes). Not counted: a page followed from
+// its last good copy (a ghost: Parsed, its links were checked), a URL
+// that redirects (its target has a record of its own), one held back by
+// a Retry-After (the pass is unfinished, exit 3) and one whose end
+// another crawler resolves. A broken page (404) is a problem that fails
+// the pass already, and has nothing behind it to hide.
+func unreadPage(rec *store.URLRecord) bool {
+	switch {
+	case rec.Action != "parse" && rec.Action != "sitemap",
+		rec.Parsed, Redirected(*rec) != "", rec.Error == "rate-limited", rec.Awaits != "":
+		return false
+	}
+	return rec.Verdict == store.VerdictTransient || rec.Verdict == store.VerdictUnverifiable
 }
 
 // permanentlyMoved says whether a good URL's first hop is a permanent
@@ -610,10 +756,23 @@ func (r *Report) change(rec *store.URLRecord) Change {
 		return ChangeStill
 	case problem:
 		return ChangeNew
-	case rec.Verdict == store.VerdictOK && wasProblem:
+	case rec.Verdict == store.VerdictOK && wasProblem && r.reportedThen(rec):
 		return ChangeFixed
 	}
 	return ChangeNone
+}
+
+// reportedThen says whether a URL that is fine now was old enough a
+// problem in the previous pass to be reported then: one that --report-after
+// kept out of that report was never shown, so it is not shown fixed either
+// (qa5 N9). A record that does not say (written before PrevFailures was)
+// counts as reported, as it always did.
+func (r *Report) reportedThen(rec *store.URLRecord) bool {
+	if rec.PrevFailures == 0 && rec.PrevFirstBroken.IsZero() {
+		return true
+	}
+	then := store.URLRecord{FirstBroken: rec.PrevFirstBroken, FirstSeen: rec.FirstSeen}
+	return !r.young(&then, rec.PrevFailures, passTime(*r.Previous))
 }
 
 // young reports whether a problem that has failed failures passes in a row

@@ -258,8 +258,8 @@ func (r *Report) findingText(e Entry, fragment string) string {
 		target += "#" + fragment
 	}
 	text := SectionTitle(e.Record.Verdict) + " link " + target + ": " + r.oneLine(e)
-	if final := Redirected(e.Record); final != "" {
-		text += "; redirects to " + r.Location(final)
+	if chain := r.Chain(e.Record); chain != "" {
+		text += "; " + chain
 	}
 	if len(e.Referrers) == 0 {
 		text += " (" + r.noReferrers(e) + ")"

@@ -56,6 +56,19 @@ func writeText(w io.Writer, r *Report) error {
 			t.referrers(r, indent, m.Referrers)
 		}
 	}
+	if len(r.Unread) > 0 {
+		t.blank()
+		t.title(fmt.Sprintf("Not read (%d): %s", len(r.Unread), UnreadHelp))
+		num := len(strconv.Itoa(len(r.Unread))) + 2
+		for i, rec := range r.Unread {
+			t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(rec.URL))
+			what := Problem(rec)
+			if since := r.Since(rec); since != "" {
+				what += "; " + since
+			}
+			t.para(strings.Repeat(" ", num), what)
+		}
+	}
 	if len(r.Cut) > 0 {
 		t.blank()
 		t.title(fmt.Sprintf("Cut short (%d): %s", len(r.Cut), CutHelp))
@@ -152,8 +165,8 @@ func (t *textWriter) entry(r *Report, n, num int, e Entry) {
 	if len(parts) > 0 {
 		t.para(indent, strings.Join(parts, "; "))
 	}
-	if final := Redirected(rec); final != "" {
-		t.line(indent + "redirects to " + r.Location(final))
+	if chain := r.Chain(rec); chain != "" {
+		t.para(indent, chain)
 	}
 	if len(e.Referrers) == 0 {
 		t.para(indent, "linked from: "+r.noReferrers(e))

@@ -21,6 +21,7 @@ func TestHostSettings(t *testing.T) {
 			{Source: "c.toml:9", Match: "127.0.0.1:9090", QuotaRequests: int64p(10), QuotaBytes: "1MB", CrawlDelay: "2s", MaxPause: "1m", Retries: intp(0), Adaptive: boolp(false)},
 			{Source: "c.toml:13", CIDR: "10.0.0.0/8", Rate: "unlimited", PerHost: intp(0)},
 			{Source: "c.toml:16", CIDR: "2001:db8::/32", Rate: "2/s"},
+			{Source: "c.toml:18", Match: "127.0.0.1:8080", CrawlDelay: "1s"},
 		},
 	})
 	if err != nil {
@@ -38,7 +39,10 @@ func TestHostSettings(t *testing.T) {
 		{"example.com:443", nil, start, "default for start hosts"},
 		{"EXAMPLE.com.", nil, start, "default for start hosts"},
 		{"example.com:8443", nil, other, "default for third-party hosts"},
-		{"127.0.0.1:8080", nil, start, "default for start hosts"},
+		// The owner's crawl delay for a host of the site takes the place
+		// of its robots.txt's; another site's (9090, below) does not.
+		{"127.0.0.1:8080", nil, with(start, func(s *throttle.Settings) { s.CrawlDelay, s.OwnCrawlDelay = time.Second, true }),
+			"c.toml:18: host 6 (127.0.0.1:8080) over the start-host default"},
 		{"other.org", nil, other, "default for third-party hosts"},
 		{"static.example.com:443", nil, with(other, func(s *throttle.Settings) { s.Rate, s.Burst, s.MaxInFlight = 20, 20, 6 }),
 			"c.toml:1: host 1 (static.example.com) over the third-party default"},

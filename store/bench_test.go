@@ -291,3 +291,37 @@ func BenchmarkCodec(b *testing.B) {
 		cpu()
 	})
 }
+
+// BenchmarkEnqueue queues task messages as a cluster worker does: 32 new
+// tasks a message, one transaction each, fsynced (the worker's default).
+// received also notes the message (EnqueueReceived), which a worker does
+// for every message since qa5 N16; plain is Enqueue, for comparison.
+func BenchmarkEnqueue(b *testing.B) {
+	run := func(b *testing.B, note bool) {
+		db := openBench(b, Options{})
+		p := begin(b, db, "http://127.0.0.1:8080/")
+		tasks := make([]Task, 32)
+		var n uint64
+		cpu := reportCPU(b)
+		for b.Loop() {
+			for i := range tasks {
+				tasks[i] = Task{URL: fmt.Sprintf("http://127.0.0.1:8080/t/%d", n*32+uint64(i)), Action: "check", Depth: 1}
+			}
+			n++
+			var err error
+			if note {
+				_, err = db.EnqueueReceived(p.ID, tasks, "lp.todo.7", n)
+			} else {
+				_, err = db.Enqueue(p.ID, tasks)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		cpu()
+		b.ReportMetric(float64(n*32)/b.Elapsed().Seconds(), "tasks/s")
+		b.ReportMetric(float64(db.Size())/float64(n*32), "filebytes/task")
+	}
+	b.Run("plain", func(b *testing.B) { run(b, false) })
+	b.Run("received", func(b *testing.B) { run(b, true) })
+}

@@ -28,6 +28,7 @@ const (
 	recordCutTag       = 6 // URLRecord.Cut, one byte
 	recordCarriedTag   = 7 // URLRecord.Carried and CarriedFrom
 	recordNotTakenTag  = 8 // URLRecord.NotTaken
+	recordPrevRunTag   = 9 // URLRecord.PrevFailures and PrevFirstBroken
 	// Optional fields follow a task's fixed part the same way.
 	taskRunTag    = 1 // Task.Run
 	taskPublicTag = 2 // Task.Public, a flag
@@ -141,6 +142,16 @@ func (d *decoder) int() int {
 		return 0
 	}
 	return int(v)
+}
+
+// count reads a non-negative number that an int holds on any platform.
+func (d *decoder) count() int {
+	n := d.uvarint()
+	if n > math.MaxInt32 {
+		d.fail(errOverflow)
+		return 0
+	}
+	return int(n)
 }
 
 func (d *decoder) bool() bool {
@@ -314,6 +325,13 @@ func appendRecordBody(buf []byte, e encoder, r *URLRecord) ([]byte, error) {
 		e.byte(recordNotTakenTag)
 		e.uvarint(uint64(r.NotTaken))
 	}
+	if r.PrevFailures != 0 || !r.PrevFirstBroken.IsZero() {
+		e.byte(recordPrevRunTag)
+		e.uvarint(uint64(max(r.PrevFailures, 0)))
+		if err := e.time(r.PrevFirstBroken); err != nil {
+			return buf, err
+		}
+	}
 	return e.bytes(), nil
 }
 
@@ -406,18 +424,13 @@ func decodeRecord(url string, v []byte, r *URLRecord) error {
 		case recordCutTag:
 			r.Cut = Cut(d.byte())
 		case recordCarriedTag:
-			n := d.uvarint()
-			if n > math.MaxInt32 {
-				d.fail(errOverflow)
-			}
-			r.Carried = int(n)
+			r.Carried = d.count()
 			r.CarriedFrom = d.time()
 		case recordNotTakenTag:
-			n := d.uvarint()
-			if n > math.MaxInt32 {
-				d.fail(errOverflow)
-			}
-			r.NotTaken = int(n)
+			r.NotTaken = d.count()
+		case recordPrevRunTag:
+			r.PrevFailures = d.count()
+			r.PrevFirstBroken = d.time()
 		default:
 			d.fail(errFormat)
 		}

@@ -238,6 +238,27 @@ func (db *DB) pageLinks(links *bbolt.Bucket, url, v []byte) ([]byte, error) {
 // ones it added, in URL order: a cluster worker hands only those to its
 // crawler, since the others are known to it already.
 func (db *DB) Enqueue(passID uint64, tasks []Task) (added []Task, err error) {
+	return db.enqueue(passID, tasks, nil)
+}
+
+// EnqueueReceived is Enqueue of the tasks of message seq of source (a
+// stream's subject, for a cluster worker), noting in the same transaction
+// that the file holds it: Received says so from then on. seq is the
+// message's place in a sequence that only grows.
+func (db *DB) EnqueueReceived(passID uint64, tasks []Task, source string, seq uint64) (added []Task, err error) {
+	if source == "" {
+		return nil, errors.New("enqueue: a message without a source")
+	}
+	return db.enqueue(passID, tasks, &received{source: source, seq: seq})
+}
+
+// received is one message EnqueueReceived notes.
+type received struct {
+	source string
+	seq    uint64
+}
+
+func (db *DB) enqueue(passID uint64, tasks []Task, msg *received) (added []Task, err error) {
 	for _, t := range tasks {
 		if err := checkKey(t.URL); err != nil {
 			return nil, fmt.Errorf("enqueue: %w", err)
@@ -251,6 +272,11 @@ func (db *DB) Enqueue(passID uint64, tasks []Task) (added []Task, err error) {
 		added = added[:0]
 		if err := db.checkOpen(tx, passID); err != nil {
 			return err
+		}
+		if msg != nil {
+			if err := noteReceived(tx, passID, msg); err != nil {
+				return err
+			}
 		}
 		// queue sorts ptrs, not tasks: the caller's slice keeps its order.
 		got, err := db.queue(tx, passID, ptrs, putter())

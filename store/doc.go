@@ -10,6 +10,8 @@
 //	meta      "magic" = "linkpatrol", "schema" = SchemaVersion,
 //	          "next_pass", "open_pass" (0: none); all uint64 big-endian;
 //	          "db_id", the file's random identity (DB.ID), once asked for
+//	          "received:"+source -> pass, seq: the last message of source
+//	          whose tasks EnqueueReceived committed in pass (Received)
 //	passes    pass ID (uint64 big-endian, so newest sorts last) -> Pass as JSON
 //	urls      canonical URL -> its latest URLRecord, and where its page's
 //	          link list is

@@ -134,6 +134,13 @@ type URLRecord struct {
 	// last resolved it, so a report can say what changed since then.
 	PrevVerdict Verdict `json:"prev_verdict,omitempty"`
 	PrevPass    uint64  `json:"prev_pass,omitempty"`
+	// PrevFailures and PrevFirstBroken are, on a record that is not a
+	// problem, the run of failures it had in PrevPass when PrevVerdict was
+	// one (Failures, FirstBroken then): whether that problem was old
+	// enough to be reported (--report-after), so that one never reported
+	// is not reported fixed. Zero when unknown (written before they were).
+	PrevFailures    int       `json:"prev_failures,omitempty"`
+	PrevFirstBroken time.Time `json:"prev_first_broken,omitzero"`
 	// IDs are the fragments a parsed page can be linked to (its id and
 	// <a name> values), sorted, for the report's fragment check. Nil when
 	// they were not collected (fragment checks off, not a page, a page cut

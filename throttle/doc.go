@@ -4,9 +4,12 @@
 // bucket (rate with burst), a sliding flood window (at most N requests
 // reaching the host in any window W: a request counts from its permit until
 // W after it is over), a cap on requests in flight, a minimum gap between
-// request starts (configured or from robots.txt Crawl-delay), per-pass
+// request starts (configured, or from robots.txt Crawl-delay up to the
+// host's max pause, unless the owner's own delay takes its place), per-pass
 // request and byte quotas, pauses asked for by the server (429/503 with
-// Retry-After), exponential backoff after failures, and an optional
+// Retry-After) with the slower pace a 429 asks for and the retries they
+// cost nothing (comebacks, see Permit.Comeback), exponential backoff after
+// failures, and an optional
 // AutoThrottle-style slowdown driven by response latency. Body reads are
 // paced to a per-host and a global bytes-per-second budget.
 //

@@ -20,6 +20,21 @@ const (
 	backoffMax  = 5 * time.Minute
 	// maxRetryAfter bounds a Retry-After in seconds so it fits a Duration.
 	maxRetryAfter = 1 << 31
+	// maxComebacks is how often one URL may be sent away with a
+	// Retry-After the crawl waits for and come back without spending a
+	// retry (see Permit.Comeback): a server that honestly says "in 3 s"
+	// is not failing, but one URL refused this often is, whatever it says.
+	maxComebacks = 10
+	// refusingBudget bounds, when MaxPause sets no bound of its own, how
+	// long a host may answer nothing but 429 and 503 while its URLs come
+	// back for free (see limiter.comebackAllowed).
+	refusingBudget = 10 * time.Minute
+	// maxSlow bounds the gap between request starts that pushbacks build
+	// up (see limiter.slowDown).
+	maxSlow = time.Minute
+	// slowRecovery is the share of the pushback gap each normal answer
+	// takes off: the pace comes back slowly, as TCP's does after a loss.
+	slowRecovery = 16
 )
 
 // Permit is the right to make one request to a host. Done must be called
@@ -32,6 +47,13 @@ type Permit struct {
 	sends int   // requests sent under it and not over, resends included; guarded by l.mu
 	// resending: the last send is over and a resend waits for its turn.
 	resending bool
+	// admitted is when the permit's request was let go, to tell the
+	// answers to requests sent before the host was last slowed down from
+	// the ones sent after (see limiter.slowDown).
+	admitted time.Time
+	// comeback: Done decided a retry the server asked for with this
+	// Retry-After, not a failed try (see Comeback); guarded by l.mu.
+	comeback time.Duration
 }
 
 // Outcome is what the throttle learns from one finished request.
@@ -42,6 +64,9 @@ type Outcome struct {
 	Bytes      int64         // body bytes read; those already read through Body are not counted twice
 	Latency    time.Duration // time to first byte
 	Attempt    int           // retries of this URL made before this request (0 on the first try)
+	// Comebacks are this URL's earlier comebacks: retries the server
+	// asked for with a Retry-After, which spent none (see Comeback).
+	Comebacks Comebacks
 	// Key names what was requested (the URL). A pause longer than MaxPause
 	// asked for by one key holds back that key alone (see pushback); an
 	// empty key speaks for the whole host, as robots.txt does.
@@ -57,13 +82,20 @@ type Outcome struct {
 //   - 429/503 without one, timeouts and connection errors back the host off
 //     exponentially with jitter; any response below 500 (other than 429)
 //     resets the backoff level.
+//   - Every 429, and 503 with Retry-After, that speaks for the host also
+//     slows its pace: the gap
+//     between request starts doubles (at most once for the requests sent
+//     before the last slowdown) and shrinks again slowly with each normal
+//     answer (see slowDown).
 //   - The latency feeds the adaptive slowdown.
 //
 // retry says whether to try this URL again: after a 429, a 503, a timeout or
 // a connection error while Attempt < MaxRetries, or always when the host has
 // just been deferred (Reserve then answers ErrDeferred, and deferral is not
-// a failure), or when this URL has just been held back. after is how long the host's pause or backoff still runs, the
-// earliest moment Reserve can say yes.
+// a failure), or when this URL has just been held back, or when the server
+// said when to come back and the crawl waits for it (see Comeback). after
+// is how long the host's pause or backoff still runs, the earliest moment
+// Reserve can say yes.
 func (p *Permit) Done(o Outcome) (retry bool, after time.Duration) {
 	t, l := p.t, p.l
 	l.mu.Lock()
@@ -76,7 +108,7 @@ func (p *Permit) Done(o Outcome) (retry bool, after time.Duration) {
 		l.usedBytes += extra
 		l.bytesTotal += extra
 	}
-	retry, after = l.learn(t.now, o)
+	retry, after, p.comeback = l.learn(t.now, o, p.admitted)
 	if l.set.WindowMax > 0 {
 		l.starts.over(t.now(), p.sends)
 	}
@@ -84,6 +116,33 @@ func (p *Permit) Done(o Outcome) (retry bool, after time.Duration) {
 	l.mu.Unlock()
 	t.signal()
 	return retry, after
+}
+
+// Comeback says, once Done has decided a retry, whether it is one the
+// server asked for, and with what Retry-After (0: it is not): a 429 or
+// 503 whose Retry-After the crawl waits for is "come back at T", not a
+// failed try, so the caller does not count it against the URL's retries
+// but adds it to the URL's Comebacks, passed in Outcome.Comebacks. It
+// stays bounded: at most maxComebacks per URL, whose Retry-Afters add up
+// to no more than MaxPause, and only while the host has answered anything
+// but 429 and 503 within MaxPause (refusingBudget when MaxPause is 0);
+// past any of these, the answer spends a retry like any failure.
+func (p *Permit) Comeback() time.Duration {
+	p.l.mu.Lock()
+	defer p.l.mu.Unlock()
+	return p.comeback
+}
+
+// Comebacks are what one URL's comebacks (see Permit.Comeback) have used.
+type Comebacks struct {
+	N      int           // how many
+	Waited time.Duration // their Retry-Afters added up
+}
+
+// Add counts one more comeback, with the Retry-After it was given.
+func (c *Comebacks) Add(retryAfter time.Duration) {
+	c.N++
+	c.Waited += retryAfter
 }
 
 // Tries is how many requests the one this permit is for may take, for a
@@ -163,38 +222,65 @@ func classify(o Outcome) outcomeClass {
 
 // notLoad says whether a request failed in a way that says nothing about
 // the host's load: nothing listens on the port, the address is not one,
-// the server refused the TLS handshake at once or does not speak TLS, or
-// it answered a redirect whose Location is not a URL. Backing off would
-// only make the pass slower (three links to a closed port once cost 51 s),
+// the server refused the TLS handshake at once or does not speak TLS, its
+// certificate is not one to trust (self-signed, expired, for another
+// name), or it answered a redirect whose Location is not a URL. Backing
+// off would only make the pass slower (three links to a closed port once
+// cost 51 s, a self-signed start page 24 s for six handshakes, qa5 N7),
 // and trying again cannot succeed.
 func notLoad(err error) bool {
 	var addr *net.AddrError
 	var op *net.OpError
 	var header tls.RecordHeaderError
+	var cert *tls.CertificateVerificationError
 	msg := err.Error()
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &addr) ||
 		errors.As(err, &header) || errors.As(err, &op) && op.Op == "remote error" ||
+		errors.As(err, &cert) ||
 		strings.Contains(msg, "server gave HTTP response to HTTPS client") ||
 		strings.Contains(msg, "failed to parse Location header")
 }
 
-// learn updates the host from one outcome and makes the retry decision.
-// The clock is read only when the answer depends on it, which keeps a
-// plain success cheap.
-func (l *limiter) learn(clock func() time.Time, o Outcome) (bool, time.Duration) {
+// learn updates the host from one outcome and makes the retry decision;
+// comeback says the retry is one the server asked for (see
+// Permit.Comeback). admitted is when the request was let go. The clock is
+// read only when the answer depends on it, which keeps a plain success
+// cheap.
+func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (retry bool, after, comeback time.Duration) {
 	class := classify(o)
 	var now time.Time
 	if class == classPushback || class == classFailure || l.set.Adaptive {
 		now = clock()
 	}
+	var paused time.Duration // the host itself was paused this long by a Retry-After
 	switch class {
 	case classOK:
 		l.backoffLevel = 0
+		l.refusingSince = time.Time{}
+		l.slow -= l.slow / slowRecovery
+		if l.slow < time.Millisecond {
+			l.slow = 0
+		}
 	case classPushback:
+		if l.refusingSince.IsZero() {
+			l.refusingSince = now
+		}
+		// A 503 without a Retry-After is as often one page failing as a
+		// host overloaded: the backoff, which the next normal answer
+		// ends, is enough for it; a 429, or a 503 that says when, is
+		// the host asking for a slower pace.
+		slow := o.Status == http.StatusTooManyRequests
 		if d, ok := parseRetryAfter(o.RetryAfter, now); ok {
-			l.pushback(now, d, o.Key)
+			hostWide := l.pushback(now, d, o.Key)
+			if hostWide && !l.deferred {
+				paused = d
+			}
+			slow = hostWide
 		} else {
 			l.backOff(now)
+		}
+		if slow {
+			l.slowDown(now, admitted)
 		}
 	case classFailure:
 		l.backOff(now)
@@ -206,15 +292,57 @@ func (l *limiter) learn(clock func() time.Time, o Outcome) (bool, time.Duration)
 	l.adapt.observe(now, latency, class == classPushback || class == classFailure, l.set, l.inFlight)
 
 	if class != classPushback && class != classFailure {
-		return false, 0
+		return false, 0, 0
 	}
 	if l.deferred || l.heldAt(o.Key, now) {
-		return true, 0
+		return true, 0, 0
+	}
+	after = max(l.pausedUntil.Sub(now), l.backoffUntil.Sub(now), 0)
+	if paused > 0 && l.comebackAllowed(now, o.Comebacks, paused) {
+		return true, after, paused
 	}
 	if o.Attempt >= l.set.MaxRetries {
-		return false, 0
+		return false, 0, 0
 	}
-	return true, max(l.pausedUntil.Sub(now), l.backoffUntil.Sub(now), 0)
+	return true, after, 0
+}
+
+// comebackAllowed says whether a URL sent away with a Retry-After d the
+// crawl waits for, after the comebacks c it had, may come back once more
+// without spending a retry: a server that rate-limits honestly is
+// answered by waiting, not by giving its pages up. The bounds keep a
+// server that refuses everything, or one URL forever (a page in
+// maintenance), from holding the crawl: the host must have answered
+// something other than 429 or 503 within MaxPause (refusingBudget when
+// MaxPause is 0), and one URL comes back at most maxComebacks times and
+// is asked to wait no more than that budget in all.
+func (l *limiter) comebackAllowed(now time.Time, c Comebacks, d time.Duration) bool {
+	budget := l.set.MaxPause
+	if budget <= 0 {
+		budget = refusingBudget
+	}
+	return c.N < maxComebacks && c.Waited+d <= budget && now.Sub(l.refusingSince) <= budget
+}
+
+// slowDown halves the host's pace after a 429, or a 503 with Retry-After,
+// that speaks for the host: without it, the requests queued behind a pause all go out the
+// moment it ends and are refused again. The gap between request starts
+// doubles from the pace of the last seconds (see recentStarts.pace), up
+// to maxSlow, and each
+// normal answer takes a slowRecovery-th of it off again (see learn). The
+// requests already sent when the host was last slowed down learn nothing
+// new from their refusals, so they do not halve it again: one cut per
+// round trip, as TCP's congestion control does.
+func (l *limiter) slowDown(now, admitted time.Time) {
+	if !l.slowedAt.IsZero() && !admitted.After(l.slowedAt) {
+		return
+	}
+	gap := l.slow
+	if gap == 0 {
+		gap = time.Duration(float64(time.Second) / l.recent.pace(now))
+	}
+	l.slow = min(2*gap, maxSlow)
+	l.slowedAt = now
 }
 
 // pushback takes a Retry-After of d from a request for key. A pause the
@@ -225,8 +353,9 @@ func (l *limiter) learn(clock func() time.Time, o Outcome) (bool, time.Duration)
 // site unchecked. The pause is taken as host-wide, deferring the host,
 // only when it evidently is: a second distinct URL asks for a long pause
 // while the first is held, or the answer was not about one URL (an empty
-// key: robots.txt answering 429 or 503).
-func (l *limiter) pushback(now time.Time, d time.Duration, key string) {
+// key: robots.txt answering 429 or 503). It says whether the pause is the
+// host's (false: key alone is held).
+func (l *limiter) pushback(now time.Time, d time.Duration, key string) bool {
 	if key != "" && l.set.MaxPause > 0 && d > l.set.MaxPause {
 		other := false
 		for k, until := range l.held {
@@ -244,10 +373,11 @@ func (l *limiter) pushback(now time.Time, d time.Duration, key string) {
 			l.held[key] = until
 		}
 		if !other {
-			return
+			return false
 		}
 	}
 	l.pause(now, d)
+	return true
 }
 
 // heldAt reports whether key is held back by a pause of its own at now.

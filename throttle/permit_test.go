@@ -3,9 +3,11 @@ package throttle_test
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"syscall"
 	"testing"
@@ -170,6 +172,11 @@ func TestRetryDecision(t *testing.T) {
 		{"invalid address", throttle.Outcome{Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.AddrError{Err: "unexpected ']' in address", Addr: "localhost]:80"}}}, false, false},
 		{"TLS handshake refused", throttle.Outcome{Err: &net.OpError{Op: "remote error", Err: errors.New("tls: handshake failure")}}, false, false},
 		{"plain HTTP on a TLS port", throttle.Outcome{Err: tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}}, false, false},
+		// A certificate is not less self-signed the second time (qa5 N7:
+		// six handshakes and 24 s of backoff for one start URL).
+		{"untrusted certificate", throttle.Outcome{Err: &url.Error{Op: "Get", URL: "https://h/", Err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}}}, false, false},
+		{"expired certificate", throttle.Outcome{Err: &tls.CertificateVerificationError{Err: x509.CertificateInvalidError{Reason: x509.Expired}}}, false, false},
+		{"certificate for another name", throttle.Outcome{Err: &tls.CertificateVerificationError{Err: x509.HostnameError{Host: "h"}}}, false, false},
 		{"200", throttle.Outcome{Status: 200}, false, false},
 		{"404", throttle.Outcome{Status: 404}, false, false},
 		{"500", throttle.Outcome{Status: 500}, false, false},

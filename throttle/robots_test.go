@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/throttle"
@@ -183,4 +184,43 @@ func FuzzParseRobots(f *testing.F) {
 			t.Fatalf("after export and import: ok %v, Allowed %v, want %v", ok, r2.Allowed(ourUA, path), allowed)
 		}
 	})
+}
+
+// robots.txt's Crawl-delay is a gap between request starts, at most the
+// host's MaxPause, as a Retry-After beyond it is not waited for; the
+// owner's own crawl delay for a host of the site takes its place, and
+// robots.txt ignored keeps none (qa5 N11: Crawl-delay 3600 held a
+// six-page site for six hours).
+func TestRobotsCrawlDelayCappedAndOverridden(t *testing.T) {
+	t.Parallel()
+	hour := throttle.ParseRobots(200, []byte("User-agent: *\nCrawl-delay: 3600\n"))
+	for _, tt := range []struct {
+		name string
+		set  throttle.Settings
+		kept time.Duration // CrawlDelay's second answer
+		wait time.Duration // between two request starts
+	}{
+		{"capped at max pause", throttle.Settings{MaxPause: 10 * time.Minute}, 10 * time.Minute, 10 * time.Minute},
+		{"no cap without max pause", throttle.Settings{}, time.Hour, time.Hour},
+		{"the owner's delay in its place", throttle.Settings{MaxPause: 10 * time.Minute, CrawlDelay: time.Second, OwnCrawlDelay: true}, 0, time.Second},
+		{"the owner's delay of none", throttle.Settings{MaxPause: 10 * time.Minute, OwnCrawlDelay: true}, 0, 0},
+		{"another site's delay raises a crawl delay", throttle.Settings{MaxPause: 2 * time.Minute, CrawlDelay: time.Second}, 2 * time.Minute, 2 * time.Minute},
+		{"robots.txt ignored", throttle.Settings{MaxPause: 10 * time.Minute, IgnoreRobots: true}, 0, 0},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			th := throttle.New(fixed(tt.set))
+			th.SetRobots(host, hour, time.Now())
+			if asked, kept := th.CrawlDelay(host); asked != time.Hour || kept != tt.kept {
+				t.Errorf("%s: CrawlDelay = %v, %v; want 1h, %v", tt.name, asked, kept, tt.kept)
+			}
+			acquire(t, th, host).Done(throttle.Outcome{Status: 200})
+			if tt.wait == 0 {
+				if p, wait, err := th.Reserve(host); p == nil || err != nil {
+					t.Errorf("%s: second request waits %v (%v), want none", tt.name, wait, err)
+				}
+				return
+			}
+			mustWait(t, th, host, tt.wait)
+		})
+	}
 }

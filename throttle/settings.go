@@ -30,11 +30,16 @@ type Settings struct {
 	QuotaRequests int64
 	QuotaBytes    int64
 	// CrawlDelay is the minimum gap between request starts. A robots.txt
-	// Crawl-delay raises it unless IgnoreRobots is set.
+	// Crawl-delay raises it unless IgnoreRobots or OwnCrawlDelay is set.
 	CrawlDelay time.Duration
+	// OwnCrawlDelay says CrawlDelay is the site owner's choice for one of
+	// the site's own hosts: it replaces robots.txt's Crawl-delay instead
+	// of being raised by it (robots.txt's rules still apply).
+	OwnCrawlDelay bool
 	// MaxPause caps how long the host may be paused by Retry-After (and how
-	// long one backoff step may be). A pause beyond it defers the host's URLs
-	// to the next pass. 0 = no cap.
+	// long one backoff step may be), and the gap a robots.txt Crawl-delay
+	// asks for. A pause beyond it defers the host's URLs to the next pass.
+	// 0 = no cap.
 	MaxPause time.Duration
 	// IgnoreRobots is the user's choice for hosts they own: robots.txt rules
 	// and its Crawl-delay are not applied.
@@ -90,7 +95,10 @@ func (s Settings) String() string {
 	if s.QuotaBytes > 0 {
 		add("quota %s", FormatBytes(s.QuotaBytes))
 	}
-	if s.CrawlDelay > 0 {
+	switch {
+	case s.OwnCrawlDelay:
+		add("crawl delay %s (in place of robots.txt's)", FormatDuration(s.CrawlDelay))
+	case s.CrawlDelay > 0:
 		add("crawl delay %s", FormatDuration(s.CrawlDelay))
 	}
 	if s.MaxPause > 0 {

@@ -152,7 +152,7 @@ func (t *Throttle) Reserve(host string) (*Permit, time.Duration, error) {
 		return nil, wait, nil
 	}
 	l.admit(now)
-	return &Permit{t: t, l: l, sends: 1}, 0, nil
+	return &Permit{t: t, l: l, sends: 1, admitted: now}, 0, nil
 }
 
 // Deferred reports whether a request for key (a URL) on host must wait for
@@ -302,6 +302,17 @@ func (t *Throttle) SetRobots(host string, r *Robots, fetched time.Time) {
 	l.setRobots(host, r, fetched, t.cfg.UserAgent)
 }
 
+// CrawlDelay is what host's robots.txt asks for as Crawl-delay (0 for
+// none) and the gap the host's requests keep for it: the same, MaxPause
+// when that is shorter, or 0 when the settings ignore robots.txt or put
+// the owner's own crawl delay in its place.
+func (t *Throttle) CrawlDelay(host string) (asked, kept time.Duration) {
+	l := t.limiterFor(host)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.robotsGap, l.robotsDelay()
+}
+
 // Robots returns host's cached robots.txt if it is still fresh: fetched
 // within 24 hours, or within one hour for a "disallow all" that came from
 // a server error or an unreachable host.
@@ -394,6 +405,13 @@ type limiter struct {
 	robotsGap    time.Duration
 
 	adapt adaptive
+	// refusingSince is when the host began answering only 429 and 503
+	// (zero while it answers normally); slow is the gap between request
+	// starts its refusals imposed, slowedAt when it was last doubled
+	// (see slowDown).
+	refusingSince time.Time
+	slow          time.Duration
+	slowedAt      time.Time
 
 	requests     int64
 	bytesTotal   int64
@@ -501,14 +519,11 @@ func (l *limiter) send(now time.Time) {
 
 // gap is the minimum time between request starts right now.
 func (l *limiter) gap() time.Duration {
-	g := l.set.CrawlDelay
-	if !l.set.IgnoreRobots {
-		g = max(g, l.robotsGap)
-	}
+	g := l.delay()
 	if l.set.Adaptive {
 		g = max(g, l.adapt.delay)
 	}
-	return g
+	return max(g, l.slow)
 }
 
 // limit is the most request starts per second the settings allow: the
@@ -525,14 +540,31 @@ func (l *limiter) limit() float64 {
 	if l.set.WindowMax > 0 && l.set.Window > 0 {
 		tighter(float64(l.set.WindowMax) / l.set.Window.Seconds())
 	}
-	g := l.set.CrawlDelay
-	if !l.set.IgnoreRobots {
-		g = max(g, l.robotsGap)
-	}
-	if g > 0 {
+	if g := l.delay(); g > 0 {
 		tighter(1 / g.Seconds())
 	}
 	return lim
+}
+
+// delay is the configured gap between request starts: the settings' crawl
+// delay, raised by robots.txt's (see robotsDelay).
+func (l *limiter) delay() time.Duration {
+	return max(l.set.CrawlDelay, l.robotsDelay())
+}
+
+// robotsDelay is the gap robots.txt's Crawl-delay puts between request
+// starts: none when the settings ignore robots.txt or put the owner's own
+// delay in its place, and at most MaxPause. A Crawl-delay of an hour
+// would otherwise hold a site of 100 pages for four days; the host's
+// longest pause is also the longest gap (qa5 N11).
+func (l *limiter) robotsDelay() time.Duration {
+	if l.set.IgnoreRobots || l.set.OwnCrawlDelay {
+		return 0
+	}
+	if l.set.MaxPause > 0 {
+		return min(l.robotsGap, l.set.MaxPause)
+	}
+	return l.robotsGap
 }
 
 // maxInFlight is the in-flight cap right now (0 = none): the configured
@@ -580,6 +612,24 @@ func (r *recentStarts) advance(sec int64) {
 		r.counts[bucket(s)] = 0
 	}
 	r.second = sec
+}
+
+// pace is the rate of the starts of the last rateSeconds seconds over
+// the seconds they span (at least one second, and at least one start:
+// the request that asks is one): unlike perSecond it does not take a
+// burst at the start of a crawl for a slow pace.
+func (r *recentStarts) pace(now time.Time) float64 {
+	r.advance(now.Unix())
+	var sum int64
+	span := int64(1)
+	for back := int64(rateSeconds - 1); back >= 0; back-- {
+		c := r.counts[bucket(r.second-back)]
+		if c > 0 && sum == 0 {
+			span = max(span, back+1)
+		}
+		sum += c
+	}
+	return float64(max(sum, 1)) / float64(span)
 }
 
 // perSecond is the average rate over the last rateSeconds seconds.

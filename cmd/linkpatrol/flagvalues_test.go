@@ -215,6 +215,22 @@ func TestInsecureIsLoud(t *testing.T) {
 	if r.code != exitNothing {
 		t.Errorf("without --insecure: exit %d, want 4 (the certificate is not trusted)\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// Why, and what the user may do about it on a host they start from
+	// (qa5 N7); a link to another site's host gets the why alone.
+	why := "tls; the certificate is self-signed (signed by an unknown authority); --insecure skips certificate checks"
+	if got := strings.Join(strings.Fields(r.stdout), " "); !strings.HasPrefix(got, "FAILED: ") || !strings.Contains(got, why) {
+		t.Errorf("without --insecure: the report does not begin FAILED with %q:\n%s", why, r.stdout)
+	}
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<a href="%s/">their staging host</a>`, srv.URL)
+	}))
+	t.Cleanup(site.Close)
+	r = runInProcess(t, "check", "--ignore-robots", "--db", filepath.Join(t.TempDir(), "lp.db"), site.URL+"/")
+	got := strings.Join(strings.Fields(r.stdout), " ")
+	if r.code != exitProblems || !strings.Contains(got, "tls; never worked; the certificate is self-signed") || strings.Contains(got, "--insecure") {
+		t.Errorf("a link to another host's self-signed certificate: exit %d, want 1, its reason and no --insecure advice:\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	cfg := filepath.Join(t.TempDir(), "i.toml")
 	if err := os.WriteFile(cfg, []byte("insecure = true\n"), 0o644); err != nil {
 		t.Fatal(err)

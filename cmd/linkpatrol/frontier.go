@@ -68,7 +68,7 @@ func runServeFrontier(ctx context.Context, args []string, stdout, stderr io.Writ
 	fs.Var(&sync, "sync", "fsync JetStream's store after every write (always), or in the background this often: acknowledged work may be lost on power loss")
 	var auth natsAuthFlags
 	auth.register(fs, true)
-	tlsCert := fs.String("tls-cert", "", "PEM `file` of the server's TLS certificate; clients then must use TLS")
+	tlsCert := fs.String("tls-cert", "", "PEM `file` of the server's TLS certificate; clients then must use TLS, and trust it with --tls-ca (a self-signed certificate is its own CA)")
 	tlsKey := fs.String("tls-key", "", "PEM `file` of the certificate's private key")
 	dbPath := fs.String("db", defaultDB, "the merged database `file`: every worker's results are committed here, so report works unchanged")
 	natsURL := fs.String("nats", "", "use the NATS server at `URL` (JetStream enabled) instead of running one; --token-file, --nkey and --tls-ca are then how to log in")
@@ -96,6 +96,7 @@ Flags:
 		return err
 	}
 	url := *natsURL
+	var own *cluster.Server
 	if url == "" {
 		srv, err := cluster.Serve(cluster.ServerOptions{
 			Listen:       *listen,
@@ -110,14 +111,14 @@ Flags:
 			return fmt.Errorf("serve-frontier: %v", err)
 		}
 		defer srv.Shutdown()
-		url = srv.ClientURL()
+		url, own = srv.ClientURL(), srv
 	}
 	db, err := store.Open(*dbPath, store.Options{Timeout: 2 * time.Second})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	cf := clusterFlags{url: url, auth: auth, caFile: *caFile}
+	cf := clusterFlags{url: url, auth: auth, caFile: *caFile, own: own}
 	js, closeNC, err := cf.connect("serve-frontier")
 	if err != nil {
 		return err

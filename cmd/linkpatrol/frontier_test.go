@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/linkpatrol/linkpatrol/cluster"
+	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 )
 
 // proc is a long-running child process of the binary (serve-frontier, a
@@ -60,17 +62,21 @@ func (p *proc) start(t *testing.T) {
 		}
 		close(p.done)
 	}()
-	t.Cleanup(func() {
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(30 * time.Second):
-			// A process that does not stop is a bug to see, not a hang.
-			p.cmd.Process.Kill()
-			<-p.done
-			t.Errorf("%v did not stop within 30s of SIGTERM:\n%s", p.cmd.Args[1:], p.errors())
-		}
-	})
+	t.Cleanup(func() { p.stop(t) })
+}
+
+// stop stops the process with SIGTERM, if it still runs, and waits for it.
+func (p *proc) stop(t *testing.T) {
+	t.Helper()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		// A process that does not stop is a bug to see, not a hang.
+		p.cmd.Process.Kill()
+		<-p.done
+		t.Errorf("%v did not stop within 30s of SIGTERM:\n%s", p.cmd.Args[1:], p.errors())
+	}
 }
 
 // waitFor waits until the process has written want to standard error.
@@ -194,5 +200,35 @@ func TestServeFrontierRefuses(t *testing.T) {
 		if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("serve-frontier %v: exit %d, want 2 saying %q\n%s", c.args, r.code, c.want, r.stderr)
 		}
+	}
+}
+
+// README's "Several machines" sketch with a self-signed certificate:
+// serve-frontier starts (its own connection does not verify the
+// certificate it serves), a client without --tls-ca is told to give it,
+// and one with it connects (qa5 N15: exit 2, "certificate signed by
+// unknown authority", from serve-frontier itself).
+func TestServeFrontierSelfSignedTLS(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cert, err := crawltest.NewCert([]string{"127.0.0.1"}, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile, token := filepath.Join(dir, "c.pem"), filepath.Join(dir, "k.pem"), filepath.Join(dir, "token")
+	for name, b := range map[string][]byte{certFile: cert.CertPEM, keyFile: cert.KeyPEM, token: []byte("s3cret\n")} {
+		if err := os.WriteFile(name, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, url := startFrontier(t, "--token-file", token, "--tls-cert", certFile, "--tls-key", keyFile)
+
+	r := runInProcess(t, "status", "--nats", url, "--token-file", token)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "certificate signed by unknown authority; give --tls-ca with the CA of the server's certificate") {
+		t.Errorf("status without --tls-ca: exit %d, want 2 and what to give:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runInProcess(t, "status", "--nats", url, "--token-file", token, "--tls-ca", certFile)
+	if r.code != exitOK {
+		t.Errorf("status --tls-ca %s: exit %d, want 0:\n%s%s", certFile, r.code, r.stdout, r.stderr)
 	}
 }

@@ -165,3 +165,108 @@ func TestSitemapLimitLeavesThePassPartlyChecked(t *testing.T) {
 		t.Errorf("JSON summary.sitemap_not_taken = %d (%v), want 150", rep.Summary.SitemapNotTaken, err)
 	}
 }
+
+// A section of the site that could not be read hides every link behind
+// it: 503, a timeout and 403 on /section/ left the night at exit 0 while
+// a 429 with a long Retry-After there was exit 3 (qa5 N4). Each is now
+// PARTLY CHECKED, exit 5, in every format; --fail-on never keeps the line
+// and exits 0, and --fail-on any counts the page as a problem (1). A
+// third-party link that fails is a problem reported, no part of the site
+// hidden: it leaves 0.
+func TestUnreadSectionLeavesThePassPartlyChecked(t *testing.T) {
+	t.Parallel()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(other.Close)
+	for _, tc := range []struct {
+		mode string
+		args []string
+		want int
+		why  string // in the first line
+	}{
+		{"503", nil, exitHeldBack, "(503 Service Unavailable)"},
+		{"timeout", nil, exitHeldBack, "(timeout)"},
+		{"403", nil, exitHeldBack, "(403 Forbidden)"},
+		{"403", []string{"--fail-on", "never"}, exitOK, "(403 Forbidden)"},
+		{"403", []string{"--fail-on", "any"}, exitProblems, "(403 Forbidden)"},
+		{"external", nil, exitOK, ""},
+	} {
+		t.Run(tc.mode+strings.Join(tc.args, ""), func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html")
+				switch r.URL.Path {
+				case "/":
+					fmt.Fprintln(w, `<a href="/section/">docs</a> <a href="/ok">ok</a>`)
+					if tc.mode == "external" {
+						fmt.Fprintf(w, "<a href=\"%s/x\">x</a>\n", other.URL)
+					}
+				case "/section/":
+					switch tc.mode {
+					case "503":
+						http.Error(w, "down", http.StatusServiceUnavailable)
+					case "timeout":
+						<-r.Context().Done() // until the client gives up (--timeout)
+					case "403":
+						http.Error(w, "no", http.StatusForbidden)
+					default:
+						fmt.Fprintln(w, `<a href="/section/a">a</a>`)
+					}
+				default:
+					fmt.Fprintln(w, "<p>ok</p>")
+				}
+			}))
+			t.Cleanup(srv.Close)
+			dir := t.TempDir()
+			args := append([]string{"check", "--db", filepath.Join(dir, "lp.db"), "--ignore-robots", "--timeout", "1s", "--retries", "0",
+				"-o", filepath.Join(dir, "r.json"), "-o", filepath.Join(dir, "r.junit.xml")}, tc.args...)
+			r := runInProcess(t, append(args, srv.URL+"/")...)
+			if r.code != tc.want {
+				t.Errorf("exit %d, want %d\n%s%s", r.code, tc.want, r.stdout, r.stderr)
+			}
+			flat := strings.Join(strings.Fields(r.stdout), " ")
+			data, err := os.ReadFile(filepath.Join(dir, "r.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep struct {
+				Pass struct {
+					HeldBack string `json:"held_back"`
+				} `json:"pass"`
+				Summary struct {
+					Unread int `json:"unread"`
+				} `json:"summary"`
+				UnreadPages []struct {
+					URL string `json:"url"`
+				} `json:"unread_pages"`
+			}
+			if err := json.Unmarshal(data, &rep); err != nil {
+				t.Fatal(err)
+			}
+			junit, err := os.ReadFile(filepath.Join(dir, "r.junit.xml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.why == "" {
+				if strings.Contains(r.stdout, "PARTLY CHECKED") || rep.Summary.Unread != 0 {
+					t.Errorf("a third-party link that failed counted as part of the site not read:\n%s", r.stdout)
+				}
+				return
+			}
+			line := "PARTLY CHECKED: 1 page of the site could not be read " + tc.why + ", so the links behind it were not checked."
+			if !strings.HasPrefix(flat, line) {
+				t.Errorf("the first line is not %q:\n%s", line, r.stdout)
+			}
+			if !strings.Contains(flat, "Not read (1): ") || !strings.Contains(flat, srv.URL+"/section/") {
+				t.Errorf("no section lists the page not read:\n%s", r.stdout)
+			}
+			if !strings.HasPrefix(rep.Pass.HeldBack, line) || rep.Summary.Unread != 1 || len(rep.UnreadPages) != 1 || rep.UnreadPages[0].URL != srv.URL+"/section/" {
+				t.Errorf("JSON: held_back %q, summary.unread %d, unread_pages %+v", rep.Pass.HeldBack, rep.Summary.Unread, rep.UnreadPages)
+			}
+			if !strings.Contains(string(junit), `classname="linkpatrol.not-checked"`) || !strings.Contains(string(junit), "not read: "+srv.URL+"/section/") {
+				t.Errorf("JUnit has no skipped case for the page not read:\n%s", junit)
+			}
+		})
+	}
+}

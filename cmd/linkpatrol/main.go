@@ -51,7 +51,8 @@ const (
 	exitNothing = 4
 	// exitHeldBack: the pass is complete and found no problem, but a limit
 	// of the crawler's (a suspected spider trap, a quota, a page cut
-	// short) held part of it back unchecked, so it cannot say "all clear".
+	// short) held part of it back unchecked, or pages of the site could not
+	// be read, hiding the links behind them, so it cannot say "all clear".
 	exitHeldBack = 5
 )
 
@@ -62,7 +63,7 @@ var (
 	errProblems       = errors.New("problems found")
 	errUnfinished     = errors.New("the pass is not finished")
 	errNothingChecked = errors.New("no start URL could be fetched and parsed")
-	errHeldBack       = errors.New("part of the pass was held back by a limit")
+	errHeldBack       = errors.New("part of the pass was held back by a limit, or pages of the site could not be read")
 	errUsageShown     = errors.New("usage shown")
 )
 
@@ -167,11 +168,13 @@ const exitCodesHelp = `Exit codes:
   4  a start URL could not be fetched and parsed (the site is down, or
      refuses us): nothing behind it was checked, even if other start URLs
      were
-  5  no problems found, but a limit held part of the pass back unchecked:
-     suspected spider traps (--max-hops, --max-template-run, ...), a
-     host's quota, pages cut at --max-size, sitemap entries past
-     --sitemap-limit; they are listed in the report
-     with the setting that lets them through (--fail-on never makes this 0)
+  5  no problems found, but part of the site was not checked: a limit held
+     it back (suspected spider traps (--max-hops, --max-template-run, ...),
+     a host's quota, pages cut at --max-size, sitemap entries past
+     --sitemap-limit), or pages of the site could not be read (5xx, a
+     timeout, 401/403, 429 past the retries), so the links behind them were
+     not checked; they are listed in the report, a limit with the setting
+     that lets it through (--fail-on never makes this 0)
 `
 
 func main() {

@@ -44,9 +44,9 @@ func parseOutputs(outputs []string) ([]outputFile, error) {
 	return files, nil
 }
 
-// checkOutputs validates the -o values before anything runs, and refuses
-// a report file that is the database itself: writing it would silently
-// replace every pass with a report.
+// checkOutputs validates the -o values before anything runs: it refuses
+// a report file that is the database itself (writing it would silently
+// replace every pass with a report) and one that cannot be written.
 func checkOutputs(outputs []string, db string) error {
 	files, err := parseOutputs(outputs)
 	if err != nil {
@@ -55,6 +55,12 @@ func checkOutputs(outputs []string, db string) error {
 	for i, f := range files {
 		if sameFile(f.path, db) {
 			return fmt.Errorf("-o %s: that is the database (--db %s); write the report to another file", outputs[i], db)
+		}
+		// The report is written when the pass is over: a file that
+		// cannot be written must stop the run now, not after an hour of
+		// crawling whose report would then be lost (qa5 F7).
+		if err := canWrite(f.path); err != nil {
+			return fmt.Errorf("-o %s: cannot write the report there: %w", outputs[i], err)
 		}
 	}
 	return nil
@@ -169,19 +175,7 @@ func stdoutFormat(format string, quiet bool, outputs []string) string {
 // file that is replaced keeps its permissions; a new one is world-readable
 // like any file a user creates, since reports are meant to be published.
 func writeAtomic(path string, write func(io.Writer) error) (err error) {
-	target := path
-	if resolved, err := filepath.EvalSymlinks(path); err == nil {
-		target = resolved
-	}
-	mode := fs.FileMode(0o644)
-	if st, err := os.Stat(target); err == nil {
-		if !st.Mode().IsRegular() {
-			return fmt.Errorf("write %s: not a regular file", path)
-		}
-		mode = st.Mode().Perm()
-	}
-
-	tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.tmp")
+	target, mode, tmp, err := tempBeside(path)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -213,4 +207,45 @@ func writeAtomic(path string, write func(io.Writer) error) (err error) {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// tempBeside opens the temporary file that writeAtomic writes path's new
+// content to, beside the file path resolves to (target), and the mode
+// that file is to have. Its errors say what a person can fix: a
+// directory that does not exist or cannot be written, not the random
+// name of the temporary file (qa5 F7).
+func tempBeside(path string) (target string, mode fs.FileMode, tmp *os.File, err error) {
+	target = path
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		target = resolved
+	}
+	mode = 0o644
+	if st, err := os.Stat(target); err == nil {
+		if !st.Mode().IsRegular() {
+			return "", 0, nil, errors.New("not a regular file")
+		}
+		mode = st.Mode().Perm()
+	}
+	dir := filepath.Dir(target)
+	tmp, err = os.CreateTemp(dir, "."+filepath.Base(target)+".*.tmp")
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", 0, nil, fmt.Errorf("the directory %s does not exist", dir)
+	case errors.Is(err, fs.ErrPermission):
+		return "", 0, nil, fmt.Errorf("no permission to create a file in %s", dir)
+	case err != nil:
+		return "", 0, nil, fmt.Errorf("cannot create a file in %s: %w", dir, err)
+	}
+	return target, mode, tmp, nil
+}
+
+// canWrite says whether a report can be written to path later, by
+// creating and removing the temporary file writeAtomic will create.
+func canWrite(path string) error {
+	_, _, tmp, err := tempBeside(path)
+	if err != nil {
+		return err
+	}
+	tmp.Close()
+	return os.Remove(tmp.Name())
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -323,4 +324,54 @@ func mustReadFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// An -o file that cannot be written stops check before its first request
+// and report before it renders: the report is written when the pass is
+// over, and an hour of crawling must not be lost to a typo in a directory
+// name (qa5 F7: rc 2 after the crawl, naming a temporary file).
+func TestOutputThatCannotBeWrittenFailsAtOnce(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<p>ok</p>")
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "nodir", "report.html")
+	tests := []struct {
+		name, output, want string
+	}{
+		{"missing directory", missing, "the directory " + filepath.Join(dir, "nodir") + " does not exist"},
+		{"a directory", "json:" + dir, "not a regular file"},
+		{"missing directory, format prefix", "junit:" + missing, "does not exist"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "lp.db")
+			before := requests.Load()
+			r := runInProcess(t, "check", "--db", db, "-o", tt.output, srv.URL+"/")
+			if r.code != exitUsage || !strings.Contains(r.stderr, "-o "+tt.output+": cannot write the report there: ") || !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("check: exit %d, want 2 and %q:\n%s%s", r.code, tt.want, r.stdout, r.stderr)
+			}
+			if n := requests.Load() - before; n != 0 {
+				t.Errorf("check made %d requests before failing", n)
+			}
+			if _, err := os.Stat(db); err == nil {
+				t.Errorf("check created the database before failing")
+			}
+		})
+	}
+	db := filepath.Join(t.TempDir(), "lp.db")
+	if r := runInProcess(t, "check", "--db", db, srv.URL+"/"); r.code != exitOK {
+		t.Fatalf("check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runInProcess(t, "report", "--db", db, "-o", missing); r.code != exitUsage || !strings.Contains(r.stderr, "does not exist") || r.stdout != "" {
+		t.Errorf("report -o into a missing directory: exit %d, want 2 and no report:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("probing left files behind: %v", entries)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/pflag"
 
@@ -355,6 +356,9 @@ type clusterFlags struct {
 	url    string
 	auth   natsAuthFlags
 	caFile string
+	// own is the server this process embeds (serve-frontier's), reached
+	// inside the process rather than at url; nil for every other command.
+	own *cluster.Server
 }
 
 // The cluster flags' help, shared by the settings table (check, report)
@@ -363,7 +367,7 @@ const (
 	usageNats      = "`URL` of the frontier (serve-frontier prints it): nats://HOST:PORT"
 	usageTokenFile = "file holding the token serve-frontier requires"
 	usageNkey      = "file holding the nkey user seed serve-frontier knows the public key of"
-	usageTLSCA     = "PEM `file` of the authority that signed serve-frontier's TLS certificate"
+	usageTLSCA     = "PEM `file` of the authority that signed serve-frontier's TLS certificate (a self-signed certificate: the certificate file itself)"
 )
 
 func (c *clusterFlags) register(fs *pflag.FlagSet) {
@@ -373,7 +377,14 @@ func (c *clusterFlags) register(fs *pflag.FlagSet) {
 }
 
 func (c *clusterFlags) connect(name string) (jetstream.JetStream, func(), error) {
-	nc, err := cluster.Connect(c.url, cluster.ClientOptions{Auth: c.auth.auth(), CAFile: c.caFile, Name: name})
+	opt := cluster.ClientOptions{Auth: c.auth.auth(), CAFile: c.caFile, Name: name}
+	var nc *nats.Conn
+	var err error
+	if c.own != nil {
+		nc, err = c.own.Connect(opt)
+	} else {
+		nc, err = cluster.Connect(c.url, opt)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

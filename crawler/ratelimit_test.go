@@ -1,0 +1,95 @@
+package crawler_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/store"
+	"github.com/linkpatrol/linkpatrol/throttle"
+)
+
+// rateLimited is a server behind a sliding-window rate limit, as many
+// real ones are (qa5 N8, limit.py): at most limit requests in any window,
+// past that 429 with an honest Retry-After, the whole seconds until a
+// place in the window frees. "/" links pages pages.
+type rateLimited struct {
+	limit  int
+	window time.Duration
+	pages  int
+
+	mu      sync.Mutex
+	ok      []time.Time // the requests it served within the window
+	served  int
+	refused int
+}
+
+func (s *rateLimited) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	now := time.Now()
+	s.mu.Lock()
+	for len(s.ok) > 0 && now.Sub(s.ok[0]) >= s.window {
+		s.ok = s.ok[1:]
+	}
+	if len(s.ok) >= s.limit {
+		s.refused++
+		wait := s.window - now.Sub(s.ok[0])
+		s.mu.Unlock()
+		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
+		http.Error(w, "too many", http.StatusTooManyRequests)
+		return
+	}
+	s.ok = append(s.ok, now)
+	s.served++
+	s.mu.Unlock()
+	switch r.URL.Path {
+	case "/robots.txt":
+		fmt.Fprint(w, "User-agent: *\n")
+	case "/":
+		w.Header().Set("Content-Type", "text/html")
+		for i := range s.pages {
+			fmt.Fprintf(w, "<a href=\"/p/%d\">p</a>\n", i)
+		}
+	default:
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<p>leaf</p>")
+	}
+}
+
+// A site that rate-limits with an honest Retry-After is checked whole
+// with the default settings: a 429 that says when to come back is no
+// failed try, so no page of the site ends "unverifiable: 429" while the
+// server only asked for seconds, and the host's pace halves after a 429,
+// so few requests are refused (before: 2 pages given up, 21 refused).
+func TestHonestRateLimitChecksTheWholeSite(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		srv := &rateLimited{limit: 10, window: 5 * time.Second, pages: 40}
+		base, tr := pipeServer(t, srv)
+		out, recs, _ := politeRunVia(t, openDB(t), base+"/", throttle.StartHostDefaults(), context.Background(), tr)
+		if !out.Complete {
+			t.Errorf("outcome %+v, want a complete pass", out)
+		}
+		for u, rec := range recs {
+			if rec.Verdict != store.VerdictOK {
+				t.Errorf("%s: %s %d %s; the server only asked to come back within seconds", u, rec.Verdict, rec.Status, rec.Error)
+			}
+		}
+		if len(recs) != 41 {
+			t.Errorf("%d URLs, want the start page and its 40 pages", len(recs))
+		}
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		t.Logf("%d served, %d refused", srv.served, srv.refused)
+		// The first burst meets the limit before any 429 can slow the
+		// crawl: up to a host's requests in flight are refused then.
+		if srv.refused > 12 {
+			t.Errorf("%d requests refused with 429; the pace should halve after a refusal", srv.refused)
+		}
+	})
+}

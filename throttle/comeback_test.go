@@ -1,0 +1,157 @@
+package throttle_test
+
+import (
+	"os"
+	"strconv"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/throttle"
+)
+
+// A 429 or 503 whose Retry-After the crawl waits for is "come back at T":
+// a retry that spends none of the URL's retries, within the bounds that
+// keep a server refusing everything from holding the crawl (qa5 N8).
+func TestComebackDecision(t *testing.T) {
+	tests := []struct {
+		name string
+		// before are answers of the host before the one decided, each to
+		// a request started after the last: time passes by their
+		// Retry-After (or a second).
+		before   []throttle.Outcome
+		o        throttle.Outcome
+		retry    bool
+		comeback bool
+	}{
+		{"429 with Retry-After, no retries left", nil,
+			throttle.Outcome{Status: 429, RetryAfter: "3", Key: "u", Attempt: 2}, true, true},
+		{"503 with Retry-After, no retries left", nil,
+			throttle.Outcome{Status: 503, RetryAfter: "30", Key: "u", Attempt: 2}, true, true},
+		{"429 as an HTTP-date is the same", nil,
+			throttle.Outcome{Status: 429, RetryAfter: "Sat, 01 Jan 2000 00:00:05 GMT", Key: "u", Attempt: 2}, true, true},
+		{"429 without Retry-After is a failed try", nil,
+			throttle.Outcome{Status: 429, Key: "u", Attempt: 2}, false, false},
+		{"503 with an unusable Retry-After is a failed try", nil,
+			throttle.Outcome{Status: 503, RetryAfter: "soon", Key: "u", Attempt: 2}, false, false},
+		{"a timeout is a failed try", nil,
+			throttle.Outcome{Err: os.ErrDeadlineExceeded, Key: "u", Attempt: 2}, false, false},
+		{"robots.txt (no URL of its own) is the same", nil,
+			throttle.Outcome{Status: 429, RetryAfter: "3", Attempt: 2}, true, true},
+		{"one URL's eleventh comeback is a failed try", nil,
+			throttle.Outcome{Status: 429, RetryAfter: "3", Key: "u", Attempt: 2, Comebacks: throttle.Comebacks{N: 10, Waited: 30 * time.Second}}, false, false},
+		{"its tenth is not", nil,
+			throttle.Outcome{Status: 429, RetryAfter: "3", Key: "u", Attempt: 2, Comebacks: throttle.Comebacks{N: 9, Waited: 27 * time.Second}}, true, true},
+		{"a URL asked to wait more than MaxPause in all gets no more (a page in maintenance)", nil,
+			throttle.Outcome{Status: 503, RetryAfter: "120", Key: "u", Attempt: 2, Comebacks: throttle.Comebacks{N: 4, Waited: 8*time.Minute + 1*time.Second}}, false, false},
+		{"MaxPause in all exactly still does", nil,
+			throttle.Outcome{Status: 503, RetryAfter: "120", Key: "u", Attempt: 2, Comebacks: throttle.Comebacks{N: 4, Waited: 8 * time.Minute}}, true, true},
+		{"a failed try with retries left is still a retry", nil,
+			throttle.Outcome{Status: 429, RetryAfter: "3", Key: "u", Attempt: 0, Comebacks: throttle.Comebacks{N: 10}}, true, false},
+		{"a pause longer than MaxPause holds the URL back instead", nil,
+			throttle.Outcome{Status: 429, RetryAfter: "7200", Key: "u", Attempt: 2}, true, false},
+		{"a host refusing everything for longer than MaxPause gets no more comebacks",
+			refusals(11, "60"),
+			throttle.Outcome{Status: 429, RetryAfter: "60", Key: "u", Attempt: 2}, false, false},
+		{"refusing for MaxPause exactly still does",
+			refusals(9, "60"),
+			throttle.Outcome{Status: 429, RetryAfter: "60", Key: "u", Attempt: 2}, true, true},
+		{"a normal answer in between starts the count again",
+			append(refusals(9, "60"), throttle.Outcome{Status: 200}, throttle.Outcome{Status: 429, RetryAfter: "60", Key: "v"}),
+			throttle.Outcome{Status: 429, RetryAfter: "60", Key: "u", Attempt: 2}, true, true},
+	}
+	for _, tt := range tests {
+		synctest.Test(t, func(t *testing.T) {
+			if time.Now().Year() != 2000 {
+				t.Fatalf("the bubble's clock starts at %v, the HTTP-date case assumes 2000-01-01", time.Now())
+			}
+			th := throttle.New(fixed(throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}))
+			for _, o := range tt.before {
+				acquire(t, th, host).Done(o)
+				time.Sleep(time.Second)
+			}
+			p := acquire(t, th, host)
+			retry, _ := p.Done(tt.o)
+			if retry != tt.retry || (p.Comeback() > 0) != tt.comeback {
+				t.Errorf("%s: retry %v, comeback %v; want %v, %v", tt.name, retry, p.Comeback(), tt.retry, tt.comeback)
+			}
+			if secs, err := strconv.Atoi(tt.o.RetryAfter); err == nil && tt.comeback && p.Comeback() != time.Duration(secs)*time.Second {
+				t.Errorf("%s: comeback %v, want the Retry-After %ss", tt.name, p.Comeback(), tt.o.RetryAfter)
+			}
+		})
+	}
+}
+
+// refusals are n answers of 429 with Retry-After ra, each to another URL.
+func refusals(n int, ra string) []throttle.Outcome {
+	out := make([]throttle.Outcome, n)
+	for i := range out {
+		out[i] = throttle.Outcome{Status: 429, RetryAfter: ra, Key: "other" + string(rune('a'+i))}
+	}
+	return out
+}
+
+// After a 429 the host's pace halves, so that the requests queued behind
+// the pause do not all go out when it ends and meet another 429; the
+// refusals of requests sent before that do not halve it again, and normal
+// answers bring the pace back, slowly.
+func TestPushbackSlowsThePace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}))
+		// Eight requests in flight at once, as a crawl's first burst.
+		var burst []*throttle.Permit
+		for range 8 {
+			burst = append(burst, acquire(t, th, host))
+		}
+		for i, p := range burst {
+			p.Done(throttle.Outcome{Status: 429, RetryAfter: "2", Key: "u" + string(rune('a'+i))})
+		}
+		gap := th.Stats()[0].Gap
+		// Eight starts in the first second: 8/s, halved to 4/s.
+		if gap != 250*time.Millisecond {
+			t.Fatalf("gap after the first burst's refusals %v, want 250ms (half the pace of 8/s, and once only)", gap)
+		}
+
+		// After the pause, starts are spaced by the gap.
+		first := acquire(t, th, host)
+		start := time.Now()
+		second := acquire(t, th, host)
+		if d := time.Since(start); d != gap {
+			t.Fatalf("second start %v after the first, want the gap %v", d, gap)
+		}
+		// A refusal of a request sent after the slowdown halves it again.
+		second.Done(throttle.Outcome{Status: 429, RetryAfter: "1", Key: "ux"})
+		if got := th.Stats()[0].Gap; got != 2*gap {
+			t.Fatalf("gap after a later refusal %v, want %v", got, 2*gap)
+		}
+		first.Done(throttle.Outcome{Status: 200})
+
+		// Normal answers bring it back to no gap at all.
+		for i := 0; th.Stats()[0].Gap > 0; i++ {
+			if i > 200 {
+				t.Fatalf("gap still %v after %d normal answers", th.Stats()[0].Gap, i)
+			}
+			acquire(t, th, host).Done(throttle.Outcome{Status: 200})
+		}
+	})
+}
+
+// A 503 without Retry-After is as often one page failing as the host
+// overloaded: it backs off, but leaves the pace alone; a 429 held back on
+// its own (one URL behind its own long limit) says nothing about the
+// host's pace either.
+func TestPaceKeptWhenNotAskedToSlow(t *testing.T) {
+	for _, o := range []throttle.Outcome{
+		{Status: 503, Key: "u"},
+		{Status: 500, Key: "u"},
+		{Status: 429, RetryAfter: "7200", Key: "u"},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			th := throttle.New(fixed(throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}))
+			acquire(t, th, host).Done(o)
+			if gap := th.Stats()[0].Gap; gap != 0 {
+				t.Errorf("%d Retry-After %q: gap %v, want none", o.Status, o.RetryAfter, gap)
+			}
+		})
+	}
+}
