@@ -89,19 +89,21 @@ func (c claims) claim(u string) bool {
 
 // claimHop is claim for a redirect chain's target.
 func (c claims) claimHop(u string) bool {
-	if _, dup := c[u]; dup {
+	k := c.key(u)
+	if _, dup := c.m[k]; dup {
 		return false
 	}
-	c[u] = claimed{hop: true}
+	c.m[k] = claimed{hop: true}
 	return true
 }
 
 // linkTo notes a link to u, already claimed: only a redirect target
 // claimed by a chain that has not ended needs to know (see claimed.linked).
 func (c claims) linkTo(u string) {
-	if e := c[u]; e.hop && !e.linked && e.end == 0 {
+	k := c.key(u)
+	if e := c.m[k]; e.hop && !e.linked && e.end == 0 {
 		e.linked = true
-		c[u] = e
+		c.m[k] = e
 	}
 }
 
@@ -310,15 +312,15 @@ func (d *dispatcher) loops() []store.Result {
 // claimed, so that a link found later queues them.
 func (d *dispatcher) dropped(t task, keys []string, res *store.Result) {
 	for _, k := range keys {
-		e, ok := d.seen[k]
+		e, ok := d.seen.get(k)
 		if !ok || !e.hop {
 			continue
 		}
 		if !e.linked && len(d.waiters[k]) == 0 {
-			delete(d.seen, k)
+			d.seen.drop(k)
 			continue
 		}
-		d.seen[k] = claimed{}
+		d.seen.set(k, claimed{})
 		if nt, ok := d.hopTask(t, k); ok {
 			res.Enqueue = append(res.Enqueue, nt.Task)
 			d.enqueue(nt)
