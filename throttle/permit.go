@@ -88,10 +88,13 @@ type Outcome struct {
 //     before the last slowdown) and shrinks again slowly with each normal
 //     answer (see slowDown).
 //   - The latency feeds the adaptive slowdown.
+//   - A refused connection from a host that answered earlier in the pass
+//     backs off like a reset; when a URL's last try is refused too, the
+//     host stopped answering (see Throttle.Down).
 //
 // retry says whether to try this URL again: after a 429, a 503, a timeout or
 // a connection error while Attempt < MaxRetries, or always when the host has
-// just been deferred (Reserve then answers ErrDeferred, and deferral is not
+// just been deferred or has stopped answering (Reserve then answers ErrDeferred, and deferral is not
 // a failure), or when this URL has just been held back, or when the server
 // said when to come back and the crawl waits for it (see Comeback). after
 // is how long the host's pause or backoff still runs, the earliest moment
@@ -155,6 +158,8 @@ func (p *Permit) Resend() (time.Duration, error) {
 	switch {
 	case p.done:
 		return 0, errors.New("resend under a permit that is done")
+	case l.down:
+		return 0, ErrDown
 	case l.isDeferred(now):
 		return 0, ErrDeferred
 	case l.overQuota():
@@ -235,9 +240,47 @@ func notLoad(err error) bool {
 // cheap.
 func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (retry bool, after time.Duration, comeback bool) {
 	class := classify(o)
+	refused := l.answered > 0 && o.Err != nil && errors.Is(o.Err, syscall.ECONNREFUSED)
+	if refused {
+		// Nothing listens any more where the host answered a moment
+		// ago: it is going down or restarting, which a retry after a
+		// backoff may well see over, as after a reset.
+		class = classFailure
+	}
 	var now time.Time
 	if class == classPushback || class == classFailure || l.set.Adaptive {
 		now = clock()
+	}
+	if o.Status > 0 {
+		l.answered++
+		l.refusedSince, l.lastRefused, l.refusals, l.down = time.Time{}, time.Time{}, 0, false
+	}
+	newRound := true
+	if refused {
+		if l.refusedSince.IsZero() {
+			l.refusedSince = now
+		}
+		// The requests sent before the last refusal learn nothing new
+		// from theirs, as in slowDown: one count, and one step of
+		// backoff, per round. Each of them stepping it up once held the
+		// next run of a site of 30 pages 90 s for nothing.
+		newRound = admitted.After(l.lastRefused) && !l.down
+		if newRound {
+			l.refusals++
+			l.lastRefused = now
+		}
+		if l.refusals > l.set.MaxRetries {
+			// As many tries as a URL gets, each after a longer backoff,
+			// all refused: the host stopped answering, and asking its
+			// other URLs would only make dead links of them (qa6 Q2).
+			// Counted per host, not per URL: a URL tried again goes to
+			// the back of the queue, and every other URL would first be
+			// refused once, each after a longer backoff. Nothing listens
+			// there, so there is no load to spare: the next run (which
+			// tries again) need not sit out the backoff.
+			l.down = true
+			l.backoffLevel, l.backoffUntil = 0, time.Time{}
+		}
 	}
 	paused := false // the host itself was paused until a Retry-After
 	switch class {
@@ -268,7 +311,9 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 			l.slowDown(now, admitted)
 		}
 	case classFailure:
-		l.backOff(now)
+		if newRound && !l.down {
+			l.backOff(now)
+		}
 	}
 	var latency time.Duration
 	if o.Err == nil {
@@ -279,7 +324,7 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 	if class != classPushback && class != classFailure {
 		return false, 0, false
 	}
-	if l.deferred || l.heldAt(o.Key, now) {
+	if l.deferred || l.down || l.heldAt(o.Key, now) {
 		return true, 0, false
 	}
 	after = max(l.pausedUntil.Sub(now), l.backoffUntil.Sub(now), 0)

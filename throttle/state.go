@@ -16,14 +16,19 @@ const stateVersion = 1
 // savedState is what survives a restart for one host. Quota use and the
 // deferral are tagged with their pass so that a new pass starts clean.
 type savedState struct {
-	Version      int          `json:"v"`
-	Pass         uint64       `json:"pass,omitempty"`
-	PausedUntil  time.Time    `json:"paused_until,omitzero"`
-	Deferred     bool         `json:"deferred,omitempty"`
-	BackoffLevel int          `json:"backoff_level,omitempty"`
-	BackoffUntil time.Time    `json:"backoff_until,omitzero"`
-	UsedRequests int64        `json:"used_requests,omitempty"`
-	UsedBytes    int64        `json:"used_bytes,omitempty"`
+	Version      int       `json:"v"`
+	Pass         uint64    `json:"pass,omitempty"`
+	PausedUntil  time.Time `json:"paused_until,omitzero"`
+	Deferred     bool      `json:"deferred,omitempty"`
+	BackoffLevel int       `json:"backoff_level,omitempty"`
+	BackoffUntil time.Time `json:"backoff_until,omitzero"`
+	UsedRequests int64     `json:"used_requests,omitempty"`
+	UsedBytes    int64     `json:"used_bytes,omitempty"`
+	// Answered and RefusedSince (of this pass, like the quota) keep what
+	// tells a host that stopped answering from one never there across a
+	// resume: a refusal after answers is not a dead link (see Down).
+	Answered     int64        `json:"answered,omitempty"`
+	RefusedSince time.Time    `json:"refused_since,omitzero"`
 	Robots       *savedRobots `json:"robots,omitempty"`
 	// Held are the URLs paused on their own, with the end of each pause;
 	// like PausedUntil they outlive the pass.
@@ -72,6 +77,8 @@ func (t *Throttle) ExportState(host string) ([]byte, error) {
 		BackoffUntil: l.backoffUntil,
 		UsedRequests: l.usedRequests,
 		UsedBytes:    l.usedBytes,
+		Answered:     l.answered,
+		RefusedSince: l.refusedSince,
 		Held:         maps.Clone(l.held),
 	}
 	now := t.now()
@@ -166,6 +173,9 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 		l.deferred = l.deferred || st.Deferred
 		l.usedRequests = max(l.usedRequests, st.UsedRequests)
 		l.usedBytes = max(l.usedBytes, st.UsedBytes)
+		if st.Answered > l.answered {
+			l.answered, l.refusedSince = st.Answered, st.RefusedSince
+		}
 	}
 	if sr := st.Robots; sr != nil {
 		if e, ok := l.robots[host]; !ok || sr.Fetched.After(e.fetched) {
@@ -288,7 +298,7 @@ func holding(held map[string]time.Time, now time.Time) bool {
 
 // Expired says whether state exported earlier holds nothing a pass still
 // needs: no pause or backoff left to run (a URL's own included), a robots.txt old enough to be
-// fetched again anyway, and quota use or a deferral only of another pass
+// fetched again anyway, and quota use, answers or a deferral only of another pass
 // than the running one (see StartPass). Such state can be forgotten.
 // State that cannot be read is not expired: ImportState reports it.
 func (t *Throttle) Expired(b []byte) bool {
@@ -301,7 +311,7 @@ func (t *Throttle) Expired(b []byte) bool {
 	t.mu.RUnlock()
 	now := t.now()
 	switch {
-	case st.Pass == pass && (st.UsedRequests > 0 || st.UsedBytes > 0 || st.Deferred),
+	case st.Pass == pass && (st.UsedRequests > 0 || st.UsedBytes > 0 || st.Deferred || st.Answered > 0),
 		st.PausedUntil.After(now), st.BackoffUntil.After(now), holding(st.Held, now),
 		st.PaceUntil.After(now):
 		return false
