@@ -23,7 +23,7 @@ type task struct {
 	attempt int // retries so far (after 429/503/timeouts the throttle allows retrying)
 	// comebacks: how often the server sent it away with a Retry-After
 	// the crawl waits for, which is no failed try (see throttle.Permit.Comeback).
-	comebacks  int
+	comebacks  throttle.Comebacks
 	prev       *store.URLRecord // what an earlier pass (or run) recorded
 	prevLoaded bool             // prev was read when staged
 	fresh      bool             // prev is young enough to reuse without a request
@@ -79,9 +79,9 @@ type outcome struct {
 	found   []target
 	stopped bool // cut short by a stop: not committed, done again on resume
 	retry   bool // queue the task again; the host's throttle decides when
-	// comeback, with retry: the server said when to come back, so the
-	// retry is not a failed try.
-	comeback bool
+	// comeback, with retry: the server said when to come back (this
+	// Retry-After), so the retry is not a failed try.
+	comeback time.Duration
 	// deferred is set when the result holds back URLs of the site's own
 	// hosts (held of them) to a later run, to the end of the server's
 	// pause.
@@ -572,8 +572,8 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 				switch {
 				case o.later > 0:
 					d.delay(o.task, o.later) // nothing failed: no retry is counted
-				case o.comeback:
-					o.task.comebacks++
+				case o.comeback > 0:
+					o.task.comebacks.Add(o.comeback)
 					d.enqueue(o.task)
 				default:
 					o.task.attempt++

@@ -100,7 +100,10 @@ func (c *Crawler) robotsRefused(host string, a robotsAnswer) (v store.Verdict, c
 
 // robotsTry is what a host's robots.txt fetches the throttle asked to try
 // again have used: failed tries and comebacks (see task.comebacks).
-type robotsTry struct{ attempt, comebacks int }
+type robotsTry struct {
+	attempt   int
+	comebacks throttle.Comebacks
+}
 
 // loadRobots fetches host's robots.txt once, however many workers ask at
 // the same moment, through the host's throttle like any other request.
@@ -188,8 +191,8 @@ func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Pe
 		h := c.requestWith(ctx, http.MethodGet, target, p, requestOpts{robots: true, attempt: tries.attempt, comebacks: tries.comebacks})
 		p = nil
 		if h.retry && c.cfg.Throttle != nil {
-			if h.comeback {
-				tries.comebacks++
+			if h.comeback > 0 {
+				tries.comebacks.Add(h.comeback)
 			} else {
 				tries.attempt++
 			}

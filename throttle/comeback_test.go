@@ -2,6 +2,7 @@ package throttle_test
 
 import (
 	"os"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -35,12 +36,18 @@ func TestComebackDecision(t *testing.T) {
 			throttle.Outcome{Status: 503, RetryAfter: "soon", Key: "u", Attempt: 2}, false, false},
 		{"a timeout is a failed try", nil,
 			throttle.Outcome{Err: os.ErrDeadlineExceeded, Key: "u", Attempt: 2}, false, false},
-		{"the tenth comeback of one URL is a failed try", nil,
-			throttle.Outcome{Status: 429, RetryAfter: "3", Key: "u", Attempt: 2, Comebacks: 10}, false, false},
-		{"the ninth comeback is not", nil,
-			throttle.Outcome{Status: 429, RetryAfter: "3", Key: "u", Attempt: 2, Comebacks: 9}, true, true},
+		{"robots.txt (no URL of its own) is the same", nil,
+			throttle.Outcome{Status: 429, RetryAfter: "3", Attempt: 2}, true, true},
+		{"one URL's eleventh comeback is a failed try", nil,
+			throttle.Outcome{Status: 429, RetryAfter: "3", Key: "u", Attempt: 2, Comebacks: throttle.Comebacks{N: 10, Waited: 30 * time.Second}}, false, false},
+		{"its tenth is not", nil,
+			throttle.Outcome{Status: 429, RetryAfter: "3", Key: "u", Attempt: 2, Comebacks: throttle.Comebacks{N: 9, Waited: 27 * time.Second}}, true, true},
+		{"a URL asked to wait more than MaxPause in all gets no more (a page in maintenance)", nil,
+			throttle.Outcome{Status: 503, RetryAfter: "120", Key: "u", Attempt: 2, Comebacks: throttle.Comebacks{N: 4, Waited: 8*time.Minute + 1*time.Second}}, false, false},
+		{"MaxPause in all exactly still does", nil,
+			throttle.Outcome{Status: 503, RetryAfter: "120", Key: "u", Attempt: 2, Comebacks: throttle.Comebacks{N: 4, Waited: 8 * time.Minute}}, true, true},
 		{"a failed try with retries left is still a retry", nil,
-			throttle.Outcome{Status: 429, RetryAfter: "3", Key: "u", Attempt: 0, Comebacks: 10}, true, false},
+			throttle.Outcome{Status: 429, RetryAfter: "3", Key: "u", Attempt: 0, Comebacks: throttle.Comebacks{N: 10}}, true, false},
 		{"a pause longer than MaxPause holds the URL back instead", nil,
 			throttle.Outcome{Status: 429, RetryAfter: "7200", Key: "u", Attempt: 2}, true, false},
 		{"a host refusing everything for longer than MaxPause gets no more comebacks",
@@ -65,8 +72,11 @@ func TestComebackDecision(t *testing.T) {
 			}
 			p := acquire(t, th, host)
 			retry, _ := p.Done(tt.o)
-			if retry != tt.retry || p.Comeback() != tt.comeback {
+			if retry != tt.retry || (p.Comeback() > 0) != tt.comeback {
 				t.Errorf("%s: retry %v, comeback %v; want %v, %v", tt.name, retry, p.Comeback(), tt.retry, tt.comeback)
+			}
+			if secs, err := strconv.Atoi(tt.o.RetryAfter); err == nil && tt.comeback && p.Comeback() != time.Duration(secs)*time.Second {
+				t.Errorf("%s: comeback %v, want the Retry-After %ss", tt.name, p.Comeback(), tt.o.RetryAfter)
 			}
 		})
 	}

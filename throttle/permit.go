@@ -51,9 +51,9 @@ type Permit struct {
 	// answers to requests sent before the host was last slowed down from
 	// the ones sent after (see limiter.slowDown).
 	admitted time.Time
-	// comeback: Done decided a retry the server asked for with a
+	// comeback: Done decided a retry the server asked for with this
 	// Retry-After, not a failed try (see Comeback); guarded by l.mu.
-	comeback bool
+	comeback time.Duration
 }
 
 // Outcome is what the throttle learns from one finished request.
@@ -64,9 +64,9 @@ type Outcome struct {
 	Bytes      int64         // body bytes read; those already read through Body are not counted twice
 	Latency    time.Duration // time to first byte
 	Attempt    int           // retries of this URL made before this request (0 on the first try)
-	// Comebacks is how often this URL was sent away before with a
-	// Retry-After and came back without spending a retry (see Comeback).
-	Comebacks int
+	// Comebacks are this URL's earlier comebacks: retries the server
+	// asked for with a Retry-After, which spent none (see Comeback).
+	Comebacks Comebacks
 	// Key names what was requested (the URL). A pause longer than MaxPause
 	// asked for by one key holds back that key alone (see pushback); an
 	// empty key speaks for the whole host, as robots.txt does.
@@ -119,17 +119,30 @@ func (p *Permit) Done(o Outcome) (retry bool, after time.Duration) {
 }
 
 // Comeback says, once Done has decided a retry, whether it is one the
-// server asked for: a 429 or 503 whose Retry-After the crawl waits for is
-// "come back at T", not a failed try, so the caller does not count it
-// against the URL's retries and passes the count of such comebacks in
-// Outcome.Comebacks instead. It stays bounded: at most maxComebacks per
-// URL, and only while the host has answered anything but 429 and 503
-// within MaxPause (10 minutes when MaxPause is 0); past either, the
-// answer spends a retry like any failure.
-func (p *Permit) Comeback() bool {
+// server asked for, and with what Retry-After (0: it is not): a 429 or
+// 503 whose Retry-After the crawl waits for is "come back at T", not a
+// failed try, so the caller does not count it against the URL's retries
+// but adds it to the URL's Comebacks, passed in Outcome.Comebacks. It
+// stays bounded: at most maxComebacks per URL, whose Retry-Afters add up
+// to no more than MaxPause, and only while the host has answered anything
+// but 429 and 503 within MaxPause (refusingBudget when MaxPause is 0);
+// past any of these, the answer spends a retry like any failure.
+func (p *Permit) Comeback() time.Duration {
 	p.l.mu.Lock()
 	defer p.l.mu.Unlock()
 	return p.comeback
+}
+
+// Comebacks are what one URL's comebacks (see Permit.Comeback) have used.
+type Comebacks struct {
+	N      int           // how many
+	Waited time.Duration // their Retry-Afters added up
+}
+
+// Add counts one more comeback, with the Retry-After it was given.
+func (c *Comebacks) Add(retryAfter time.Duration) {
+	c.N++
+	c.Waited += retryAfter
 }
 
 // Tries is how many requests the one this permit is for may take, for a
@@ -233,13 +246,13 @@ func notLoad(err error) bool {
 // Permit.Comeback). admitted is when the request was let go. The clock is
 // read only when the answer depends on it, which keeps a plain success
 // cheap.
-func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (retry bool, after time.Duration, comeback bool) {
+func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (retry bool, after, comeback time.Duration) {
 	class := classify(o)
 	var now time.Time
 	if class == classPushback || class == classFailure || l.set.Adaptive {
 		now = clock()
 	}
-	paused := false // the host itself was paused until a Retry-After
+	var paused time.Duration // the host itself was paused this long by a Retry-After
 	switch class {
 	case classOK:
 		l.backoffLevel = 0
@@ -259,7 +272,9 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 		slow := o.Status == http.StatusTooManyRequests
 		if d, ok := parseRetryAfter(o.RetryAfter, now); ok {
 			hostWide := l.pushback(now, d, o.Key)
-			paused = hostWide && !l.deferred
+			if hostWide && !l.deferred {
+				paused = d
+			}
 			slow = hostWide
 		} else {
 			l.backOff(now)
@@ -277,35 +292,36 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 	l.adapt.observe(now, latency, class == classPushback || class == classFailure, l.set, l.inFlight)
 
 	if class != classPushback && class != classFailure {
-		return false, 0, false
+		return false, 0, 0
 	}
 	if l.deferred || l.heldAt(o.Key, now) {
-		return true, 0, false
+		return true, 0, 0
 	}
 	after = max(l.pausedUntil.Sub(now), l.backoffUntil.Sub(now), 0)
-	if paused && l.comebackAllowed(now, o.Comebacks) {
-		return true, after, true
+	if paused > 0 && l.comebackAllowed(now, o.Comebacks, paused) {
+		return true, after, paused
 	}
 	if o.Attempt >= l.set.MaxRetries {
-		return false, 0, false
+		return false, 0, 0
 	}
-	return true, after, false
+	return true, after, 0
 }
 
-// comebackAllowed says whether a URL sent away with a Retry-After the
-// crawl waits for, comebacks times before, may come back once more
+// comebackAllowed says whether a URL sent away with a Retry-After d the
+// crawl waits for, after the comebacks c it had, may come back once more
 // without spending a retry: a server that rate-limits honestly is
 // answered by waiting, not by giving its pages up. The bounds keep a
-// server that refuses everything, or one URL forever, from holding the
-// crawl: the host must have answered something other than 429 or 503
-// within MaxPause (refusingBudget when MaxPause is 0), and one URL comes
-// back at most maxComebacks times.
-func (l *limiter) comebackAllowed(now time.Time, comebacks int) bool {
+// server that refuses everything, or one URL forever (a page in
+// maintenance), from holding the crawl: the host must have answered
+// something other than 429 or 503 within MaxPause (refusingBudget when
+// MaxPause is 0), and one URL comes back at most maxComebacks times and
+// is asked to wait no more than that budget in all.
+func (l *limiter) comebackAllowed(now time.Time, c Comebacks, d time.Duration) bool {
 	budget := l.set.MaxPause
 	if budget <= 0 {
 		budget = refusingBudget
 	}
-	return comebacks < maxComebacks && now.Sub(l.refusingSince) <= budget
+	return c.N < maxComebacks && c.Waited+d <= budget && now.Sub(l.refusingSince) <= budget
 }
 
 // slowDown halves the host's pace after a 429, or a 503 with Retry-After,
