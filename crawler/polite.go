@@ -257,7 +257,13 @@ func (c *Crawler) heldBackBy(target string) (v store.Verdict, note string, until
 	if c.cfg.HostSettings != nil {
 		maxPause = c.cfg.HostSettings(host).MaxPause
 	}
-	wait := fmt.Sprintf("Retry-After %s (until %s)", roughly(end.Sub(c.cfg.Now())), end.Local().Format("2006-01-02 15:04"))
+	now := c.cfg.Now()
+	wait := fmt.Sprintf("Retry-After %s (until %s)", roughly(end.Sub(now)), end.Local().Format("2006-01-02 15:04"))
+	if since := c.cfg.Throttle.Refusing(host); !since.IsZero() && (maxPause <= 0 || end.Sub(now) <= maxPause) {
+		// No one pause was too long: the host refused every request
+		// for longer than this run waits (see throttle.Permit.Comeback).
+		wait = fmt.Sprintf("the host has answered every request with 429 or 503 and a Retry-After since %s (%s), next %s", since.Local().Format("15:04"), roughly(now.Sub(since)), wait)
+	}
 	if c.rules.StartHost(host) {
 		return store.VerdictTransient, fmt.Sprintf("%s, longer than --max-pause %s; run the same command again after then to check it", wait, roughly(maxPause)), end
 	}

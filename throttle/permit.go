@@ -26,8 +26,9 @@ const (
 	// is not failing, but one URL refused this often is, whatever it says.
 	maxComebacks = 10
 	// refusingBudget bounds, when MaxPause sets no bound of its own, how
-	// long a host may answer nothing but 429 and 503 while its URLs come
-	// back for free (see limiter.comebackAllowed).
+	// long a host may answer nothing but 429 and 503 before it is deferred,
+	// and how long one URL's comebacks may wait in all (see
+	// limiter.refusing).
 	refusingBudget = 10 * time.Minute
 	// maxSlow bounds the gap between request starts that pushbacks build
 	// up (see limiter.slowDown).
@@ -124,9 +125,10 @@ func (p *Permit) Done(o Outcome) (retry bool, after time.Duration) {
 // failed try, so the caller does not count it against the URL's retries
 // but adds it to the URL's Comebacks, passed in Outcome.Comebacks. It
 // stays bounded: at most maxComebacks per URL, whose Retry-Afters add up
-// to no more than MaxPause, and only while the host has answered anything
-// but 429 and 503 within MaxPause (refusingBudget when MaxPause is 0);
-// past any of these, the answer spends a retry like any failure.
+// to no more than MaxPause (refusingBudget when MaxPause is 0); past
+// either, the answer spends a retry like any failure. And a host that has
+// answered nothing but 429 and 503 with Retry-After for longer than that
+// is deferred, as for a pause past MaxPause (see Throttle.Refusing).
 func (p *Permit) Comeback() time.Duration {
 	p.l.mu.Lock()
 	defer p.l.mu.Unlock()
@@ -272,6 +274,12 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 		slow := o.Status == http.StatusTooManyRequests
 		if d, ok := parseRetryAfter(o.RetryAfter, now); ok {
 			hostWide := l.pushback(now, d, o.Key)
+			if hostWide && !l.deferred && now.Sub(l.refusingSince) > l.waitBudget() {
+				// Each pause is short, but the host has refused every
+				// request for longer than the crawl waits for any one
+				// pause: as good as a pause past MaxPause (see refusing).
+				l.deferred = true
+			}
 			if hostWide && !l.deferred {
 				paused = d
 			}
@@ -298,7 +306,7 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 		return true, 0, 0
 	}
 	after = max(l.pausedUntil.Sub(now), l.backoffUntil.Sub(now), 0)
-	if paused > 0 && l.comebackAllowed(now, o.Comebacks, paused) {
+	if paused > 0 && l.comebackAllowed(o.Comebacks, paused) {
 		return true, after, paused
 	}
 	if o.Attempt >= l.set.MaxRetries {
@@ -310,18 +318,24 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 // comebackAllowed says whether a URL sent away with a Retry-After d the
 // crawl waits for, after the comebacks c it had, may come back once more
 // without spending a retry: a server that rate-limits honestly is
-// answered by waiting, not by giving its pages up. The bounds keep a
-// server that refuses everything, or one URL forever (a page in
-// maintenance), from holding the crawl: the host must have answered
-// something other than 429 or 503 within MaxPause (refusingBudget when
-// MaxPause is 0), and one URL comes back at most maxComebacks times and
-// is asked to wait no more than that budget in all.
-func (l *limiter) comebackAllowed(now time.Time, c Comebacks, d time.Duration) bool {
-	budget := l.set.MaxPause
-	if budget <= 0 {
-		budget = refusingBudget
+// answered by waiting, not by giving its pages up. The bounds keep one
+// URL that is refused forever (a page in maintenance) from holding the
+// crawl: it comes back at most maxComebacks times and is asked to wait
+// no more than waitBudget in all. A host that refuses everything is
+// deferred instead (see learn and Throttle.Refusing).
+func (l *limiter) comebackAllowed(c Comebacks, d time.Duration) bool {
+	return c.N < maxComebacks && c.Waited+d <= l.waitBudget()
+}
+
+// waitBudget is the most the crawl waits for the host's Retry-Afters, in
+// one pause, in one URL's comebacks, or while the host refuses every
+// request: MaxPause, or refusingBudget when that is 0 (no cap on one
+// pause).
+func (l *limiter) waitBudget() time.Duration {
+	if l.set.MaxPause > 0 {
+		return l.set.MaxPause
 	}
-	return c.N < maxComebacks && c.Waited+d <= budget && now.Sub(l.refusingSince) <= budget
+	return refusingBudget
 }
 
 // slowDown halves the host's pace after a 429, or a 503 with Retry-After,

@@ -42,6 +42,10 @@ type savedState struct {
 	// PaceUntil is when the window, the gap and the bucket saved here no
 	// longer hold back a request: the state is kept until then.
 	PaceUntil time.Time `json:"pace_until,omitzero"`
+	// RefusingSince is when the host began refusing every request (see
+	// Throttle.Refusing), so that a deferral for it says why after a
+	// restart too.
+	RefusingSince time.Time `json:"refusing_since,omitzero"`
 }
 
 type savedRobots struct {
@@ -64,15 +68,16 @@ func (t *Throttle) ExportState(host string) ([]byte, error) {
 	}
 	l.mu.Lock()
 	st := savedState{
-		Version:      stateVersion,
-		Pass:         pass,
-		PausedUntil:  l.pausedUntil,
-		Deferred:     l.deferred,
-		BackoffLevel: l.backoffLevel,
-		BackoffUntil: l.backoffUntil,
-		UsedRequests: l.usedRequests,
-		UsedBytes:    l.usedBytes,
-		Held:         maps.Clone(l.held),
+		Version:       stateVersion,
+		Pass:          pass,
+		PausedUntil:   l.pausedUntil,
+		Deferred:      l.deferred,
+		BackoffLevel:  l.backoffLevel,
+		BackoffUntil:  l.backoffUntil,
+		UsedRequests:  l.usedRequests,
+		UsedBytes:     l.usedBytes,
+		Held:          maps.Clone(l.held),
+		RefusingSince: l.refusingSince,
 	}
 	now := t.now()
 	if l.set.WindowMax > 0 {
@@ -136,6 +141,9 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 		l.backoffUntil = st.BackoffUntil
 	}
 	l.backoffLevel = max(l.backoffLevel, st.BackoffLevel)
+	if l.refusingSince.IsZero() {
+		l.refusingSince = st.RefusingSince
+	}
 	if l.set.WindowMax > 0 && len(st.Starts) > 0 {
 		l.starts.restore(st.Starts, l.set.WindowMax)
 		if last := st.Starts[len(st.Starts)-1]; last.After(l.lastStart) {

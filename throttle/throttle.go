@@ -187,6 +187,17 @@ func (t *Throttle) Deferred(host, key string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// Refusing says since when host has answered every request with 429 or
+// 503 (zero when it has not, or answered normally since): a host
+// deferred while that lasted longer than MaxPause (see Permit.Comeback)
+// was deferred for it, not for one long pause.
+func (t *Throttle) Refusing(host string) time.Time {
+	l := t.limiterFor(host)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.refusingSince
+}
+
 // Ready is signalled whenever a permit is done, so a dispatcher that is
 // waiting on timers can ask again at once. The channel holds one signal;
 // signals that find it full are dropped, which loses nothing because the
