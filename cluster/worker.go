@@ -237,31 +237,78 @@ func (w *Worker) logf(format string, args ...any) {
 // WaitPass returns the pass the coordinator runs, once there is one in
 // state running (and, when after is not zero, with an ID above after).
 func (w *Worker) WaitPass(ctx context.Context, after uint64) (PassRecord, error) {
-	watch, err := w.b.state.Watch(ctx, passKey)
+	watch, err := w.watchPass(ctx)
 	if err != nil {
-		return PassRecord{}, fmt.Errorf("watch the pass: %w", err)
+		return PassRecord{}, err
 	}
-	defer func() { _ = watch.Stop() }()
+	defer watch.stop()
+	for {
+		e, err := watch.next(ctx)
+		if err != nil {
+			return PassRecord{}, err
+		}
+		var rec PassRecord
+		if err := json.Unmarshal(e.Value(), &rec); err != nil {
+			return PassRecord{}, fmt.Errorf("read the pass: %w", err)
+		}
+		if rec.Pass.State == store.PassRunning && rec.Pass.ID > after {
+			return rec, nil
+		}
+	}
+}
+
+// passWatch follows the pass record. A KV watch is an ordered consumer,
+// which after the server restarts notices that its consumer is gone only
+// when the consumer's heartbeats stop coming: a worker saw its pass end
+// 20 s after the coordinator ended it (TestServerRestartedMidPass). So on
+// each reconnection the watch is made again; a new watch starts with the
+// record as it is, and misses nothing written meanwhile.
+type passWatch struct {
+	kv         jetstream.KeyValue
+	nc         *nats.Conn
+	reconnects chan nats.Status
+	watch      jetstream.KeyWatcher
+}
+
+func (w *Worker) watchPass(ctx context.Context) (*passWatch, error) {
+	p := &passWatch{kv: w.b.state, nc: w.js.Conn()}
+	p.reconnects = p.nc.StatusChanged(nats.CONNECTED)
+	var err error
+	if p.watch, err = p.kv.Watch(ctx, passKey); err != nil {
+		p.nc.RemoveStatusListener(p.reconnects)
+		return nil, fmt.Errorf("watch the pass: %w", err)
+	}
+	return p, nil
+}
+
+// next returns the next value written to the pass record (after a new
+// watch, the record's value now, which may be one already returned).
+func (p *passWatch) next(ctx context.Context) (jetstream.KeyValueEntry, error) {
 	for {
 		select {
 		case <-ctx.Done():
-			return PassRecord{}, context.Cause(ctx)
-		case e, ok := <-watch.Updates():
+			return nil, context.Cause(ctx)
+		case <-p.reconnects:
+			watch, err := p.kv.Watch(ctx, passKey)
+			if err != nil {
+				continue // the old watch comes back by itself, later
+			}
+			_ = p.watch.Stop()
+			p.watch = watch
+		case e, ok := <-p.watch.Updates():
 			if !ok {
-				return PassRecord{}, errors.New("watch the pass: the watch ended")
+				return nil, errors.New("watch the pass: the watch ended")
 			}
-			if e == nil || e.Operation() != jetstream.KeyValuePut {
-				continue
-			}
-			var rec PassRecord
-			if err := json.Unmarshal(e.Value(), &rec); err != nil {
-				return PassRecord{}, fmt.Errorf("read the pass: %w", err)
-			}
-			if rec.Pass.State == store.PassRunning && rec.Pass.ID > after {
-				return rec, nil
+			if e != nil && e.Operation() == jetstream.KeyValuePut {
+				return e, nil
 			}
 		}
 	}
+}
+
+func (p *passWatch) stop() {
+	_ = p.watch.Stop()
+	p.nc.RemoveStatusListener(p.reconnects)
 }
 
 // Frontier is a worker's part of one pass, the crawler's frontier
@@ -412,16 +459,16 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 		}
 	}
 	// The pass ends when the coordinator's record says so.
-	watch, err := w.b.state.Watch(f.ctx, passKey)
+	watch, err := w.watchPass(f.ctx)
 	if err != nil {
 		f.stopConsumers()
-		return nil, fmt.Errorf("join: watch the pass: %w (%v)", err, context.Cause(f.ctx))
+		return nil, fmt.Errorf("join: %w (%v)", err, context.Cause(f.ctx))
 	}
 	// A server that restarted may have kept or lost what it did just
 	// before: the worker reads its floors again (settle).
 	reconnects := w.js.Conn().StatusChanged(nats.CONNECTED)
 	f.wg.Add(6)
-	go f.watchPass(watch)
+	go f.followPass(watch)
 	go f.drain()
 	go f.feed()
 	go f.report()
@@ -676,7 +723,7 @@ func (w *Worker) noteJoined(ctx context.Context, pass uint64) (map[string]uint64
 		return nil, fmt.Errorf("join: %w", err)
 	}
 	j := Joined{Pass: pass, DB: w.dbID, Name: w.cfg.Name, Host: w.cfg.Host, DBPath: w.cfg.DBPath, First: time.Now().UTC(),
-		Behind: behind(statuses, w.dbID, pass, held)}
+		Behind: behind(statuses, w.dbID, pass, held, &w.owned)}
 	if b := j.Behind; b != nil {
 		w.logf("this database holds less of pass %d than worker %s had reported it held (of shard %d, task messages up to %d; reported up to %d): it looks restored from an older copy, and the pass will end unfinished; run check --nats with --new-pass to check everything",
 			pass, b.Worker, b.Shard, b.Held, b.Reported)
@@ -722,10 +769,13 @@ func heldMessages(db *store.DB, pass uint64) (map[string]uint64, error) {
 }
 
 // behind compares what database db holds of pass (held, by shard) with
-// what the workers that ran on it reported it held: nil when it holds all
-// of that. Only a copy of the file from before can hold less: the file
-// notes a message with its tasks, and a worker reports it only after.
-func behind(statuses map[string]*WorkerStatus, db string, pass uint64, held map[string]uint64) *Behind {
+// what the workers that ran on it reported it held, on the shards it is to
+// work (owned): nil when it holds all of that. Only a copy of the file
+// from before can hold less: the file notes a message with its tasks, and
+// a worker reports it only after. Other shards are not its to lose: a copy
+// of a live worker's file, started on other shards, holds less of that
+// worker's, and no task of theirs comes to it.
+func behind(statuses map[string]*WorkerStatus, db string, pass uint64, held map[string]uint64, owned *[Shards]bool) *Behind {
 	var b *Behind
 	var shards []int
 	for _, name := range slices.Sorted(maps.Keys(statuses)) {
@@ -735,7 +785,7 @@ func behind(statuses map[string]*WorkerStatus, db string, pass uint64, held map[
 		}
 		for key, reported := range st.Received {
 			s, err := strconv.Atoi(key)
-			if err != nil || reported <= held[key] {
+			if err != nil || s < 0 || s >= Shards || !owned[s] || reported <= held[key] {
 				continue
 			}
 			shards = append(shards, s)
@@ -1259,41 +1309,34 @@ func (f *Frontier) passOpen() bool {
 	return err == nil && ok && p.ID == f.pass
 }
 
-// watchPass closes done when the coordinator ends the pass, or begins a
+// followPass closes done when the coordinator ends the pass, or begins a
 // newer one.
-func (f *Frontier) watchPass(watch jetstream.KeyWatcher) {
+func (f *Frontier) followPass(watch *passWatch) {
 	defer f.wg.Done()
-	defer func() { _ = watch.Stop() }()
+	defer watch.stop()
 	for {
-		select {
-		case <-f.ctx.Done():
+		e, err := watch.next(f.ctx)
+		if err != nil {
 			return
-		case e, ok := <-watch.Updates():
-			if !ok {
-				return
-			}
-			if e == nil || e.Operation() != jetstream.KeyValuePut {
-				continue
-			}
-			var rec PassRecord
-			if err := json.Unmarshal(e.Value(), &rec); err != nil {
-				f.fail("read the pass: %v", err)
-				continue
-			}
-			ended := store.PassState("")
-			switch {
-			case rec.Pass.ID == f.pass && rec.Pass.State != store.PassRunning:
-				ended = rec.Pass.State
-			case rec.Pass.ID > f.pass:
-				ended = store.PassAbandoned
-			}
-			if ended != "" {
-				f.mu.Lock()
-				f.ended = ended
-				f.mu.Unlock()
-				close(f.done)
-				return
-			}
+		}
+		var rec PassRecord
+		if err := json.Unmarshal(e.Value(), &rec); err != nil {
+			f.fail("read the pass: %v", err)
+			continue
+		}
+		ended := store.PassState("")
+		switch {
+		case rec.Pass.ID == f.pass && rec.Pass.State != store.PassRunning:
+			ended = rec.Pass.State
+		case rec.Pass.ID > f.pass:
+			ended = store.PassAbandoned
+		}
+		if ended != "" {
+			f.mu.Lock()
+			f.ended = ended
+			f.mu.Unlock()
+			close(f.done)
+			return
 		}
 	}
 }

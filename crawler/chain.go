@@ -31,8 +31,13 @@ type claims map[string]claimed
 
 // claimed is a URL's entry in claims.
 type claimed struct {
-	end    uint8 // the result's verdict, 1 + its index in endVerdicts; 0 while unknown here
-	status int32
+	end uint8 // the result's verdict, 1 + its index in endVerdicts; 0 while unknown here
+	// hop says a redirect chain claimed the URL, and linked that a page
+	// (or the frontier) named it while it was so claimed: should the
+	// chain drop it (see dropped), it is then queued as a task of its own.
+	// (Next to end, the entry stays 8 bytes.)
+	hop, linked bool
+	status      int32
 }
 
 // endVerdicts are the verdicts a claims entry can keep.
@@ -45,6 +50,24 @@ func (c claims) claim(u string) bool {
 	}
 	c[u] = claimed{}
 	return true
+}
+
+// claimHop is claim for a redirect chain's target.
+func (c claims) claimHop(u string) bool {
+	if _, dup := c[u]; dup {
+		return false
+	}
+	c[u] = claimed{hop: true}
+	return true
+}
+
+// linkTo notes a link to u, already claimed: only a redirect target
+// claimed by a chain that has not ended needs to know (see claimed.linked).
+func (c claims) linkTo(u string) {
+	if e := c[u]; e.hop && !e.linked && e.end == 0 {
+		e.linked = true
+		c[u] = e
+	}
 }
 
 // claimReq is a worker's request to claim a redirect target; the answer
@@ -244,6 +267,28 @@ func (d *dispatcher) loops() []store.Result {
 	}
 	clear(d.waiters)
 	return out
+}
+
+// dropped handles the redirect targets a chain claimed and then did not
+// record (see outcome.dropped): each that a link or another chain waits
+// for is queued as a task of its own, and the others are no longer
+// claimed, so that a link found later queues them.
+func (d *dispatcher) dropped(t task, keys []string, res *store.Result) {
+	for _, k := range keys {
+		e, ok := d.seen[k]
+		if !ok || !e.hop {
+			continue
+		}
+		if !e.linked && len(d.waiters[k]) == 0 {
+			delete(d.seen, k)
+			continue
+		}
+		d.seen[k] = claimed{}
+		if nt, ok := d.hopTask(t, k); ok {
+			res.Enqueue = append(res.Enqueue, nt.Task)
+			d.enqueue(nt)
+		}
+	}
 }
 
 // unclaim queues as tasks of their own the redirect targets a retried task

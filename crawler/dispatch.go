@@ -23,7 +23,7 @@ type task struct {
 	attempt int // retries so far (after 429/503/timeouts the throttle allows retrying)
 	// comebacks: how often the server sent it away with a Retry-After
 	// the crawl waits for, which is no failed try (see throttle.Permit.Comeback).
-	comebacks  int
+	comebacks  throttle.Comebacks
 	prev       *store.URLRecord // what an earlier pass (or run) recorded
 	prevLoaded bool             // prev was read when staged
 	fresh      bool             // prev is young enough to reuse without a request
@@ -79,9 +79,9 @@ type outcome struct {
 	found   []target
 	stopped bool // cut short by a stop: not committed, done again on resume
 	retry   bool // queue the task again; the host's throttle decides when
-	// comeback, with retry: the server said when to come back, so the
-	// retry is not a failed try.
-	comeback bool
+	// comeback, with retry: the server said when to come back (this
+	// Retry-After), so the retry is not a failed try.
+	comeback time.Duration
 	// deferred is set when the result holds back URLs of the site's own
 	// hosts (held of them) to a later run, to the end of the server's
 	// pause.
@@ -100,6 +100,11 @@ type outcome struct {
 	handOff *handOff
 	// released are redirect targets claimed by a task that is retried.
 	released []string
+	// dropped are redirect targets the task's chain claimed and did not
+	// record: it gave up past --max-redirects, and from each of them the
+	// chain is shorter than that, so how theirs ends is not known (see
+	// dispatcher.dropped).
+	dropped []string
 	// later, with retry, holds the task back this long: a follow-up
 	// request of it had to wait for its host (see acquireNext).
 	later time.Duration
@@ -193,6 +198,7 @@ func (d *dispatcher) idle() bool {
 // push queues a task from the stored frontier; it is already in the store.
 func (d *dispatcher) push(t store.Task) {
 	if !d.seen.claim(t.URL) {
+		d.seen.linkTo(t.URL)
 		return
 	}
 	d.traps.admitted(t.URL, "")
@@ -566,8 +572,8 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 				switch {
 				case o.later > 0:
 					d.delay(o.task, o.later) // nothing failed: no retry is counted
-				case o.comeback:
-					o.task.comebacks++
+				case o.comeback > 0:
+					o.task.comebacks.Add(o.comeback)
 					d.enqueue(o.task)
 				default:
 					o.task.attempt++
@@ -580,7 +586,7 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 				}
 			}
 		case r := <-claimReqs:
-			r.reply <- d.seen.claim(r.url)
+			r.reply <- d.seen.claimHop(r.url)
 		case host := <-d.c.frees:
 			d.free(host)
 		case batch := <-incoming:
@@ -674,6 +680,7 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 			t.url, t.err = clip(t.url), "URL too long"
 		}
 		if !d.seen.claim(t.url) {
+			d.seen.linkTo(t.url)
 			continue
 		}
 		if t.action == rules.Parse && !d.c.mayParse(o.task.Depth+1) {
@@ -723,6 +730,7 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- sto
 		// queued, not committed, and found again by the next run.
 		return d.write(failed, writes, extra...)
 	}
+	d.dropped(o.task, o.dropped, &res)
 	if len(o.hops) > 0 {
 		// The links found are the chain's end's, and so is their queueing.
 		last := &o.hops[len(o.hops)-1]

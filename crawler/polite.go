@@ -100,7 +100,10 @@ func (c *Crawler) robotsRefused(host string, a robotsAnswer) (v store.Verdict, c
 
 // robotsTry is what a host's robots.txt fetches the throttle asked to try
 // again have used: failed tries and comebacks (see task.comebacks).
-type robotsTry struct{ attempt, comebacks int }
+type robotsTry struct {
+	attempt   int
+	comebacks throttle.Comebacks
+}
 
 // loadRobots fetches host's robots.txt once, however many workers ask at
 // the same moment, through the host's throttle like any other request.
@@ -188,8 +191,8 @@ func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Pe
 		h := c.requestWith(ctx, http.MethodGet, target, p, requestOpts{robots: true, attempt: tries.attempt, comebacks: tries.comebacks})
 		p = nil
 		if h.retry && c.cfg.Throttle != nil {
-			if h.comeback {
-				tries.comebacks++
+			if h.comeback > 0 {
+				tries.comebacks.Add(h.comeback)
 			} else {
 				tries.attempt++
 			}
@@ -289,7 +292,13 @@ func (c *Crawler) heldBackBy(target string) hold {
 	if c.cfg.HostSettings != nil {
 		maxPause = c.cfg.HostSettings(host).MaxPause
 	}
-	wait := fmt.Sprintf("Retry-After %s (until %s)", roughly(end.Sub(c.cfg.Now())), end.Local().Format("2006-01-02 15:04"))
+	now := c.cfg.Now()
+	wait := fmt.Sprintf("Retry-After %s (until %s)", roughly(end.Sub(now)), end.Local().Format("2006-01-02 15:04"))
+	if since := c.cfg.Throttle.Refusing(host); !since.IsZero() && (maxPause <= 0 || end.Sub(now) <= maxPause) {
+		// No one pause was too long: the host refused every request
+		// for longer than this run waits (see throttle.Permit.Comeback).
+		wait = fmt.Sprintf("the host has answered every request with 429 or 503 and a Retry-After since %s (%s), next %s", since.Local().Format("15:04"), roughly(now.Sub(since)), wait)
+	}
 	if own {
 		return hold{verdict: store.VerdictTransient, class: "rate-limited", until: end,
 			note: fmt.Sprintf("%s, longer than --max-pause %s; run the same command again after then to check it", wait, roughly(maxPause))}

@@ -33,7 +33,7 @@ type hop struct {
 	err         error
 	retry       bool          // the throttle says: try this URL again later
 	retryAfter  time.Duration // no sooner than this
-	comeback    bool          // the retry is one the server asked for, not a failed try
+	comeback    time.Duration // the retry is one the server asked for with this Retry-After, not a failed try
 	// resent is how many more requests net/http sent for this one on its
 	// own (see tries): each a try of the URL, like a retry.
 	resent int
@@ -48,7 +48,7 @@ type requestOpts struct {
 	prev     *store.URLRecord // send If-None-Match / If-Modified-Since from it
 	attempt  int              // retries of this URL so far, for the throttle
 	// comebacks: the URL's retries the server asked for (see task.comebacks).
-	comebacks int
+	comebacks throttle.Comebacks
 	// public: a redirect left the origin (scheme, host, port) the task
 	// began on, so the rule's headers and credentials stay behind, as
 	// curl does since CVE-2022-27776.
@@ -86,7 +86,9 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 				out.Key = target
 			}
 			h.retry, h.retryAfter = p.Done(out)
-			h.comeback = h.retry && p.Comeback()
+			if h.retry {
+				h.comeback = p.Comeback()
+			}
 		}()
 	}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, sent.trace()), method, target, nil)

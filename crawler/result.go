@@ -33,6 +33,18 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		}
 		return f.keys[i-1]
 	}
+	if !f.reached && f.errClass == "too many redirects" {
+		// Given up past --max-redirects: the chain from each target it
+		// claimed is shorter than that, and how it ends is not known. The
+		// task's record says the whole chain; the targets are not
+		// recorded (qa5 N1: a page that links one gets it checked).
+		for i := 1; i < n; i++ {
+			if k := keyAt(i); k != "" {
+				o.dropped = append(o.dropped, k)
+			}
+		}
+		f.keys = nil
+	}
 	var end store.URLRecord
 	var endResult *store.Result
 	switch {

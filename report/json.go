@@ -33,7 +33,9 @@ type jsonReport struct {
 	// UnreadPages are the pages of the site that could not be read
 	// (summary.unread of them): the links behind them were not checked,
 	// so the pass exits 5 unless something worse applies. Each is in urls
-	// too, with its verdict and referrers; present only when there are any.
+	// too, with its verdict and referrers (or, reached only by a failing
+	// redirect chain, in the entry of the link that leads there); present
+	// only when there are any.
 	UnreadPages []jsonUnread `json:"unread_pages,omitempty"`
 }
 

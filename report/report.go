@@ -362,23 +362,26 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		if !opt.OnlyNew && permanentlyMoved(rec) {
 			moved[rec.URL] = &Entry{Record: *rec}
 		}
-		e := &Entry{Record: *rec, Change: r.change(rec)}
+		change := r.change(rec)
 		if rec.Verdict.Problem() {
 			if r.reachedByLink(rec) {
+				e := &Entry{Record: *rec, Change: change}
 				pending[rec.URL] = e
 				pendingOrder = append(pendingOrder, e)
 				return nil
 			}
 			addChain(chains, rec)
 		}
-		if e.Change == ChangeFixed {
-			f := &fixedURL{entry: e, linked: !r.reachedByLink(rec)}
-			fixed[rec.URL] = f
-			fixedOrder = append(fixedOrder, f)
-		}
-		if r.tally(e) {
+		var e *Entry
+		if r.tally(rec, change) {
+			e = &Entry{Record: *rec, Change: change}
 			shown[rec.URL] = e
 			order = append(order, e)
+		}
+		if change == ChangeFixed {
+			f := &fixedURL{rec: *rec, entry: e, linked: !r.reachedByLink(rec)}
+			fixed[rec.URL] = f
+			fixedOrder = append(fixedOrder, f)
 		}
 		return nil
 	})
@@ -446,7 +449,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			s.Hops++
 			continue
 		}
-		if r.tally(e) {
+		if r.tally(&e.Record, e.Change) {
 			order = append(order, e)
 		}
 	}
@@ -455,8 +458,8 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	// reported, and is what is fixed.
 	for _, f := range fixedOrder {
 		if f.linked {
-			r.Fixed = append(r.Fixed, f.entry.Record)
-		} else {
+			r.Fixed = append(r.Fixed, f.rec)
+		} else if f.entry != nil {
 			f.entry.Change = ChangeNone
 		}
 	}
@@ -541,9 +544,11 @@ func (r *Report) noteDown(rec *store.URLRecord) {
 	d.After = max(d.After, rec.DownAfter)
 }
 
-// fixedURL is a URL fixed since Previous, and whether a page links to it
-// (or it is where the pass started).
+// fixedURL is a URL fixed since Previous, its entry when it is listed
+// (Options.All), and whether a page links to it (or it is where the pass
+// started).
 type fixedURL struct {
+	rec    store.URLRecord
 	entry  *Entry
 	linked bool
 }
@@ -574,10 +579,9 @@ func addChain(chains map[string]struct{}, rec *store.URLRecord) {
 	}
 }
 
-// tally counts an entry in the summary and says whether it is listed.
-func (r *Report) tally(e *Entry) bool {
+// tally counts a record in the summary and says whether it is listed.
+func (r *Report) tally(rec *store.URLRecord, change Change) bool {
 	s := &r.Summary
-	rec := &e.Record
 	switch rec.Verdict {
 	case store.VerdictOK:
 		s.OK++
@@ -604,7 +608,7 @@ func (r *Report) tally(e *Entry) bool {
 		s.Suppressed++
 		return false
 	}
-	switch e.Change {
+	switch change {
 	case ChangeNew:
 		s.New++
 	case ChangeStill:
@@ -612,7 +616,7 @@ func (r *Report) tally(e *Entry) bool {
 	case ChangeUnchecked:
 		s.Unchecked++
 	}
-	return r.wanted(rec, e.Change)
+	return r.wanted(rec, change)
 }
 
 // startFailure says which of the pass's start URLs could not be fetched

@@ -147,6 +147,28 @@ func TestWrapTextKeepsWordsWhole(t *testing.T) {
 	}
 }
 
+// A date keeps its time, and a count its noun, on one line: a header whose
+// start URL is long must not end a line in "started 2026-11-24" and begin
+// the next with "07:23." (nor "0" and then "skipped").
+func TestWrapTextKeepsDatesAndCountsWhole(t *testing.T) {
+	for _, tt := range []struct {
+		s     string
+		width int
+		want  []string
+	}{
+		{"linkpatrol pass 1 of http://127.0.0.1:8080/a-long-path, started 2026-11-24 07:23.", 60,
+			[]string{"linkpatrol pass 1 of http://127.0.0.1:8080/a-long-path,", "started 2026-11-24 07:23."}},
+		{"1 URL: 1 broken, 0 transient, 0 unverifiable, 0 skipped; took 53ms.", 45,
+			[]string{"1 URL: 1 broken, 0 transient, 0 unverifiable,", "0 skipped; took 53ms."}},
+		{"broken since 2026-11-20, 3 days; lines 3, 7, 9", 30,
+			[]string{"broken since 2026-11-20,", "3 days; lines 3, 7, 9"}},
+	} {
+		if got := wrapText(tt.s, tt.width); !slices.Equal(got, tt.want) {
+			t.Errorf("wrapText(%q, %d) =\n%q\nwant\n%q", tt.s, tt.width, got, tt.want)
+		}
+	}
+}
+
 // A URL reached only by a redirect (the second URL of a loop /a -> /b -> /a)
 // is linked from no page; the report says it belongs to the redirect, not
 // that referring pages were lost.

@@ -17,7 +17,7 @@ func wrapText(s string, width int) []string {
 	width = max(width, minWrap)
 	var lines []string
 	line := ""
-	for _, w := range strings.Fields(s) {
+	for _, w := range units(s) {
 		switch {
 		case line == "":
 			line = w
@@ -32,6 +32,48 @@ func wrapText(s string, width int) []string {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// units are the words of s as wrapText fills them, except that a date
+// and the time after it ("started 2026-11-24 07:23") and a count and
+// the word it counts ("0 skipped") are one: a line that ends in a date
+// or a number and goes on with its time or its noun reads as two things.
+func units(s string) []string {
+	words := strings.Fields(s)
+	out := words[:0]
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if i+1 < len(words) && (isDate(w) && isClock(words[i+1]) || isCount(w)) {
+			i++
+			w += " " + words[i]
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// isDate says whether w is a date as the reports write it: 2026-11-24.
+func isDate(w string) bool {
+	return len(w) == 10 && w[4] == '-' && w[7] == '-' && digits(w[:4]) && digits(w[5:7]) && digits(w[8:])
+}
+
+// isClock says whether w begins with a time of day: 07:23, 07:23:05.
+func isClock(w string) bool {
+	return len(w) >= 5 && w[2] == ':' && digits(w[:2]) && digits(w[3:5])
+}
+
+// isCount says whether w is a number alone (1200 or 1,200).
+func isCount(w string) bool {
+	return w != "" && digits(strings.ReplaceAll(w, ",", "")) && w[len(w)-1] != ','
+}
+
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // printable replaces control characters (found only in the raw text of an

@@ -26,8 +26,9 @@ const (
 	// is not failing, but one URL refused this often is, whatever it says.
 	maxComebacks = 10
 	// refusingBudget bounds, when MaxPause sets no bound of its own, how
-	// long a host may answer nothing but 429 and 503 while its URLs come
-	// back for free (see limiter.comebackAllowed).
+	// long a host may answer nothing but 429 and 503 before it is deferred,
+	// and how long one URL's comebacks may wait in all (see
+	// limiter.refusing).
 	refusingBudget = 10 * time.Minute
 	// maxSlow bounds the gap between request starts that pushbacks build
 	// up (see limiter.slowDown).
@@ -51,9 +52,9 @@ type Permit struct {
 	// answers to requests sent before the host was last slowed down from
 	// the ones sent after (see limiter.slowDown).
 	admitted time.Time
-	// comeback: Done decided a retry the server asked for with a
+	// comeback: Done decided a retry the server asked for with this
 	// Retry-After, not a failed try (see Comeback); guarded by l.mu.
-	comeback bool
+	comeback time.Duration
 }
 
 // Outcome is what the throttle learns from one finished request.
@@ -64,9 +65,9 @@ type Outcome struct {
 	Bytes      int64         // body bytes read; those already read through Body are not counted twice
 	Latency    time.Duration // time to first byte
 	Attempt    int           // retries of this URL made before this request (0 on the first try)
-	// Comebacks is how often this URL was sent away before with a
-	// Retry-After and came back without spending a retry (see Comeback).
-	Comebacks int
+	// Comebacks are this URL's earlier comebacks: retries the server
+	// asked for with a Retry-After, which spent none (see Comeback).
+	Comebacks Comebacks
 	// Key names what was requested (the URL). A pause longer than MaxPause
 	// asked for by one key holds back that key alone (see pushback); an
 	// empty key speaks for the whole host, as robots.txt does.
@@ -122,17 +123,31 @@ func (p *Permit) Done(o Outcome) (retry bool, after time.Duration) {
 }
 
 // Comeback says, once Done has decided a retry, whether it is one the
-// server asked for: a 429 or 503 whose Retry-After the crawl waits for is
-// "come back at T", not a failed try, so the caller does not count it
-// against the URL's retries and passes the count of such comebacks in
-// Outcome.Comebacks instead. It stays bounded: at most maxComebacks per
-// URL, and only while the host has answered anything but 429 and 503
-// within MaxPause (10 minutes when MaxPause is 0); past either, the
-// answer spends a retry like any failure.
-func (p *Permit) Comeback() bool {
+// server asked for, and with what Retry-After (0: it is not): a 429 or
+// 503 whose Retry-After the crawl waits for is "come back at T", not a
+// failed try, so the caller does not count it against the URL's retries
+// but adds it to the URL's Comebacks, passed in Outcome.Comebacks. It
+// stays bounded: at most maxComebacks per URL, whose Retry-Afters add up
+// to no more than MaxPause (refusingBudget when MaxPause is 0); past
+// either, the answer spends a retry like any failure. And a host that has
+// answered nothing but 429 and 503 with Retry-After for longer than that
+// is deferred, as for a pause past MaxPause (see Throttle.Refusing).
+func (p *Permit) Comeback() time.Duration {
 	p.l.mu.Lock()
 	defer p.l.mu.Unlock()
 	return p.comeback
+}
+
+// Comebacks are what one URL's comebacks (see Permit.Comeback) have used.
+type Comebacks struct {
+	N      int           // how many
+	Waited time.Duration // their Retry-Afters added up
+}
+
+// Add counts one more comeback, with the Retry-After it was given.
+func (c *Comebacks) Add(retryAfter time.Duration) {
+	c.N++
+	c.Waited += retryAfter
 }
 
 // Tries is how many requests the one this permit is for may take, for a
@@ -238,7 +253,7 @@ func notLoad(err error) bool {
 // Permit.Comeback). admitted is when the request was let go. The clock is
 // read only when the answer depends on it, which keeps a plain success
 // cheap.
-func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (retry bool, after time.Duration, comeback bool) {
+func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (retry bool, after, comeback time.Duration) {
 	class := classify(o)
 	refused := l.answered > 0 && o.Err != nil && errors.Is(o.Err, syscall.ECONNREFUSED)
 	if refused {
@@ -253,12 +268,12 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 	}
 	if o.Status > 0 {
 		l.answered++
-		l.refusedSince, l.lastRefused, l.refusals, l.down = time.Time{}, time.Time{}, 0, false
+		l.connRefusedSince, l.lastRefused, l.refusals, l.down = time.Time{}, time.Time{}, 0, false
 	}
 	newRound := true
 	if refused {
-		if l.refusedSince.IsZero() {
-			l.refusedSince = now
+		if l.connRefusedSince.IsZero() {
+			l.connRefusedSince = now
 		}
 		// The requests sent before the last refusal learn nothing new
 		// from theirs, as in slowDown: one count, and one step of
@@ -282,7 +297,7 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 			l.backoffLevel, l.backoffUntil = 0, time.Time{}
 		}
 	}
-	paused := false // the host itself was paused until a Retry-After
+	var paused time.Duration // the host itself was paused this long by a Retry-After
 	switch class {
 	case classOK:
 		l.backoffLevel = 0
@@ -302,7 +317,15 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 		slow := o.Status == http.StatusTooManyRequests
 		if d, ok := parseRetryAfter(o.RetryAfter, now); ok {
 			hostWide := l.pushback(now, d, o.Key)
-			paused = hostWide && !l.deferred
+			if hostWide && !l.deferred && now.Sub(l.refusingSince) > l.waitBudget() {
+				// Each pause is short, but the host has refused every
+				// request for longer than the crawl waits for any one
+				// pause: as good as a pause past MaxPause (see refusing).
+				l.deferred = true
+			}
+			if hostWide && !l.deferred {
+				paused = d
+			}
 			slow = hostWide
 		} else {
 			l.backOff(now)
@@ -322,35 +345,42 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 	l.adapt.observe(now, latency, class == classPushback || class == classFailure, l.set, l.inFlight)
 
 	if class != classPushback && class != classFailure {
-		return false, 0, false
+		return false, 0, 0
 	}
 	if l.deferred || l.down || l.heldAt(o.Key, now) {
-		return true, 0, false
+		return true, 0, 0
 	}
 	after = max(l.pausedUntil.Sub(now), l.backoffUntil.Sub(now), 0)
-	if paused && l.comebackAllowed(now, o.Comebacks) {
-		return true, after, true
+	if paused > 0 && l.comebackAllowed(o.Comebacks, paused) {
+		return true, after, paused
 	}
 	if o.Attempt >= l.set.MaxRetries {
-		return false, 0, false
+		return false, 0, 0
 	}
-	return true, after, false
+	return true, after, 0
 }
 
-// comebackAllowed says whether a URL sent away with a Retry-After the
-// crawl waits for, comebacks times before, may come back once more
+// comebackAllowed says whether a URL sent away with a Retry-After d the
+// crawl waits for, after the comebacks c it had, may come back once more
 // without spending a retry: a server that rate-limits honestly is
-// answered by waiting, not by giving its pages up. The bounds keep a
-// server that refuses everything, or one URL forever, from holding the
-// crawl: the host must have answered something other than 429 or 503
-// within MaxPause (refusingBudget when MaxPause is 0), and one URL comes
-// back at most maxComebacks times.
-func (l *limiter) comebackAllowed(now time.Time, comebacks int) bool {
-	budget := l.set.MaxPause
-	if budget <= 0 {
-		budget = refusingBudget
+// answered by waiting, not by giving its pages up. The bounds keep one
+// URL that is refused forever (a page in maintenance) from holding the
+// crawl: it comes back at most maxComebacks times and is asked to wait
+// no more than waitBudget in all. A host that refuses everything is
+// deferred instead (see learn and Throttle.Refusing).
+func (l *limiter) comebackAllowed(c Comebacks, d time.Duration) bool {
+	return c.N < maxComebacks && c.Waited+d <= l.waitBudget()
+}
+
+// waitBudget is the most the crawl waits for the host's Retry-Afters, in
+// one pause, in one URL's comebacks, or while the host refuses every
+// request: MaxPause, or refusingBudget when that is 0 (no cap on one
+// pause).
+func (l *limiter) waitBudget() time.Duration {
+	if l.set.MaxPause > 0 {
+		return l.set.MaxPause
 	}
-	return comebacks < maxComebacks && now.Sub(l.refusingSince) <= budget
+	return refusingBudget
 }
 
 // slowDown halves the host's pace after a 429, or a 503 with Retry-After,

@@ -24,12 +24,12 @@ type savedState struct {
 	BackoffUntil time.Time `json:"backoff_until,omitzero"`
 	UsedRequests int64     `json:"used_requests,omitempty"`
 	UsedBytes    int64     `json:"used_bytes,omitempty"`
-	// Answered and RefusedSince (of this pass, like the quota) keep what
+	// Answered and ConnRefusedSince (of this pass, like the quota) keep what
 	// tells a host that stopped answering from one never there across a
 	// resume: a refusal after answers is not a dead link (see Down).
-	Answered     int64        `json:"answered,omitempty"`
-	RefusedSince time.Time    `json:"refused_since,omitzero"`
-	Robots       *savedRobots `json:"robots,omitempty"`
+	Answered         int64        `json:"answered,omitempty"`
+	ConnRefusedSince time.Time    `json:"conn_refused_since,omitzero"`
+	Robots           *savedRobots `json:"robots,omitempty"`
 	// Held are the URLs paused on their own, with the end of each pause;
 	// like PausedUntil they outlive the pass.
 	Held map[string]time.Time `json:"held,omitempty"`
@@ -47,6 +47,10 @@ type savedState struct {
 	// PaceUntil is when the window, the gap and the bucket saved here no
 	// longer hold back a request: the state is kept until then.
 	PaceUntil time.Time `json:"pace_until,omitzero"`
+	// RefusingSince is when the host began refusing every request (see
+	// Throttle.Refusing), so that a deferral for it says why after a
+	// restart too.
+	RefusingSince time.Time `json:"refusing_since,omitzero"`
 }
 
 type savedRobots struct {
@@ -69,17 +73,18 @@ func (t *Throttle) ExportState(host string) ([]byte, error) {
 	}
 	l.mu.Lock()
 	st := savedState{
-		Version:      stateVersion,
-		Pass:         pass,
-		PausedUntil:  l.pausedUntil,
-		Deferred:     l.deferred,
-		BackoffLevel: l.backoffLevel,
-		BackoffUntil: l.backoffUntil,
-		UsedRequests: l.usedRequests,
-		UsedBytes:    l.usedBytes,
-		Answered:     l.answered,
-		RefusedSince: l.refusedSince,
-		Held:         maps.Clone(l.held),
+		Version:          stateVersion,
+		Pass:             pass,
+		PausedUntil:      l.pausedUntil,
+		Deferred:         l.deferred,
+		BackoffLevel:     l.backoffLevel,
+		BackoffUntil:     l.backoffUntil,
+		UsedRequests:     l.usedRequests,
+		UsedBytes:        l.usedBytes,
+		Answered:         l.answered,
+		ConnRefusedSince: l.connRefusedSince,
+		Held:             maps.Clone(l.held),
+		RefusingSince:    l.refusingSince,
 	}
 	now := t.now()
 	if l.set.WindowMax > 0 {
@@ -143,6 +148,9 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 		l.backoffUntil = st.BackoffUntil
 	}
 	l.backoffLevel = max(l.backoffLevel, st.BackoffLevel)
+	if l.refusingSince.IsZero() {
+		l.refusingSince = st.RefusingSince
+	}
 	if l.set.WindowMax > 0 && len(st.Starts) > 0 {
 		l.starts.restore(st.Starts, l.set.WindowMax)
 		if last := st.Starts[len(st.Starts)-1]; last.After(l.lastStart) {
@@ -174,7 +182,7 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 		l.usedRequests = max(l.usedRequests, st.UsedRequests)
 		l.usedBytes = max(l.usedBytes, st.UsedBytes)
 		if st.Answered > l.answered {
-			l.answered, l.refusedSince = st.Answered, st.RefusedSince
+			l.answered, l.connRefusedSince = st.Answered, st.ConnRefusedSince
 		}
 	}
 	if sr := st.Robots; sr != nil {

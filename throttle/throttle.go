@@ -178,7 +178,7 @@ func (t *Throttle) Deferred(host, key string) (time.Time, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.down {
-		return l.refusedSince, true
+		return l.connRefusedSince, true
 	}
 	if l.isDeferred(now) {
 		return l.pausedUntil, true
@@ -201,6 +201,17 @@ func (t *Throttle) Deferred(host, key string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// Refusing says since when host has answered every request with 429 or
+// 503 (zero when it has not, or answered normally since): a host
+// deferred while that lasted longer than MaxPause (see Permit.Comeback)
+// was deferred for it, not for one long pause.
+func (t *Throttle) Refusing(host string) time.Time {
+	l := t.limiterFor(host)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.refusingSince
+}
+
 // Down says whether host stopped answering in this run: it answered
 // requests earlier in the pass (answered of them, this run and the runs
 // before it), then refused connections from since on, through the retries
@@ -210,7 +221,7 @@ func (t *Throttle) Down(host string) (since time.Time, answered int64, down bool
 	l := t.limiterFor(host)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.refusedSince, l.answered, l.down
+	return l.connRefusedSince, l.answered, l.down
 }
 
 // Ready is signalled whenever a permit is done, so a dispatcher that is
@@ -242,7 +253,7 @@ func (t *Throttle) StartPass(pass uint64) {
 	for _, l := range t.byKey {
 		l.mu.Lock()
 		l.usedRequests, l.usedBytes, l.deferred = 0, 0, false
-		l.answered, l.refusedSince, l.down, l.refusals, l.lastRefused = 0, time.Time{}, false, 0, time.Time{}
+		l.answered, l.connRefusedSince, l.down, l.refusals, l.lastRefused = 0, time.Time{}, false, 0, time.Time{}
 		l.mu.Unlock()
 	}
 }
@@ -429,15 +440,15 @@ type limiter struct {
 	usedRequests int64
 	usedBytes    int64
 	// answered counts the requests the host answered (with any status)
-	// in this pass; refusedSince is when it began refusing connections
+	// in this pass; connRefusedSince is when it began refusing connections
 	// after its last answer, and down says a URL's retries all met a
 	// refusal since, so the host stopped answering (see Down). A refusal
 	// from a host that never answered says the link is dead; from one
 	// that answered a moment ago, that the server is going down or
 	// restarting.
-	answered     int64
-	refusedSince time.Time
-	down         bool
+	answered         int64
+	connRefusedSince time.Time
+	down             bool
 	// refusals counts the rounds of refusals since the last answer (the
 	// requests in flight at a refusal count once), lastRefused when the
 	// last was counted.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -18,7 +19,7 @@ import (
 // chainSite serves / linking an endless redirect chain (/redir/N -> N+1
 // for ever), a finite one of 25 redirects (/c/0 -> ... -> /c/25, a page),
 // a hop of that one linked directly (/c/12, 13 redirects from its end),
-// and a redirect to a missing page (/m -> /gone).
+// and redirects to a missing page (/m -> /m2 -> /m3 -> /gone).
 func chainSite(t *testing.T) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -27,8 +28,9 @@ func chainSite(t *testing.T) *httptest.Server {
 		switch {
 		case p == "/":
 			fmt.Fprint(w, "<a href=\"/redir/0\">a</a>\n<a href=\"/c/0\">b</a>\n<a href=\"/c/12\">c</a>\n<a href=\"/m\">d</a>\n")
-		case p == "/m":
-			http.Redirect(w, r, "/gone", http.StatusFound)
+		case p == "/m", p == "/m2", p == "/m3":
+			next := map[string]string{"/m": "/m2", "/m2": "/m3", "/m3": "/gone"}[p]
+			http.Redirect(w, r, next, http.StatusFound)
 		case strings.HasPrefix(p, "/redir/"):
 			n, _ := strconv.Atoi(strings.TrimPrefix(p, "/redir/"))
 			http.Redirect(w, r, fmt.Sprintf("/redir/%d", n+1), http.StatusFound)
@@ -82,7 +84,7 @@ func TestFailingRedirectChainIsOneProblem(t *testing.T) {
 		": 3 broken,",
 		"redirects to " + srv.URL + "/redir/1 -> " + srv.URL + "/redir/2 -> ... (",
 		"-> " + srv.URL + "/redir/21 and on: more than 20 redirects, not followed further",
-		"redirects to " + srv.URL + "/gone, which answers 404 Not Found",
+		"redirects to " + srv.URL + "/m2 -> " + srv.URL + "/m3 -> " + srv.URL + "/gone, which answers 404 Not Found",
 		"no page links to are hops of a failing redirect chain",
 	} {
 		if !strings.Contains(flat, want) {
@@ -109,10 +111,11 @@ func TestFailingRedirectChainIsOneProblem(t *testing.T) {
 	if got := strings.Join(listed, " "); got != "/c/0 /m /redir/0" {
 		t.Errorf("JSON lists %q, want the three links whose chains fail", got)
 	}
-	// /redir/1../redir/20, /c/1../c/4 (/c/5 is 20 redirects from the end)
-	// and /gone.
-	if rep.Summary.Broken != 3 || rep.Summary.RedirectHops != 25 {
-		t.Errorf("JSON summary: broken %d, redirect_hops %d; want 3 and 25", rep.Summary.Broken, rep.Summary.RedirectHops)
+	// /c/1../c/4 (/c/5 is 20 redirects from the end), /m2, /m3 and
+	// /gone; /redir/1.. are not recorded at all: the chain was given up
+	// before any of them reached its own end.
+	if rep.Summary.Broken != 3 || rep.Summary.RedirectHops != 7 {
+		t.Errorf("JSON summary: broken %d, redirect_hops %d; want 3 and 7", rep.Summary.Broken, rep.Summary.RedirectHops)
 	}
 
 	for _, format := range []string{"junit", "sarif", "github", "csv", "markdown"} {
@@ -134,11 +137,79 @@ func TestFailingRedirectChainIsOneProblem(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	for n := 1; n <= 20; n++ {
-		rec, ok, err := st.Get(fmt.Sprintf("%s/redir/%d", srv.URL, n))
-		if want := fmt.Sprintf("reached by a redirect from %s/redir/%d", srv.URL, n-1); err != nil || !ok || rec.Note != want {
-			t.Errorf("/redir/%d: %v %v, note %q, want %q", n, ok, err, rec.Note, want)
+	for hop, from := range map[string]string{"/m2": "/m", "/m3": "/m2", "/gone": "/m3"} {
+		rec, ok, err := st.Get(srv.URL + hop)
+		if want := "reached by a redirect from " + srv.URL + from; err != nil || !ok || rec.Note != want {
+			t.Errorf("%s: %v %v, note %q, want %q", hop, ok, err, rec.Note, want)
 		}
+	}
+	if _, ok, _ := st.Get(srv.URL + "/redir/5"); ok {
+		t.Errorf("/redir/5, a hop of a chain given up before it ended, has a record")
+	}
+}
+
+// A hop of a chain given up past --max-redirects that a page links to
+// is checked on its own, whenever that link is found: from it the chain
+// is shorter, and ends at a page (qa5 N1).
+func TestHopOfAChainGivenUpIsCheckedOnItsOwn(t *testing.T) {
+	t.Parallel()
+	reached := make(chan struct{})
+	var once sync.Once
+	chain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		p := r.URL.Path
+		switch {
+		case p == "/":
+			fmt.Fprint(w, "<a href=\"/c/0\">chain</a>\n")
+		case strings.HasPrefix(p, "/c/"):
+			n, _ := strconv.Atoi(strings.TrimPrefix(p, "/c/"))
+			if n == 20 {
+				once.Do(func() { close(reached) })
+			}
+			if n < 25 {
+				http.Redirect(w, r, fmt.Sprintf("/c/%d", n+1), http.StatusFound)
+				return
+			}
+			fmt.Fprint(w, "<p>the end</p>")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(chain.Close)
+	// The other site's page links /c/10 only once the chain from /c/0
+	// has claimed it.
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		select {
+		case <-reached:
+		case <-r.Context().Done():
+			return
+		}
+		fmt.Fprintf(w, "<a href=\"%s/c/10\">hop</a>\n", chain.URL)
+	}))
+	t.Cleanup(other.Close)
+	db := filepath.Join(t.TempDir(), "lp.db")
+	r := runInProcess(t, "check", "--db", db, "--format", "json", "--all", chain.URL+"/", other.URL+"/")
+	var rep chainReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("check --format json: %v\n%s%s", err, r.stdout, r.stderr)
+	}
+	verdicts := map[string]string{}
+	for _, u := range rep.URLs {
+		verdicts[strings.TrimPrefix(u.URL, chain.URL)] = u.Verdict + " " + u.Error
+		if u.URL == chain.URL+"/c/10" && (len(u.Referrers) != 1 || u.Referrers[0].Page != other.URL+"/") {
+			t.Errorf("/c/10: referrers %+v, want %s/", u.Referrers, other.URL)
+		}
+	}
+	if verdicts["/c/0"] != "broken too many redirects" || verdicts["/c/10"] != "ok " || verdicts["/c/25"] != "ok " {
+		t.Errorf("verdicts: /c/0 %q, /c/10 %q, /c/25 %q; want broken (too many redirects), ok, ok", verdicts["/c/0"], verdicts["/c/10"], verdicts["/c/25"])
+	}
+	if rep.Summary.Broken != 1 {
+		t.Errorf("summary: %d broken, want 1 (/c/0)", rep.Summary.Broken)
 	}
 }
 

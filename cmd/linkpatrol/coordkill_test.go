@@ -81,6 +81,14 @@ func TestCoordinatorKilledMidPass(t *testing.T) {
 	// The same address: the workers and check reconnect to it.
 	front2, _ := serveFrontierOn(t, dir, u.Host, "-v")
 	restarted := time.Now()
+	// The workers stop before the frontier they talk to, as they did
+	// before it was started again (cleanups run last first): stopped
+	// after it, each waits out its own timeouts to give its leases up.
+	t.Cleanup(func() {
+		for _, p := range workers {
+			p.stop(t)
+		}
+	})
 
 	// A worker whose leases ran out while the frontier was away (TTL/2:
 	// a restart slower than that, on a loaded machine) exits 3 for its

@@ -62,17 +62,21 @@ func (p *proc) start(t *testing.T) {
 		}
 		close(p.done)
 	}()
-	t.Cleanup(func() {
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(30 * time.Second):
-			// A process that does not stop is a bug to see, not a hang.
-			p.cmd.Process.Kill()
-			<-p.done
-			t.Errorf("%v did not stop within 30s of SIGTERM:\n%s", p.cmd.Args[1:], p.errors())
-		}
-	})
+	t.Cleanup(func() { p.stop(t) })
+}
+
+// stop stops the process with SIGTERM, if it still runs, and waits for it.
+func (p *proc) stop(t *testing.T) {
+	t.Helper()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		// A process that does not stop is a bug to see, not a hang.
+		p.cmd.Process.Kill()
+		<-p.done
+		t.Errorf("%v did not stop within 30s of SIGTERM:\n%s", p.cmd.Args[1:], p.errors())
+	}
 }
 
 // waitFor waits until the process has written want to standard error.
