@@ -66,12 +66,13 @@ func (c claims) drop(u string) { delete(c.m, c.key(u)) }
 
 // claimed is a URL's entry in claims.
 type claimed struct {
-	end    uint8 // the result's verdict, 1 + its index in endVerdicts; 0 while unknown here
-	status int32
+	end uint8 // the result's verdict, 1 + its index in endVerdicts; 0 while unknown here
 	// hop says a redirect chain claimed the URL, and linked that a page
 	// (or the frontier) named it while it was so claimed: should the
 	// chain drop it (see dropped), it is then queued as a task of its own.
+	// (Next to end, the entry stays 8 bytes.)
 	hop, linked bool
+	status      int32
 }
 
 // endVerdicts are the verdicts a claims entry can keep.

@@ -20,15 +20,16 @@ const (
 	outboxFormat1 = 1
 	// Optional fields follow a record's fixed part, each after its tag, so
 	// records written before a field existed decode unchanged.
-	recordIDsTag       = 1 // URLRecord.IDs
-	recordReusedTag    = 2 // URLRecord.ReusedFrom
-	recordSeedTag      = 3 // URLRecord.Seed, a flag
-	recordUnchangedTag = 4 // URLRecord.Unchanged, a flag
-	recordAwaitsTag    = 5 // URLRecord.Awaits
-	recordCutTag       = 6 // URLRecord.Cut, one byte
-	recordCarriedTag   = 7 // URLRecord.Carried and CarriedFrom
-	recordNotTakenTag  = 8 // URLRecord.NotTaken
-	recordPrevRunTag   = 9 // URLRecord.PrevFailures and PrevFirstBroken
+	recordIDsTag       = 1  // URLRecord.IDs
+	recordReusedTag    = 2  // URLRecord.ReusedFrom
+	recordSeedTag      = 3  // URLRecord.Seed, a flag
+	recordUnchangedTag = 4  // URLRecord.Unchanged, a flag
+	recordAwaitsTag    = 5  // URLRecord.Awaits
+	recordCutTag       = 6  // URLRecord.Cut, one byte
+	recordCarriedTag   = 7  // URLRecord.Carried and CarriedFrom
+	recordNotTakenTag  = 8  // URLRecord.NotTaken
+	recordPrevRunTag   = 9  // URLRecord.PrevFailures and PrevFirstBroken
+	recordDownTag      = 10 // URLRecord.DownAfter and DownSince
 	// Optional fields follow a task's fixed part the same way.
 	taskRunTag    = 1 // Task.Run
 	taskPublicTag = 2 // Task.Public, a flag
@@ -332,6 +333,13 @@ func appendRecordBody(buf []byte, e encoder, r *URLRecord) ([]byte, error) {
 			return buf, err
 		}
 	}
+	if r.DownAfter != 0 || !r.DownSince.IsZero() {
+		e.byte(recordDownTag)
+		e.uvarint(uint64(max(r.DownAfter, 0)))
+		if err := e.time(r.DownSince); err != nil {
+			return buf, err
+		}
+	}
 	return e.bytes(), nil
 }
 
@@ -431,6 +439,9 @@ func decodeRecord(url string, v []byte, r *URLRecord) error {
 		case recordPrevRunTag:
 			r.PrevFailures = d.count()
 			r.PrevFirstBroken = d.time()
+		case recordDownTag:
+			r.DownAfter = d.count()
+			r.DownSince = d.time()
 		default:
 			d.fail(errFormat)
 		}
