@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -215,4 +216,79 @@ func outboxHasTasksFor(t *testing.T, db *store.DB, shards []int) bool {
 		t.Fatal(err)
 	}
 	return found
+}
+
+// behind, the rule: a database is behind on a shard it is to work when a
+// report of a worker on it (by its ID, for the pass) says it held a later
+// message of that shard than it holds now.
+func TestBehind(t *testing.T) {
+	t.Parallel()
+	var owned [Shards]bool
+	for _, s := range []int{3, 7, 9} {
+		owned[s] = true
+	}
+	report := func(name, db string, pass uint64, received map[string]uint64) *WorkerStatus {
+		return &WorkerStatus{Name: name, DB: db, Pass: pass, Received: received}
+	}
+	for _, tc := range []struct {
+		name     string
+		statuses []*WorkerStatus
+		held     map[string]uint64
+		want     *Behind
+	}{
+		{"no report", nil, map[string]uint64{"3": 5}, nil},
+		{"holds what it reported", []*WorkerStatus{report("w2", "A", 4, map[string]uint64{"3": 5, "7": 2})},
+			map[string]uint64{"3": 5, "7": 9}, nil},
+		{"holds less", []*WorkerStatus{report("w2", "A", 4, map[string]uint64{"3": 5, "7": 12, "9": 1})},
+			map[string]uint64{"3": 5, "7": 9},
+			&Behind{Shards: "7,9", Shard: 7, Worker: "w2", Reported: 12, Held: 9}},
+		{"holds nothing of the pass (a copy from before it)", []*WorkerStatus{report("w2", "A", 4, map[string]uint64{"9": 30})},
+			map[string]uint64{},
+			&Behind{Shards: "9", Shard: 9, Worker: "w2", Reported: 30}},
+		{"another database's report", []*WorkerStatus{report("w2", "B", 4, map[string]uint64{"3": 50})},
+			map[string]uint64{"3": 5}, nil},
+		{"another pass's report", []*WorkerStatus{report("w2", "A", 3, map[string]uint64{"3": 50})},
+			map[string]uint64{"3": 5}, nil},
+		{"a shard it is not to work (a copy of a live worker's file)", []*WorkerStatus{report("w1", "A", 4, map[string]uint64{"4": 50})},
+			map[string]uint64{}, nil},
+		{"reports of two names on copies of one file", []*WorkerStatus{
+			report("w2", "A", 4, map[string]uint64{"7": 12}),
+			report("w9", "A", 4, map[string]uint64{"3": 8, "7": 15}),
+		}, map[string]uint64{"3": 5, "7": 9},
+			&Behind{Shards: "3,7", Shard: 3, Worker: "w9", Reported: 8, Held: 5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			statuses := map[string]*WorkerStatus{}
+			for _, st := range tc.statuses {
+				statuses[st.Name] = st
+			}
+			got := behind(statuses, "A", 4, tc.held, &owned)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("behind = %+v; want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A database once found behind stays so for the pass: a later join adds
+// shards, and keeps the first finding's figures.
+func TestBehindAnd(t *testing.T) {
+	t.Parallel()
+	first := &Behind{Shards: "7,9", Shard: 7, Worker: "w2", Reported: 12, Held: 9}
+	later := &Behind{Shards: "3,9", Shard: 3, Worker: "w2", Reported: 4, Held: 1}
+	for _, tc := range []struct {
+		name string
+		b, c *Behind
+		want *Behind
+	}{
+		{"neither", nil, nil, nil},
+		{"only before", first, nil, first},
+		{"only now", nil, later, later},
+		{"both", first, later, &Behind{Shards: "3,7,9", Shard: 7, Worker: "w2", Reported: 12, Held: 9}},
+	} {
+		if got := tc.b.and(tc.c); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: and = %+v; want %+v", tc.name, got, tc.want)
+		}
+	}
 }

@@ -723,7 +723,7 @@ func (w *Worker) noteJoined(ctx context.Context, pass uint64) (map[string]uint64
 		return nil, fmt.Errorf("join: %w", err)
 	}
 	j := Joined{Pass: pass, DB: w.dbID, Name: w.cfg.Name, Host: w.cfg.Host, DBPath: w.cfg.DBPath, First: time.Now().UTC(),
-		Behind: behind(statuses, w.dbID, pass, held)}
+		Behind: behind(statuses, w.dbID, pass, held, &w.owned)}
 	if b := j.Behind; b != nil {
 		w.logf("this database holds less of pass %d than worker %s had reported it held (of shard %d, task messages up to %d; reported up to %d): it looks restored from an older copy, and the pass will end unfinished; run check --nats with --new-pass to check everything",
 			pass, b.Worker, b.Shard, b.Held, b.Reported)
@@ -769,10 +769,13 @@ func heldMessages(db *store.DB, pass uint64) (map[string]uint64, error) {
 }
 
 // behind compares what database db holds of pass (held, by shard) with
-// what the workers that ran on it reported it held: nil when it holds all
-// of that. Only a copy of the file from before can hold less: the file
-// notes a message with its tasks, and a worker reports it only after.
-func behind(statuses map[string]*WorkerStatus, db string, pass uint64, held map[string]uint64) *Behind {
+// what the workers that ran on it reported it held, on the shards it is to
+// work (owned): nil when it holds all of that. Only a copy of the file
+// from before can hold less: the file notes a message with its tasks, and
+// a worker reports it only after. Other shards are not its to lose: a copy
+// of a live worker's file, started on other shards, holds less of that
+// worker's, and no task of theirs comes to it.
+func behind(statuses map[string]*WorkerStatus, db string, pass uint64, held map[string]uint64, owned *[Shards]bool) *Behind {
 	var b *Behind
 	var shards []int
 	for _, name := range slices.Sorted(maps.Keys(statuses)) {
@@ -782,7 +785,7 @@ func behind(statuses map[string]*WorkerStatus, db string, pass uint64, held map[
 		}
 		for key, reported := range st.Received {
 			s, err := strconv.Atoi(key)
-			if err != nil || reported <= held[key] {
+			if err != nil || s < 0 || s >= Shards || !owned[s] || reported <= held[key] {
 				continue
 			}
 			shards = append(shards, s)

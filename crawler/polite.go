@@ -242,45 +242,89 @@ func robotsFailure(r *throttle.Robots) string {
 	}
 }
 
-// heldBackBy says what a URL held back by a server's pause beyond what
-// this run may wait (a Retry-After past MaxPause) on the request for target
-// (the URL, or a later hop of its chain) becomes. It is never hidden: on a
-// third-party host the URL could not be verified, and that is its verdict;
-// on the site's own hosts it is provisional and stays queued, the pass is
-// not complete, and running the same command again checks it. until is
-// the end of the pause on the site's own hosts, zero on a third party's.
-// The error class is always "rate-limited".
-func (c *Crawler) heldBackBy(target string) (v store.Verdict, note string, until time.Time) {
+// hold is what a URL held back to a later run becomes (see heldBackBy).
+type hold struct {
+	verdict store.Verdict
+	class   string // "rate-limited", or store.ErrorHostDown
+	note    string
+	// until is when the URL may be asked again, on the site's own hosts:
+	// it stays queued, and the pass is not complete; zero on a third
+	// party's, whose URL this verdict settles.
+	until time.Time
+	// downSince and downAfter: the host stopped answering (see
+	// throttle.Throttle.Down), then, after that many answers.
+	downSince time.Time
+	downAfter int64
+}
+
+// record writes h onto rec.
+func (h hold) record(rec *store.URLRecord) {
+	rec.Verdict, rec.Error, rec.Note = h.verdict, h.class, h.note
+	if h.class == store.ErrorHostDown {
+		rec.DownSince, rec.DownAfter = h.downSince, int(h.downAfter)
+	}
+}
+
+// heldBackBy says what a URL held back to a later run on the request for
+// target (the URL, or a later hop of its chain) becomes: held by a
+// server's pause beyond what this run may wait (a Retry-After past
+// MaxPause), or because its host stopped answering (it answered earlier
+// in the pass, then refused connections through a URL's retries: a server
+// going down or restarting, not a dead link, qa6 Q2). It is never hidden:
+// on a third-party host the URL could not be verified (a pause) or is
+// transient (the host down), and that is its verdict; on the site's own
+// hosts it is provisional and stays queued, the pass is not complete, and
+// running the same command again checks it.
+func (c *Crawler) heldBackBy(target string) hold {
 	host := hostOf(target)
+	own := c.rules.StartHost(host)
+	if since, answered, down := c.cfg.Throttle.Down(host); down {
+		what := fmt.Sprintf("%s answered %d requests of this pass, then refused connections from %s on (the server stopped or is restarting)",
+			host, answered, since.Local().Format("2006-01-02 15:04:05"))
+		if !own {
+			return hold{verdict: store.VerdictTransient, class: "refused", note: what + ": not checked, not a dead link"}
+		}
+		return hold{verdict: store.VerdictTransient, class: store.ErrorHostDown, until: since, downSince: since, downAfter: answered,
+			note: "not checked: " + what + "; run the same command again to check it"}
+	}
 	end, _ := c.cfg.Throttle.Deferred(host, target)
 	var maxPause time.Duration
 	if c.cfg.HostSettings != nil {
 		maxPause = c.cfg.HostSettings(host).MaxPause
 	}
-	wait := fmt.Sprintf("Retry-After %s (until %s)", roughly(end.Sub(c.cfg.Now())), end.Local().Format("2006-01-02 15:04"))
-	if c.rules.StartHost(host) {
-		return store.VerdictTransient, fmt.Sprintf("%s, longer than --max-pause %s; run the same command again after then to check it", wait, roughly(maxPause)), end
+	now := c.cfg.Now()
+	wait := fmt.Sprintf("Retry-After %s (until %s)", roughly(end.Sub(now)), end.Local().Format("2006-01-02 15:04"))
+	if since := c.cfg.Throttle.Refusing(host); !since.IsZero() && (maxPause <= 0 || end.Sub(now) <= maxPause) {
+		// No one pause was too long: the host refused every request
+		// for longer than this run waits (see throttle.Permit.Comeback).
+		wait = fmt.Sprintf("the host has answered every request with 429 or 503 and a Retry-After since %s (%s), next %s", since.Local().Format("15:04"), roughly(now.Sub(since)), wait)
 	}
-	return store.VerdictUnverifiable, fmt.Sprintf("%s, longer than the %s this run waits for a third-party host (max_pause of a [[host]] rule)", wait, roughly(maxPause)), time.Time{}
+	if own {
+		return hold{verdict: store.VerdictTransient, class: "rate-limited", until: end,
+			note: fmt.Sprintf("%s, longer than --max-pause %s; run the same command again after then to check it", wait, roughly(maxPause))}
+	}
+	return hold{verdict: store.VerdictUnverifiable, class: "rate-limited",
+		note: fmt.Sprintf("%s, longer than the %s this run waits for a third-party host (max_pause of a [[host]] rule)", wait, roughly(maxPause))}
 }
 
-// deferral is the result of task t held back by a pause on the request
-// for target (see heldBackBy), kept queued when until is not zero.
+// deferral is the result of task t held back on the request for target
+// (see heldBackBy), kept queued when until is not zero.
 func (c *Crawler) deferral(pass store.Pass, t task, target string) (res store.Result, until time.Time) {
-	v, note, until := c.heldBackBy(target)
-	res = c.unfetched(pass, t.URL, v, "rate-limited", note)
-	if !until.IsZero() {
+	h := c.heldBackBy(target)
+	res = c.unfetched(pass, t.URL, h.verdict, h.class, h.note)
+	h.record(&res.Record)
+	if !h.until.IsZero() {
 		res.Record.Action = t.Action
 		requeue(&res, t.Depth, t.Public)
 	}
-	return res, until
+	return res, h.until
 }
 
 // HeldOwn says whether rec is that of a URL of the site's own hosts held
-// back by a pause, kept queued (see heldBackBy): provisional, done again
-// when the pass resumes.
+// back to a later run, kept queued (see heldBackBy): provisional, done
+// again when the pass resumes.
 func HeldOwn(rec store.URLRecord) bool {
-	return rec.Error == "rate-limited" && rec.Verdict == store.VerdictTransient
+	return (rec.Error == "rate-limited" || rec.Error == store.ErrorHostDown) && rec.Verdict == store.VerdictTransient
 }
 
 // requeue keeps the URL of res queued, to be done again on resume, public

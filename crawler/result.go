@@ -158,7 +158,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		o.hops = append(o.hops, *endResult)
 	}
 	if errors.Is(f.err, throttle.ErrDeferred) && f.reached {
-		if _, _, until := c.heldBackBy(f.finalURL); !until.IsZero() {
+		if until := c.heldBackBy(f.finalURL).until; !until.IsZero() {
 			// The chain ends at a URL of the site held back by a pause:
 			// all of it is done again when the pass resumes.
 			requeue(&o.result, t.Depth, t.Public)
@@ -194,8 +194,7 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 			rec.Note = "skipped: robots.txt disallows it"
 		}
 	case errors.Is(f.err, throttle.ErrDeferred):
-		rec.Error = "rate-limited"
-		rec.Verdict, rec.Note, _ = c.heldBackBy(f.finalURL)
+		c.heldBackBy(f.finalURL).record(&rec)
 	case politeClass(f.err) != "":
 		rec.Verdict, rec.Error, rec.Note = store.VerdictSkipped, politeClass(f.err), "skipped: "+f.err.Error()
 	case f.errClass != "":
@@ -222,8 +221,14 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 }
 
 // previous reads what is known of u from earlier passes (or earlier runs of
-// this pass).
+// this pass). In the first pass of a database, begun by this run, there is
+// nothing: a run resolves each URL once (the dispatcher's claims), and all
+// the records there are are this run's, so the read is skipped (at 100,000
+// pages it was a random page of the file for every task).
 func (c *Crawler) previous(u string) *store.URLRecord {
+	if c.noHistory {
+		return nil
+	}
 	prev, ok, err := c.store.Get(u)
 	if err != nil {
 		c.readFailed("read previous result", err, "url", u)

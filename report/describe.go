@@ -42,6 +42,9 @@ func (r *Report) Since(rec store.URLRecord) string {
 	if !rec.Verdict.Problem() {
 		return ""
 	}
+	if rec.Error == store.ErrorHostDown {
+		return "" // not checked: nothing is known of how long
+	}
 	if rec.LastGood.IsZero() {
 		return "never worked"
 	}
@@ -156,15 +159,18 @@ func (r *Report) Incomplete() string {
 	case store.PassStopped:
 		if r.Pass.Unfinished != "" {
 			msg = "INCOMPLETE: " + r.Pass.Unfinished
-		} else if n := r.Pass.Deferred; n > 0 {
+		} else if n := r.Pass.Deferred - r.downURLs(); n > 0 {
 			them := "them"
 			if n == 1 {
 				them = "it"
 			}
 			msg = fmt.Sprintf("INCOMPLETE: %s of the site held back by the server's request to pause (Retry-After) until %s; run the same command again after then to check %s and finish the pass.",
 				plural(n, "URL", "URLs"), r.Pass.ResumeAfter.In(r.Options.Now.Location()).Format("2006-01-02 15:04"), them)
-		} else {
+		} else if len(r.Down) == 0 || r.Pass.Deferred == 0 {
 			msg = fmt.Sprintf("INCOMPLETE: stopped after %s; run the same command again to resume.", RoundDuration(r.Summary.Elapsed))
+		}
+		if down := r.downLine(); down != "" {
+			msg = strings.TrimSpace("INCOMPLETE: " + down + " " + strings.TrimPrefix(msg, "INCOMPLETE: "))
 		}
 	default:
 		// Elapsed is saved when a run of the pass stops or commits its
@@ -187,6 +193,46 @@ func (r *Report) Incomplete() string {
 		}
 	}
 	return strings.Join(lines, " ")
+}
+
+// downURLs counts the URLs not checked because their host stopped
+// answering.
+func (r *Report) downURLs() int {
+	n := 0
+	for _, d := range r.Down {
+		n += d.URLs
+	}
+	return n
+}
+
+// downLine says which hosts of the site stopped answering part way
+// through the pass, when, after how many answers, and what that left
+// unchecked: "127.0.0.1:8080 stopped answering at 2026-11-24 07:04:05
+// after 84 requests: 217 URLs not checked; run the same command again to
+// check them and finish the pass." "" when none did.
+func (r *Report) downLine() string {
+	if len(r.Down) == 0 {
+		return ""
+	}
+	var parts []string
+	n := 0
+	for _, d := range r.Down {
+		at := ""
+		if !d.Since.IsZero() {
+			at = " at " + d.Since.In(r.Options.Now.Location()).Format("2006-01-02 15:04:05")
+		}
+		after := ""
+		if d.After > 0 {
+			after = " after " + plural(d.After, "request", "requests")
+		}
+		parts = append(parts, fmt.Sprintf("%s stopped answering%s%s: %s not checked (connections refused)", d.Host, at, after, plural(d.URLs, "URL", "URLs")))
+		n += d.URLs
+	}
+	them := "them"
+	if n == 1 {
+		them = "it"
+	}
+	return strings.Join(parts, "; ") + fmt.Sprintf("; they are not dead links: run the same command again to check %s and finish the pass.", them)
 }
 
 // HeldBack is the first line of a pass in which a limit of the crawler's

@@ -399,3 +399,58 @@ func build(t testing.TB, src Source, passID uint64, opt Options) *Report {
 	}
 	return r
 }
+
+// reportAfterHistory is two nights reported with --report-after 2 (see
+// golden case "reportafter"): a problem held back on night 1 that is fine
+// on night 2 (never reported, so not fixed) and one still failing (first
+// reported now); one reported on night 1 that is fine now (fixed); one held
+// back and one reported on night 1 that night 2 no longer reaches (only the
+// reported one is no longer linked); and a page that fails on night 2,
+// whose last good copy, linking to itself, has its links followed (a
+// ghost: not a page parsed, not its own referrer).
+func reportAfterHistory() []fixturePass {
+	const site = "https://example.com/"
+	start := []string{site}
+	broken := func(u string, failures int, first time.Time) store.Result {
+		return target(store.URLRecord{URL: site + u, Verdict: store.VerdictBroken, Status: 404, FirstSeen: night1,
+			FirstBroken: first, Failures: failures})
+	}
+	night0 := night1.Add(-day)
+	ghost := page(site+"a.html", link(site+"a.html", 1), link(site+"c.html", 2), link(site+"a.html", 3))
+	ghost.Record.Verdict, ghost.Record.Status, ghost.Record.Note = store.VerdictBroken, 404, "ghost: following its links from 2026-11-22"
+	ghost.Record.LastGood, ghost.Record.FirstBroken, ghost.Record.Failures = night1, night2, 1
+	ghost.Record.PrevVerdict, ghost.Record.PrevPass = store.VerdictOK, 1
+	fine := func(u string, prevFailures int, prevFirst time.Time) store.Result {
+		return target(store.URLRecord{URL: site + u, Verdict: store.VerdictOK, Status: 200, FirstSeen: night1, LastGood: night2,
+			PrevVerdict: store.VerdictBroken, PrevPass: 1, PrevFailures: prevFailures, PrevFirstBroken: prevFirst})
+	}
+	still := broken("h.html", 2, night1)
+	still.Record.PrevVerdict, still.Record.PrevPass = store.VerdictBroken, 1
+	return []fixturePass{
+		{
+			pass: store.Pass{StartURLs: start, State: store.PassComplete, Started: night1, Finished: night1.Add(time.Minute), Elapsed: time.Minute},
+			results: []store.Result{
+				page(site, link(site+"f.html", 1), link(site+"h.html", 2), link(site+"k.html", 3), link(site+"g.html", 4),
+					link(site+"r.html", 5), link(site+"a.html", 6)),
+				broken("f.html", 1, night1),
+				broken("h.html", 1, night1),
+				broken("k.html", 2, night0),
+				broken("g.html", 1, night1),
+				broken("r.html", 3, night0.Add(-day)),
+				page(site+"a.html", link(site+"a.html", 1), link(site+"c.html", 2), link(site+"a.html", 3)),
+				page(site + "c.html"),
+			},
+		},
+		{
+			pass: store.Pass{StartURLs: start, State: store.PassComplete, Started: night2, Finished: night2.Add(time.Minute), Elapsed: time.Minute},
+			results: []store.Result{
+				page(site, link(site+"f.html", 1), link(site+"h.html", 2), link(site+"k.html", 3), link(site+"a.html", 6)),
+				fine("f.html", 1, night1),
+				still,
+				fine("k.html", 2, night0),
+				ghost,
+				page(site + "c.html"),
+			},
+		},
+	}
+}

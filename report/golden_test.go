@@ -26,6 +26,7 @@ func goldenCases(t *testing.T) []struct {
 	down := fillStore(t, downHistory())
 	sitemap := fillStore(t, sitemapHistory())
 	unread := fillStore(t, unreadHistory())
+	after := fillStore(t, reportAfterHistory())
 	return []struct {
 		name string
 		r    *Report
@@ -41,6 +42,8 @@ func goldenCases(t *testing.T) []struct {
 		{"down", build(t, down, 1, Options{})},
 		{"sitemap", build(t, sitemap, 1, Options{})},
 		{"unread", build(t, unread, 1, Options{})},
+		{"reportafter", build(t, after, 2, Options{ReportAfter: Threshold{Failures: 2}})},
+		{"ghost", build(t, after, 2, Options{})}, // the same nights, everything reported
 	}
 }
 

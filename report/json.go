@@ -91,6 +91,11 @@ type jsonPass struct {
 	// Deferred counts the URLs of the site held back to a later run by a
 	// server's pause (the pass is then not complete).
 	Deferred int `json:"deferred,omitempty"`
+	// StoppedAnswering are the hosts of the site that answered part of
+	// the pass and then refused connections: their URLs not checked
+	// (counted in Deferred, listed as transient "host down") are no dead
+	// links, and the pass is not complete.
+	StoppedAnswering []jsonDown `json:"stopped_answering,omitempty"`
 	// Unfinished says why a pass that ran to its end is not complete
 	// (store.Pass.Unfinished).
 	Unfinished string `json:"unfinished,omitempty"`
@@ -102,6 +107,14 @@ type jsonPass struct {
 	HeldBack string `json:"held_back,omitempty"`
 	// Insecure: TLS certificates were not verified (--insecure).
 	Insecure bool `json:"insecure,omitempty"`
+}
+
+// jsonDown is a report.HostDown.
+type jsonDown struct {
+	Host       string     `json:"host"`
+	Since      *time.Time `json:"since"`
+	After      int        `json:"after_requests"`
+	NotChecked int        `json:"not_checked"`
 }
 
 type jsonSummary struct {
@@ -205,20 +218,21 @@ func writeJSON(w io.Writer, r *Report) error {
 	s := r.Summary
 	out := jsonReport{
 		Pass: jsonPass{
-			ID:             r.Pass.ID,
-			Started:        jsonTime(r.Pass.Started),
-			Finished:       jsonTime(r.Pass.Finished),
-			Complete:       r.Pass.State == store.PassComplete,
-			StartURLs:      r.Pass.StartURLs,
-			Insecure:       r.Pass.Insecure,
-			State:          string(r.Pass.State),
-			Root:           r.Pass.Root,
-			Roots:          r.Pass.Roots,
-			ElapsedSeconds: seconds(s.Elapsed),
-			Deferred:       r.Pass.Deferred,
-			Unfinished:     r.Pass.Unfinished,
-			StartFailure:   r.StartFailure,
-			HeldBack:       r.HeldBack(),
+			ID:               r.Pass.ID,
+			Started:          jsonTime(r.Pass.Started),
+			Finished:         jsonTime(r.Pass.Finished),
+			Complete:         r.Pass.State == store.PassComplete,
+			StartURLs:        r.Pass.StartURLs,
+			Insecure:         r.Pass.Insecure,
+			State:            string(r.Pass.State),
+			Root:             r.Pass.Root,
+			Roots:            r.Pass.Roots,
+			ElapsedSeconds:   seconds(s.Elapsed),
+			Deferred:         r.Pass.Deferred,
+			StoppedAnswering: jsonDowns(r.Down),
+			Unfinished:       r.Pass.Unfinished,
+			StartFailure:     r.StartFailure,
+			HeldBack:         r.HeldBack(),
 		},
 		Summary: jsonSummary{
 			Pages: s.Pages, Unchanged: s.Unchanged, Links: s.Links, URLs: s.URLs,
@@ -342,4 +356,12 @@ func jsonTime(t time.Time) *time.Time {
 // seconds keeps three decimals: milliseconds are all anyone reads.
 func seconds(d time.Duration) float64 {
 	return math.Round(d.Seconds()*1000) / 1000
+}
+
+func jsonDowns(ds []HostDown) []jsonDown {
+	var out []jsonDown
+	for _, d := range ds {
+		out = append(out, jsonDown{Host: d.Host, Since: jsonTime(d.Since), After: d.After, NotChecked: d.URLs})
+	}
+	return out
 }

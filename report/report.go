@@ -93,6 +93,10 @@ type Report struct {
 	// by URL: links past the cut were never checked. Listed whatever the
 	// Options, like the quota skips they resemble.
 	Cut []store.URLRecord
+	// Down are the site's hosts that stopped answering part way through
+	// the pass (records of class store.ErrorHostDown), by host: their URLs
+	// not checked are no dead links, and the pass is unfinished (exit 3).
+	Down []HostDown
 	// NotTaken are the sitemaps of the pass with entries it did not take
 	// because the sitemap limit was reached (store.URLRecord.NotTaken), by
 	// URL: held back by a limit like traps, listed whatever the Options.
@@ -344,6 +348,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			s.NotTaken += rec.NotTaken
 			r.NotTaken = append(r.NotTaken, *rec)
 		}
+		if rec.Error == store.ErrorHostDown && rec.Verdict == store.VerdictTransient {
+			r.noteDown(rec)
+		}
 		if unreadPage(rec) && !r.isStart(rec.URL) {
 			// A start page that could not be read is StartFailure's (exit 4).
 			r.Unread = append(r.Unread, *rec)
@@ -355,23 +362,26 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		if !opt.OnlyNew && permanentlyMoved(rec) {
 			moved[rec.URL] = &Entry{Record: *rec}
 		}
-		e := &Entry{Record: *rec, Change: r.change(rec)}
+		change := r.change(rec)
 		if rec.Verdict.Problem() {
 			if r.reachedByLink(rec) {
+				e := &Entry{Record: *rec, Change: change}
 				pending[rec.URL] = e
 				pendingOrder = append(pendingOrder, e)
 				return nil
 			}
 			addChain(chains, rec)
 		}
-		if e.Change == ChangeFixed {
-			f := &fixedURL{entry: e, linked: !r.reachedByLink(rec)}
-			fixed[rec.URL] = f
-			fixedOrder = append(fixedOrder, f)
-		}
-		if r.tally(e) {
+		var e *Entry
+		if r.tally(rec, change) {
+			e = &Entry{Record: *rec, Change: change}
 			shown[rec.URL] = e
 			order = append(order, e)
+		}
+		if change == ChangeFixed {
+			f := &fixedURL{rec: *rec, entry: e, linked: !r.reachedByLink(rec)}
+			fixed[rec.URL] = f
+			fixedOrder = append(fixedOrder, f)
 		}
 		return nil
 	})
@@ -439,7 +449,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			s.Hops++
 			continue
 		}
-		if r.tally(e) {
+		if r.tally(&e.Record, e.Change) {
 			order = append(order, e)
 		}
 	}
@@ -448,8 +458,8 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	// reported, and is what is fixed.
 	for _, f := range fixedOrder {
 		if f.linked {
-			r.Fixed = append(r.Fixed, f.entry.Record)
-		} else {
+			r.Fixed = append(r.Fixed, f.rec)
+		} else if f.entry != nil {
 			f.entry.Change = ChangeNone
 		}
 	}
@@ -507,9 +517,38 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	return r, nil
 }
 
-// fixedURL is a URL fixed since Previous, and whether a page links to it
-// (or it is where the pass started).
+// HostDown is a host of the site that answered part of the pass and then
+// refused connections (store.ErrorHostDown).
+type HostDown struct {
+	Host  string
+	Since time.Time // when it began refusing; zero when no record says
+	After int       // requests of the pass it answered before
+	URLs  int       // its URLs not checked
+}
+
+// noteDown counts rec, a URL not checked because its host stopped
+// answering, under its host. A redirect that leads there carries the
+// class, not the host's numbers: it counts under the host it names.
+func (r *Report) noteDown(rec *store.URLRecord) {
+	host := hostOf(cmp.Or(Redirected(*rec), rec.URL))
+	i := slices.IndexFunc(r.Down, func(d HostDown) bool { return d.Host == host })
+	if i < 0 {
+		r.Down = append(r.Down, HostDown{Host: host})
+		i = len(r.Down) - 1
+	}
+	d := &r.Down[i]
+	d.URLs++
+	if !rec.DownSince.IsZero() && (d.Since.IsZero() || rec.DownSince.Before(d.Since)) {
+		d.Since = rec.DownSince
+	}
+	d.After = max(d.After, rec.DownAfter)
+}
+
+// fixedURL is a URL fixed since Previous, its entry when it is listed
+// (Options.All), and whether a page links to it (or it is where the pass
+// started).
 type fixedURL struct {
+	rec    store.URLRecord
 	entry  *Entry
 	linked bool
 }
@@ -540,10 +579,9 @@ func addChain(chains map[string]struct{}, rec *store.URLRecord) {
 	}
 }
 
-// tally counts an entry in the summary and says whether it is listed.
-func (r *Report) tally(e *Entry) bool {
+// tally counts a record in the summary and says whether it is listed.
+func (r *Report) tally(rec *store.URLRecord, change Change) bool {
 	s := &r.Summary
-	rec := &e.Record
 	switch rec.Verdict {
 	case store.VerdictOK:
 		s.OK++
@@ -570,7 +608,7 @@ func (r *Report) tally(e *Entry) bool {
 		s.Suppressed++
 		return false
 	}
-	switch e.Change {
+	switch change {
 	case ChangeNew:
 		s.New++
 	case ChangeStill:
@@ -578,7 +616,7 @@ func (r *Report) tally(e *Entry) bool {
 	case ChangeUnchecked:
 		s.Unchecked++
 	}
-	return r.wanted(rec, e.Change)
+	return r.wanted(rec, change)
 }
 
 // startFailure says which of the pass's start URLs could not be fetched
@@ -673,13 +711,14 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 // clear" (exit 5; README: exit codes). Not counted: a page followed from
 // its last good copy (a ghost: Parsed, its links were checked), a URL
 // that redirects (its target has a record of its own), one held back by
-// a Retry-After (the pass is unfinished, exit 3) and one whose end
+// a Retry-After or because its host stopped answering (the pass is
+// unfinished, exit 3) and one whose end
 // another crawler resolves. A broken page (404) is a problem that fails
 // the pass already, and has nothing behind it to hide.
 func unreadPage(rec *store.URLRecord) bool {
 	switch {
 	case rec.Action != "parse" && rec.Action != "sitemap",
-		rec.Parsed, Redirected(*rec) != "", rec.Error == "rate-limited", rec.Awaits != "":
+		rec.Parsed, Redirected(*rec) != "", rec.Error == "rate-limited", rec.Error == store.ErrorHostDown, rec.Awaits != "":
 		return false
 	}
 	return rec.Verdict == store.VerdictTransient || rec.Verdict == store.VerdictUnverifiable

@@ -9,8 +9,12 @@ import "time"
 // appendLinks), and reads the format-1 lists an older file holds as they
 // are, so its migration only marks the file: a build of schema 2, which
 // cannot read format 2, then refuses it (ErrTooNew) rather than call it
-// damaged.
-const SchemaVersion = 3
+// damaged. Schema 4 keys each new link list by a number in the order the
+// lists are written, and each record says where its page's list is
+// (record format 2); the records and
+// lists of an older file read as they are, a record of format 1 having its
+// list under its URL, and a page's list moves when the page is stored again.
+const SchemaVersion = 4
 
 // RedirectNote starts the Note of a redirect target that a pass reached by
 // a redirect rather than a link, followed by the URL redirected from: the
@@ -176,7 +180,20 @@ type URLRecord struct {
 	// was reached: past the limit in the file itself (never stored) or
 	// over the pass's total. The report counts them as held back.
 	NotTaken int `json:"not_taken,omitempty"`
+	// DownSince and DownAfter are set on a record of class ErrorHostDown:
+	// its host answered DownAfter requests of the pass, then refused
+	// connections from DownSince on, so the URL was not checked (the
+	// report's first line names the host, the time and the count).
+	DownSince time.Time `json:"down_since,omitzero"`
+	DownAfter int       `json:"down_after,omitempty"`
 }
+
+// ErrorHostDown is the error class of a URL of the site's own hosts not
+// checked because its host stopped answering part way through the pass
+// (it answered, then refused connections through a URL's retries): a
+// provisional, transient record whose URL stays queued, done again when
+// the pass resumes. Not a dead link.
+const ErrorHostDown = "host down"
 
 // Cut says where a page was cut short; the reasons combine.
 type Cut uint8

@@ -1,6 +1,7 @@
 package throttle_test
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"testing"
@@ -23,42 +24,43 @@ func TestComebackDecision(t *testing.T) {
 		o        throttle.Outcome
 		retry    bool
 		comeback bool
+		deferred bool // the host is deferred: as good as a pause past MaxPause
 	}{
 		{"429 with Retry-After, no retries left", nil,
-			throttle.Outcome{Status: 429, RetryAfter: "3", Key: "u", Attempt: 2}, true, true},
+			throttle.Outcome{Status: 429, RetryAfter: "3", Key: "u", Attempt: 2}, true, true, false},
 		{"503 with Retry-After, no retries left", nil,
-			throttle.Outcome{Status: 503, RetryAfter: "30", Key: "u", Attempt: 2}, true, true},
+			throttle.Outcome{Status: 503, RetryAfter: "30", Key: "u", Attempt: 2}, true, true, false},
 		{"429 as an HTTP-date is the same", nil,
-			throttle.Outcome{Status: 429, RetryAfter: "Sat, 01 Jan 2000 00:00:05 GMT", Key: "u", Attempt: 2}, true, true},
+			throttle.Outcome{Status: 429, RetryAfter: "Sat, 01 Jan 2000 00:00:05 GMT", Key: "u", Attempt: 2}, true, true, false},
 		{"429 without Retry-After is a failed try", nil,
-			throttle.Outcome{Status: 429, Key: "u", Attempt: 2}, false, false},
+			throttle.Outcome{Status: 429, Key: "u", Attempt: 2}, false, false, false},
 		{"503 with an unusable Retry-After is a failed try", nil,
-			throttle.Outcome{Status: 503, RetryAfter: "soon", Key: "u", Attempt: 2}, false, false},
+			throttle.Outcome{Status: 503, RetryAfter: "soon", Key: "u", Attempt: 2}, false, false, false},
 		{"a timeout is a failed try", nil,
-			throttle.Outcome{Err: os.ErrDeadlineExceeded, Key: "u", Attempt: 2}, false, false},
+			throttle.Outcome{Err: os.ErrDeadlineExceeded, Key: "u", Attempt: 2}, false, false, false},
 		{"robots.txt (no URL of its own) is the same", nil,
-			throttle.Outcome{Status: 429, RetryAfter: "3", Attempt: 2}, true, true},
+			throttle.Outcome{Status: 429, RetryAfter: "3", Attempt: 2}, true, true, false},
 		{"one URL's eleventh comeback is a failed try", nil,
-			throttle.Outcome{Status: 429, RetryAfter: "3", Key: "u", Attempt: 2, Comebacks: throttle.Comebacks{N: 10, Waited: 30 * time.Second}}, false, false},
+			throttle.Outcome{Status: 429, RetryAfter: "3", Key: "u", Attempt: 2, Comebacks: throttle.Comebacks{N: 10, Waited: 30 * time.Second}}, false, false, false},
 		{"its tenth is not", nil,
-			throttle.Outcome{Status: 429, RetryAfter: "3", Key: "u", Attempt: 2, Comebacks: throttle.Comebacks{N: 9, Waited: 27 * time.Second}}, true, true},
+			throttle.Outcome{Status: 429, RetryAfter: "3", Key: "u", Attempt: 2, Comebacks: throttle.Comebacks{N: 9, Waited: 27 * time.Second}}, true, true, false},
 		{"a URL asked to wait more than MaxPause in all gets no more (a page in maintenance)", nil,
-			throttle.Outcome{Status: 503, RetryAfter: "120", Key: "u", Attempt: 2, Comebacks: throttle.Comebacks{N: 4, Waited: 8*time.Minute + 1*time.Second}}, false, false},
+			throttle.Outcome{Status: 503, RetryAfter: "120", Key: "u", Attempt: 2, Comebacks: throttle.Comebacks{N: 4, Waited: 8*time.Minute + 1*time.Second}}, false, false, false},
 		{"MaxPause in all exactly still does", nil,
-			throttle.Outcome{Status: 503, RetryAfter: "120", Key: "u", Attempt: 2, Comebacks: throttle.Comebacks{N: 4, Waited: 8 * time.Minute}}, true, true},
+			throttle.Outcome{Status: 503, RetryAfter: "120", Key: "u", Attempt: 2, Comebacks: throttle.Comebacks{N: 4, Waited: 8 * time.Minute}}, true, true, false},
 		{"a failed try with retries left is still a retry", nil,
-			throttle.Outcome{Status: 429, RetryAfter: "3", Key: "u", Attempt: 0, Comebacks: throttle.Comebacks{N: 10}}, true, false},
+			throttle.Outcome{Status: 429, RetryAfter: "3", Key: "u", Attempt: 0, Comebacks: throttle.Comebacks{N: 10}}, true, false, false},
 		{"a pause longer than MaxPause holds the URL back instead", nil,
-			throttle.Outcome{Status: 429, RetryAfter: "7200", Key: "u", Attempt: 2}, true, false},
-		{"a host refusing everything for longer than MaxPause gets no more comebacks",
+			throttle.Outcome{Status: 429, RetryAfter: "7200", Key: "u", Attempt: 2}, true, false, false},
+		{"a host refusing everything for longer than MaxPause is deferred",
 			refusals(11, "60"),
-			throttle.Outcome{Status: 429, RetryAfter: "60", Key: "u", Attempt: 2}, false, false},
+			throttle.Outcome{Status: 429, RetryAfter: "60", Key: "u", Attempt: 2}, true, false, true},
 		{"refusing for MaxPause exactly still does",
 			refusals(9, "60"),
-			throttle.Outcome{Status: 429, RetryAfter: "60", Key: "u", Attempt: 2}, true, true},
+			throttle.Outcome{Status: 429, RetryAfter: "60", Key: "u", Attempt: 2}, true, true, false},
 		{"a normal answer in between starts the count again",
 			append(refusals(9, "60"), throttle.Outcome{Status: 200}, throttle.Outcome{Status: 429, RetryAfter: "60", Key: "v"}),
-			throttle.Outcome{Status: 429, RetryAfter: "60", Key: "u", Attempt: 2}, true, true},
+			throttle.Outcome{Status: 429, RetryAfter: "60", Key: "u", Attempt: 2}, true, true, false},
 	}
 	for _, tt := range tests {
 		synctest.Test(t, func(t *testing.T) {
@@ -74,6 +76,12 @@ func TestComebackDecision(t *testing.T) {
 			retry, _ := p.Done(tt.o)
 			if retry != tt.retry || (p.Comeback() > 0) != tt.comeback {
 				t.Errorf("%s: retry %v, comeback %v; want %v, %v", tt.name, retry, p.Comeback(), tt.retry, tt.comeback)
+			}
+			if _, _, err := th.Reserve(host); errors.Is(err, throttle.ErrDeferred) != tt.deferred {
+				t.Errorf("%s: Reserve: %v; want deferred %v", tt.name, err, tt.deferred)
+			}
+			if refusing := !th.Refusing(host).IsZero(); tt.deferred && !refusing {
+				t.Errorf("%s: deferred, but Refusing does not say since when", tt.name)
 			}
 			if secs, err := strconv.Atoi(tt.o.RetryAfter); err == nil && tt.comeback && p.Comeback() != time.Duration(secs)*time.Second {
 				t.Errorf("%s: comeback %v, want the Retry-After %ss", tt.name, p.Comeback(), tt.o.RetryAfter)

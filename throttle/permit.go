@@ -26,8 +26,9 @@ const (
 	// is not failing, but one URL refused this often is, whatever it says.
 	maxComebacks = 10
 	// refusingBudget bounds, when MaxPause sets no bound of its own, how
-	// long a host may answer nothing but 429 and 503 while its URLs come
-	// back for free (see limiter.comebackAllowed).
+	// long a host may answer nothing but 429 and 503 before it is deferred,
+	// and how long one URL's comebacks may wait in all (see
+	// limiter.refusing).
 	refusingBudget = 10 * time.Minute
 	// maxSlow bounds the gap between request starts that pushbacks build
 	// up (see limiter.slowDown).
@@ -88,10 +89,13 @@ type Outcome struct {
 //     before the last slowdown) and shrinks again slowly with each normal
 //     answer (see slowDown).
 //   - The latency feeds the adaptive slowdown.
+//   - A refused connection from a host that answered earlier in the pass
+//     backs off like a reset; when a URL's last try is refused too, the
+//     host stopped answering (see Throttle.Down).
 //
 // retry says whether to try this URL again: after a 429, a 503, a timeout or
 // a connection error while Attempt < MaxRetries, or always when the host has
-// just been deferred (Reserve then answers ErrDeferred, and deferral is not
+// just been deferred or has stopped answering (Reserve then answers ErrDeferred, and deferral is not
 // a failure), or when this URL has just been held back, or when the server
 // said when to come back and the crawl waits for it (see Comeback). after
 // is how long the host's pause or backoff still runs, the earliest moment
@@ -124,9 +128,10 @@ func (p *Permit) Done(o Outcome) (retry bool, after time.Duration) {
 // failed try, so the caller does not count it against the URL's retries
 // but adds it to the URL's Comebacks, passed in Outcome.Comebacks. It
 // stays bounded: at most maxComebacks per URL, whose Retry-Afters add up
-// to no more than MaxPause, and only while the host has answered anything
-// but 429 and 503 within MaxPause (refusingBudget when MaxPause is 0);
-// past any of these, the answer spends a retry like any failure.
+// to no more than MaxPause (refusingBudget when MaxPause is 0); past
+// either, the answer spends a retry like any failure. And a host that has
+// answered nothing but 429 and 503 with Retry-After for longer than that
+// is deferred, as for a pause past MaxPause (see Throttle.Refusing).
 func (p *Permit) Comeback() time.Duration {
 	p.l.mu.Lock()
 	defer p.l.mu.Unlock()
@@ -168,6 +173,8 @@ func (p *Permit) Resend() (time.Duration, error) {
 	switch {
 	case p.done:
 		return 0, errors.New("resend under a permit that is done")
+	case l.down:
+		return 0, ErrDown
 	case l.isDeferred(now):
 		return 0, ErrDeferred
 	case l.overQuota():
@@ -248,9 +255,47 @@ func notLoad(err error) bool {
 // cheap.
 func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (retry bool, after, comeback time.Duration) {
 	class := classify(o)
+	refused := l.answered > 0 && o.Err != nil && errors.Is(o.Err, syscall.ECONNREFUSED)
+	if refused {
+		// Nothing listens any more where the host answered a moment
+		// ago: it is going down or restarting, which a retry after a
+		// backoff may well see over, as after a reset.
+		class = classFailure
+	}
 	var now time.Time
 	if class == classPushback || class == classFailure || l.set.Adaptive {
 		now = clock()
+	}
+	if o.Status > 0 {
+		l.answered++
+		l.connRefusedSince, l.lastRefused, l.refusals, l.down = time.Time{}, time.Time{}, 0, false
+	}
+	newRound := true
+	if refused {
+		if l.connRefusedSince.IsZero() {
+			l.connRefusedSince = now
+		}
+		// The requests sent before the last refusal learn nothing new
+		// from theirs, as in slowDown: one count, and one step of
+		// backoff, per round. Each of them stepping it up once held the
+		// next run of a site of 30 pages 90 s for nothing.
+		newRound = admitted.After(l.lastRefused) && !l.down
+		if newRound {
+			l.refusals++
+			l.lastRefused = now
+		}
+		if l.refusals > l.set.MaxRetries {
+			// As many tries as a URL gets, each after a longer backoff,
+			// all refused: the host stopped answering, and asking its
+			// other URLs would only make dead links of them (qa6 Q2).
+			// Counted per host, not per URL: a URL tried again goes to
+			// the back of the queue, and every other URL would first be
+			// refused once, each after a longer backoff. Nothing listens
+			// there, so there is no load to spare: the next run (which
+			// tries again) need not sit out the backoff.
+			l.down = true
+			l.backoffLevel, l.backoffUntil = 0, time.Time{}
+		}
 	}
 	var paused time.Duration // the host itself was paused this long by a Retry-After
 	switch class {
@@ -272,6 +317,12 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 		slow := o.Status == http.StatusTooManyRequests
 		if d, ok := parseRetryAfter(o.RetryAfter, now); ok {
 			hostWide := l.pushback(now, d, o.Key)
+			if hostWide && !l.deferred && now.Sub(l.refusingSince) > l.waitBudget() {
+				// Each pause is short, but the host has refused every
+				// request for longer than the crawl waits for any one
+				// pause: as good as a pause past MaxPause (see refusing).
+				l.deferred = true
+			}
 			if hostWide && !l.deferred {
 				paused = d
 			}
@@ -283,7 +334,9 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 			l.slowDown(now, admitted)
 		}
 	case classFailure:
-		l.backOff(now)
+		if newRound && !l.down {
+			l.backOff(now)
+		}
 	}
 	var latency time.Duration
 	if o.Err == nil {
@@ -294,11 +347,11 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 	if class != classPushback && class != classFailure {
 		return false, 0, 0
 	}
-	if l.deferred || l.heldAt(o.Key, now) {
+	if l.deferred || l.down || l.heldAt(o.Key, now) {
 		return true, 0, 0
 	}
 	after = max(l.pausedUntil.Sub(now), l.backoffUntil.Sub(now), 0)
-	if paused > 0 && l.comebackAllowed(now, o.Comebacks, paused) {
+	if paused > 0 && l.comebackAllowed(o.Comebacks, paused) {
 		return true, after, paused
 	}
 	if o.Attempt >= l.set.MaxRetries {
@@ -310,18 +363,24 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 // comebackAllowed says whether a URL sent away with a Retry-After d the
 // crawl waits for, after the comebacks c it had, may come back once more
 // without spending a retry: a server that rate-limits honestly is
-// answered by waiting, not by giving its pages up. The bounds keep a
-// server that refuses everything, or one URL forever (a page in
-// maintenance), from holding the crawl: the host must have answered
-// something other than 429 or 503 within MaxPause (refusingBudget when
-// MaxPause is 0), and one URL comes back at most maxComebacks times and
-// is asked to wait no more than that budget in all.
-func (l *limiter) comebackAllowed(now time.Time, c Comebacks, d time.Duration) bool {
-	budget := l.set.MaxPause
-	if budget <= 0 {
-		budget = refusingBudget
+// answered by waiting, not by giving its pages up. The bounds keep one
+// URL that is refused forever (a page in maintenance) from holding the
+// crawl: it comes back at most maxComebacks times and is asked to wait
+// no more than waitBudget in all. A host that refuses everything is
+// deferred instead (see learn and Throttle.Refusing).
+func (l *limiter) comebackAllowed(c Comebacks, d time.Duration) bool {
+	return c.N < maxComebacks && c.Waited+d <= l.waitBudget()
+}
+
+// waitBudget is the most the crawl waits for the host's Retry-Afters, in
+// one pause, in one URL's comebacks, or while the host refuses every
+// request: MaxPause, or refusingBudget when that is 0 (no cap on one
+// pause).
+func (l *limiter) waitBudget() time.Duration {
+	if l.set.MaxPause > 0 {
+		return l.set.MaxPause
 	}
-	return c.N < maxComebacks && c.Waited+d <= budget && now.Sub(l.refusingSince) <= budget
+	return refusingBudget
 }
 
 // slowDown halves the host's pace after a 429, or a 503 with Retry-After,

@@ -375,3 +375,74 @@ func TestResendTakesTheHostsLimits(t *testing.T) {
 		p.Done(throttle.Outcome{Status: 200})
 	})
 }
+
+// A refused connection from a host that answered earlier in the pass is a
+// server going down or restarting, not a dead link (qa6 Q2): it backs off
+// like a reset, once per round of requests, and after as many rounds as a
+// URL has tries the host is down: Reserve says ErrDown (a deferral) and
+// Down says since when, after how many answers. An answer brings it back;
+// the answers count survives a restart within the pass.
+func TestRefusedAfterAnswersIsAHostGoingDown(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{MaxRetries: 2}))
+		th.StartPass(1)
+		for range 3 {
+			acquire(t, th, host).Done(throttle.Outcome{Status: 200})
+		}
+		// Two requests in flight when it dies: one round, one step.
+		p1, p2 := acquire(t, th, host), acquire(t, th, host)
+		if retry, _ := p1.Done(throttle.Outcome{Err: refused}); !retry {
+			t.Fatal("a refusal after answers was not retried")
+		}
+		p2.Done(throttle.Outcome{Err: refused})
+		if lvl := th.Stats()[0].BackoffLevel; lvl != 1 {
+			t.Errorf("backoff level %d after one round of refusals, want 1", lvl)
+		}
+		if _, _, down := th.Down(host); down {
+			t.Fatal("down after one round of refusals; a URL has 3 tries")
+		}
+		acquire(t, th, host).Done(throttle.Outcome{Err: refused, Attempt: 1})
+		retry, _ := acquire(t, th, host).Done(throttle.Outcome{Err: refused, Attempt: 2})
+		since, answered, down := th.Down(host)
+		if !down || !retry || answered != 3 || since.IsZero() {
+			t.Fatalf("after three rounds of refusals: down %v since %v after %d answers, retry %v; want down after 3, retried (deferred)", down, since, answered, retry)
+		}
+		_, _, err := th.Reserve(host)
+		if !errors.Is(err, throttle.ErrDown) || !errors.Is(err, throttle.ErrDeferred) {
+			t.Errorf("Reserve of a host down: %v, want ErrDown, a deferral", err)
+		}
+		if at, held := th.Deferred(host, "http://"+host+"/x"); !held || !at.Equal(since) {
+			t.Errorf("Deferred = %v, %v; want held since %v", at, held, since)
+		}
+		if lvl := th.Stats()[0].BackoffLevel; lvl != 0 {
+			t.Errorf("backoff level %d once down, want 0: the next run need not wait for a port nobody listens on", lvl)
+		}
+
+		// A resumed run (a new throttle, the state saved) still knows the
+		// host answered in this pass, and is not down until it refuses.
+		b, err := th.ExportState(host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again := throttle.New(fixed(throttle.Settings{MaxRetries: 2}))
+		again.StartPass(1)
+		if err := again.ImportState(host, b); err != nil {
+			t.Fatal(err)
+		}
+		if _, n, down := again.Down(host); down || n != 3 {
+			t.Errorf("resumed: down %v after %d answers; want not down, 3 answers", down, n)
+		}
+		if retry, _ := acquire(t, again, host).Done(throttle.Outcome{Err: refused}); !retry {
+			t.Error("resumed: a refusal of a host that answered in this pass was not retried")
+		}
+		if again.Expired(b) {
+			t.Error("the answers of the running pass were expired")
+		}
+		// A new pass starts clean: a refusal there is a dead link.
+		again.StartPass(2)
+		if retry, _ := acquire(t, again, host).Done(throttle.Outcome{Err: refused}); retry {
+			t.Error("a refusal in a pass where the host never answered was retried")
+		}
+	})
+}

@@ -16,15 +16,20 @@ const stateVersion = 1
 // savedState is what survives a restart for one host. Quota use and the
 // deferral are tagged with their pass so that a new pass starts clean.
 type savedState struct {
-	Version      int          `json:"v"`
-	Pass         uint64       `json:"pass,omitempty"`
-	PausedUntil  time.Time    `json:"paused_until,omitzero"`
-	Deferred     bool         `json:"deferred,omitempty"`
-	BackoffLevel int          `json:"backoff_level,omitempty"`
-	BackoffUntil time.Time    `json:"backoff_until,omitzero"`
-	UsedRequests int64        `json:"used_requests,omitempty"`
-	UsedBytes    int64        `json:"used_bytes,omitempty"`
-	Robots       *savedRobots `json:"robots,omitempty"`
+	Version      int       `json:"v"`
+	Pass         uint64    `json:"pass,omitempty"`
+	PausedUntil  time.Time `json:"paused_until,omitzero"`
+	Deferred     bool      `json:"deferred,omitempty"`
+	BackoffLevel int       `json:"backoff_level,omitempty"`
+	BackoffUntil time.Time `json:"backoff_until,omitzero"`
+	UsedRequests int64     `json:"used_requests,omitempty"`
+	UsedBytes    int64     `json:"used_bytes,omitempty"`
+	// Answered and ConnRefusedSince (of this pass, like the quota) keep what
+	// tells a host that stopped answering from one never there across a
+	// resume: a refusal after answers is not a dead link (see Down).
+	Answered         int64        `json:"answered,omitempty"`
+	ConnRefusedSince time.Time    `json:"conn_refused_since,omitzero"`
+	Robots           *savedRobots `json:"robots,omitempty"`
 	// Held are the URLs paused on their own, with the end of each pause;
 	// like PausedUntil they outlive the pass.
 	Held map[string]time.Time `json:"held,omitempty"`
@@ -42,6 +47,10 @@ type savedState struct {
 	// PaceUntil is when the window, the gap and the bucket saved here no
 	// longer hold back a request: the state is kept until then.
 	PaceUntil time.Time `json:"pace_until,omitzero"`
+	// RefusingSince is when the host began refusing every request (see
+	// Throttle.Refusing), so that a deferral for it says why after a
+	// restart too.
+	RefusingSince time.Time `json:"refusing_since,omitzero"`
 }
 
 type savedRobots struct {
@@ -64,15 +73,18 @@ func (t *Throttle) ExportState(host string) ([]byte, error) {
 	}
 	l.mu.Lock()
 	st := savedState{
-		Version:      stateVersion,
-		Pass:         pass,
-		PausedUntil:  l.pausedUntil,
-		Deferred:     l.deferred,
-		BackoffLevel: l.backoffLevel,
-		BackoffUntil: l.backoffUntil,
-		UsedRequests: l.usedRequests,
-		UsedBytes:    l.usedBytes,
-		Held:         maps.Clone(l.held),
+		Version:          stateVersion,
+		Pass:             pass,
+		PausedUntil:      l.pausedUntil,
+		Deferred:         l.deferred,
+		BackoffLevel:     l.backoffLevel,
+		BackoffUntil:     l.backoffUntil,
+		UsedRequests:     l.usedRequests,
+		UsedBytes:        l.usedBytes,
+		Answered:         l.answered,
+		ConnRefusedSince: l.connRefusedSince,
+		Held:             maps.Clone(l.held),
+		RefusingSince:    l.refusingSince,
 	}
 	now := t.now()
 	if l.set.WindowMax > 0 {
@@ -136,6 +148,9 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 		l.backoffUntil = st.BackoffUntil
 	}
 	l.backoffLevel = max(l.backoffLevel, st.BackoffLevel)
+	if l.refusingSince.IsZero() {
+		l.refusingSince = st.RefusingSince
+	}
 	if l.set.WindowMax > 0 && len(st.Starts) > 0 {
 		l.starts.restore(st.Starts, l.set.WindowMax)
 		if last := st.Starts[len(st.Starts)-1]; last.After(l.lastStart) {
@@ -166,6 +181,9 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 		l.deferred = l.deferred || st.Deferred
 		l.usedRequests = max(l.usedRequests, st.UsedRequests)
 		l.usedBytes = max(l.usedBytes, st.UsedBytes)
+		if st.Answered > l.answered {
+			l.answered, l.connRefusedSince = st.Answered, st.ConnRefusedSince
+		}
 	}
 	if sr := st.Robots; sr != nil {
 		if e, ok := l.robots[host]; !ok || sr.Fetched.After(e.fetched) {
@@ -288,7 +306,7 @@ func holding(held map[string]time.Time, now time.Time) bool {
 
 // Expired says whether state exported earlier holds nothing a pass still
 // needs: no pause or backoff left to run (a URL's own included), a robots.txt old enough to be
-// fetched again anyway, and quota use or a deferral only of another pass
+// fetched again anyway, and quota use, answers or a deferral only of another pass
 // than the running one (see StartPass). Such state can be forgotten.
 // State that cannot be read is not expired: ImportState reports it.
 func (t *Throttle) Expired(b []byte) bool {
@@ -301,7 +319,7 @@ func (t *Throttle) Expired(b []byte) bool {
 	t.mu.RUnlock()
 	now := t.now()
 	switch {
-	case st.Pass == pass && (st.UsedRequests > 0 || st.UsedBytes > 0 || st.Deferred),
+	case st.Pass == pass && (st.UsedRequests > 0 || st.UsedBytes > 0 || st.Deferred || st.Answered > 0),
 		st.PausedUntil.After(now), st.BackoffUntil.After(now), holding(st.Held, now),
 		st.PaceUntil.After(now):
 		return false

@@ -22,6 +22,11 @@ var (
 	// ErrDeferred means the host asked for a pause longer than MaxPause:
 	// its remaining URLs wait for a later pass (see Deferred).
 	ErrDeferred = errors.New("host paused beyond the maximum pause; deferred to the next pass")
+	// ErrDown means the host answered earlier in the pass and now refuses
+	// connections, after the retries of a URL: it stopped answering, and
+	// its remaining URLs wait for a later run (see Down). It is a
+	// deferral: errors.Is(ErrDown, ErrDeferred) holds.
+	ErrDown = fmt.Errorf("host stopped answering: %w", ErrDeferred)
 )
 
 const (
@@ -133,12 +138,15 @@ func DomainKey(host string) string {
 // the window while it is full of requests that are over, the least it can
 // be when requests in flight must end first or only the in-flight cap binds
 // (Ready fires when a permit is done).
-// The errors are ErrQuota and ErrDeferred (wrapped; use errors.Is).
+// The errors are ErrQuota, ErrDeferred and ErrDown (wrapped; use errors.Is).
 func (t *Throttle) Reserve(host string) (*Permit, time.Duration, error) {
 	l := t.limiterFor(host)
 	now := t.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.down {
+		return nil, 0, fmt.Errorf("%s: %w", host, ErrDown)
+	}
 	if l.isDeferred(now) {
 		return nil, 0, fmt.Errorf("%s: %w", host, ErrDeferred)
 	}
@@ -161,11 +169,17 @@ func (t *Throttle) Reserve(host string) (*Permit, time.Duration, error) {
 // a pause of its own longer than MaxPause. A hold with no more than
 // MaxPause left to run becomes a pause of the whole host, which the crawl
 // waits for: a little over-polite, and no URL needs a queue of its own.
+//
+// A host that stopped answering (see Down) is deferred too, until the
+// time it stopped: a later run may try it at any time.
 func (t *Throttle) Deferred(host, key string) (time.Time, bool) {
 	l := t.limiterFor(host)
 	now := t.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.down {
+		return l.connRefusedSince, true
+	}
 	if l.isDeferred(now) {
 		return l.pausedUntil, true
 	}
@@ -185,6 +199,29 @@ func (t *Throttle) Deferred(host, key string) (time.Time, bool) {
 		l.dirty = true
 	}
 	return time.Time{}, false
+}
+
+// Refusing says since when host has answered every request with 429 or
+// 503 (zero when it has not, or answered normally since): a host
+// deferred while that lasted longer than MaxPause (see Permit.Comeback)
+// was deferred for it, not for one long pause.
+func (t *Throttle) Refusing(host string) time.Time {
+	l := t.limiterFor(host)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.refusingSince
+}
+
+// Down says whether host stopped answering in this run: it answered
+// requests earlier in the pass (answered of them, this run and the runs
+// before it), then refused connections from since on, through the retries
+// of a URL. Its remaining URLs are not dead links but not checked: Reserve
+// answers ErrDown for the rest of the run, and the next run tries again.
+func (t *Throttle) Down(host string) (since time.Time, answered int64, down bool) {
+	l := t.limiterFor(host)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.connRefusedSince, l.answered, l.down
 }
 
 // Ready is signalled whenever a permit is done, so a dispatcher that is
@@ -216,6 +253,7 @@ func (t *Throttle) StartPass(pass uint64) {
 	for _, l := range t.byKey {
 		l.mu.Lock()
 		l.usedRequests, l.usedBytes, l.deferred = 0, 0, false
+		l.answered, l.connRefusedSince, l.down, l.refusals, l.lastRefused = 0, time.Time{}, false, 0, time.Time{}
 		l.mu.Unlock()
 	}
 }
@@ -401,8 +439,23 @@ type limiter struct {
 	backoffUntil time.Time
 	usedRequests int64
 	usedBytes    int64
-	robots       map[string]robotsEntry
-	robotsGap    time.Duration
+	// answered counts the requests the host answered (with any status)
+	// in this pass; connRefusedSince is when it began refusing connections
+	// after its last answer, and down says a URL's retries all met a
+	// refusal since, so the host stopped answering (see Down). A refusal
+	// from a host that never answered says the link is dead; from one
+	// that answered a moment ago, that the server is going down or
+	// restarting.
+	answered         int64
+	connRefusedSince time.Time
+	down             bool
+	// refusals counts the rounds of refusals since the last answer (the
+	// requests in flight at a refusal count once), lastRefused when the
+	// last was counted.
+	refusals    int
+	lastRefused time.Time
+	robots      map[string]robotsEntry
+	robotsGap   time.Duration
 
 	adapt adaptive
 	// refusingSince is when the host began answering only 429 and 503
