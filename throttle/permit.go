@@ -358,7 +358,7 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 				paused = d
 			}
 			slow = hostWide
-		} else if admitted.After(l.backedOffAt) {
+		} else if l.backedOffAt.IsZero() || admitted.After(l.backedOffAt) {
 			// One step per round, as for a slowdown: eight refusals of
 			// one burst once held a host for two minutes (qa6 Q4,
 			// "Retry-After: soon").
