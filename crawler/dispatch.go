@@ -218,12 +218,20 @@ func (d *dispatcher) push(t store.Task) {
 }
 
 func (d *dispatcher) enqueue(t task) {
-	d.queueOn(t, false)
+	d.queueOn(t, queueLast)
 }
 
-// queueOn queues t on its host's queue: first among the tasks due again
-// (see hostQueue.again) when due, else last.
-func (d *dispatcher) queueOn(t task, due bool) {
+// queuePlace is where queueOn puts a task.
+type queuePlace uint8
+
+const (
+	queueLast     queuePlace = iota // behind every other task of its host
+	queueDue                        // behind the tasks due again (see hostQueue.again), before the others
+	queueDueFirst                   // before every other task of its host
+)
+
+// queueOn queues t on its host's queue, at place.
+func (d *dispatcher) queueOn(t task, place queuePlace) {
 	q := d.hosts[t.host]
 	if q == nil {
 		q = &hostQueue{name: t.host, own: d.ownHosts[t.host]}
@@ -233,9 +241,12 @@ func (d *dispatcher) queueOn(t task, due bool) {
 		q.own = true
 		d.ownHosts[t.host] = true
 	}
-	if due {
+	switch place {
+	case queueDue:
 		q.again = append(q.again, d.queue(t))
-	} else {
+	case queueDueFirst:
+		q.again = slices.Insert(q.again, 0, d.queue(t))
+	default:
 		q.tasks = append(q.tasks, d.queue(t))
 	}
 	d.queued++
@@ -610,10 +621,24 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 					d.delay(o.task, o.later) // nothing failed: no retry is counted
 				case o.comeback > 0:
 					o.task.comebacks.Add(o.comeback)
-					d.queueOn(o.task, o.due)
+					d.queueOn(o.task, queueDue)
+				case o.due && o.task.attempt > 0:
+					// A failed try refused again is asked again first:
+					// the host's backoff, which doubles with each round
+					// of refusals, ends only with an answer, and a server
+					// refusing each URL's first requests answers the URL
+					// furthest on; queued behind the others' second tries,
+					// the third ones waited minutes (qa6 Q4, "Retry-After:
+					// 0" twice). Comebacks keep their order: the host's
+					// pause is the same for all of them.
+					o.task.attempt++
+					d.queueOn(o.task, queueDueFirst)
+				case o.due:
+					o.task.attempt++
+					d.queueOn(o.task, queueDue)
 				default:
 					o.task.attempt++
-					d.queueOn(o.task, o.due)
+					d.enqueue(o.task)
 				}
 				d.unclaim(o.task, o.released)
 			default:

@@ -344,9 +344,9 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 		// ends, is enough for it; a 429, or a 503 that says when, is
 		// the host asking for a slower pace.
 		slow := o.Status == http.StatusTooManyRequests
-		floor := time.Second // the shortest Retry-After there is
+		var ra time.Duration // the usable Retry-After, if any
 		if d, ok := parseRetryAfter(o.RetryAfter, now); ok {
-			floor = d
+			ra = d
 			hostWide := l.pushback(now, d, o.Key)
 			if hostWide && !l.deferred && now.Sub(l.refusingSince) > l.waitBudget() {
 				// Each pause is short, but the host has refused every
@@ -366,7 +366,7 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 			l.backedOffAt = now
 		}
 		if slow {
-			paced = l.slowDown(now, admitted, o.Status, returning(o), floor)
+			paced = l.slowDown(now, admitted, o.Status, o.Comebacks.N > 0, ra)
 		}
 	case classFailure:
 		if newRound && !l.down {
@@ -448,31 +448,33 @@ func (l *limiter) waitBudget() time.Duration {
 // between request starts doubles from the pace of the last seconds (see
 // recentStarts.pace), up to maxSlow, and each normal answer takes a
 // slowRecovery-th of it off again (see learn); once the host serves
-// again it is at most floor, one request per Retry-After. The requests
+// again it is at most one request per Retry-After ra (a second when
+// there is none, the shortest Retry-After there is). The requests
 // already sent when the host was last slowed down learn nothing new
 // from their refusals, so they do not halve it again: one cut per round
 // trip, as TCP's congestion control does.
 //
 // A halving is only worth its cost while the refusals come from the
-// pace. They do when a URL that waited as told is refused again
-// (returning), when other new URLs were served at this pace and this
-// one was not, and, as far as we can tell, when the host served nothing
-// since the last cut. They do not when the host serves every URL that
-// comes back and refuses every new one at this pace: some servers
-// refuse each URL's first request whatever the pace (a cache warming
-// up). Halving for those only spaced out the refusals, each new URL
-// met its 429 alone, and the gap grew to a minute: one page of 41 in
-// four minutes (qa6 Q4). The slowdown is then undone and halving stops
-// until a new URL is served or a returning one refused. It returns what
-// it did, in words ("" for nothing).
-func (l *limiter) slowDown(now, admitted time.Time, status int, returning bool, floor time.Duration) string {
+// pace. They do when a URL that waited the Retry-After it was given is
+// refused again (waited: a comeback), when new URLs were served at this
+// pace and this one was not, and, as far as we can tell, when the host
+// served nothing since the last cut (when it said when to come back;
+// without a Retry-After, the backoff holds it off). They do not when the host serves
+// the URLs that come back and refuses every new one at this pace: some
+// servers refuse each URL's first request whatever the pace (a cache
+// warming up). Halving for those only spaced the refusals out: each new
+// URL met its 429 alone, the gap grew to a minute, and a crawl checked
+// one page of 41 in four minutes (qa6 Q4). The slowdown is then undone,
+// and halving stops until a new URL is served or a comeback refused
+// (perURL). It returns what it did, in words ("" for nothing).
+func (l *limiter) slowDown(now, admitted time.Time, status int, waited bool, ra time.Duration) string {
 	if !l.slowedAt.IsZero() && !admitted.After(l.slowedAt) {
 		return ""
 	}
-	l.slowCap = floor
+	l.slowCap = max(ra, time.Second)
 	why := "its first refusal"
 	switch {
-	case returning:
+	case waited:
 		l.perURL = false
 		why = "a URL that had waited as told was refused again"
 	case l.perURL:
@@ -483,6 +485,12 @@ func (l *limiter) slowDown(now, admitted time.Time, status int, returning bool, 
 		return "not slowing down: it refuses each new URL once and serves every URL that comes back, whatever the pace"
 	case l.slow > 0 && l.served.first > 0:
 		why = "it refused a new URL at a pace where it served others"
+	case l.slow > 0 && ra == 0:
+		// Serving nothing, without saying when to come back: its
+		// backoff, which doubles for each round, holds it off already.
+		// Halving on top held a server refusing each URL's first two
+		// requests with "Retry-After: 0" for minutes (qa6 Q4).
+		return ""
 	case l.slow > 0:
 		why = "it has served nothing since the last slowdown"
 	}
