@@ -472,19 +472,23 @@ func (l *limiter) slowDown(now, admitted time.Time, status int, waited bool, ra 
 		return ""
 	}
 	l.slowCap = max(ra, time.Second)
-	why := "its first refusal"
+	why := fmt.Sprintf("it answered %d", status)
 	switch {
 	case waited:
 		l.perURL = false
-		why = "a URL that had waited as told was refused again"
+		why += " to a URL that had waited the Retry-After it was given"
 	case l.perURL:
 		return ""
 	case l.slow > 0 && l.served.first == 0 && l.served.returning > 0:
 		l.perURL = true
 		l.slow, l.slowedAt, l.served = 0, now, servedSince{}
-		return "not slowing down: it refuses each new URL once and serves every URL that comes back, whatever the pace"
+		if l.saidPerURL {
+			return ""
+		}
+		l.saidPerURL = true
+		return fmt.Sprintf("back to full pace: it answers %d to each new URL and serves it when it comes back, whatever the pace", status)
 	case l.slow > 0 && l.served.first > 0:
-		why = "it refused a new URL at a pace where it served others"
+		why += " to a new URL at a pace where it served others"
 	case l.slow > 0 && ra == 0:
 		// Serving nothing, without saying when to come back: its
 		// backoff, which doubles for each round, holds it off already.
@@ -492,7 +496,7 @@ func (l *limiter) slowDown(now, admitted time.Time, status int, waited bool, ra 
 		// requests with "Retry-After: 0" for minutes (qa6 Q4).
 		return ""
 	case l.slow > 0:
-		why = "it has served nothing since the last slowdown"
+		why += " and has served nothing since the last slowdown"
 	}
 	gap := l.slow
 	if gap == 0 {
@@ -500,7 +504,14 @@ func (l *limiter) slowDown(now, admitted time.Time, status int, waited bool, ra 
 	}
 	l.slow = min(2*gap, maxSlow)
 	l.slowedAt, l.served = now, servedSince{}
-	return fmt.Sprintf("slowing down to one request every %s after a %d: %s", l.slow.Round(time.Millisecond), status, why)
+	// Said the first time, and then at each new longest gap of a second
+	// or more: a person wants to know why a host goes slowly, not each
+	// step of a pace that comes and goes.
+	if l.saidSlow > 0 && (l.slow <= l.saidSlow || l.slow < time.Second) {
+		return ""
+	}
+	l.saidSlow = l.slow
+	return fmt.Sprintf("slowing down to one request every %s: %s", l.slow.Round(time.Millisecond), why)
 }
 
 // pushback takes a Retry-After of d from a request for key. A pause the

@@ -471,6 +471,10 @@ type limiter struct {
 	served        servedSince
 	slowCap       time.Duration
 	perURL        bool
+	// saidSlow is the longest gap Permit.Paced has told of, saidPerURL
+	// whether it told that the refusals are not about the pace.
+	saidSlow   time.Duration
+	saidPerURL bool
 	// backedOffAt is when a refusal without a usable Retry-After last
 	// stepped the backoff up (see learn).
 	backedOffAt time.Time
