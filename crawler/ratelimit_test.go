@@ -74,17 +74,7 @@ func TestHonestRateLimitChecksTheWholeSite(t *testing.T) {
 		srv := &rateLimited{limit: 10, window: 5 * time.Second, pages: 40}
 		base, tr := pipeServer(t, srv)
 		out, recs, _ := politeRunVia(t, openDB(t), base+"/", throttle.StartHostDefaults(), context.Background(), tr)
-		if !out.Complete {
-			t.Errorf("outcome %+v, want a complete pass", out)
-		}
-		for u, rec := range recs {
-			if rec.Verdict != store.VerdictOK {
-				t.Errorf("%s: %s %d %s; the server only asked to come back within seconds", u, rec.Verdict, rec.Status, rec.Error)
-			}
-		}
-		if len(recs) != 41 {
-			t.Errorf("%d URLs, want the start page and its 40 pages", len(recs))
-		}
+		checkedWhole(t, out, recs, 41)
 		srv.mu.Lock()
 		defer srv.mu.Unlock()
 		t.Logf("%d served, %d refused", srv.served, srv.refused)
@@ -97,6 +87,23 @@ func TestHonestRateLimitChecksTheWholeSite(t *testing.T) {
 			t.Errorf("%d requests refused with 429; the pace should halve after a refusal", srv.refused)
 		}
 	})
+}
+
+// checkedWhole checks that a pass of a site whose server only ever asked
+// to come back within seconds is complete, with its n URLs all ok.
+func checkedWhole(t *testing.T, out crawler.Outcome, recs map[string]store.URLRecord, n int) {
+	t.Helper()
+	if !out.Complete {
+		t.Errorf("outcome %+v, want a complete pass", out)
+	}
+	for u, rec := range recs {
+		if rec.Verdict != store.VerdictOK {
+			t.Errorf("%s: %s %d %s; the server only asked to come back within seconds", u, rec.Verdict, rec.Status, rec.Error)
+		}
+	}
+	if len(recs) != n {
+		t.Errorf("%d URLs, want %d", len(recs), n)
+	}
 }
 
 // A server that answers every request with 429 and a short Retry-After
@@ -229,17 +236,7 @@ func TestFirstRequestRefusedSiteIsCheckedWhole(t *testing.T) {
 				start := time.Now()
 				out, recs, _ := politeRunVia(t, openDB(t), base+"/", throttle.StartHostDefaults(), stop, tr)
 				t.Logf("%v of the bubble's clock", time.Since(start))
-				if !out.Complete {
-					t.Errorf("outcome %+v, want the pass complete within two minutes", out)
-				}
-				for u, rec := range recs {
-					if rec.Verdict != store.VerdictOK {
-						t.Errorf("%s: %s %d %s", u, rec.Verdict, rec.Status, rec.Error)
-					}
-				}
-				if len(recs) != 41 {
-					t.Errorf("%d URLs, want the start page, its 20 pages and their leaves", len(recs))
-				}
+				checkedWhole(t, out, recs, 41)
 				srv.mu.Lock()
 				defer srv.mu.Unlock()
 				for p, n := range srv.asked {
