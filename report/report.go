@@ -791,7 +791,7 @@ func (r *Report) change(rec *store.URLRecord) Change {
 		// A skip leaves the run of failures as it was, so Failures also
 		// covers a URL held back two passes in a row.
 		return ChangeUnchecked
-	case problem && wasProblem && !r.young(rec, rec.Failures-1, passTime(*r.Previous)):
+	case problem && wasProblem && r.reportedThen(rec):
 		return ChangeStill
 	case problem:
 		return ChangeNew
@@ -801,14 +801,18 @@ func (r *Report) change(rec *store.URLRecord) Change {
 	return ChangeNone
 }
 
-// reportedThen says whether a URL that is fine now was old enough a
-// problem in the previous pass to be reported then: one that --report-after
-// kept out of that report was never shown, so it is not shown fixed either
-// (qa5 N9). A record that does not say (written before PrevFailures was)
-// counts as reported, as it always did.
+// reportedThen says whether a URL that was a problem in the previous pass
+// was old enough a problem then to be reported: one that --report-after
+// kept out of that report was never shown, so it is not shown fixed (qa5
+// N9), nor still there. The run of failures then is the record's
+// PrevFailures, not its Failures less one: passes stopped part way between
+// that pass and this one (qa6 Q3) and results reused count differently. A
+// record that does not say (written before PrevFailures was kept) counts
+// as reported when it is fine now, as it always did, and by its run less
+// this pass's failure when it is a problem.
 func (r *Report) reportedThen(rec *store.URLRecord) bool {
 	if rec.PrevFailures == 0 && rec.PrevFirstBroken.IsZero() {
-		return true
+		return !rec.Verdict.Problem() || !r.young(rec, rec.Failures-1, passTime(*r.Previous))
 	}
 	then := store.URLRecord{FirstBroken: rec.PrevFirstBroken, FirstSeen: rec.FirstSeen}
 	return !r.young(&then, rec.PrevFailures, passTime(*r.Previous))
