@@ -488,6 +488,22 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read records of previous pass %d: %w", r.Previous.ID, err)
 		}
+		// A problem of that pass that a pass stopped since rechecked
+		// has that pass's record now (qa6 Q3): it is no longer linked
+		// all the same when it is still a problem there. (One that pass
+		// saw fine is not listed: "was broken" would be a guess.)
+		for id := r.Previous.ID + 1; id < passID; id++ {
+			err := src.Records(id, func(rec *store.URLRecord) error {
+				if rec.PrevPass == r.Previous.ID && rec.PrevVerdict.Problem() && rec.Verdict.Problem() &&
+					r.reportedThen(rec) && !strings.HasPrefix(rec.Note, store.RedirectNote) {
+					r.Gone = append(r.Gone, *rec)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("read records of pass %d: %w", id, err)
+			}
+		}
 	}
 	s.Fixed, s.Gone = len(r.Fixed), len(r.Gone)
 	if err := r.trend(src); err != nil {

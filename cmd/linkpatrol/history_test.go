@@ -69,10 +69,11 @@ func (s *nightSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	// Which nights each page is broken on.
 	broken := map[string][]int{
-		"/gone.html": {1, 2, 3}, // broken since night 1
-		"/fix.html":  {1, 2},    // fixed on night 3: fixed since pass 1
-		"/flap.html": {2},       // broken only in the unfinished night
-		"/new.html":  {2, 3},    // broken since the unfinished night: new since pass 1
+		"/gone.html":     {1, 2, 3}, // broken since night 1
+		"/fix.html":      {1, 2},    // fixed on night 3: fixed since pass 1
+		"/flap.html":     {2},       // broken only in the unfinished night
+		"/new.html":      {2, 3},    // broken since the unfinished night: new since pass 1
+		"/unlinked.html": {1, 2},    // no longer linked on night 3
 	}
 	switch {
 	case r.URL.Path == "/":
@@ -83,7 +84,11 @@ func (s *nightSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 <a href="flap.html">flap</a>
 <a href="new.html">new</a>
 <a href="hold.html">hold</a>
-</body></html>`)
+`)
+		if night < 3 {
+			fmt.Fprint(w, `<a href="unlinked.html">unlinked</a>`)
+		}
+		fmt.Fprint(w, "</body></html>")
 	case r.URL.Path == "/hold.html" && night == 2:
 		<-r.Context().Done() // the interrupted check gives it up
 	case slices.Contains(broken[r.URL.Path], night):
@@ -95,6 +100,9 @@ func (s *nightSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "<html><body>fine</body></html>")
 	}
 }
+
+// nightTwo are the pages night 2 asks for before it is interrupted.
+var nightTwo = []string{"/gone.html", "/fix.html", "/flap.html", "/new.html", "/unlinked.html", "/hold.html"}
 
 // historyReport is what a JSON report says changed.
 type historyReport struct {
@@ -109,6 +117,9 @@ type historyReport struct {
 		Fixed        []struct {
 			URL string `json:"url"`
 		} `json:"fixed"`
+		NoLongerLinked []struct {
+			URL string `json:"url"`
+		} `json:"no_longer_linked"`
 	} `json:"changes"`
 	URLs []struct {
 		URL         string `json:"url"`
@@ -132,17 +143,14 @@ func TestStoppedPassIsNotTheHistory(t *testing.T) {
 	if first.code != exitProblems {
 		t.Fatalf("night 1: exit %d, want 1\n%s", first.code, first.stderr)
 	}
-	var night1 historyReport
-	if err := json.Unmarshal([]byte(first.stdout), &night1); err != nil {
-		t.Fatal(err)
-	}
+	night1 := decodeHistory(t, first.stdout)
 
 	// Night 2 is interrupted once it has rechecked every page but hold.html,
 	// which it never gets an answer from.
 	site.setNight(2)
-	p := newProc("check", "--db", db, url)
+	p := newProc("check", "--db", db, "--timeout", "10m", url)
 	p.start(t)
-	site.waitAsked(t, p, "/gone.html", "/fix.html", "/flap.html", "/new.html", "/hold.html")
+	site.waitAsked(t, p, nightTwo...)
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -155,10 +163,20 @@ func TestStoppedPassIsNotTheHistory(t *testing.T) {
 	if third.code != exitProblems {
 		t.Fatalf("night 3: exit %d, want 1\n%s", third.code, third.stderr)
 	}
-	var rep historyReport
-	if err := json.Unmarshal([]byte(third.stdout), &rep); err != nil {
-		t.Fatal(err)
+	checkNight3(t, third, night1, url)
+
+	// The mail that shows only what changed names new.html alone.
+	only := runInProcess(t, "report", "--db", db, "--only-new")
+	if only.code != exitProblems || !strings.Contains(only.stdout, "new.html") || strings.Contains(only.stdout, "gone.html") {
+		t.Errorf("report --only-new: exit %d, want 1 naming new.html and not gone.html\n%s%s", only.code, only.stdout, only.stderr)
 	}
+}
+
+// checkNight3 checks what the complete pass after the interrupted night
+// says changed since night 1 (TestStoppedPassIsNotTheHistory).
+func checkNight3(t *testing.T, third result, night1 historyReport, url string) {
+	t.Helper()
+	rep := decodeHistory(t, third.stdout)
 	if !rep.Pass.Complete || rep.Pass.ID != 3 || rep.Changes == nil || rep.Changes.PreviousPass != 1 {
 		t.Fatalf("night 3: pass %d complete %v compared with %+v, want pass 3 complete, compared with pass 1\n%s", rep.Pass.ID, rep.Pass.Complete, rep.Changes, third.stdout)
 	}
@@ -180,14 +198,57 @@ func TestStoppedPassIsNotTheHistory(t *testing.T) {
 	for _, f := range rep.Changes.Fixed {
 		fixed = append(fixed, strings.TrimPrefix(f.URL, url))
 	}
+	var unlinked []string
+	for _, f := range rep.Changes.NoLongerLinked {
+		unlinked = append(unlinked, strings.TrimPrefix(f.URL, url))
+	}
+	if !slices.Equal(unlinked, []string{"unlinked.html"}) {
+		t.Errorf("night 3: no longer linked %v, want [unlinked.html] (broken in night 1, rechecked in night 2)", unlinked)
+	}
 	if rep.Changes.New != 1 || rep.Changes.StillBroken != 1 || !slices.Equal(fixed, []string{"fix.html"}) {
 		t.Errorf("night 3: %d new, %d still, fixed %v; want 1 new (new.html), 1 still (gone.html), fixed [fix.html] (flap.html was broken only in the stopped pass)\n%s",
 			rep.Changes.New, rep.Changes.StillBroken, fixed, third.stdout)
 	}
+}
 
-	// The mail that shows only what changed names new.html alone.
-	only := runInProcess(t, "report", "--db", db, "--only-new")
-	if only.code != exitProblems || !strings.Contains(only.stdout, "new.html") || strings.Contains(only.stdout, "gone.html") {
-		t.Errorf("report --only-new: exit %d, want 1 naming new.html and not gone.html\n%s%s", only.code, only.stdout, only.stderr)
+func decodeHistory(t *testing.T, s string) historyReport {
+	t.Helper()
+	var rep historyReport
+	if err := json.Unmarshal([]byte(s), &rep); err != nil {
+		t.Fatalf("decode JSON report: %v\n%s", err, s)
+	}
+	return rep
+}
+
+// The same nights over a cluster: night 2's pass is left unfinished (its
+// follower gone, hold.html unanswered) and night 3 is README's advice,
+// check --nats --new-pass. The workers' history is relative to the last
+// complete pass too: the coordinator gives its Base to the workers.
+func TestStoppedClusterPassIsNotTheHistory(t *testing.T) {
+	t.Parallel()
+	site, url := newNightSite(t)
+	dir := t.TempDir()
+	front, nats := startFrontier(t)
+	worker := startWorker(t, nats, filepath.Join(dir, "w1.db"), "0-255", "--concurrency", "2")
+
+	first := runFollowing(t, []string{"check", "--nats", nats, "--format", "json", url}, front, worker)
+	if first.code != exitProblems {
+		t.Fatalf("night 1: exit %d, want 1\n%s", first.code, first.stderr)
+	}
+	night1 := decodeHistory(t, first.stdout)
+
+	site.setNight(2)
+	follower := newProc("check", "--nats", nats, "--timeout", "10m", url)
+	follower.start(t)
+	site.waitAsked(t, follower, nightTwo...)
+
+	site.setNight(3)
+	third := runFollowing(t, []string{"check", "--nats", nats, "--new-pass", "--format", "json", url}, front, worker)
+	if third.code != exitProblems {
+		t.Fatalf("night 3: exit %d, want 1\n%s\n%s", third.code, third.stderr, worker.errors())
+	}
+	checkNight3(t, third, night1, url)
+	if code := follower.wait(t); code == exitOK || code == exitProblems {
+		t.Errorf("night 2's follower: exit %d, want its pass replaced\n%s", code, follower.errors())
 	}
 }
