@@ -351,8 +351,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		if rec.Error == store.ErrorHostDown && rec.Verdict == store.VerdictTransient {
 			r.noteDown(rec)
 		}
-		if unreadPage(rec) && !r.isStart(rec.URL) {
-			// A start page that could not be read is StartFailure's (exit 4).
+		if unreadPage(rec) {
 			r.Unread = append(r.Unread, *rec)
 		}
 		if rec.Parsed && rec.Cut != 0 {
@@ -514,6 +513,18 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	slices.SortFunc(r.Gone, byURL)
 	slices.SortFunc(r.Cut, byURL)
 	slices.SortFunc(r.NotTaken, byURL)
+	// A start page that could not be read is StartFailure's (exit 4),
+	// and so is the page a start URL redirects to: listing it as a page
+	// not read too would say the one failure twice.
+	startPages := make(map[string]struct{}, len(starts))
+	for i := range starts {
+		startPages[starts[i].URL] = struct{}{}
+		addChain(startPages, &starts[i])
+	}
+	r.Unread = slices.DeleteFunc(r.Unread, func(rec store.URLRecord) bool {
+		_, start := startPages[rec.URL]
+		return start
+	})
 	slices.SortFunc(r.Unread, byURL)
 	s.Cut, s.Unread = len(r.Cut), len(r.Unread)
 
