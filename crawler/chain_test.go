@@ -36,7 +36,7 @@ func TestEndsInClaims(t *testing.T) {
 		{"whole, then plain", []store.URLRecord{moved, plain("http://h/m", store.VerdictBroken, 410)}, true, plain("http://h/m", store.VerdictBroken, 410), false},
 	}
 	for _, tt := range tests {
-		seen := claims{}
+		seen := newClaims()
 		u := tt.puts[0].URL
 		if tt.claimed && !seen.claim(u) {
 			t.Fatalf("%s: a new URL was not claimed", tt.name)
@@ -52,7 +52,7 @@ func TestEndsInClaims(t *testing.T) {
 		if _, full := e.full[u]; full != tt.inFull {
 			t.Errorf("%s: kept whole %v, want %v", tt.name, full, tt.inFull)
 		}
-		if _, in := seen[u]; in != tt.claimed {
+		if _, in := seen.get(u); in != tt.claimed {
 			t.Errorf("%s: claimed %v after the puts, want %v", tt.name, in, tt.claimed)
 		}
 		if _, ok := e.get("http://h/other"); ok {

@@ -202,6 +202,10 @@ type Crawler struct {
 	// damaged is set by the first read that found the database damaged;
 	// the run then ends with that one error (see readFailed).
 	damaged *fatal
+	// noHistory says the running pass is the database's first and was
+	// begun by this run: every record in it is one this run wrote (see
+	// previous).
+	noHistory bool
 }
 
 // fatal carries the first error that must end a run from wherever it was
@@ -268,12 +272,9 @@ type Outcome struct {
 
 // run works on pass until its frontier is empty (and the frontier says
 // the pass is done everywhere) or ctx is cancelled; see Run. queue is the
-// frontier to start from (seeds, or what a stopped run left); done holds
-// every URL already resolved in this pass, and is owned by run from here on.
-func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass, queue []store.Task, done claims) (Outcome, error) {
-	if done == nil {
-		done = make(claims)
-	}
+// frontier to start from (seeds, or what a stopped run left); done lists
+// every URL already resolved in this pass.
+func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass, queue []store.Task, done []string) (Outcome, error) {
 	// Fetches outlive a stop by the grace period so that work nearly done
 	// is not thrown away; hard (a second signal) ends them at once.
 	fetchCtx, cancelFetch := context.WithCancel(context.WithoutCancel(ctx))
@@ -367,11 +368,21 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 	})
 
 	resumed := len(done) > 0
+	seen := newClaims()
+	for _, u := range done {
+		seen.claim(u)
+	}
 	for _, t := range queue {
 		// Held back by a pause last time: recorded, but still to be done.
-		delete(done, t.URL)
+		seen.drop(t.URL)
 	}
-	d := newDispatcher(c, pass, done)
+	d := newDispatcher(c, pass, seen)
+	for _, u := range done {
+		if _, ok := seen.get(u); ok {
+			d.traps.admitted(u, "")
+		}
+	}
+	done = nil
 	for _, t := range queue {
 		d.push(t)
 	}

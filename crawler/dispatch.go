@@ -185,9 +185,6 @@ func newDispatcher(c *Crawler, pass store.Pass, seen claims) *dispatcher {
 			d.ownHosts[u.Host] = true
 		}
 	}
-	for u := range seen {
-		d.traps.admitted(u, "")
-	}
 	return d
 }
 

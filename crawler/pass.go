@@ -145,13 +145,13 @@ func (c *Crawler) Run(ctx, hard context.Context, spec PassSpec) (store.Pass, Out
 // open resumes the unfinished pass when it is the one spec describes, or
 // begins that one, and returns it running with its frontier and the URLs it
 // resolved already.
-func (c *Crawler) open(spec PassSpec) (Opened, []store.Task, claims, error) {
+func (c *Crawler) open(spec PassSpec) (Opened, []store.Task, []string, error) {
 	want := spec.Pass
 	open, ok, err := c.store.OpenPass()
 	if err != nil {
 		return Opened{}, nil, nil, err
 	}
-	refuse := func(reason error, p store.Pass) (Opened, []store.Task, claims, error) {
+	refuse := func(reason error, p store.Pass) (Opened, []store.Task, []string, error) {
 		return Opened{}, nil, nil, &RefusedError{Reason: reason, Path: c.store.Path(), Pass: p}
 	}
 	mine := ok && (want.ID == 0 || open.ID == want.ID)
@@ -164,16 +164,18 @@ func (c *Crawler) open(spec PassSpec) (Opened, []store.Task, claims, error) {
 		}
 		return c.resume(open, want)
 	}
-	if !ok && !spec.New {
-		// Another site's history would be read as this one's: its results
-		// reused, its problems "fixed". Say so rather than mix them.
+	if !ok {
 		last, had, err := c.store.LastPass()
 		if err != nil {
 			return Opened{}, nil, nil, err
 		}
-		if had && !slices.Equal(last.StartURLs, want.StartURLs) {
+		// Another site's history would be read as this one's: its results
+		// reused, its problems "fixed". Say so rather than mix them.
+		if had && !spec.New && !slices.Equal(last.StartURLs, want.StartURLs) {
 			return refuse(ErrOtherSite, last)
 		}
+		// Records come only with a pass, and go before it (Prune).
+		c.noHistory = !had
 	}
 	seeds := make([]store.Task, 0, len(spec.Seeds))
 	for _, s := range spec.Seeds {
@@ -208,19 +210,20 @@ func (c *Crawler) open(spec PassSpec) (Opened, []store.Task, claims, error) {
 }
 
 // resume reopens open with its stored frontier and done set.
-func (c *Crawler) resume(open, want store.Pass) (Opened, []store.Task, claims, error) {
+func (c *Crawler) resume(open, want store.Pass) (Opened, []store.Task, []string, error) {
 	queue, err := c.store.Frontier()
 	if err != nil {
 		return Opened{}, nil, nil, err
 	}
-	done := make(claims)
+	var done []string
 	err = c.store.ResolvedIn(open.ID, func(u string) error {
-		done[u] = claimed{}
+		done = append(done, u)
 		return nil
 	})
 	if err != nil {
 		return Opened{}, nil, nil, err
 	}
+	c.noHistory = false
 	open.State = store.PassRunning
 	c.sticky(&open, want)
 	if err := c.store.UpdatePass(open); err != nil {

@@ -3,7 +3,9 @@ package crawler_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
@@ -136,5 +138,77 @@ func TestRunGivenPassID(t *testing.T) {
 	}
 	if rec, ok, _ := db.Get(start); !ok || rec.Pass != 9 || rec.Verdict != store.VerdictOK {
 		t.Errorf("the seed of pass 9: %+v", rec)
+	}
+}
+
+// reads counts the records a crawler reads from its store.
+type reads struct {
+	*store.DB
+	mu  sync.Mutex
+	got []string
+}
+
+func (r *reads) Get(u string) (store.URLRecord, bool, error) {
+	r.mu.Lock()
+	r.got = append(r.got, u)
+	r.mu.Unlock()
+	return r.DB.Get(u)
+}
+
+func (r *reads) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.got)
+}
+
+// The first pass of a database reads no earlier record of its URLs (there
+// is none), and the next pass, which has them, reads each and carries its
+// history on. An open pass abandoned for a new one is history too.
+func TestFirstPassReadsNoHistory(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(srv.Close)
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", page(`<a href="/a">a</a> <a href="/b">b</a>`))
+	mux.Handle("/a", page(`<a href="/">home</a>`))
+	srv.Config.Handler = mux
+	start := srv.URL + "/"
+	engine, err := rules.New(rules.Config{Start: []string{start}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := &reads{DB: openDB(t)}
+	run := func(spec crawler.PassSpec) map[string]store.URLRecord {
+		t.Helper()
+		pass, _, err := crawler.New(crawler.Config{}, engine, db).Run(context.Background(), context.Background(), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := make(map[string]store.URLRecord)
+		if err := db.Records(pass.ID, func(r *store.URLRecord) error { recs[r.URL] = *r; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return recs
+	}
+	spec := passOf(start)
+	spec.New = true
+	first := run(spec)
+	if n := db.count(); n != 0 {
+		t.Errorf("the first pass read %d records: %q", n, db.got)
+	}
+	if len(first) != 3 || first[srv.URL+"/b"].Verdict != store.VerdictBroken || first[start].FirstSeen.IsZero() {
+		t.Fatalf("first pass records: %+v", first)
+	}
+	second := run(spec)
+	if n := db.count(); n < 3 {
+		t.Errorf("the second pass read %d records, want one for each of its 3 URLs", n)
+	}
+	for u, r := range second {
+		if r.PrevPass != first[u].Pass || r.PrevVerdict != first[u].Verdict || !r.FirstSeen.Equal(first[u].FirstSeen) {
+			t.Errorf("%s: second pass record %+v does not carry the first's %+v", u, r, first[u])
+		}
+	}
+	if b := second[srv.URL+"/b"]; b.Failures != 2 || !b.FirstBroken.Equal(first[srv.URL+"/b"].FirstBroken) {
+		t.Errorf("/b broken twice: failures %d, first broken %v; want 2, %v", b.Failures, b.FirstBroken, first[srv.URL+"/b"].FirstBroken)
 	}
 }

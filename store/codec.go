@@ -12,7 +12,8 @@ import (
 // Every stored record, link list and task starts with a format byte, so that a
 // later schema can tell old values from new ones without guessing.
 const (
-	recordFormat1 = 1
+	recordFormat1 = 1 // in the urls bucket until schema 3; still read, and in outbox entries
+	recordFormat2 = 2 // since schema 4: format 1 with where the page's link list is (linksAt)
 	linksFormat1  = 1 // until schema 2; still read
 	linksFormat2  = 2 // since schema 3: tag and attribute as one code, lines as deltas
 	taskFormat1   = 1
@@ -230,12 +231,39 @@ func intern(b []byte) string {
 	return string(b)
 }
 
-// appendRecord encodes everything in r except its URL, which is the key.
+// The links field of a stored record (format 2) says where the page's link
+// list is: nowhere, under the page's URL (a list written before schema 4,
+// whose record is format 1 or carried its mark on), or under a number of
+// the links bucket's sequence, from 2 up, as an 8-byte big-endian key.
+const (
+	linksNone     = 0
+	linksUnderURL = 1
+	linksFirstSeq = 2
+)
+
+// appendRecord encodes everything in r except its URL, which is the key, in
+// format 1: the form an outbox entry carries a record in.
 // Pass comes first so that a scan for one pass can skip the rest (see recordPass).
 func appendRecord(buf []byte, r *URLRecord) ([]byte, error) {
 	e := encoder{buf: buf}
 	e.byte(recordFormat1)
 	e.uvarint(r.Pass)
+	return appendRecordBody(buf, e, r)
+}
+
+// appendStoredRecord encodes r as the urls bucket holds it (format 2):
+// format 1 with linksAt, where its page's link list is, after the pass.
+func appendStoredRecord(buf []byte, r *URLRecord, linksAt uint64) ([]byte, error) {
+	e := encoder{buf: buf}
+	e.byte(recordFormat2)
+	e.uvarint(r.Pass)
+	e.uvarint(linksAt)
+	return appendRecordBody(buf, e, r)
+}
+
+// appendRecordBody encodes what follows the pass (and linksAt) into e, which
+// was buf; on an error it returns buf.
+func appendRecordBody(buf []byte, e encoder, r *URLRecord) ([]byte, error) {
 	e.str(r.Action)
 	e.verdict(r.Verdict)
 	e.int(r.Status)
@@ -315,24 +343,43 @@ func appendRecord(buf []byte, r *URLRecord) ([]byte, error) {
 	return e.bytes(), nil
 }
 
-// recordPass reads only the pass of an encoded record.
-func recordPass(v []byte) (uint64, error) {
+// recordHead reads the pass of an encoded record and where its page's link
+// list is (linksUnderURL for format 1, which did not say).
+func recordHead(v []byte) (pass, linksAt uint64, err error) {
 	d := decoder{b: v}
-	if f := d.byte(); d.err == nil && f != recordFormat1 {
-		return 0, fmt.Errorf("record format %d: %w", f, errFormat)
+	f := d.byte()
+	pass = d.uvarint()
+	switch {
+	case d.err != nil:
+		return 0, 0, d.err
+	case f == recordFormat1:
+		return pass, linksUnderURL, nil
+	case f != recordFormat2:
+		return 0, 0, fmt.Errorf("record format %d: %w", f, errFormat)
 	}
-	p := d.uvarint()
-	return p, d.err
+	linksAt = d.uvarint()
+	return pass, linksAt, d.err
 }
 
-// decodeRecord fills r from v; url is the key the value was stored under.
+// recordPass reads only the pass of an encoded record.
+func recordPass(v []byte) (uint64, error) {
+	p, _, err := recordHead(v)
+	return p, err
+}
+
+// decodeRecord fills r from v, of either format; url is the key the value
+// was stored under.
 func decodeRecord(url string, v []byte, r *URLRecord) error {
 	d := decoder{b: v}
-	if f := d.byte(); d.err == nil && f != recordFormat1 {
+	f := d.byte()
+	if d.err == nil && f != recordFormat1 && f != recordFormat2 {
 		return fmt.Errorf("record format %d: %w", f, errFormat)
 	}
 	*r = URLRecord{URL: url}
 	r.Pass = d.uvarint()
+	if f == recordFormat2 {
+		d.uvarint() // linksAt, the store's business (recordHead)
+	}
 	r.Action = intern(d.span())
 	r.Verdict = d.verdict()
 	r.Status = d.int()

@@ -66,6 +66,35 @@ func TestRecordRoundTripKeepsEveryField(t *testing.T) {
 	}
 }
 
+// TestStoredRecordRoundTrip: the urls bucket's format carries where the
+// page's list is beside the record, and a format-1 record has its list
+// under its URL.
+func TestStoredRecordRoundTrip(t *testing.T) {
+	t.Parallel()
+	var want URLRecord
+	fill(t, reflect.ValueOf(&want).Elem(), 2)
+	one, err := appendRecord(nil, &want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, at, err := recordHead(one); err != nil || p != want.Pass || at != linksUnderURL {
+		t.Errorf("recordHead of format 1 = %d, %d, %v; want %d, %d", p, at, err, want.Pass, linksUnderURL)
+	}
+	for _, linksAt := range []uint64{linksNone, linksUnderURL, linksFirstSeq, 1 << 40} {
+		v, err := appendStoredRecord(nil, &want, linksAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got URLRecord
+		if err := decodeRecord(want.URL, v, &got); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("linksAt %d: round trip = %+v, %v\nwant %+v", linksAt, got, err, want)
+		}
+		if p, at, err := recordHead(v); err != nil || p != want.Pass || at != linksAt {
+			t.Errorf("recordHead = %d, %d, %v; want %d, %d", p, at, err, want.Pass, linksAt)
+		}
+	}
+}
+
 func TestRecordRoundTripKeepsZones(t *testing.T) {
 	t.Parallel()
 	paris := time.FixedZone("", 3600)
@@ -155,7 +184,12 @@ func TestDecodersRejectDamage(t *testing.T) {
 		"links":  func(v []byte) error { _, err := decodeLinks(v); return err },
 		"task":   func(v []byte) error { _, err := decodeTask("u", v); return err },
 	}
-	values := map[string][]byte{"record": rv, "links": lv, "task": tv}
+	srv, err := appendStoredRecord(nil, &rec, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoders["stored record"] = decoders["record"]
+	values := map[string][]byte{"record": rv, "links": lv, "task": tv, "stored record": srv}
 	for name, decode := range decoders {
 		v := values[name]
 		cases := map[string][]byte{
@@ -191,6 +225,10 @@ func FuzzDecodeRecord(f *testing.F) {
 	for _, r := range []URLRecord{record("http://127.0.0.1/"), full, {}} {
 		v, err := appendRecord(nil, &r)
 		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(v)
+		if v, err = appendStoredRecord(nil, &r, 12345); err != nil {
 			f.Fatal(err)
 		}
 		f.Add(v)

@@ -135,23 +135,28 @@ func (db *DB) CommitHosts(passID uint64, results []Result, hosts map[string][]by
 				return err
 			}
 		}
+		// Link lists are only ever appended under new numbers, so full
+		// pages are right: none is split again by a later insert.
+		links.FillPercent = 1
 		for i := range results {
 			r := &results[i]
 			rec := r.Record
 			rec.Pass = passID
-			if err := put(urls, rec.URL, func(b []byte) ([]byte, error) { return appendRecord(b, &rec) }); err != nil {
-				return fmt.Errorf("write record %s: %w", rec.URL, err)
+			key := []byte(rec.URL)
+			linksAt := uint64(linksNone)
+			if v := urls.Get(key); v != nil {
+				var err error
+				if _, linksAt, err = recordHead(v); err != nil {
+					return db.corrupt("record", key, err)
+				}
 			}
 			if r.SetLinks {
-				var err error
-				if len(r.Links) == 0 {
-					err = links.Delete([]byte(rec.URL))
-				} else {
-					err = put(links, rec.URL, func(b []byte) ([]byte, error) { return appendLinks(b, r.Links), nil })
-				}
-				if err != nil {
+				if err := setLinks(links, key, &linksAt, r.Links, put); err != nil {
 					return fmt.Errorf("write links of %s: %w", rec.URL, err)
 				}
+			}
+			if err := put(urls, rec.URL, func(b []byte) ([]byte, error) { return appendStoredRecord(b, &rec, linksAt) }); err != nil {
+				return fmt.Errorf("write record %s: %w", rec.URL, err)
 			}
 			if t := r.Requeue; t != nil {
 				if err := put(frontier, rec.URL, func(b []byte) ([]byte, error) { return appendTask(b, t), nil }); err != nil {
@@ -170,6 +175,61 @@ func (db *DB) CommitHosts(passID uint64, results []Result, hosts map[string][]by
 		db.signalOutbox()
 	}
 	return nil
+}
+
+// setLinks replaces the link list of the page keyed url, which *linksAt
+// says where to find, with list, and sets *linksAt to where list went. A
+// list goes under the next number of the links bucket's sequence: keys in
+// the order they are written, so that a commit appends its lists to the
+// last page of the bucket instead of rewriting a page of it for each (at
+// 100,000 pages a page of links each commit read, copied and wrote dozens
+// of them).
+func setLinks(links *bbolt.Bucket, url []byte, linksAt *uint64, list []Link, put func(*bbolt.Bucket, string, func([]byte) ([]byte, error)) error) error {
+	if *linksAt != linksNone {
+		if err := links.Delete(linksKey(url, *linksAt)); err != nil {
+			return err
+		}
+		*linksAt = linksNone
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	if links.Sequence() < linksFirstSeq-1 {
+		if err := links.SetSequence(linksFirstSeq - 1); err != nil {
+			return err
+		}
+	}
+	seq, err := links.NextSequence()
+	if err != nil {
+		return err
+	}
+	if err := put(links, string(be64(seq)), func(b []byte) ([]byte, error) { return appendLinks(b, list), nil }); err != nil {
+		return err
+	}
+	*linksAt = seq
+	return nil
+}
+
+// linksKey is the key of the link list of the page keyed url, which its
+// record says is at linksAt (not linksNone).
+func linksKey(url []byte, linksAt uint64) []byte {
+	if linksAt == linksUnderURL {
+		return url
+	}
+	return be64(linksAt)
+}
+
+// pageLinks reads the stored link list of the page keyed url, whose record
+// is v: nil when it has none.
+func (db *DB) pageLinks(links *bbolt.Bucket, url, v []byte) ([]byte, error) {
+	_, at, err := recordHead(v)
+	if err != nil {
+		return nil, db.corrupt("record", url, err)
+	}
+	if at == linksNone {
+		return nil, nil
+	}
+	return links.Get(linksKey(url, at)), nil
 }
 
 // Enqueue queues tasks in the open pass, in one transaction, by the rule
@@ -281,9 +341,14 @@ func (db *DB) Get(url string) (rec URLRecord, ok bool, err error) {
 // none when the page has no stored links.
 func (db *DB) Links(page string) (links []Link, err error) {
 	err = db.view(func(tx *bbolt.Tx) error {
-		v := tx.Bucket(bucketLinks).Get([]byte(page))
-		if v == nil {
+		key := []byte(page)
+		rv := tx.Bucket(bucketURLs).Get(key)
+		if rv == nil {
 			return nil
+		}
+		v, err := db.pageLinks(tx.Bucket(bucketLinks), key, rv)
+		if err != nil || v == nil {
+			return err
 		}
 		if links, err = decodeLinks(v); err != nil {
 			return db.corrupt("links of", []byte(page), err)
@@ -316,30 +381,40 @@ func (db *DB) Records(passID uint64, fn func(*URLRecord) error) error {
 
 // PageLinks calls fn, in URL order, for every page resolved in the pass that
 // has stored links (parsed now, or kept from before as a ghost or a 304), with
-// those links. This one sequential scan is how the referrers of every target
-// are found. fn must not write to db.
+// those links. This one sequential scan of the records, reading each page's
+// list where its record says, is how the referrers of every target are
+// found; report.Merge relies on the URL order. fn must not write to db.
 func (db *DB) PageLinks(passID uint64, fn func(page *URLRecord, links []Link) error) error {
 	return db.view(func(tx *bbolt.Tx) error {
-		urls := tx.Bucket(bucketURLs)
-		return db.scan(tx, tx.Bucket(bucketLinks), func(k, v []byte) error {
-			rv := urls.Get(k)
-			if rv == nil {
-				return nil
-			}
+		links := tx.Bucket(bucketLinks)
+		// A damaged branch page that points back at its own ancestors
+		// sends a Get down for ever, past any recover (TestDamagedCycleEnds):
+		// the keys are scanned first, which finds that (see scan). Only
+		// the leaves' keys are read, sequentially.
+		if err := db.scan(tx, links, func(_, _ []byte) error { return nil }); err != nil {
+			return err
+		}
+		return db.scanMore(tx, tx.Bucket(bucketURLs), func(k, rv []byte, read func(int)) error {
 			if p, err := recordPass(rv); err != nil {
 				return db.corrupt("record", k, err)
 			} else if p != passID {
 				return nil
 			}
+			v, err := db.pageLinks(links, k, rv)
+			if err != nil || v == nil {
+				return err
+			}
+			// Each list is a read somewhere else in the file.
+			read(max(len(v), farRead))
 			page := new(URLRecord)
 			if err := decodeRecord(string(k), rv, page); err != nil {
 				return db.corrupt("record", k, err)
 			}
-			links, err := decodeLinks(v)
+			list, err := decodeLinks(v)
 			if err != nil {
 				return db.corrupt("links of", k, err)
 			}
-			return callback(func() error { return fn(page, links) })
+			return callback(func() error { return fn(page, list) })
 		})
 	})
 }

@@ -339,6 +339,8 @@ func (db *DB) migrate(from uint64) error {
 		}
 		// Schema 3: link lists of format 2 from now on; those of format 1
 		// are read as they are and replaced as their pages are parsed again.
+		// Schema 4: the same for lists keyed by URL and records of format 1,
+		// which say nothing of where their list is (see linksUnderURL).
 		return tx.Bucket(bucketMeta).Put(keySchema, be64(SchemaVersion))
 	})
 	if err != nil {

@@ -13,8 +13,11 @@
 //	          "received:"+source -> pass, seq: the last message of source
 //	          whose tasks EnqueueReceived committed in pass (Received)
 //	passes    pass ID (uint64 big-endian, so newest sorts last) -> Pass as JSON
-//	urls      canonical URL -> its latest URLRecord
-//	links     page URL -> the page's links, in page order
+//	urls      canonical URL -> its latest URLRecord, and where its page's
+//	          link list is
+//	links     list number (uint64 big-endian, the bucket's sequence, so
+//	          lists sort in the order they were written) -> a page's
+//	          links, in page order; the page's record says the number
 //	frontier  URL -> Task of the open pass
 //	hosts     host -> the caller's opaque bytes
 //	outbox    entry number (uint64 big-endian, the bucket's sequence) ->
@@ -27,7 +30,10 @@
 // (2); the format-1 lists of an older file read as they are, so migrating
 // only changes the schema number, which keeps schema-2 builds, which cannot
 // read format 2, out (TestMigrateSchema2, on a file the schema-2 build
-// wrote).
+// wrote). Schema 4 keys link lists by number instead of by page URL (see
+// "Links in the order they are written"); the lists and records of an older
+// file read as they are, and a page's list moves to a number when the page
+// is stored again (TestMigrateSchema3, on a file the schema-3 build wrote).
 //
 // A URL has one record, the latest; URLRecord.Pass says which pass resolved
 // it, and PrevVerdict/PrevPass carry what the pass before said. So Records
@@ -58,11 +64,25 @@
 // parsed again. A page costs one Put and no read-modify-write, and after a
 // crash there is no second copy that could disagree with the first. The
 // reverse direction, the referrers of a target, is derived at report time by
-// PageLinks in one sequential scan of the links bucket, which is cheap:
+// PageLinks in one sequential scan of the records, which is cheap:
 //
 //	go test -run '^$' -bench PageLinks -benchtime=10x ./store/
 //	10,000 pages x 20 links: scan alone ~45 ms (~4.5M links/s);
 //	scan plus building the referrer map ~150 ms.
+//
+// # Links in the order they are written
+//
+// A commit of 32 results used to put 32 link lists under their page URLs:
+// 32 random leaves of the largest bucket, each read (a page fault, once the
+// mapped file is dropped), copied into memory and written again. At 100,000
+// pages that was much of what a page cost more than at 10,000. A list is
+// now put under the next number of the bucket's sequence, so a commit's
+// lists go onto the last leaf or two, which bbolt fills whole, and the
+// record says the number (linksAt, in record format 2). Replacing a list
+// deletes the old one by its number: in a pass that parses the pages in
+// about the order of the last one, that too walks the bucket from one end.
+// PageLinks scans the records in URL order and reads each list where its
+// record says, after a scan of the list keys (see PageLinks).
 //
 // # Encoding
 //

@@ -143,3 +143,23 @@ func (db *DB) HostState(host string) (v []byte, ok bool, err error) {
 func (db *DB) PutHostState(host string, v []byte) error {
 	return db.PutHostStates(map[string][]byte{host: v})
 }
+
+// storedList returns the stored link list of the page url, found where its
+// record says; it fails the test when there is none.
+func storedList(t testing.TB, db *DB, url string) []byte {
+	t.Helper()
+	var v []byte
+	err := db.view(func(tx *bbolt.Tx) error {
+		rv := tx.Bucket(bucketURLs).Get([]byte(url))
+		if rv == nil {
+			return nil
+		}
+		lv, err := db.pageLinks(tx.Bucket(bucketLinks), []byte(url), rv)
+		v = bytes.Clone(lv)
+		return err
+	})
+	if err != nil || len(v) == 0 {
+		t.Fatalf("links of %s: %q, %v", url, v, err)
+	}
+	return v
+}

@@ -71,30 +71,37 @@ func (db *DB) Prune(ctx context.Context, keep int) (PruneStats, error) {
 			if from != nil {
 				k, v = c.Seek(from)
 			}
-			var doomed [][]byte
+			type doomedURL struct {
+				key     []byte
+				linksAt uint64
+			}
+			var doomed []doomedURL
 			for ; k != nil && len(doomed) < db.pruneChunk; k, v = c.Next() {
-				p, err := recordPass(v)
+				p, at, err := recordHead(v)
 				if err != nil {
 					return db.corrupt("record", k, err)
 				}
 				if p < cutoff {
-					doomed = append(doomed, bytes.Clone(k))
+					doomed = append(doomed, doomedURL{bytes.Clone(k), at})
 				}
 			}
 			next = bytes.Clone(k)
-			for _, k := range doomed {
-				if lv := links.Get(k); lv != nil {
-					n, err := linkCount(lv)
-					if err != nil {
-						return db.corrupt("links of", k, err)
+			for _, d := range doomed {
+				if d.linksAt != linksNone {
+					lk := linksKey(d.key, d.linksAt)
+					if lv := links.Get(lk); lv != nil {
+						n, err := linkCount(lv)
+						if err != nil {
+							return db.corrupt("links of", d.key, err)
+						}
+						if err := links.Delete(lk); err != nil {
+							return err
+						}
+						chunk.LinkLists++
+						chunk.Links += n
 					}
-					if err := links.Delete(k); err != nil {
-						return err
-					}
-					chunk.LinkLists++
-					chunk.Links += n
 				}
-				if err := urls.Delete(k); err != nil {
+				if err := urls.Delete(d.key); err != nil {
 					return err
 				}
 				chunk.URLs++

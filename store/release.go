@@ -69,18 +69,32 @@ const scanRelease = 512 << 10
 // (TestDamagedPagesNeverCrash found one), so a key that is not above the
 // one before ends the scan as a damaged file.
 func (db *DB) scan(tx *bbolt.Tx, b *bbolt.Bucket, fn func(k, v []byte) error) error {
+	return db.scanMore(tx, b, func(k, v []byte, _ func(int)) error { return fn(k, v) })
+}
+
+// farRead is what a read of a value elsewhere in the file counts for in a
+// scan: with fault-around, the page it lies in maps up to sixteen.
+const farRead = 32 << 10
+
+// scanMore is scan for an fn that reads more of the file for some keys
+// (PageLinks reads each page's link list): it tells read how many bytes,
+// and they count towards the next drop like the scan's own.
+func (db *DB) scanMore(tx *bbolt.Tx, b *bbolt.Bucket, fn func(k, v []byte, read func(int)) error) error {
 	release := tx.Size() > db.releaseAbove
 	read := 0
+	add := func(n int) {
+		if read += n; release && read >= scanRelease {
+			_ = releaseMapped(tx)
+			read = 0
+		}
+	}
 	var prev []byte
 	return b.ForEach(func(k, v []byte) error {
 		if prev != nil && bytes.Compare(k, prev) <= 0 {
 			return fmt.Errorf("%s: %w (keys out of order after %q; restore it from a backup, or move it aside to start afresh)", db.path, ErrCorrupt, prev)
 		}
 		prev = k
-		if read += len(k) + len(v); release && read >= scanRelease {
-			_ = releaseMapped(tx)
-			read = 0
-		}
-		return fn(k, v)
+		add(len(k) + len(v))
+		return fn(k, v, add)
 	})
 }

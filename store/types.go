@@ -9,8 +9,12 @@ import "time"
 // appendLinks), and reads the format-1 lists an older file holds as they
 // are, so its migration only marks the file: a build of schema 2, which
 // cannot read format 2, then refuses it (ErrTooNew) rather than call it
-// damaged.
-const SchemaVersion = 3
+// damaged. Schema 4 keys each new link list by a number in the order the
+// lists are written, and each record says where its page's list is
+// (record format 2); the records and
+// lists of an older file read as they are, a record of format 1 having its
+// list under its URL, and a page's list moves when the page is stored again.
+const SchemaVersion = 4
 
 // RedirectNote starts the Note of a redirect target that a pass reached by
 // a redirect rather than a link, followed by the URL redirected from: the
