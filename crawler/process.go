@@ -126,7 +126,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	} else if !rec.Parsed {
 		o.result.SetLinks = true // a page that stopped being one loses its links
 	}
-	history(&rec, prevp, pass.ID, now)
+	history(&rec, prevp, pass, now)
 	if rec.Verdict.Problem() {
 		c.stats.problems.Add(1)
 	}

@@ -167,7 +167,10 @@ func killMidPass(t *testing.T, w *crawltest.Web, flags ...string) killedMidPass 
 	k := killedMidPass{ranges: siteRanges(t, w), out: new(strings.Builder)}
 	victim, sites := busiestWorker(t, w, k.ranges)
 	k.victim = victim
-	k.front, k.url = startFrontier(t)
+	// Both tests using it wait for the killed worker's leases to lapse:
+	// 8s instead of the default 15s. Not less: the workers that live on
+	// must renew theirs in time on a loaded machine.
+	k.front, k.url = startFrontier(t, "--lease-ttl", "8s")
 	dbs, procs := startWorkers(t, k.url, t.TempDir(), k.ranges, "--concurrency", "2")
 	k.dbs = dbs
 	k.args = append(append([]string{"check", "--nats", k.url}, flags...), w.StartURLs()...)

@@ -16,13 +16,18 @@ const WaitingTestsPerCPU = 4
 // two tests waiting out a rate limit hold every slot while the CPUs idle.
 // Main runs WaitingTestsPerCPU per CPU instead, unless -test.parallel is
 // given. Call it from TestMain with its *testing.M: os.Exit(crawltest.Main(m)).
-func Main(m interface{ Run() int }) int {
+func Main(m interface{ Run() int }) int { return MainPerCPU(m, WaitingTestsPerCPU) }
+
+// MainPerCPU is Main with perCPU parallel tests per CPU: fewer for tests
+// that wait on real time but must also get the CPU on time when they do
+// (lease renewals, which a starved process misses).
+func MainPerCPU(m interface{ Run() int }, perCPU int) int {
 	flag.Parse()
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
 	if !given {
 		// The flag exists in every test binary; Set cannot fail on it.
-		_ = flag.Set("test.parallel", strconv.Itoa(WaitingTestsPerCPU*runtime.GOMAXPROCS(0)))
+		_ = flag.Set("test.parallel", strconv.Itoa(perCPU*runtime.GOMAXPROCS(0)))
 	}
 	return m.Run()
 }

@@ -1,0 +1,16 @@
+package cluster
+
+import (
+	"os"
+	"testing"
+
+	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
+)
+
+// Most of these tests wait: on lease rounds and TTLs, a politeness window,
+// a server restarting. At one test per CPU those waits ran one after
+// another and the package took about 50 s. Two per CPU, not the four of
+// crawltest.Main: a worker whose lease renewals do not get the CPU in
+// time gives its shards up, which is right, but not what most of these
+// tests are about.
+func TestMain(m *testing.M) { os.Exit(crawltest.MainPerCPU(m, 2)) }
