@@ -460,11 +460,24 @@ type limiter struct {
 	adapt adaptive
 	// refusingSince is when the host began answering only 429 and 503
 	// (zero while it answers normally); slow is the gap between request
-	// starts its refusals imposed, slowedAt when it was last doubled
-	// (see slowDown).
+	// starts its refusals imposed, slowedAt when it was last doubled or
+	// undone, served what the host answered normally since (see
+	// slowDown), slowCap the longest gap once it serves again (one
+	// request per Retry-After), and perURL says its refusals were found
+	// not to be about the pace.
 	refusingSince time.Time
 	slow          time.Duration
 	slowedAt      time.Time
+	served        servedSince
+	slowCap       time.Duration
+	perURL        bool
+	// saidSlow is the longest gap Permit.Paced has told of, saidPerURL
+	// whether it told that the refusals are not about the pace.
+	saidSlow   time.Duration
+	saidPerURL bool
+	// backedOffAt is when a refusal without a usable Retry-After last
+	// stepped the backoff up (see learn).
+	backedOffAt time.Time
 
 	requests     int64
 	bytesTotal   int64
