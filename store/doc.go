@@ -36,7 +36,10 @@
 // is stored again (TestMigrateSchema3, on a file the schema-3 build wrote).
 //
 // A URL has one record, the latest; URLRecord.Pass says which pass resolved
-// it, and PrevVerdict/PrevPass carry what the pass before said. So Records
+// it, and PrevVerdict/PrevPass carry what the pass before said: the Base of
+// the record's pass (the newest complete pass before it), read through any
+// unfinished pass between them (Pass.Skips), so that a night stopped part
+// way never becomes what the next complete pass is compared with. So Records
 // for the newest pass is complete, while an older pass only still owns the
 // URLs that no later pass resolved again.
 //
