@@ -47,10 +47,10 @@ func (c *Coordinator) finishChains(p store.Pass, maxRedirects int) error {
 	return db.Commit(p.ID, results)
 }
 
-// redoHistories gives the results whose worker did not know how their
+// redoHistories gives the results of pass whose worker did not know how their
 // URL's previous chain ended (it went on at another worker's URL) their
 // history from the merged database, where that chain was finished.
-func (c *Coordinator) redoHistories(results []store.Result) error {
+func (c *Coordinator) redoHistories(pass store.Pass, results []store.Result) error {
 	for i := range results {
 		rec := &results[i].Record
 		if !crawler.UnknownPast(rec) {
@@ -61,7 +61,7 @@ func (c *Coordinator) redoHistories(results []store.Result) error {
 			return fmt.Errorf("history of %s: %w", rec.URL, err)
 		}
 		if ok && prev.Pass == rec.PrevPass && prev.Awaits == "" {
-			crawler.RedoHistory(rec, &prev)
+			crawler.RedoHistory(rec, &prev, pass)
 		}
 	}
 	return nil

@@ -477,7 +477,7 @@ func (c *Coordinator) commit(ctx context.Context, msgs []jetstream.Msg) {
 		results = append(results, e.Results...)
 		done = append(done, m)
 	}
-	if err := c.redoHistories(results); err != nil {
+	if err := c.redoHistories(open, results); err != nil {
 		c.logf("results: %v", err)
 		for _, m := range done {
 			_ = m.NakWithDelay(time.Second)

@@ -68,7 +68,9 @@ func FinishChain(rec *store.URLRecord, end *store.URLRecord, maxRedirects int) {
 		rec.Note = via
 	}
 	rec.Awaits = ""
-	RedoHistory(rec, past)
+	// past is the one rec's worker carried, relative to the right pass
+	// already: nothing in it to pass over.
+	RedoHistory(rec, past, store.Pass{ID: rec.Pass})
 }
 
 // pastOf is the past an awaiting record carries: awaitEnd left it as
@@ -83,11 +85,11 @@ func pastOf(rec *store.URLRecord) *store.URLRecord {
 }
 
 // RedoHistory computes rec's history again from prev, the URL's record
-// before rec's pass. A worker whose previous record of a URL awaited
+// before pass, rec's pass (its ID and Base). A worker whose previous record of a URL awaited
 // another worker's URL does not know how that chain ended: it leaves
 // PrevVerdict empty with PrevPass set (see history), and the merged
 // database, which finished that chain, calls this with its own record.
-func RedoHistory(rec *store.URLRecord, prev *store.URLRecord) {
+func RedoHistory(rec *store.URLRecord, prev *store.URLRecord, pass store.Pass) {
 	now := rec.FetchedAt
 	if now.IsZero() {
 		now = time.Now() // resolved without a request (see unfetched)
@@ -96,7 +98,7 @@ func RedoHistory(rec *store.URLRecord, prev *store.URLRecord) {
 	rec.FirstSeen, rec.LastGood, rec.FirstBroken, rec.Failures = time.Time{}, time.Time{}, time.Time{}, 0
 	rec.PrevVerdict, rec.PrevPass = "", 0
 	rec.PrevFailures, rec.PrevFirstBroken = 0, time.Time{}
-	history(rec, prev, rec.Pass, now)
+	history(rec, prev, pass, now)
 }
 
 // UnknownPast says whether rec's worker did not know how the URL's

@@ -55,12 +55,12 @@ func TestFinishChainEqualsOneProcess(t *testing.T) {
 			if tc.via != "" && want.Note == "" {
 				want.Note = viaNote(tc.via)
 			}
-			history(&want, tc.prev, 4, now)
+			history(&want, tc.prev, store.Pass{ID: 4}, now)
 			// A worker that hands the hop to x's owner.
 			got := base
 			got.Redirects = append([]store.Hop(nil), tc.hops...)
 			awaitEnd(&got, x, tc.via)
-			history(&got, tc.prev, 4, now)
+			history(&got, tc.prev, store.Pass{ID: 4}, now)
 			if got.Verdict != store.VerdictSkipped || got.FinalURL != x || got.Awaits != x {
 				t.Errorf("awaiting record: %s -> %s awaits %q", got.Verdict, got.FinalURL, got.Awaits)
 			}
@@ -82,7 +82,7 @@ func TestFinishChainLoopsAndMissingEnds(t *testing.T) {
 	partial := func(from, to string) store.URLRecord {
 		r := store.URLRecord{URL: from, Pass: 4, Action: "check", FetchedAt: now, Redirects: []store.Hop{{URL: from, Status: 302}}}
 		awaitEnd(&r, to, "")
-		history(&r, nil, 4, now)
+		history(&r, nil, store.Pass{ID: 4}, now)
 		return r
 	}
 	rec, end := partial(s, x), partial(x, s)

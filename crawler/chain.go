@@ -275,7 +275,7 @@ func (d *dispatcher) finishWaiting(w waiting, end store.URLRecord) store.Result 
 	chainEnd(&w.rec, end, d.c.cfg.MaxRedirects)
 	w.noteVia()
 	rec := w.rec
-	history(&rec, w.prev, d.pass.ID, d.c.cfg.Now())
+	history(&rec, w.prev, d.pass, d.c.cfg.Now())
 	if rec.Verdict.Problem() {
 		d.c.stats.problems.Add(1)
 	}

@@ -82,6 +82,10 @@ type outcome struct {
 	// comeback, with retry: the server said when to come back (this
 	// Retry-After), so the retry is not a failed try.
 	comeback time.Duration
+	// due, with retry: the server refused the task for the host's pace
+	// (a 429, or any answer that made a comeback), so it is due the
+	// moment the host's pause or backoff ends (see hostQueue.again).
+	due bool
 	// deferred is set when the result holds back URLs of the site's own
 	// hosts (held of them) to a later run, to the end of the server's
 	// pause.
@@ -111,7 +115,14 @@ type outcome struct {
 }
 
 type hostQueue struct {
-	name     string
+	name string
+	// again are the tasks the server sent away until the host's pause
+	// or backoff ends (see outcome.due), in the order they were refused:
+	// their time has come before any URL never asked. Queued behind the
+	// new ones, each came back only after every new URL had been
+	// refused in turn, and a server that refuses each URL's first
+	// request checked one page of 41 in four minutes (qa6 Q4).
+	again    []queued
 	tasks    []queued
 	inflight int // tasks and probes of the host on workers
 	// requesting are those of inflight that may still send a request:
@@ -207,6 +218,20 @@ func (d *dispatcher) push(t store.Task) {
 }
 
 func (d *dispatcher) enqueue(t task) {
+	d.queueOn(t, queueLast)
+}
+
+// queuePlace is where queueOn puts a task.
+type queuePlace uint8
+
+const (
+	queueLast     queuePlace = iota // behind every other task of its host
+	queueDue                        // behind the tasks due again (see hostQueue.again), before the others
+	queueDueFirst                   // before every other task of its host
+)
+
+// queueOn queues t on its host's queue, at place.
+func (d *dispatcher) queueOn(t task, place queuePlace) {
 	q := d.hosts[t.host]
 	if q == nil {
 		q = &hostQueue{name: t.host, own: d.ownHosts[t.host]}
@@ -216,14 +241,21 @@ func (d *dispatcher) enqueue(t task) {
 		q.own = true
 		d.ownHosts[t.host] = true
 	}
-	q.tasks = append(q.tasks, d.queue(t))
+	switch place {
+	case queueDue:
+		q.again = append(q.again, d.queue(t))
+	case queueDueFirst:
+		q.again = slices.Insert(q.again, 0, d.queue(t))
+	default:
+		q.tasks = append(q.tasks, d.queue(t))
+	}
 	d.queued++
 	d.c.stats.queued.Store(int64(d.queued))
 	d.schedule(q)
 }
 
 func (d *dispatcher) schedule(q *hostQueue) {
-	if !q.inRing && len(q.tasks) > 0 && q.requesting < d.c.cfg.PerHost && q.robots != robotsLoading && q.notBefore.IsZero() {
+	if !q.inRing && q.len() > 0 && q.requesting < d.c.cfg.PerHost && q.robots != robotsLoading && q.notBefore.IsZero() {
 		q.inRing = true
 		d.ring = append(d.ring, q)
 	}
@@ -241,7 +273,7 @@ func (d *dispatcher) stage() []store.Result {
 	// host's requests past its window.
 	for d.staged == nil && len(d.ring) > 0 {
 		q := d.ring[0]
-		t := q.tasks[0].task(q.name)
+		t := q.head().task(q.name)
 		if err := d.c.deadHost(q.name); err != nil {
 			d.pop(q)
 			class, note := "dns", "no such host: every URL of "+q.name+" settled at once"
@@ -381,8 +413,13 @@ func (d *dispatcher) take(q *hostQueue, t task) {
 
 // pop removes the task at the head of q, which is at the head of the ring.
 func (d *dispatcher) pop(q *hostQueue) {
-	q.tasks[0] = queued{}
-	q.tasks = q.tasks[1:]
+	if len(q.again) > 0 {
+		q.again[0] = queued{}
+		q.again = q.again[1:]
+	} else {
+		q.tasks[0] = queued{}
+		q.tasks = q.tasks[1:]
+	}
 	d.queued--
 	d.ring = d.ring[1:]
 	q.inRing = false
@@ -399,6 +436,19 @@ func (d *dispatcher) free(host string) {
 	q.requesting--
 	d.requesting--
 	d.schedule(q)
+}
+
+// len is how many tasks q holds.
+func (q *hostQueue) len() int {
+	return len(q.again) + len(q.tasks)
+}
+
+// head is the task q hands out next.
+func (q *hostQueue) head() *queued {
+	if len(q.again) > 0 {
+		return &q.again[0]
+	}
+	return &q.tasks[0]
 }
 
 // park takes q out of the ring until the throttle lets it go again.
@@ -491,7 +541,7 @@ func (d *dispatcher) finish(t task) {
 		}
 	}
 	d.c.stats.inflight.Store(int64(d.inflight))
-	if len(q.tasks) == 0 && q.inflight == 0 && q.notBefore.IsZero() {
+	if q.len() == 0 && q.inflight == 0 && q.notBefore.IsZero() {
 		delete(d.hosts, t.host)
 		return
 	}
@@ -571,7 +621,21 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 					d.delay(o.task, o.later) // nothing failed: no retry is counted
 				case o.comeback > 0:
 					o.task.comebacks.Add(o.comeback)
-					d.enqueue(o.task)
+					d.queueOn(o.task, queueDue)
+				case o.due && o.task.attempt > 0:
+					// A failed try refused again is asked again first:
+					// the host's backoff, which doubles with each round
+					// of refusals, ends only with an answer, and a server
+					// refusing each URL's first requests answers the URL
+					// furthest on; queued behind the others' second tries,
+					// the third ones waited minutes (qa6 Q4, "Retry-After:
+					// 0" twice). Comebacks keep their order: the host's
+					// pause is the same for all of them.
+					o.task.attempt++
+					d.queueOn(o.task, queueDueFirst)
+				case o.due:
+					o.task.attempt++
+					d.queueOn(o.task, queueDue)
 				default:
 					o.task.attempt++
 					d.enqueue(o.task)

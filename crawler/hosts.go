@@ -40,7 +40,7 @@ func (d *dispatcher) thirdFull(q *hostQueue) bool {
 
 func (d *dispatcher) ownBusy() bool {
 	for h := range d.ownHosts {
-		if q := d.hosts[h]; q != nil && (len(q.tasks) > 0 || q.inflight > 0) {
+		if q := d.hosts[h]; q != nil && (q.len() > 0 || q.inflight > 0) {
 			return true
 		}
 	}

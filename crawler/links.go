@@ -484,10 +484,7 @@ func (c *Crawler) reused(pass store.Pass, t task, prev store.URLRecord, fetchedA
 	rec.FetchedAt = fetchedAt
 	rec.ReusedFrom = 0
 	rec.Unchanged = false
-	if prev.Pass != pass.ID {
-		rec.PrevVerdict, rec.PrevPass = prev.Verdict, prev.Pass
-		rec.PrevFailures, rec.PrevFirstBroken = 0, time.Time{} // the same verdict: nothing fixed
-	}
+	carryPast(&rec, &prev, pass)
 	if rec.Verdict == store.VerdictOK && fetchedAt.After(rec.LastGood) {
 		rec.LastGood = fetchedAt
 	}

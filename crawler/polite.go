@@ -565,3 +565,14 @@ func (c *Crawler) loadHostState(passID uint64, resumed bool) error {
 	}
 	return c.store.PutHostStates(expired)
 }
+
+// logPaced tells the person running the crawl what an answer to target
+// did to its host's pace (see throttle.Permit.Paced): a host slowed down
+// to one request a minute must not look like a crawl that hangs.
+func (c *Crawler) logPaced(target, paced string) {
+	host := target
+	if u, err := url.Parse(target); err == nil {
+		host = u.Host
+	}
+	c.cfg.Logger.Warn(host+": "+paced, "host", host)
+}

@@ -126,7 +126,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	} else if !rec.Parsed {
 		o.result.SetLinks = true // a page that stopped being one loses its links
 	}
-	history(&rec, prevp, pass.ID, now)
+	history(&rec, prevp, pass, now)
 	if rec.Verdict.Problem() {
 		c.stats.problems.Add(1)
 	}
@@ -359,6 +359,7 @@ func (c *Crawler) countPage(contentType string) {
 // when its host allows (f.retry) or after f.later.
 func (c *Crawler) handBack(f *fetched, o *outcome) {
 	o.retry, o.comeback = true, f.comeback
+	o.due = f.comeback > 0 || f.status == http.StatusTooManyRequests
 	o.later, o.task.getNext, o.task.upgradeNext = f.later, f.getNext, f.upgradeNext
 	o.task.attempt += f.resent // net/http's own resends were tries too
 	// The redirect targets claimed on the way are this task's no more:

@@ -89,6 +89,9 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 			if h.retry {
 				h.comeback = p.Comeback()
 			}
+			if paced := p.Paced(); paced != "" {
+				c.logPaced(target, paced)
+			}
 		}()
 	}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, sent.trace()), method, target, nil)

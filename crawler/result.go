@@ -88,7 +88,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 				end.Note = viaNote(f.redirects[n-1].URL)
 			}
 			prev := c.previous(key)
-			history(&end, prev, pass.ID, now)
+			history(&end, prev, pass, now)
 			if end.Verdict.Problem() {
 				c.stats.problems.Add(1)
 			}
@@ -128,7 +128,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 			tail = append(slices.Clip(w.rec.Redirects), tail...)
 			w.rec.Redirects = tail
 			awaitEnd(&w.rec, f.awaits, w.via)
-			history(&w.rec, w.prev, pass.ID, now)
+			history(&w.rec, w.prev, pass, now)
 		}
 		o.result = store.Result{Record: records[0].rec, SetLinks: true}
 		for _, w := range records[1:] {
@@ -144,7 +144,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		w := &records[i]
 		chainEnd(&w.rec, end, c.cfg.MaxRedirects)
 		w.noteVia()
-		history(&w.rec, w.prev, pass.ID, now)
+		history(&w.rec, w.prev, pass, now)
 		if w.rec.Verdict.Problem() {
 			c.stats.problems.Add(1)
 		}
@@ -251,15 +251,16 @@ func (c *Crawler) reusable(pass store.Pass, prev *store.URLRecord, p *rules.Poli
 	return !local && prev.Awaits == "" && prev.Pass != pass.ID && c.fresh(*prev, c.cfg.Now(), p)
 }
 
-// history carries the URL's past into its new record.
-func history(rec *store.URLRecord, prev *store.URLRecord, passID uint64, now time.Time) {
+// history carries the URL's past into its new record, resolved in pass.
+func history(rec *store.URLRecord, prev *store.URLRecord, pass store.Pass, now time.Time) {
 	if prev != nil && prev.Awaits != "" {
 		// Its chain went on at another worker's URL, and that pass's
 		// verdict is known where it was finished, not here: the past
 		// before that pass is carried, and an earlier pass's verdict is
-		// left for the merged database to fill (see RedoHistory).
-		history(rec, pastOf(prev), passID, now)
-		if prev.Pass != passID {
+		// left for the merged database to fill (see RedoHistory), unless
+		// that pass is one this pass's history passes over anyway.
+		history(rec, pastOf(prev), pass, now)
+		if prev.Pass != pass.ID && !pass.Skips(prev.Pass) {
 			rec.PrevVerdict, rec.PrevPass = "", prev.Pass
 		}
 		return
@@ -277,28 +278,8 @@ func history(rec *store.URLRecord, prev *store.URLRecord, passID uint64, now tim
 	if rec.FirstSeen.IsZero() {
 		rec.FirstSeen = now
 	}
-	if prev.Pass == passID {
-		// Resolved again in the same pass (a resume redid it): its past is
-		// the one before this pass.
-		rec.PrevVerdict, rec.PrevPass = prev.PrevVerdict, prev.PrevPass
-	} else {
-		rec.PrevVerdict, rec.PrevPass = prev.Verdict, prev.Pass
-	}
+	carryPast(rec, prev, pass)
 	rec.LastGood = prev.LastGood
-	rec.PrevFailures, rec.PrevFirstBroken = 0, time.Time{}
-	if !rec.Verdict.Problem() && rec.PrevVerdict.Problem() {
-		// How old the problem was then, which a report needs to tell
-		// whether it was reported (--report-after) before calling it fixed.
-		switch {
-		case prev.Pass != passID:
-			rec.PrevFailures, rec.PrevFirstBroken = prev.Failures, prev.FirstBroken
-		case prev.Verdict.Problem():
-			// This pass had counted one more failure on the run of then.
-			rec.PrevFailures, rec.PrevFirstBroken = max(prev.Failures-1, 0), prev.FirstBroken
-		default:
-			rec.PrevFailures, rec.PrevFirstBroken = prev.PrevFailures, prev.PrevFirstBroken
-		}
-	}
 	switch {
 	case rec.Verdict == store.VerdictOK:
 		rec.LastGood = now
@@ -308,11 +289,38 @@ func history(rec *store.URLRecord, prev *store.URLRecord, passID uint64, now tim
 			rec.FirstBroken = now
 		}
 		rec.Failures = prev.Failures
-		if prev.Pass != passID || prev.Failures == 0 {
+		if prev.Pass != pass.ID || prev.Failures == 0 {
 			rec.Failures++
 		}
 	default: // skipped: neither good nor bad, the run of failures is untouched
 		rec.FirstBroken, rec.Failures = prev.FirstBroken, prev.Failures
+	}
+}
+
+// carryPast sets what rec, resolved in pass, says the URL was in the pass
+// its report compares with (PrevVerdict, PrevPass and the run of failures
+// then), from prev, the URL's latest record before rec.
+func carryPast(rec *store.URLRecord, prev *store.URLRecord, pass store.Pass) {
+	if prev.Pass == pass.ID || pass.Skips(prev.Pass) {
+		// Resolved again in the same pass (a resume redid it), or last
+		// resolved in a pass never finished after the one this pass is
+		// compared with: its past is what prev carried, as that pass
+		// recorded it. A recheck in a stopped night is no verdict of a
+		// complete pass: a link broken before it is not new after it, nor
+		// one fixed in it fixed (qa6 Q3).
+		rec.PrevVerdict, rec.PrevPass = prev.PrevVerdict, prev.PrevPass
+		rec.PrevFailures, rec.PrevFirstBroken = prev.PrevFailures, prev.PrevFirstBroken
+		if rec.PrevFailures == 0 && rec.PrevFirstBroken.IsZero() && prev.Verdict.Problem() {
+			// Written before a problem's record kept the run of then:
+			// prev's pass had counted one more failure on it.
+			rec.PrevFailures, rec.PrevFirstBroken = max(prev.Failures-1, 0), prev.FirstBroken
+		}
+	} else {
+		rec.PrevVerdict, rec.PrevPass = prev.Verdict, prev.Pass
+		rec.PrevFailures, rec.PrevFirstBroken = prev.Failures, prev.FirstBroken
+	}
+	if !rec.PrevVerdict.Problem() {
+		rec.PrevFailures, rec.PrevFirstBroken = 0, time.Time{}
 	}
 }
 
@@ -336,7 +344,7 @@ func (c *Crawler) unfetched(pass store.Pass, u string, v store.Verdict, errClass
 	} else if ok {
 		prevp = &prev
 	}
-	history(&rec, prevp, pass.ID, now)
+	history(&rec, prevp, pass, now)
 	if v.Problem() {
 		c.stats.problems.Add(1)
 	}

@@ -84,7 +84,7 @@ func (c *Crawler) processSitemap(ctx context.Context, pass store.Pass, t task) o
 	o.result.Links = links
 	rec.Note = strings.Join(notes, "; ")
 	rec.NotTaken = doc.over
-	history(&rec, t.prev, pass.ID, now)
+	history(&rec, t.prev, pass, now)
 	if rec.Verdict.Problem() {
 		c.stats.problems.Add(1)
 	}

@@ -62,7 +62,11 @@
 // a reported problem there (too young for ReportAfter then, it was never
 // shown; PrevFailures says), reached by a link or a start URL; no longer
 // linked is a reported problem of that pass, not reached only by a
-// redirect, that this (complete) pass never reached again.
+// redirect, that this (complete) pass never reached again. A pass between
+// the two that never finished is passed over: the crawler carries what the
+// compared pass recorded through it (store.Pass.Skips), and a problem of
+// the compared pass that such a pass rechecked (still a problem there) is
+// read from that pass's records for "no longer linked" (qa6 Q3).
 //
 // Summary.Pages counts pages read; a page that failed and had its last
 // good copy's links followed (a ghost) is counted in Summary.Ghosts, and

@@ -326,6 +326,12 @@ func newMemSource(t testing.TB, history []fixturePass) *memSource {
 	for _, fp := range history {
 		p := fp.pass
 		p.ID = uint64(len(m.passes) + 1)
+		for _, q := range slices.Backward(m.passes) {
+			if q.State == store.PassComplete && q.SameSite(p) {
+				p.Base = q.ID // as the store's BeginPass sets it
+				break
+			}
+		}
 		m.passes = append(m.passes, p)
 		for _, res := range fp.results {
 			rec := res.Record

@@ -351,8 +351,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		if rec.Error == store.ErrorHostDown && rec.Verdict == store.VerdictTransient {
 			r.noteDown(rec)
 		}
-		if unreadPage(rec) && !r.isStart(rec.URL) {
-			// A start page that could not be read is StartFailure's (exit 4).
+		if unreadPage(rec) {
 			r.Unread = append(r.Unread, *rec)
 		}
 		if rec.Parsed && rec.Cut != 0 {
@@ -488,6 +487,22 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read records of previous pass %d: %w", r.Previous.ID, err)
 		}
+		// A problem of that pass that a pass stopped since rechecked
+		// has that pass's record now (qa6 Q3): it is no longer linked
+		// all the same when it is still a problem there. (One that pass
+		// saw fine is not listed: "was broken" would be a guess.)
+		for id := r.Previous.ID + 1; id < passID; id++ {
+			err := src.Records(id, func(rec *store.URLRecord) error {
+				if rec.PrevPass == r.Previous.ID && rec.PrevVerdict.Problem() && rec.Verdict.Problem() &&
+					r.reportedThen(rec) && !strings.HasPrefix(rec.Note, store.RedirectNote) {
+					r.Gone = append(r.Gone, *rec)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("read records of pass %d: %w", id, err)
+			}
+		}
 	}
 	s.Fixed, s.Gone = len(r.Fixed), len(r.Gone)
 	if err := r.trend(src); err != nil {
@@ -498,6 +513,18 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	slices.SortFunc(r.Gone, byURL)
 	slices.SortFunc(r.Cut, byURL)
 	slices.SortFunc(r.NotTaken, byURL)
+	// A start page that could not be read is StartFailure's (exit 4),
+	// and so is the page a start URL redirects to: listing it as a page
+	// not read too would say the one failure twice.
+	startPages := make(map[string]struct{}, len(starts))
+	for i := range starts {
+		startPages[starts[i].URL] = struct{}{}
+		addChain(startPages, &starts[i])
+	}
+	r.Unread = slices.DeleteFunc(r.Unread, func(rec store.URLRecord) bool {
+		_, start := startPages[rec.URL]
+		return start
+	})
 	slices.SortFunc(r.Unread, byURL)
 	s.Cut, s.Unread = len(r.Cut), len(r.Unread)
 
@@ -791,7 +818,7 @@ func (r *Report) change(rec *store.URLRecord) Change {
 		// A skip leaves the run of failures as it was, so Failures also
 		// covers a URL held back two passes in a row.
 		return ChangeUnchecked
-	case problem && wasProblem && !r.young(rec, rec.Failures-1, passTime(*r.Previous)):
+	case problem && wasProblem && r.reportedThen(rec):
 		return ChangeStill
 	case problem:
 		return ChangeNew
@@ -801,14 +828,18 @@ func (r *Report) change(rec *store.URLRecord) Change {
 	return ChangeNone
 }
 
-// reportedThen says whether a URL that is fine now was old enough a
-// problem in the previous pass to be reported then: one that --report-after
-// kept out of that report was never shown, so it is not shown fixed either
-// (qa5 N9). A record that does not say (written before PrevFailures was)
-// counts as reported, as it always did.
+// reportedThen says whether a URL that was a problem in the previous pass
+// was old enough a problem then to be reported: one that --report-after
+// kept out of that report was never shown, so it is not shown fixed (qa5
+// N9), nor still there. The run of failures then is the record's
+// PrevFailures, not its Failures less one: passes stopped part way between
+// that pass and this one (qa6 Q3) and results reused count differently. A
+// record that does not say (written before PrevFailures was kept) counts
+// as reported when it is fine now, as it always did, and by its run less
+// this pass's failure when it is a problem.
 func (r *Report) reportedThen(rec *store.URLRecord) bool {
 	if rec.PrevFailures == 0 && rec.PrevFirstBroken.IsZero() {
-		return true
+		return !rec.Verdict.Problem() || !r.young(rec, rec.Failures-1, passTime(*r.Previous))
 	}
 	then := store.URLRecord{FirstBroken: rec.PrevFirstBroken, FirstSeen: rec.FirstSeen}
 	return !r.young(&then, rec.PrevFailures, passTime(*r.Previous))

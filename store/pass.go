@@ -150,10 +150,31 @@ func (db *DB) PreviousComplete(before uint64) (p Pass, ok bool, err error) {
 	return p, ok, err
 }
 
+// base is the Base of p, a pass about to begin: the newest complete pass
+// of the same site below it, 0 for none.
+func (db *DB) base(tx *bbolt.Tx, p Pass) (uint64, error) {
+	c := tx.Bucket(bucketPasses).Cursor()
+	for k, v := c.Last(); k != nil; k, v = c.Prev() {
+		if binary.BigEndian.Uint64(k) >= p.ID {
+			continue
+		}
+		q, err := db.decodePass(k, v)
+		if err != nil {
+			return 0, err
+		}
+		if q.State == PassComplete && q.SameSite(p) {
+			return q.ID, nil
+		}
+	}
+	return 0, nil
+}
+
 // BeginPass stores p as a new running pass and seeds as its frontier, in one
 // transaction, and returns it with ID and State set. The pass gets the next
 // ID, or p.ID when it is set: a cluster's workers and merged database all
 // use the coordinator's IDs, so p.ID must be newer than every pass stored.
+// Its Base is the newest complete pass of the same site, unless p has one
+// (a worker's pass has the coordinator's).
 // The frontier and outbox of earlier passes are dropped. It fails while
 // another pass is open: finish it or mark it abandoned first.
 func (db *DB) BeginPass(p Pass, seeds []Task) (Pass, error) {
@@ -179,6 +200,11 @@ func (db *DB) BeginPass(p Pass, seeds []Task) (Pass, error) {
 			return fmt.Errorf("pass %d is not newer than the passes this database holds (the next would be %d): is it another cluster's database?", p.ID, next)
 		default:
 			next = p.ID
+		}
+		if p.Base == 0 {
+			if p.Base, err = db.base(tx, p); err != nil {
+				return err
+			}
 		}
 		p.State = PassRunning
 		if err := putPass(tx, p); err != nil {

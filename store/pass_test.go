@@ -167,3 +167,58 @@ func TestBeginPassRejectsBadSeeds(t *testing.T) {
 		t.Error("a refused BeginPass stored a pass")
 	}
 }
+
+// A pass's Base is the newest complete pass of its own site before it:
+// passes stopped or abandoned since, and other sites' passes, are passed
+// over (qa6 Q3). A pass that comes with a Base (a cluster worker's, the
+// coordinator's) keeps it.
+func TestBeginPassSetsItsBase(t *testing.T) {
+	t.Parallel()
+	db := openTemp(t)
+	const a, b = "http://a.test/", "http://b.test/"
+	steps := []struct {
+		site  string
+		end   PassState
+		wantB uint64
+	}{
+		{a, PassAbandoned, 0}, // 1: nothing complete before it
+		{a, PassComplete, 0},  // 2
+		{a, PassStopped, 2},   // 3
+		{b, PassComplete, 0},  // 4: another site's
+		{a, PassAbandoned, 2}, // 5: not 3 (stopped), not 4 (site b)
+		{a, PassComplete, 2},  // 6
+		{a, PassComplete, 6},  // 7
+	}
+	for i, s := range steps {
+		if open, ok, err := db.OpenPass(); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			finish(t, db, open, PassAbandoned)
+		}
+		p := begin(t, db, s.site)
+		if p.ID != uint64(i+1) || p.Base != s.wantB {
+			t.Errorf("pass %d of %s: Base %d, want %d", p.ID, s.site, p.Base, s.wantB)
+		}
+		if stored, err := db.Pass(p.ID); err != nil || stored.Base != p.Base {
+			t.Errorf("pass %d as stored: Base %d, %v; want %d", p.ID, stored.Base, err, p.Base)
+		}
+		finish(t, db, p, s.end)
+	}
+	given, err := db.BeginPass(Pass{StartURLs: []string{a}, ID: 20, Base: 2}, nil)
+	if err != nil || given.Base != 2 {
+		t.Errorf("a pass begun with Base 2: %d, %v", given.Base, err)
+	}
+}
+
+func TestPassSkips(t *testing.T) {
+	t.Parallel()
+	p := Pass{ID: 7, Base: 4}
+	for id, want := range map[uint64]bool{3: false, 4: false, 5: true, 6: true, 7: false, 8: false} {
+		if got := p.Skips(id); got != want {
+			t.Errorf("pass 7 based on 4: Skips(%d) = %v, want %v", id, got, want)
+		}
+	}
+	if (Pass{ID: 7}).Skips(5) {
+		t.Error("a pass with no Base skips pass 5: it has nothing to compare with, and skips nothing")
+	}
+}

@@ -72,9 +72,9 @@ func (db *DB) scan(tx *bbolt.Tx, b *bbolt.Bucket, fn func(k, v []byte) error) er
 	return db.scanMore(tx, b, func(k, v []byte, _ func(int)) error { return fn(k, v) })
 }
 
-// farRead is what a read of a value elsewhere in the file counts for in a
-// scan: with fault-around, the page it lies in maps up to sixteen.
-const farRead = 32 << 10
+// pageBytes is what a read of a value elsewhere in the file counts for in
+// a scan: at least the page it lies in.
+const pageBytes = 4096
 
 // scanMore is scan for an fn that reads more of the file for some keys
 // (PageLinks reads each page's link list): it tells read how many bytes,

@@ -89,6 +89,22 @@ type Pass struct {
 	// Tally is what the pass found, kept when it completes: each URL keeps
 	// only its latest result, so a trend over passes needs the counts.
 	Tally *Tally `json:"tally,omitempty"`
+	// Base is the pass this one's history is relative to: the newest
+	// complete pass of the same site before it, the one its report
+	// compares with; 0 for none (or a pass begun before Base was kept).
+	// Passes between the two were never finished (stopped, abandoned), so
+	// a URL's PrevVerdict passes over them (see Skips). Set when the pass
+	// begins; a cluster's workers keep the coordinator's.
+	Base uint64 `json:"base,omitempty"`
+}
+
+// Skips says whether a record last resolved in pass id, which is not p,
+// was resolved in a pass that p's history passes over: one begun after p's
+// Base and never finished. What such a record says it had before (its
+// PrevVerdict) is what the Base pass recorded, and so the past p compares
+// with; its own verdict was never part of a complete pass (qa6 Q3).
+func (p Pass) Skips(id uint64) bool {
+	return p.Base != 0 && id > p.Base && id < p.ID
 }
 
 // Tally counts the problems of a finished pass and how they compare with
@@ -134,11 +150,13 @@ type URLRecord struct {
 	// last resolved it, so a report can say what changed since then.
 	PrevVerdict Verdict `json:"prev_verdict,omitempty"`
 	PrevPass    uint64  `json:"prev_pass,omitempty"`
-	// PrevFailures and PrevFirstBroken are, on a record that is not a
-	// problem, the run of failures it had in PrevPass when PrevVerdict was
-	// one (Failures, FirstBroken then): whether that problem was old
-	// enough to be reported (--report-after), so that one never reported
-	// is not reported fixed. Zero when unknown (written before they were).
+	// PrevFailures and PrevFirstBroken are the run of failures the URL
+	// had in PrevPass when PrevVerdict was a problem (Failures,
+	// FirstBroken then): whether that problem was old enough to be
+	// reported then (--report-after), so that one never reported is not
+	// reported fixed, nor "still there". Zero when PrevVerdict is not a
+	// problem, or unknown: written before they were, or (before qa6 Q3)
+	// on a record that is a problem itself.
 	PrevFailures    int       `json:"prev_failures,omitempty"`
 	PrevFirstBroken time.Time `json:"prev_first_broken,omitzero"`
 	// IDs are the fragments a parsed page can be linked to (its id and

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -162,4 +163,117 @@ func TestPaceKeptWhenNotAskedToSlow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// burst refuses n requests in flight at once, each a URL's first, with
+// Retry-After ra, as a crawl's first burst meets a server refusing it.
+func burst(t *testing.T, th *throttle.Throttle, n int, ra string) {
+	t.Helper()
+	var ps []*throttle.Permit
+	for range n {
+		ps = append(ps, acquire(t, th, host))
+	}
+	for i, p := range ps {
+		p.Done(throttle.Outcome{Status: 429, RetryAfter: ra, Key: "first" + strconv.Itoa(i)})
+	}
+}
+
+// A server that refuses each URL's first request and serves it when it
+// comes back does so whatever the pace: once a slowed pace shows it (the
+// URLs that came back served, a new one refused and none served), the
+// slowdown is undone and a new URL's refusal does not halve the pace
+// again, until a URL that waited as told is refused. Before, each new
+// URL's refusal doubled the gap, up to a minute, and a crawl of 41 pages
+// checked one in four minutes (qa6 Q4).
+func TestPaceKeptWhenRefusalsAreNotAboutThePace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}))
+		gap := func() time.Duration { return th.Stats()[0].Gap }
+		burst(t, th, 8, "3")
+		if gap() == 0 {
+			t.Fatal("no gap after the first burst's refusals: nothing is known of the server yet")
+		}
+		for i := range 8 {
+			acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: "first" + strconv.Itoa(i), Comebacks: throttle.Comebacks{N: 1, Waited: 3 * time.Second}})
+		}
+		p := acquire(t, th, host)
+		p.Done(throttle.Outcome{Status: 429, RetryAfter: "3", Key: "new"})
+		if gap() != 0 || !strings.Contains(p.Paced(), "back to full pace") {
+			t.Fatalf("gap %v, %q after a new URL refused while every URL that came back was served; want the slowdown undone, and said", gap(), p.Paced())
+		}
+		acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: "new", Comebacks: throttle.Comebacks{N: 1, Waited: 3 * time.Second}})
+		p = acquire(t, th, host)
+		p.Done(throttle.Outcome{Status: 429, RetryAfter: "3", Key: "newer"})
+		if gap() != 0 || p.Paced() != "" {
+			t.Fatalf("gap %v, %q after another new URL's refusal; want the pace kept, silently", gap(), p.Paced())
+		}
+		p = acquire(t, th, host)
+		p.Done(throttle.Outcome{Status: 429, RetryAfter: "3", Key: "newer", Comebacks: throttle.Comebacks{N: 1, Waited: 3 * time.Second}})
+		if gap() == 0 {
+			t.Fatal("no gap after a URL that came back was refused; want the pace halved")
+		}
+	})
+}
+
+// A server behind a rate limit serves some new URLs at a pace and refuses
+// others: each such refusal (one per round) still halves the pace.
+func TestPaceHalvesWhileNewURLsAreServedAndRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}))
+		burst(t, th, 8, "2")
+		before := th.Stats()[0].Gap
+		acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: "a"})
+		p := acquire(t, th, host)
+		p.Done(throttle.Outcome{Status: 429, RetryAfter: "2", Key: "b"})
+		if got := th.Stats()[0].Gap; got <= before {
+			t.Fatalf("gap %v (was %v); want it halved", got, before)
+		}
+	})
+}
+
+// However long a host refused everything, once it serves again the gap
+// is at most one request per Retry-After, its own answer to "how often
+// may I ask": a storm of "Retry-After: 1" for 20 s once left a gap of
+// 13 s to recover from, 1/16 per page (qa6 Q4, storm.py storm).
+func TestSlowdownEndsAtTheRetryAfterOnceServed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}))
+		var said []string
+		for i := 0; i == 0 || th.Stats()[0].Gap <= 4*time.Second; i++ {
+			if i > 20 {
+				t.Fatalf("gap %v after %d rounds of refusals, want it growing", th.Stats()[0].Gap, i)
+			}
+			p := acquire(t, th, host)
+			p.Done(throttle.Outcome{Status: 429, RetryAfter: "1", Key: "u" + strconv.Itoa(i)})
+			if m := p.Paced(); m != "" {
+				said = append(said, m)
+			}
+		}
+		// Told the first time and at each new gap of a second or more,
+		// with the reason.
+		if len(said) < 2 || !strings.Contains(said[len(said)-1], "served nothing since the last slowdown") {
+			t.Errorf("said %q; want the first slowdown and the long ones, with why", said)
+		}
+		acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: "v"})
+		if got := th.Stats()[0].Gap; got > time.Second {
+			t.Fatalf("gap %v once the host serves again, want at most its Retry-After of 1s", got)
+		}
+	})
+}
+
+// A burst of refusals without a usable Retry-After steps the backoff up
+// once, not once per refusal: eight of them once held a host two minutes
+// (qa6 Q4, "Retry-After: soon").
+func TestBackoffStepsOncePerRound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}))
+		burst(t, th, 8, "soon")
+		if lvl := th.Stats()[0].BackoffLevel; lvl != 1 {
+			t.Fatalf("backoff level %d after one burst's refusals, want 1", lvl)
+		}
+		burst(t, th, 1, "")
+		if lvl := th.Stats()[0].BackoffLevel; lvl != 2 {
+			t.Fatalf("backoff level %d after a refusal of a later request, want 2", lvl)
+		}
+	})
 }

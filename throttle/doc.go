@@ -7,7 +7,8 @@
 // request starts (configured, or from robots.txt Crawl-delay up to the
 // host's max pause, unless the owner's own delay takes its place), per-pass
 // request and byte quotas, pauses asked for by the server (429/503 with
-// Retry-After) with the slower pace a 429 asks for and the retries they
+// Retry-After) with the slower pace a 429 asks for while its refusals
+// come from the pace (see limiter.slowDown) and the retries they
 // cost nothing (comebacks, see Permit.Comeback), exponential backoff after
 // failures, and an optional
 // AutoThrottle-style slowdown driven by response latency. Body reads are

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -48,6 +49,11 @@ type Permit struct {
 	sends int   // requests sent under it and not over, resends included; guarded by l.mu
 	// resending: the last send is over and a resend waits for its turn.
 	resending bool
+	// host is the host:port the permit was reserved for: with grouped
+	// hosts (Config.Key) the limiter serves several, and whether a
+	// refused connection is a server going down depends on whether that
+	// one answered (see limiter.answered).
+	host string
 	// admitted is when the permit's request was let go, to tell the
 	// answers to requests sent before the host was last slowed down from
 	// the ones sent after (see limiter.slowDown).
@@ -55,6 +61,9 @@ type Permit struct {
 	// comeback: Done decided a retry the server asked for with this
 	// Retry-After, not a failed try (see Comeback); guarded by l.mu.
 	comeback time.Duration
+	// paced: what the answer did to the host's pace, for people (see
+	// Paced); guarded by l.mu.
+	paced string
 }
 
 // Outcome is what the throttle learns from one finished request.
@@ -112,7 +121,7 @@ func (p *Permit) Done(o Outcome) (retry bool, after time.Duration) {
 		l.usedBytes += extra
 		l.bytesTotal += extra
 	}
-	retry, after, p.comeback = l.learn(t.now, o, p.admitted)
+	retry, after, p.comeback, p.paced = l.learn(t.now, p.host, o, p.admitted)
 	if l.set.WindowMax > 0 {
 		l.starts.over(t.now(), p.sends)
 	}
@@ -136,6 +145,18 @@ func (p *Permit) Comeback() time.Duration {
 	p.l.mu.Lock()
 	defer p.l.mu.Unlock()
 	return p.comeback
+}
+
+// Paced says, once Done has learnt from the answer, what it did to the
+// host's pace, in words for the person running the crawl: that it slowed
+// the host down and why, or that it gave a slowdown up because the
+// host's refusals do not come from the pace (see slowDown); "" when it
+// changed nothing worth saying. A crawl that waits minutes on a host
+// must say so, not look hung.
+func (p *Permit) Paced() string {
+	p.l.mu.Lock()
+	defer p.l.mu.Unlock()
+	return p.paced
 }
 
 // Comebacks are what one URL's comebacks (see Permit.Comeback) have used.
@@ -250,12 +271,12 @@ func notLoad(err error) bool {
 
 // learn updates the host from one outcome and makes the retry decision;
 // comeback says the retry is one the server asked for (see
-// Permit.Comeback). admitted is when the request was let go. The clock is
-// read only when the answer depends on it, which keeps a plain success
-// cheap.
-func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (retry bool, after, comeback time.Duration) {
+// Permit.Comeback). host is the host:port the request went to, admitted
+// when it was let go. The clock is read only when the answer depends on
+// it, which keeps a plain success cheap.
+func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted time.Time) (retry bool, after, comeback time.Duration, paced string) {
 	class := classify(o)
-	refused := l.answered > 0 && o.Err != nil && errors.Is(o.Err, syscall.ECONNREFUSED)
+	refused := l.answered[host] > 0 && o.Err != nil && errors.Is(o.Err, syscall.ECONNREFUSED)
 	if refused {
 		// Nothing listens any more where the host answered a moment
 		// ago: it is going down or restarting, which a retry after a
@@ -267,7 +288,10 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 		now = clock()
 	}
 	if o.Status > 0 {
-		l.answered++
+		if l.answered == nil {
+			l.answered = make(map[string]int64)
+		}
+		l.answered[host]++
 		l.connRefusedSince, l.lastRefused, l.refusals, l.down = time.Time{}, time.Time{}, 0, false
 	}
 	newRound := true
@@ -302,6 +326,19 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 	case classOK:
 		l.backoffLevel = 0
 		l.refusingSince = time.Time{}
+		l.served.count(o, admitted, l.slowedAt)
+		if !returning(o) {
+			// New URLs are served at this pace: a refusal may be about
+			// the pace again.
+			l.perURL = false
+		}
+		// Past one request per Retry-After the slowdown only kept a
+		// host that refused everything from being pressed; once it
+		// serves again, that is the pace it asked for (qa6 Q4: a gap of
+		// a minute after a 20 s storm of "Retry-After: 1").
+		if l.slowCap > 0 && l.slow > l.slowCap {
+			l.slow = l.slowCap
+		}
 		l.slow -= l.slow / slowRecovery
 		if l.slow < time.Millisecond {
 			l.slow = 0
@@ -315,7 +352,9 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 		// ends, is enough for it; a 429, or a 503 that says when, is
 		// the host asking for a slower pace.
 		slow := o.Status == http.StatusTooManyRequests
+		var ra time.Duration // the usable Retry-After, if any
 		if d, ok := parseRetryAfter(o.RetryAfter, now); ok {
+			ra = d
 			hostWide := l.pushback(now, d, o.Key)
 			if hostWide && !l.deferred && now.Sub(l.refusingSince) > l.waitBudget() {
 				// Each pause is short, but the host has refused every
@@ -327,11 +366,15 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 				paused = d
 			}
 			slow = hostWide
-		} else {
+		} else if l.backedOffAt.IsZero() || admitted.After(l.backedOffAt) {
+			// One step per round, as for a slowdown: eight refusals of
+			// one burst once held a host for two minutes (qa6 Q4,
+			// "Retry-After: soon").
 			l.backOff(now)
+			l.backedOffAt = now
 		}
 		if slow {
-			l.slowDown(now, admitted)
+			paced = l.slowDown(now, admitted, o.Status, o.Comebacks.N > 0, ra)
 		}
 	case classFailure:
 		if newRound && !l.down {
@@ -345,19 +388,43 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 	l.adapt.observe(now, latency, class == classPushback || class == classFailure, l.set, l.inFlight)
 
 	if class != classPushback && class != classFailure {
-		return false, 0, 0
+		return false, 0, 0, paced
 	}
 	if l.deferred || l.down || l.heldAt(o.Key, now) {
-		return true, 0, 0
+		return true, 0, 0, paced
 	}
 	after = max(l.pausedUntil.Sub(now), l.backoffUntil.Sub(now), 0)
 	if paused > 0 && l.comebackAllowed(o.Comebacks, paused) {
-		return true, after, paused
+		return true, after, paused, paced
 	}
 	if o.Attempt >= l.set.MaxRetries {
-		return false, 0, 0
+		return false, 0, 0, paced
 	}
-	return true, after, 0
+	return true, after, 0, paced
+}
+
+// returning says whether o answers a URL asked before: a retry or a
+// comeback, which has waited as it was told.
+func returning(o Outcome) bool {
+	return o.Attempt > 0 || o.Comebacks.N > 0
+}
+
+// servedSince counts the normal answers to the requests admitted since
+// the host's pace last changed: to URLs asked for the first time, and to
+// URLs that came back (see returning).
+type servedSince struct {
+	first, returning int
+}
+
+func (s *servedSince) count(o Outcome, admitted, since time.Time) {
+	if !admitted.After(since) && !since.IsZero() {
+		return
+	}
+	if returning(o) {
+		s.returning++
+	} else {
+		s.first++
+	}
 }
 
 // comebackAllowed says whether a URL sent away with a Retry-After d the
@@ -384,24 +451,75 @@ func (l *limiter) waitBudget() time.Duration {
 }
 
 // slowDown halves the host's pace after a 429, or a 503 with Retry-After,
-// that speaks for the host: without it, the requests queued behind a pause all go out the
-// moment it ends and are refused again. The gap between request starts
-// doubles from the pace of the last seconds (see recentStarts.pace), up
-// to maxSlow, and each
-// normal answer takes a slowRecovery-th of it off again (see learn). The
-// requests already sent when the host was last slowed down learn nothing
-// new from their refusals, so they do not halve it again: one cut per
-// round trip, as TCP's congestion control does.
-func (l *limiter) slowDown(now, admitted time.Time) {
+// that speaks for the host: without it, the requests queued behind a
+// pause all go out the moment it ends and are refused again. The gap
+// between request starts doubles from the pace of the last seconds (see
+// recentStarts.pace), up to maxSlow, and each normal answer takes a
+// slowRecovery-th of it off again (see learn); once the host serves
+// again it is at most one request per Retry-After ra (a second when
+// there is none, the shortest Retry-After there is). The requests
+// already sent when the host was last slowed down learn nothing new
+// from their refusals, so they do not halve it again: one cut per round
+// trip, as TCP's congestion control does.
+//
+// A halving is only worth its cost while the refusals come from the
+// pace. They do when a URL that waited the Retry-After it was given is
+// refused again (waited: a comeback), when new URLs were served at this
+// pace and this one was not, and, as far as we can tell, when the host
+// served nothing since the last cut (when it said when to come back;
+// without a Retry-After, the backoff holds it off). They do not when the host serves
+// the URLs that come back and refuses every new one at this pace: some
+// servers refuse each URL's first request whatever the pace (a cache
+// warming up). Halving for those only spaced the refusals out: each new
+// URL met its 429 alone, the gap grew to a minute, and a crawl checked
+// one page of 41 in four minutes (qa6 Q4). The slowdown is then undone,
+// and halving stops until a new URL is served or a comeback refused
+// (perURL). It returns what it did, in words ("" for nothing).
+func (l *limiter) slowDown(now, admitted time.Time, status int, waited bool, ra time.Duration) string {
 	if !l.slowedAt.IsZero() && !admitted.After(l.slowedAt) {
-		return
+		return ""
+	}
+	l.slowCap = max(ra, time.Second)
+	why := fmt.Sprintf("it answered %d", status)
+	switch {
+	case waited:
+		l.perURL = false
+		why += " to a URL that had waited the Retry-After it was given"
+	case l.perURL:
+		return ""
+	case l.slow > 0 && l.served.first == 0 && l.served.returning > 0:
+		l.perURL = true
+		l.slow, l.slowedAt, l.served = 0, now, servedSince{}
+		if l.saidPerURL {
+			return ""
+		}
+		l.saidPerURL = true
+		return fmt.Sprintf("back to full pace: it answers %d to each new URL and serves it when it comes back, whatever the pace", status)
+	case l.slow > 0 && l.served.first > 0:
+		why += " to a new URL at a pace where it served others"
+	case l.slow > 0 && ra == 0:
+		// Serving nothing, without saying when to come back: its
+		// backoff, which doubles for each round, holds it off already.
+		// Halving on top held a server refusing each URL's first two
+		// requests with "Retry-After: 0" for minutes (qa6 Q4).
+		return ""
+	case l.slow > 0:
+		why += " and has served nothing since the last slowdown"
 	}
 	gap := l.slow
 	if gap == 0 {
 		gap = time.Duration(float64(time.Second) / l.recent.pace(now))
 	}
 	l.slow = min(2*gap, maxSlow)
-	l.slowedAt = now
+	l.slowedAt, l.served = now, servedSince{}
+	// Said the first time, and then at each new longest gap of a second
+	// or more: a person wants to know why a host goes slowly, not each
+	// step of a pace that comes and goes.
+	if l.saidSlow > 0 && (l.slow <= l.saidSlow || l.slow < time.Second) {
+		return ""
+	}
+	l.saidSlow = l.slow
+	return fmt.Sprintf("slowing down to one request every %s: %s", l.slow.Round(time.Millisecond), why)
 }
 
 // pushback takes a Retry-After of d from a request for key. A pause the

@@ -270,3 +270,44 @@ func TestUnreadSectionLeavesThePassPartlyChecked(t *testing.T) {
 		})
 	}
 }
+
+// A start URL that redirects to a page that cannot be read is a start
+// URL that could not be fetched and parsed (exit 4): its landing page is
+// the start page, not also a page of the site "not read" beside it, which
+// put a PARTLY CHECKED line under the FAILED one for the same 503.
+func TestStartURLRedirectingToAPageNotReadIsOnlyAStartFailure(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			http.Redirect(w, r, "/home/", http.StatusMovedPermanently)
+		default:
+			http.Error(w, "down", http.StatusServiceUnavailable)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	r := runInProcess(t, "check", "--db", filepath.Join(dir, "lp.db"), "--ignore-robots", "--retries", "0",
+		"-o", filepath.Join(dir, "r.json"), srv.URL+"/")
+	if r.code != exitNothing {
+		t.Errorf("exit %d, want %d\n%s%s", r.code, exitNothing, r.stdout, r.stderr)
+	}
+	if !strings.HasPrefix(r.stdout, "FAILED: ") || strings.Contains(r.stdout, "PARTLY CHECKED") || strings.Contains(r.stdout, "Not read (") {
+		t.Errorf("the start page is reported as not read beside the start failure:\n%s", r.stdout)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "r.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Summary struct {
+			Unread int `json:"unread"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Summary.Unread != 0 {
+		t.Errorf("JSON summary.unread %d, want 0", rep.Summary.Unread)
+	}
+}
