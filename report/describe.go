@@ -655,6 +655,15 @@ func SectionTitle(v store.Verdict) string {
 	return string(v)
 }
 
+// fragmentNote marks a missing fragment new since the previous complete
+// pass, as changeNote does an entry.
+func (r *Report) fragmentNote(m MissingFragment) string {
+	if r.Previous == nil || m.Change != ChangeNew {
+		return ""
+	}
+	return "new since pass " + strconv.FormatUint(r.Previous.ID, 10)
+}
+
 // changeNote marks an entry for people: only "new" is worth a word, and only
 // when there is a previous pass to be new against.
 func (r *Report) changeNote(e Entry) string {
