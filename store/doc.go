@@ -84,8 +84,12 @@
 // record says the number (linksAt, in record format 2). Replacing a list
 // deletes the old one by its number: in a pass that parses the pages in
 // about the order of the last one, that too walks the bucket from one end.
-// PageLinks scans the records in URL order and reads each list where its
-// record says, after a scan of the list keys (see PageLinks).
+// PageLinks scans the records in URL order and reads the lists of 4,096
+// pages at a time in key order, after a scan of the list keys (see
+// PageLinks). At 100,000 generated pages (scripts/bench.sh, loaded, three
+// alternated pairs against schema 3) the file went from 101 to 84 MB,
+// minor faults from 327-348k to 266-272k, peak RSS from 128-130 to
+// 119-120 MiB and CPU from 226-259 to 193-220 us a page.
 //
 // # Encoding
 //

@@ -49,6 +49,11 @@ type Permit struct {
 	sends int   // requests sent under it and not over, resends included; guarded by l.mu
 	// resending: the last send is over and a resend waits for its turn.
 	resending bool
+	// host is the host:port the permit was reserved for: with grouped
+	// hosts (Config.Key) the limiter serves several, and whether a
+	// refused connection is a server going down depends on whether that
+	// one answered (see limiter.answered).
+	host string
 	// admitted is when the permit's request was let go, to tell the
 	// answers to requests sent before the host was last slowed down from
 	// the ones sent after (see limiter.slowDown).
@@ -116,7 +121,7 @@ func (p *Permit) Done(o Outcome) (retry bool, after time.Duration) {
 		l.usedBytes += extra
 		l.bytesTotal += extra
 	}
-	retry, after, p.comeback, p.paced = l.learn(t.now, o, p.admitted)
+	retry, after, p.comeback, p.paced = l.learn(t.now, p.host, o, p.admitted)
 	if l.set.WindowMax > 0 {
 		l.starts.over(t.now(), p.sends)
 	}
@@ -266,12 +271,12 @@ func notLoad(err error) bool {
 
 // learn updates the host from one outcome and makes the retry decision;
 // comeback says the retry is one the server asked for (see
-// Permit.Comeback). admitted is when the request was let go. The clock is
-// read only when the answer depends on it, which keeps a plain success
-// cheap.
-func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (retry bool, after, comeback time.Duration, paced string) {
+// Permit.Comeback). host is the host:port the request went to, admitted
+// when it was let go. The clock is read only when the answer depends on
+// it, which keeps a plain success cheap.
+func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted time.Time) (retry bool, after, comeback time.Duration, paced string) {
 	class := classify(o)
-	refused := l.answered > 0 && o.Err != nil && errors.Is(o.Err, syscall.ECONNREFUSED)
+	refused := l.answered[host] > 0 && o.Err != nil && errors.Is(o.Err, syscall.ECONNREFUSED)
 	if refused {
 		// Nothing listens any more where the host answered a moment
 		// ago: it is going down or restarting, which a retry after a
@@ -283,7 +288,10 @@ func (l *limiter) learn(clock func() time.Time, o Outcome, admitted time.Time) (
 		now = clock()
 	}
 	if o.Status > 0 {
-		l.answered++
+		if l.answered == nil {
+			l.answered = make(map[string]int64)
+		}
+		l.answered[host]++
 		l.connRefusedSince, l.lastRefused, l.refusals, l.down = time.Time{}, time.Time{}, 0, false
 	}
 	newRound := true

@@ -446,3 +446,39 @@ func TestRefusedAfterAnswersIsAHostGoingDown(t *testing.T) {
 		}
 	})
 }
+
+// TestRefusedByAHostThatNeverAnsweredSharingAKey: with hosts grouped by
+// domain (--group-hosts domain) one limiter serves every host:port of the
+// domain, but "it answered, so a refusal is the server going down" is a
+// fact about one host:port. A closed port beside a host that answers is a
+// dead link, not a host down: before, its refusals were retried, counted
+// as the group stopping answering, and the link was reported "answered 12
+// requests of this pass, then refused …: not checked, not a dead link"
+// (transient, exit 0), while the site's own remaining URLs were held back.
+func TestRefusedByAHostThatNeverAnsweredSharingAKey(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	const www, closed = "www.example.com:443", "old.example.com:8081"
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{MaxRetries: 2})
+		cfg.Key = throttle.DomainKey
+		th := throttle.New(cfg)
+		th.StartPass(1)
+		for range 3 {
+			acquire(t, th, www).Done(throttle.Outcome{Status: 200})
+		}
+		for attempt := range 3 {
+			if retry, _ := acquire(t, th, closed).Done(throttle.Outcome{Err: refused, Attempt: attempt}); retry {
+				t.Fatalf("try %d: a refusal by %s, which never answered, was retried because %s answered", attempt+1, closed, www)
+			}
+		}
+		for _, h := range []string{www, closed} {
+			if _, _, down := th.Down(h); down {
+				t.Errorf("%s down after refusals by %s, which never answered", h, closed)
+			}
+		}
+		// The host that answered is still one whose refusal is a restart.
+		if retry, _ := acquire(t, th, www).Done(throttle.Outcome{Err: refused}); !retry {
+			t.Errorf("a refusal by %s after its answers was not retried", www)
+		}
+	})
+}

@@ -24,9 +24,10 @@ type savedState struct {
 	BackoffUntil time.Time `json:"backoff_until,omitzero"`
 	UsedRequests int64     `json:"used_requests,omitempty"`
 	UsedBytes    int64     `json:"used_bytes,omitempty"`
-	// Answered and ConnRefusedSince (of this pass, like the quota) keep what
-	// tells a host that stopped answering from one never there across a
-	// resume: a refusal after answers is not a dead link (see Down).
+	// Answered (the exporting host's own, of this pass, like the quota)
+	// and ConnRefusedSince keep what tells a host that stopped answering
+	// from one never there across a resume: a refusal after answers is
+	// not a dead link (see Down).
 	Answered         int64        `json:"answered,omitempty"`
 	ConnRefusedSince time.Time    `json:"conn_refused_since,omitzero"`
 	Robots           *savedRobots `json:"robots,omitempty"`
@@ -81,7 +82,7 @@ func (t *Throttle) ExportState(host string) ([]byte, error) {
 		BackoffUntil:     l.backoffUntil,
 		UsedRequests:     l.usedRequests,
 		UsedBytes:        l.usedBytes,
-		Answered:         l.answered,
+		Answered:         l.answered[host],
 		ConnRefusedSince: l.connRefusedSince,
 		Held:             maps.Clone(l.held),
 		RefusingSince:    l.refusingSince,
@@ -181,8 +182,14 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 		l.deferred = l.deferred || st.Deferred
 		l.usedRequests = max(l.usedRequests, st.UsedRequests)
 		l.usedBytes = max(l.usedBytes, st.UsedBytes)
-		if st.Answered > l.answered {
-			l.answered, l.connRefusedSince = st.Answered, st.ConnRefusedSince
+		if st.Answered > l.answered[host] {
+			if l.answered == nil {
+				l.answered = make(map[string]int64)
+			}
+			l.answered[host] = st.Answered
+			if st.ConnRefusedSince.After(l.connRefusedSince) {
+				l.connRefusedSince = st.ConnRefusedSince
+			}
 		}
 	}
 	if sr := st.Robots; sr != nil {

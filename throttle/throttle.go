@@ -160,7 +160,7 @@ func (t *Throttle) Reserve(host string) (*Permit, time.Duration, error) {
 		return nil, wait, nil
 	}
 	l.admit(now)
-	return &Permit{t: t, l: l, sends: 1, admitted: now}, 0, nil
+	return &Permit{t: t, l: l, sends: 1, host: host, admitted: now}, 0, nil
 }
 
 // Deferred reports whether a request for key (a URL) on host must wait for
@@ -201,6 +201,16 @@ func (t *Throttle) Deferred(host, key string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// answeredAll is how many requests the hosts of the limiter answered in
+// the pass.
+func (l *limiter) answeredAll() int64 {
+	var n int64
+	for _, a := range l.answered {
+		n += a
+	}
+	return n
+}
+
 // Refusing says since when host has answered every request with 429 or
 // 503 (zero when it has not, or answered normally since): a host
 // deferred while that lasted longer than MaxPause (see Permit.Comeback)
@@ -214,14 +224,14 @@ func (t *Throttle) Refusing(host string) time.Time {
 
 // Down says whether host stopped answering in this run: it answered
 // requests earlier in the pass (answered of them, this run and the runs
-// before it), then refused connections from since on, through the retries
-// of a URL. Its remaining URLs are not dead links but not checked: Reserve
+// before it, with the hosts it shares its limits with), then refused
+// connections from since on, through the retries of a URL. Its remaining URLs are not dead links but not checked: Reserve
 // answers ErrDown for the rest of the run, and the next run tries again.
 func (t *Throttle) Down(host string) (since time.Time, answered int64, down bool) {
 	l := t.limiterFor(host)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.connRefusedSince, l.answered, l.down
+	return l.connRefusedSince, l.answeredAll(), l.down
 }
 
 // Ready is signalled whenever a permit is done, so a dispatcher that is
@@ -253,7 +263,7 @@ func (t *Throttle) StartPass(pass uint64) {
 	for _, l := range t.byKey {
 		l.mu.Lock()
 		l.usedRequests, l.usedBytes, l.deferred = 0, 0, false
-		l.answered, l.connRefusedSince, l.down, l.refusals, l.lastRefused = 0, time.Time{}, false, 0, time.Time{}
+		l.answered, l.connRefusedSince, l.down, l.refusals, l.lastRefused = nil, time.Time{}, false, 0, time.Time{}
 		l.mu.Unlock()
 	}
 }
@@ -439,14 +449,16 @@ type limiter struct {
 	backoffUntil time.Time
 	usedRequests int64
 	usedBytes    int64
-	// answered counts the requests the host answered (with any status)
-	// in this pass; connRefusedSince is when it began refusing connections
-	// after its last answer, and down says a URL's retries all met a
-	// refusal since, so the host stopped answering (see Down). A refusal
-	// from a host that never answered says the link is dead; from one
-	// that answered a moment ago, that the server is going down or
-	// restarting.
-	answered         int64
+	// answered counts, by host:port, the requests answered (with any
+	// status) in this pass; connRefusedSince is when the host began
+	// refusing connections after its last answer, and down says a URL's
+	// retries all met a refusal since, so the host stopped answering (see
+	// Down). A refusal from a host:port that never answered says the link
+	// is dead; from one that answered a moment ago, that the server is
+	// going down or restarting. By host:port, not for the limiter: with
+	// grouped hosts (Config.Key) a closed port beside a host that answers
+	// is a dead link, not the group going down.
+	answered         map[string]int64
 	connRefusedSince time.Time
 	down             bool
 	// refusals counts the rounds of refusals since the last answer (the
