@@ -161,25 +161,52 @@ func putJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) erro
 // has: one request for any number of keys, where listing the keys and
 // getting each is a request per key (and at a poll a second, with a lease
 // per shard, the most of what the server does during a pass).
+//
+// The watch says it has delivered every value (a nil entry) once it has
+// received as many as the server held when it began. In the lease bucket
+// keys lapse: a lease that lapses after the watch began and before it is
+// delivered is never received, and then no nil entry comes at all. A
+// worker waiting for a twin's leases to lapse hung there for good. So a
+// watch that delivers nothing for watchQuiet is made again. The new watch
+// starts from the keys as they are then.
 func entries(ctx context.Context, kv jetstream.KeyValue, filter string) ([]jetstream.KeyValueEntry, error) {
+	for {
+		out, done, err := entriesOnce(ctx, kv, filter)
+		if done || err != nil {
+			return out, err
+		}
+	}
+}
+
+// watchQuiet is how long entries waits for a watch's next value before it
+// makes the watch again. A watch sends its values in one burst; a gap this
+// long means they are not coming.
+const watchQuiet = 2 * time.Second
+
+// entriesOnce is one watch of entries; done is false when it went quiet.
+func entriesOnce(ctx context.Context, kv jetstream.KeyValue, filter string) (out []jetstream.KeyValueEntry, done bool, err error) {
 	w, err := kv.Watch(ctx, filter, jetstream.IgnoreDeletes())
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", filter, err)
+		return nil, true, fmt.Errorf("read %s: %w", filter, err)
 	}
 	defer func() { _ = w.Stop() }()
-	var out []jetstream.KeyValueEntry
+	quiet := time.NewTimer(watchQuiet)
+	defer quiet.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("read %s: %w", filter, ctx.Err())
+			return nil, true, fmt.Errorf("read %s: %w", filter, ctx.Err())
+		case <-quiet.C:
+			return nil, false, nil
 		case e, ok := <-w.Updates():
 			if !ok {
-				return nil, fmt.Errorf("read %s: the watch ended early", filter)
+				return nil, true, fmt.Errorf("read %s: the watch ended early", filter)
 			}
 			if e == nil { // every current value has come
-				return out, nil
+				return out, true, nil
 			}
 			out = append(out, e)
+			quiet.Reset(watchQuiet)
 		}
 	}
 }

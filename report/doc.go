@@ -35,7 +35,12 @@
 // "missing fragment", referrers}) and summary.missing_fragments, both only
 // when the check ran; CSV adds rows with verdict broken and error "missing
 // fragment"; JUnit a failing suite; SARIF rule LP004. They make HasBroken
-// true. See fragments.go for the matching rules.
+// true. They count in what changed like URLs (new, still there, fixed, no
+// longer linked, against the list the previous complete pass kept in its
+// tally), so OnlyNew lists the new ones; text lists the fixed and no longer
+// linked ones in sections of their own, JSON in changes.fixed_fragments and
+// changes.no_longer_linked_fragments, and each missing one has a "change".
+// See fragments.go for the matching rules.
 //
 // A sitemap the pass was seeded from is a URL like any other, with action
 // "sitemap"; the URLs it listed name it, and the line of their <loc>, as

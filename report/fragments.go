@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -20,9 +21,12 @@ import (
 // itself works. Its page is checked only when it was parsed in the pass,
 // is ok, and had its anchors collected (a page fetched before the checks
 // were on, or cut off at the size cap, is not judged). Fragments have no
-// history of their own: OnlyNew leaves them out (nothing could say whether
-// one is new) and ReportAfter does not delay them (a missing anchor does
-// not come and go like a flaky server).
+// record of their own: a complete pass keeps the list of its missing ones
+// with its tally (store.Tally.Fragments), and the next pass's report tells
+// from it which are new, still there, fixed or no longer linked, as for
+// URLs, so OnlyNew shows the new ones and the exit code follows them
+// (qa6 Q1). ReportAfter does not delay them (a missing anchor does not
+// come and go like a flaky server).
 
 // MissingFragment is a link to URL#Fragment whose page has no element with
 // that id or name.
@@ -30,6 +34,10 @@ type MissingFragment struct {
 	URL       string // the page, canonical, without the fragment
 	Fragment  string // as linked, percent-decoded
 	Referrers []Referrer
+	// Change compares with the previous complete pass: ChangeNew or
+	// ChangeStill for a missing one, ChangeFixed or ChangeNone (no longer
+	// linked) in Report.FixedFragments and GoneFragments.
+	Change Change
 }
 
 // Link is the URL as a person would follow it, fragment included.
@@ -93,7 +101,8 @@ func (a anchorSet) has(fragment string) bool {
 // links whose fragment their page lacks. refs holds every link with a
 // fragment, by page and fragment. A linked URL that redirects is judged by
 // the page the redirects end at, as a browser scrolls there.
-func (r *Report) checkFragments(src Source, passID uint64, refs map[fragmentKey][]Referrer) error {
+func (r *Report) checkFragments(src Source, passID uint64, refs map[fragmentKey][]Referrer) (judged map[fragmentKey]bool, err error) {
+	judged = make(map[fragmentKey]bool)
 	wanted := make(map[string][]string)
 	for k := range refs {
 		wanted[k.url] = append(wanted[k.url], k.fragment)
@@ -104,6 +113,7 @@ func (r *Report) checkFragments(src Source, passID uint64, refs map[fragmentKey]
 		}
 		anchors := newAnchorSet(page.IDs)
 		for _, f := range wanted[linked] {
+			judged[fragmentKey{linked, f}] = true
 			if anchors.has(f) {
 				continue
 			}
@@ -113,7 +123,7 @@ func (r *Report) checkFragments(src Source, passID uint64, refs map[fragmentKey]
 		}
 	}
 	redirected := make(map[string][]string) // final URL → the linked URLs that end there
-	err := src.Records(passID, func(rec *store.URLRecord) error {
+	err = src.Records(passID, func(rec *store.URLRecord) error {
 		if len(wanted[rec.URL]) == 0 {
 			return nil
 		}
@@ -133,12 +143,61 @@ func (r *Report) checkFragments(src Source, passID uint64, refs map[fragmentKey]
 		})
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	slices.SortFunc(r.Fragments, func(a, b MissingFragment) int {
 		return cmp.Or(strings.Compare(a.URL, b.URL), strings.Compare(a.Fragment, b.Fragment))
 	})
-	return nil
+	return judged, nil
+}
+
+// fragmentChanges compares the missing fragments with those the previous
+// complete pass kept (store.Tally.Fragments): each missing one is new or
+// still there; one missing then that a page still links to, on a page
+// judged now, is fixed; one no page links to any more is no longer linked
+// (only when this pass is complete: an unfinished one may not have reached
+// it yet). They count in the summary's changes like URLs. refs are this
+// pass's links with a fragment, judged those whose page was judged. With
+// OnlyNew only the new ones stay listed (and decide the exit code).
+func (r *Report) fragmentChanges(refs map[fragmentKey][]Referrer, judged map[fragmentKey]bool) {
+	s := &r.Summary
+	for _, m := range r.Fragments {
+		r.fragmentKeys = append(r.fragmentKeys, m.Link())
+	}
+	var before map[string]bool
+	if p := r.Previous; p != nil && p.Tally != nil && p.Tally.FragmentsChecked {
+		before = make(map[string]bool, len(p.Tally.Fragments))
+		for _, k := range p.Tally.Fragments {
+			before[k] = true
+		}
+	}
+	for i := range r.Fragments {
+		m := &r.Fragments[i]
+		m.Change = ChangeNew
+		if before[m.Link()] {
+			m.Change = ChangeStill
+			s.StillBroken++
+			delete(before, m.Link())
+		} else {
+			s.New++
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(before)) {
+		u, f, _ := strings.Cut(k, "#")
+		key := fragmentKey{u, f}
+		switch rs, linked := refs[key]; {
+		case linked && judged[key]:
+			slices.SortFunc(rs, compareReferrers)
+			r.FixedFragments = append(r.FixedFragments, MissingFragment{URL: u, Fragment: f, Referrers: rs, Change: ChangeFixed})
+		case !linked && r.Pass.State == store.PassComplete:
+			r.GoneFragments = append(r.GoneFragments, MissingFragment{URL: u, Fragment: f})
+		}
+	}
+	s.Fixed += len(r.FixedFragments)
+	s.Gone += len(r.GoneFragments)
+	if r.Options.OnlyNew {
+		r.Fragments = slices.DeleteFunc(r.Fragments, func(m MissingFragment) bool { return m.Change != ChangeNew })
+	}
 }
 
 func compareReferrers(a, b Referrer) int {

@@ -119,8 +119,50 @@ func TestMissingFragments(t *testing.T) {
 	if r := build(t, src, 1, Options{}); len(r.Fragments) != 0 || strings.Contains(r.Counts(), "fragment") {
 		t.Error("fragments checked without CheckFragments")
 	}
-	if r := build(t, src, 1, Options{CheckFragments: true, OnlyNew: true}); len(r.Fragments) != 0 {
-		t.Error("OnlyNew cannot tell a new missing fragment from an old one, so it lists none")
+	if r := build(t, src, 1, Options{CheckFragments: true, OnlyNew: true}); len(r.Fragments) != 4 || r.Summary.New != 5 || !r.HasBroken() {
+		t.Errorf("OnlyNew without a previous pass: %d listed, %d new, HasBroken %v; want all 4 new (and /old/, 5), as every problem is then (qa6 Q1)",
+			len(r.Fragments), r.Summary.New, r.HasBroken())
+	}
+}
+
+// A missing fragment is new, still there, fixed or no longer linked by
+// the list the previous complete pass kept with its tally (qa6 Q1).
+func TestMissingFragmentChanges(t *testing.T) {
+	const home, guide = "https://example.com/", "https://example.com/guide/"
+	prev := store.Pass{StartURLs: []string{home}, State: store.PassComplete, Started: night1, Finished: night1.Add(time.Minute),
+		Tally: &store.Tally{FragmentsChecked: true, Fragments: []string{guide + "#fixed", guide + "#gone", guide + "#still"}}}
+	now := fixturePass{
+		pass: store.Pass{StartURLs: []string{home}, State: store.PassComplete, Started: night2, Finished: night2.Add(time.Minute)},
+		results: []store.Result{
+			anchoredPage(home, []string{}, fragLink(guide, "fixed", 3), fragLink(guide, "still", 4), fragLink(guide, "new", 5)),
+			anchoredPage(guide, []string{"fixed"}),
+		},
+	}
+	src := fillStore(t, []fixturePass{{pass: prev}, now})
+	r := build(t, src, 2, Options{CheckFragments: true})
+	changes := map[string]Change{}
+	for _, m := range r.Fragments {
+		changes[m.Fragment] = m.Change
+	}
+	if changes["new"] != ChangeNew || changes["still"] != ChangeStill || len(changes) != 2 {
+		t.Errorf("missing fragments %v; want #new new, #still still", changes)
+	}
+	if len(r.FixedFragments) != 1 || r.FixedFragments[0].Fragment != "fixed" || len(r.FixedFragments[0].Referrers) != 1 {
+		t.Errorf("fixed %+v; want #fixed, with its referrer", r.FixedFragments)
+	}
+	if len(r.GoneFragments) != 1 || r.GoneFragments[0].Fragment != "gone" {
+		t.Errorf("no longer linked %+v; want #gone", r.GoneFragments)
+	}
+	s := r.Summary
+	if s.New != 1 || s.StillBroken != 1 || s.Fixed != 1 || s.Gone != 1 || !strings.Contains(r.ChangeLine(), "1 new problem, 1 still there, 1 fixed, 1 no longer linked") {
+		t.Errorf("changes %q (new %d still %d fixed %d gone %d)", r.ChangeLine(), s.New, s.StillBroken, s.Fixed, s.Gone)
+	}
+	if tally := r.Tally(); !tally.FragmentsChecked || !slices.Equal(tally.Fragments, []string{guide + "#new", guide + "#still"}) {
+		t.Errorf("tally keeps %v (checked %v); want #new and #still for the next pass", tally.Fragments, tally.FragmentsChecked)
+	}
+	r = build(t, src, 2, Options{CheckFragments: true, OnlyNew: true})
+	if len(r.Fragments) != 1 || r.Fragments[0].Fragment != "new" || !r.HasBroken() || !slices.Equal(r.Tally().Fragments, []string{guide + "#new", guide + "#still"}) {
+		t.Errorf("OnlyNew lists %+v, HasBroken %v, tally %v; want #new alone, failing, the tally whole", r.Fragments, r.HasBroken(), r.Tally().Fragments)
 	}
 }
 

@@ -76,6 +76,9 @@ type jsonFragment struct {
 	Fragment  string    `json:"fragment"`
 	Error     string    `json:"error"`
 	Referrers []jsonRef `json:"referrers"`
+	// Change is "new" or "still" against the previous complete pass
+	// (empty without one), "fixed" in changes.fixed_fragments.
+	Change string `json:"change,omitempty"`
 }
 
 type jsonPass struct {
@@ -212,6 +215,10 @@ type jsonChanges struct {
 	// NotChecked counts the URLs of "urls" with change "unchecked": a
 	// problem when last checked, held back unchecked by a limit this pass.
 	NotChecked int `json:"not_checked,omitempty"`
+	// FixedFragments and NoLongerLinkedFragments are the missing fragments
+	// of the previous pass found now, or no longer linked to.
+	FixedFragments          []jsonFragment `json:"fixed_fragments,omitempty"`
+	NoLongerLinkedFragments []jsonFragment `json:"no_longer_linked_fragments,omitempty"`
 }
 
 func writeJSON(w io.Writer, r *Report) error {
@@ -272,6 +279,12 @@ func writeJSON(w io.Writer, r *Report) error {
 		for _, rec := range r.Gone {
 			c.NoLongerLinked = append(c.NoLongerLinked, r.jsonURL(rec, nil, ChangeNone))
 		}
+		for _, m := range r.FixedFragments {
+			c.FixedFragments = append(c.FixedFragments, r.jsonFragment(m))
+		}
+		for _, m := range r.GoneFragments {
+			c.NoLongerLinkedFragments = append(c.NoLongerLinkedFragments, r.jsonFragment(m))
+		}
 		out.Changes = c
 	}
 	out.PermanentRedirects = make([]jsonURL, 0, len(r.Moved))
@@ -304,9 +317,7 @@ func writeJSON(w io.Writer, r *Report) error {
 		out.Summary.MissingFragments = &n
 		frags := make([]jsonFragment, 0, len(r.Fragments))
 		for _, m := range r.Fragments {
-			f := jsonFragment{URL: m.URL, Fragment: m.Fragment, Error: "missing fragment", Referrers: r.jsonRefs(m.Referrers)}
-			f.File, _ = r.File(m.URL)
-			frags = append(frags, f)
+			frags = append(frags, r.jsonFragment(m))
 		}
 		out.MissingFragments = &frags
 	}
@@ -364,4 +375,13 @@ func jsonDowns(ds []HostDown) []jsonDown {
 		out = append(out, jsonDown{Host: d.Host, Since: jsonTime(d.Since), After: d.After, NotChecked: d.URLs})
 	}
 	return out
+}
+
+func (r *Report) jsonFragment(m MissingFragment) jsonFragment {
+	f := jsonFragment{URL: m.URL, Fragment: m.Fragment, Error: "missing fragment", Referrers: r.jsonRefs(m.Referrers)}
+	f.File, _ = r.File(m.URL)
+	if r.Previous != nil {
+		f.Change = string(m.Change)
+	}
+	return f
 }

@@ -111,6 +111,12 @@ func addTally(a, b *store.Tally) *store.Tally {
 	a.New += b.New
 	a.Still += b.Still
 	a.Fixed += b.Fixed
+	// A page and the pages linking to it may be in different files:
+	// the pass's missing fragments are all of theirs.
+	a.FragmentsChecked = a.FragmentsChecked || b.FragmentsChecked
+	if len(b.Fragments) > 0 {
+		a.Fragments = slices.Compact(slices.Sorted(slices.Values(append(slices.Clip(a.Fragments), b.Fragments...))))
+	}
 	return a
 }
 

@@ -42,8 +42,7 @@ type Options struct {
 	// CheckFragments lists the links to page#fragment whose page has no
 	// such anchor (see MissingFragment); they count as broken for
 	// HasBroken. The pass must have been crawled with the crawler's
-	// CheckFragments, which stores each page's anchors. Ignored with
-	// OnlyNew.
+	// CheckFragments, which stores each page's anchors.
 	CheckFragments bool
 	// FailOn says which listed problems make HasBroken true; "" means
 	// FailBroken.
@@ -71,8 +70,15 @@ type Report struct {
 	// not have reached them yet.
 	Gone []store.URLRecord
 	// Fragments are the missing fragments, by URL then fragment; only with
-	// Options.CheckFragments.
+	// Options.CheckFragments, and with OnlyNew only the new ones.
 	Fragments []MissingFragment
+	// FixedFragments and GoneFragments are the fragments missing in
+	// Previous that are found now, or that no page links to any more (see
+	// fragmentChanges).
+	FixedFragments, GoneFragments []MissingFragment
+	// fragmentKeys are every missing fragment's link, sorted, whatever
+	// OnlyNew: what the pass's tally keeps.
+	fragmentKeys []string
 	// Orphans are the pages the pass started from (Record.Seed: every page
 	// of a checked directory) that no other page links to, by URL. A start
 	// URL (a directory's own index page) is never one.
@@ -462,8 +468,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			f.entry.Change = ChangeNone
 		}
 	}
+	var judged map[fragmentKey]bool
 	if len(fragRefs) > 0 {
-		if err := r.checkFragments(src, passID, fragRefs); err != nil {
+		if judged, err = r.checkFragments(src, passID, fragRefs); err != nil {
 			return nil, fmt.Errorf("check the fragments of pass %d: %w", passID, err)
 		}
 	}
@@ -505,6 +512,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		}
 	}
 	s.Fixed, s.Gone = len(r.Fixed), len(r.Gone)
+	if r.checksFragments() {
+		r.fragmentChanges(fragRefs, judged)
+	}
 	if err := r.trend(src); err != nil {
 		return nil, err
 	}
@@ -950,7 +960,7 @@ func (r *Report) Sections() []Section {
 
 // checksFragments says whether the report looks for missing fragments.
 func (r *Report) checksFragments() bool {
-	return r.Options.CheckFragments && !r.Options.OnlyNew
+	return r.Options.CheckFragments
 }
 
 // nothingListed says the report lists nothing at all: no entry, no

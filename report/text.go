@@ -52,6 +52,9 @@ func writeText(w io.Writer, r *Report) error {
 		for i, m := range r.Fragments {
 			t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(m.URL) + "#" + m.Fragment)
 			indent := strings.Repeat(" ", num)
+			if note := r.fragmentNote(m); note != "" {
+				t.para(indent, note)
+			}
 			t.line(indent + "linked from:")
 			t.referrers(r, indent, m.Referrers)
 		}
@@ -62,11 +65,7 @@ func writeText(w io.Writer, r *Report) error {
 		num := len(strconv.Itoa(len(r.Unread))) + 2
 		for i, rec := range r.Unread {
 			t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(rec.URL))
-			what := Problem(rec)
-			if since := r.Since(rec); since != "" {
-				what += "; " + since
-			}
-			t.para(strings.Repeat(" ", num), what)
+			t.para(strings.Repeat(" ", num), r.unreadWhat(rec))
 		}
 	}
 	if len(r.Cut) > 0 {
@@ -114,6 +113,24 @@ func writeText(w io.Writer, r *Report) error {
 		t.records(r, fmt.Sprintf("No longer linked since pass %d (%d)", r.Previous.ID, len(r.Gone)), r.Gone, func(rec store.URLRecord) string {
 			return "was " + string(rec.Verdict) + ": " + Problem(rec)
 		})
+	}
+	for _, fs := range []struct {
+		title, was string
+		list       []MissingFragment
+	}{
+		{"Fragments fixed since pass %d (%d)", "was a missing fragment, found now", r.FixedFragments},
+		{"Fragments no longer linked since pass %d (%d)", "was a missing fragment", r.GoneFragments},
+	} {
+		if len(fs.list) == 0 {
+			continue
+		}
+		t.blank()
+		t.title(fmt.Sprintf(fs.title, r.Previous.ID, len(fs.list)))
+		num := len(strconv.Itoa(len(fs.list))) + 2
+		for i, m := range fs.list {
+			t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(m.URL) + "#" + m.Fragment)
+			t.para(strings.Repeat(" ", num), fs.was)
+		}
 	}
 	return t.err()
 }

@@ -24,7 +24,8 @@ type TrendPoint struct {
 // Tally is what this pass found, to be kept with it (see store.Pass.Tally).
 func (r *Report) Tally() store.Tally {
 	s := r.Summary
-	return store.Tally{Broken: s.Broken, Transient: s.Transient, Unverifiable: s.Unverifiable, New: s.New, Still: s.StillBroken, Fixed: s.Fixed}
+	return store.Tally{Broken: s.Broken, Transient: s.Transient, Unverifiable: s.Unverifiable, New: s.New, Still: s.StillBroken, Fixed: s.Fixed,
+		FragmentsChecked: r.checksFragments(), Fragments: r.fragmentKeys}
 }
 
 // trend reads the tallies of the complete passes of the same start URLs

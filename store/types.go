@@ -116,6 +116,13 @@ type Tally struct {
 	New          int `json:"new"`   // problems not there in the previous complete pass
 	Still        int `json:"still"` // problems that were
 	Fixed        int `json:"fixed"` // problems of the previous pass that are ok now
+	// FragmentsChecked says the pass checked fragments, and Fragments
+	// are then the links it found missing theirs ("page#fragment",
+	// sorted): a missing anchor has no record of its own to keep its
+	// history, so the next pass tells new from still there, fixed and no
+	// longer linked by this list.
+	FragmentsChecked bool     `json:"fragments_checked,omitempty"`
+	Fragments        []string `json:"fragments,omitempty"`
 }
 
 // Hop is one step of a redirect chain the crawler followed itself.

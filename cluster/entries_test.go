@@ -1,0 +1,51 @@
+package cluster
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// A watch whose initial values lapsed at the server before they were
+// delivered (leases have a TTL) never says it has delivered them all:
+// entries makes the watch again, and the new one ends. Before, entries
+// waited on the first one for good, and a worker waiting for a twin's
+// leases to lapse hung (seen under load in
+// TestLeasesOfAKilledWorkerLapseForAnotherDatabase).
+func TestEntriesOfAWatchThatNeverEnds(t *testing.T) {
+	t.Parallel()
+	kv := &silentFirstWatch{}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	es, err := entries(ctx, kv, leaseKeys)
+	if err != nil || len(es) != 0 {
+		t.Fatalf("entries = %d entries, %v; want none and no error", len(es), err)
+	}
+	if kv.watches != 2 {
+		t.Errorf("%d watches, want 2: the silent one and one made again", kv.watches)
+	}
+}
+
+// silentFirstWatch is a bucket whose first watch delivers nothing, not even
+// the end of its initial values, as a watch whose values all lapsed; later
+// watches find the bucket empty.
+type silentFirstWatch struct {
+	jetstream.KeyValue
+	watches int
+}
+
+func (k *silentFirstWatch) Watch(context.Context, string, ...jetstream.WatchOpt) (jetstream.KeyWatcher, error) {
+	k.watches++
+	w := &fakeWatcher{updates: make(chan jetstream.KeyValueEntry, 1)}
+	if k.watches > 1 {
+		w.updates <- nil
+	}
+	return w, nil
+}
+
+type fakeWatcher struct{ updates chan jetstream.KeyValueEntry }
+
+func (w *fakeWatcher) Updates() <-chan jetstream.KeyValueEntry { return w.updates }
+func (w *fakeWatcher) Stop() error                             { return nil }
