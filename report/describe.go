@@ -299,15 +299,40 @@ func (r *Report) unreadLine() string {
 
 // UnreadHelp says what the section of pages of the site that could not
 // be read is for.
-const UnreadHelp = "pages of the site that could not be read this pass (a server error, a timeout, a refusal), so the links behind them were not checked (the pass exits 5 if nothing worse happened; each is also listed with its problem)"
+const UnreadHelp = "pages of the site that could not be read this pass (a server error, a timeout, a refusal), so the links behind them were not checked (the pass exits 5 if nothing worse happened; each is also listed with its problem, or, reached by a redirect, with the link that leads there)"
 
 // unreadText is one line for a page of the site that could not be read.
 func (r *Report) unreadText(rec store.URLRecord) string {
 	msg := r.Location(rec.URL) + ": could not be read (" + Problem(rec) + "), so the links behind it were not checked"
-	if since := r.Since(rec); since != "" {
-		msg += "; " + since
+	if more := r.unreadMore(rec); more != "" {
+		msg += "; " + more
 	}
 	return msg
+}
+
+// unreadWhat is why a page of the site could not be read, with what
+// unreadMore adds.
+func (r *Report) unreadWhat(rec store.URLRecord) string {
+	what := Problem(rec)
+	if more := r.unreadMore(rec); more != "" {
+		what += "; " + more
+	}
+	return what
+}
+
+// unreadMore is what a page not read has besides its problem: since when
+// it fails, and, for one reached by a redirect, where from. Such a page is
+// a hop of the link's chain and has no entry of its own (see hop), so
+// without it nothing would say which link leads there.
+func (r *Report) unreadMore(rec store.URLRecord) string {
+	var parts []string
+	if since := r.Since(rec); since != "" {
+		parts = append(parts, since)
+	}
+	if strings.HasPrefix(rec.Note, store.RedirectNote) {
+		parts = append(parts, rec.Note)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // RoundDuration keeps two significant units at most, which is all a

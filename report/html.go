@@ -164,7 +164,7 @@ func writeHTML(w io.Writer, r *Report) error {
 	for _, rec := range r.Unread {
 		row := htmlRow{
 			Verdict: "unread", Badge: "not read", Target: r.Location(rec.URL), Link: r.href(rec.URL),
-			Problem: Problem(rec), Note: capitalize(UnreadHelp) + ".", NoRefs: "not a link: the page itself",
+			Problem: r.unreadWhat(rec), Note: capitalize(UnreadHelp) + ".", NoRefs: "not a link: the page itself",
 		}
 		d.Rows = append(d.Rows, row)
 	}

@@ -63,11 +63,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		fmt.Fprintf(b, "\n### Not read (%d)\n\n%s.\n\n", len(r.Unread), mdText(capitalize(UnreadHelp)))
 		b.WriteString("| # | Page | Problem |\n| ---: | --- | --- |\n")
 		for i, rec := range r.Unread {
-			what := Problem(rec)
-			if since := r.Since(rec); since != "" {
-				what += "; " + since
-			}
-			fmt.Fprintf(b, "| %d | %s | %s |\n", i+1, mdCode(r.Location(rec.URL)), mdText(what))
+			fmt.Fprintf(b, "| %d | %s | %s |\n", i+1, mdCode(r.Location(rec.URL)), mdText(r.unreadWhat(rec)))
 		}
 	}
 	if len(r.Cut) > 0 {

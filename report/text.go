@@ -65,11 +65,7 @@ func writeText(w io.Writer, r *Report) error {
 		num := len(strconv.Itoa(len(r.Unread))) + 2
 		for i, rec := range r.Unread {
 			t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(rec.URL))
-			what := Problem(rec)
-			if since := r.Since(rec); since != "" {
-				what += "; " + since
-			}
-			t.para(strings.Repeat(" ", num), what)
+			t.para(strings.Repeat(" ", num), r.unreadWhat(rec))
 		}
 	}
 	if len(r.Cut) > 0 {

@@ -311,3 +311,41 @@ func TestStartURLRedirectingToAPageNotReadIsOnlyAStartFailure(t *testing.T) {
 		t.Errorf("JSON summary.unread %d, want 0", rep.Summary.Unread)
 	}
 }
+
+// A page of the site not read that a redirect reached is a hop of the
+// link's chain (qa5 N1): it has no entry of its own, so its "Not read"
+// line must say which redirect leads there, or nothing in the report
+// ties it to a link.
+func TestPageNotReadBehindARedirectSaysWhereFrom(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintln(w, `<a href="/old/">docs</a>`)
+		case "/old/":
+			http.Redirect(w, r, "/new/", http.StatusMovedPermanently)
+		default:
+			http.Error(w, "down", http.StatusServiceUnavailable)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	r := runInProcess(t, "check", "--db", filepath.Join(dir, "lp.db"), "--ignore-robots", "--retries", "0",
+		"-o", filepath.Join(dir, "r.md"), srv.URL+"/")
+	if r.code != exitHeldBack {
+		t.Errorf("exit %d, want %d\n%s%s", r.code, exitHeldBack, r.stdout, r.stderr)
+	}
+	from := "reached by a redirect from " + srv.URL + "/old/"
+	_, section, _ := strings.Cut(r.stdout, "Not read (1)")
+	if !strings.Contains(strings.Join(strings.Fields(section), " "), from) {
+		t.Errorf("the Not read section does not say %q:\n%s", from, r.stdout)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "r.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, section, _ := strings.Cut(string(md), "### Not read (1)"); !strings.Contains(section, from) {
+		t.Errorf("the Markdown Not read table does not say %q:\n%s", from, md)
+	}
+}
