@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -246,5 +247,27 @@ func TestFirstRequestRefusedSiteIsCheckedWhole(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// The run says when it slows a host down, and why: a host slowed to one
+// request every few seconds must not look like a crawl that hangs (qa6
+// Q4: four minutes with nothing on stderr).
+func TestSlowdownIsLogged(t *testing.T) {
+	t.Parallel()
+	site := http.NewServeMux()
+	site.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<a href="/p/1">p</a> <a href="/p/2">p</a>`)
+	})
+	site.HandleFunc("/p/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "too many", http.StatusTooManyRequests)
+	})
+	srv := httptest.NewServer(site)
+	defer srv.Close()
+	_, log := crawlUntilWarned(t, openDB(t), srv.URL+"/", nil)
+	if !strings.Contains(log, "slowing down to one request every") || !strings.Contains(log, "it answered 429") {
+		t.Errorf("logged\n%s\nwant the host's slowdown, with why", log)
 	}
 }

@@ -816,6 +816,14 @@ func hostOf(u string) string {
 // problem is new: nothing was reported before.
 func (r *Report) change(rec *store.URLRecord) Change {
 	problem := rec.Verdict.Problem()
+	if rec.Error == store.ErrorHostDown {
+		// Not checked: its host stopped answering. No new problem, and
+		// never fixed the night after; one that was a problem says so.
+		if r.Previous != nil && rec.PrevPass == r.Previous.ID && rec.PrevVerdict.Problem() {
+			return ChangeUnchecked
+		}
+		return ChangeNone
+	}
 	if r.Previous == nil {
 		if problem {
 			return ChangeNew

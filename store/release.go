@@ -32,7 +32,11 @@ import (
 // spread of 18 between pairs. Without dropping: 173 MiB, 115,000 faults,
 // 221-235 µs. 1024 keeps the peak well under the 150 MiB of issue 17.
 // (Before schema 3: 256 gave 110 MiB, 1024 131 MiB, 2048 145 MiB, none
-// 227 MiB.)
+// 227 MiB.) With link lists keyed in write order (schema 4) fewer pages
+// are written a page, so drops come less often: 1024 gave 118-120 MiB,
+// 266-282k faults and 197-220 µs a page, 2048 125 MiB, 231-236k faults
+// and 200-202 µs (two alternated pairs, loaded): no gain clear of the
+// noise for 6 MiB, so 1024 stays.
 const releasePages = 1024
 
 // releaseAbove is the size of file below which nothing is dropped: all of
