@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -97,9 +98,14 @@ func classifyError(err error) (store.Verdict, string) {
 		return store.VerdictBroken, "TLS handshake failed"
 	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &invalidCert):
 		return store.VerdictBroken, "tls"
+	case errors.As(err, new(*unsupportedEncodingError)):
+		// Not broken: a browser may read it, we cannot; and robots.txt
+		// sent so is unreadable, not empty (RFC 9309: keep off).
+		return store.VerdictUnverifiable, "unsupported encoding"
 	case errors.As(err, new(*shortBodyError)):
 		return store.VerdictTransient, "body cut short"
-	case errors.Is(err, gzip.ErrHeader), errors.Is(err, gzip.ErrChecksum), errors.As(err, new(flate.CorruptInputError)):
+	case errors.Is(err, gzip.ErrHeader), errors.Is(err, gzip.ErrChecksum), errors.As(err, new(flate.CorruptInputError)),
+		errors.Is(err, zlib.ErrHeader), errors.Is(err, zlib.ErrChecksum):
 		return store.VerdictTransient, "bad compressed body"
 	case isReset(err), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return store.VerdictTransient, "connection reset"

@@ -139,6 +139,18 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 	counted.r = body
 	br := c.readers.get(&counted)
 	defer c.readers.put(br)
+	if enc := resp.Header.Get("Content-Encoding"); enc != "" && resp.StatusCode/100 == 2 && (o.robots || o.wantHTML || o.consume != nil) {
+		// Only a body that is read needs undoing; a checked link's is
+		// drained as it came.
+		if _, err := br.Peek(1); err == nil {
+			dr, err := decoded(br, enc)
+			if err != nil {
+				h.err = err
+				return h
+			}
+			br = bufio.NewReader(dr)
+		}
+	}
 	if h.contentType == "" {
 		sniff, _ := br.Peek(512)
 		h.contentType = http.DetectContentType(sniff)
