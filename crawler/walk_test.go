@@ -608,6 +608,60 @@ func TestImportedStylesheetIsRequestedOnce(t *testing.T) {
 	}
 }
 
+// A HEAD answer that would make a link a problem, from a server that may
+// mishandle HEAD, is asked again with GET before any verdict: /hN answers
+// HEAD with N and GET with 200, as some servers do (406: content
+// negotiation done wrongly on HEAD, qa6 Q5).
+func TestRefusedHeadFallsBackToGet(t *testing.T) {
+	t.Parallel()
+	statuses := []int{
+		http.StatusBadRequest,
+		http.StatusForbidden,
+		http.StatusNotFound,
+		http.StatusMethodNotAllowed,
+		http.StatusNotAcceptable,
+		http.StatusGone,
+		http.StatusInternalServerError,
+		http.StatusNotImplemented,
+	}
+	var c counter
+	other := http.NewServeMux() // another site: its links are checked, not read
+	other.HandleFunc("/{h}", func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(strings.TrimPrefix(r.PathValue("h"), "h"))
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "image/png")
+		if r.Method == http.MethodHead {
+			w.WriteHeader(n)
+		}
+	})
+	ext := httptest.NewServer(c.wrap(other))
+	t.Cleanup(ext.Close)
+	var links strings.Builder
+	for _, s := range statuses {
+		fmt.Fprintf(&links, `<a href="%s/h%d">%d</a>`, ext.URL, s, s)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", page(links.String()))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	r := runPass(t, crawler.Config{Concurrency: 4}, srv.URL+"/")
+	if !r.outcome.Complete {
+		t.Fatal("pass did not complete")
+	}
+	for _, s := range statuses {
+		p := fmt.Sprintf("/h%d", s)
+		if h, g := c.get("HEAD "+p), c.get("GET "+p); h != 1 || g != 1 {
+			t.Errorf("HEAD %d: %d HEAD and %d GET, want one of each", s, h, g)
+		}
+		if rec := r.records[ext.URL+p]; rec.Verdict != store.VerdictOK {
+			t.Errorf("HEAD %d, GET 200: %s (%d), want ok", s, rec.Verdict, rec.Status)
+		}
+	}
+}
+
 // The next pass reads an unchanged page's links from the store, where a
 // <link> to a stylesheet looks like one to an icon. A stylesheet the last
 // pass read is still read with one conditional GET: a 304 when unchanged,
