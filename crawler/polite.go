@@ -257,7 +257,7 @@ func robotsFailure(r *throttle.Robots) string {
 // hold is what a URL held back to a later run becomes (see heldBackBy).
 type hold struct {
 	verdict store.Verdict
-	class   string // "rate-limited", or store.ErrorHostDown
+	class   string // store.ErrorRateLimited, store.ErrorHostDown, or "refused" (another site's host down)
 	note    string
 	// until is when the URL may be asked again, on the site's own hosts:
 	// it stays queued, and the pass is not complete; zero on a third
@@ -307,7 +307,7 @@ func (c *Crawler) heldBackBy(target string) hold {
 	if asked, kept := c.cfg.Throttle.CrawlDelay(host); !own && maxPause > 0 && kept > maxPause {
 		// Another site's Crawl-delay is never shortened (review6 B): the
 		// run would have to wait longer than it may before asking again.
-		return hold{verdict: store.VerdictUnverifiable, class: "rate-limited",
+		return hold{verdict: store.VerdictUnverifiable, class: store.ErrorRateLimited,
 			note: fmt.Sprintf("robots.txt asks for Crawl-delay %s, longer than max_pause %s: not checked this pass",
 				throttle.FormatDuration(asked), throttle.FormatDuration(maxPause))}
 	}
@@ -319,10 +319,10 @@ func (c *Crawler) heldBackBy(target string) hold {
 		wait = fmt.Sprintf("the host has answered every request with 429 or 503 and a Retry-After since %s (%s), next %s", since.Local().Format("15:04"), roughly(now.Sub(since)), wait)
 	}
 	if own {
-		return hold{verdict: store.VerdictTransient, class: "rate-limited", until: end,
+		return hold{verdict: store.VerdictTransient, class: store.ErrorRateLimited, until: end,
 			note: fmt.Sprintf("%s, longer than --max-pause %s; run the same command again after then to check it", wait, roughly(maxPause))}
 	}
-	return hold{verdict: store.VerdictUnverifiable, class: "rate-limited",
+	return hold{verdict: store.VerdictUnverifiable, class: store.ErrorRateLimited,
 		note: fmt.Sprintf("%s, longer than the %s this run waits for a third-party host (max_pause of a [[host]] rule)", wait, roughly(maxPause))}
 }
 
@@ -343,7 +343,7 @@ func (c *Crawler) deferral(pass store.Pass, t task, target string) (res store.Re
 // back to a later run, kept queued (see heldBackBy): provisional, done
 // again when the pass resumes.
 func HeldOwn(rec store.URLRecord) bool {
-	return (rec.Error == "rate-limited" || rec.Error == store.ErrorHostDown) && rec.Verdict == store.VerdictTransient
+	return (rec.Error == store.ErrorRateLimited || rec.Error == store.ErrorHostDown) && rec.Verdict == store.VerdictTransient
 }
 
 // requeue keeps the URL of res queued, to be done again on resume, public

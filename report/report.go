@@ -755,7 +755,7 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 func unreadPage(rec *store.URLRecord) bool {
 	switch {
 	case rec.Action != "parse" && rec.Action != "sitemap",
-		rec.Parsed, Redirected(*rec) != "", rec.Error == "rate-limited", rec.Error == store.ErrorHostDown, rec.Awaits != "":
+		rec.Parsed, Redirected(*rec) != "", rec.Error == store.ErrorRateLimited, rec.Error == store.ErrorHostDown, rec.Awaits != "":
 		return false
 	}
 	return rec.Verdict == store.VerdictTransient || rec.Verdict == store.VerdictUnverifiable

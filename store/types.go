@@ -220,6 +220,13 @@ type URLRecord struct {
 // the pass resumes. Not a dead link.
 const ErrorHostDown = "host down"
 
+// ErrorRateLimited is the Error of a URL not checked because its host
+// asked for a longer wait than the run may make (a Retry-After, or
+// another site's robots.txt Crawl-delay, past the host's max pause): on
+// the site's own hosts a provisional, transient record whose URL stays
+// queued; on another site's, unverifiable.
+const ErrorRateLimited = "rate-limited"
+
 // Cut says where a page was cut short; the reasons combine.
 type Cut uint8
 
