@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
@@ -49,7 +50,7 @@ func TestLongCrawlDelayIsSaidAtOnce(t *testing.T) {
 		t.Errorf("resumed: log\n%s\nwant the warning again", log)
 	}
 
-	other := slowHost + ": robots.txt asks for Crawl-delay 1h, more than the host's max pause: kept at 2m, so at most 30 requests an hour to it; it is another site's: max_pause in a [[host]] for it lowers the cap"
+	other := slowHost + ": robots.txt asks for Crawl-delay 1h, longer than its max pause 2m: another site's is not shortened, so its links are not checked this pass (unverifiable); max_pause in a [[host]] for it raises the wait"
 	if _, log := crawlUntilWarned(t, openDB(t), fast.URL+"/", nil); !strings.Contains(log, other) {
 		t.Errorf("another site's host: log\n%s\nwant the warning %q", log, other)
 	}
@@ -58,6 +59,70 @@ func TestLongCrawlDelayIsSaidAtOnce(t *testing.T) {
 	if out, log := crawlUntilWarned(t, openDB(t), slow.URL+"/", zero); !out.Complete || strings.Contains(log, "Crawl-delay") {
 		t.Errorf("crawl_delay 0s for the site's own host: complete %v, log\n%s\nwant a complete pass and no warning", out.Complete, log)
 	}
+}
+
+// Another site's Crawl-delay is kept in full, never cut to its max pause
+// (review6 B): one longer than the pause the run may wait is not answered
+// by asking sooner, but by holding the host's links back, unverifiable
+// with the reason, as for a Retry-After that long. The host sees its
+// robots.txt asked for, and nothing else.
+func TestAnotherSitesLongCrawlDelayHoldsItsLinksBack(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var asked []string
+		site := page(`<a href="http://127.0.0.2/b">b</a> <a href="http://127.0.0.2/c">c</a>`)
+		base, tr := pipeServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Host != "127.0.0.2" {
+				site(w, r)
+				return
+			}
+			mu.Lock()
+			asked = append(asked, r.URL.Path)
+			mu.Unlock()
+			if r.URL.Path == "/robots.txt" {
+				io.WriteString(w, "User-agent: *\nCrawl-delay: 300\n")
+				return
+			}
+			page("")(w, r)
+		}))
+		start := base + "/"
+		engine, err := rules.New(rules.Config{Start: []string{start}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		settings := func(host string) throttle.Settings { s, _ := engine.HostSettings(host, nil); return s }
+		db := openDB(t)
+		c := crawler.New(crawler.Config{Concurrency: 4, UserAgent: "linkpatrol-test", Timeout: 5 * time.Second,
+			Throttle: throttle.New(throttle.Config{Settings: settings, UserAgent: "linkpatrol-test"}), HostSettings: settings,
+			Transport: tr, Logger: slog.New(slog.DiscardHandler)}, engine, db)
+		pass, out, err := c.Run(context.Background(), context.Background(), passOf(start))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !out.Complete {
+			t.Errorf("the pass is not complete: another site's links held back settle as unverifiable")
+		}
+		const note = "robots.txt asks for Crawl-delay 5m, longer than max_pause 2m: not checked this pass"
+		recs := make(map[string]store.URLRecord)
+		if err := db.Records(pass.ID, func(r *store.URLRecord) error { recs[r.URL] = *r; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range []string{"http://127.0.0.2/b", "http://127.0.0.2/c"} {
+			rec, ok := recs[u]
+			if !ok {
+				t.Fatalf("%s: no record", u)
+			}
+			if rec.Verdict != store.VerdictUnverifiable || rec.Note != note {
+				t.Errorf("%s: %v %q, want unverifiable %q", u, rec.Verdict, rec.Note, note)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(asked) != 1 || asked[0] != "/robots.txt" {
+			t.Errorf("the other host was asked for %q, want only its robots.txt", asked)
+		}
+	})
 }
 
 // crawlUntilWarned runs a pass of start with the rules' per-host settings

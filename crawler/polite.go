@@ -143,9 +143,10 @@ const slowCrawlDelay = 10 * time.Second
 // long Crawl-delay: the run then looks idle for minutes or hours, and
 // only the warning says why (qa5 N11: Crawl-delay 3600, two silent
 // minutes, a six-page site to take six hours). It says what the delay
-// costs, that it is kept at the host's max pause at most, and what would
-// change it: for the site's own hosts the owner's crawl delay, which
-// takes robots.txt's place; for other hosts only the cap.
+// costs and what would change it: on the site's own hosts it is kept at
+// the host's max pause at most, and the owner's crawl delay takes its
+// place; another site's is kept in full, and when longer than its max
+// pause its links are held back (see heldBackBy).
 func (c *Crawler) warnCrawlDelay(host string) {
 	asked, kept := c.cfg.Throttle.CrawlDelay(host)
 	if asked < slowCrawlDelay || kept == 0 {
@@ -158,6 +159,17 @@ func (c *Crawler) warnCrawlDelay(host string) {
 	if kept < asked {
 		msg += fmt.Sprintf(", more than the host's max pause: kept at %s", throttle.FormatDuration(kept))
 	}
+	var maxPause time.Duration
+	if c.cfg.HostSettings != nil {
+		maxPause = c.cfg.HostSettings(host).MaxPause
+	}
+	if own := c.rules.StartHost(host); !own && maxPause > 0 && kept > maxPause {
+		// Never asked sooner than it asks, and not waited for longer
+		// than max_pause: its URLs are held back (see heldBackBy).
+		msg += fmt.Sprintf(", longer than its max pause %s: another site's is not shortened, so its links are not checked this pass (unverifiable); max_pause in a [[host]] for it raises the wait", throttle.FormatDuration(maxPause))
+		c.cfg.Logger.Warn(msg, "host", host, "crawl_delay", asked, "gap", kept)
+		return
+	}
 	msg += fmt.Sprintf(", so at most %s requests an hour to it", strconv.FormatFloat(math.Floor(float64(time.Hour)/float64(kept)), 'f', -1, 64))
 	if c.rules.StartHost(host) {
 		msg += "; --crawl-delay (crawl_delay in a [[host]] for it) sets the site's own delay in its place"
@@ -165,7 +177,7 @@ func (c *Crawler) warnCrawlDelay(host string) {
 			msg += ", --max-pause raises the cap"
 		}
 	} else {
-		msg += "; it is another site's: max_pause in a [[host]] for it lowers the cap"
+		msg += "; it is another site's, kept in full"
 	}
 	c.cfg.Logger.Warn(msg, "host", host, "crawl_delay", asked, "gap", kept)
 }
@@ -291,6 +303,13 @@ func (c *Crawler) heldBackBy(target string) hold {
 	var maxPause time.Duration
 	if c.cfg.HostSettings != nil {
 		maxPause = c.cfg.HostSettings(host).MaxPause
+	}
+	if asked, kept := c.cfg.Throttle.CrawlDelay(host); !own && maxPause > 0 && kept > maxPause {
+		// Another site's Crawl-delay is never shortened (review6 B): the
+		// run would have to wait longer than it may before asking again.
+		return hold{verdict: store.VerdictUnverifiable, class: "rate-limited",
+			note: fmt.Sprintf("robots.txt asks for Crawl-delay %s, longer than max_pause %s: not checked this pass",
+				throttle.FormatDuration(asked), throttle.FormatDuration(maxPause))}
 	}
 	now := c.cfg.Now()
 	wait := fmt.Sprintf("Retry-After %s (until %s)", roughly(end.Sub(now)), end.Local().Format("2006-01-02 15:04"))

@@ -4,8 +4,10 @@
 // bucket (rate with burst), a sliding flood window (at most N requests
 // reaching the host in any window W: a request counts from its permit until
 // W after it is over), a cap on requests in flight, a minimum gap between
-// request starts (configured, or from robots.txt Crawl-delay up to the
-// host's max pause, unless the owner's own delay takes its place), per-pass
+// request starts (configured, or from robots.txt Crawl-delay: on the site's
+// own hosts up to the host's max pause, unless the owner's own delay takes
+// its place; another site's in full, deferring the host when it is longer
+// than the max pause, as a long Retry-After does), per-pass
 // request and byte quotas, pauses asked for by the server (429/503 with
 // Retry-After) with the slower pace a 429 asks for while its refusals
 // come from the pace (see limiter.slowDown) and the retries they

@@ -2,6 +2,7 @@ package throttle_test
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -199,13 +200,19 @@ func TestRobotsCrawlDelayCappedAndOverridden(t *testing.T) {
 		set  throttle.Settings
 		kept time.Duration // CrawlDelay's second answer
 		wait time.Duration // between two request starts
+		// deferred: the second request is not waited for but deferred
+		// (ErrDeferred), until an hour after the first started.
+		deferred bool
 	}{
-		{"capped at max pause", throttle.Settings{MaxPause: 10 * time.Minute}, 10 * time.Minute, 10 * time.Minute},
-		{"no cap without max pause", throttle.Settings{}, time.Hour, time.Hour},
-		{"the owner's delay in its place", throttle.Settings{MaxPause: 10 * time.Minute, CrawlDelay: time.Second, OwnCrawlDelay: true}, 0, time.Second},
-		{"the owner's delay of none", throttle.Settings{MaxPause: 10 * time.Minute, OwnCrawlDelay: true}, 0, 0},
-		{"another site's delay raises a crawl delay", throttle.Settings{MaxPause: 2 * time.Minute, CrawlDelay: time.Second}, 2 * time.Minute, 2 * time.Minute},
-		{"robots.txt ignored", throttle.Settings{MaxPause: 10 * time.Minute, IgnoreRobots: true}, 0, 0},
+		{"the site's own capped at max pause", throttle.Settings{MaxPause: 10 * time.Minute, CapCrawlDelay: true}, 10 * time.Minute, 10 * time.Minute, false},
+		{"no cap without max pause", throttle.Settings{CapCrawlDelay: true}, time.Hour, time.Hour, false},
+		{"the owner's delay in its place", throttle.Settings{MaxPause: 10 * time.Minute, CapCrawlDelay: true, CrawlDelay: time.Second, OwnCrawlDelay: true}, 0, time.Second, false},
+		{"the owner's delay of none", throttle.Settings{MaxPause: 10 * time.Minute, CapCrawlDelay: true, OwnCrawlDelay: true}, 0, 0, false},
+		// review6 B: another site's is never shortened; longer than the
+		// pause the run may wait, it defers the host.
+		{"another site's kept in full and deferred", throttle.Settings{MaxPause: 2 * time.Minute, CrawlDelay: time.Second}, time.Hour, 0, true},
+		{"another site's kept in full without max pause", throttle.Settings{CrawlDelay: time.Second}, time.Hour, time.Hour, false},
+		{"robots.txt ignored", throttle.Settings{MaxPause: 10 * time.Minute, IgnoreRobots: true}, 0, 0, false},
 	} {
 		synctest.Test(t, func(t *testing.T) {
 			th := throttle.New(fixed(tt.set))
@@ -213,7 +220,17 @@ func TestRobotsCrawlDelayCappedAndOverridden(t *testing.T) {
 			if asked, kept := th.CrawlDelay(host); asked != time.Hour || kept != tt.kept {
 				t.Errorf("%s: CrawlDelay = %v, %v; want 1h, %v", tt.name, asked, kept, tt.kept)
 			}
+			first := time.Now()
 			acquire(t, th, host).Done(throttle.Outcome{Status: 200})
+			if tt.deferred {
+				if p, wait, err := th.Reserve(host); !errors.Is(err, throttle.ErrDeferred) {
+					t.Errorf("%s: second request: permit %v, wait %v, err %v; want ErrDeferred", tt.name, p != nil, wait, err)
+				}
+				if until, ok := th.Deferred(host, "http://"+host+"/b"); !ok || !until.Equal(first.Add(time.Hour)) {
+					t.Errorf("%s: Deferred = %v, %v; want true until an hour after the first request", tt.name, until, ok)
+				}
+				return
+			}
 			if tt.wait == 0 {
 				if p, wait, err := th.Reserve(host); p == nil || err != nil {
 					t.Errorf("%s: second request waits %v (%v), want none", tt.name, wait, err)
@@ -223,4 +240,15 @@ func TestRobotsCrawlDelayCappedAndOverridden(t *testing.T) {
 			mustWait(t, th, host, tt.wait)
 		})
 	}
+}
+
+// Another site's Crawl-delay within its max pause is waited for, in full.
+func TestOtherSitesCrawlDelayWithinMaxPauseIsWaitedFor(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{MaxPause: 2 * time.Minute}))
+		th.SetRobots(host, throttle.ParseRobots(200, []byte("User-agent: *\nCrawl-delay: 90\n")), time.Now())
+		acquire(t, th, host).Done(throttle.Outcome{Status: 200})
+		mustWait(t, th, host, 90*time.Second)
+	})
 }

@@ -37,10 +37,17 @@ type Settings struct {
 	// of being raised by it (robots.txt's rules still apply).
 	OwnCrawlDelay bool
 	// MaxPause caps how long the host may be paused by Retry-After (and how
-	// long one backoff step may be), and the gap a robots.txt Crawl-delay
-	// asks for. A pause beyond it defers the host's URLs to the next pass.
-	// 0 = no cap.
+	// long one backoff step may be). A pause beyond it defers the host's
+	// URLs to the next pass; so does a robots.txt Crawl-delay longer than
+	// it, unless CapCrawlDelay. 0 = no cap.
 	MaxPause time.Duration
+	// CapCrawlDelay is for the site's own hosts: a robots.txt Crawl-delay
+	// longer than MaxPause is kept at MaxPause, since the owner asked for
+	// the check (and may put a crawl delay of their own in its place).
+	// Another site's Crawl-delay is never shortened: when it would keep a
+	// request waiting longer than MaxPause, the host is deferred like a
+	// longer Retry-After (see Reserve, Deferred).
+	CapCrawlDelay bool
 	// IgnoreRobots is the user's choice for hosts they own: robots.txt rules
 	// and its Crawl-delay are not applied.
 	IgnoreRobots bool
@@ -59,7 +66,7 @@ type Settings struct {
 // concurrency on any server, so it would halve the crawl of a site its owner
 // asked to check briskly; the owner turns it on (adaptive = true).
 func StartHostDefaults() Settings {
-	return Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}
+	return Settings{MaxPause: 10 * time.Minute, CapCrawlDelay: true, MaxRetries: 2}
 }
 
 // OtherHostDefaults are the settings of third-party hosts: about one

@@ -185,7 +185,7 @@ var settingsTable = []setting{
 		usage: "minimum gap between requests to one of the site's hosts, e.g. 200ms; it takes the place of their robots.txt's Crawl-delay (0s: none)",
 		field: func(o *checkOptions) any { return (*throttle.Duration)(&o.polite.crawlDelay) }},
 	{flag: "max-pause", hostKey: "max_pause", cmds: []string{"check", "explain"}, group: groupPolite,
-		usage: "longest Retry-After pause waited for; a longer one holds back the URL that asked (the whole host when a second URL or robots.txt asks too) to a later run of the same command, which then exits 3; also the longest robots.txt Crawl-delay kept (default 10m)",
+		usage: "longest Retry-After pause waited for; a longer one holds back the URL that asked (the whole host when a second URL or robots.txt asks too) to a later run of the same command, which then exits 3; also the longest robots.txt Crawl-delay kept on the site's hosts (default 10m)",
 		field: func(o *checkOptions) any { return (*throttle.Duration)(&o.polite.maxPause) }},
 	{flag: "retries", hostKey: "retries", cmds: []string{"check", "explain"}, group: groupPolite,
 		usage: "retries of a URL after 429, 503, timeouts or connection errors: at most 1+N requests per URL, the HTTP client's own resends included; a 429 or 503 whose Retry-After is waited for (see --max-pause) spends none: up to 10 per URL, --max-pause of waiting in all; a host refusing every request for longer than --max-pause is held back as for a longer pause",
