@@ -332,7 +332,24 @@ func (r *Report) unreadMore(rec store.URLRecord) string {
 	if strings.HasPrefix(rec.Note, store.RedirectNote) {
 		parts = append(parts, rec.Note)
 	}
+	if advice := UnreadAdvice(rec); advice != "" {
+		parts = append(parts, advice)
+	}
 	return strings.Join(parts, "; ")
+}
+
+// UnreadAdvice says what lets a page of the site that refused to be read
+// (401, 403) through, as every other entry of a PARTLY CHECKED pass names
+// the setting that lets it through: a login page or a members-only area
+// is normal, and an exit 5 every night that names no way out teaches
+// people to ignore exit 5 (qa6 Q6). It is "" for a page that failed (a
+// server error, a timeout): no setting fixes that.
+func UnreadAdvice(rec store.URLRecord) string {
+	switch rec.Status {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return fmt.Sprintf("give credentials for it with -H or a [[rule]]'s headers (or user and password), or --exclude it, or --accept %d if it is a login page you mean to link", rec.Status)
+	}
+	return ""
 }
 
 // RoundDuration keeps two significant units at most, which is all a

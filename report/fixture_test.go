@@ -261,7 +261,8 @@ func sitemapHistory() []fixturePass {
 // them was checked (exit 5, qa5 N4). /docs/ answered 503 too, but it was
 // followed from its last good copy (a ghost): what is behind it was
 // checked. A third-party link that timed out is a problem reported, not
-// a part of the site hidden.
+// a part of the site hidden, and so is /report.pdf, a 403 sent as a PDF:
+// no page, nothing behind it (qa6 Q6).
 func unreadHistory() []fixturePass {
 	const site = "https://example.com/"
 	ghost := page(site+"docs/", link(site+"docs/a", 4))
@@ -270,8 +271,9 @@ func unreadHistory() []fixturePass {
 	return []fixturePass{{
 		pass: store.Pass{StartURLs: []string{site}, State: store.PassComplete, Started: night2, Finished: night2.Add(time.Minute), Elapsed: time.Minute},
 		results: []store.Result{
-			page(site, link(site+"section/", 2), link(site+"private/", 3), link(site+"docs/", 4), link("https://other.example.net/", 5)),
+			page(site, link(site+"section/", 2), link(site+"private/", 3), link(site+"docs/", 4), link("https://other.example.net/", 5), link(site+"report.pdf", 6)),
 			target(store.URLRecord{URL: site + "section/", Action: "parse", Verdict: store.VerdictTransient, Status: 503, FirstSeen: night2, FirstBroken: night2, Failures: 1}),
+			target(store.URLRecord{URL: site + "report.pdf", Action: "parse", Verdict: store.VerdictUnverifiable, Status: 403, ContentType: "application/pdf", FirstSeen: night2, FirstBroken: night2, Failures: 1}),
 			target(store.URLRecord{URL: site + "private/", Action: "parse", Verdict: store.VerdictUnverifiable, Status: 403, FirstSeen: night2, FirstBroken: night2, Failures: 1}),
 			ghost,
 			target(store.URLRecord{URL: site + "docs/a", Verdict: store.VerdictOK, Status: 200, LastGood: night2}),

@@ -47,6 +47,9 @@ type jsonUnread struct {
 	Status  int           `json:"status,omitempty"`
 	Error   string        `json:"error,omitempty"`
 	Note    string        `json:"note,omitempty"`
+	// Advice is what lets a page that refused to be read (401, 403)
+	// through; absent for one that failed.
+	Advice string `json:"advice,omitempty"`
 }
 
 // jsonNotTaken is a sitemap with NotTaken entries the pass did not take.
@@ -304,7 +307,7 @@ func writeJSON(w io.Writer, r *Report) error {
 		out.CutPages = append(out.CutPages, c)
 	}
 	for _, rec := range r.Unread {
-		u := jsonUnread{URL: rec.URL, Verdict: rec.Verdict, Status: rec.Status, Error: rec.Error, Note: rec.Note}
+		u := jsonUnread{URL: rec.URL, Verdict: rec.Verdict, Status: rec.Status, Error: rec.Error, Note: rec.Note, Advice: UnreadAdvice(rec)}
 		u.File, _ = r.File(rec.URL)
 		out.UnreadPages = append(out.UnreadPages, u)
 	}

@@ -755,10 +755,28 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 func unreadPage(rec *store.URLRecord) bool {
 	switch {
 	case rec.Action != "parse" && rec.Action != "sitemap",
-		rec.Parsed, Redirected(*rec) != "", rec.Error == store.ErrorRateLimited, rec.Error == store.ErrorHostDown, rec.Awaits != "":
+		rec.Parsed, Redirected(*rec) != "", rec.Error == store.ErrorRateLimited, rec.Error == store.ErrorHostDown, rec.Awaits != "",
+		namesNoPage(rec.ContentType):
 		return false
 	}
 	return rec.Verdict == store.VerdictTransient || rec.Verdict == store.VerdictUnverifiable
+}
+
+// namesNoPage says whether the Content-Type of a failing answer says the
+// URL is no page of links at all (a 403 sent as application/pdf, an
+// image): nothing is hidden behind it, and it stays reported with its
+// verdict (qa6 Q6). An error body sent as text, HTML, XML or JSON, or
+// with a type the server did not name, says nothing of what the URL is:
+// a page that answers 503 text/plain today is a page not read.
+func namesNoPage(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	switch {
+	case mt == "", mt == "application/octet-stream", strings.HasPrefix(mt, "text/"),
+		strings.Contains(mt, "html"), strings.Contains(mt, "xml"), strings.Contains(mt, "json"):
+		return false
+	}
+	return true
 }
 
 // permanentlyMoved says whether a good URL's first hop is a permanent

@@ -30,6 +30,13 @@ func TestUnreadPage(t *testing.T) {
 			store.URLRecord{Action: "parse", Verdict: store.VerdictTransient, Status: 503, FinalURL: u + "index.html", Redirects: []store.Hop{{URL: u, Status: 301}}}, false},
 		{"held back by a Retry-After: the pass is unfinished (exit 3)", store.URLRecord{Action: "parse", Verdict: store.VerdictTransient, Error: "rate-limited"}, false},
 		{"skipped on purpose", store.URLRecord{Action: "skip", Verdict: store.VerdictSkipped}, false},
+		{"a PDF answering 403: no page, nothing behind it", store.URLRecord{Action: "parse", Verdict: store.VerdictUnverifiable, Status: 403, ContentType: "application/pdf"}, false},
+		{"an image answering 503", store.URLRecord{Action: "parse", Verdict: store.VerdictTransient, Status: 503, ContentType: "image/png"}, false},
+		{"a page answering 403 with an HTML body", store.URLRecord{Action: "parse", Verdict: store.VerdictUnverifiable, Status: 403, ContentType: "text/html; charset=utf-8"}, true},
+		{"a page answering 503 with a text body", store.URLRecord{Action: "parse", Verdict: store.VerdictTransient, Status: 503, ContentType: "text/plain; charset=utf-8"}, true},
+		{"a page answering 401 with a JSON problem", store.URLRecord{Action: "parse", Verdict: store.VerdictUnverifiable, Status: 401, ContentType: "application/problem+json"}, true},
+		{"a sitemap answering 503 with XML", store.URLRecord{Action: "sitemap", Verdict: store.VerdictTransient, Status: 503, ContentType: "application/xml"}, true},
+		{"a page answering 503 with a body of no named type", store.URLRecord{Action: "parse", Verdict: store.VerdictTransient, Status: 503, ContentType: "application/octet-stream"}, true},
 	}
 	for _, tt := range tests {
 		rec := tt.rec
