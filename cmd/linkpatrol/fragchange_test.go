@@ -74,3 +74,41 @@ func TestMissingFragmentIsNewStillFixedAndGone(t *testing.T) {
 		t.Errorf("night 6, the link gone: exit %d; want 0 and the fragment no longer linked\n%s", r.code, r.stdout)
 	}
 }
+
+// A cluster pass keeps its missing fragments as one process does: before,
+// serve-frontier never kept a complete pass's tally, so the next night
+// called every missing fragment new again (an --only-new mail with the
+// same problem every night, exit 1) and the trend had no points.
+func TestClusterMissingFragmentIsStillThere(t *testing.T) {
+	t.Parallel()
+	var anchor atomic.Value
+	anchor.Store("sec")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		switch r.URL.Path {
+		case "/":
+			fmt.Fprint(w, `<a href="/b.html#sec">b</a>`)
+		case "/b.html":
+			fmt.Fprintf(w, `<h2 id="%s">S</h2>`, anchor.Load())
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	front, nats := startFrontier(t)
+	worker := startWorker(t, nats, filepath.Join(t.TempDir(), "w1.db"), "0-255")
+	check := []string{"check", "--nats", nats, "--check-fragments", "--new-pass", srv.URL + "/"}
+	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+	if r := runFollowing(t, check, front, worker); r.code != exitOK {
+		t.Fatalf("night 1: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	anchor.Store("other")
+	if r := runFollowing(t, check, front, worker); r.code != exitProblems || !strings.Contains(flat(r.stdout), ": 1 new problem, 0 still there") {
+		t.Errorf("night 2, the anchor renamed: exit %d; want 1, the fragment a new problem\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r := runFollowing(t, append(check, "--only-new"), front, worker)
+	if out := flat(r.stdout); r.code != exitOK || !strings.Contains(out, ": 0 new problems, 1 still there") {
+		t.Errorf("night 3 --only-new, still missing: exit %d; want 0 and 1 still there\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
