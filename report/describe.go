@@ -294,16 +294,47 @@ func (r *Report) unreadLine() string {
 	if len(r.Unread) == 1 {
 		it = "it"
 	}
-	return fmt.Sprintf("%s of the site could not be read (%s), so the links behind %s were not checked", plural(len(r.Unread), "page", "pages"), why, it)
+	line := fmt.Sprintf("%s of the site could not be read (%s), so the links behind %s were not checked", plural(len(r.Unread), "page", "pages"), why, it)
+	switch g := r.unreadGhosts(); {
+	case g == len(r.Unread):
+		line = fmt.Sprintf("%s of the site could not be read (%s): the links of %s last good copy were checked, any added since were not", plural(len(r.Unread), "page", "pages"), why, its(g))
+	case g > 0:
+		line += fmt.Sprintf(" (behind %d of them, only those added since %s last good copy)", g, its(g))
+	}
+	return line
+}
+
+// its is the possessive for n pages.
+func its(n int) string {
+	if n == 1 {
+		return "its"
+	}
+	return "their"
+}
+
+// unreadGhosts counts the pages not read whose last good copy's links were
+// followed: behind them only links added since that copy are unseen.
+func (r *Report) unreadGhosts() int {
+	n := 0
+	for i := range r.Unread {
+		if ghostPage(&r.Unread[i]) {
+			n++
+		}
+	}
+	return n
 }
 
 // UnreadHelp says what the section of pages of the site that could not
 // be read is for.
-const UnreadHelp = "pages of the site that could not be read this pass (a server error, a timeout, a refusal), so the links behind them were not checked (the pass exits 5 if nothing worse happened; each is also listed with its problem, or, reached by a redirect, with the link that leads there)"
+const UnreadHelp = "pages of the site that could not be read this pass (a server error, a timeout, a refusal), so the links behind them were not checked, or, for a page followed from its last good copy, those added since (the pass exits 5 if nothing worse happened; each is also listed with its problem, or, reached by a redirect, with the link that leads there)"
 
 // unreadText is one line for a page of the site that could not be read.
 func (r *Report) unreadText(rec store.URLRecord) string {
 	msg := r.Location(rec.URL) + ": could not be read (" + Problem(rec) + "), so the links behind it were not checked"
+	if ghostPage(&rec) {
+		// unreadMore says which links were checked behind it.
+		msg = r.Location(rec.URL) + ": could not be read (" + Problem(rec) + ")"
+	}
 	if more := r.unreadMore(rec); more != "" {
 		msg += "; " + more
 	}
@@ -331,6 +362,9 @@ func (r *Report) unreadMore(rec store.URLRecord) string {
 	}
 	if strings.HasPrefix(rec.Note, store.RedirectNote) {
 		parts = append(parts, rec.Note)
+	}
+	if ghostPage(&rec) {
+		parts = append(parts, strings.TrimPrefix(rec.Note, "ghost: ")+" (its last good copy), so only links added since were not checked")
 	}
 	if advice := UnreadAdvice(rec); advice != "" {
 		parts = append(parts, advice)
@@ -459,7 +493,11 @@ func (r *Report) Counts() string {
 		if s.Unread == 1 {
 			them = "it"
 		}
-		fmt.Fprintf(&b, "; %s of the site not read: links behind %s not checked, listed below", plural(s.Unread, "page", "pages"), them)
+		behind := "links behind " + them + " not checked"
+		if g := r.unreadGhosts(); g == s.Unread {
+			behind = "only the links of " + its(g) + " last good copy checked"
+		}
+		fmt.Fprintf(&b, "; %s of the site not read: %s, listed below", plural(s.Unread, "page", "pages"), behind)
 	}
 	if r.checksFragments() {
 		fmt.Fprintf(&b, "; %s", plural(s.MissingFragments, "missing fragment", "missing fragments"))

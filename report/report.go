@@ -745,8 +745,9 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 // --max-depth, that ended transient (5xx, a timeout, a reset, its host's
 // robots.txt unreadable) or unverifiable (401, 403, 429) after its
 // retries. Nothing behind it was checked, so the pass cannot say "all
-// clear" (exit 5; README: exit codes). Not counted: a page followed from
-// its last good copy (a ghost: Parsed, its links were checked), a URL
+// clear" (exit 5; README: exit codes). A page followed from its last good
+// copy (a ghost) counts too: tonight's copy was not read, so links added
+// since are unseen, as past the cut of a page cut short. Not counted: a URL
 // that redirects (its target has a record of its own), one held back by
 // a Retry-After or because its host stopped answering (the pass is
 // unfinished, exit 3) and one whose end
@@ -755,7 +756,7 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 func unreadPage(rec *store.URLRecord) bool {
 	switch {
 	case rec.Action != "parse" && rec.Action != "sitemap",
-		rec.Parsed, Redirected(*rec) != "", rec.Error == store.ErrorRateLimited, rec.Error == store.ErrorHostDown, rec.Awaits != "",
+		rec.Parsed && !ghostPage(rec), Redirected(*rec) != "", rec.Error == store.ErrorRateLimited, rec.Error == store.ErrorHostDown, rec.Awaits != "",
 		namesNoPage(rec.ContentType):
 		return false
 	}
