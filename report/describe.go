@@ -457,7 +457,7 @@ func (r *Report) Counts() string {
 	if s.Ghosts > 0 {
 		// A page that failed is not one read; following its old links
 		// is what was done instead.
-		fmt.Fprintf(&b, ", %s followed from %s last good copy", plural(s.Ghosts, "failing page's links", "failing pages' links"), map[bool]string{true: "its", false: "their"}[s.Ghosts == 1])
+		fmt.Fprintf(&b, ", %s followed from %s last good copy", plural(s.Ghosts, "failing page's links", "failing pages' links"), its(s.Ghosts))
 	}
 	fmt.Fprintf(&b, ", %s, %s: %d broken, %d transient, %d unverifiable, %d skipped",
 		plural(s.Links, "link", "links"), plural(s.URLs, "URL", "URLs"),

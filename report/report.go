@@ -714,7 +714,7 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 			why += " (" + first.ContentType + ")"
 		}
 	}
-	ghost := first.Verdict != store.VerdictOK && strings.HasPrefix(first.Note, "ghost:")
+	ghost := ghostPage(&first)
 	them := "it"
 	if len(failed) > 1 {
 		them = "them"

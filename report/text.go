@@ -62,29 +62,17 @@ func writeText(w io.Writer, r *Report) error {
 	if len(r.Unread) > 0 {
 		t.blank()
 		t.title(fmt.Sprintf("Not read (%d): %s", len(r.Unread), UnreadHelp))
-		num := len(strconv.Itoa(len(r.Unread))) + 2
-		for i, rec := range r.Unread {
-			t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(rec.URL))
-			t.para(strings.Repeat(" ", num), r.unreadWhat(rec))
-		}
+		t.list(r, r.Unread, r.unreadWhat)
 	}
 	if len(r.Cut) > 0 {
 		t.blank()
 		t.title(fmt.Sprintf("Cut short (%d): %s", len(r.Cut), CutHelp))
-		num := len(strconv.Itoa(len(r.Cut))) + 2
-		for i, rec := range r.Cut {
-			t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(rec.URL))
-			t.para(strings.Repeat(" ", num), rec.Note+"; "+CutAdvice(rec))
-		}
+		t.list(r, r.Cut, func(rec store.URLRecord) string { return rec.Note + "; " + CutAdvice(rec) })
 	}
 	if len(r.NotTaken) > 0 {
 		t.blank()
 		t.title(fmt.Sprintf("Sitemap entries not taken (%d): %s", r.Summary.NotTaken, NotTakenHelp))
-		num := len(strconv.Itoa(len(r.NotTaken))) + 2
-		for i, rec := range r.NotTaken {
-			t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(rec.URL))
-			t.para(strings.Repeat(" ", num), rec.Note+"; "+NotTakenAdvice)
-		}
+		t.list(r, r.NotTaken, func(rec store.URLRecord) string { return rec.Note + "; " + NotTakenAdvice })
 	}
 	if len(r.Moved) > 0 {
 		t.blank()
@@ -216,6 +204,12 @@ func (t *textWriter) referrers(r *Report, indent string, refs []Referrer) {
 func (t *textWriter) records(r *Report, title string, recs []store.URLRecord, was func(store.URLRecord) string) {
 	t.line(title)
 	t.line(strings.Repeat("-", min(len(title), t.width)))
+	t.list(r, recs, was)
+}
+
+// list numbers records under a section's title, each with what was says
+// of it.
+func (t *textWriter) list(r *Report, recs []store.URLRecord, was func(store.URLRecord) string) {
 	num := len(strconv.Itoa(len(recs))) + 2
 	for i, rec := range recs {
 		t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(rec.URL))

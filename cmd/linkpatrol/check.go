@@ -269,12 +269,8 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	if outcome.Complete {
-		// The counts stay with the pass for the trend of later reports:
-		// the URL records keep only their latest result.
-		t := rep.Tally()
-		pass.Tally = &t
-		if err := db.UpdatePass(pass); err != nil {
-			return fmt.Errorf("save pass %d: %w", pass.ID, err)
+		if err := keepTally(db, pass, rep); err != nil {
+			return err
 		}
 	}
 	if err := writeOutputs(stdout, rep, stdoutFormat(o.format, o.quiet, o.outputs), o.outputs); err != nil {
@@ -292,6 +288,19 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		status.Finish(statusFinal{State: string(pass.State), Summary: rep.Counts(), Changes: rep.ChangeLine(), ExitCode: exitCode(verdict)})
 	}
 	return verdict
+}
+
+// keepTally stores what rep, the report of p, a complete pass, found with
+// the pass: the URL records keep only their latest result, so the trend of
+// later reports and what the next pass calls new (its missing fragments
+// too) come from the tally. check and serve-frontier both keep it.
+func keepTally(db *store.DB, p store.Pass, rep *report.Report) error {
+	t := rep.Tally()
+	p.Tally = &t
+	if err := db.UpdatePass(p); err != nil {
+		return fmt.Errorf("save pass %d: %w", p.ID, err)
+	}
+	return nil
 }
 
 // crawlerConfig is the crawler's configuration from check's settings: the

@@ -95,14 +95,10 @@ func renderForRequest(ctx context.Context, obs jetstream.ObjectStore, db *store.
 		return reportReply{Error: err.Error(), Pass: id}
 	}
 	if last.State == store.PassComplete && last.Tally == nil {
-		// As check keeps it for one process: the counts and the missing
-		// fragments stay with the pass for the trend and for what the next
-		// pass's report calls new. Without it every missing fragment of a
-		// cluster pass was new every night, and never fixed.
-		t := rep.Tally()
-		last.Tally = &t
-		if err := db.UpdatePass(last); err != nil {
-			return reportReply{Error: fmt.Sprintf("save pass %d: %v", id, err), Pass: id}
+		// Without it every missing fragment of a cluster pass was new
+		// every night, and never fixed.
+		if err := keepTally(db, last, rep); err != nil {
+			return reportReply{Error: err.Error(), Pass: id}
 		}
 	}
 	if req.WrittenTo != "" {

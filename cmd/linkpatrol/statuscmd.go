@@ -191,6 +191,9 @@ Flags:
 	if backlogRead {
 		fmt.Fprintf(stdout, "results not yet merged: %d messages\n", backlog.Results)
 	}
+	// Counted before the stalls read, which can fail too: a pass read
+	// with the other four lost still printed something.
+	nothingAnswered := len(missing) >= statusReads
 	if ok && rec.Pass.State == store.PassRunning {
 		if total := passDone + passQueued + unowned; backlogRead && leasesRead && total > 0 {
 			// Done among what is known so far: the web a pass crawls
@@ -210,7 +213,7 @@ Flags:
 		for _, m := range missing {
 			fmt.Fprintln(stdout, "  "+m)
 		}
-		if len(missing) >= statusReads {
+		if nothingAnswered {
 			return fmt.Errorf("status: the server answered nothing: %s", missing[0])
 		}
 	}
