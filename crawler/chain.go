@@ -79,22 +79,19 @@ type claimed struct {
 var endVerdicts = []store.Verdict{store.VerdictOK, store.VerdictBroken, store.VerdictTransient, store.VerdictUnverifiable, store.VerdictSkipped}
 
 // claim adds u and says whether it was new.
-func (c claims) claim(u string) bool {
-	k := c.key(u)
-	if _, dup := c.m[k]; dup {
-		return false
-	}
-	c.m[k] = claimed{}
-	return true
-}
+func (c claims) claim(u string) bool { return c.claimAs(u, claimed{}) }
 
 // claimHop is claim for a redirect chain's target.
-func (c claims) claimHop(u string) bool {
+func (c claims) claimHop(u string) bool { return c.claimAs(u, claimed{hop: true}) }
+
+// claimAs adds u with entry e unless u is claimed already, and says
+// whether it was new.
+func (c claims) claimAs(u string, e claimed) bool {
 	k := c.key(u)
 	if _, dup := c.m[k]; dup {
 		return false
 	}
-	c.m[k] = claimed{hop: true}
+	c.m[k] = e
 	return true
 }
 

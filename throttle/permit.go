@@ -21,11 +21,11 @@ const (
 	backoffMax  = 5 * time.Minute
 	// maxRetryAfter bounds a Retry-After in seconds so it fits a Duration.
 	maxRetryAfter = 1 << 31
-	// maxComebacks is how often one URL may be sent away with a
+	// MaxComebacks is how often one URL may be sent away with a
 	// Retry-After the crawl waits for and come back without spending a
 	// retry (see Permit.Comeback): a server that honestly says "in 3 s"
 	// is not failing, but one URL refused this often is, whatever it says.
-	maxComebacks = 10
+	MaxComebacks = 10
 	// refusingBudget bounds, when MaxPause sets no bound of its own, how
 	// long a host may answer nothing but 429 and 503 before it is deferred,
 	// and how long one URL's comebacks may wait in all (see
@@ -136,7 +136,7 @@ func (p *Permit) Done(o Outcome) (retry bool, after time.Duration) {
 // 503 whose Retry-After the crawl waits for is "come back at T", not a
 // failed try, so the caller does not count it against the URL's retries
 // but adds it to the URL's Comebacks, passed in Outcome.Comebacks. It
-// stays bounded: at most maxComebacks per URL, whose Retry-Afters add up
+// stays bounded: at most MaxComebacks per URL, whose Retry-Afters add up
 // to no more than MaxPause (refusingBudget when MaxPause is 0); past
 // either, the answer spends a retry like any failure. And a host that has
 // answered nothing but 429 and 503 with Retry-After for longer than that
@@ -432,11 +432,11 @@ func (s *servedSince) count(o Outcome, admitted, since time.Time) {
 // without spending a retry: a server that rate-limits honestly is
 // answered by waiting, not by giving its pages up. The bounds keep one
 // URL that is refused forever (a page in maintenance) from holding the
-// crawl: it comes back at most maxComebacks times and is asked to wait
+// crawl: it comes back at most MaxComebacks times and is asked to wait
 // no more than waitBudget in all. A host that refuses everything is
 // deferred instead (see learn and Throttle.Refusing).
 func (l *limiter) comebackAllowed(c Comebacks, d time.Duration) bool {
-	return c.N < maxComebacks && c.Waited+d <= l.waitBudget()
+	return c.N < MaxComebacks && c.Waited+d <= l.waitBudget()
 }
 
 // waitBudget is the most the crawl waits for the host's Retry-Afters, in

@@ -188,7 +188,7 @@ var settingsTable = []setting{
 		usage: "longest Retry-After pause waited for; a longer one holds back the URL that asked (the whole host when a second URL or robots.txt asks too) to a later run of the same command, which then exits 3; also the longest robots.txt Crawl-delay kept on the site's hosts (default 10m)",
 		field: func(o *checkOptions) any { return (*throttle.Duration)(&o.polite.maxPause) }},
 	{flag: "retries", hostKey: "retries", cmds: []string{"check", "explain"}, group: groupPolite,
-		usage: "retries of a URL after 429, 503, timeouts or connection errors: at most 1+N requests per URL, the HTTP client's own resends included; a 429 or 503 whose Retry-After is waited for (see --max-pause) spends none: up to 10 per URL, --max-pause of waiting in all; a host refusing every request for longer than --max-pause is held back as for a longer pause",
+		usage: "retries of a URL after 429, 503, timeouts or connection errors: at most 1+N requests per URL, the HTTP client's own resends included; a 429 or 503 whose Retry-After is waited for (see --max-pause) spends none: up to " + strconv.Itoa(throttle.MaxComebacks) + " per URL, --max-pause of waiting in all; a host refusing every request for longer than --max-pause is held back as for a longer pause",
 		field: func(o *checkOptions) any { return &o.polite.retries }, check: atLeast(0)},
 	{flag: "adaptive", hostKey: "adaptive", cmds: []string{"check", "explain"}, group: groupPolite,
 		usage: "slow down on the site's own hosts when their response times climb (always on for third-party hosts)",
