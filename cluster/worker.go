@@ -549,6 +549,9 @@ func (f *Frontier) waitingShards(ctx context.Context) ([]int, error) {
 		inactive[s] = true
 	}
 	f.consMu.Unlock()
+	if len(inactive) == 0 {
+		return nil, nil // every owned shard is consumed: nothing to look for
+	}
 	si, err := f.stream.Info(ctx, jetstream.WithSubjectFilter(todoSubjects))
 	if err != nil {
 		return nil, fmt.Errorf("tasks: %w", err)
