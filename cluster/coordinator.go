@@ -589,10 +589,11 @@ func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error)
 		}
 		v.Deferred += st.Deferred
 	}
-	holders, err := Holders(ctx, c.js)
+	leases, err := leaseValues(ctx, c.b.leases)
 	if err != nil {
 		return Verdict{}, err
 	}
+	holders := holdersOf(leases)
 	for s, h := range holders {
 		if h == "" {
 			continue
@@ -782,10 +783,11 @@ func (c *Coordinator) replaced(ctx context.Context, pass uint64, name string) (b
 	if !named {
 		return false, nil
 	}
-	holders, err := Holders(ctx, c.js)
+	leases, err := leaseValues(ctx, c.b.leases)
 	if err != nil {
 		return false, err
 	}
+	holders := holdersOf(leases)
 	return !slices.Contains(holders[:], name), nil
 }
 
