@@ -139,6 +139,7 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 	counted.r = body
 	br := c.readers.get(&counted)
 	defer c.readers.put(br)
+	length := resp.ContentLength
 	if enc := resp.Header.Get("Content-Encoding"); enc != "" && resp.StatusCode/100 == 2 && (o.robots || o.wantHTML || o.consume != nil) {
 		// Only a body that is read needs undoing; a checked link's is
 		// drained as it came.
@@ -149,6 +150,9 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 				return h
 			}
 			br = bufio.NewReader(dr)
+			// The wire length says nothing of the decoded body, as Go's
+			// transport says for a gzip it undoes itself.
+			length = -1
 		}
 	}
 	if h.contentType == "" {
@@ -164,11 +168,11 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 		}
 		return h
 	case o.robots:
-		h.body, h.truncated, h.err = readCapped(br, robotsLimit, resp.ContentLength)
+		h.body, h.truncated, h.err = readCapped(br, robotsLimit, length)
 	case o.wantHTML && resp.StatusCode/100 == 2 && parsable(h.contentType):
-		h.body, h.truncated, h.err = readCapped(br, c.cfg.MaxSize, resp.ContentLength)
+		h.body, h.truncated, h.err = readCapped(br, c.cfg.MaxSize, length)
 		if errors.Is(h.err, io.ErrUnexpectedEOF) {
-			h.err = &shortBodyError{got: int64(len(h.body)), want: resp.ContentLength, err: h.err}
+			h.err = &shortBodyError{got: int64(len(h.body)), want: length, err: h.err}
 		}
 	default:
 		n, _ := io.Copy(io.Discard, io.LimitReader(br, drainLimit))
