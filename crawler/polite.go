@@ -339,13 +339,6 @@ func (c *Crawler) deferral(pass store.Pass, t task, target string) (res store.Re
 	return res, h.until
 }
 
-// HeldOwn says whether rec is that of a URL of the site's own hosts held
-// back to a later run, kept queued (see heldBackBy): provisional, done
-// again when the pass resumes.
-func HeldOwn(rec store.URLRecord) bool {
-	return (rec.Error == store.ErrorRateLimited || rec.Error == store.ErrorHostDown) && rec.Verdict == store.VerdictTransient
-}
-
 // requeue keeps the URL of res queued, to be done again on resume, public
 // when a redirect from another origin reached it.
 func requeue(res *store.Result, depth int, public bool) {

@@ -227,6 +227,23 @@ const ErrorHostDown = "host down"
 // queued; on another site's, unverifiable.
 const ErrorRateLimited = "rate-limited"
 
+// Held says whether rec is that of a URL its host held back rather than
+// let be checked: it asked for a longer pause than the run may wait
+// (ErrorRateLimited), or, one of the site's own hosts, it stopped
+// answering part way through the pass (ErrorHostDown). Such a record says
+// nothing of the link: on the site's own hosts it is provisional
+// (HeldOwn); on another site's it is unverifiable.
+func (rec *URLRecord) Held() bool {
+	return rec.Error == ErrorRateLimited || rec.Error == ErrorHostDown
+}
+
+// HeldOwn says whether rec is that of a URL of the site's own hosts held
+// back to a later run, kept queued: provisional, done again when the pass
+// resumes, so the pass is not complete.
+func (rec *URLRecord) HeldOwn() bool {
+	return rec.Held() && rec.Verdict == VerdictTransient
+}
+
 // Cut says where a page was cut short; the reasons combine.
 type Cut uint8
 
