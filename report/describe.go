@@ -364,7 +364,7 @@ func (r *Report) unreadMore(rec store.URLRecord) string {
 		parts = append(parts, rec.Note)
 	}
 	if ghostPage(&rec) {
-		parts = append(parts, strings.TrimPrefix(rec.Note, "ghost: ")+" (its last good copy), so only links added since were not checked")
+		parts = append(parts, "following its links from "+strings.TrimPrefix(rec.Note, store.GhostNote)+" (its last good copy), so only links added since were not checked")
 	}
 	if advice := UnreadAdvice(rec); advice != "" {
 		parts = append(parts, advice)

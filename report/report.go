@@ -593,7 +593,7 @@ type fixedURL struct {
 // ghostPage says whether a parsed record is a page that failed this pass
 // and had the links of its last good copy followed (a ghost).
 func ghostPage(rec *store.URLRecord) bool {
-	return rec.Verdict != store.VerdictOK && strings.HasPrefix(rec.Note, "ghost:")
+	return rec.Verdict != store.VerdictOK && strings.HasPrefix(rec.Note, store.GhostNote)
 }
 
 // reachedByLink says whether the pass reached rec's URL by a link or a
@@ -730,7 +730,7 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 	}
 	msg += fmt.Sprintf(" %s: %s", first.URL, why)
 	if ghost {
-		msg += fmt.Sprintf("; its links were followed from its last good copy (%s), so the pages behind it were checked", strings.TrimPrefix(first.Note, "ghost: following its links from "))
+		msg += fmt.Sprintf("; its links were followed from its last good copy (%s), so the pages behind it were checked", strings.TrimPrefix(first.Note, store.GhostNote))
 	} else if note := withAdvice(first, true); note != "" && first.Verdict != store.VerdictOK {
 		msg += "; " + note
 	}

@@ -21,6 +21,12 @@ const SchemaVersion = 4
 // report reads it to say why no page links to the target.
 const RedirectNote = "reached by a redirect from "
 
+// GhostNote starts the Note of a ghost, a page that failed this pass and
+// had the links of its last good copy followed, followed by that copy's
+// date (time.DateOnly): the report reads it to say which links behind the
+// page were checked.
+const GhostNote = "ghost: following its links from "
+
 // Verdict classifies the outcome for one URL. Only VerdictBroken makes the
 // exit code 1 by default; the others are reported in their own sections.
 type Verdict string
@@ -140,7 +146,7 @@ type URLRecord struct {
 	Verdict      Verdict   `json:"verdict"`
 	Status       int       `json:"status,omitempty"` // final HTTP status; 0 when no response
 	Error        string    `json:"error,omitempty"`  // short error class: "timeout", "dns", "refused", "invalid URL", "redirect loop", ...
-	Note         string    `json:"note,omitempty"`   // extra context for a person: "skipped: robots", "ghost: links from 2026-11-20", ...
+	Note         string    `json:"note,omitempty"`   // extra context for a person: "skipped: robots", GhostNote+"2026-11-20", ...
 	ContentType  string    `json:"content_type,omitempty"`
 	Size         int64     `json:"size,omitempty"` // body bytes read (after decompression)
 	FinalURL     string    `json:"final_url,omitempty"`
