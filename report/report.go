@@ -715,11 +715,7 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 		}
 	}
 	ghost := ghostPage(&first)
-	them := "it"
-	if len(failed) > 1 {
-		them = "them"
-	}
-	behind := ", so nothing behind " + them + " was checked"
+	behind := ", so nothing behind " + them(len(failed)) + " was checked"
 	if ghost {
 		behind = ""
 	}
