@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -156,8 +157,8 @@ func TestRedirectToExcludedHostIsNotRequested(t *testing.T) {
 	}{
 		{"offline", rules.Config{Offline: true}, rules.Offline},
 		{"exclude", rules.Config{Exclude: []string{`^http://127\.0\.0\.2`}}, `--exclude ^http://127\.0\.0\.2`},
-		{"rule skip", rules.Config{Rules: []rules.Rule{{Source: "test", Host: "127.0.0.2", Action: "skip"}}}, "test: rule 1"},
-		{"rule ignore", rules.Config{Rules: []rules.Rule{{Source: "test", Host: "127.0.0.2", Action: "ignore"}}}, "test: rule 1"},
+		{"rule skip", rules.Config{Rules: []rules.Rule{{Source: "test", Host: "127.0.0.2", Action: "skip"}}}, "test: rule 1 (host 127.0.0.2)"},
+		{"rule ignore", rules.Config{Rules: []rules.Rule{{Source: "test", Host: "127.0.0.2", Action: "ignore"}}}, "test: rule 1 (host 127.0.0.2)"},
 		{"no rule", rules.Config{}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -198,6 +199,49 @@ func TestRedirectToExcludedHostIsNotRequested(t *testing.T) {
 			}
 			if _, ok := recs[other.URL+"/via-302"]; ok {
 				t.Errorf("the target the rules skip is recorded as if met: %+v", recs[other.URL+"/via-302"])
+			}
+		})
+	}
+}
+
+// A site whose robots.txt redirects to a host the rules never request does
+// not get that host asked for it: the server answered, so the site is not
+// unreachable (RFC 9309 would keep crawlers off it), and the file it
+// points to is unavailable to us, which allows all, said in a warning.
+// Without such a rule the file is read where the redirect leads.
+func TestRobotsRedirectToExcludedHostIsNotFollowed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		cfg  rules.Config
+		rule string
+	}{
+		{"offline", rules.Config{Offline: true}, rules.Offline},
+		{"exclude", rules.Config{Exclude: []string{`^http://127\.0\.0\.2`}}, `--exclude ^http://127\.0\.0\.2`},
+		{"rule skip", rules.Config{Rules: []rules.Rule{{Source: "test", Host: "127.0.0.2", Action: "skip"}}}, "test: rule 1 (host 127.0.0.2)"},
+		{"no rule", rules.Config{}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			site, other, hits := excludedPair(t, true)
+			recs, log := excludedRun(t, site.URL, tc.cfg)
+			got := hits.all()
+			if tc.rule == "" {
+				if len(got) == 0 || got[0] != "GET /robots.txt" {
+					t.Fatalf("no rule: the other host got %v, want its robots.txt asked for first", got)
+				}
+				return
+			}
+			if len(got) != 0 {
+				t.Errorf("the other host, which %s keeps out, got %d requests: %v", tc.rule, len(got), got)
+			}
+			if rec := recs[site.URL+"/"]; rec.Verdict != store.VerdictOK || !rec.Parsed {
+				t.Errorf("start page: %s %q (%s), parsed %v; want ok and parsed: the site's robots.txt allows all", rec.Verdict, rec.Error, rec.Note, rec.Parsed)
+			}
+			host := strings.TrimPrefix(site.URL, "http://")
+			want := host + ": robots.txt redirects to " + other.URL + "/robots.txt, which is not requested (" + tc.rule + "): taken as no robots.txt"
+			if q := strconv.Quote(want); !strings.Contains(log, q[1:len(q)-1]) {
+				t.Errorf("log:\n%s\nwant the warning %q", log, want)
 			}
 		})
 	}

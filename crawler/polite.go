@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
 	"github.com/linkpatrol/linkpatrol/throttle"
 )
@@ -183,8 +184,8 @@ func (c *Crawler) warnCrawlDelay(host string) {
 }
 
 // fetchRobots follows up to five redirects (RFC 9309) and reads the answer:
-// the file's rules, allow all (4xx, too many redirects, no server there at
-// all) or, for a host that is failing, disallow all with its cause; nil
+// the file's rules, allow all (4xx, too many redirects, a redirect to a
+// host the rules never request, no server there at all) or, for a host that is failing, disallow all with its cause; nil
 // when the throttle says to try again (a 429 or 503, a timeout, within the
 // host's retries), counted in tries.
 func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Permit, tries *robotsTry) *throttle.Robots {
@@ -226,6 +227,18 @@ func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Pe
 		next, err := u.Parse(h.header.Get("Location"))
 		if err != nil {
 			return throttle.ParseRobots(http.StatusNotFound, nil)
+		}
+		if next.Host != u.Host {
+			if d := c.rules.Decide(next); d.Action == rules.Skip || d.Action == rules.Ignore {
+				// A host the rules never request is not asked for its
+				// file either (qa7 Q1). The server answered, so the host
+				// is not unreachable (RFC 9309 §2.3.1.4, disallow all);
+				// like a chain of more than five redirects the file is
+				// unavailable to us (§2.3.1.2), which allows all.
+				c.cfg.Logger.Warn(fmt.Sprintf("%s: robots.txt redirects to %s, which is not requested (%s): taken as no robots.txt (RFC 9309 §2.3.1.2), so every URL of %s is allowed",
+					u.Host, clip(next.String()), d.Rule, u.Host), "host", u.Host, "location", clip(next.String()))
+				return throttle.ParseRobots(http.StatusNotFound, nil)
+			}
 		}
 		target = next.String()
 	}
