@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/rules"
@@ -104,6 +105,10 @@ func (c *Crawler) robotsRefused(host string, a robotsAnswer) (v store.Verdict, c
 type robotsTry struct {
 	attempt   int
 	comebacks throttle.Comebacks
+	// cause is what the last try the throttle asked again got: an
+	// answer's status (a 429 or 503), or the class of an error (a
+	// timeout, a network unreachable).
+	cause string
 }
 
 // loadRobots fetches host's robots.txt once, however many workers ask at
@@ -204,6 +209,10 @@ func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Pe
 		h := c.requestWith(ctx, http.MethodGet, target, p, requestOpts{robots: true, attempt: tries.attempt, comebacks: tries.comebacks})
 		p = nil
 		if h.retry && c.cfg.Throttle != nil {
+			tries.cause = strings.TrimSpace(strconv.Itoa(h.status) + " " + http.StatusText(h.status))
+			if h.err != nil {
+				_, tries.cause = classifyError(h.err)
+			}
 			if h.comeback > 0 {
 				tries.comebacks.Add(h.comeback)
 			} else {
@@ -244,6 +253,24 @@ func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Pe
 	}
 	// Too many redirects: RFC 9309 treats the file as unavailable (allow all).
 	return throttle.ParseRobots(http.StatusNotFound, nil)
+}
+
+// robotsNotYet is why a redirect hop to host was not requested when its
+// robots.txt could not be read yet, the throttle asking for another try
+// later: a status that asked for a pause, or a failure, which RFC 9309
+// keeps crawlers off the host for (qa7: an unreachable host was said to
+// have "asked to wait").
+func (c *Crawler) robotsNotYet(host string) (class, note string) {
+	stored, _ := c.robotsTries.Load(host)
+	tries, _ := stored.(robotsTry)
+	cause := tries.cause
+	switch {
+	case cause == "":
+		return "robots.txt not read yet", "the redirect target's host's robots.txt could not be read yet; tried again next pass"
+	case cause[0] >= '1' && cause[0] <= '9':
+		return "robots.txt asked to wait", "the redirect target's host answered its robots.txt with " + cause + "; tried again next pass"
+	}
+	return "robots.txt could not be fetched (" + cause + ")", "RFC 9309 keeps crawlers off a host until its robots.txt can be read; tried again next pass"
 }
 
 // robotsRefusal is the record of a URL that robots.txt keeps us from

@@ -126,8 +126,14 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			if a == robotsNotRead {
 				c.loadRobots(ctx, cu.Scheme, cu.Host, nil)
 				if a = c.robotsGate(cu, false); a == robotsNotRead {
-					// Its robots.txt asked for a pause: not requested now.
-					f.errClass, f.verdict, f.note = "robots.txt asked to wait", store.VerdictTransient, "the redirect target's host answered its robots.txt with 429 or 503; tried again next pass"
+					if err := ctx.Err(); err != nil {
+						f.err = err // stopped while it was read
+						return f
+					}
+					// Its robots.txt is to be asked again later: the hop
+					// is not requested now.
+					f.errClass, f.note = c.robotsNotYet(cu.Host)
+					f.verdict = store.VerdictTransient
 					return f
 				}
 			}
