@@ -142,6 +142,20 @@ func excludedRun(t *testing.T, site string, cfg rules.Config) (map[string]store.
 	return recs, log.String()
 }
 
+// keepOuts are the ways to tell linkpatrol never to request 127.0.0.2, each
+// with what decides so (the Decision.Rule a note names), and none.
+var keepOuts = []struct {
+	name string
+	cfg  rules.Config
+	rule string // "" when the other host is requested
+}{
+	{"offline", rules.Config{Offline: true}, rules.Offline},
+	{"exclude", rules.Config{Exclude: []string{`^http://127\.0\.0\.2`}}, `--exclude ^http://127\.0\.0\.2`},
+	{"rule skip", rules.Config{Rules: []rules.Rule{{Source: "test", Host: "127.0.0.2", Action: "skip"}}}, "test: rule 1 (host 127.0.0.2)"},
+	{"rule ignore", rules.Config{Rules: []rules.Rule{{Source: "test", Host: "127.0.0.2", Action: "ignore"}}}, "test: rule 1 (host 127.0.0.2)"},
+	{"no rule", rules.Config{}, ""},
+}
+
 // A redirect to a URL the rules never request (--offline, --exclude, a
 // [[rule]] that skips or ignores it) is not followed: the other host gets
 // no request at all, not even for its robots.txt, and the link that
@@ -150,17 +164,7 @@ func excludedRun(t *testing.T, site string, cfg rules.Config) (map[string]store.
 // asked, which shows the count at the server sees the requests.
 func TestRedirectToExcludedHostIsNotRequested(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name string
-		cfg  rules.Config
-		rule string // what the note names; "" when the target is requested
-	}{
-		{"offline", rules.Config{Offline: true}, rules.Offline},
-		{"exclude", rules.Config{Exclude: []string{`^http://127\.0\.0\.2`}}, `--exclude ^http://127\.0\.0\.2`},
-		{"rule skip", rules.Config{Rules: []rules.Rule{{Source: "test", Host: "127.0.0.2", Action: "skip"}}}, "test: rule 1 (host 127.0.0.2)"},
-		{"rule ignore", rules.Config{Rules: []rules.Rule{{Source: "test", Host: "127.0.0.2", Action: "ignore"}}}, "test: rule 1 (host 127.0.0.2)"},
-		{"no rule", rules.Config{}, ""},
-	} {
+	for _, tc := range keepOuts {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			site, other, hits := excludedPair(t, false)
@@ -211,16 +215,7 @@ func TestRedirectToExcludedHostIsNotRequested(t *testing.T) {
 // Without such a rule the file is read where the redirect leads.
 func TestRobotsRedirectToExcludedHostIsNotFollowed(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name string
-		cfg  rules.Config
-		rule string
-	}{
-		{"offline", rules.Config{Offline: true}, rules.Offline},
-		{"exclude", rules.Config{Exclude: []string{`^http://127\.0\.0\.2`}}, `--exclude ^http://127\.0\.0\.2`},
-		{"rule skip", rules.Config{Rules: []rules.Rule{{Source: "test", Host: "127.0.0.2", Action: "skip"}}}, "test: rule 1 (host 127.0.0.2)"},
-		{"no rule", rules.Config{}, ""},
-	} {
+	for _, tc := range keepOuts {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			site, other, hits := excludedPair(t, true)
