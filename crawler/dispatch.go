@@ -22,7 +22,7 @@ type task struct {
 	permit  *throttle.Permit
 	attempt int // retries so far (after 429/503/timeouts the throttle allows retrying)
 	// comebacks: how often the server sent it away with a Retry-After
-	// the crawl waits for, which is no failed try (see throttle.Permit.Comeback).
+	// the crawl waits for, which is no failed try (see throttle.Decision.Comeback).
 	comebacks  throttle.Comebacks
 	prev       *store.URLRecord // what an earlier pass (or run) recorded
 	prevLoaded bool             // prev was read when staged

@@ -315,7 +315,7 @@ func (c *Crawler) heldBackBy(target string) hold {
 	wait := fmt.Sprintf("Retry-After %s (until %s)", roughly(end.Sub(now)), end.Local().Format("2006-01-02 15:04"))
 	if since := c.cfg.Throttle.Refusing(host); !since.IsZero() && (maxPause <= 0 || end.Sub(now) <= maxPause) {
 		// No one pause was too long: the host refused every request
-		// for longer than this run waits (see throttle.Permit.Comeback).
+		// for longer than this run waits (see throttle.Decision.Comeback).
 		wait = fmt.Sprintf("the host has answered every request with 429 or 503 and a Retry-After since %s (%s), next %s", since.Local().Format("15:04"), roughly(now.Sub(since)), wait)
 	}
 	if own {
@@ -579,7 +579,7 @@ func (c *Crawler) loadHostState(passID uint64, resumed bool) error {
 }
 
 // logPaced tells the person running the crawl what an answer to target
-// did to its host's pace (see throttle.Permit.Paced): a host slowed down
+// did to its host's pace (see throttle.Decision.Paced): a host slowed down
 // to one request a minute must not look like a crawl that hangs.
 func (c *Crawler) logPaced(target, paced string) {
 	host := target

@@ -85,12 +85,13 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 				// robots.txt speaks for the whole host; any other URL for itself.
 				out.Key = target
 			}
-			h.retry, h.retryAfter = p.Done(out)
+			d := p.Done(out)
+			h.retry, h.retryAfter = d.Retry, d.After
 			if h.retry {
-				h.comeback = p.Comeback()
+				h.comeback = d.Comeback
 			}
-			if paced := p.Paced(); paced != "" {
-				c.logPaced(target, paced)
+			if d.Paced != "" {
+				c.logPaced(target, d.Paced)
 			}
 		}()
 	}
