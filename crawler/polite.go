@@ -98,13 +98,6 @@ func (c *Crawler) robotsRefused(host string, a robotsAnswer) (v store.Verdict, c
 	return store.VerdictSkipped, "robots", "skipped: robots.txt disallows it"
 }
 
-// robotsTry is what a host's robots.txt fetches the throttle asked to try
-// again have used: failed tries and comebacks (see task.comebacks).
-type robotsTry struct {
-	attempt   int
-	comebacks throttle.Comebacks
-}
-
 // loadRobots fetches host's robots.txt once, however many workers ask at
 // the same moment, through the host's throttle like any other request.
 func (c *Crawler) loadRobots(ctx context.Context, scheme, host string, p *throttle.Permit) {
@@ -116,7 +109,7 @@ func (c *Crawler) loadRobots(ctx context.Context, scheme, host string, p *thrott
 			return nil, nil
 		}
 		stored, _ := c.robotsTries.Load(host)
-		tries, _ := stored.(robotsTry)
+		tries, _ := stored.(retries)
 		r := c.fetchRobots(ctx, scheme+"://"+host+"/robots.txt", p, &tries)
 		if ctx.Err() != nil {
 			return nil, ctx.Err() // stopped: neither allow nor forbid on a guess
@@ -187,7 +180,7 @@ func (c *Crawler) warnCrawlDelay(host string) {
 // all) or, for a host that is failing, disallow all with its cause; nil
 // when the throttle says to try again (a 429 or 503, a timeout, within the
 // host's retries), counted in tries.
-func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Permit, tries *robotsTry) *throttle.Robots {
+func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Permit, tries *retries) *throttle.Robots {
 	for hops := 0; hops <= 5; hops++ {
 		u, err := url.Parse(target)
 		if err != nil {
@@ -200,14 +193,10 @@ func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Pe
 				return throttle.UnreachableRobots(err.Error())
 			}
 		}
-		h := c.requestWith(ctx, http.MethodGet, target, p, requestOpts{robots: true, attempt: tries.attempt, comebacks: tries.comebacks})
+		h := c.requestWith(ctx, http.MethodGet, target, p, requestOpts{robots: true, retries: *tries})
 		p = nil
 		if h.retry && c.cfg.Throttle != nil {
-			if h.comeback > 0 {
-				tries.comebacks.Add(h.comeback)
-			} else {
-				tries.attempt++
-			}
+			tries.count(h.comeback)
 			return nil
 		}
 		if h.err != nil {
