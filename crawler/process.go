@@ -177,7 +177,7 @@ func (c *Crawler) upgrade(ctx context.Context, t task, first string, f *fetched,
 		return false // the check stands; the throttle said no more requests now
 	}
 	fu, _ := url.Parse(first)
-	h := c.requestWith(ctx, http.MethodGet, f.finalURL, p, requestOpts{wantHTML: true, attempt: t.attempt, comebacks: t.comebacks, public: t.Public || fu == nil || !sameOrigin(fu, u), policy: f.policy})
+	h := c.requestWith(ctx, http.MethodGet, f.finalURL, p, requestOpts{wantHTML: true, retries: t.retries, public: t.Public || fu == nil || !sameOrigin(fu, u), policy: f.policy})
 	if h.err == nil && !h.retry {
 		f.hop = h
 	}
