@@ -64,8 +64,9 @@
 // (frontier.go), built from the bucket by the first write that needs it
 // after Open and dropped when a write fails. At 100,000 generated pages
 // (scripts/bench.sh) the frontier held up to 83,147 tasks, for an index of
-// 3.3 MiB; minor faults went from 279k to 195k and CPU from 187 to 167 us
-// a page (one pair, loaded; see issue-17 notes for the alternated runs).
+// 3.3 MiB; against schema 4 (four alternated pairs, loaded) minor faults
+// went from 262-279k to 183-195k, CPU from 187-207 to 153-178 us a page,
+// and at 10,000 pages from 140-173 to 121-151; peak RSS stayed 117-120 MiB.
 //
 // # The outbox
 //

@@ -133,7 +133,9 @@ func TestDamagedFrontier(t *testing.T) {
 		name   string
 		damage func(b *bbolt.Bucket) error
 	}{
-		{"key not a number", func(b *bbolt.Bucket) error { return b.Put([]byte("abc"), appendFrontierEntry(nil, &Task{URL: a, Action: "check"})) }},
+		{"key not a number", func(b *bbolt.Bucket) error {
+			return b.Put([]byte("abc"), appendFrontierEntry(nil, &Task{URL: a, Action: "check"}))
+		}},
 		{"number above the sequence", func(b *bbolt.Bucket) error {
 			return b.Put(be64(b.Sequence()+1), appendFrontierEntry(nil, &Task{URL: a, Action: "check"}))
 		}},
@@ -148,17 +150,7 @@ func TestDamagedFrontier(t *testing.T) {
 			if err := db.Close(); err != nil {
 				t.Fatal(err)
 			}
-			raw, err := bbolt.Open(path, 0o644, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = raw.Update(func(tx *bbolt.Tx) error { return tt.damage(tx.Bucket(bucketFrontier)) })
-			if cerr := raw.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			rawUpdate(t, path, func(tx *bbolt.Tx) error { return tt.damage(tx.Bucket(bucketFrontier)) })
 			db = openAt(t, path)
 			if err := db.Commit(p.ID, []Result{page(home, about)}); !errors.Is(err, ErrCorrupt) {
 				t.Errorf("Commit: %v, want ErrCorrupt", err)
@@ -180,17 +172,7 @@ func TestDamagedFrontier(t *testing.T) {
 func TestMigrateSchema4(t *testing.T) {
 	t.Parallel()
 	const a, b, c, d, e, f = "http://127.0.0.1/a", "http://127.0.0.1/b", "http://127.0.0.1/c", "http://127.0.0.1/d", "http://127.0.0.1/e", "http://127.0.0.1/f"
-	orig, err := os.ReadFile("testdata/schema4.bolt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "old.db")
-	if err := os.WriteFile(path, orig, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := schemaOf(t, path); got != 4 {
-		t.Fatalf("testdata file has schema %d, want 4", got)
-	}
+	path, orig := copyTestdata(t, "schema4.bolt", 4)
 	want := []Task{
 		{URL: a, Action: "check", Depth: 1},
 		{URL: c, Action: "check", Depth: 1},
@@ -248,27 +230,10 @@ func TestMigrateSchema4(t *testing.T) {
 // frontier as it was.
 func TestMigrateDamagedSchema4(t *testing.T) {
 	t.Parallel()
-	orig, err := os.ReadFile("testdata/schema4.bolt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "old.db")
-	if err := os.WriteFile(path, orig, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	raw, err := bbolt.Open(path, 0o644, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = raw.Update(func(tx *bbolt.Tx) error {
+	path, _ := copyTestdata(t, "schema4.bolt", 4)
+	rawUpdate(t, path, func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketFrontier).Put([]byte("http://127.0.0.1/c"), []byte{taskFormat1 + 7})
 	})
-	if cerr := raw.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 	if db, err := Open(path, Options{}); !errors.Is(err, ErrCorrupt) {
 		if err == nil {
 			_ = db.Close()

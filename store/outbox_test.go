@@ -413,17 +413,7 @@ func FuzzDecodeOutbox(f *testing.F) {
 // with its open pass as a worker's database.
 func TestMigrateSchema1(t *testing.T) {
 	t.Parallel()
-	orig, err := os.ReadFile("testdata/schema1.bolt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "old.db")
-	if err := os.WriteFile(path, orig, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := schemaOf(t, path); got != 1 {
-		t.Fatalf("testdata file has schema %d, want 1", got)
-	}
+	path, orig := copyTestdata(t, "schema1.bolt", 1)
 
 	ro, err := Open(path, Options{ReadOnly: true})
 	if err != nil {
