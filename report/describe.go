@@ -424,10 +424,10 @@ const UnreadHelp = "pages of the site that could not be read this pass (a server
 
 // unreadText is one line for a page of the site that could not be read.
 func (r *Report) unreadText(rec store.URLRecord) string {
-	msg := r.Location(rec.URL) + ": could not be read (" + Problem(rec) + "), so the links behind it were not checked"
-	if ghostPage(&rec) {
-		// unreadMore says which links were checked behind it.
-		msg = r.Location(rec.URL) + ": could not be read (" + Problem(rec) + ")"
+	msg := r.Location(rec.URL) + ": could not be read (" + Problem(rec) + ")"
+	if !ghostPage(&rec) {
+		// For a ghost, unreadMore says which links were checked behind it.
+		msg += ", so the links behind it were not checked"
 	}
 	if more := r.unreadMore(rec); more != "" {
 		msg += "; " + more
