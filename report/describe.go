@@ -225,7 +225,7 @@ func (r *Report) downLine() string {
 		if d.After > 0 {
 			after = " after " + plural(d.After, "request", "requests")
 		}
-		parts = append(parts, fmt.Sprintf("%s stopped answering%s%s: %s not checked (connections refused)", d.Host, at, after, plural(d.URLs, "URL", "URLs")))
+		parts = append(parts, fmt.Sprintf("%s stopped answering%s%s: %s not checked", d.Host, at, after, plural(d.URLs, "URL", "URLs")))
 		n += d.URLs
 	}
 	them := "them"
