@@ -98,13 +98,6 @@ func (c *Crawler) robotsRefused(host string, a robotsAnswer) (v store.Verdict, c
 	return store.VerdictSkipped, "robots", "skipped: robots.txt disallows it"
 }
 
-// robotsTry is what a host's robots.txt fetches the throttle asked to try
-// again have used: failed tries and comebacks (see task.comebacks).
-type robotsTry struct {
-	attempt   int
-	comebacks throttle.Comebacks
-}
-
 // loadRobots fetches host's robots.txt once, however many workers ask at
 // the same moment, through the host's throttle like any other request.
 func (c *Crawler) loadRobots(ctx context.Context, scheme, host string, p *throttle.Permit) {
@@ -116,7 +109,7 @@ func (c *Crawler) loadRobots(ctx context.Context, scheme, host string, p *thrott
 			return nil, nil
 		}
 		stored, _ := c.robotsTries.Load(host)
-		tries, _ := stored.(robotsTry)
+		tries, _ := stored.(retries)
 		r := c.fetchRobots(ctx, scheme+"://"+host+"/robots.txt", p, &tries)
 		if ctx.Err() != nil {
 			return nil, ctx.Err() // stopped: neither allow nor forbid on a guess
@@ -187,7 +180,7 @@ func (c *Crawler) warnCrawlDelay(host string) {
 // all) or, for a host that is failing, disallow all with its cause; nil
 // when the throttle says to try again (a 429 or 503, a timeout, within the
 // host's retries), counted in tries.
-func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Permit, tries *robotsTry) *throttle.Robots {
+func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Permit, tries *retries) *throttle.Robots {
 	for hops := 0; hops <= 5; hops++ {
 		u, err := url.Parse(target)
 		if err != nil {
@@ -200,14 +193,10 @@ func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Pe
 				return throttle.UnreachableRobots(err.Error())
 			}
 		}
-		h := c.requestWith(ctx, http.MethodGet, target, p, requestOpts{robots: true, attempt: tries.attempt, comebacks: tries.comebacks})
+		h := c.requestWith(ctx, http.MethodGet, target, p, requestOpts{robots: true, retries: *tries})
 		p = nil
 		if h.retry && c.cfg.Throttle != nil {
-			if h.comeback > 0 {
-				tries.comebacks.Add(h.comeback)
-			} else {
-				tries.attempt++
-			}
+			tries.count(h.comeback)
 			return nil
 		}
 		if h.err != nil {
@@ -321,7 +310,7 @@ func (c *Crawler) heldBackBy(target string) hold {
 	wait := fmt.Sprintf("Retry-After %s (until %s)", roughly(end.Sub(now)), end.Local().Format("2006-01-02 15:04"))
 	if since := c.cfg.Throttle.Refusing(host); !since.IsZero() && (maxPause <= 0 || end.Sub(now) <= maxPause) {
 		// No one pause was too long: the host refused every request
-		// for longer than this run waits (see throttle.Permit.Comeback).
+		// for longer than this run waits (see throttle.Decision.Comeback).
 		wait = fmt.Sprintf("the host has answered every request with 429 or 503 and a Retry-After since %s (%s), next %s", since.Local().Format("15:04"), roughly(now.Sub(since)), wait)
 	}
 	if own {
@@ -343,13 +332,6 @@ func (c *Crawler) deferral(pass store.Pass, t task, target string) (res store.Re
 		requeue(&res, t.Depth, t.Public)
 	}
 	return res, h.until
-}
-
-// HeldOwn says whether rec is that of a URL of the site's own hosts held
-// back to a later run, kept queued (see heldBackBy): provisional, done
-// again when the pass resumes.
-func HeldOwn(rec store.URLRecord) bool {
-	return (rec.Error == store.ErrorRateLimited || rec.Error == store.ErrorHostDown) && rec.Verdict == store.VerdictTransient
 }
 
 // requeue keeps the URL of res queued, to be done again on resume, public
@@ -592,7 +574,7 @@ func (c *Crawler) loadHostState(passID uint64, resumed bool) error {
 }
 
 // logPaced tells the person running the crawl what an answer to target
-// did to its host's pace (see throttle.Permit.Paced): a host slowed down
+// did to its host's pace (see throttle.Decision.Paced): a host slowed down
 // to one request a minute must not look like a crawl that hangs.
 func (c *Crawler) logPaced(target, paced string) {
 	host := target

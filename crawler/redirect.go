@@ -128,7 +128,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 				return f
 			}
 		}
-		opts := requestOpts{wantHTML: parse, attempt: t.attempt, comebacks: t.comebacks, consume: consume, public: t.Public || !sameOrigin(first, cu), policy: f.policy}
+		opts := requestOpts{wantHTML: parse, retries: t.retries, consume: consume, public: t.Public || !sameOrigin(first, cu), policy: f.policy}
 		if len(f.redirects) == 0 {
 			opts.prev = prev
 		}
