@@ -131,7 +131,7 @@ func TestSiteServerHangingOrResettingMidPassIsNotDeadLinks(t *testing.T) {
 			t.Cleanup(func() { close(release) }) // runs first: srv.Close waits for the handlers
 			addr := strings.TrimPrefix(srv.URL, "http://")
 			r := runInProcess(t, "check", "--db", filepath.Join(t.TempDir(), "lp.db"), "--per-host", "2", "--retries", "1",
-				"--timeout", "300ms", "--max-time", "20s", srv.URL+"/")
+				"--timeout", "2s", "--max-time", "40s", srv.URL+"/")
 			first, _, _ := strings.Cut(r.stdout, "\n\n")
 			first = strings.Join(strings.Fields(first), " ")
 			if r.code != exitStopped || !strings.HasPrefix(first, "INCOMPLETE: "+addr+" stopped answering at ") ||
