@@ -466,6 +466,11 @@ func be64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 
 // corrupt reports a stored value that does not decode.
 func (db *DB) corrupt(what string, key []byte, err error) error {
+	if errors.Is(err, errFormat) {
+		// A value this build cannot read may be one a newer build wrote
+		// (a field or format it added without a schema change), not damage.
+		return fmt.Errorf("%s: %w, or %w: %s %q: %v", db.path, ErrCorrupt, ErrTooNew, what, key, err)
+	}
 	return fmt.Errorf("%s: %w: %s %q: %v", db.path, ErrCorrupt, what, key, err)
 }
 
