@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -102,10 +103,13 @@ type DB struct {
 	lastSync time.Time
 
 	// releasedAt is the count of pages written when a write transaction
-	// last dropped the mapped file's pages, which it does every
-	// releasePages pages in a file above releaseAbove bytes (see
-	// release.go; tests make them smaller).
-	releasedAt, releasePages, releaseAbove int64
+	// last dropped the mapped file's pages, and residentBase what the
+	// process had of files resident right after the last drop. A file above
+	// releaseAbove bytes is dropped when more than mappedBudget bytes have
+	// become resident since, or, where that cannot be measured, every
+	// releasePages pages written (see release.go; tests make them smaller).
+	releasedAt, releasePages, releaseAbove, mappedBudget int64
+	residentBase                                         atomic.Int64
 
 	// outboxReady gets a value (if it has none) after a commit adds an
 	// outbox entry; see OutboxReady.
@@ -191,10 +195,13 @@ func open(path string, opt Options) (*DB, error) {
 		}
 		return nil, openError(path, err)
 	}
-	db := &DB{path: path, opt: opt, pruneChunk: defaultPruneChunk, releasePages: releasePages, releaseAbove: releaseAbove, bolt: bdb, outboxReady: make(chan struct{}, 1)}
+	db := &DB{path: path, opt: opt, pruneChunk: defaultPruneChunk, releasePages: releasePages, releaseAbove: releaseAbove, mappedBudget: mappedBudget, bolt: bdb, outboxReady: make(chan struct{}, 1)}
 	if err := db.check(); err != nil {
 		_ = bdb.Close()
 		return nil, err
+	}
+	if r, ok := residentFile(); ok {
+		db.residentBase.Store(r)
 	}
 	if !opt.ReadOnly {
 		db.removeStaleCopies()
