@@ -38,45 +38,30 @@ import (
 // dropped the mapping every 128 lists it read: 780 drops at 100,000 pages.
 const mappedBudget = 48 << 20
 
-// releasePages is how many pages the write transactions write between two
-// drops of the mapped pages where the resident part cannot be measured
-// (no /proc): each page written was read first, and brought its neighbours
-// with it.
-const releasePages = 1024
-
 // releaseAbove is the size of file below which nothing is dropped: all of
 // it mapped costs no more than that, and a page read again costs a fault
 // (at 30,000 pages, dropping after every 256 pages written took 90,000 more
 // faults). A check of 10,000 pages, whose file is 8 MiB, drops nothing.
 const releaseAbove = 32 << 20
 
-// releaseIfDue runs releaseMapped when more than db.mappedBudget of the
-// file has become resident since it last did (or, where that cannot be
-// measured, db.releasePages pages have been written), in a file above
-// db.releaseAbove. Only write transactions, which bbolt serialises, call
-// it. A failure costs only memory, and is not worth failing a commit for.
+// releaseIfDue runs release when more than db.mappedBudget of the file
+// has become resident since it last did, in a file above db.releaseAbove.
+// Where what is resident cannot be read (no /proc) nothing is dropped. A
+// failure costs only memory, and is not worth failing a commit for.
 func (db *DB) releaseIfDue(tx *bbolt.Tx) {
 	if tx.Size() <= db.releaseAbove {
 		return
 	}
-	st := db.bolt.Stats()
-	written := st.TxStats.GetWrite()
-	if grown, ok := db.mappedGrowth(); ok {
-		if grown <= db.mappedBudget {
-			return
-		}
-	} else if written-db.releasedAt < db.releasePages {
-		return
+	if grown, ok := db.mappedGrowth(); ok && grown > db.mappedBudget {
+		db.release(tx)
 	}
-	db.release(tx)
-	db.releasedAt = written
 }
 
 // release drops the mapped pages and takes what is resident after it as
 // the base that mappedGrowth measures from.
 func (db *DB) release(tx *bbolt.Tx) {
 	_ = releaseMapped(tx)
-	if r, ok := residentFile(); ok {
+	if r, ok := db.statm.residentFile(); ok {
 		db.residentBase.Store(r)
 	}
 }
@@ -90,7 +75,7 @@ func (db *DB) release(tx *bbolt.Tx) {
 // base (another file dropped, or bbolt remapped a grown file), the base
 // falls with it.
 func (db *DB) mappedGrowth() (int64, bool) {
-	r, ok := residentFile()
+	r, ok := db.statm.residentFile()
 	if !ok {
 		return 0, false
 	}
@@ -112,8 +97,8 @@ func (db *DB) mappedGrowth() (int64, bool) {
 const scanCheck = 512 << 10
 
 // scan is b.ForEach, dropping the mapped pages when more than
-// db.mappedBudget of them are resident (or, where that cannot be measured,
-// every scanCheck bytes) in a file above db.releaseAbove. The keys and values handed to fn earlier
+// db.mappedBudget of them have become resident, in a file above
+// db.releaseAbove. The keys and values handed to fn earlier
 // stay readable: the mapping is not removed, only its pages.
 //
 // bbolt hands keys over in ascending order; a damaged branch page that
@@ -137,7 +122,7 @@ func (db *DB) scanMore(tx *bbolt.Tx, b *bbolt.Bucket, fn func(k, v []byte, read 
 	add := func(n int) {
 		if read += n; release && read >= scanCheck {
 			read = 0
-			if grown, ok := db.mappedGrowth(); !ok || grown > db.mappedBudget {
+			if grown, ok := db.mappedGrowth(); ok && grown > db.mappedBudget {
 				db.release(tx)
 			}
 		}

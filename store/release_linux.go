@@ -22,19 +22,35 @@ func releaseMapped(tx *bbolt.Tx) error {
 	return nil
 }
 
-// residentFile is how many bytes of files this process has resident
-// through its mappings (RssFile and RssShmem: the third field of
-// /proc/self/statm, in pages), and whether it could be read. The kernel
-// keeps the count, so reading it costs a few microseconds however large
-// the mappings are, where /proc/self/smaps walks every page.
-func residentFile() (int64, bool) {
+// statm reads what the process has of files resident through its
+// mappings (RssFile and RssShmem: the third field of /proc/self/statm, in
+// pages). The kernel keeps the count, so a read costs a few microseconds
+// however large the mappings are, where /proc/self/smaps walks every page;
+// the file stays open because opening it cost five times the read (31 us
+// against 6.5, loaded).
+type statm struct{ f *os.File }
+
+// openStatm opens /proc/self/statm; without it (no /proc) residentFile
+// says it cannot tell.
+func openStatm() statm {
 	f, err := os.Open("/proc/self/statm")
 	if err != nil {
+		return statm{}
+	}
+	return statm{f}
+}
+
+// residentFile is the count in bytes, and whether it could be read.
+func (s statm) residentFile() (int64, bool) {
+	if s.f == nil {
 		return 0, false
 	}
-	defer f.Close()
 	var buf [128]byte
-	n, _ := f.Read(buf[:])
+	n, err := s.f.ReadAt(buf[:], 0)
+	if n == 0 && err != nil {
+		return 0, false
+	}
+	// size resident shared text lib data dt
 	fields := bytes.Fields(buf[:n])
 	if len(fields) < 3 {
 		return 0, false
@@ -44,4 +60,10 @@ func residentFile() (int64, bool) {
 		return 0, false
 	}
 	return pages * int64(os.Getpagesize()), true
+}
+
+func (s statm) close() {
+	if s.f != nil {
+		_ = s.f.Close()
+	}
 }
