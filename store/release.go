@@ -19,24 +19,23 @@ import (
 // that to what was read since; the page cache keeps them, so a page read
 // again costs a minor fault, not a disk read.
 
-// mappedBudget is how much of the file may be resident through the
+// mappedBudget is how much of the file may become resident through the
 // mapping before a write transaction, or a scan, drops it: every drop costs
 // the madvise and then a fault for each page read again, so it is done only
-// as often as the memory target needs. The peak RSS of issue 17 is 150 MiB
-// at 100,000 pages; the heap is about 75 MiB of it (the collector's 64 MiB
-// goal, see cmd/linkpatrol/gc.go), the program's own text and data a few
-// more. See mappedGrowth for how the resident part is measured.
+// as often as the memory target needs. Issue 17 asks for a peak RSS of at
+// most 150 MiB at 100,000 pages; the heap takes about 77 MiB of it (the
+// collector's 64 MiB goal, cmd/linkpatrol/gc.go), the program's text and
+// data about 16, and 40 leaves 13 MiB spare. See mappedGrowth for how the
+// resident part is measured.
 //
-// History: drops used to come every releasePages pages written, whatever
-// was resident. At 100,000 pages a CPU profile put 20-30 us of the 250-290
-// us a page cost on them, the largest part of what a page cost more there
-// than at 10,000; doubling the interval saved 8 us a page for 14 MiB (nine
-// alternated pairs, schema 3: 1024 gave 127 MiB peak RSS, 330,000 minor
-// faults, 235-289 us a page; 2048 139-143 MiB, 263,000, 234-264 us;
-// never dropping 173 MiB, 115,000, 221-235 us), and with schema 4, 1024
-// gave 118-120 MiB and 197-220 us, 2048 125 MiB and 200-202 us. PageLinks
-// dropped the mapping every 128 lists it read: 780 drops at 100,000 pages.
-const mappedBudget = 48 << 20
+// Drops used to come every 1024 pages written, whatever was resident, and
+// every 128 lists PageLinks read (780 times at 100,000 pages). Against
+// that, at 100,000 pages (scripts/bench.sh's check, alternated, loaded):
+// peak RSS 118-120 MiB -> 135-137 (32 MiB: 128; 48: 141-143; 64: 159),
+// minor faults 266-279k -> 154-167k; in CPU profiles (two runs each) the
+// faults (bbolt's Page.FastCheck) went from 13 to 9 us a page and the
+// madvise from 7 to 3.5; the whole CPU a page moved less than the noise.
+const mappedBudget = 40 << 20
 
 // releaseAbove is the size of file below which nothing is dropped: all of
 // it mapped costs no more than that, and a page read again costs a fault
