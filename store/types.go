@@ -14,7 +14,10 @@ import "time"
 // (record format 2); the records and
 // lists of an older file read as they are, a record of format 1 having its
 // list under its URL, and a page's list moves when the page is stored again.
-const SchemaVersion = 4
+// Schema 5 keys the frontier by a number in the order tasks are queued, the
+// URL in the value; migrating moves an older file's tasks under numbers in
+// URL order, in the migration's one transaction.
+const SchemaVersion = 5
 
 // RedirectNote starts the Note of a redirect target that a pass reached by
 // a redirect rather than a link, followed by the URL redirected from: the
