@@ -99,7 +99,7 @@ func (t *Throttle) ExportState(host string) ([]byte, error) {
 		Pass:             pass,
 		Standing:         l.standing(),
 		Answered:         l.answered[host],
-		ConnRefusedSince: l.connRefusedSince,
+		ConnRefusedSince: l.silence.since,
 		Held:             maps.Clone(l.held),
 		RefusingSince:    l.refusingSince,
 	}
@@ -203,8 +203,8 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 				l.answered = make(map[string]int64)
 			}
 			l.answered[host] = st.Answered
-			if st.ConnRefusedSince.After(l.connRefusedSince) {
-				l.connRefusedSince = st.ConnRefusedSince
+			if st.ConnRefusedSince.After(l.silence.since) {
+				l.silence.since = st.ConnRefusedSince
 			}
 		}
 	}
