@@ -64,6 +64,8 @@ type WorkerConfig struct {
 	// lookEvery, for tests, replaces how often a frontier looks in the
 	// stream for tasks of shards it has no consumer for (lookEvery).
 	lookEvery time.Duration
+	// clock, for tests, replaces the real time of the lease keeper.
+	clock clock
 }
 
 const defaultBatch = 32
@@ -118,6 +120,9 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 	if cfg.lookEvery <= 0 {
 		cfg.lookEvery = lookEvery
 	}
+	if cfg.clock == nil {
+		cfg.clock = realClock{}
+	}
 	b, err := openBuckets(ctx, js)
 	if err != nil {
 		return nil, err
@@ -136,7 +141,7 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 	id := identity{name: cfg.Name, token: w.token, db: w.dbID, host: cfg.Host, path: cfg.DBPath}
-	if w.leases, err = acquire(ctx, b, id, cfg.Shards, w.logf); err != nil {
+	if w.leases, err = acquire(ctx, b, id, cfg.Shards, cfg.clock, w.logf); err != nil {
 		return nil, err
 	}
 	w.leases.fault = cfg.renewFault
