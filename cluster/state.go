@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -131,17 +130,7 @@ func sameReport(a, b *WorkerStatus) bool {
 }
 
 func getJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) (ok bool, err error) {
-	e, err := kv.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("read %s: %w", key, err)
-	}
-	if err := json.Unmarshal(e.Value(), v); err != nil {
-		return false, fmt.Errorf("read %s: %w", key, err)
-	}
-	return true, nil
+	return getState(ctx, kvState{kv}, key, v)
 }
 
 func putJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) error {
@@ -228,7 +217,12 @@ func Workers(ctx context.Context, js jetstream.JetStream) ([]WorkerStatus, error
 	if err != nil {
 		return nil, err
 	}
-	m, err := workerStatuses(ctx, b.state)
+	return workersIn(ctx, kvState{b.state})
+}
+
+// workersIn is Workers read from src.
+func workersIn(ctx context.Context, src stateReader) ([]WorkerStatus, error) {
+	m, err := workerStatuses(ctx, src)
 	if err != nil {
 		return nil, err
 	}

@@ -66,6 +66,8 @@ type WorkerConfig struct {
 	lookEvery time.Duration
 	// clock, for tests, replaces the real time of the lease keeper.
 	clock clock
+	// reportEvery, for tests, replaces progressEvery.
+	reportEvery time.Duration
 }
 
 const defaultBatch = 32
@@ -122,6 +124,9 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 	}
 	if cfg.clock == nil {
 		cfg.clock = realClock{}
+	}
+	if cfg.reportEvery <= 0 {
+		cfg.reportEvery = progressEvery
 	}
 	b, err := openBuckets(ctx, js)
 	if err != nil {
@@ -726,7 +731,7 @@ func (w *Worker) noteJoined(ctx context.Context, pass uint64) (map[string]uint64
 	if err != nil {
 		return nil, fmt.Errorf("join: %w", err)
 	}
-	statuses, err := workerStatuses(ctx, w.b.state)
+	statuses, err := workerStatuses(ctx, kvState{w.b.state})
 	if err != nil {
 		return nil, fmt.Errorf("join: %w", err)
 	}
@@ -1200,7 +1205,7 @@ func shardOfURL(raw string) int {
 func (f *Frontier) report() {
 	defer f.wg.Done()
 	var last *WorkerStatus
-	tick := time.NewTicker(progressEvery)
+	tick := time.NewTicker(f.w.cfg.reportEvery)
 	defer tick.Stop()
 	var again <-chan time.Time
 	for {
