@@ -538,8 +538,7 @@ func (c *Coordinator) watchEnd(ctx context.Context) error {
 			}
 		}
 		changed = view.next()
-		var rec PassRecord
-		found, err := getState(ctx, view, passKey, &rec)
+		rec, _, found, err := passRecord(ctx, view)
 		if err != nil || !found || rec.Pass.State != store.PassRunning {
 			continue
 		}
@@ -754,21 +753,11 @@ func removeUpTo(ctx context.Context, stream jetstream.Stream, subject string, up
 // runningSince is the KV revision of the record of pass while it runs:
 // the record is written again when a pass is resumed. 0 otherwise.
 func runningSince(ctx context.Context, src stateReader, pass uint64) (uint64, error) {
-	e, err := src.entry(ctx, passKey)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return 0, nil
+	rec, rev, ok, err := passRecord(ctx, src)
+	if err != nil || !ok || rec.Pass.ID != pass || rec.Pass.State != store.PassRunning {
+		return 0, err
 	}
-	if err != nil {
-		return 0, fmt.Errorf("read %s: %w", passKey, err)
-	}
-	var rec PassRecord
-	if err := json.Unmarshal(e.Value(), &rec); err != nil {
-		return 0, fmt.Errorf("read %s: %w", passKey, err)
-	}
-	if rec.Pass.ID != pass || rec.Pass.State != store.PassRunning {
-		return 0, nil
-	}
-	return e.Revision(), nil
+	return rev, nil
 }
 
 func orNone(s string) string {
@@ -783,13 +772,19 @@ func workerStatuses(ctx context.Context, src stateReader) (map[string]*WorkerSta
 	if err != nil {
 		return nil, err
 	}
+	// The reports are shared with src's other readers: read, never
+	// written.
 	out := make(map[string]*WorkerStatus, len(es))
 	for _, e := range es {
-		st := &WorkerStatus{rev: e.Revision()}
-		if err := json.Unmarshal(e.Value(), st); err != nil {
+		v, err := src.decoded(e, func(b []byte) (any, error) {
+			st := &WorkerStatus{rev: e.Revision()}
+			err := json.Unmarshal(b, st)
+			return st, err
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", e.Key(), err)
 		}
-		out[strings.TrimPrefix(e.Key(), workerKeyPrefix)] = st
+		out[strings.TrimPrefix(e.Key(), workerKeyPrefix)] = v.(*WorkerStatus)
 	}
 	return out, nil
 }

@@ -117,16 +117,14 @@ type Behind struct {
 
 func (s *WorkerStatus) acked(shard int) uint64 { return s.Acked[strconv.Itoa(shard)] }
 
-// sameReport says whether two reports say the same, apart from the time.
-func sameReport(a, b *WorkerStatus) bool {
-	if a == nil || b == nil {
-		return false
-	}
-	x, y := *a, *b
-	x.Updated, y.Updated = time.Time{}, time.Time{}
-	ja, _ := json.Marshal(x)
-	jb, _ := json.Marshal(y)
-	return string(ja) == string(jb)
+// reportSays is what a report says, apart from its time: two reports say
+// the same when these are equal. (A report carries a sequence per shard,
+// so the reporter keeps the last one's, not the report, to compare.)
+func reportSays(st *WorkerStatus) []byte {
+	x := *st
+	x.Updated = time.Time{}
+	b, _ := json.Marshal(x)
+	return b
 }
 
 func getJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) (ok bool, err error) {

@@ -21,6 +21,9 @@ type stateReader interface {
 	entries(ctx context.Context, filter string) ([]jetstream.KeyValueEntry, error)
 	// entry returns jetstream.ErrKeyNotFound for a key without a value.
 	entry(ctx context.Context, key string) (jetstream.KeyValueEntry, error)
+	// decoded returns what decode makes of e's value: a stateView
+	// decodes each revision of a key once, for every look after.
+	decoded(e jetstream.KeyValueEntry, decode func([]byte) (any, error)) (any, error)
 }
 
 // kvState reads the state bucket from the server at each call.
@@ -32,6 +35,10 @@ func (s kvState) entries(ctx context.Context, filter string) ([]jetstream.KeyVal
 
 func (s kvState) entry(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
 	return s.kv.Get(ctx, key)
+}
+
+func (kvState) decoded(e jetstream.KeyValueEntry, decode func([]byte) (any, error)) (any, error) {
+	return decode(e.Value())
 }
 
 // stateView follows the state bucket with one long-lived watch and holds
@@ -56,11 +63,20 @@ type stateView struct {
 	values  map[string]jetstream.KeyValueEntry
 	changed chan struct{} // closed at the next change, then made again
 	stale   error         // why values may be out of date; nil when not
+	// decodes holds, by key, what its value decoded to (decoded): a
+	// worker's report is JSON with a sequence per shard, and a look at
+	// the rule reads every report.
+	decodes map[string]decodedValue
+}
+
+type decodedValue struct {
+	rev uint64
+	val any
 }
 
 // watchState makes the view, once the watch delivered every value.
 func watchState(ctx context.Context, nc *nats.Conn, kv jetstream.KeyValue) (*stateView, error) {
-	v := &stateView{kv: kv, nc: nc, changed: make(chan struct{}), done: make(chan struct{})}
+	v := &stateView{kv: kv, nc: nc, changed: make(chan struct{}), done: make(chan struct{}), decodes: map[string]decodedValue{}}
 	v.reconnects = nc.StatusChanged(nats.CONNECTED)
 	w, values, err := v.load(ctx)
 	if err != nil {
@@ -231,6 +247,30 @@ func (v *stateView) entry(_ context.Context, key string) (jetstream.KeyValueEntr
 	return nil, jetstream.ErrKeyNotFound
 }
 
+func (v *stateView) decoded(e jetstream.KeyValueEntry, decode func([]byte) (any, error)) (any, error) {
+	v.mu.Lock()
+	d, ok := v.decodes[e.Key()]
+	v.mu.Unlock()
+	if ok && d.rev == e.Revision() {
+		return d.val, nil
+	}
+	val, err := decode(e.Value())
+	if err != nil {
+		return nil, err
+	}
+	v.mu.Lock()
+	if len(v.decodes) > len(v.values) { // keys deleted since
+		for k := range v.decodes {
+			if _, ok := v.values[k]; !ok {
+				delete(v.decodes, k)
+			}
+		}
+	}
+	v.decodes[e.Key()] = decodedValue{rev: e.Revision(), val: val}
+	v.mu.Unlock()
+	return val, nil
+}
+
 // getState is getJSON from a stateReader.
 func getState(ctx context.Context, src stateReader, key string, v any) (ok bool, err error) {
 	e, err := src.entry(ctx, key)
@@ -244,6 +284,27 @@ func getState(ctx context.Context, src stateReader, key string, v any) (ok bool,
 		return false, fmt.Errorf("read %s: %w", key, err)
 	}
 	return true, nil
+}
+
+// passRecord reads the pass record from src, and its revision; ok is
+// false when there is none.
+func passRecord(ctx context.Context, src stateReader) (rec PassRecord, rev uint64, ok bool, err error) {
+	e, err := src.entry(ctx, passKey)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return rec, 0, false, nil
+	}
+	if err != nil {
+		return rec, 0, false, fmt.Errorf("read %s: %w", passKey, err)
+	}
+	v, err := src.decoded(e, func(b []byte) (any, error) {
+		var r PassRecord
+		err := json.Unmarshal(b, &r)
+		return r, err
+	})
+	if err != nil {
+		return rec, 0, false, fmt.Errorf("read %s: %w", passKey, err)
+	}
+	return v.(PassRecord), e.Revision(), true, nil
 }
 
 // A StateWatch follows the pass record and the workers' reports through
@@ -282,7 +343,7 @@ func (w *StateWatch) Err() error { return w.v.err() }
 
 // Pass is CurrentPass, as the watch holds it.
 func (w *StateWatch) Pass() (rec PassRecord, ok bool, err error) {
-	ok, err = getState(context.Background(), w.v, passKey, &rec)
+	rec, _, ok, err = passRecord(context.Background(), w.v)
 	return rec, ok, err
 }
 

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -1204,7 +1205,7 @@ func shardOfURL(raw string) int {
 // may come to wake the reporter.
 func (f *Frontier) report() {
 	defer f.wg.Done()
-	var last *WorkerStatus
+	var last []byte // what the last report written says (reportSays)
 	tick := time.NewTicker(f.w.cfg.reportEvery)
 	defer tick.Stop()
 	var again <-chan time.Time
@@ -1228,7 +1229,8 @@ func (f *Frontier) report() {
 		if unsettled {
 			again = time.After(time.Second)
 		}
-		if sameReport(st, last) {
+		says := reportSays(st)
+		if bytes.Equal(says, last) {
 			continue
 		}
 		if err := putJSON(f.ctx, f.w.b.state, workerKey(f.w.cfg.Name), st); err != nil {
@@ -1239,7 +1241,7 @@ func (f *Frontier) report() {
 			again = time.After(time.Second)
 			continue
 		}
-		last = st
+		last = says
 	}
 }
 
