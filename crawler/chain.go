@@ -243,7 +243,7 @@ func (d *dispatcher) wait(target string, ws []waiting) ([]store.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", target, err)
 	}
-	if ok && end.Pass == d.pass.ID && !HeldOwn(end) {
+	if ok && end.Pass == d.pass.ID && !end.HeldOwn() {
 		return []store.Result{d.finishWaiting(last, end)}, nil
 	}
 	d.waiters[target] = append(d.waiters[target], last)
@@ -277,7 +277,7 @@ func (d *dispatcher) finishWaiting(w waiting, end store.URLRecord) store.Result 
 		d.c.stats.problems.Add(1)
 	}
 	res := store.Result{Record: rec, SetLinks: true, Forward: w.forward}
-	if HeldOwn(end) {
+	if end.HeldOwn() {
 		// The chain ends at a URL of the site held back by a pause: this
 		// URL is done again with it when the pass resumes.
 		requeue(&res, w.depth, w.public)

@@ -188,6 +188,8 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 		rec.LastModified = f.header.Get("Last-Modified")
 	}
 	switch {
+	case f.skipped && f.note != "":
+		rec.Verdict, rec.Error, rec.Note = store.VerdictSkipped, f.errClass, f.note
 	case f.skipped:
 		rec.Verdict, rec.Error, rec.Note = store.VerdictSkipped, f.errClass, "skipped: robots.txt disallows a redirect target"
 		if len(f.redirects) == 0 {

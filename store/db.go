@@ -110,6 +110,16 @@ type DB struct {
 	// outboxReady gets a value (if it has none) after a commit adds an
 	// outbox entry; see OutboxReady.
 	outboxReady chan struct{}
+
+	// schema is the file's schema: SchemaVersion, or an older one in a
+	// file opened read-only, whose frontier is still keyed by URL.
+	schema uint64
+
+	// frontMu is held by the write transactions that change the frontier
+	// (updateFrontier), and front, the index of the frontier by URL, is
+	// theirs: nil until one builds it, and after one fails.
+	frontMu sync.Mutex
+	front   *frontierIndex
 }
 
 func boltOptions(opt Options, openFile func(string, int, os.FileMode) (*os.File, error)) *bbolt.Options {
@@ -297,8 +307,13 @@ func (db *DB) check() error {
 	case err != nil:
 		return err
 	case !fresh && schema < SchemaVersion && !db.opt.ReadOnly:
-		return db.migrate(schema)
+		if err := db.migrate(schema); err != nil {
+			return err
+		}
+		db.schema = SchemaVersion
+		return nil
 	case !fresh:
+		db.schema = schema
 		// A reader of an older file sees the buckets it lacks as empty.
 		return nil
 	case db.opt.ReadOnly:
@@ -306,6 +321,7 @@ func (db *DB) check() error {
 	}
 	// Only a new file is written to here: opening an existing one must not
 	// change it.
+	db.schema = SchemaVersion
 	return db.update(func(tx *bbolt.Tx) error {
 		for _, name := range allBuckets {
 			if _, err := tx.CreateBucket(name); err != nil {
@@ -341,6 +357,12 @@ func (db *DB) migrate(from uint64) error {
 		// are read as they are and replaced as their pages are parsed again.
 		// Schema 4: the same for lists keyed by URL and records of format 1,
 		// which say nothing of where their list is (see linksUnderURL).
+		if from < 5 {
+			// Schema 5: the frontier keyed by number (frontier.go).
+			if err := db.migrateFrontier(tx); err != nil {
+				return err
+			}
+		}
 		return tx.Bucket(bucketMeta).Put(keySchema, be64(SchemaVersion))
 	})
 	if err != nil {

@@ -213,7 +213,7 @@ func (l *limiter) answeredAll() int64 {
 
 // Refusing says since when host has answered every request with 429 or
 // 503 (zero when it has not, or answered normally since): a host
-// deferred while that lasted longer than MaxPause (see Permit.Comeback)
+// deferred while that lasted longer than MaxPause (see Decision.Comeback)
 // was deferred for it, not for one long pause.
 func (t *Throttle) Refusing(host string) time.Time {
 	l := t.limiterFor(host)
@@ -484,7 +484,7 @@ type limiter struct {
 	served        servedSince
 	slowCap       time.Duration
 	perURL        bool
-	// saidSlow is the longest gap Permit.Paced has told of, saidPerURL
+	// saidSlow is the longest gap Decision.Paced has told of, saidPerURL
 	// whether it told that the refusals are not about the pace.
 	saidSlow   time.Duration
 	saidPerURL bool
