@@ -221,7 +221,7 @@ func (r *Report) downLine() string {
 		if d.After > 0 {
 			after = " after " + plural(d.After, "request", "requests")
 		}
-		parts = append(parts, fmt.Sprintf("%s stopped answering%s%s: %s not checked (connections refused)", d.Host, at, after, plural(d.URLs, "URL", "URLs")))
+		parts = append(parts, fmt.Sprintf("%s stopped answering%s%s: %s not checked", d.Host, at, after, plural(d.URLs, "URL", "URLs")))
 		n += d.URLs
 	}
 	return strings.Join(parts, "; ") + fmt.Sprintf("; they are not dead links: run the same command again to check %s and finish the pass.", them(n))
