@@ -32,7 +32,7 @@ func (c *Coordinator) finishChains(p store.Pass, maxRedirects int) error {
 		switch {
 		case err != nil:
 			return e, false, false, err
-		case ok && e.Pass == p.ID && !(crawler.HeldOwn(e) && p.State != store.PassComplete):
+		case ok && e.Pass == p.ID && !(e.HeldOwn() && p.State != store.PassComplete):
 			return e, true, false, nil
 		}
 		return e, false, p.State != store.PassComplete, nil

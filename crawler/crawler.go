@@ -174,8 +174,8 @@ type Crawler struct {
 	// robotsOnce makes concurrent askers of one host's robots.txt share a fetch.
 	robotsOnce singleflight.Group
 	// robotsTries counts, per host, the robots.txt fetches the throttle
-	// asked to try again (429/503, timeouts), for its retry limit: a
-	// robotsTry.
+	// asked to try again (429/503, timeouts), for its retry limit, and
+	// keeps what the last one got: robotsAgain.
 	robotsTries sync.Map
 	// slowHosts holds the hosts whose long Crawl-delay this run has
 	// warned of (see warnCrawlDelay).

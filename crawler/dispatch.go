@@ -18,12 +18,9 @@ import (
 // dispatcher staged it, the throttle's permit for its first request.
 type task struct {
 	store.Task
-	host    string
-	permit  *throttle.Permit
-	attempt int // retries so far (after 429/503/timeouts the throttle allows retrying)
-	// comebacks: how often the server sent it away with a Retry-After
-	// the crawl waits for, which is no failed try (see throttle.Permit.Comeback).
-	comebacks  throttle.Comebacks
+	host       string
+	permit     *throttle.Permit
+	retries                     // so far (after 429/503/timeouts the throttle allows retrying)
 	prev       *store.URLRecord // what an earlier pass (or run) recorded
 	prevLoaded bool             // prev was read when staged
 	fresh      bool             // prev is young enough to reuse without a request
@@ -619,10 +616,7 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 				switch {
 				case o.later > 0:
 					d.delay(o.task, o.later) // nothing failed: no retry is counted
-				case o.comeback > 0:
-					o.task.comebacks.Add(o.comeback)
-					d.queueOn(o.task, queueDue)
-				case o.due && o.task.attempt > 0:
+				default:
 					// A failed try refused again is asked again first:
 					// the host's backoff, which doubles with each round
 					// of refusals, ends only with an answer, and a server
@@ -631,14 +625,16 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 					// the third ones waited minutes (qa6 Q4, "Retry-After:
 					// 0" twice). Comebacks keep their order: the host's
 					// pause is the same for all of them.
-					o.task.attempt++
-					d.queueOn(o.task, queueDueFirst)
-				case o.due:
-					o.task.attempt++
-					d.queueOn(o.task, queueDue)
-				default:
-					o.task.attempt++
-					d.enqueue(o.task)
+					again := o.comeback == 0 && o.due && o.task.attempt > 0
+					o.task.count(o.comeback)
+					switch {
+					case again:
+						d.queueOn(o.task, queueDueFirst)
+					case o.due || o.comeback > 0:
+						d.queueOn(o.task, queueDue)
+					default:
+						d.enqueue(o.task)
+					}
 				}
 				d.unclaim(o.task, o.released)
 			default:

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
@@ -450,4 +451,35 @@ func TestRedirectToAHostWhoseRobotsAsksToWait(t *testing.T) {
 	if rec := recs[srv.URL+"/r"]; rec.Verdict != store.VerdictTransient || rec.Error != "robots.txt asked to wait" {
 		t.Errorf("/r: %s %q (%s), want transient: robots.txt asked to wait", rec.Verdict, rec.Error, rec.Note)
 	}
+	if rec := recs[other.URL+"/x"]; !strings.Contains(rec.Note, "answered its robots.txt with 503 Service Unavailable") {
+		t.Errorf("/x, the target: %s %q (%s), want a note naming the 503", rec.Verdict, rec.Error, rec.Note)
+	}
+}
+
+// A redirect to a host whose robots.txt could not be fetched (it timed
+// out, and the throttle asks to try again later) says so: nothing asked to
+// wait (qa7: a network unreachable was reported as "robots.txt asked to
+// wait").
+func TestRedirectToAHostWhoseRobotsTimesOut(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		base, tr := pipeServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case r.Host == "127.0.0.2" && r.URL.Path == "/robots.txt":
+				<-r.Context().Done() // never answers
+			case r.Host == "127.0.0.2":
+				page(`fine`)(w, r)
+			case r.URL.Path == "/robots.txt":
+				http.NotFound(w, r)
+			case r.URL.Path == "/r":
+				http.Redirect(w, r, "http://127.0.0.2/x", http.StatusFound)
+			default:
+				page(`<a href="/r">r</a>`)(w, r)
+			}
+		}))
+		_, recs, _ := politeRunVia(t, openDB(t), base+"/", throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}, context.Background(), tr)
+		if rec := recs[base+"/r"]; rec.Verdict != store.VerdictTransient || rec.Error != "robots.txt could not be fetched (timeout)" {
+			t.Errorf("/r: %s %q (%s), want transient: robots.txt could not be fetched (timeout)", rec.Verdict, rec.Error, rec.Note)
+		}
+	})
 }

@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
 	"github.com/linkpatrol/linkpatrol/throttle"
 )
@@ -98,11 +100,12 @@ func (c *Crawler) robotsRefused(host string, a robotsAnswer) (v store.Verdict, c
 	return store.VerdictSkipped, "robots", "skipped: robots.txt disallows it"
 }
 
-// robotsTry is what a host's robots.txt fetches the throttle asked to try
-// again have used: failed tries and comebacks (see task.comebacks).
-type robotsTry struct {
-	attempt   int
-	comebacks throttle.Comebacks
+// robotsAgain is where a host's robots.txt fetch that the throttle asked to
+// try again stands: the tries so far, and what the last one got (cause,
+// see fetchRobots).
+type robotsAgain struct {
+	tries retries
+	cause string
 }
 
 // loadRobots fetches host's robots.txt once, however many workers ask at
@@ -116,8 +119,8 @@ func (c *Crawler) loadRobots(ctx context.Context, scheme, host string, p *thrott
 			return nil, nil
 		}
 		stored, _ := c.robotsTries.Load(host)
-		tries, _ := stored.(robotsTry)
-		r := c.fetchRobots(ctx, scheme+"://"+host+"/robots.txt", p, &tries)
+		last, _ := stored.(robotsAgain)
+		r, cause := c.fetchRobots(ctx, scheme+"://"+host+"/robots.txt", p, &last.tries)
 		if ctx.Err() != nil {
 			return nil, ctx.Err() // stopped: neither allow nor forbid on a guess
 		}
@@ -125,7 +128,7 @@ func (c *Crawler) loadRobots(ctx context.Context, scheme, host string, p *thrott
 			// The host asked for a pause (or is backing off): its robots.txt
 			// is asked again after it, rather than keeping the crawler off
 			// the whole host for an hour over a short pause.
-			c.robotsTries.Store(host, tries)
+			c.robotsTries.Store(host, robotsAgain{last.tries, cause})
 			return nil, nil
 		}
 		c.robotsTries.Delete(host)
@@ -183,32 +186,34 @@ func (c *Crawler) warnCrawlDelay(host string) {
 }
 
 // fetchRobots follows up to five redirects (RFC 9309) and reads the answer:
-// the file's rules, allow all (4xx, too many redirects, no server there at
-// all) or, for a host that is failing, disallow all with its cause; nil
-// when the throttle says to try again (a 429 or 503, a timeout, within the
-// host's retries), counted in tries.
-func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Permit, tries *robotsTry) *throttle.Robots {
+// the file's rules, allow all (4xx, too many redirects, a redirect to a
+// host the rules never request, no server there at all) or, for a host
+// that is failing, disallow all with its cause; nil when the throttle says
+// to try again (a 429 or 503, a timeout, within the host's retries),
+// counted in tries, with what that try got: a status
+// ("503 Service Unavailable") or an error's class ("timeout").
+func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Permit, tries *retries) (*throttle.Robots, string) {
 	for hops := 0; hops <= 5; hops++ {
 		u, err := url.Parse(target)
 		if err != nil {
 			// Only a redirect leads here: like too many redirects, the
 			// file is unavailable (RFC 9309 §2.3.1.2), which allows all.
-			return throttle.ParseRobots(http.StatusNotFound, nil)
+			return throttle.ParseRobots(http.StatusNotFound, nil), ""
 		}
 		if p == nil {
 			if p, err = c.acquire(ctx, u.Host, ""); err != nil {
-				return throttle.UnreachableRobots(err.Error())
+				return throttle.UnreachableRobots(err.Error()), ""
 			}
 		}
-		h := c.requestWith(ctx, http.MethodGet, target, p, requestOpts{robots: true, attempt: tries.attempt, comebacks: tries.comebacks})
+		h := c.requestWith(ctx, http.MethodGet, target, p, requestOpts{robots: true, retries: *tries})
 		p = nil
 		if h.retry && c.cfg.Throttle != nil {
-			if h.comeback > 0 {
-				tries.comebacks.Add(h.comeback)
-			} else {
-				tries.attempt++
+			tries.count(h.comeback)
+			again := strings.TrimSpace(strconv.Itoa(h.status) + " " + http.StatusText(h.status))
+			if h.err != nil {
+				_, again = classifyError(h.err)
 			}
-			return nil
+			return nil, again
 		}
 		if h.err != nil {
 			v, class := classifyError(h.err)
@@ -216,21 +221,51 @@ func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Pe
 				// No such host, nothing listening, no TLS: there is no
 				// server to protect, and each link to it is reported for
 				// what it is when it is requested.
-				return throttle.ParseRobots(http.StatusNotFound, nil)
+				return throttle.ParseRobots(http.StatusNotFound, nil), ""
 			}
-			return throttle.UnreachableRobots(class) // overloaded or timing out: RFC 9309 says keep off
+			return throttle.UnreachableRobots(class), "" // overloaded or timing out: RFC 9309 says keep off
 		}
 		if !isRedirect(h.status) {
-			return throttle.ParseRobots(h.status, h.body)
+			return throttle.ParseRobots(h.status, h.body), ""
 		}
 		next, err := u.Parse(h.header.Get("Location"))
 		if err != nil {
-			return throttle.ParseRobots(http.StatusNotFound, nil)
+			return throttle.ParseRobots(http.StatusNotFound, nil), ""
+		}
+		if next.Host != u.Host {
+			if d := c.rules.Decide(next); d.Action == rules.Skip || d.Action == rules.Ignore {
+				// A host the rules never request is not asked for its
+				// file either (qa7 Q1). The server answered, so the host
+				// is not unreachable (RFC 9309 §2.3.1.4, disallow all);
+				// like a chain of more than five redirects the file is
+				// unavailable to us (§2.3.1.2), which allows all.
+				c.cfg.Logger.Warn(fmt.Sprintf("%s: robots.txt redirects to %s, which is not requested (%s): taken as no robots.txt (RFC 9309 §2.3.1.2), so every URL of %s is allowed",
+					u.Host, clip(next.String()), d.Rule, u.Host), "host", u.Host, "location", clip(next.String()))
+				return throttle.ParseRobots(http.StatusNotFound, nil), ""
+			}
 		}
 		target = next.String()
 	}
 	// Too many redirects: RFC 9309 treats the file as unavailable (allow all).
-	return throttle.ParseRobots(http.StatusNotFound, nil)
+	return throttle.ParseRobots(http.StatusNotFound, nil), ""
+}
+
+// robotsNotYet is why a redirect hop to host was not requested when its
+// robots.txt could not be read yet, the throttle asking for another try
+// later: a status that asked for a pause, or a failure, which RFC 9309
+// keeps crawlers off the host for (qa7: an unreachable host was said to
+// have "asked to wait").
+func (c *Crawler) robotsNotYet(host string) (class, note string) {
+	stored, _ := c.robotsTries.Load(host)
+	last, _ := stored.(robotsAgain)
+	cause := last.cause
+	switch {
+	case cause == "":
+		return "robots.txt not read yet", "the redirect target's host's robots.txt could not be read yet; tried again next pass"
+	case cause[0] >= '1' && cause[0] <= '9':
+		return "robots.txt asked to wait", "the redirect target's host answered its robots.txt with " + cause + "; tried again next pass"
+	}
+	return "robots.txt could not be fetched (" + cause + ")", "RFC 9309 keeps crawlers off a host until its robots.txt can be read; tried again next pass"
 }
 
 // robotsRefusal is the record of a URL that robots.txt keeps us from
@@ -257,7 +292,7 @@ func robotsFailure(r *throttle.Robots) string {
 // hold is what a URL held back to a later run becomes (see heldBackBy).
 type hold struct {
 	verdict store.Verdict
-	class   string // store.ErrorRateLimited, store.ErrorHostDown, or "refused" (another site's host down)
+	class   string // store.ErrorRateLimited, store.ErrorHostDown, or "stopped answering" (another site's host down, not queued)
 	note    string
 	// until is when the URL may be asked again, on the site's own hosts:
 	// it stays queued, and the pass is not complete; zero on a third
@@ -281,8 +316,9 @@ func (h hold) record(rec *store.URLRecord) {
 // target (the URL, or a later hop of its chain) becomes: held by a
 // server's pause beyond what this run may wait (a Retry-After past
 // MaxPause), or because its host stopped answering (it answered earlier
-// in the pass, then refused connections through a URL's retries: a server
-// going down or restarting, not a dead link, qa6 Q2). It is never hidden:
+// in the pass, then left every request unanswered through a URL's
+// retries: a server going down, hung or restarting, not a dead link, qa6
+// Q2). It is never hidden:
 // on a third-party host the URL could not be verified (a pause) or is
 // transient (the host down), and that is its verdict; on the site's own
 // hosts it is provisional and stays queued, the pass is not complete, and
@@ -290,13 +326,18 @@ func (h hold) record(rec *store.URLRecord) {
 func (c *Crawler) heldBackBy(target string) hold {
 	host := hostOf(target)
 	own := c.rules.StartHost(host)
-	if since, answered, down := c.cfg.Throttle.Down(host); down {
-		what := fmt.Sprintf("%s answered %d requests of this pass, then refused connections from %s on (the server stopped or is restarting)",
-			host, answered, since.Local().Format("2006-01-02 15:04:05"))
-		if !own {
-			return hold{verdict: store.VerdictTransient, class: "refused", note: what + ": not checked, not a dead link"}
+	if d, down := c.cfg.Throttle.Down(host); down {
+		what := fmt.Sprintf("%s answered %d requests of this pass, then %s from %s on (the server stopped, hangs or is restarting)",
+			d.Host, d.Answered, d.How, d.Since.Local().Format("2006-01-02 15:04:05"))
+		if d.Host != host {
+			// Held back with the host it shares its limits with, not for
+			// anything it did itself.
+			what = fmt.Sprintf("held back with %s, which shares its limits (--group-hosts): %s", d.Host, what)
 		}
-		return hold{verdict: store.VerdictTransient, class: store.ErrorHostDown, until: since, downSince: since, downAfter: answered,
+		if !own {
+			return hold{verdict: store.VerdictTransient, class: "stopped answering", note: what + ": not checked, not a dead link"}
+		}
+		return hold{verdict: store.VerdictTransient, class: store.ErrorHostDown, until: d.Since, downSince: d.Since, downAfter: d.Answered,
 			note: "not checked: " + what + "; run the same command again to check it"}
 	}
 	end, _ := c.cfg.Throttle.Deferred(host, target)
@@ -315,7 +356,7 @@ func (c *Crawler) heldBackBy(target string) hold {
 	wait := fmt.Sprintf("Retry-After %s (until %s)", roughly(end.Sub(now)), end.Local().Format("2006-01-02 15:04"))
 	if since := c.cfg.Throttle.Refusing(host); !since.IsZero() && (maxPause <= 0 || end.Sub(now) <= maxPause) {
 		// No one pause was too long: the host refused every request
-		// for longer than this run waits (see throttle.Permit.Comeback).
+		// for longer than this run waits (see throttle.Decision.Comeback).
 		wait = fmt.Sprintf("the host has answered every request with 429 or 503 and a Retry-After since %s (%s), next %s", since.Local().Format("15:04"), roughly(now.Sub(since)), wait)
 	}
 	if own {
@@ -337,13 +378,6 @@ func (c *Crawler) deferral(pass store.Pass, t task, target string) (res store.Re
 		requeue(&res, t.Depth, t.Public)
 	}
 	return res, h.until
-}
-
-// HeldOwn says whether rec is that of a URL of the site's own hosts held
-// back to a later run, kept queued (see heldBackBy): provisional, done
-// again when the pass resumes.
-func HeldOwn(rec store.URLRecord) bool {
-	return (rec.Error == store.ErrorRateLimited || rec.Error == store.ErrorHostDown) && rec.Verdict == store.VerdictTransient
 }
 
 // requeue keeps the URL of res queued, to be done again on resume, public
@@ -586,7 +620,7 @@ func (c *Crawler) loadHostState(passID uint64, resumed bool) error {
 }
 
 // logPaced tells the person running the crawl what an answer to target
-// did to its host's pace (see throttle.Permit.Paced): a host slowed down
+// did to its host's pace (see throttle.Decision.Paced): a host slowed down
 // to one request a minute must not look like a crawl that hangs.
 func (c *Crawler) logPaced(target, paced string) {
 	host := target

@@ -121,7 +121,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 		// one broken index page does not hide the rest of the site. (Not
 		// a file: a missing one is gone, not failing for a while.)
 		rec.Parsed = true
-		rec.Note = "ghost: following its links from " + prev.LastGood.Format("2006-01-02")
+		rec.Note = store.GhostNote + prev.LastGood.Format(time.DateOnly)
 		o.found = c.storedTargets(t.URL)
 	} else if !rec.Parsed {
 		o.result.SetLinks = true // a page that stopped being one loses its links
@@ -177,7 +177,7 @@ func (c *Crawler) upgrade(ctx context.Context, t task, first string, f *fetched,
 		return false // the check stands; the throttle said no more requests now
 	}
 	fu, _ := url.Parse(first)
-	h := c.requestWith(ctx, http.MethodGet, f.finalURL, p, requestOpts{wantHTML: true, attempt: t.attempt, comebacks: t.comebacks, public: t.Public || fu == nil || !sameOrigin(fu, u), policy: f.policy})
+	h := c.requestWith(ctx, http.MethodGet, f.finalURL, p, requestOpts{wantHTML: true, retries: t.retries, public: t.Public || fu == nil || !sameOrigin(fu, u), policy: f.policy})
 	if h.err == nil && !h.retry {
 		f.hop = h
 	}

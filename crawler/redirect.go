@@ -19,8 +19,11 @@ type fetched struct {
 	finalURL  string
 	redirects []store.Hop
 	errClass  string // set when the chain itself failed: loop, too many, bad Location, robots; or why a file could not be read
-	skipped   bool   // the chain stopped on purpose (robots), not broken
-	local     bool   // read from a checked directory: no status, ok unless errClass says why not
+	// skipped says the chain stopped on purpose, not broken: at a redirect
+	// target robots.txt disallows, or one the rules never request (then
+	// with note, see notFollowed); finalURL was not requested.
+	skipped bool
+	local   bool // read from a checked directory: no status, ok unless errClass says why not
 	// verdict is that of a chain that failed (errClass) when it is not
 	// broken: a hop to a host whose robots.txt could not be read is
 	// transient. note says more for a person.
@@ -32,8 +35,9 @@ type fetched struct {
 	reached bool
 	// keys are the pass's URLs of the redirect targets requested after the
 	// first, in order (redirects[1:], then finalURL when reached): "" for a
-	// target the rules do not check, which is followed but not recorded.
-	// Every other one was claimed by this fetch, which records it.
+	// target not recorded, one the rules never request (the chain stops
+	// there, skipped) or one the chain could not claim. Every other one
+	// was claimed by this fetch, which records it.
 	keys []string
 	// pendingOn is the pass's URL of a redirect target some other task
 	// resolves: the chain stopped short of it (see chain.go).
@@ -108,12 +112,28 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			first = cu
 		}
 		if len(f.redirects) > 0 {
+			if a := f.dec.Action; a == rules.Skip || a == rules.Ignore {
+				// The rules say never to request this URL (--offline,
+				// --exclude, --include, a rule that skips or ignores
+				// it): not as a redirect target either, nor its host's
+				// robots.txt (qa7 Q1). The chain stops short of it,
+				// skipped by the user's choice: neither broken nor
+				// checked.
+				f.skipped, f.note = true, notFollowed(f.dec)
+				return f
+			}
 			a := c.robotsGate(cu, false)
 			if a == robotsNotRead {
 				c.loadRobots(ctx, cu.Scheme, cu.Host, nil)
 				if a = c.robotsGate(cu, false); a == robotsNotRead {
-					// Its robots.txt asked for a pause: not requested now.
-					f.errClass, f.verdict, f.note = "robots.txt asked to wait", store.VerdictTransient, "the redirect target's host answered its robots.txt with 429 or 503; tried again next pass"
+					if err := ctx.Err(); err != nil {
+						f.err = err // stopped while it was read
+						return f
+					}
+					// Its robots.txt is to be asked again later: the hop
+					// is not requested now.
+					f.errClass, f.note = c.robotsNotYet(cu.Host)
+					f.verdict = store.VerdictTransient
 					return f
 				}
 			}
@@ -128,7 +148,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 				return f
 			}
 		}
-		opts := requestOpts{wantHTML: parse, attempt: t.attempt, comebacks: t.comebacks, consume: consume, public: t.Public || !sameOrigin(first, cu), policy: f.policy}
+		opts := requestOpts{wantHTML: parse, retries: t.retries, consume: consume, public: t.Public || !sameOrigin(first, cu), policy: f.policy}
 		if len(f.redirects) == 0 {
 			opts.prev = prev
 		}
@@ -237,6 +257,17 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			return f
 		}
 	}
+}
+
+// notFollowed is the note of a URL whose redirect chain stopped at a
+// target the rules never request (d): what they do with it, and what
+// decided so (--offline, --exclude, a rule's file:line).
+func notFollowed(d *rules.Decision) string {
+	did := "skipped"
+	if d.Action == rules.Ignore {
+		did = "ignored"
+	}
+	return "redirect not followed; its target is " + did + ": " + d.Rule
 }
 
 // publicHop says whether a redirect target that t's chain reached is

@@ -42,13 +42,31 @@ type hop struct {
 	consumeErr error
 }
 
+// retries is what the tries of a URL the throttle gave back to be made
+// again have used: failed tries, which count against its retries, and
+// comebacks, the retries the server asked for with a Retry-After, which
+// spend none (see throttle.Decision.Comeback). A task, a host's
+// robots.txt fetch and each request carry one.
+type retries struct {
+	attempt   int // failed tries so far
+	comebacks throttle.Comebacks
+}
+
+// count counts one more try given back: a comeback when the server said
+// when to come back (comeback > 0), else a failed try.
+func (r *retries) count(comeback time.Duration) {
+	if comeback > 0 {
+		r.comebacks.Add(comeback)
+	} else {
+		r.attempt++
+	}
+}
+
 type requestOpts struct {
 	wantHTML bool             // read an HTML body in full (up to MaxSize) to parse it
 	robots   bool             // read any body up to robotsLimit
 	prev     *store.URLRecord // send If-None-Match / If-Modified-Since from it
-	attempt  int              // retries of this URL so far, for the throttle
-	// comebacks: the URL's retries the server asked for (see task.comebacks).
-	comebacks throttle.Comebacks
+	retries                   // of this URL so far, for the throttle
 	// public: a redirect left the origin (scheme, host, port) the task
 	// began on, so the rule's headers and credentials stay behind, as
 	// curl does since CVE-2022-27776.
@@ -85,12 +103,13 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 				// robots.txt speaks for the whole host; any other URL for itself.
 				out.Key = target
 			}
-			h.retry, h.retryAfter = p.Done(out)
+			d := p.Done(out)
+			h.retry, h.retryAfter = d.Retry, d.After
 			if h.retry {
-				h.comeback = p.Comeback()
+				h.comeback = d.Comeback
 			}
-			if paced := p.Paced(); paced != "" {
-				c.logPaced(target, paced)
+			if d.Paced != "" {
+				c.logPaced(target, d.Paced)
 			}
 		}()
 	}

@@ -121,7 +121,7 @@ func (c *Crawler) robotsSitemaps(ctx context.Context, t task) outcome {
 		c.loadRobots(ctx, t.sitemapsOf, t.host, nil)
 		r, _ = c.cfg.Throttle.Robots(t.host)
 	} else {
-		r = c.fetchRobots(ctx, t.URL, nil, &robotsTry{})
+		r, _ = c.fetchRobots(ctx, t.URL, nil, &retries{})
 	}
 	if ctx.Err() != nil {
 		o.stopped = true

@@ -160,12 +160,8 @@ func (r *Report) Incomplete() string {
 		if r.Pass.Unfinished != "" {
 			msg = "INCOMPLETE: " + r.Pass.Unfinished
 		} else if n := r.Pass.Deferred - r.downURLs(); n > 0 {
-			them := "them"
-			if n == 1 {
-				them = "it"
-			}
 			msg = fmt.Sprintf("INCOMPLETE: %s of the site held back by the server's request to pause (Retry-After) until %s; run the same command again after then to check %s and finish the pass.",
-				plural(n, "URL", "URLs"), r.Pass.ResumeAfter.In(r.Options.Now.Location()).Format("2006-01-02 15:04"), them)
+				plural(n, "URL", "URLs"), r.Pass.ResumeAfter.In(r.Options.Now.Location()).Format("2006-01-02 15:04"), them(n))
 		} else if len(r.Down) == 0 || r.Pass.Deferred == 0 {
 			msg = fmt.Sprintf("INCOMPLETE: stopped after %s; run the same command again to resume.", RoundDuration(r.Summary.Elapsed))
 		}
@@ -225,14 +221,10 @@ func (r *Report) downLine() string {
 		if d.After > 0 {
 			after = " after " + plural(d.After, "request", "requests")
 		}
-		parts = append(parts, fmt.Sprintf("%s stopped answering%s%s: %s not checked (connections refused)", d.Host, at, after, plural(d.URLs, "URL", "URLs")))
+		parts = append(parts, fmt.Sprintf("%s stopped answering%s%s: %s not checked", d.Host, at, after, plural(d.URLs, "URL", "URLs")))
 		n += d.URLs
 	}
-	them := "them"
-	if n == 1 {
-		them = "it"
-	}
-	return strings.Join(parts, "; ") + fmt.Sprintf("; they are not dead links: run the same command again to check %s and finish the pass.", them)
+	return strings.Join(parts, "; ") + fmt.Sprintf("; they are not dead links: run the same command again to check %s and finish the pass.", them(n))
 }
 
 // HeldBack is the first line of a pass in which a limit of the crawler's
@@ -244,25 +236,13 @@ func (r *Report) downLine() string {
 // What a rule skips or robots.txt disallows is the site's own choice and
 // is not counted here.
 func (r *Report) HeldBack() string {
-	s := r.Summary
 	var parts []string
-	if s.Traps > 0 {
-		parts = append(parts, fmt.Sprintf("%s held back as suspected spider traps", plural(s.Traps, "URL", "URLs")))
-	}
-	if s.Quota > 0 {
-		parts = append(parts, fmt.Sprintf("%s not checked because a host's quota for the pass was used up", plural(s.Quota, "URL", "URLs")))
-	}
-	if s.NotTaken > 0 {
-		parts = append(parts, fmt.Sprintf("%s not taken because the sitemap limit (--sitemap-limit) was reached", plural(s.NotTaken, "sitemap entry", "sitemap entries")))
-	}
-	if s.Cut > 0 {
-		// "may": links carried from a page's last full copy were checked,
-		// but whatever is new past the cut was not.
-		parts = append(parts, fmt.Sprintf("%s read only in part (cut short), so links past the cut may not have been checked", plural(s.Cut, "page", "pages")))
-	}
-	limits := len(parts) > 0
-	if s.Unread > 0 {
-		parts = append(parts, r.unreadLine())
+	limits := false
+	for _, k := range heldKinds {
+		if n := k.count(r.Summary); n > 0 {
+			parts = append(parts, k.line(r, n))
+			limits = limits || k.limit
+		}
 	}
 	if len(parts) == 0 {
 		return ""
@@ -272,6 +252,116 @@ func (r *Report) HeldBack() string {
 		how = " with the setting that lets them through."
 	}
 	return "PARTLY CHECKED: " + strings.Join(parts, "; ") + ". They are listed below" + how
+}
+
+// heldKind is one kind of what a pass left unchecked with no problem to
+// show for it: what a limit of the crawler's held back, or the pages of
+// the site it could not read. Each makes the pass "PARTLY CHECKED"
+// (exit 5 unless something worse decides the code), and three sentences
+// name it, each in its own words: HeldBack's, Nothing's and Counts'.
+type heldKind struct {
+	count func(Summary) int
+	// limit says a setting lets them through (HeldBack then says they are
+	// listed with it).
+	limit   bool
+	line    func(r *Report, n int) string // in HeldBack
+	nothing func(n int) string            // in Nothing
+	// counted is the clause in Counts, written at where.
+	counted func(r *Report, n int) string
+	where   countsPlace
+}
+
+// countsPlace is where in Counts a heldKind's clause goes.
+type countsPlace int
+
+const (
+	afterPages    countsPlace = iota // with the pages parsed
+	afterVerdicts                    // after the count of each verdict
+	afterHops                        // after the hops of failing chains
+)
+
+// heldKinds are the kinds of what a pass can leave unchecked, in the order
+// HeldBack and Nothing name them.
+var heldKinds = []heldKind{{
+	count: func(s Summary) int { return s.Traps }, limit: true,
+	line: func(_ *Report, n int) string {
+		return fmt.Sprintf("%s held back as suspected spider traps", plural(n, "URL", "URLs"))
+	},
+	nothing: func(n int) string {
+		return fmt.Sprintf("%s held back as suspected spider traps", plural(n, "URL was", "URLs were"))
+	},
+	counted: func(_ *Report, n int) string {
+		return fmt.Sprintf(" (%d held back as suspected spider traps, listed below)", n)
+	},
+	where: afterVerdicts,
+}, {
+	count: func(s Summary) int { return s.Quota }, limit: true,
+	line: func(_ *Report, n int) string {
+		return fmt.Sprintf("%s not checked because a host's quota for the pass was used up", plural(n, "URL", "URLs"))
+	},
+	nothing: func(n int) string {
+		return fmt.Sprintf("%s not checked: a host's quota for the pass (--quota-requests, --quota-bytes) was used up", plural(n, "URL was", "URLs were"))
+	},
+	counted: func(_ *Report, n int) string {
+		return fmt.Sprintf(" (%d not checked: a host's quota for the pass was used up, listed below)", n)
+	},
+	where: afterVerdicts,
+}, {
+	count: func(s Summary) int { return s.NotTaken }, limit: true,
+	line: func(_ *Report, n int) string {
+		return fmt.Sprintf("%s not taken because the sitemap limit (--sitemap-limit) was reached", plural(n, "sitemap entry", "sitemap entries"))
+	},
+	nothing: func(n int) string {
+		return fmt.Sprintf("%s not taken: the sitemap limit (--sitemap-limit) was reached", plural(n, "sitemap entry was", "sitemap entries were"))
+	},
+	counted: func(_ *Report, n int) string {
+		return fmt.Sprintf("; %s not taken: the sitemap limit was reached, listed below", plural(n, "sitemap entry", "sitemap entries"))
+	},
+	where: afterVerdicts,
+}, {
+	count: func(s Summary) int { return s.Cut }, limit: true,
+	line: func(_ *Report, n int) string {
+		// "may": links carried from a page's last full copy were checked,
+		// but whatever is new past the cut was not.
+		return fmt.Sprintf("%s read only in part (cut short), so links past the cut may not have been checked", plural(n, "page", "pages"))
+	},
+	nothing: func(n int) string {
+		return fmt.Sprintf("%s cut short: links past the cut were not checked", plural(n, "page was", "pages were"))
+	},
+	counted: func(_ *Report, n int) string {
+		return fmt.Sprintf(" (%d cut short: links past the cut not checked, listed below)", n)
+	},
+	where: afterPages,
+}, {
+	count: func(s Summary) int { return s.Unread },
+	line:  func(r *Report, _ int) string { return r.unreadLine() },
+	nothing: func(n int) string {
+		return fmt.Sprintf("%s of the site could not be read: the links behind %s were not checked", plural(n, "page", "pages"), them(n))
+	},
+	counted: func(r *Report, n int) string {
+		behind := "links behind " + them(n) + " not checked"
+		if g := r.unreadGhosts(); g == n {
+			behind = "only the links of " + its(g) + " last good copy checked"
+		}
+		return fmt.Sprintf("; %s of the site not read: %s, listed below", plural(n, "page", "pages"), behind)
+	},
+	where: afterHops,
+}}
+
+// heldBack says whether the pass left something unchecked with no problem
+// to show for it (see heldKinds).
+func (s Summary) heldBack() bool {
+	return slices.ContainsFunc(heldKinds, func(k heldKind) bool { return k.count(s) > 0 })
+}
+
+// countHeld writes the Counts clauses of the kinds held back that go at
+// where.
+func (r *Report) countHeld(b *strings.Builder, where countsPlace) {
+	for _, k := range heldKinds {
+		if n := k.count(r.Summary); n > 0 && k.where == where {
+			b.WriteString(k.counted(r, n))
+		}
+	}
 }
 
 // unreadLine says how many pages of the site could not be read, and
@@ -290,11 +380,7 @@ func (r *Report) unreadLine() string {
 	if len(whys) > named {
 		why += fmt.Sprintf(" and %d more", len(whys)-named)
 	}
-	it := "them"
-	if len(r.Unread) == 1 {
-		it = "it"
-	}
-	line := fmt.Sprintf("%s of the site could not be read (%s), so the links behind %s were not checked", plural(len(r.Unread), "page", "pages"), why, it)
+	line := fmt.Sprintf("%s of the site could not be read (%s), so the links behind %s were not checked", plural(len(r.Unread), "page", "pages"), why, them(len(r.Unread)))
 	switch g := r.unreadGhosts(); {
 	case g == len(r.Unread):
 		line = fmt.Sprintf("%s of the site could not be read (%s): the links of %s last good copy were checked, any added since were not", plural(len(r.Unread), "page", "pages"), why, its(g))
@@ -302,6 +388,14 @@ func (r *Report) unreadLine() string {
 		line += fmt.Sprintf(" (behind %d of them, only those added since %s last good copy)", g, its(g))
 	}
 	return line
+}
+
+// them is the pronoun for n pages.
+func them(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 // its is the possessive for n pages.
@@ -364,7 +458,7 @@ func (r *Report) unreadMore(rec store.URLRecord) string {
 		parts = append(parts, rec.Note)
 	}
 	if ghostPage(&rec) {
-		parts = append(parts, strings.TrimPrefix(rec.Note, "ghost: ")+" (its last good copy), so only links added since were not checked")
+		parts = append(parts, "following its links from "+strings.TrimPrefix(rec.Note, store.GhostNote)+" (its last good copy), so only links added since were not checked")
 	}
 	if advice := UnreadAdvice(rec); advice != "" {
 		parts = append(parts, advice)
@@ -451,9 +545,7 @@ func (r *Report) Counts() string {
 		// A 304 is not a page read: say what was done instead.
 		fmt.Fprintf(&b, " and %d unchanged (answered 304, stored links followed)", s.Unchanged)
 	}
-	if s.Cut > 0 {
-		fmt.Fprintf(&b, " (%d cut short: links past the cut not checked, listed below)", s.Cut)
-	}
+	r.countHeld(&b, afterPages)
 	if s.Ghosts > 0 {
 		// A page that failed is not one read; following its old links
 		// is what was done instead.
@@ -462,15 +554,7 @@ func (r *Report) Counts() string {
 	fmt.Fprintf(&b, ", %s, %s: %d broken, %d transient, %d unverifiable, %d skipped",
 		plural(s.Links, "link", "links"), plural(s.URLs, "URL", "URLs"),
 		s.Broken, s.Transient, s.Unverifiable, s.Skipped)
-	if s.Traps > 0 {
-		fmt.Fprintf(&b, " (%d held back as suspected spider traps, listed below)", s.Traps)
-	}
-	if s.Quota > 0 {
-		fmt.Fprintf(&b, " (%d not checked: a host's quota for the pass was used up, listed below)", s.Quota)
-	}
-	if s.NotTaken > 0 {
-		fmt.Fprintf(&b, "; %s not taken: the sitemap limit was reached, listed below", plural(s.NotTaken, "sitemap entry", "sitemap entries"))
-	}
+	r.countHeld(&b, afterVerdicts)
 	if s.Robots > 0 {
 		fmt.Fprintf(&b, " (%d on the site's own hosts, which their robots.txt disallows, listed below; --ignore-robots checks them)", s.Robots)
 	}
@@ -488,17 +572,7 @@ func (r *Report) Counts() string {
 		fmt.Fprintf(&b, "; %s of a failing redirect chain, counted as part of the link that leads there",
 			plural(s.Hops, "URL no page links to is a hop", "URLs no page links to are hops"))
 	}
-	if s.Unread > 0 {
-		them := "them"
-		if s.Unread == 1 {
-			them = "it"
-		}
-		behind := "links behind " + them + " not checked"
-		if g := r.unreadGhosts(); g == s.Unread {
-			behind = "only the links of " + its(g) + " last good copy checked"
-		}
-		fmt.Fprintf(&b, "; %s of the site not read: %s, listed below", plural(s.Unread, "page", "pages"), behind)
-	}
+	r.countHeld(&b, afterHops)
 	if r.checksFragments() {
 		fmt.Fprintf(&b, "; %s", plural(s.MissingFragments, "missing fragment", "missing fragments"))
 	}
@@ -589,24 +663,14 @@ func (r *Report) Nothing() string {
 		return "No new problems" + so
 	case r.Summary.Suppressed > 0:
 		return fmt.Sprintf("No problems to report%s (%d suppressed by --report-after)", strings.TrimSuffix(so, "."), r.Summary.Suppressed) + "."
-	case r.Summary.Quota > 0 || r.Summary.Cut > 0 || r.Summary.Traps > 0 || r.Summary.NotTaken > 0 || r.Summary.Unread > 0:
+	case r.Summary.heldBack():
 		// The first line says PARTLY CHECKED already; this one must not
 		// read as "the whole site is fine" either.
 		var unchecked []string
-		if n := r.Summary.Traps; n > 0 {
-			unchecked = append(unchecked, fmt.Sprintf("%s held back as suspected spider traps", plural(n, "URL was", "URLs were")))
-		}
-		if q := r.Summary.Quota; q > 0 {
-			unchecked = append(unchecked, fmt.Sprintf("%s not checked: a host's quota for the pass (--quota-requests, --quota-bytes) was used up", plural(q, "URL was", "URLs were")))
-		}
-		if n := r.Summary.NotTaken; n > 0 {
-			unchecked = append(unchecked, fmt.Sprintf("%s not taken: the sitemap limit (--sitemap-limit) was reached", plural(n, "sitemap entry was", "sitemap entries were")))
-		}
-		if c := r.Summary.Cut; c > 0 {
-			unchecked = append(unchecked, fmt.Sprintf("%s cut short: links past the cut were not checked", plural(c, "page was", "pages were")))
-		}
-		if n := r.Summary.Unread; n > 0 {
-			unchecked = append(unchecked, fmt.Sprintf("%s of the site could not be read: the links behind %s were not checked", plural(n, "page", "pages"), map[bool]string{true: "it", false: "them"}[n == 1]))
+		for _, k := range heldKinds {
+			if n := k.count(r.Summary); n > 0 {
+				unchecked = append(unchecked, k.nothing(n))
+			}
 		}
 		return fmt.Sprintf("No problems found among the URLs checked%s; %s.", strings.TrimSuffix(so, "."), strings.Join(unchecked, "; "))
 	}

@@ -61,6 +61,7 @@ type htmlData struct {
 	Rows        []htmlRow
 	Fixed       []htmlGone
 	Gone        []htmlGone
+	Fragments   []htmlFragmentChanges // fixed and no longer linked missing fragments
 }
 
 // htmlOption is one choice of the verdict filter.
@@ -103,6 +104,11 @@ type htmlRef struct {
 type htmlGone struct {
 	Target string
 	Was    string
+}
+
+type htmlFragmentChanges struct {
+	Title string
+	List  []htmlGone
 }
 
 func writeHTML(w io.Writer, r *Report) error {
@@ -197,6 +203,13 @@ func writeHTML(w io.Writer, r *Report) error {
 	}
 	for _, rec := range r.Gone {
 		d.Gone = append(d.Gone, htmlGone{Target: r.Location(rec.URL), Was: string(rec.Verdict) + ": " + Problem(rec)})
+	}
+	for _, fs := range r.fragmentChangeLists() {
+		c := htmlFragmentChanges{Title: fs.title}
+		for _, m := range fs.list {
+			c.List = append(c.List, htmlGone{Target: r.Location(m.URL) + "#" + m.Fragment, Was: strings.TrimPrefix(fs.was, "was ")})
+		}
+		d.Fragments = append(d.Fragments, c)
 	}
 	var b strings.Builder
 	if err := htmlPage.Execute(&b, d); err != nil {

@@ -100,6 +100,12 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			fmt.Fprintf(b, "- %s was %s: %s\n", mdCode(r.Location(rec.URL)), rec.Verdict, mdText(Problem(rec)))
 		}
 	}
+	for _, fs := range r.fragmentChangeLists() {
+		fmt.Fprintf(b, "\n### %s\n\n", fs.title)
+		for _, m := range fs.list {
+			fmt.Fprintf(b, "- %s %s\n", mdCode(r.Location(m.URL)+"#"+m.Fragment), fs.was)
+		}
+	}
 	return b.Flush()
 }
 

@@ -354,7 +354,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			s.NotTaken += rec.NotTaken
 			r.NotTaken = append(r.NotTaken, *rec)
 		}
-		if rec.Error == store.ErrorHostDown && rec.Verdict == store.VerdictTransient {
+		if rec.HeldOwn() && rec.Error == store.ErrorHostDown {
 			r.noteDown(rec)
 		}
 		if unreadPage(rec) {
@@ -555,10 +555,10 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 }
 
 // HostDown is a host of the site that answered part of the pass and then
-// refused connections (store.ErrorHostDown).
+// nothing more: refused connections, timeouts, resets (store.ErrorHostDown).
 type HostDown struct {
 	Host  string
-	Since time.Time // when it began refusing; zero when no record says
+	Since time.Time // when it stopped answering; zero when no record says
 	After int       // requests of the pass it answered before
 	URLs  int       // its URLs not checked
 }
@@ -593,7 +593,7 @@ type fixedURL struct {
 // ghostPage says whether a parsed record is a page that failed this pass
 // and had the links of its last good copy followed (a ghost).
 func ghostPage(rec *store.URLRecord) bool {
-	return rec.Verdict != store.VerdictOK && strings.HasPrefix(rec.Note, "ghost:")
+	return rec.Verdict != store.VerdictOK && strings.HasPrefix(rec.Note, store.GhostNote)
 }
 
 // reachedByLink says whether the pass reached rec's URL by a link or a
@@ -715,11 +715,7 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 		}
 	}
 	ghost := ghostPage(&first)
-	them := "it"
-	if len(failed) > 1 {
-		them = "them"
-	}
-	behind := ", so nothing behind " + them + " was checked"
+	behind := ", so nothing behind " + them(len(failed)) + " was checked"
 	if ghost {
 		behind = ""
 	}
@@ -730,7 +726,7 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 	}
 	msg += fmt.Sprintf(" %s: %s", first.URL, why)
 	if ghost {
-		msg += fmt.Sprintf("; its links were followed from its last good copy (%s), so the pages behind it were checked", strings.TrimPrefix(first.Note, "ghost: following its links from "))
+		msg += fmt.Sprintf("; its links were followed from its last good copy (%s), so the pages behind it were checked", strings.TrimPrefix(first.Note, store.GhostNote))
 	} else if note := withAdvice(first, true); note != "" && first.Verdict != store.VerdictOK {
 		msg += "; " + note
 	}
@@ -749,14 +745,14 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 // copy (a ghost) counts too: tonight's copy was not read, so links added
 // since are unseen, as past the cut of a page cut short. Not counted: a URL
 // that redirects (its target has a record of its own), one held back by
-// a Retry-After or because its host stopped answering (the pass is
-// unfinished, exit 3) and one whose end
+// a Retry-After or because its host stopped answering (store.URLRecord.Held:
+// on the site's own hosts the pass is unfinished, exit 3) and one whose end
 // another crawler resolves. A broken page (404) is a problem that fails
 // the pass already, and has nothing behind it to hide.
 func unreadPage(rec *store.URLRecord) bool {
 	switch {
 	case rec.Action != "parse" && rec.Action != "sitemap",
-		rec.Parsed && !ghostPage(rec), Redirected(*rec) != "", rec.Error == store.ErrorRateLimited, rec.Error == store.ErrorHostDown, rec.Awaits != "",
+		rec.Parsed && !ghostPage(rec), Redirected(*rec) != "", rec.Held(), rec.Awaits != "",
 		namesNoPage(rec.ContentType):
 		return false
 	}

@@ -102,18 +102,9 @@ func writeText(w io.Writer, r *Report) error {
 			return "was " + string(rec.Verdict) + ": " + Problem(rec)
 		})
 	}
-	for _, fs := range []struct {
-		title, was string
-		list       []MissingFragment
-	}{
-		{"Fragments fixed since pass %d (%d)", "was a missing fragment, found now", r.FixedFragments},
-		{"Fragments no longer linked since pass %d (%d)", "was a missing fragment", r.GoneFragments},
-	} {
-		if len(fs.list) == 0 {
-			continue
-		}
+	for _, fs := range r.fragmentChangeLists() {
 		t.blank()
-		t.title(fmt.Sprintf(fs.title, r.Previous.ID, len(fs.list)))
+		t.title(fs.title)
 		num := len(strconv.Itoa(len(fs.list))) + 2
 		for i, m := range fs.list {
 			t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(m.URL) + "#" + m.Fragment)

@@ -29,6 +29,8 @@ func TestUnreadPage(t *testing.T) {
 		{"a redirect: its target has a record of its own",
 			store.URLRecord{Action: "parse", Verdict: store.VerdictTransient, Status: 503, FinalURL: u + "index.html", Redirects: []store.Hop{{URL: u, Status: 301}}}, false},
 		{"held back by a Retry-After: the pass is unfinished (exit 3)", store.URLRecord{Action: "parse", Verdict: store.VerdictTransient, Error: "rate-limited"}, false},
+		{"held back because its host stopped answering: the pass is unfinished (exit 3)", store.URLRecord{Action: "parse", Verdict: store.VerdictTransient, Error: store.ErrorHostDown}, false},
+		{"another site's page a rule parses, held back by its pause: settled as unverifiable", store.URLRecord{Action: "parse", Verdict: store.VerdictUnverifiable, Error: store.ErrorRateLimited}, false},
 		{"skipped on purpose", store.URLRecord{Action: "skip", Verdict: store.VerdictSkipped}, false},
 		{"a PDF answering 403: no page, nothing behind it", store.URLRecord{Action: "parse", Verdict: store.VerdictUnverifiable, Status: 403, ContentType: "application/pdf"}, false},
 		{"an image answering 503", store.URLRecord{Action: "parse", Verdict: store.VerdictTransient, Status: 503, ContentType: "image/png"}, false},

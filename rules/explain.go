@@ -85,6 +85,12 @@ func (x Explanation) Write(w io.Writer) error {
 	}
 	line("action", x.Action.String())
 	line("rule", x.Rule)
+	if (x.Action == Skip || x.Action == Ignore) && (strings.HasPrefix(x.URL, "http://") || strings.HasPrefix(x.URL, "https://")) {
+		// Not even a redirect from the site's pages reaches it (qa7
+		// Q1): the one place a user would look to see that.
+		line("", "never requested, not even when a redirect leads here:")
+		line("", "the link that redirects is listed as skipped")
+	}
 	if x.Action == Parse || x.Action == Check {
 		line("policy", x.Policy)
 	}

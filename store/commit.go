@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"go.etcd.io/bbolt"
 )
@@ -113,14 +112,14 @@ func (db *DB) CommitHosts(passID uint64, results []Result, hosts map[string][]by
 			return fmt.Errorf("commit %d results to pass %d: %w", len(results), passID, err)
 		}
 	}
-	err = db.update(func(tx *bbolt.Tx) error {
+	err = db.updateFrontier(func(tx *bbolt.Tx, front *frontier) error {
 		if err := db.checkOpen(tx, passID); err != nil {
 			return err
 		}
 		if err := putHostStates(tx, hostOrder, hosts); err != nil {
 			return err
 		}
-		urls, links, frontier := tx.Bucket(bucketURLs), tx.Bucket(bucketLinks), tx.Bucket(bucketFrontier)
+		urls, links := tx.Bucket(bucketURLs), tx.Bucket(bucketLinks)
 		put := putter()
 		var tasks []*Task
 		for i := range results {
@@ -128,7 +127,7 @@ func (db *DB) CommitHosts(passID uint64, results []Result, hosts map[string][]by
 				tasks = append(tasks, &results[i].Enqueue[j])
 			}
 		}
-		if _, err := db.queue(tx, passID, tasks, put); err != nil {
+		if _, err := db.queue(tx, front, passID, tasks, put); err != nil {
 			return err
 		}
 		if encoded != nil {
@@ -160,10 +159,12 @@ func (db *DB) CommitHosts(passID uint64, results []Result, hosts map[string][]by
 				return fmt.Errorf("write record %s: %w", rec.URL, err)
 			}
 			if t := r.Requeue; t != nil {
-				if err := put(frontier, rec.URL, func(b []byte) ([]byte, error) { return appendTask(b, t), nil }); err != nil {
+				t := *t
+				t.URL = rec.URL
+				if err := front.keep(tx, &t, put); err != nil {
 					return fmt.Errorf("keep %s queued: %w", rec.URL, err)
 				}
-			} else if err := frontier.Delete([]byte(rec.URL)); err != nil {
+			} else if err := front.remove(tx, rec.URL); err != nil {
 				return fmt.Errorf("dequeue %s: %w", rec.URL, err)
 			}
 		}
@@ -236,8 +237,8 @@ func (db *DB) pageLinks(links *bbolt.Bucket, url, v []byte) ([]byte, error) {
 // Enqueue queues tasks in the open pass, in one transaction, by the rule
 // Commit queues a result's Enqueue tasks with: those neither queued already
 // nor resolved in the pass (nor repeated earlier in tasks). It returns the
-// ones it added, in URL order: a cluster worker hands only those to its
-// crawler, since the others are known to it already.
+// ones it added, in the order given: a cluster worker hands only those to
+// its crawler, since the others are known to it already.
 func (db *DB) Enqueue(passID uint64, tasks []Task) (added []Task, err error) {
 	return db.enqueue(passID, tasks, nil)
 }
@@ -269,7 +270,7 @@ func (db *DB) enqueue(passID uint64, tasks []Task, msg *received) (added []Task,
 	for i := range tasks {
 		ptrs[i] = &tasks[i]
 	}
-	err = db.update(func(tx *bbolt.Tx) error {
+	err = db.updateFrontier(func(tx *bbolt.Tx, front *frontier) error {
 		added = added[:0]
 		if err := db.checkOpen(tx, passID); err != nil {
 			return err
@@ -279,8 +280,7 @@ func (db *DB) enqueue(passID uint64, tasks []Task, msg *received) (added []Task,
 				return err
 			}
 		}
-		// queue sorts ptrs, not tasks: the caller's slice keeps its order.
-		got, err := db.queue(tx, passID, ptrs, putter())
+		got, err := db.queue(tx, front, passID, ptrs, putter())
 		for _, t := range got {
 			added = append(added, *t)
 		}
@@ -292,29 +292,26 @@ func (db *DB) enqueue(passID uint64, tasks []Task, msg *received) (added []Task,
 	return added, nil
 }
 
-// queue puts tasks on the frontier unless they are queued already or
-// resolved in the pass. They go in in key order: bbolt splits a node only
-// when the transaction commits, so keys put in random order into one node
-// cost a copy of the node each, and a page with 200,000 new links took
-// minutes instead of a second.
-func (db *DB) queue(tx *bbolt.Tx, passID uint64, tasks []*Task, put func(*bbolt.Bucket, string, func([]byte) ([]byte, error)) error) (added []*Task, err error) {
-	slices.SortFunc(tasks, func(a, b *Task) int { return strings.Compare(a.URL, b.URL) })
-	urls, frontier := tx.Bucket(bucketURLs), tx.Bucket(bucketFrontier)
+// queue puts tasks on the frontier, in the order given, unless they are
+// queued already or resolved in the pass.
+func (db *DB) queue(tx *bbolt.Tx, front *frontier, passID uint64, tasks []*Task, put func(*bbolt.Bucket, string, func([]byte) ([]byte, error)) error) (added []*Task, err error) {
+	urls := tx.Bucket(bucketURLs)
 	for _, t := range tasks {
-		key := []byte(t.URL)
-		if frontier.Get(key) != nil {
+		if queued, err := front.queued(tx, t.URL); err != nil {
+			return nil, err
+		} else if queued {
 			continue
 		}
-		if v := urls.Get(key); v != nil {
+		if v := urls.Get([]byte(t.URL)); v != nil {
 			p, err := recordPass(v)
 			if err != nil {
-				return nil, db.corrupt("record", key, err)
+				return nil, db.corrupt("record", []byte(t.URL), err)
 			}
 			if p == passID {
 				continue
 			}
 		}
-		if err := put(frontier, t.URL, func(b []byte) ([]byte, error) { return appendTask(b, t), nil }); err != nil {
+		if err := front.add(tx, t, put); err != nil {
 			return nil, fmt.Errorf("queue %s: %w", t.URL, err)
 		}
 		added = append(added, t)

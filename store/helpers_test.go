@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -162,4 +163,39 @@ func storedList(t testing.TB, db *DB, url string) []byte {
 		t.Fatalf("links of %s: %q, %v", url, v, err)
 	}
 	return v
+}
+
+// copyTestdata copies the file testdata/name, which an older build wrote
+// with the given schema, into the test's temporary directory.
+func copyTestdata(t *testing.T, name string, schema uint64) (path string, orig []byte) {
+	t.Helper()
+	orig, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(t.TempDir(), "old.db")
+	if err := os.WriteFile(path, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := schemaOf(t, path); got != schema {
+		t.Fatalf("testdata file %s has schema %d, want %d", name, got, schema)
+	}
+	return path, orig
+}
+
+// rawUpdate changes the closed database file at path with bbolt alone, as
+// damage would.
+func rawUpdate(t *testing.T, path string, fn func(tx *bbolt.Tx) error) {
+	t.Helper()
+	raw, err := bbolt.Open(path, 0o644, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = raw.Update(fn)
+	if cerr := raw.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -151,14 +151,18 @@ func (db *DB) Quiet(passID uint64) (quiet bool, deferred int, err error) {
 		}
 		urls := tx.Bucket(bucketURLs)
 		c := tx.Bucket(bucketFrontier).Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			v := urls.Get(k)
+		for k, fv := c.First(); k != nil; k, fv = c.Next() {
+			url, err := frontierURL(db.schema, k, fv)
+			if err != nil {
+				return db.corrupt("task", k, err)
+			}
+			v := urls.Get(url)
 			if v == nil {
 				return nil
 			}
 			p, err := recordPass(v)
 			if err != nil {
-				return db.corrupt("record", k, err)
+				return db.corrupt("record", url, err)
 			}
 			if p != passID {
 				return nil

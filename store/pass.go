@@ -183,7 +183,7 @@ func (db *DB) BeginPass(p Pass, seeds []Task) (Pass, error) {
 			return Pass{}, fmt.Errorf("seed: %w", err)
 		}
 	}
-	err := db.update(func(tx *bbolt.Tx) error {
+	err := db.updateFrontier(func(tx *bbolt.Tx, front *frontier) error {
 		if open, ok, err := db.openPass(tx); err != nil {
 			return err
 		} else if ok {
@@ -217,8 +217,7 @@ func (db *DB) BeginPass(p Pass, seeds []Task) (Pass, error) {
 		if err := meta.Put(keyOpenPass, be64(p.ID)); err != nil {
 			return fmt.Errorf("write meta: %w", err)
 		}
-		frontier, err := clearBucket(tx, bucketFrontier)
-		if err != nil {
+		if err := front.clear(tx); err != nil {
 			return err
 		}
 		// Entries of an earlier pass (one abandoned) are worthless now;
@@ -231,11 +230,11 @@ func (db *DB) BeginPass(p Pass, seeds []Task) (Pass, error) {
 		if err := outbox.SetSequence(seq); err != nil {
 			return fmt.Errorf("clear outbox: %w", err)
 		}
-		var buf []byte
+		put := putter()
 		for i := range seeds {
-			// bbolt keeps the value until commit, so each gets its own bytes.
-			buf = appendTask(buf[len(buf):], &seeds[i])
-			if err := frontier.Put([]byte(seeds[i].URL), buf); err != nil {
+			// A seed given twice is one task, the last one's, as when
+			// the frontier was keyed by URL.
+			if err := front.keep(tx, &seeds[i], put); err != nil {
 				return fmt.Errorf("queue seed %s: %w", seeds[i].URL, err)
 			}
 		}
@@ -254,7 +253,7 @@ func (db *DB) UpdatePass(p Pass) error {
 	if !p.State.valid() {
 		return fmt.Errorf("update pass %d: unknown state %q", p.ID, p.State)
 	}
-	err := db.update(func(tx *bbolt.Tx) error {
+	err := db.updateFrontier(func(tx *bbolt.Tx, front *frontier) error {
 		old, ok, err := db.getPass(tx, p.ID)
 		if err != nil {
 			return err
@@ -277,7 +276,7 @@ func (db *DB) UpdatePass(p Pass) error {
 			if err := tx.Bucket(bucketMeta).Put(keyOpenPass, be64(0)); err != nil {
 				return fmt.Errorf("write meta: %w", err)
 			}
-			if _, err := clearBucket(tx, bucketFrontier); err != nil {
+			if err := front.clear(tx); err != nil {
 				return err
 			}
 		}
@@ -300,20 +299,4 @@ func clearBucket(tx *bbolt.Tx, name []byte) (*bbolt.Bucket, error) {
 		return nil, fmt.Errorf("clear %s: %w", name, err)
 	}
 	return b, nil
-}
-
-// Frontier returns every task queued or in flight in the open pass, in URL
-// order; none when no pass is open.
-func (db *DB) Frontier() (tasks []Task, err error) {
-	err = db.view(func(tx *bbolt.Tx) error {
-		return db.scan(tx, tx.Bucket(bucketFrontier), func(k, v []byte) error {
-			t, err := decodeTask(string(k), v)
-			if err != nil {
-				return db.corrupt("task", k, err)
-			}
-			tasks = append(tasks, t)
-			return nil
-		})
-	})
-	return tasks, err
 }

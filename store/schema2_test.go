@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -30,17 +29,7 @@ var schema2Links = []Link{
 func TestMigrateSchema2(t *testing.T) {
 	t.Parallel()
 	const home = "http://127.0.0.1/"
-	orig, err := os.ReadFile("testdata/schema2.bolt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "old.db")
-	if err := os.WriteFile(path, orig, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := schemaOf(t, path); got != 2 {
-		t.Fatalf("testdata file has schema %d, want 2", got)
-	}
+	path, orig := copyTestdata(t, "schema2.bolt", 2)
 	stored := func(db *DB) []byte { return storedList(t, db, home) }
 	same := func(what string, db *DB) {
 		t.Helper()

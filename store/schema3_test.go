@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -60,17 +59,7 @@ func linkKeys(t *testing.T, db *DB) (keys []string) {
 func TestMigrateSchema3(t *testing.T) {
 	t.Parallel()
 	const home, a, b, c = "http://127.0.0.1/", "http://127.0.0.1/a", "http://127.0.0.1/b", "http://127.0.0.1/c"
-	orig, err := os.ReadFile("testdata/schema3.bolt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "old.db")
-	if err := os.WriteFile(path, orig, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := schemaOf(t, path); got != 3 {
-		t.Fatalf("testdata file has schema %d, want 3", got)
-	}
+	path, orig := copyTestdata(t, "schema3.bolt", 3)
 	same := func(what string, db *DB) {
 		t.Helper()
 		for _, tc := range []struct {

@@ -14,12 +14,21 @@ import "time"
 // (record format 2); the records and
 // lists of an older file read as they are, a record of format 1 having its
 // list under its URL, and a page's list moves when the page is stored again.
-const SchemaVersion = 4
+// Schema 5 keys the frontier by a number in the order tasks are queued, the
+// URL in the value; migrating moves an older file's tasks under numbers in
+// URL order, in the migration's one transaction.
+const SchemaVersion = 5
 
 // RedirectNote starts the Note of a redirect target that a pass reached by
 // a redirect rather than a link, followed by the URL redirected from: the
 // report reads it to say why no page links to the target.
 const RedirectNote = "reached by a redirect from "
+
+// GhostNote starts the Note of a ghost, a page that failed this pass and
+// had the links of its last good copy followed, followed by that copy's
+// date (time.DateOnly): the report reads it to say which links behind the
+// page were checked.
+const GhostNote = "ghost: following its links from "
 
 // Verdict classifies the outcome for one URL. Only VerdictBroken makes the
 // exit code 1 by default; the others are reported in their own sections.
@@ -140,7 +149,7 @@ type URLRecord struct {
 	Verdict      Verdict   `json:"verdict"`
 	Status       int       `json:"status,omitempty"` // final HTTP status; 0 when no response
 	Error        string    `json:"error,omitempty"`  // short error class: "timeout", "dns", "refused", "invalid URL", "redirect loop", ...
-	Note         string    `json:"note,omitempty"`   // extra context for a person: "skipped: robots", "ghost: links from 2026-11-20", ...
+	Note         string    `json:"note,omitempty"`   // extra context for a person: "skipped: robots", GhostNote+"2026-11-20", ...
 	ContentType  string    `json:"content_type,omitempty"`
 	Size         int64     `json:"size,omitempty"` // body bytes read (after decompression)
 	FinalURL     string    `json:"final_url,omitempty"`
@@ -206,8 +215,8 @@ type URLRecord struct {
 	// over the pass's total. The report counts them as held back.
 	NotTaken int `json:"not_taken,omitempty"`
 	// DownSince and DownAfter are set on a record of class ErrorHostDown:
-	// its host answered DownAfter requests of the pass, then refused
-	// connections from DownSince on, so the URL was not checked (the
+	// its host answered DownAfter requests of the pass, then nothing from
+	// DownSince on, so the URL was not checked (the
 	// report's first line names the host, the time and the count).
 	DownSince time.Time `json:"down_since,omitzero"`
 	DownAfter int       `json:"down_after,omitempty"`
@@ -215,7 +224,8 @@ type URLRecord struct {
 
 // ErrorHostDown is the error class of a URL of the site's own hosts not
 // checked because its host stopped answering part way through the pass
-// (it answered, then refused connections through a URL's retries): a
+// (it answered, then left every request unanswered through a URL's
+// retries): a
 // provisional, transient record whose URL stays queued, done again when
 // the pass resumes. Not a dead link.
 const ErrorHostDown = "host down"
@@ -226,6 +236,23 @@ const ErrorHostDown = "host down"
 // the site's own hosts a provisional, transient record whose URL stays
 // queued; on another site's, unverifiable.
 const ErrorRateLimited = "rate-limited"
+
+// Held says whether rec is that of a URL its host held back rather than
+// let be checked: it asked for a longer pause than the run may wait
+// (ErrorRateLimited), or, one of the site's own hosts, it stopped
+// answering part way through the pass (ErrorHostDown). Such a record says
+// nothing of the link: on the site's own hosts it is provisional
+// (HeldOwn); on another site's it is unverifiable.
+func (rec *URLRecord) Held() bool {
+	return rec.Error == ErrorRateLimited || rec.Error == ErrorHostDown
+}
+
+// HeldOwn says whether rec is that of a URL of the site's own hosts held
+// back to a later run, kept queued: provisional, done again when the pass
+// resumes, so the pass is not complete.
+func (rec *URLRecord) HeldOwn() bool {
+	return rec.Held() && rec.Verdict == VerdictTransient
+}
 
 // Cut says where a page was cut short; the reasons combine.
 type Cut uint8

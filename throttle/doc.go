@@ -11,7 +11,7 @@
 // request and byte quotas, pauses asked for by the server (429/503 with
 // Retry-After) with the slower pace a 429 asks for while its refusals
 // come from the pace (see limiter.slowDown) and the retries they
-// cost nothing (comebacks, see Permit.Comeback), exponential backoff after
+// cost nothing (comebacks, see Decision.Comeback), exponential backoff after
 // failures, and an optional
 // AutoThrottle-style slowdown driven by response latency. Body reads are
 // paced to a per-host and a global bytes-per-second budget.

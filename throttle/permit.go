@@ -23,7 +23,7 @@ const (
 	maxRetryAfter = 1 << 31
 	// MaxComebacks is how often one URL may be sent away with a
 	// Retry-After the crawl waits for and come back without spending a
-	// retry (see Permit.Comeback): a server that honestly says "in 3 s"
+	// retry (see Decision.Comeback): a server that honestly says "in 3 s"
 	// is not failing, but one URL refused this often is, whatever it says.
 	MaxComebacks = 10
 	// refusingBudget bounds, when MaxPause sets no bound of its own, how
@@ -58,12 +58,6 @@ type Permit struct {
 	// answers to requests sent before the host was last slowed down from
 	// the ones sent after (see limiter.slowDown).
 	admitted time.Time
-	// comeback: Done decided a retry the server asked for with this
-	// Retry-After, not a failed try (see Comeback); guarded by l.mu.
-	comeback time.Duration
-	// paced: what the answer did to the host's pace, for people (see
-	// Paced); guarded by l.mu.
-	paced string
 }
 
 // Outcome is what the throttle learns from one finished request.
@@ -75,7 +69,7 @@ type Outcome struct {
 	Latency    time.Duration // time to first byte
 	Attempt    int           // retries of this URL made before this request (0 on the first try)
 	// Comebacks are this URL's earlier comebacks: retries the server
-	// asked for with a Retry-After, which spent none (see Comeback).
+	// asked for with a Retry-After, which spent none (see Decision.Comeback).
 	Comebacks Comebacks
 	// Key names what was requested (the URL). A pause longer than MaxPause
 	// asked for by one key holds back that key alone (see pushback); an
@@ -102,64 +96,64 @@ type Outcome struct {
 //     backs off like a reset; when a URL's last try is refused too, the
 //     host stopped answering (see Throttle.Down).
 //
-// retry says whether to try this URL again: after a 429, a 503, a timeout or
-// a connection error while Attempt < MaxRetries, or always when the host has
-// just been deferred or has stopped answering (Reserve then answers ErrDeferred, and deferral is not
-// a failure), or when this URL has just been held back, or when the server
-// said when to come back and the crawl waits for it (see Comeback). after
-// is how long the host's pause or backoff still runs, the earliest moment
-// Reserve can say yes.
-func (p *Permit) Done(o Outcome) (retry bool, after time.Duration) {
+// What it decided comes back in one Decision, taken under the one lock
+// Done holds: a request locks its host once to settle.
+func (p *Permit) Done(o Outcome) (d Decision) {
 	t, l := p.t, p.l
 	l.mu.Lock()
 	if p.done {
 		l.mu.Unlock()
-		return false, 0
+		return Decision{}
 	}
 	p.done, l.dirty = true, true
 	if extra := o.Bytes - p.read; extra > 0 {
 		l.usedBytes += extra
 		l.bytesTotal += extra
 	}
-	retry, after, p.comeback, p.paced = l.learn(t.now, p.host, o, p.admitted)
+	d.Retry, d.After, d.Comeback, d.Paced = l.learn(t.now, p.host, o, p.admitted)
 	if l.set.WindowMax > 0 {
 		l.starts.over(t.now(), p.sends)
 	}
 	l.inFlight--
 	l.mu.Unlock()
 	t.signal()
-	return retry, after
+	return d
 }
 
-// Comeback says, once Done has decided a retry, whether it is one the
-// server asked for, and with what Retry-After (0: it is not): a 429 or
-// 503 whose Retry-After the crawl waits for is "come back at T", not a
-// failed try, so the caller does not count it against the URL's retries
-// but adds it to the URL's Comebacks, passed in Outcome.Comebacks. It
-// stays bounded: at most MaxComebacks per URL, whose Retry-Afters add up
-// to no more than MaxPause (refusingBudget when MaxPause is 0); past
-// either, the answer spends a retry like any failure. And a host that has
-// answered nothing but 429 and 503 with Retry-After for longer than that
-// is deferred, as for a pause past MaxPause (see Throttle.Refusing).
-func (p *Permit) Comeback() time.Duration {
-	p.l.mu.Lock()
-	defer p.l.mu.Unlock()
-	return p.comeback
+// Decision is what Done decided from a request's outcome.
+type Decision struct {
+	// Retry says whether to try this URL again: after a 429, a 503, a
+	// timeout or a connection error while Attempt < MaxRetries, or always
+	// when the host has just been deferred or has stopped answering
+	// (Reserve then answers ErrDeferred, and deferral is not a failure),
+	// or when this URL has just been held back, or when the server said
+	// when to come back and the crawl waits for it (see Comeback).
+	Retry bool
+	// After is how long the host's pause or backoff still runs, the
+	// earliest moment Reserve can say yes.
+	After time.Duration
+	// Comeback says, with Retry, whether the retry is one the server asked
+	// for, and with what Retry-After (0: it is not): a 429 or 503 whose
+	// Retry-After the crawl waits for is "come back at T", not a failed
+	// try, so the caller does not count it against the URL's retries but
+	// adds it to the URL's Comebacks, passed in Outcome.Comebacks. It stays
+	// bounded: at most MaxComebacks per URL, whose Retry-Afters add up to
+	// no more than MaxPause (refusingBudget when MaxPause is 0); past
+	// either, the answer spends a retry like any failure. And a host that
+	// has answered nothing but 429 and 503 with Retry-After for longer
+	// than that is deferred, as for a pause past MaxPause (see
+	// Throttle.Refusing).
+	Comeback time.Duration
+	// Paced says what the answer did to the host's pace, in words for the
+	// person running the crawl: that it slowed the host down and why, or
+	// that it gave a slowdown up because the host's refusals do not come
+	// from the pace (see slowDown); "" when it changed nothing worth
+	// saying. A crawl that waits minutes on a host must say so, not look
+	// hung.
+	Paced string
 }
 
-// Paced says, once Done has learnt from the answer, what it did to the
-// host's pace, in words for the person running the crawl: that it slowed
-// the host down and why, or that it gave a slowdown up because the
-// host's refusals do not come from the pace (see slowDown); "" when it
-// changed nothing worth saying. A crawl that waits minutes on a host
-// must say so, not look hung.
-func (p *Permit) Paced() string {
-	p.l.mu.Lock()
-	defer p.l.mu.Unlock()
-	return p.paced
-}
-
-// Comebacks are what one URL's comebacks (see Permit.Comeback) have used.
+// Comebacks are what one URL's comebacks (see Decision.Comeback) have used.
 type Comebacks struct {
 	N      int           // how many
 	Waited time.Duration // their Retry-Afters added up
@@ -271,7 +265,7 @@ func notLoad(err error) bool {
 
 // learn updates the host from one outcome and makes the retry decision;
 // comeback says the retry is one the server asked for (see
-// Permit.Comeback). host is the host:port the request went to, admitted
+// Decision.Comeback). host is the host:port the request went to, admitted
 // when it was let go. The clock is read only when the answer depends on
 // it, which keeps a plain success cheap.
 func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted time.Time) (retry bool, after, comeback time.Duration, paced string) {
@@ -292,29 +286,23 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 			l.answered = make(map[string]int64)
 		}
 		l.answered[host]++
-		l.connRefusedSince, l.lastRefused, l.refusals, l.down = time.Time{}, time.Time{}, 0, false
+		l.silence, l.down = silence{}, false
 	}
 	newRound := true
-	if refused {
-		if l.connRefusedSince.IsZero() {
-			l.connRefusedSince = now
-		}
-		// The requests sent before the last refusal learn nothing new
+	if class == classFailure && o.Status == 0 && l.answered[host] > 0 {
+		// The requests sent before the last failure learn nothing new
 		// from theirs, as in slowDown: one count, and one step of
 		// backoff, per round. Each of them stepping it up once held the
 		// next run of a site of 30 pages 90 s for nothing.
-		newRound = admitted.After(l.lastRefused) && !l.down
-		if newRound {
-			l.refusals++
-			l.lastRefused = now
-		}
-		if l.refusals > l.set.MaxRetries {
+		newRound = l.silence.fail(now, admitted, host, o.Key, o.Err) && !l.down
+		if l.silence.over(l.set.MaxRetries) {
 			// As many tries as a URL gets, each after a longer backoff,
-			// all refused: the host stopped answering, and asking its
-			// other URLs would only make dead links of them (qa6 Q2).
+			// all unanswered: the host stopped answering, and asking its
+			// other URLs would only make dead links of them, or sit out
+			// backoffs of minutes for each (qa6 Q2).
 			// Counted per host, not per URL: a URL tried again goes to
 			// the back of the queue, and every other URL would first be
-			// refused once, each after a longer backoff. Nothing listens
+			// refused once, each after a longer backoff. Nothing answers
 			// there, so there is no load to spare: the next run (which
 			// tries again) need not sit out the backoff.
 			l.down = true
@@ -477,6 +465,15 @@ func (l *limiter) waitBudget() time.Duration {
 // (perURL). It returns what it did, in words ("" for nothing).
 func (l *limiter) slowDown(now, admitted time.Time, status int, waited bool, ra time.Duration) string {
 	if !l.slowedAt.IsZero() && !admitted.After(l.slowedAt) {
+		return ""
+	}
+	if l.requests <= 1 && !waited {
+		// The host's first request, alone (a robots.txt): there is no
+		// pace yet that could be the cause, and the pause it asked for
+		// is kept. Halving for it left a site of 15 URLs at a crawl
+		// long after a single "429 Retry-After: 2" on its robots.txt:
+		// 19 s where 2.3 s do (qa6 Q4). Refused again once it has
+		// waited, it halves as any comeback does.
 		return ""
 	}
 	l.slowCap = max(ra, time.Second)

@@ -20,9 +20,9 @@ import (
 func TestRetryAfterSeconds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		th := throttle.New(fixed(throttle.Settings{MaxRetries: 3}))
-		retry, after := acquire(t, th, host).Done(throttle.Outcome{Status: 429, RetryAfter: "120"})
-		if !retry || after != 120*time.Second {
-			t.Fatalf("Done = %v, %v; want a retry after 120s", retry, after)
+		d := acquire(t, th, host).Done(throttle.Outcome{Status: 429, RetryAfter: "120"})
+		if !d.Retry || d.After != 120*time.Second {
+			t.Fatalf("Done = %+v; want a retry after 120s", d)
 		}
 		mustWait(t, th, host, 120*time.Second)
 		time.Sleep(119 * time.Second)
@@ -38,9 +38,9 @@ func TestRetryAfterHTTPDate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		th := throttle.New(fixed(throttle.Settings{MaxRetries: 3}))
 		date := time.Now().Add(90 * time.Second).UTC().Format(http.TimeFormat)
-		retry, after := acquire(t, th, host).Done(throttle.Outcome{Status: 503, RetryAfter: date})
-		if !retry || after != 90*time.Second {
-			t.Fatalf("Done = %v, %v; want a retry after 90s", retry, after)
+		d := acquire(t, th, host).Done(throttle.Outcome{Status: 503, RetryAfter: date})
+		if !d.Retry || d.After != 90*time.Second {
+			t.Fatalf("Done = %+v; want a retry after 90s", d)
 		}
 		mustWait(t, th, host, 90*time.Second)
 		if st := th.Stats()[0]; !st.PausedUntil.Equal(time.Now().Add(90*time.Second)) || st.BackoffLevel != 0 {
@@ -55,7 +55,7 @@ func TestRetryAfterUnusable(t *testing.T) {
 	for _, v := range []string{"soon", "-5", "0", "Sat, 01 Jan 1990 00:00:00 GMT"} {
 		synctest.Test(t, func(t *testing.T) {
 			th := throttle.New(fixed(throttle.Settings{MaxRetries: 3}))
-			_, after := acquire(t, th, host).Done(throttle.Outcome{Status: 503, RetryAfter: v})
+			after := acquire(t, th, host).Done(throttle.Outcome{Status: 503, RetryAfter: v}).After
 			if after < 500*time.Millisecond || after > time.Second {
 				t.Errorf("Retry-After %q: after %v, want a first backoff step in [0.5s, 1s]", v, after)
 			}
@@ -69,7 +69,7 @@ func TestRetryAfterUnusable(t *testing.T) {
 func TestRetryAfterIgnoredOnOtherStatus(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		th := throttle.New(fixed(throttle.Settings{MaxRetries: 3}))
-		if retry, _ := acquire(t, th, host).Done(throttle.Outcome{Status: 200, RetryAfter: "600"}); retry {
+		if acquire(t, th, host).Done(throttle.Outcome{Status: 200, RetryAfter: "600"}).Retry {
 			t.Error("retry after a 200")
 		}
 		if p, _, _ := th.Reserve(host); p == nil {
@@ -82,9 +82,9 @@ func TestMaxPauseDefers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		th := throttle.New(fixed(throttle.Settings{MaxPause: time.Minute, MaxRetries: 1}))
 		th.StartPass(1)
-		retry, after := acquire(t, th, host).Done(throttle.Outcome{Status: 503, RetryAfter: "3600", Attempt: 5})
-		if !retry || after != 0 {
-			t.Fatalf("Done = %v, %v; want retry now so that Reserve defers the URL", retry, after)
+		d := acquire(t, th, host).Done(throttle.Outcome{Status: 503, RetryAfter: "3600", Attempt: 5})
+		if !d.Retry || d.After != 0 {
+			t.Fatalf("Done = %+v; want retry now so that Reserve defers the URL", d)
 		}
 		if _, _, err := th.Reserve(host); !errors.Is(err, throttle.ErrDeferred) {
 			t.Fatalf("err %v, want ErrDeferred", err)
@@ -119,11 +119,11 @@ func TestBackoffGrowsAndResets(t *testing.T) {
 		th := throttle.New(fixed(throttle.Settings{MaxRetries: 100}))
 		step := time.Second
 		for level := 1; level <= 12; level++ {
-			retry, after := acquire(t, th, host).Done(throttle.Outcome{Status: 503})
-			if !retry || after < step/2 || after > step {
-				t.Fatalf("failure %d: retry %v after %v, want within [%v, %v]", level, retry, after, step/2, step)
+			d := acquire(t, th, host).Done(throttle.Outcome{Status: 503})
+			if !d.Retry || d.After < step/2 || d.After > step {
+				t.Fatalf("failure %d: retry %v after %v, want within [%v, %v]", level, d.Retry, d.After, step/2, step)
 			}
-			mustWait(t, th, host, after)
+			mustWait(t, th, host, d.After)
 			if got := th.Stats()[0].BackoffLevel; got != level {
 				t.Fatalf("backoff level %d, want %d", got, level)
 			}
@@ -133,7 +133,7 @@ func TestBackoffGrowsAndResets(t *testing.T) {
 		if got := th.Stats()[0].BackoffLevel; got != 0 {
 			t.Fatalf("backoff level %d after a normal answer, want 0", got)
 		}
-		if _, after := acquire(t, th, host).Done(throttle.Outcome{Err: os.ErrDeadlineExceeded}); after < 500*time.Millisecond || after > time.Second {
+		if after := acquire(t, th, host).Done(throttle.Outcome{Err: os.ErrDeadlineExceeded}).After; after < 500*time.Millisecond || after > time.Second {
 			t.Errorf("first step after a reset: %v, want within [0.5s, 1s]", after)
 		}
 	})
@@ -143,7 +143,7 @@ func TestBackoffCappedByMaxPause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		th := throttle.New(fixed(throttle.Settings{MaxRetries: 100, MaxPause: 10 * time.Second}))
 		for range 8 {
-			if _, after := acquire(t, th, host).Done(throttle.Outcome{Status: 429}); after > 10*time.Second {
+			if after := acquire(t, th, host).Done(throttle.Outcome{Status: 429}).After; after > 10*time.Second {
 				t.Fatalf("backoff step %v beyond MaxPause 10s", after)
 			}
 		}
@@ -189,15 +189,15 @@ func TestRetryDecision(t *testing.T) {
 	for _, tt := range tests {
 		synctest.Test(t, func(t *testing.T) {
 			th := throttle.New(fixed(throttle.Settings{MaxRetries: 2}))
-			retry, after := acquire(t, th, host).Done(tt.o)
-			if retry != tt.retry {
-				t.Errorf("%s: retry %v, want %v", tt.name, retry, tt.retry)
+			d := acquire(t, th, host).Done(tt.o)
+			if d.Retry != tt.retry {
+				t.Errorf("%s: retry %v, want %v", tt.name, d.Retry, tt.retry)
 			}
 			if backedOff := th.Stats()[0].BackoffLevel > 0; backedOff != tt.backoff {
 				t.Errorf("%s: backed off %v, want %v", tt.name, backedOff, tt.backoff)
 			}
-			if !retry && after != 0 {
-				t.Errorf("%s: after %v without a retry", tt.name, after)
+			if !d.Retry && d.After != 0 {
+				t.Errorf("%s: after %v without a retry", tt.name, d.After)
 			}
 		})
 	}
@@ -296,8 +296,8 @@ func TestLongPauseHoldsTheURLUnlessHostWide(t *testing.T) {
 			th.StartPass(1)
 			start := time.Now()
 			for _, k := range tt.keys {
-				if retry, after := acquire(t, th, host).Done(throttle.Outcome{Status: 429, RetryAfter: "3600", Key: k, Attempt: 5}); !retry || after != 0 {
-					t.Fatalf("%s: Done = %v, %v; want a retry now, so that the URL is settled as deferred", tt.name, retry, after)
+				if d := acquire(t, th, host).Done(throttle.Outcome{Status: 429, RetryAfter: "3600", Key: k, Attempt: 5}); !d.Retry || d.After != 0 {
+					t.Fatalf("%s: Done = %+v; want a retry now, so that the URL is settled as deferred", tt.name, d)
 				}
 			}
 			_, _, err := th.Reserve(host)
@@ -392,21 +392,22 @@ func TestRefusedAfterAnswersIsAHostGoingDown(t *testing.T) {
 		}
 		// Two requests in flight when it dies: one round, one step.
 		p1, p2 := acquire(t, th, host), acquire(t, th, host)
-		if retry, _ := p1.Done(throttle.Outcome{Err: refused}); !retry {
+		if !p1.Done(throttle.Outcome{Err: refused}).Retry {
 			t.Fatal("a refusal after answers was not retried")
 		}
 		p2.Done(throttle.Outcome{Err: refused})
 		if lvl := th.Stats()[0].BackoffLevel; lvl != 1 {
 			t.Errorf("backoff level %d after one round of refusals, want 1", lvl)
 		}
-		if _, _, down := th.Down(host); down {
+		if _, down := th.Down(host); down {
 			t.Fatal("down after one round of refusals; a URL has 3 tries")
 		}
 		acquire(t, th, host).Done(throttle.Outcome{Err: refused, Attempt: 1})
-		retry, _ := acquire(t, th, host).Done(throttle.Outcome{Err: refused, Attempt: 2})
-		since, answered, down := th.Down(host)
-		if !down || !retry || answered != 3 || since.IsZero() {
-			t.Fatalf("after three rounds of refusals: down %v since %v after %d answers, retry %v; want down after 3, retried (deferred)", down, since, answered, retry)
+		retry := acquire(t, th, host).Done(throttle.Outcome{Err: refused, Attempt: 2}).Retry
+		d, down := th.Down(host)
+		since := d.Since
+		if !down || !retry || d.Answered != 3 || since.IsZero() || d.Host != host || d.How != "refused connections" {
+			t.Fatalf("after three rounds of refusals: down %v %+v, retry %v; want down after 3 answers, refused connections, retried (deferred)", down, d, retry)
 		}
 		_, _, err := th.Reserve(host)
 		if !errors.Is(err, throttle.ErrDown) || !errors.Is(err, throttle.ErrDeferred) {
@@ -430,10 +431,10 @@ func TestRefusedAfterAnswersIsAHostGoingDown(t *testing.T) {
 		if err := again.ImportState(host, b); err != nil {
 			t.Fatal(err)
 		}
-		if _, n, down := again.Down(host); down || n != 3 {
-			t.Errorf("resumed: down %v after %d answers; want not down, 3 answers", down, n)
+		if _, down := again.Down(host); down {
+			t.Errorf("resumed: down; want not down until it refuses")
 		}
-		if retry, _ := acquire(t, again, host).Done(throttle.Outcome{Err: refused}); !retry {
+		if !acquire(t, again, host).Done(throttle.Outcome{Err: refused}).Retry {
 			t.Error("resumed: a refusal of a host that answered in this pass was not retried")
 		}
 		if again.Expired(b) {
@@ -441,7 +442,7 @@ func TestRefusedAfterAnswersIsAHostGoingDown(t *testing.T) {
 		}
 		// A new pass starts clean: a refusal there is a dead link.
 		again.StartPass(2)
-		if retry, _ := acquire(t, again, host).Done(throttle.Outcome{Err: refused}); retry {
+		if acquire(t, again, host).Done(throttle.Outcome{Err: refused}).Retry {
 			t.Error("a refusal in a pass where the host never answered was retried")
 		}
 	})
@@ -467,17 +468,17 @@ func TestRefusedByAHostThatNeverAnsweredSharingAKey(t *testing.T) {
 			acquire(t, th, www).Done(throttle.Outcome{Status: 200})
 		}
 		for attempt := range 3 {
-			if retry, _ := acquire(t, th, closed).Done(throttle.Outcome{Err: refused, Attempt: attempt}); retry {
+			if acquire(t, th, closed).Done(throttle.Outcome{Err: refused, Attempt: attempt}).Retry {
 				t.Fatalf("try %d: a refusal by %s, which never answered, was retried because %s answered", attempt+1, closed, www)
 			}
 		}
 		for _, h := range []string{www, closed} {
-			if _, _, down := th.Down(h); down {
+			if _, down := th.Down(h); down {
 				t.Errorf("%s down after refusals by %s, which never answered", h, closed)
 			}
 		}
 		// The host that answered is still one whose refusal is a restart.
-		if retry, _ := acquire(t, th, www).Done(throttle.Outcome{Err: refused}); !retry {
+		if !acquire(t, th, www).Done(throttle.Outcome{Err: refused}).Retry {
 			t.Errorf("a refusal by %s after its answers was not retried", www)
 		}
 	})

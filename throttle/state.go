@@ -83,7 +83,7 @@ func (t *Throttle) ExportState(host string) ([]byte, error) {
 		UsedRequests:     l.usedRequests,
 		UsedBytes:        l.usedBytes,
 		Answered:         l.answered[host],
-		ConnRefusedSince: l.connRefusedSince,
+		ConnRefusedSince: l.silence.since,
 		Held:             maps.Clone(l.held),
 		RefusingSince:    l.refusingSince,
 	}
@@ -187,8 +187,8 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 				l.answered = make(map[string]int64)
 			}
 			l.answered[host] = st.Answered
-			if st.ConnRefusedSince.After(l.connRefusedSince) {
-				l.connRefusedSince = st.ConnRefusedSince
+			if st.ConnRefusedSince.After(l.silence.since) {
+				l.silence.since = st.ConnRefusedSince
 			}
 		}
 	}

@@ -186,7 +186,7 @@ func TestInFlightCap(t *testing.T) {
 			t.Fatal("Ready not signalled by Done")
 		}
 		c := acquire(t, th, host)
-		if retry, _ := a.Done(throttle.Outcome{Status: 503}); retry {
+		if a.Done(throttle.Outcome{Status: 503}).Retry {
 			t.Error("a second Done must be ignored")
 		}
 		if p, _, _ := th.Reserve(host); p != nil {

@@ -180,7 +180,7 @@ func finishChains(dbs []*store.DB, p store.Pass) (func(report.Source) report.Sou
 			if err != nil {
 				return e, false, false, err
 			}
-			if ok && e.Pass == p.ID && e.Awaits == "" && !(crawler.HeldOwn(e) && p.State != store.PassComplete) {
+			if ok && e.Pass == p.ID && e.Awaits == "" && !(e.HeldOwn() && p.State != store.PassComplete) {
 				return e, true, false, nil
 			}
 		}
