@@ -273,7 +273,10 @@ func (d *dispatcher) finishWaiting(w waiting, end store.URLRecord) store.Result 
 	w.noteVia()
 	rec := w.rec
 	history(&rec, w.prev, d.pass, d.c.cfg.Now())
-	if rec.Verdict.Problem() {
+	if rec.Verdict.Problem() && w.via == "" {
+		// A hop of a failing chain is part of the link's problem, as the
+		// report counts it (qa5 N1): the progress line said 22 problems
+		// for one link to an endless redirect.
 		d.c.stats.problems.Add(1)
 	}
 	res := store.Result{Record: rec, SetLinks: true, Forward: w.forward}

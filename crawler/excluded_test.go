@@ -148,12 +148,13 @@ var keepOuts = []struct {
 	name string
 	cfg  rules.Config
 	rule string // "" when the other host is requested
+	did  string // what the rules do with it, as a note says
 }{
-	{"offline", rules.Config{Offline: true}, rules.Offline},
-	{"exclude", rules.Config{Exclude: []string{`^http://127\.0\.0\.2`}}, `--exclude ^http://127\.0\.0\.2`},
-	{"rule skip", rules.Config{Rules: []rules.Rule{{Source: "test", Host: "127.0.0.2", Action: "skip"}}}, "test: rule 1 (host 127.0.0.2)"},
-	{"rule ignore", rules.Config{Rules: []rules.Rule{{Source: "test", Host: "127.0.0.2", Action: "ignore"}}}, "test: rule 1 (host 127.0.0.2)"},
-	{"no rule", rules.Config{}, ""},
+	{"offline", rules.Config{Offline: true}, rules.Offline, "skipped"},
+	{"exclude", rules.Config{Exclude: []string{`^http://127\.0\.0\.2`}}, `--exclude ^http://127\.0\.0\.2`, "skipped"},
+	{"rule skip", rules.Config{Rules: []rules.Rule{{Source: "test", Host: "127.0.0.2", Action: "skip"}}}, "test: rule 1 (host 127.0.0.2)", "skipped"},
+	{"rule ignore", rules.Config{Rules: []rules.Rule{{Source: "test", Host: "127.0.0.2", Action: "ignore"}}}, "test: rule 1 (host 127.0.0.2)", "ignored"},
+	{"no rule", rules.Config{}, "", ""},
 }
 
 // A redirect to a URL the rules never request (--offline, --exclude, a
@@ -191,7 +192,7 @@ func TestRedirectToExcludedHostIsNotRequested(t *testing.T) {
 					t.Errorf("%s: no record", l.path)
 					continue
 				}
-				if rec.Verdict != store.VerdictSkipped || rec.Error != "" || !strings.HasPrefix(rec.Note, "redirect not followed; its target is skipped: "+tc.rule) {
+				if rec.Verdict != store.VerdictSkipped || rec.Error != "" || rec.Note != "redirect not followed; its target is "+tc.did+": "+tc.rule {
 					t.Errorf("%s: %s %q, note %q; want skipped, redirect not followed (%s)", l.path, rec.Verdict, rec.Error, rec.Note, tc.rule)
 				}
 				if rec.FinalURL != other.URL+l.target || rec.Status != l.status {

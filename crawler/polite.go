@@ -166,7 +166,8 @@ func (c *Crawler) warnCrawlDelay(host string) {
 	if c.cfg.HostSettings != nil {
 		maxPause = c.cfg.HostSettings(host).MaxPause
 	}
-	if own := c.rules.StartHost(host); !own && maxPause > 0 && kept > maxPause {
+	own := c.rules.StartHost(host)
+	if !own && maxPause > 0 && kept > maxPause {
 		// Never asked sooner than it asks, and not waited for longer
 		// than max_pause: its URLs are held back (see heldBackBy).
 		msg += fmt.Sprintf(", longer than its max pause %s: another site's is not shortened, so its links are not checked this pass (unverifiable); max_pause in a [[host]] for it raises the wait", throttle.FormatDuration(maxPause))
@@ -174,7 +175,7 @@ func (c *Crawler) warnCrawlDelay(host string) {
 		return
 	}
 	msg += fmt.Sprintf(", so at most %s requests an hour to it", strconv.FormatFloat(math.Floor(float64(time.Hour)/float64(kept)), 'f', -1, 64))
-	if c.rules.StartHost(host) {
+	if own {
 		msg += "; --crawl-delay (crawl_delay in a [[host]] for it) sets the site's own delay in its place"
 		if kept < asked {
 			msg += ", --max-pause raises the cap"
@@ -292,7 +293,7 @@ func robotsFailure(r *throttle.Robots) string {
 // hold is what a URL held back to a later run becomes (see heldBackBy).
 type hold struct {
 	verdict store.Verdict
-	class   string // store.ErrorRateLimited, store.ErrorHostDown, or "refused" (another site's host down)
+	class   string // store.ErrorRateLimited, store.ErrorHostDown, or "stopped answering" (another site's host down, not queued)
 	note    string
 	// until is when the URL may be asked again, on the site's own hosts:
 	// it stays queued, and the pass is not complete; zero on a third
@@ -316,8 +317,9 @@ func (h hold) record(rec *store.URLRecord) {
 // target (the URL, or a later hop of its chain) becomes: held by a
 // server's pause beyond what this run may wait (a Retry-After past
 // MaxPause), or because its host stopped answering (it answered earlier
-// in the pass, then refused connections through a URL's retries: a server
-// going down or restarting, not a dead link, qa6 Q2). It is never hidden:
+// in the pass, then left every request unanswered through a URL's
+// retries: a server going down, hung or restarting, not a dead link, qa6
+// Q2). It is never hidden:
 // on a third-party host the URL could not be verified (a pause) or is
 // transient (the host down), and that is its verdict; on the site's own
 // hosts it is provisional and stays queued, the pass is not complete, and
@@ -325,13 +327,18 @@ func (h hold) record(rec *store.URLRecord) {
 func (c *Crawler) heldBackBy(target string) hold {
 	host := hostOf(target)
 	own := c.rules.StartHost(host)
-	if since, answered, down := c.cfg.Throttle.Down(host); down {
-		what := fmt.Sprintf("%s answered %d requests of this pass, then refused connections from %s on (the server stopped or is restarting)",
-			host, answered, since.Local().Format("2006-01-02 15:04:05"))
-		if !own {
-			return hold{verdict: store.VerdictTransient, class: "refused", note: what + ": not checked, not a dead link"}
+	if d, down := c.cfg.Throttle.Down(host); down {
+		what := fmt.Sprintf("%s answered %d requests of this pass, then %s from %s on (the server stopped, hangs or is restarting)",
+			d.Host, d.Answered, d.How, d.Since.Local().Format("2006-01-02 15:04:05"))
+		if d.Host != host {
+			// Held back with the host it shares its limits with, not for
+			// anything it did itself.
+			what = fmt.Sprintf("held back with %s, which shares its limits (--group-hosts): %s", d.Host, what)
 		}
-		return hold{verdict: store.VerdictTransient, class: store.ErrorHostDown, until: since, downSince: since, downAfter: answered,
+		if !own {
+			return hold{verdict: store.VerdictTransient, class: "stopped answering", note: what + ": not checked, not a dead link"}
+		}
+		return hold{verdict: store.VerdictTransient, class: store.ErrorHostDown, until: d.Since, downSince: d.Since, downAfter: d.Answered,
 			note: "not checked: " + what + "; run the same command again to check it"}
 	}
 	end, _ := c.cfg.Throttle.Deferred(host, target)

@@ -89,9 +89,6 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 			}
 			prev := c.previous(key)
 			history(&end, prev, pass, now)
-			if end.Verdict.Problem() {
-				c.stats.problems.Add(1)
-			}
 			endResult.Record = end
 		}
 	}
@@ -145,8 +142,8 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		chainEnd(&w.rec, end, c.cfg.MaxRedirects)
 		w.noteVia()
 		history(&w.rec, w.prev, pass, now)
-		if w.rec.Verdict.Problem() {
-			c.stats.problems.Add(1)
+		if w.rec.Verdict.Problem() && w.via == "" {
+			c.stats.problems.Add(1) // one per chain, as the report counts (see waiting.via)
 		}
 		end = w.rec
 	}

@@ -118,6 +118,9 @@ func (r *Report) SectionHelp(v store.Verdict) string {
 		what = "dead links"
 	case store.VerdictTransient:
 		what = "server errors and timeouts; they may work next time"
+		if len(r.Down) > 0 {
+			what = "server errors, timeouts, and URLs not checked because their host stopped answering; they may work next time"
+		}
 	case store.VerdictUnverifiable:
 		what = "the server would not let a robot look"
 	case store.VerdictSkipped:

@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"net/url"
 	"slices"
@@ -40,8 +41,39 @@ type MissingFragment struct {
 	Change Change
 }
 
+// fragmentChanges is one of the lists of missing fragments that changed
+// since the previous complete pass, with its title and what each was.
+type fragmentChangeList struct {
+	title, was string
+	list       []MissingFragment
+}
+
+// fragmentChangeLists are the fixed and the no longer linked missing
+// fragments, those that are not empty: every format that lists fixed
+// broken links lists these beside them (text, Markdown, HTML; JSON has
+// its own fields), so the "fixed" of the change line adds up in each.
+func (r *Report) fragmentChangeLists() []fragmentChangeList {
+	var out []fragmentChangeList
+	for _, fs := range []fragmentChangeList{
+		{"Fragments fixed since pass %d (%d)", "was a missing fragment, found now", r.FixedFragments},
+		{"Fragments no longer linked since pass %d (%d)", "was a missing fragment", r.GoneFragments},
+	} {
+		if len(fs.list) > 0 {
+			fs.title = fmt.Sprintf(fs.title, r.Previous.ID, len(fs.list))
+			out = append(out, fs)
+		}
+	}
+	return out
+}
+
 // Link is the URL as a person would follow it, fragment included.
 func (m MissingFragment) Link() string { return m.URL + "#" + m.Fragment }
+
+// fragmentLocation is where a person finds m: Location of its page, then
+// the fragment.
+func (r *Report) fragmentLocation(m MissingFragment) string {
+	return r.Location(m.URL) + "#" + m.Fragment
+}
 
 type fragmentKey struct{ url, fragment string }
 

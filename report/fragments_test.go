@@ -160,6 +160,19 @@ func TestMissingFragmentChanges(t *testing.T) {
 	if tally := r.Tally(); !tally.FragmentsChecked || !slices.Equal(tally.Fragments, []string{guide + "#new", guide + "#still"}) {
 		t.Errorf("tally keeps %v (checked %v); want #new and #still for the next pass", tally.Fragments, tally.FragmentsChecked)
 	}
+	// Every format that lists fixed broken links lists the fixed and the
+	// no longer linked fragments too; before, only text and JSON did.
+	for _, format := range []string{"text", "markdown", "html"} {
+		var b strings.Builder
+		if err := Write(&b, r, format); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"Fragments fixed since pass 1 (1)", guide + "#fixed", "Fragments no longer linked since pass 1 (1)", guide + "#gone"} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("%s: no %q", format, want)
+			}
+		}
+	}
 	r = build(t, src, 2, Options{CheckFragments: true, OnlyNew: true})
 	if len(r.Fragments) != 1 || r.Fragments[0].Fragment != "new" || !r.HasBroken() || !slices.Equal(r.Tally().Fragments, []string{guide + "#new", guide + "#still"}) {
 		t.Errorf("OnlyNew lists %+v, HasBroken %v, tally %v; want #new alone, failing, the tally whole", r.Fragments, r.HasBroken(), r.Tally().Fragments)

@@ -61,6 +61,7 @@ type htmlData struct {
 	Rows        []htmlRow
 	Fixed       []htmlGone
 	Gone        []htmlGone
+	Fragments   []htmlFragmentChanges // fixed and no longer linked missing fragments
 }
 
 // htmlOption is one choice of the verdict filter.
@@ -105,6 +106,11 @@ type htmlGone struct {
 	Was    string
 }
 
+type htmlFragmentChanges struct {
+	Title string
+	List  []htmlGone
+}
+
 func writeHTML(w io.Writer, r *Report) error {
 	d := htmlData{
 		CSP: htmlCSP, CSS: template.CSS(htmlCSS), JS: template.JS(htmlJS),
@@ -141,7 +147,7 @@ func writeHTML(w io.Writer, r *Report) error {
 	}
 	for _, m := range r.Fragments {
 		row := htmlRow{
-			Verdict: "fragment", Badge: "missing fragment", Target: r.Location(m.URL) + "#" + m.Fragment, Link: r.href(m.Link()),
+			Verdict: "fragment", Badge: "missing fragment", Target: r.fragmentLocation(m), Link: r.href(m.Link()),
 			Problem: "missing fragment", Note: capitalize(r.FragmentHelp()) + ".", NoRefs: "no referring page stored",
 		}
 		d.Rows = append(d.Rows, r.htmlRefs(row, m.Referrers))
@@ -197,6 +203,13 @@ func writeHTML(w io.Writer, r *Report) error {
 	}
 	for _, rec := range r.Gone {
 		d.Gone = append(d.Gone, htmlGone{Target: r.Location(rec.URL), Was: string(rec.Verdict) + ": " + Problem(rec)})
+	}
+	for _, fs := range r.fragmentChangeLists() {
+		c := htmlFragmentChanges{Title: fs.title}
+		for _, m := range fs.list {
+			c.List = append(c.List, htmlGone{Target: r.fragmentLocation(m), Was: strings.TrimPrefix(fs.was, "was ")})
+		}
+		d.Fragments = append(d.Fragments, c)
 	}
 	var b strings.Builder
 	if err := htmlPage.Execute(&b, d); err != nil {

@@ -98,7 +98,7 @@ type jsonPass struct {
 	// server's pause (the pass is then not complete).
 	Deferred int `json:"deferred,omitempty"`
 	// StoppedAnswering are the hosts of the site that answered part of
-	// the pass and then refused connections: their URLs not checked
+	// the pass and then answered nothing more: their URLs not checked
 	// (counted in Deferred, listed as transient "host down") are no dead
 	// links, and the pass is not complete.
 	StoppedAnswering []jsonDown `json:"stopped_answering,omitempty"`

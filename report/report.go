@@ -604,10 +604,10 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 }
 
 // HostDown is a host of the site that answered part of the pass and then
-// refused connections (store.ErrorHostDown).
+// nothing more: refused connections, timeouts, resets (store.ErrorHostDown).
 type HostDown struct {
 	Host  string
-	Since time.Time // when it began refusing; zero when no record says
+	Since time.Time // when it stopped answering; zero when no record says
 	After int       // requests of the pass it answered before
 	URLs  int       // its URLs not checked
 }

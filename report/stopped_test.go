@@ -31,7 +31,7 @@ func TestHostStoppedAnswering(t *testing.T) {
 	}})
 	r := build(t, src, 2, Options{})
 	want := "INCOMPLETE: example.com stopped answering at " + since.In(r.Options.Now.Location()).Format("2006-01-02 15:04:05") +
-		" after 84 requests: 2 URLs not checked (connections refused); they are not dead links: run the same command again to check them and finish the pass."
+		" after 84 requests: 2 URLs not checked; they are not dead links: run the same command again to check them and finish the pass."
 	if got := r.Incomplete(); got != want {
 		t.Errorf("first line\n got %q\nwant %q", got, want)
 	}

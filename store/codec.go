@@ -33,6 +33,13 @@ const (
 	// Optional fields follow a task's fixed part the same way.
 	taskRunTag    = 1 // Task.Run
 	taskPublicTag = 2 // Task.Public, a flag
+	// A tag from skippableTag on (for records and tasks alike) is followed
+	// by the length of its field, so that a build that does not know the
+	// field skips it and reads the rest. Every optional field added from
+	// now on takes such a tag (appendSkippable): before, a build met a tag
+	// newer than itself as a damaged file (tags 9 and 10 in the builds
+	// before them), where the file was only written by a newer linkpatrol.
+	skippableTag = 16
 	// The flags of a result in an outbox entry.
 	resultSetLinks = 1 << 0
 	resultRequeue  = 1 << 1
@@ -44,7 +51,10 @@ var (
 	errShort    = errors.New("value ends early")
 	errOverflow = errors.New("number out of range")
 	errFormat   = errors.New("unknown value format")
-	errTrailing = errors.New("unexpected bytes after value")
+	// errUnknownTag is an optional field this build does not know, below
+	// skippableTag: one a newer build wrote in the old way, or damage.
+	errUnknownTag = fmt.Errorf("%w: a field of a tag this build does not know (written by a newer linkpatrol, or damaged)", errFormat)
+	errTrailing   = errors.New("unexpected bytes after value")
 )
 
 // encoder appends a compact binary encoding to buf: unsigned varints,
@@ -194,6 +204,16 @@ func (d *decoder) time() time.Time {
 		return time.Time{}
 	}
 	return t
+}
+
+// skipField skips the field of a tag this build does not know: a tag from
+// skippableTag on is followed by its field's length; any other is unknown.
+func (d *decoder) skipField(tag byte) {
+	if tag < skippableTag {
+		d.fail(fmt.Errorf("tag %d: %w", tag, errUnknownTag))
+		return
+	}
+	d.span()
 }
 
 func (d *decoder) end() error {
@@ -408,7 +428,7 @@ func decodeRecord(url string, v []byte, r *URLRecord) error {
 	r.PrevVerdict = d.verdict()
 	r.PrevPass = d.uvarint()
 	for d.err == nil && len(d.b) > 0 {
-		switch d.byte() {
+		switch tag := d.byte(); tag {
 		case recordIDsTag:
 			n := d.uvarint()
 			switch {
@@ -443,7 +463,7 @@ func decodeRecord(url string, v []byte, r *URLRecord) error {
 			r.DownAfter = d.count()
 			r.DownSince = d.time()
 		default:
-			d.fail(errFormat)
+			d.skipField(tag)
 		}
 	}
 	return d.end()
@@ -633,13 +653,13 @@ func decodeTask(url string, v []byte) (Task, error) {
 	}
 	t := Task{URL: url, Action: intern(d.span()), Depth: d.int()}
 	for d.err == nil && len(d.b) > 0 {
-		switch d.byte() {
+		switch tag := d.byte(); tag {
 		case taskRunTag:
 			t.Run = d.int()
 		case taskPublicTag:
 			t.Public = true
 		default:
-			d.fail(errFormat)
+			d.skipField(tag)
 		}
 	}
 	return t, d.end()

@@ -2,12 +2,16 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.etcd.io/bbolt"
 )
 
 const (
@@ -374,6 +378,77 @@ func TestSyncEveryKeepsCommits(t *testing.T) {
 	defer db.Close()
 	if rec, ok, err := db.Get("http://a/"); err != nil || !ok || rec.Verdict != VerdictOK {
 		t.Errorf("after reopen: %+v %v %v", rec, ok, err)
+	}
+}
+
+// With SyncEvery the fsync runs beside the commits: while one is under
+// way (here held until the test lets it go) commits go on, and Close waits
+// for it and syncs once more.
+func TestSyncDoesNotHoldCommits(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "lp.db")
+	db, err := Open(path, Options{SyncEvery: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.syncs.Wait() // Open's own fsync
+	started, release := make(chan struct{}), make(chan struct{})
+	var syncs atomic.Int32
+	db.syncFile = func(b *bbolt.DB) error {
+		if syncs.Add(1) == 1 {
+			close(started)
+			<-release
+		}
+		return b.Sync()
+	}
+	p := begin(t, db, "http://a/")
+	<-started // BeginPass's commit started the first fsync
+	// Were a commit to wait for the held fsync, these would never end.
+	for i := range 20 {
+		commit(t, db, p.ID, Result{Record: record(fmt.Sprintf("http://a/%d", i))})
+	}
+	if n := syncs.Load(); n != 1 {
+		t.Errorf("%d fsyncs started while one was under way, want none", n-1)
+	}
+	close(release)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := syncs.Load(); n != 2 {
+		t.Errorf("%d fsyncs in all, want the held one and Close's", n)
+	}
+	db, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got := resolved(t, db, p.ID); len(got) != 20 {
+		t.Errorf("after reopen %d URLs resolved, want 20", len(got))
+	}
+}
+
+// A failed fsync stops every later write, and Close says so: the kernel
+// may have dropped writes it had accepted.
+func TestFailedSyncStopsWrites(t *testing.T) {
+	t.Parallel()
+	db, err := Open(filepath.Join(t.TempDir(), "lp.db"), Options{SyncEvery: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.syncs.Wait() // Open's own fsync
+	errDisk := errors.New("disk on fire")
+	db.syncFile = func(*bbolt.DB) error { return errDisk }
+	p := begin(t, db, "http://a/")
+	db.syncs.Wait() // the fsync BeginPass started has failed
+	err = db.Commit(p.ID, []Result{{Record: record("http://a/")}})
+	if !errors.Is(err, errDisk) {
+		t.Errorf("Commit after a failed fsync: %v, want %v", err, errDisk)
+	}
+	if rec, ok, _ := db.Get("http://a/"); ok {
+		t.Errorf("the commit was written: %+v", rec)
+	}
+	if err := db.Close(); !errors.Is(err, errDisk) {
+		t.Errorf("Close after a failed fsync: %v, want %v", err, errDisk)
 	}
 }
 

@@ -141,6 +141,9 @@
 //
 // The freelist map type, and an fsync on every commit: a batch a second costs
 // little, and cron users need what was committed to survive a power cut.
+// With Options.SyncEvery (what linkpatrol check uses) commits do not wait
+// for fsync, and the file is fsynced at most that often, on a goroutine of
+// its own so that the commits after it do not wait for the disk either.
 //
 // The freelist is synced (NoFreelistSync false), against the original plan.
 // Without it every read-write open makes bbolt rebuild the freelist by
@@ -161,9 +164,11 @@
 // pages around each one read, so commits all over the file and scans of a
 // bucket left all of it resident (130 of 230 MiB at 100,000 pages). Write
 // transactions and the scans of Records, PageLinks, ResolvedIn and
-// Frontier drop the mapping's pages every so often (release.go): they stay
-// in the page cache, and a page read again costs a minor fault.
-// TestMappedFileStaysSmall measures the mapping in /proc/self/smaps.
+// Frontier drop the mapping's pages once more than a budget of them has
+// become resident, as the kernel counts it in /proc/self/statm
+// (release.go): they stay in the page cache, and a page read again costs a
+// minor fault. TestMappedFileStaysSmall measures the mapping in
+// /proc/self/smaps.
 //
 // # Damaged and foreign files
 //

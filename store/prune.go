@@ -171,6 +171,7 @@ func (db *DB) Compact(ctx context.Context) (before, after int64, err error) {
 	if db.bolt == nil {
 		return 0, 0, fmt.Errorf("compact %s: %w", db.path, errClosed)
 	}
+	db.syncs.Wait() // a background fsync of the file about to be replaced
 	if db.opt.ReadOnly {
 		return 0, 0, fmt.Errorf("compact %s: opened read-only", db.path)
 	}
@@ -213,7 +214,7 @@ func (db *DB) Compact(ctx context.Context) (before, after int64, err error) {
 	}
 	// From here the new file is the database, whatever else fails.
 	old := db.bolt
-	db.bolt, db.releasedAt = dst, 0 // the new file counts its writes afresh
+	db.bolt = dst
 	errs := []error{syncDir(filepath.Dir(db.path)), old.Close()}
 	if st, err := os.Stat(db.path); err == nil {
 		after = st.Size()

@@ -19,53 +19,85 @@ import (
 // that to what was read since; the page cache keeps them, so a page read
 // again costs a minor fault, not a disk read.
 
-// releasePages is how many pages the write transactions write between two
-// drops of the mapped pages. Each page written was read first, and brought
-// its neighbours with it. Every drop costs the madvise and then a fault for
-// each page read again: at 100,000 pages a CPU profile put 20-30 µs of the
-// 250-290 µs a page costs on them, the largest part of what a page costs
-// more there than at 10,000. Doubling the interval saves little of it:
-// with link lists of schema 3 and the two alternated nine times (the
-// check scripts/bench.sh -pages 100000 runs, loaded), 1024 gave 127 MiB peak RSS,
-// 330,000 minor faults and 235-289 µs a page; 2048 gave 139-143 MiB,
-// 263,000 faults and 234-264 µs, 8 µs less a page on average with a
-// spread of 18 between pairs. Without dropping: 173 MiB, 115,000 faults,
-// 221-235 µs. 1024 keeps the peak well under the 150 MiB of issue 17.
-// (Before schema 3: 256 gave 110 MiB, 1024 131 MiB, 2048 145 MiB, none
-// 227 MiB.) With link lists keyed in write order (schema 4) fewer pages
-// are written a page, so drops come less often: 1024 gave 118-120 MiB,
-// 266-282k faults and 197-220 µs a page, 2048 125 MiB, 231-236k faults
-// and 200-202 µs (two alternated pairs, loaded): no gain clear of the
-// noise for 6 MiB, so 1024 stays.
-const releasePages = 1024
+// mappedBudget is how much of the file may become resident through the
+// mapping before a write transaction, or a scan, drops it: every drop costs
+// the madvise and then a fault for each page read again, so it is done only
+// as often as the memory target needs. Issue 17 asks for a peak RSS of at
+// most 150 MiB at 100,000 pages; the heap takes about 77 MiB of it (the
+// collector's 64 MiB goal, cmd/linkpatrol/gc.go), the program's text and
+// data about 16, and 40 leaves 13 MiB spare. See mappedGrowth for how the
+// resident part is measured.
+//
+// Drops used to come every 1024 pages written, whatever was resident, and
+// every 128 lists PageLinks read (780 times at 100,000 pages). Against
+// that, at 100,000 pages (scripts/bench.sh's check, alternated, loaded):
+// peak RSS 118-120 MiB -> 135-137 (32 MiB: 128; 48: 141-143; 64: 159),
+// minor faults 266-279k -> 154-167k; in CPU profiles (two runs each) the
+// faults (bbolt's Page.FastCheck) went from 13 to 9 us a page and the
+// madvise from 7 to 3.5; the whole CPU a page moved less than the noise.
+const mappedBudget = 40 << 20
 
 // releaseAbove is the size of file below which nothing is dropped: all of
 // it mapped costs no more than that, and a page read again costs a fault
 // (at 30,000 pages, dropping after every 256 pages written took 90,000 more
-// faults). A check of 10,000 pages, whose file is 16 MiB, drops nothing.
+// faults). A check of 10,000 pages, whose file is 8 MiB, drops nothing.
 const releaseAbove = 32 << 20
 
-// releaseIfDue runs releaseMapped when db.releasePages have been written
-// since it last did, in a file above db.releaseAbove. Only write transactions,
-// which bbolt serialises, call it. A failure costs only memory, and is not
-// worth failing a commit for.
+// releaseIfDue runs release when more than db.mappedBudget of the file
+// has become resident since it last did, in a file above db.releaseAbove.
+// Where what is resident cannot be read (no /proc) nothing is dropped. A
+// failure costs only memory, and is not worth failing a commit for.
 func (db *DB) releaseIfDue(tx *bbolt.Tx) {
-	st := db.bolt.Stats()
-	written := st.TxStats.GetWrite()
-	if written-db.releasedAt >= db.releasePages && tx.Size() > db.releaseAbove {
-		_ = releaseMapped(tx)
-		db.releasedAt = written
+	if tx.Size() <= db.releaseAbove {
+		return
+	}
+	if grown, ok := db.mappedGrowth(); ok && grown > db.mappedBudget {
+		db.release(tx)
 	}
 }
 
-// scanRelease is how many bytes of keys and values a scan reads between
-// drops of the mapped pages. The pages of one bucket lie all over the file,
-// so with fault-around each one read maps up to sixteen: 512 KiB read
-// keeps about 10 MiB mapped.
-const scanRelease = 512 << 10
+// release drops the mapped pages and takes what is resident after it as
+// the base that mappedGrowth measures from.
+func (db *DB) release(tx *bbolt.Tx) {
+	_ = releaseMapped(tx)
+	if r, ok := db.statm.residentFile(); ok {
+		db.residentBase.Store(r)
+	}
+}
 
-// scan is b.ForEach, dropping the mapped pages every scanRelease bytes in
-// a file above db.releaseAbove. The keys and values handed to fn earlier
+// mappedGrowth is how much the process's resident file pages grew since
+// the mapping was last dropped, and whether that could be read. Right
+// after a drop what is left is the program's own text and the like, so the
+// growth is, within a little, what the mapping brought back. The process
+// is the unit the kernel counts in: another database open in it counts
+// too, which only makes drops come sooner. When the count falls below the
+// base (another file dropped, or bbolt remapped a grown file), the base
+// falls with it.
+func (db *DB) mappedGrowth() (int64, bool) {
+	r, ok := db.statm.residentFile()
+	if !ok {
+		return 0, false
+	}
+	for {
+		base := db.residentBase.Load()
+		if r >= base {
+			return r - base, true
+		}
+		if db.residentBase.CompareAndSwap(base, r) {
+			return 0, true
+		}
+	}
+}
+
+// scanCheck is how many bytes of keys and values a scan reads between two
+// looks at what is resident (a read of /proc/self/statm). The pages of one
+// bucket lie all over the file, so with fault-around each one read maps up
+// to sixteen: 512 KiB read maps up to about 10 MiB.
+const scanCheck = 512 << 10
+
+// scan is b.ForEach, dropping the mapped pages when more than
+// db.mappedBudget of them have become resident, in a file above
+// db.releaseAbove. The keys and values handed to fn earlier
 // stay readable: the mapping is not removed, only its pages.
 //
 // bbolt hands keys over in ascending order; a damaged branch page that
@@ -87,9 +119,11 @@ func (db *DB) scanMore(tx *bbolt.Tx, b *bbolt.Bucket, fn func(k, v []byte, read 
 	release := tx.Size() > db.releaseAbove
 	read := 0
 	add := func(n int) {
-		if read += n; release && read >= scanRelease {
-			_ = releaseMapped(tx)
+		if read += n; release && read >= scanCheck {
 			read = 0
+			if grown, ok := db.mappedGrowth(); ok && grown > db.mappedBudget {
+				db.release(tx)
+			}
 		}
 	}
 	var prev []byte

@@ -220,8 +220,8 @@ type URLRecord struct {
 	// over the pass's total. The report counts them as held back.
 	NotTaken int `json:"not_taken,omitempty"`
 	// DownSince and DownAfter are set on a record of class ErrorHostDown:
-	// its host answered DownAfter requests of the pass, then refused
-	// connections from DownSince on, so the URL was not checked (the
+	// its host answered DownAfter requests of the pass, then nothing from
+	// DownSince on, so the URL was not checked (the
 	// report's first line names the host, the time and the count).
 	DownSince time.Time `json:"down_since,omitzero"`
 	DownAfter int       `json:"down_after,omitempty"`
@@ -229,7 +229,8 @@ type URLRecord struct {
 
 // ErrorHostDown is the error class of a URL of the site's own hosts not
 // checked because its host stopped answering part way through the pass
-// (it answered, then refused connections through a URL's retries): a
+// (it answered, then left every request unanswered through a URL's
+// retries): a
 // provisional, transient record whose URL stays queued, done again when
 // the pass resumes. Not a dead link.
 const ErrorHostDown = "host down"

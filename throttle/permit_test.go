@@ -399,14 +399,15 @@ func TestRefusedAfterAnswersIsAHostGoingDown(t *testing.T) {
 		if lvl := th.Stats()[0].BackoffLevel; lvl != 1 {
 			t.Errorf("backoff level %d after one round of refusals, want 1", lvl)
 		}
-		if _, _, down := th.Down(host); down {
+		if _, down := th.Down(host); down {
 			t.Fatal("down after one round of refusals; a URL has 3 tries")
 		}
 		acquire(t, th, host).Done(throttle.Outcome{Err: refused, Attempt: 1})
 		retry := acquire(t, th, host).Done(throttle.Outcome{Err: refused, Attempt: 2}).Retry
-		since, answered, down := th.Down(host)
-		if !down || !retry || answered != 3 || since.IsZero() {
-			t.Fatalf("after three rounds of refusals: down %v since %v after %d answers, retry %v; want down after 3, retried (deferred)", down, since, answered, retry)
+		d, down := th.Down(host)
+		since := d.Since
+		if !down || !retry || d.Answered != 3 || since.IsZero() || d.Host != host || d.How != "refused connections" {
+			t.Fatalf("after three rounds of refusals: down %v %+v, retry %v; want down after 3 answers, refused connections, retried (deferred)", down, d, retry)
 		}
 		_, _, err := th.Reserve(host)
 		if !errors.Is(err, throttle.ErrDown) || !errors.Is(err, throttle.ErrDeferred) {
@@ -430,8 +431,8 @@ func TestRefusedAfterAnswersIsAHostGoingDown(t *testing.T) {
 		if err := again.ImportState(host, b); err != nil {
 			t.Fatal(err)
 		}
-		if _, n, down := again.Down(host); down || n != 3 {
-			t.Errorf("resumed: down %v after %d answers; want not down, 3 answers", down, n)
+		if _, down := again.Down(host); down {
+			t.Errorf("resumed: down; want not down until it refuses")
 		}
 		if !acquire(t, again, host).Done(throttle.Outcome{Err: refused}).Retry {
 			t.Error("resumed: a refusal of a host that answered in this pass was not retried")
@@ -472,7 +473,7 @@ func TestRefusedByAHostThatNeverAnsweredSharingAKey(t *testing.T) {
 			}
 		}
 		for _, h := range []string{www, closed} {
-			if _, _, down := th.Down(h); down {
+			if _, down := th.Down(h); down {
 				t.Errorf("%s down after refusals by %s, which never answered", h, closed)
 			}
 		}

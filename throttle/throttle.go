@@ -178,7 +178,7 @@ func (t *Throttle) Deferred(host, key string) (time.Time, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.down {
-		return l.connRefusedSince, true
+		return l.silence.since, true
 	}
 	if l.isDeferred(now) {
 		return l.pausedUntil, true
@@ -222,16 +222,20 @@ func (t *Throttle) Refusing(host string) time.Time {
 	return l.refusingSince
 }
 
-// Down says whether host stopped answering in this run: it answered
-// requests earlier in the pass (answered of them, this run and the runs
-// before it, with the hosts it shares its limits with), then refused
-// connections from since on, through the retries of a URL. Its remaining URLs are not dead links but not checked: Reserve
-// answers ErrDown for the rest of the run, and the next run tries again.
-func (t *Throttle) Down(host string) (since time.Time, answered int64, down bool) {
+// Down says whether host stopped answering in this run: it (or, with
+// grouped hosts, another host it shares its limits with) answered requests
+// earlier in the pass, then left every request unanswered through as many
+// rounds as a URL has tries (see silence.over). Its remaining URLs are not
+// dead links but not checked: Reserve answers ErrDown for the rest of the
+// run, and the next run tries again.
+func (t *Throttle) Down(host string) (HostDown, bool) {
 	l := t.limiterFor(host)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.connRefusedSince, l.answeredAll(), l.down
+	if !l.down {
+		return HostDown{}, false
+	}
+	return HostDown{Host: l.silence.host, Since: l.silence.since, Answered: l.answeredAll(), How: l.silence.how.String()}, true
 }
 
 // Ready is signalled whenever a permit is done, so a dispatcher that is
@@ -263,7 +267,7 @@ func (t *Throttle) StartPass(pass uint64) {
 	for _, l := range t.byKey {
 		l.mu.Lock()
 		l.usedRequests, l.usedBytes, l.deferred = 0, 0, false
-		l.answered, l.connRefusedSince, l.down, l.refusals, l.lastRefused = nil, time.Time{}, false, 0, time.Time{}
+		l.answered, l.silence, l.down = nil, silence{}, false
 		l.mu.Unlock()
 	}
 }
@@ -451,24 +455,19 @@ type limiter struct {
 	usedRequests int64
 	usedBytes    int64
 	// answered counts, by host:port, the requests answered (with any
-	// status) in this pass; connRefusedSince is when the host began
-	// refusing connections after its last answer, and down says a URL's
-	// retries all met a refusal since, so the host stopped answering (see
-	// Down). A refusal from a host:port that never answered says the link
-	// is dead; from one that answered a moment ago, that the server is
-	// going down or restarting. By host:port, not for the limiter: with
-	// grouped hosts (Config.Key) a closed port beside a host that answers
-	// is a dead link, not the group going down.
-	answered         map[string]int64
-	connRefusedSince time.Time
-	down             bool
-	// refusals counts the rounds of refusals since the last answer (the
-	// requests in flight at a refusal count once), lastRefused when the
-	// last was counted.
-	refusals    int
-	lastRefused time.Time
-	robots      map[string]robotsEntry
-	robotsGap   time.Duration
+	// status) in this pass; silence is what went unanswered since the
+	// last answer, and down says it lasted long enough that the host
+	// stopped answering (see Down). A refusal from a host:port that never
+	// answered says the link is dead; from one that answered a moment
+	// ago, that the server is going down or restarting. By host:port, not
+	// for the limiter: with grouped hosts (Config.Key) a closed port
+	// beside a host that answers is a dead link, not the group going
+	// down.
+	answered  map[string]int64
+	silence   silence
+	down      bool
+	robots    map[string]robotsEntry
+	robotsGap time.Duration
 
 	adapt adaptive
 	// refusingSince is when the host began answering only 429 and 503

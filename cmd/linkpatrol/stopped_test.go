@@ -90,3 +90,61 @@ func TestSiteServerDyingMidPassIsNotDeadLinks(t *testing.T) {
 		t.Errorf("back up: exit %d; want 0, every URL checked\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// The site's own server stops answering part way through the pass without
+// refusing connections: it hangs (every request times out) or resets
+// every connection. Before, its URLs were backed off for minutes each
+// (the real binary sat ten minutes on 19 requests of 80 URLs) and ended
+// as transient timeouts one by one; now the host stopped answering, as
+// for refusals: the first line says so, nothing is broken, exit 3.
+func TestSiteServerHangingOrResettingMidPassIsNotDeadLinks(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"hang", "reset"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			var leaves atomic.Int64
+			release := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html")
+				if r.URL.Path == "/" {
+					for i := range 30 {
+						fmt.Fprintf(w, "<a href=\"/m/%d\">%d</a>\n", i, i)
+					}
+					return
+				}
+				if r.URL.Path == "/robots.txt" || leaves.Add(1) <= 5 {
+					fmt.Fprint(w, "leaf")
+					return
+				}
+				if how == "hang" {
+					<-release
+					return
+				}
+				conn, _, err := w.(http.Hijacker).Hijack()
+				if err != nil {
+					return
+				}
+				conn.(*net.TCPConn).SetLinger(0)
+				conn.Close()
+			}))
+			t.Cleanup(srv.Close)
+			t.Cleanup(func() { close(release) }) // runs first: srv.Close waits for the handlers
+			addr := strings.TrimPrefix(srv.URL, "http://")
+			r := runInProcess(t, "check", "--db", filepath.Join(t.TempDir(), "lp.db"), "--per-host", "2", "--retries", "1",
+				"--timeout", "2s", "--max-time", "40s", srv.URL+"/")
+			first, _, _ := strings.Cut(r.stdout, "\n\n")
+			first = strings.Join(strings.Fields(first), " ")
+			if r.code != exitStopped || !strings.HasPrefix(first, "INCOMPLETE: "+addr+" stopped answering at ") ||
+				!strings.Contains(first, "URLs not checked") {
+				t.Errorf("exit %d, first paragraph %q; want 3 and %s stopped answering\n%s\n%s", r.code, first, addr, r.stdout, r.stderr)
+			}
+			want := map[string]string{"hang": "then let every request time out from", "reset": "then reset connections from"}[how]
+			if body := strings.Join(strings.Fields(r.stdout), " "); !strings.Contains(body, want) {
+				t.Errorf("no note %q:\n%s", want, r.stdout)
+			}
+			if strings.Contains(r.stdout, "Broken (") {
+				t.Errorf("URLs the hung server did not answer reported as dead links:\n%s", r.stdout)
+			}
+		})
+	}
+}

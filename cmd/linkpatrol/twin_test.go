@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,6 +133,44 @@ func TestWorkerStartErr(t *testing.T) {
 		}
 		if code, _ := exitStatus(err); !c.clean && code != exitUsage {
 			t.Errorf("%s: exit %d, want 2", c.name, code)
+		}
+	}
+}
+
+// The same rule holds once the worker runs: a pass it refused (its
+// settings unreadable here) or a database error, with a signal after it,
+// was exit 0 (review5 #4); only the signal's own cancellation is a clean
+// stop, and a lost lease is exit 3 whatever came after.
+func TestWorkerEnd(t *testing.T) {
+	t.Parallel()
+	signalled, signal := context.WithCancel(context.Background())
+	signal()
+	runOf := func(stop context.Context, cause error) context.Context {
+		run, cancel := context.WithCancelCause(stop)
+		if cause != nil {
+			cancel(cause)
+		}
+		t.Cleanup(func() { cancel(nil) })
+		return run
+	}
+	lost := errors.New("leases not renewed for 16s (their TTL is 15s): giving up shards 0-127")
+	for _, c := range []struct {
+		name      string
+		stop, run context.Context
+		err       error
+		code      int
+	}{
+		{"signal while waiting for a pass", signalled, runOf(signalled, nil), context.Canceled, exitOK},
+		{"signal during a pass", signalled, runOf(signalled, nil), fmt.Errorf("pass 3: %w", context.Canceled), exitOK},
+		{"refused a pass, then a signal", signalled, runOf(signalled, nil), errors.New("pass 3: its settings: unknown flag --frobnicate"), exitUsage},
+		{"database error, then a signal", signalled, runOf(signalled, nil), errors.New("save pass 3: disk full"), exitUsage},
+		{"lease lost", context.Background(), runOf(context.Background(), lost), lost, exitStopped},
+		{"lease lost, then a signal", signalled, runOf(context.Background(), lost), lost, exitStopped},
+		{"refused a pass", context.Background(), runOf(context.Background(), nil), errors.New("pass 3: its settings: bad"), exitUsage},
+	} {
+		err := workerEnd(c.stop, c.run, io.Discard, "w1", c.err)
+		if code, _ := exitStatus(err); code != c.code {
+			t.Errorf("%s: %v, exit %d; want %d", c.name, err, code, c.code)
 		}
 	}
 }

@@ -191,24 +191,32 @@ Flags:
 
 // workerStartErr is the exit of a worker that did not start: 0 when a
 // signal stopped it (while it waited for a twin's leases to lapse), 2
-// otherwise. A refusal (a *cluster.HeldError names the worker holding the
-// shards) or any other failure stays exit 2 even when a signal came
-// meanwhile: a supervisor stopping a refused worker must not read a clean
-// stop.
+// otherwise (see stoppedBySignal).
 func workerStartErr(stop context.Context, name string, err error) error {
-	if stop.Err() != nil && errors.Is(err, stop.Err()) {
+	if stoppedBySignal(stop, err) {
 		return nil
 	}
 	return fmt.Errorf("worker %s: %w", name, err)
 }
 
+// stoppedBySignal says whether err is the cancellation a signal (stop)
+// caused, the one failure that is a clean stop. A refusal (a
+// *cluster.HeldError names the worker holding the shards), a pass whose
+// settings it cannot take, a NATS or database error stays an error even
+// when a signal came meanwhile: a supervisor stopping a refused or broken
+// worker must not read a clean stop (review5 #4).
+func stoppedBySignal(stop context.Context, err error) bool {
+	return stop.Err() != nil && errors.Is(err, stop.Err())
+}
+
 // workerEnd is the exit of a worker: 0 when a signal stopped it, 3 when it
 // lost a lease (a supervisor should start it again), 2 otherwise.
 func workerEnd(stop, run context.Context, stderr io.Writer, name string, err error) error {
-	if stop.Err() != nil {
+	if stoppedBySignal(stop, err) {
 		return nil
 	}
-	if run.Err() != nil {
+	if run.Err() != nil && !errors.Is(context.Cause(run), context.Canceled) {
+		// Stopped by a lost lease, not by the signal.
 		fmt.Fprintf(stderr, "linkpatrol: worker %s stopped: %v; start it again to take its shards back\n", name, context.Cause(run))
 		return errUnfinished
 	}

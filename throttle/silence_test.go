@@ -1,0 +1,89 @@
+package throttle_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"testing"
+	"testing/synctest"
+
+	"github.com/linkpatrol/linkpatrol/throttle"
+)
+
+// TestHostSilentAfterAnswersIsDown: a server that dies mid-pass with
+// timeouts or resets, not refusals, stopped answering as much as one that
+// refuses (qa6 Q2 left it out): its URLs were backed off for minutes each,
+// then recorded as transient one by one. A host that answers some of its
+// requests is alive, and one URL failing on its own is that URL's trouble.
+func TestHostSilentAfterAnswersIsDown(t *testing.T) {
+	timeout := fmt.Errorf("get: %w", context.DeadlineExceeded)
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	url := func(i int) string { return fmt.Sprintf("http://%s/%d", host, i) }
+	type try struct {
+		status int
+		err    error
+		key    int
+	}
+	cases := []struct {
+		name  string
+		tries []try // after three answers, one round each
+		down  bool
+		how   string
+	}{
+		{"timeouts on three URLs", []try{{0, timeout, 1}, {0, timeout, 2}, {0, timeout, 3}}, true, "let every request time out"},
+		{"resets on two URLs", []try{{0, reset, 1}, {0, reset, 2}, {0, reset, 1}}, true, "reset connections"},
+		{"EOF, then refusals", []try{{0, io.ErrUnexpectedEOF, 1}, {0, refused, 2}, {0, refused, 3}}, true, "reset connections and refused connections"},
+		{"one URL timing out three times", []try{{0, timeout, 1}, {0, timeout, 1}, {0, timeout, 1}}, false, ""},
+		{"one URL refused three times", []try{{0, refused, 1}, {0, refused, 1}, {0, refused, 1}}, true, "refused connections"},
+		{"an answer between the timeouts", []try{{0, timeout, 1}, {0, timeout, 2}, {200, nil, 5}, {0, timeout, 3}, {0, timeout, 4}}, false, ""},
+		{"a 503 between the timeouts", []try{{0, timeout, 1}, {0, timeout, 2}, {503, nil, 5}, {0, timeout, 3}, {0, timeout, 4}}, false, ""},
+		{"only two rounds", []try{{0, timeout, 1}, {0, timeout, 2}}, false, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				th := throttle.New(fixed(throttle.Settings{MaxRetries: 2}))
+				th.StartPass(1)
+				for i := range 3 {
+					acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: url(100 + i)})
+				}
+				for _, tr := range tc.tries {
+					acquire(t, th, host).Done(throttle.Outcome{Status: tr.status, Err: tr.err, Key: url(tr.key)})
+				}
+				d, down := th.Down(host)
+				if down != tc.down || d.How != tc.how {
+					t.Fatalf("down %v %+v; want down %v, how %q", down, d, tc.down, tc.how)
+				}
+				if down && (d.Host != host || d.Since.IsZero() || d.Answered < 3) {
+					t.Errorf("down %+v: want the host, since when and its answers", d)
+				}
+			})
+		})
+	}
+}
+
+// TestHostDownNamesTheHostThatWentQuiet: with grouped hosts, a sibling
+// is held back because the group's host went down; Down names that host,
+// so the sibling's URLs are not said to have refused connections.
+func TestHostDownNamesTheHostThatWentQuiet(t *testing.T) {
+	timeout := fmt.Errorf("get: %w", context.DeadlineExceeded)
+	const www, static = "www.example.com:443", "static.example.com:443"
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{MaxRetries: 2})
+		cfg.Key = throttle.DomainKey
+		th := throttle.New(cfg)
+		th.StartPass(1)
+		acquire(t, th, www).Done(throttle.Outcome{Status: 200})
+		for i := range 3 {
+			acquire(t, th, www).Done(throttle.Outcome{Err: timeout, Key: fmt.Sprintf("https://%s/%d", www, i)})
+		}
+		d, down := th.Down(static)
+		if !down || d.Host != www || d.How != "let every request time out" {
+			t.Fatalf("Down(%s) = %v %+v; want down, because %s let every request time out", static, down, d, www)
+		}
+	})
+}
