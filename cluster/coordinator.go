@@ -504,22 +504,45 @@ func (c *Coordinator) commit(ctx context.Context, msgs []jetstream.Msg) {
 	}
 }
 
-// watchEnd ends the running pass once the termination rule holds.
+// watchEnd ends the running pass once the termination rule holds. It
+// looks at the rule every Poll, and at once when the pass record or a
+// worker's report changes (most looks end there, at a busy worker), with
+// the state bucket read from a stateView: while workers are busy a look
+// costs the server nothing.
 func (c *Coordinator) watchEnd(ctx context.Context) error {
 	tick := time.NewTicker(c.cfg.Poll)
 	defer tick.Stop()
+	var (
+		view    *stateView
+		changed <-chan struct{}
+	)
+	defer func() {
+		if view != nil {
+			view.stop()
+		}
+	}()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
+		case <-changed:
 		}
-		var rec PassRecord
-		found, err := getJSON(ctx, c.b.state, passKey, &rec)
+		if view == nil {
+			var err error
+			if view, err = watchState(ctx, c.nc, c.b.state); err != nil {
+				if ctx.Err() == nil {
+					c.logf("end of pass: %v", err)
+				}
+				continue
+			}
+		}
+		changed = view.next()
+		rec, _, found, err := passRecord(ctx, view)
 		if err != nil || !found || rec.Pass.State != store.PassRunning {
 			continue
 		}
-		v, err := c.Verdict(ctx, rec.Pass.ID)
+		v, err := c.verdict(ctx, rec.Pass.ID, view)
 		if err != nil {
 			if ctx.Err() == nil {
 				c.logf("end of pass: %v", err)
@@ -550,16 +573,23 @@ type Verdict struct {
 // delivered nothing beyond the last sequence reported acked for it, and
 // the results consumer has nothing pending or unacked.
 func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error) {
+	return c.verdict(ctx, pass, kvState{c.b.state})
+}
+
+// verdict is Verdict with the state bucket read from src. Whatever src
+// holds was written before it is read here, and the streams are read
+// after: an idle report src holds is as good as one read now.
+func (c *Coordinator) verdict(ctx context.Context, pass uint64, src stateReader) (Verdict, error) {
 	// Statuses first: while a pass runs some worker is busy, and the
 	// leases (one key per shard) need not be read to say so.
-	statuses, err := workerStatuses(ctx, c.b.state)
+	statuses, err := workerStatuses(ctx, src)
 	if err != nil {
 		return Verdict{}, err
 	}
 	// While the pass runs, reports written before its record was are
 	// about an earlier run of it: a resumed pass ends only on what its
 	// workers said since. (Ending it writes the record again.)
-	floor, err := c.runningSince(ctx, pass)
+	floor, err := runningSince(ctx, src, pass)
 	if err != nil {
 		return Verdict{}, err
 	}
@@ -576,7 +606,7 @@ func (c *Coordinator) Verdict(ctx context.Context, pass uint64) (Verdict, error)
 			return Verdict{Why: fmt.Sprintf("worker %s has not reported since pass %d was resumed", st.Name, pass)}, nil
 		}
 		if !st.Idle {
-			replaced, err := c.replaced(ctx, pass, st.Name)
+			replaced, err := c.replaced(ctx, src, pass, st.Name)
 			if err != nil {
 				return Verdict{}, err
 			}
@@ -722,22 +752,12 @@ func removeUpTo(ctx context.Context, stream jetstream.Stream, subject string, up
 
 // runningSince is the KV revision of the record of pass while it runs:
 // the record is written again when a pass is resumed. 0 otherwise.
-func (c *Coordinator) runningSince(ctx context.Context, pass uint64) (uint64, error) {
-	e, err := c.b.state.Get(ctx, passKey)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return 0, nil
+func runningSince(ctx context.Context, src stateReader, pass uint64) (uint64, error) {
+	rec, rev, ok, err := passRecord(ctx, src)
+	if err != nil || !ok || rec.Pass.ID != pass || rec.Pass.State != store.PassRunning {
+		return 0, err
 	}
-	if err != nil {
-		return 0, fmt.Errorf("read %s: %w", passKey, err)
-	}
-	var rec PassRecord
-	if err := json.Unmarshal(e.Value(), &rec); err != nil {
-		return 0, fmt.Errorf("read %s: %w", passKey, err)
-	}
-	if rec.Pass.ID != pass || rec.Pass.State != store.PassRunning {
-		return 0, nil
-	}
-	return e.Revision(), nil
+	return rev, nil
 }
 
 func orNone(s string) string {
@@ -747,18 +767,24 @@ func orNone(s string) string {
 	return s
 }
 
-func workerStatuses(ctx context.Context, kv jetstream.KeyValue) (map[string]*WorkerStatus, error) {
-	es, err := entries(ctx, kv, workerKeyPrefix+"*")
+func workerStatuses(ctx context.Context, src stateReader) (map[string]*WorkerStatus, error) {
+	es, err := src.entries(ctx, workerKeyPrefix+"*")
 	if err != nil {
 		return nil, err
 	}
+	// The reports are shared with src's other readers: read, never
+	// written.
 	out := make(map[string]*WorkerStatus, len(es))
 	for _, e := range es {
-		st := &WorkerStatus{rev: e.Revision()}
-		if err := json.Unmarshal(e.Value(), st); err != nil {
+		v, err := src.decoded(e, func(b []byte) (any, error) {
+			st := &WorkerStatus{rev: e.Revision()}
+			err := json.Unmarshal(b, st)
+			return st, err
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", e.Key(), err)
 		}
-		out[strings.TrimPrefix(e.Key(), workerKeyPrefix)] = st
+		out[strings.TrimPrefix(e.Key(), workerKeyPrefix)] = v.(*WorkerStatus)
 	}
 	return out, nil
 }
@@ -770,10 +796,11 @@ func workerStatuses(ctx context.Context, kv jetstream.KeyValue) (map[string]*Wor
 // N19: a replacement worker under another name on a new file).
 //
 // It runs for every busy worker at every look at the rule, so the few
-// Joined records are read first; the 256 leases only when a loss names
-// the worker, which is rare.
-func (c *Coordinator) replaced(ctx context.Context, pass uint64, name string) (bool, error) {
-	losses, err := lostWork(ctx, c.b.state, pass)
+// Joined records are read first (from src: the coordinator's view, not
+// the server); the 256 leases only when a loss names the worker, which is
+// rare.
+func (c *Coordinator) replaced(ctx context.Context, src stateReader, pass uint64, name string) (bool, error) {
+	losses, err := lostWork(ctx, src, pass)
 	if err != nil {
 		return false, err
 	}
@@ -808,7 +835,7 @@ func (c *Coordinator) end(ctx context.Context, rec PassRecord, v Verdict) error 
 	}
 	// Nothing is left anywhere, but what a replaced database held was
 	// never anywhere the rule above can see: never complete, then.
-	joined, err := joinedRecords(ctx, c.b.state)
+	joined, err := joinedRecords(ctx, kvState{c.b.state})
 	if err != nil {
 		return err
 	}

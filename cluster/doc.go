@@ -117,6 +117,13 @@
 // sequence, and a pass never ends while a task is anywhere: in a stream, in
 // flight to a worker, on a frontier, or in an outbox.
 //
+// The coordinator, and check --nats (WatchState), follow lp_state through
+// one long-lived watch each, made again on every reconnection, and look
+// again when it changes: a look at the rule while a worker is busy asks
+// the server nothing. What the watch holds was written before it is read,
+// and the streams and leases are read from the server after, so the rule
+// above holds as it does for reports read from the server.
+//
 // # Stopping and resuming a pass
 //
 // Stop (lp.ctl.stop; check --nats --max-time) marks the pass stopped in its

@@ -49,3 +49,37 @@ type fakeWatcher struct{ updates chan jetstream.KeyValueEntry }
 
 func (w *fakeWatcher) Updates() <-chan jetstream.KeyValueEntry { return w.updates }
 func (w *fakeWatcher) Stop() error                             { return nil }
+
+// A worker waiting for a twin's leases to lapse reads those leases, not
+// every lease: a watch of every lease misses its end whenever one lapses
+// during it (above), and waiting out such a watch, again and again, is
+// what it did before. Here every watch of the whole bucket stays silent;
+// the twin's lease lapses after its TTL, and the wait ends.
+func TestTwinWaitReadsOnlyTheTwinsLeases(t *testing.T) {
+	t.Parallel()
+	_, js := leaseSetup(t, time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	b, err := openBuckets(ctx, js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twin := identity{name: "w1", token: "twin", db: "elsewhere"}
+	rev, err := b.leases.Create(ctx, leaseKey(3), leaseValue(twin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &leases{kv: &silentWatches{KeyValue: b.leases}, id: identity{name: "w1", token: "me", db: "here"}, ttl: time.Second, clock: realClock{},
+		owner: func(context.Context) (*Owner, error) { return nil, nil }}
+	if err := l.await(ctx, map[int]uint64{3: rev}, t.Logf); err != nil {
+		t.Fatalf("waiting for the twin's lease to lapse: %v", err)
+	}
+}
+
+// silentWatches is a bucket every watch of which (Watch, of a whole key
+// range) delivers nothing, not even the end of its initial values.
+type silentWatches struct{ jetstream.KeyValue }
+
+func (k *silentWatches) Watch(context.Context, string, ...jetstream.WatchOpt) (jetstream.KeyWatcher, error) {
+	return &fakeWatcher{updates: make(chan jetstream.KeyValueEntry)}, nil
+}

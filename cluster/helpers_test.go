@@ -319,6 +319,13 @@ func runCoordinator(t testing.TB, js jetstream.JetStream, merged *store.DB, cfg 
 // runCoordinatorWith is runCoordinator with the cluster's options.
 func runCoordinatorWith(t testing.TB, js jetstream.JetStream, merged *store.DB, cfg CoordinatorConfig, opt Options) (c *Coordinator, stop func()) {
 	t.Helper()
+	return runCoordinatorOn(t, js, merged, cfg, opt, nil)
+}
+
+// runCoordinatorOn is runCoordinatorWith that calls prepare, when set,
+// on the coordinator before it runs.
+func runCoordinatorOn(t testing.TB, js jetstream.JetStream, merged *store.DB, cfg CoordinatorConfig, opt Options, prepare func(*Coordinator)) (c *Coordinator, stop func()) {
+	t.Helper()
 	cfg.DB = merged
 	if cfg.onVerdict == nil {
 		var last string
@@ -336,6 +343,9 @@ func runCoordinatorWith(t testing.TB, js jetstream.JetStream, merged *store.DB, 
 	c, err := NewCoordinator(ctx, js, opt, cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if prepare != nil {
+		prepare(c)
 	}
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()

@@ -53,6 +53,7 @@ type leases struct {
 	// of the same name.
 	value []byte
 	ttl   time.Duration
+	clock clock          // the keeper's time (realClock but in tests)
 	revs  map[int]uint64 // shard -> revision of our last write
 	// sent is, by shard, when our last write that landed was sent. The
 	// server stamps a write when it arrives, no earlier, so the lease
@@ -100,12 +101,12 @@ func parseLease(v []byte) holder {
 // lease meanwhile (none is renewed before acquire returns), refuses the
 // shards if it is renewed meanwhile (see await), and takes them all once
 // it lapsed.
-func acquire(ctx context.Context, b buckets, id identity, shards []int, logf func(string, ...any)) (*leases, error) {
+func acquire(ctx context.Context, b buckets, id identity, shards []int, clk clock, logf func(string, ...any)) (*leases, error) {
 	st, err := b.leases.Status(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("leases: %w", err)
 	}
-	l := &leases{kv: b.leases, id: id, value: leaseValue(id), ttl: st.TTL(),
+	l := &leases{kv: b.leases, id: id, value: leaseValue(id), ttl: st.TTL(), clock: clk,
 		revs: make(map[int]uint64, len(shards)), sent: make(map[int]time.Time, len(shards))}
 	if l.ttl <= 0 {
 		return nil, fmt.Errorf("leases: bucket %s has no TTL: %w", leaseBucket, ErrNotSetUp)
@@ -132,7 +133,7 @@ func acquire(ctx context.Context, b buckets, id identity, shards []int, logf fun
 		held := map[string][]int{}
 		twins := map[int]uint64{} // shard -> revision of a twin's lease
 		for _, shard := range shards {
-			sent := time.Now()
+			sent := l.clock.now()
 			h, twin, rev, err := l.take(ctx, shard)
 			switch {
 			case err != nil:
@@ -278,14 +279,26 @@ func (l *leases) twinElsewhere(ctx context.Context, shards []int) (map[int]uint6
 // await waits for the leases a twin holds (shard -> the revision read)
 // to lapse, its shards that this worker wants and its others alike. When
 // any is written again meanwhile, the twin is alive, and this worker is
-// refused. It polls: the server lets a lease lapse without a word to
-// watchers.
+// refused. A write is seen at once, by a watch of those keys; a lapse is
+// not (the server drops the lease without a word to watchers), so the
+// keys are also read every TTL/20 or so: a request per key, never a read
+// of every lease, whose watch can miss its end when a lease lapses
+// during it (entries).
 func (l *leases) await(ctx context.Context, twins map[int]uint64, logf func(string, ...any)) error {
 	waiting := slices.Sorted(maps.Keys(twins))
 	where := l.twinWhere(ctx)
 	limit := 2 * l.ttl
 	logf("shards %s are held by another process of worker %s%s: waiting up to %s for their leases to lapse, holding no shard meanwhile (if that process lives, it renews them and this one stops)",
 		FormatShards(waiting), l.id.name, where, limit)
+	keys := make([]string, len(waiting))
+	for i, s := range waiting {
+		keys[i] = leaseKey(s)
+	}
+	var written <-chan jetstream.KeyValueEntry
+	if watch, err := l.kv.WatchFiltered(ctx, keys, jetstream.UpdatesOnly()); err == nil {
+		defer func() { _ = watch.Stop() }()
+		written = watch.Updates()
+	}
 	every := min(max(l.ttl/20, 50*time.Millisecond), time.Second)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -297,15 +310,18 @@ func (l *leases) await(ctx context.Context, twins map[int]uint64, logf func(stri
 		case <-deadline:
 			return fmt.Errorf("the leases of shards %s, held by another process of worker %s%s, did not lapse in %s: try again, or give this worker another --name", FormatShards(waiting), l.id.name, where, limit)
 		case <-tick.C:
-		}
-		held, err := leaseEntries(ctx, l.kv)
-		if err != nil {
-			return err
+		case _, ok := <-written:
+			if !ok {
+				written = nil // the ticks go on
+			}
 		}
 		for shard, rev := range twins {
-			switch e := held[shard]; {
-			case e == nil:
+			e, err := l.kv.Get(ctx, leaseKey(shard))
+			switch {
+			case errors.Is(err, jetstream.ErrKeyNotFound):
 				delete(twins, shard)
+			case err != nil:
+				return fmt.Errorf("lease of shard %d: %w", shard, err)
 			case e.Revision() != rev:
 				return &HeldError{Holder: l.id.name, Shards: waiting, Twin: true, Where: where}
 			}
@@ -420,7 +436,7 @@ func (l *leases) renew(ctx context.Context, shards []int) error {
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			wctx, cancel := context.WithTimeout(ctx, l.ttl/writeFor)
+			wctx, cancel := l.clock.withDeadline(ctx, l.clock.now().Add(l.ttl/writeFor))
 			defer cancel()
 			next, sent, err := l.renewOne(wctx, shard, revs[shard])
 			if err != nil && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -457,7 +473,7 @@ func (l *leases) renew(ctx context.Context, shards []int) error {
 // elsewhere; another name; no lease) means it is lost.
 func (l *leases) renewOne(ctx context.Context, shard int, rev uint64) (uint64, time.Time, error) {
 	key := leaseKey(shard)
-	sent := time.Now()
+	sent := l.clock.now()
 	next, err := l.write(ctx, shard, rev)
 	if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 		return next, sent, err
@@ -472,7 +488,7 @@ func (l *leases) renewOne(ctx context.Context, shard int, rev uint64) (uint64, t
 	case !bytes.Equal(e.Value(), l.value):
 		return 0, sent, err
 	}
-	sent = time.Now()
+	sent = l.clock.now()
 	next, err = l.write(ctx, shard, e.Revision())
 	return next, sent, err
 }
@@ -504,36 +520,33 @@ func (e *lostError) Error() string {
 func (l *leases) keep(ctx context.Context, lost func(error), logf func(string, ...any), renewed func()) {
 	// From the oldest write, not from now: taking many leases one after
 	// another on a slow server can take a good part of the TTL.
-	next := time.NewTimer(time.Until(l.oldest().Add(l.ttl / renewEvery)))
-	defer next.Stop()
+	next := l.oldest().Add(l.ttl / renewEvery)
 	for {
-		select {
-		case <-ctx.Done():
+		if !l.clock.sleepUntil(ctx, next) {
 			return
-		case <-next.C:
 		}
-		deadline := l.deadline()
-		rctx, cancel := context.WithDeadline(ctx, deadline)
-		err := l.renew(rctx, l.due(time.Now()))
+		rctx, cancel := l.clock.withDeadline(ctx, l.deadline())
+		err := l.renew(rctx, l.due(l.clock.now()))
 		cancel()
 		if ctx.Err() != nil {
 			return
 		}
 		var le *lostError
+		now := l.clock.now()
 		switch {
 		case errors.As(err, &le):
 			lost(err)
 			return
-		case !time.Now().Before(l.deadline()):
+		case !now.Before(l.deadline()):
 			lost(fmt.Errorf("leases not renewed for %s (their TTL is %s): giving up shards %s; the last try: %v",
-				time.Since(l.oldest()).Round(time.Millisecond), l.ttl, FormatShards(l.shards()), err))
+				now.Sub(l.oldest()).Round(time.Millisecond), l.ttl, FormatShards(l.shards()), err))
 			return
 		case err == nil:
 			renewed()
-			next.Reset(time.Until(l.oldest().Add(l.ttl / renewEvery)))
+			next = l.oldest().Add(l.ttl / renewEvery)
 		default:
 			logf("%v (retrying; the shards are given up at %s unless a write lands)", err, l.deadline().Format(time.TimeOnly))
-			next.Reset(l.ttl / retryIn)
+			next = now.Add(l.ttl / retryIn)
 		}
 	}
 }

@@ -31,6 +31,12 @@ func newWorker(t *testing.T, js jetstream.JetStream, name, shards string) (*Work
 // cfg.Host is set, is its database's path.
 func newWorkerWith(t *testing.T, js jetstream.JetStream, shards string, cfg WorkerConfig) (*Worker, error) {
 	t.Helper()
+	return newWorkerCtx(context.Background(), t, js, shards, cfg)
+}
+
+// newWorkerCtx is newWorkerWith whose taking of the leases ctx bounds.
+func newWorkerCtx(ctx context.Context, t *testing.T, js jetstream.JetStream, shards string, cfg WorkerConfig) (*Worker, error) {
+	t.Helper()
 	s, err := ParseShards(shards)
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +48,7 @@ func newWorkerWith(t *testing.T, js jetstream.JetStream, shards string, cfg Work
 	if cfg.Logf == nil {
 		cfg.Logf = func(format string, args ...any) { t.Logf(cfg.Name+": "+format, args...) }
 	}
-	w, err := NewWorker(context.Background(), js, cfg)
+	w, err := NewWorker(ctx, js, cfg)
 	if err == nil {
 		t.Cleanup(func() { _ = w.Close() })
 	}
@@ -77,13 +83,33 @@ func all(s string, n int) []string {
 // and is refused too; a worker restarted on its own database file takes
 // its leases back at once, and the old process, which can no longer
 // renew, stops; Close gives the leases up.
+//
+// w1's keeper runs on a test clock: its renewals, which the twins see and
+// the restart makes fail, come when the test moves that clock, not a
+// third of a TTL apart in real time. The TTL is an hour, which real time
+// never reaches here.
 func TestLeasesOneOwner(t *testing.T) {
 	t.Parallel()
-	_, js := leaseSetup(t, 6*time.Second)
+	_, js := leaseSetup(t, time.Hour)
 	db1 := openDB(t, "w1.db", true)
-	w1, err := newWorkerWith(t, js, "0-9", WorkerConfig{Name: "w1", DB: db1, Host: "h1"})
+	clk := newTestClock()
+	w1, err := newWorkerWith(t, js, "0-9", WorkerConfig{Name: "w1", DB: db1, Host: "h1", clock: clk})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// twin starts another process named w1 on a database of its own; once
+	// it waits for w1's leases to lapse, w1 renews them. (Its wait is
+	// bounded here: the leases would lapse only in an hour.)
+	twin := func(shards string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, err := newWorkerCtx(ctx, t, js, shards, WorkerConfig{Name: "w1", DB: openDB(t, "w1.db", true), Logf: func(format string, args ...any) {
+			t.Logf("twin w1: "+format, args...)
+			if strings.Contains(format, "waiting up to") {
+				go clk.round()
+			}
+		}})
+		return err
 	}
 	if got := holders(t, js, "0-9"); !slices.Equal(got, all("w1", 10)) {
 		t.Errorf("holders of 0-9 = %q", got)
@@ -104,7 +130,7 @@ func TestLeasesOneOwner(t *testing.T) {
 	// Another process named w1, on another database (another directory,
 	// machine or container), while w1 lives: qa4 F0. It must not take
 	// w1's leases, or w1 stops and what w1's file holds is never checked.
-	_, err = newWorker(t, js, "w1", "0-9")
+	err = twin("0-9")
 	held = nil
 	if !errors.As(err, &held) || !held.Twin || held.Holder != "w1" || FormatShards(held.Shards) != "0-9" {
 		t.Fatalf("a second w1 on another database: err = %v, want shards 0-9 refused as held by another live w1", err)
@@ -120,7 +146,7 @@ func TestLeasesOneOwner(t *testing.T) {
 	}
 	// The same on other shards: two live processes of one name would
 	// overwrite each other's reports, on which the end of a pass rests.
-	_, err = newWorker(t, js, "w1", "20-29")
+	err = twin("20-29")
 	held = nil
 	if !errors.As(err, &held) || !held.Twin || held.Holder != "w1" {
 		t.Fatalf("a second w1 on other shards: err = %v, want it refused as another live w1", err)
@@ -140,6 +166,7 @@ func TestLeasesOneOwner(t *testing.T) {
 		t.Error("Owns before the old process noticed")
 	}
 	// The old one's next renewal finds the lease rewritten.
+	go clk.round()
 	select {
 	case <-w1.Context().Done():
 		if !strings.Contains(context.Cause(w1.Context()).Error(), "lost the lease") {
@@ -267,16 +294,19 @@ func TestLeaseExpires(t *testing.T) {
 
 // A worker that cannot renew gives its shards up 3/4 of the TTL after its
 // last renewal was sent, before the lease can run out and another worker
-// take over.
+// take over. Its keeper runs on a test clock, round after round: its
+// writes fail at once, and it is the clock that says when to give up.
 func TestLeaseGivenUpWhenRenewalFails(t *testing.T) {
 	t.Parallel()
-	url, _ := leaseSetup(t, 2*time.Second)
+	url, _ := leaseSetup(t, time.Hour)
 	own := connect(t, url)
-	w, err := newWorker(t, own, "w1", "0-3")
+	clk := newTestClock()
+	w, err := newWorkerWith(t, own, "0-3", WorkerConfig{Name: "w1", DB: openDB(t, "w1.db", true), clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
 	own.Conn().Close()
+	clk.autoRounds(t)
 	select {
 	case <-w.Context().Done():
 	case <-time.After(30 * time.Second):
@@ -290,9 +320,14 @@ func TestLeaseGivenUpWhenRenewalFails(t *testing.T) {
 // A renewal whose writes landed on the server but were reported failed (a
 // timeout after the server applied them) leaves the next round with stale
 // revisions: the worker reads its own token back and keeps its leases.
+//
+// The keeper runs on a test clock, round after round: the rounds are what
+// is tested, not their spacing in real time (the bucket's TTL is an hour,
+// which real time never reaches here).
 func TestRenewalThatLandedAfterATimeout(t *testing.T) {
 	t.Parallel()
-	_, js := leaseSetup(t, 6*time.Second)
+	_, js := leaseSetup(t, time.Hour)
+	clk := newTestClock()
 	// The first renewal of each shard lands and then fails; done closes
 	// after three more renewals of every shard landed.
 	shards, _ := ParseShards("0-9")
@@ -314,10 +349,11 @@ func TestRenewalThatLandedAfterATimeout(t *testing.T) {
 		}
 		return nil
 	}
-	w, err := newWorkerWith(t, js, "0-9", WorkerConfig{Name: "w1", DB: openDB(t, "w1.db", true), Host: "h", renewFault: hook})
+	w, err := newWorkerWith(t, js, "0-9", WorkerConfig{Name: "w1", DB: openDB(t, "w1.db", true), Host: "h", renewFault: hook, clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
+	stop := clk.autoRounds(t)
 	select {
 	case <-done: // three complete rounds after the failed one
 	case <-w.Context().Done():
@@ -325,6 +361,7 @@ func TestRenewalThatLandedAfterATimeout(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("no renewal after the failed round")
 	}
+	stop()
 	if err := w.Context().Err(); err != nil {
 		t.Fatalf("the worker stopped: %v", context.Cause(w.Context()))
 	}
@@ -343,11 +380,15 @@ func TestRenewalThatLandedAfterATimeout(t *testing.T) {
 // (Answered at once, as in the test above, it renewed them again first,
 // and on a starved machine could give them up unrenewed before it saw
 // the restart: a worker that stops, but not for the reason under test.)
-// The TTL is long for the same reason: the restart and one round of the
-// old process must fit between its first renewal and its giving up.
+// The old process's keeper runs on a test clock, round after round, for
+// the same reason: the restart and one round of the old process must fit
+// between its first renewal and its giving up, and on that clock they do
+// whatever the load (the bucket's TTL is an hour, which real time never
+// reaches here).
 func TestRenewalThatLandedAfterARestart(t *testing.T) {
 	t.Parallel()
-	_, js := leaseSetup(t, 15*time.Second)
+	_, js := leaseSetup(t, time.Hour)
+	clk := newTestClock()
 	shards, _ := ParseShards("10-19")
 	var (
 		mu        sync.Mutex
@@ -373,10 +414,11 @@ func TestRenewalThatLandedAfterARestart(t *testing.T) {
 		return context.DeadlineExceeded
 	}
 	db := openDB(t, "w2.db", true)
-	old, err := newWorkerWith(t, js, "10-19", WorkerConfig{Name: "w2", DB: db, Host: "h", renewFault: hook})
+	old, err := newWorkerWith(t, js, "10-19", WorkerConfig{Name: "w2", DB: db, Host: "h", renewFault: hook, clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
+	stop := clk.autoRounds(t)
 	select {
 	case <-failing:
 	case <-time.After(60 * time.Second):
@@ -395,6 +437,7 @@ func TestRenewalThatLandedAfterARestart(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("the old process kept renewing leases its restarted self holds")
 	}
+	stop()
 	if err := again.Context().Err(); err != nil {
 		t.Fatalf("the restarted process stopped: %v", context.Cause(again.Context()))
 	}
@@ -426,10 +469,16 @@ func TestRenewalThatLandedAfterARestart(t *testing.T) {
 // answers a renewal round late, later than the TTL/6 a round once had
 // (with that code this test fails):
 // the worker keeps its shards, and renews them on time again after.
+//
+// The keeper runs on a test clock, round after round, and the slow answer
+// is the clock moving on while the writes wait: real time, on a loaded
+// machine, once starved the rounds after the slow one past 3/4 of a 6 s
+// TTL. The TTL is an hour, which real time never reaches here.
 func TestSlowRenewalKeepsTheShards(t *testing.T) {
 	t.Parallel()
-	const ttl = 6 * time.Second
+	const ttl = time.Hour
 	_, js := leaseSetup(t, ttl)
+	clk := newTestClock()
 	shards, _ := ParseShards("0-127")
 	var (
 		mu      sync.Mutex
@@ -443,7 +492,9 @@ func TestSlowRenewalKeepsTheShards(t *testing.T) {
 	// answered only TTL/5 after it began, later than TTL/6; renewed
 	// closes once three more renewals of each lease landed.
 	slow := func(ctx context.Context, shard int) error {
-		opened.Do(func() { time.AfterFunc(ttl/5, func() { close(gate) }) })
+		opened.Do(func() {
+			go func() { clk.advance(ttl / 5); close(gate) }()
+		})
 		mu.Lock()
 		first := !slowed[shard]
 		slowed[shard] = true
@@ -463,10 +514,11 @@ func TestSlowRenewalKeepsTheShards(t *testing.T) {
 			return ctx.Err()
 		}
 	}
-	w, err := newWorkerWith(t, js, "0-127", WorkerConfig{Name: "w1", DB: openDB(t, "w1.db", true), renewFault: slow})
+	w, err := newWorkerWith(t, js, "0-127", WorkerConfig{Name: "w1", DB: openDB(t, "w1.db", true), renewFault: slow, clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
+	stop := clk.autoRounds(t)
 	select {
 	case <-renewed:
 	case <-w.Context().Done():
@@ -474,6 +526,7 @@ func TestSlowRenewalKeepsTheShards(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatal("no renewal after the slow round")
 	}
+	stop()
 	if err := w.Context().Err(); err != nil {
 		t.Fatalf("the worker stopped: %v", context.Cause(w.Context()))
 	}

@@ -78,8 +78,8 @@ func unfinishedBecause(losses []Loss) string {
 // lostWork returns the losses of pass: shards that more than one database
 // joined, and those of a database that joined again older (every Joined
 // record of the pass).
-func lostWork(ctx context.Context, kv jetstream.KeyValue, pass uint64) ([]Loss, error) {
-	joined, err := joinedRecords(ctx, kv)
+func lostWork(ctx context.Context, src stateReader, pass uint64) ([]Loss, error) {
+	joined, err := joinedRecords(ctx, src)
 	if err != nil {
 		return nil, err
 	}
@@ -139,8 +139,8 @@ func lossesOf(joined []Joined, pass uint64) ([]Loss, error) {
 }
 
 // joinedRecords reads every Joined record.
-func joinedRecords(ctx context.Context, kv jetstream.KeyValue) ([]Joined, error) {
-	es, err := entries(ctx, kv, joinedKeyPrefix+"*")
+func joinedRecords(ctx context.Context, src stateReader) ([]Joined, error) {
+	es, err := src.entries(ctx, joinedKeyPrefix+"*")
 	if err != nil {
 		return nil, err
 	}

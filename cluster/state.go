@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -118,30 +117,18 @@ type Behind struct {
 
 func (s *WorkerStatus) acked(shard int) uint64 { return s.Acked[strconv.Itoa(shard)] }
 
-// sameReport says whether two reports say the same, apart from the time.
-func sameReport(a, b *WorkerStatus) bool {
-	if a == nil || b == nil {
-		return false
-	}
-	x, y := *a, *b
-	x.Updated, y.Updated = time.Time{}, time.Time{}
-	ja, _ := json.Marshal(x)
-	jb, _ := json.Marshal(y)
-	return string(ja) == string(jb)
+// reportSays is what a report says, apart from its time: two reports say
+// the same when these are equal. (A report carries a sequence per shard,
+// so the reporter keeps the last one's, not the report, to compare.)
+func reportSays(st *WorkerStatus) []byte {
+	x := *st
+	x.Updated = time.Time{}
+	b, _ := json.Marshal(x)
+	return b
 }
 
 func getJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) (ok bool, err error) {
-	e, err := kv.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("read %s: %w", key, err)
-	}
-	if err := json.Unmarshal(e.Value(), v); err != nil {
-		return false, fmt.Errorf("read %s: %w", key, err)
-	}
-	return true, nil
+	return getState(ctx, kvState{kv}, key, v)
 }
 
 func putJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) error {
@@ -228,7 +215,12 @@ func Workers(ctx context.Context, js jetstream.JetStream) ([]WorkerStatus, error
 	if err != nil {
 		return nil, err
 	}
-	m, err := workerStatuses(ctx, b.state)
+	return workersIn(ctx, kvState{b.state})
+}
+
+// workersIn is Workers read from src.
+func workersIn(ctx context.Context, src stateReader) ([]WorkerStatus, error) {
+	m, err := workerStatuses(ctx, src)
 	if err != nil {
 		return nil, err
 	}

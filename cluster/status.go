@@ -99,12 +99,13 @@ func Owners(ctx context.Context, js jetstream.JetStream) ([]Owner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return owners(ctx, b, values)
+	return owners(ctx, kvState{b.state}, values)
 }
 
-// owners is Owners with the leases already read (leaseValues).
-func owners(ctx context.Context, b buckets, leases [Shards][]byte) ([]Owner, error) {
-	es, err := entries(ctx, b.state, ownerKeyPrefix+"*")
+// owners is Owners with the leases already read (leaseValues), and the
+// owner reports read from src.
+func owners(ctx context.Context, src stateReader, leases [Shards][]byte) ([]Owner, error) {
+	es, err := src.entries(ctx, ownerKeyPrefix+"*")
 	if err != nil {
 		return nil, err
 	}
@@ -148,17 +149,22 @@ func Stalled(ctx context.Context, js jetstream.JetStream, pass uint64) ([]Stall,
 	if err != nil {
 		return nil, err
 	}
-	statuses, err := workerStatuses(ctx, b.state)
+	return stalled(ctx, js, b.leases, kvState{b.state}, pass)
+}
+
+// stalled is Stalled with the workers' and owners' reports read from src.
+func stalled(ctx context.Context, js jetstream.JetStream, leaseKV jetstream.KeyValue, src stateReader, pass uint64) ([]Stall, error) {
+	statuses, err := workerStatuses(ctx, src)
 	if err != nil {
 		return nil, err
 	}
 	// One read of the leases for both: who holds each shard, and what
 	// each owner holds.
-	leases, err := leaseValues(ctx, b.leases)
+	leases, err := leaseValues(ctx, leaseKV)
 	if err != nil {
 		return nil, err
 	}
-	ows, err := owners(ctx, b, leases)
+	ows, err := owners(ctx, src, leases)
 	if err != nil {
 		return nil, err
 	}

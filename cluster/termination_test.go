@@ -152,7 +152,11 @@ func TestTerminationWaitsForUnreportedAck(t *testing.T) {
 		case <-ctx.Done():
 		}
 	}})
-	b := startNode(t, js, wb, "b", rest, rec, WorkerConfig{afterAck: func(ctx context.Context) {
+	// b reports when something happens to it, never on a timer: the
+	// report that says its progress every few seconds would say "busy"
+	// (its database holds the held message's tasks) before the test looks,
+	// and it is the stale idle report the pass must not end on.
+	b := startNode(t, js, wb, "b", rest, rec, WorkerConfig{reportEvery: time.Hour, afterAck: func(ctx context.Context) {
 		onceHeld.Do(func() { close(held) })
 		select {
 		case <-releaseB:

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -64,6 +65,10 @@ type WorkerConfig struct {
 	// lookEvery, for tests, replaces how often a frontier looks in the
 	// stream for tasks of shards it has no consumer for (lookEvery).
 	lookEvery time.Duration
+	// clock, for tests, replaces the real time of the lease keeper.
+	clock clock
+	// reportEvery, for tests, replaces progressEvery.
+	reportEvery time.Duration
 }
 
 const defaultBatch = 32
@@ -118,6 +123,12 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 	if cfg.lookEvery <= 0 {
 		cfg.lookEvery = lookEvery
 	}
+	if cfg.clock == nil {
+		cfg.clock = realClock{}
+	}
+	if cfg.reportEvery <= 0 {
+		cfg.reportEvery = progressEvery
+	}
 	b, err := openBuckets(ctx, js)
 	if err != nil {
 		return nil, err
@@ -136,7 +147,7 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig) (*
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 	id := identity{name: cfg.Name, token: w.token, db: w.dbID, host: cfg.Host, path: cfg.DBPath}
-	if w.leases, err = acquire(ctx, b, id, cfg.Shards, w.logf); err != nil {
+	if w.leases, err = acquire(ctx, b, id, cfg.Shards, cfg.clock, w.logf); err != nil {
 		return nil, err
 	}
 	w.leases.fault = cfg.renewFault
@@ -721,7 +732,7 @@ func (w *Worker) noteJoined(ctx context.Context, pass uint64) (map[string]uint64
 	if err != nil {
 		return nil, fmt.Errorf("join: %w", err)
 	}
-	statuses, err := workerStatuses(ctx, w.b.state)
+	statuses, err := workerStatuses(ctx, kvState{w.b.state})
 	if err != nil {
 		return nil, fmt.Errorf("join: %w", err)
 	}
@@ -1194,8 +1205,8 @@ func shardOfURL(raw string) int {
 // may come to wake the reporter.
 func (f *Frontier) report() {
 	defer f.wg.Done()
-	var last *WorkerStatus
-	tick := time.NewTicker(progressEvery)
+	var last []byte // what the last report written says (reportSays)
+	tick := time.NewTicker(f.w.cfg.reportEvery)
 	defer tick.Stop()
 	var again <-chan time.Time
 	for {
@@ -1218,7 +1229,8 @@ func (f *Frontier) report() {
 		if unsettled {
 			again = time.After(time.Second)
 		}
-		if sameReport(st, last) {
+		says := reportSays(st)
+		if bytes.Equal(says, last) {
 			continue
 		}
 		if err := putJSON(f.ctx, f.w.b.state, workerKey(f.w.cfg.Name), st); err != nil {
@@ -1229,7 +1241,7 @@ func (f *Frontier) report() {
 			again = time.After(time.Second)
 			continue
 		}
-		last = st
+		last = says
 	}
 }
 

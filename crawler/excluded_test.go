@@ -107,6 +107,8 @@ func excludedPair(t *testing.T, robotsAway bool) (site, other *httptest.Server, 
 			http.Redirect(w, r, other.URL+"/via-301", http.StatusMovedPermanently)
 		case "/hop":
 			http.Redirect(w, r, "/r", http.StatusFound)
+		case "/sitemap.xml":
+			http.Redirect(w, r, other.URL+"/sitemap.xml", http.StatusFound)
 		case "/":
 			page(`<a href="/r">r</a> <a href="/r301">p</a> <a href="/hop">h</a> <a href="`+other.URL+`/direct">d</a>`)(w, r)
 		default:
@@ -117,8 +119,8 @@ func excludedPair(t *testing.T, robotsAway bool) (site, other *httptest.Server, 
 }
 
 // excludedRun runs a pass of site with cfg's rules (Start set here), robots.txt
-// obeyed, and returns its records and what the log warned.
-func excludedRun(t *testing.T, site string, cfg rules.Config) (map[string]store.URLRecord, string) {
+// obeyed, and sitemaps read, and returns its records and what the log warned.
+func excludedRun(t *testing.T, site string, cfg rules.Config, sitemaps ...string) (map[string]store.URLRecord, string) {
 	t.Helper()
 	cfg.Start = []string{site + "/"}
 	engine, err := rules.New(cfg)
@@ -130,7 +132,7 @@ func excludedRun(t *testing.T, site string, cfg rules.Config) (map[string]store.
 	db := openDB(t)
 	c := crawler.New(crawler.Config{Concurrency: 4, UserAgent: "linkpatrol-test", Timeout: 5 * time.Second,
 		Throttle: throttle.New(throttle.Config{Settings: settings, UserAgent: "linkpatrol-test"}), HostSettings: settings,
-		Logger: log.logger()}, engine, db)
+		Logger: log.logger(), Sitemaps: sitemaps}, engine, db)
 	pass, out, err := c.Run(context.Background(), context.Background(), passOf(site+"/"))
 	if err != nil || !out.Complete {
 		t.Fatalf("run: %v, complete %v", err, out.Complete)
@@ -148,12 +150,13 @@ var keepOuts = []struct {
 	name string
 	cfg  rules.Config
 	rule string // "" when the other host is requested
+	did  string // what the rules do with it, as a note says
 }{
-	{"offline", rules.Config{Offline: true}, rules.Offline},
-	{"exclude", rules.Config{Exclude: []string{`^http://127\.0\.0\.2`}}, `--exclude ^http://127\.0\.0\.2`},
-	{"rule skip", rules.Config{Rules: []rules.Rule{{Source: "test", Host: "127.0.0.2", Action: "skip"}}}, "test: rule 1 (host 127.0.0.2)"},
-	{"rule ignore", rules.Config{Rules: []rules.Rule{{Source: "test", Host: "127.0.0.2", Action: "ignore"}}}, "test: rule 1 (host 127.0.0.2)"},
-	{"no rule", rules.Config{}, ""},
+	{"offline", rules.Config{Offline: true}, rules.Offline, "skipped"},
+	{"exclude", rules.Config{Exclude: []string{`^http://127\.0\.0\.2`}}, `--exclude ^http://127\.0\.0\.2`, "skipped"},
+	{"rule skip", rules.Config{Rules: []rules.Rule{{Source: "test", Host: "127.0.0.2", Action: "skip"}}}, "test: rule 1 (host 127.0.0.2)", "skipped"},
+	{"rule ignore", rules.Config{Rules: []rules.Rule{{Source: "test", Host: "127.0.0.2", Action: "ignore"}}}, "test: rule 1 (host 127.0.0.2)", "ignored"},
+	{"no rule", rules.Config{}, "", ""},
 }
 
 // A redirect to a URL the rules never request (--offline, --exclude, a
@@ -191,7 +194,7 @@ func TestRedirectToExcludedHostIsNotRequested(t *testing.T) {
 					t.Errorf("%s: no record", l.path)
 					continue
 				}
-				if rec.Verdict != store.VerdictSkipped || rec.Error != "" || !strings.HasPrefix(rec.Note, "redirect not followed; its target is skipped: "+tc.rule) {
+				if rec.Verdict != store.VerdictSkipped || rec.Error != "" || rec.Note != "redirect not followed; its target is "+tc.did+": "+tc.rule {
 					t.Errorf("%s: %s %q, note %q; want skipped, redirect not followed (%s)", l.path, rec.Verdict, rec.Error, rec.Note, tc.rule)
 				}
 				if rec.FinalURL != other.URL+l.target || rec.Status != l.status {
@@ -239,5 +242,20 @@ func TestRobotsRedirectToExcludedHostIsNotFollowed(t *testing.T) {
 				t.Errorf("log:\n%s\nwant the warning %q", log, want)
 			}
 		})
+	}
+}
+
+// A sitemap that redirects to a host the rules never request is not read
+// there, and its record says why rather than nothing.
+func TestSitemapRedirectToExcludedHostIsNotFollowed(t *testing.T) {
+	t.Parallel()
+	site, other, hits := excludedPair(t, false)
+	recs, _ := excludedRun(t, site.URL, rules.Config{Offline: true}, site.URL+"/sitemap.xml")
+	if got := hits.all(); len(got) != 0 {
+		t.Errorf("the other host, which --offline keeps out, got %v", got)
+	}
+	want := "redirect not followed; its target is skipped: " + rules.Offline
+	if rec := recs[site.URL+"/sitemap.xml"]; rec.Verdict != store.VerdictSkipped || rec.Note != want || rec.FinalURL != other.URL+"/sitemap.xml" {
+		t.Errorf("sitemap: %s %q, note %q, ends at %s; want skipped, %q", rec.Verdict, rec.Error, rec.Note, rec.FinalURL, want)
 	}
 }

@@ -166,7 +166,8 @@ func (c *Crawler) warnCrawlDelay(host string) {
 	if c.cfg.HostSettings != nil {
 		maxPause = c.cfg.HostSettings(host).MaxPause
 	}
-	if own := c.rules.StartHost(host); !own && maxPause > 0 && kept > maxPause {
+	own := c.rules.StartHost(host)
+	if !own && maxPause > 0 && kept > maxPause {
 		// Never asked sooner than it asks, and not waited for longer
 		// than max_pause: its URLs are held back (see heldBackBy).
 		msg += fmt.Sprintf(", longer than its max pause %s: another site's is not shortened, so its links are not checked this pass (unverifiable); max_pause in a [[host]] for it raises the wait", throttle.FormatDuration(maxPause))
@@ -174,7 +175,7 @@ func (c *Crawler) warnCrawlDelay(host string) {
 		return
 	}
 	msg += fmt.Sprintf(", so at most %s requests an hour to it", strconv.FormatFloat(math.Floor(float64(time.Hour)/float64(kept)), 'f', -1, 64))
-	if c.rules.StartHost(host) {
+	if own {
 		msg += "; --crawl-delay (crawl_delay in a [[host]] for it) sets the site's own delay in its place"
 		if kept < asked {
 			msg += ", --max-pause raises the cap"

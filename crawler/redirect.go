@@ -119,7 +119,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 				// robots.txt (qa7 Q1). The chain stops short of it,
 				// skipped by the user's choice: neither broken nor
 				// checked.
-				f.skipped, f.note = true, notFollowed(f.dec.Rule)
+				f.skipped, f.note = true, notFollowed(f.dec)
 				return f
 			}
 			a := c.robotsGate(cu, false)
@@ -260,10 +260,14 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 }
 
 // notFollowed is the note of a URL whose redirect chain stopped at a
-// target the rules never request: rule is what decided so (--offline,
-// --exclude, a rule's file:line).
-func notFollowed(rule string) string {
-	return "redirect not followed; its target is skipped: " + rule
+// target the rules never request (d): what they do with it, and what
+// decided so (--offline, --exclude, a rule's file:line).
+func notFollowed(d *rules.Decision) string {
+	did := "skipped"
+	if d.Action == rules.Ignore {
+		did = "ignored"
+	}
+	return "redirect not followed; its target is " + did + ": " + d.Rule
 }
 
 // publicHop says whether a redirect target that t's chain reached is

@@ -265,7 +265,7 @@ type heldKind struct {
 	// listed with it).
 	limit   bool
 	line    func(r *Report, n int) string // in HeldBack
-	nothing func(n int) string            // in Nothing
+	nothing func(r *Report, n int) string // in Nothing
 	// counted is the clause in Counts, written at where.
 	counted func(r *Report, n int) string
 	where   countsPlace
@@ -287,7 +287,7 @@ var heldKinds = []heldKind{{
 	line: func(_ *Report, n int) string {
 		return fmt.Sprintf("%s held back as suspected spider traps", plural(n, "URL", "URLs"))
 	},
-	nothing: func(n int) string {
+	nothing: func(_ *Report, n int) string {
 		return fmt.Sprintf("%s held back as suspected spider traps", plural(n, "URL was", "URLs were"))
 	},
 	counted: func(_ *Report, n int) string {
@@ -299,7 +299,7 @@ var heldKinds = []heldKind{{
 	line: func(_ *Report, n int) string {
 		return fmt.Sprintf("%s not checked because a host's quota for the pass was used up", plural(n, "URL", "URLs"))
 	},
-	nothing: func(n int) string {
+	nothing: func(_ *Report, n int) string {
 		return fmt.Sprintf("%s not checked: a host's quota for the pass (--quota-requests, --quota-bytes) was used up", plural(n, "URL was", "URLs were"))
 	},
 	counted: func(_ *Report, n int) string {
@@ -311,7 +311,7 @@ var heldKinds = []heldKind{{
 	line: func(_ *Report, n int) string {
 		return fmt.Sprintf("%s not taken because the sitemap limit (--sitemap-limit) was reached", plural(n, "sitemap entry", "sitemap entries"))
 	},
-	nothing: func(n int) string {
+	nothing: func(_ *Report, n int) string {
 		return fmt.Sprintf("%s not taken: the sitemap limit (--sitemap-limit) was reached", plural(n, "sitemap entry was", "sitemap entries were"))
 	},
 	counted: func(_ *Report, n int) string {
@@ -325,7 +325,7 @@ var heldKinds = []heldKind{{
 		// but whatever is new past the cut was not.
 		return fmt.Sprintf("%s read only in part (cut short), so links past the cut may not have been checked", plural(n, "page", "pages"))
 	},
-	nothing: func(n int) string {
+	nothing: func(_ *Report, n int) string {
 		return fmt.Sprintf("%s cut short: links past the cut were not checked", plural(n, "page was", "pages were"))
 	},
 	counted: func(_ *Report, n int) string {
@@ -333,11 +333,9 @@ var heldKinds = []heldKind{{
 	},
 	where: afterPages,
 }, {
-	count: func(s Summary) int { return s.Unread },
-	line:  func(r *Report, _ int) string { return r.unreadLine() },
-	nothing: func(n int) string {
-		return fmt.Sprintf("%s of the site could not be read: the links behind %s were not checked", plural(n, "page", "pages"), them(n))
-	},
+	count:   func(s Summary) int { return s.Unread },
+	line:    func(r *Report, _ int) string { return r.unreadLine() },
+	nothing: func(r *Report, n int) string { return r.unreadSaid(n, "", ": ") },
 	counted: func(r *Report, n int) string {
 		behind := "links behind " + them(n) + " not checked"
 		if g := r.unreadGhosts(); g == n {
@@ -380,14 +378,22 @@ func (r *Report) unreadLine() string {
 	if len(whys) > named {
 		why += fmt.Sprintf(" and %d more", len(whys)-named)
 	}
-	line := fmt.Sprintf("%s of the site could not be read (%s), so the links behind %s were not checked", plural(len(r.Unread), "page", "pages"), why, them(len(r.Unread)))
+	return r.unreadSaid(len(r.Unread), " ("+why+")", ", so ")
+}
+
+// unreadSaid says that n pages of the site could not be read, then why
+// (HeldBack names the causes, Nothing does not), then what that left
+// unchecked, after so: the links behind them, or, behind a page followed
+// from its last good copy (a ghost), only those added since.
+func (r *Report) unreadSaid(n int, why, so string) string {
+	line := plural(n, "page", "pages") + " of the site could not be read" + why
 	switch g := r.unreadGhosts(); {
-	case g == len(r.Unread):
-		line = fmt.Sprintf("%s of the site could not be read (%s): the links of %s last good copy were checked, any added since were not", plural(len(r.Unread), "page", "pages"), why, its(g))
+	case g == n:
+		return line + fmt.Sprintf(": the links of %s last good copy were checked, any added since were not", its(g))
 	case g > 0:
-		line += fmt.Sprintf(" (behind %d of them, only those added since %s last good copy)", g, its(g))
+		return line + so + fmt.Sprintf("the links behind %s were not checked (behind %d of them, only those added since %s last good copy)", them(n), g, its(g))
 	}
-	return line
+	return line + so + "the links behind " + them(n) + " were not checked"
 }
 
 // them is the pronoun for n pages.
@@ -424,10 +430,10 @@ const UnreadHelp = "pages of the site that could not be read this pass (a server
 
 // unreadText is one line for a page of the site that could not be read.
 func (r *Report) unreadText(rec store.URLRecord) string {
-	msg := r.Location(rec.URL) + ": could not be read (" + Problem(rec) + "), so the links behind it were not checked"
-	if ghostPage(&rec) {
-		// unreadMore says which links were checked behind it.
-		msg = r.Location(rec.URL) + ": could not be read (" + Problem(rec) + ")"
+	msg := r.Location(rec.URL) + ": could not be read (" + Problem(rec) + ")"
+	if !ghostPage(&rec) {
+		// For a ghost, unreadMore says which links were checked behind it.
+		msg += ", so the links behind it were not checked"
 	}
 	if more := r.unreadMore(rec); more != "" {
 		msg += "; " + more
@@ -669,7 +675,7 @@ func (r *Report) Nothing() string {
 		var unchecked []string
 		for _, k := range heldKinds {
 			if n := k.count(r.Summary); n > 0 {
-				unchecked = append(unchecked, k.nothing(n))
+				unchecked = append(unchecked, k.nothing(r, n))
 			}
 		}
 		return fmt.Sprintf("No problems found among the URLs checked%s; %s.", strings.TrimSuffix(so, "."), strings.Join(unchecked, "; "))

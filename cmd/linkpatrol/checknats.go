@@ -90,17 +90,29 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 	if tty != nil {
 		fmt.Fprintf(tty, "pass %d over %s\n", id, o.cluster.url)
 	}
-	// Follow the pass by polling its record and the workers' reports: the
-	// coordinator ends it by the termination rule, never this process.
-	// Once a second, look for what would make the wait endless: a worker
-	// refusing the pass, or shards with work and no live owner.
-	tick := time.NewTicker(250 * time.Millisecond)
+	// Follow the pass through a watch of its record and the workers'
+	// reports, which wakes this loop when they change: the coordinator
+	// ends the pass by the termination rule, never this process. Once a
+	// second, look for what would make the wait endless: a worker refusing
+	// the pass, or shards with work and no live owner (a lease lapses
+	// without a word to a watch).
+	state, err := cluster.WatchState(stop, js)
+	if err != nil {
+		if stop.Err() != nil {
+			fmt.Fprintf(stderr, "stopped following pass %d; it goes on in the workers: run the same command again to follow it and print its report\n", id)
+			return errUnfinished
+		}
+		return err
+	}
+	defer state.Stop()
+	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	watch := stallWatch{wait: o.ownerWait, began: time.Now()}
 	var looked time.Time
 	away := false
 	for {
-		cur, ok, err := cluster.CurrentPass(stop, js)
+		changed := state.Changed()
+		cur, ok, err := state.Pass()
 		if stop.Err() != nil {
 			if tty != nil {
 				fmt.Fprint(tty, "\r\033[K")
@@ -108,12 +120,13 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 			fmt.Fprintf(stderr, "stopped following pass %d; it goes on in the workers: run the same command again to follow it and print its report\n", id)
 			return errUnfinished
 		}
-		if err != nil && !frontierAway(err) {
+		if err != nil {
 			return err
 		}
-		if err != nil {
+		if err := state.Err(); err != nil {
 			// serve-frontier restarted on its store continues the pass:
-			// wait for it, as the workers do.
+			// wait for it, as the workers do. (The watch is made again
+			// once it answers; until then it holds the record as it was.)
 			if !away {
 				fmt.Fprintf(stderr, "linkpatrol: the frontier at %s does not answer (%v); waiting for it\n", o.cluster.url, err)
 			}
@@ -130,13 +143,13 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 		}
 		if now := time.Now(); !away && now.Sub(looked) >= time.Second {
 			looked = now
-			if err := refusal(stop, js, id); err != nil {
+			if err := refusal(stop, js, state, id); err != nil {
 				if tty != nil {
 					fmt.Fprint(tty, "\r\033[K")
 				}
 				return err
 			}
-			stalls, err := cluster.Stalled(stop, js, id)
+			stalls, err := state.Stalled(stop, id)
 			if err != nil {
 				stalls = watch.stalls // only a look: the next one may get through
 			}
@@ -166,11 +179,12 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 			}
 		}
 		if tty != nil && !away {
-			if line, err := clusterProgress(stop, js, id); err == nil {
+			if line, err := clusterProgress(state, id); err == nil {
 				fmt.Fprintf(tty, "\r\033[K%s%s", line, watch.summary())
 			}
 		}
 		select {
+		case <-changed:
 		case <-tick.C:
 		case <-stop.Done():
 		case <-budget:
@@ -189,8 +203,8 @@ func checkOverNATS(ctx context.Context, raw []string, o *checkOptions, file *rul
 
 // clusterProgress is the one line check --nats shows while a pass runs:
 // what the workers last reported about it.
-func clusterProgress(ctx context.Context, js jetstream.JetStream, id uint64) (string, error) {
-	ws, err := cluster.Workers(ctx, js)
+func clusterProgress(state *cluster.StateWatch, id uint64) (string, error) {
+	ws, err := state.Workers()
 	if err != nil {
 		return "", err
 	}
@@ -277,8 +291,8 @@ func (w *stallWatch) summary() string {
 
 // refusal is the error of a worker that refused pass id (its settings do
 // not apply there), unless a newer process of that worker runs now.
-func refusal(ctx context.Context, js jetstream.JetStream, id uint64) error {
-	ws, err := cluster.Workers(ctx, js)
+func refusal(ctx context.Context, js jetstream.JetStream, state *cluster.StateWatch, id uint64) error {
+	ws, err := state.Workers()
 	if err != nil {
 		return nil // only a look: the next one may get through
 	}

@@ -165,8 +165,9 @@ func TestHeaderFlagAndKey(t *testing.T) {
 	}
 }
 
-// --offline (key offline) never requests another host, and the report
-// lists the link as skipped rather than as fine.
+// --offline (key offline) never requests another host, not even through
+// a redirect from the site (qa7 Q1), and the report lists both links as
+// skipped rather than as fine, the redirect with where it led; exit 0.
 func TestOfflineFlagAndKey(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
@@ -179,8 +180,12 @@ func TestOfflineFlagAndKey(t *testing.T) {
 	}))
 	t.Cleanup(other.Close)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/r" {
+			http.Redirect(w, r, other.URL+"/moved", http.StatusFound)
+			return
+		}
 		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprintf(w, `<a href="%s/gone">x</a>`, other.URL)
+		fmt.Fprintf(w, `<a href="%s/gone">x</a> <a href="/r">r</a>`, other.URL)
 	}))
 	t.Cleanup(site.Close)
 	cfg := filepath.Join(t.TempDir(), "o.toml")
@@ -190,8 +195,9 @@ func TestOfflineFlagAndKey(t *testing.T) {
 	for _, args := range [][]string{{"--offline"}, {"--config", cfg}} {
 		all := append([]string{"check", "--all", "--ignore-robots", "--db", filepath.Join(t.TempDir(), "lp.db")}, args...)
 		r := runInProcess(t, append(all, site.URL+"/")...)
-		if r.code != exitOK || !strings.Contains(r.stdout, "--offline") {
-			t.Errorf("%v: exit %d, want 0 and the link listed as skipped by --offline\n%s%s", args, r.code, r.stdout, r.stderr)
+		redirect := site.URL + "/r\n   redirect not followed; its target is skipped: --offline (another host)\n   redirects to " + other.URL + "/moved\n"
+		if r.code != exitOK || !strings.Contains(r.stdout, "skipped: --offline") || !strings.Contains(r.stdout, redirect) {
+			t.Errorf("%v: exit %d, want 0 and the links listed as skipped by --offline, /r as\n%s\n%s%s", args, r.code, redirect, r.stdout, r.stderr)
 		}
 	}
 	mu.Lock()

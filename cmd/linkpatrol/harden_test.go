@@ -88,7 +88,7 @@ func TestOutputOntoDatabaseRefused(t *testing.T) {
 // done is committed, the exit code is 3, and the same command resumes.
 func TestSIGHUPStopsCleanly(t *testing.T) {
 	t.Parallel()
-	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 400, BrokenEvery: 9, Latency: 2 * time.Millisecond, Seed: 3})
+	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 400, BrokenEvery: 9, Latency: 2 * time.Millisecond, Seed: 3, PageBytes: smallPages})
 	srv := httptest.NewServer(site)
 	defer srv.Close()
 	db := filepath.Join(t.TempDir(), "lp.db")
@@ -131,7 +131,7 @@ func TestSIGHUPStopsCleanly(t *testing.T) {
 // and not "run again to resume", which would fail the same way.
 func TestDamagedPageOneLine(t *testing.T) {
 	t.Parallel()
-	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 400, BrokenEvery: 50, Seed: 4})
+	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 400, BrokenEvery: 50, Seed: 4, PageBytes: smallPages})
 	srv := httptest.NewServer(site)
 	defer srv.Close()
 	dir := t.TempDir()

@@ -70,8 +70,8 @@ func TestDistributedMaxTimeResumes(t *testing.T) {
 		}
 		t.Fatalf("run %d: exit %d, want 1\n%s%s\n%s", runs+1, last.code, last.stderr, logs.String(), clusterState(t, url))
 	}
-	if a, b := normalised(t, last.stdout), normalised(t, single.stdout); a != b {
-		t.Errorf("after %d stops the report differs from the single-process one:\n%s", runs, diffLines(a, b))
+	if d := reportDiff(t, last.stdout, single.stdout); d != "" {
+		t.Errorf("after %d stops the report differs from the single-process one:\n%s", runs, d)
 	}
 	var again []string
 	for _, u := range w.Repeated() {
@@ -176,8 +176,8 @@ func TestDistributedSitemap(t *testing.T) {
 	if dist.code != exitProblems {
 		t.Fatalf("distributed: exit %d\n%s", dist.code, dist.stderr)
 	}
-	if x, y := normalised(t, dist.stdout), normalised(t, single.stdout); x != y {
-		t.Errorf("the distributed report with --sitemap differs from the single-process one:\n%s", diffLines(x, y))
+	if d := reportDiff(t, dist.stdout, single.stdout); d != "" {
+		t.Errorf("the distributed report with --sitemap differs from the single-process one:\n%s", d)
 	}
 	if n := sitemapReads.Load(); n != 1 {
 		t.Errorf("the sitemap was read %d times, want once (by its host's owner)", n)

@@ -18,7 +18,7 @@ import (
 func TestNightlyPassFetchesOnlyWhatIsStale(t *testing.T) {
 	t.Parallel()
 	const pages = 300
-	site := crawltest.NewSite(crawltest.SiteOptions{Pages: pages, Images: 2, BrokenEvery: 10, Seed: 3, ETags: true})
+	site := crawltest.NewSite(crawltest.SiteOptions{Pages: pages, Images: 2, BrokenEvery: 10, Seed: 3, ETags: true, PageBytes: smallPages})
 	srv := httptest.NewServer(site)
 	defer srv.Close()
 	db := filepath.Join(t.TempDir(), "nightly.db")

@@ -45,7 +45,7 @@ func TestResumeAfterKills(t *testing.T) {
 	// Each run has a site of its own, the same one, so that the two kinds of
 	// interruption run side by side.
 	newSite := func(t *testing.T) (*crawltest.Site, *httptest.Server) {
-		site := crawltest.NewSite(crawltest.SiteOptions{Pages: 600, BrokenEvery: 7, Images: 2, Latency: 2 * time.Millisecond, Seed: 5})
+		site := crawltest.NewSite(crawltest.SiteOptions{Pages: 600, BrokenEvery: 7, Images: 2, Latency: 2 * time.Millisecond, Seed: 5, PageBytes: smallPages})
 		srv := httptest.NewServer(site)
 		t.Cleanup(srv.Close)
 		return site, srv
@@ -161,7 +161,7 @@ func TestFullDiskKeepsCommittedState(t *testing.T) {
 		t.Skip("builds and runs real processes")
 	}
 	t.Parallel()
-	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 500, BrokenEvery: 50, Seed: 9})
+	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 500, BrokenEvery: 50, Seed: 9, PageBytes: smallPages})
 	srv := httptest.NewServer(site)
 	defer srv.Close()
 	db := filepath.Join(t.TempDir(), "full.db")

@@ -70,7 +70,7 @@ func TestCheckNatsGivesUpOnALostWorker(t *testing.T) {
 	if check.code != exitStopped || !strings.Contains(check.errors(), "waits for a worker (giving up at") || !strings.Contains(check.errors(), "no live worker") || !strings.Contains(check.errors(), start) {
 		t.Fatalf("check --nats: exit %d, want 3 naming the shards and %q\n%s", check.code, start, check.errors())
 	}
-	normalised(t, out.String()) // what was done so far, as a JSON report
+	stripped(t, out.String()) // what was done so far, as a JSON report
 
 	st := runInProcess(t, "status", "--nats", url)
 	if !strings.Contains(st.stdout, "lost (lease lapsed)") || !strings.Contains(st.stdout, "lapsed ") || !strings.Contains(st.stdout, start) {

@@ -2,7 +2,8 @@
 // load harness, the way net/http/httptest serves a handler: a Site is an
 // http.Handler whose N pages are a pure function of their index and a seed,
 // so a 100,000-page site costs no memory until a page is requested, and the
-// same options always give byte-for-byte the same site.
+// same options always give byte-for-byte the same site. A site as small as
+// a test's keeps the pages it served, so serving one again costs nothing.
 //
 // A Site counts what it is asked for (requests per method and per URL, bytes,
 // the peak number of requests in flight) so a test or the harness can check

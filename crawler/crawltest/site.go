@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -74,14 +75,28 @@ const (
 )
 
 // Site is a generated website; it is an http.Handler. Pages are rendered on
-// request from their index, so a Site holds only its counters.
+// request from their index. A small site keeps each page it rendered (see
+// keepRendered); a large one holds only its counters.
 type Site struct {
 	opt       SiteOptions
 	imagePool int // images are /img/0.png ... /img/{imagePool-1}.png
 	missing   int // broken links point at /missing/0.html ... /missing/{missing-1}.html
 	buffers   sync.Pool
 	counts    counters
+	// rendered[i] is page i once served, when the site is small enough to
+	// keep (nil otherwise): tests ask a site for its pages again and again
+	// (a pass compared with another, passes resumed, 304s that hash the
+	// body), and under the race detector rendering a page again cost more
+	// than a test's crawler spent parsing it. A page is a pure function of
+	// the options and its index, so a kept one is the page rendered again.
+	rendered []atomic.Pointer[[]byte]
 }
+
+// keepRendered bounds the pages a Site keeps (Pages × PageBytes): every test
+// site fits, while a benchmark's or the load harness's 10,000- and
+// 100,000-page sites render each request, as the pages of a real server
+// cost something to serve, and use no memory for pages.
+const keepRendered = 16 << 20
 
 // NewSite returns a site shaped by opt.
 func NewSite(opt SiteOptions) *Site {
@@ -120,6 +135,9 @@ func NewSite(opt SiteOptions) *Site {
 		s.missing = max(1, opt.Pages/opt.BrokenEvery/4)
 	}
 	s.buffers.New = func() any { return new(bytes.Buffer) }
+	if opt.Pages*opt.PageBytes <= keepRendered {
+		s.rendered = make([]atomic.Pointer[[]byte], opt.Pages)
+	}
 	return s
 }
 
@@ -145,6 +163,10 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	path := r.URL.Path
 	if page, ok := s.pageIndex(path); ok {
+		if s.rendered != nil {
+			s.write(w, r, http.StatusOK, "text/html; charset=utf-8", s.keptPage(page))
+			return
+		}
 		buf := s.buffers.Get().(*bytes.Buffer)
 		defer s.buffers.Put(buf)
 		buf.Reset()
@@ -171,6 +193,20 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.write(w, r, http.StatusNotFound, "text/html; charset=utf-8", []byte(notFoundHTML))
 	}
+}
+
+// keptPage is page i, rendered the first time it is asked for. Two first
+// requests at once may both render it: the same bytes.
+func (s *Site) keptPage(i int) []byte {
+	if b := s.rendered[i].Load(); b != nil {
+		return *b
+	}
+	var buf bytes.Buffer
+	buf.Grow(s.opt.PageBytes + s.opt.PageBytes/4)
+	s.render(&renderer{buf: &buf, line: 1}, i)
+	b := buf.Bytes()
+	s.rendered[i].Store(&b)
+	return b
 }
 
 func (s *Site) write(w http.ResponseWriter, r *http.Request, status int, contentType string, body []byte) {

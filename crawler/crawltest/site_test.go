@@ -52,6 +52,32 @@ func TestSameSeedSameSite(t *testing.T) {
 	}
 }
 
+// A site small enough to keep its pages serves each, the first time and
+// every time after, as rendered afresh; a large one keeps none.
+func TestKeptPagesAreThePages(t *testing.T) {
+	t.Parallel()
+	s := NewSite(SiteOptions{Pages: 60, Images: 2, BrokenEvery: 5, Seed: 8})
+	if s.rendered == nil {
+		t.Fatal("a 60-page site keeps no pages")
+	}
+	var wg sync.WaitGroup
+	for range 3 { // the first requests at once, then again
+		for i := range s.opt.Pages {
+			wg.Go(func() {
+				var want bytes.Buffer
+				s.render(&renderer{buf: &want, line: 1}, i)
+				if got := get(t, s, "GET", pagePath(i)).Body.String(); got != want.String() {
+					t.Errorf("%s served differs from its rendering", pagePath(i))
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if big := NewSite(SiteOptions{Pages: 10000}); big.rendered != nil {
+		t.Error("a 10,000-page site keeps its pages")
+	}
+}
+
 func equalExpected(a, b Expected) bool {
 	return a.Pages == b.Pages && a.URLs == b.URLs && a.Links == b.Links &&
 		slices.EqualFunc(a.Broken, b.Broken, func(x, y BrokenURL) bool {

@@ -1,0 +1,71 @@
+package cluster
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// While a worker is busy, the coordinator's looks at the termination rule
+// (every Poll, and at each change) read the state bucket from its view,
+// not from the server: one watch for the whole pass. Before, each look
+// was a watch of the workers' reports, a Get of the pass record, two more
+// for a resumed pass's floor and a watch of the Joined records per busy
+// worker, five times a second.
+func TestLooksAtABusyPassAskTheServerNothing(t *testing.T) {
+	t.Parallel()
+	js := connect(t, startServer(t))
+	wb := newWeb(6, 2)
+	vlog := newVerdictLog()
+	merged := openDB(t, "merged.db", false)
+	var kv *countingKV
+	c, _ := runCoordinatorOn(t, js, merged, CoordinatorConfig{Poll: 20 * time.Millisecond, onVerdict: vlog.record}, Options{LeaseTTL: 15 * time.Second},
+		func(c *Coordinator) { kv = &countingKV{KeyValue: c.b.state}; c.b.state = kv })
+	rec, err := c.Begin(context.Background(), BeginRequest{Pass: mergedPass(wb), Seeds: seedsOf(wb)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One worker, whose outbox is held: it stays busy.
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	startNode(t, js, wb, "w1", wb.split(1)[0], rec, WorkerConfig{beforeDrain: func(ctx context.Context) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+	}})
+	busy := func() bool {
+		vs := vlog.taken()
+		return len(vs) > 0 && strings.Contains(vs[len(vs)-1].Why, "is busy")
+	}
+	waitFor(t, vlog.tick, "a verdict saying w1 is busy", busy)
+	watches, gets := kv.watches.Load(), kv.gets.Load()
+	mark := len(vlog.taken())
+	waitFor(t, vlog.tick, "ten more verdicts", func() bool { return len(vlog.taken()) >= mark+10 })
+	if !busy() {
+		t.Fatalf("the pass is not busy any more: %+v", vlog.taken()[len(vlog.taken())-1])
+	}
+	if w, g := kv.watches.Load()-watches, kv.gets.Load()-gets; w != 0 || g != 0 {
+		t.Errorf("ten looks at a busy pass made %d watches and %d reads of the state bucket, want none", w, g)
+	}
+}
+
+// countingKV counts the reads of a bucket that go to the server.
+type countingKV struct {
+	jetstream.KeyValue
+	watches, gets atomic.Int64
+}
+
+func (k *countingKV) Watch(ctx context.Context, keys string, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, error) {
+	k.watches.Add(1)
+	return k.KeyValue.Watch(ctx, keys, opts...)
+}
+
+func (k *countingKV) Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
+	k.gets.Add(1)
+	return k.KeyValue.Get(ctx, key)
+}
