@@ -217,6 +217,11 @@ func TestEmptyStartPageIsSaid(t *testing.T) {
 	if got := r.HeldBack(); !strings.HasPrefix(got, want) {
 		t.Errorf("HeldBack = %q, want it to begin %q", got, want)
 	}
+	for _, format := range Formats() {
+		if out := render(t, r, format); format != "csv" && !strings.Contains(strings.Join(strings.Fields(out), " "), "has no links this pass, so 2 pages of pass 1 were not reached") {
+			t.Errorf("%s does not say the start page has no links:\n%s", format, out) // CSV is data only (README)
+		}
+	}
 	if got := r.Nothing(); got == "No problems found." {
 		t.Errorf("Nothing = %q: a night that reached 1 page of 3 reads as clean", got)
 	}

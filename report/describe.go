@@ -355,10 +355,7 @@ var heldKinds = []heldKind{{
 	// complete pass only, so a site meant to be this small is said once:
 	// the next run compares with this pass.
 	count: func(s Summary) int { return s.Unreached }, unlisted: true,
-	line: func(r *Report, n int) string {
-		return fmt.Sprintf("the start page %s has no links this pass, so %s of pass %d %s not reached (if the site is meant to be this small, the next run compares with this one and says no more)",
-			r.Location(r.EmptyStart), plural(n, "page", "pages"), r.Previous.ID, wasWere(n))
-	},
+	line: func(r *Report, n int) string { return r.emptyStartLine(n) },
 	nothing: func(r *Report, n int) string {
 		return fmt.Sprintf("the start page has no links: %s of pass %d %s not reached", plural(n, "page", "pages"), r.Previous.ID, wasWere(n))
 	},
@@ -367,6 +364,13 @@ var heldKinds = []heldKind{{
 	},
 	where: afterHops,
 }}
+
+// emptyStartLine says that the start page came back with no links and n
+// pages of the compared pass were not reached (Report.EmptyStart).
+func (r *Report) emptyStartLine(n int) string {
+	return fmt.Sprintf("the start page %s has no links this pass, so %s of pass %d %s not reached (if the site is meant to be this small, the next run compares with this one and says no more)",
+		r.Location(r.EmptyStart), plural(n, "page", "pages"), r.Previous.ID, wasWere(n))
+}
 
 // wasWere is the verb for n things.
 func wasWere(n int) string {
