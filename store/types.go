@@ -132,6 +132,11 @@ type Tally struct {
 	// longer linked by this list.
 	FragmentsChecked bool     `json:"fragments_checked,omitempty"`
 	Fragments        []string `json:"fragments,omitempty"`
+	// Unchecked are the problems of the pass before that this pass did
+	// not reach because a page it could not read was the only way to
+	// them, sorted: listed as not checked, so the next pass that checks
+	// one tells it still there, not new.
+	Unchecked []string `json:"unchecked,omitempty"`
 }
 
 // Hop is one step of a redirect chain the crawler followed itself.
