@@ -202,8 +202,7 @@ func (d *dispatcher) idle() bool {
 
 // push queues a task from the stored frontier; it is already in the store.
 func (d *dispatcher) push(t store.Task) {
-	if !d.seen.claim(t.URL) {
-		d.seen.linkTo(t.URL)
+	if !d.seen.claimLink(t.URL) {
 		return
 	}
 	d.traps.admitted(t.URL, "")
@@ -755,8 +754,7 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- []s
 			// cannot key is a result, not a batch that fails to commit.
 			t.url, t.err = clip(t.url), "URL too long"
 		}
-		if !d.seen.claim(t.url) {
-			d.seen.linkTo(t.url)
+		if !d.seen.claimLink(t.url) {
 			continue
 		}
 		if t.action == rules.Parse && !d.c.mayParse(o.task.Depth+1) {
