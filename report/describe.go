@@ -131,11 +131,11 @@ func (r *Report) chain(rec store.URLRecord) (urls []string, why string) {
 		urls = slices.Concat(urls[:hopsNamed], []string{fmt.Sprintf(hopsBetween, n-2*hopsNamed)}, urls[n-hopsNamed:])
 	}
 	switch {
-	case rec.Error == "too many redirects":
+	case rec.Error == store.ErrorTooManyRedirects:
 		// The last URL named is where the server sent us next: it was
 		// not requested.
 		why = " and on: more than " + plural(len(rec.Redirects)-1, "redirect", "redirects") + ", not followed further"
-	case rec.Error == "redirect loop":
+	case rec.Error == store.ErrorRedirectLoop:
 		why = ", back to a URL of the chain: a redirect loop"
 	case rec.Error != "":
 		why = ", where it fails: " + rec.Error
@@ -858,7 +858,7 @@ func (r *Report) note(e Entry) string {
 	if r.ownRobots(&e.Record) {
 		return strings.TrimPrefix(e.Record.Note+"; "+RobotsAdvice, "; ")
 	}
-	if e.Record.Verdict == store.VerdictSkipped && e.Record.Error == "quota" {
+	if e.Record.Verdict == store.VerdictSkipped && e.Record.Error == store.ErrorQuota {
 		note := strings.TrimPrefix(e.Record.Note+"; "+QuotaAdvice, "; ")
 		if last := r.LastChecked(e); last != "" {
 			note = last + "; " + note
@@ -882,7 +882,7 @@ const InsecureAdvice = "--insecure skips certificate checks (for a staging host 
 // where there is one the user may choose; own says rec is on the host of
 // a start URL.
 func withAdvice(rec store.URLRecord, own bool) string {
-	if rec.Error == "tls" && own {
+	if rec.Error == store.ErrorTLS && own {
 		return strings.TrimPrefix(rec.Note+"; "+InsecureAdvice, "; ")
 	}
 	return rec.Note

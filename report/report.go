@@ -705,11 +705,11 @@ func (r *Report) tally(rec *store.URLRecord, change Change) bool {
 	case store.VerdictSkipped:
 		s.Skipped++
 		switch rec.Error {
-		case "trap":
+		case store.ErrorTrap:
 			s.Traps++
-		case "quota":
+		case store.ErrorQuota:
 			s.Quota++
-		case "robots":
+		case store.ErrorRobots:
 			if r.ownSite(rec.URL) {
 				s.Robots++
 			}
@@ -877,14 +877,14 @@ func (r *Report) wanted(rec *store.URLRecord, change Change) bool {
 // heldByLimit says whether a limit of the crawler's (a spider-trap limit,
 // a host's quota) held rec back unchecked: exit 5's URLs.
 func heldByLimit(rec *store.URLRecord) bool {
-	return rec.Verdict == store.VerdictSkipped && (rec.Error == "trap" || rec.Error == "quota")
+	return rec.Verdict == store.VerdictSkipped && (rec.Error == store.ErrorTrap || rec.Error == store.ErrorQuota)
 }
 
 // ownRobots says whether rec is a URL of the start URLs' hosts that their
 // robots.txt kept the pass from checking: part of the site not checked,
 // which --ignore-robots lets through (it never does for other hosts).
 func (r *Report) ownRobots(rec *store.URLRecord) bool {
-	return rec.Verdict == store.VerdictSkipped && rec.Error == "robots" && r.ownSite(rec.URL)
+	return rec.Verdict == store.VerdictSkipped && rec.Error == store.ErrorRobots && r.ownSite(rec.URL)
 }
 
 // ownSite says whether u is on the host of a start URL.

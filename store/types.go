@@ -242,6 +242,19 @@ const ErrorHostDown = "host down"
 // queued; on another site's, unverifiable.
 const ErrorRateLimited = "rate-limited"
 
+// Error classes the crawler writes and the report reads to decide how a
+// record is counted and what it is told: each has this one definition.
+const (
+	ErrorTrap   = "trap"   // skipped: held back as a suspected spider trap
+	ErrorQuota  = "quota"  // skipped: its host's quota for the pass was used up
+	ErrorRobots = "robots" // skipped: robots.txt disallows it
+	// ErrorTLS: the server's certificate is not one to trust (self-signed,
+	// expired, for another name).
+	ErrorTLS              = "tls"
+	ErrorRedirectLoop     = "redirect loop"      // a redirect chain came back to a URL of its own
+	ErrorTooManyRedirects = "too many redirects" // a redirect chain longer than --max-redirects
+)
+
 // Held says whether rec is that of a URL its host held back rather than
 // let be checked: it asked for a longer pause than the run may wait
 // (ErrorRateLimited), or, one of the site's own hosts, it stopped
