@@ -23,7 +23,7 @@ func TestLooksAtABusyPassAskTheServerNothing(t *testing.T) {
 	vlog := newVerdictLog()
 	merged := openDB(t, "merged.db", false)
 	var kv *countingKV
-	c, _ := runCoordinatorOn(t, js, merged, CoordinatorConfig{Poll: 20 * time.Millisecond, onVerdict: vlog.record}, Options{LeaseTTL: 15 * time.Second},
+	c, _ := runCoordinatorOn(t, js, merged, CoordinatorConfig{Poll: 20 * time.Millisecond, onVerdict: vlog.record}, Options{LeaseTTL: leaseTTL},
 		func(c *Coordinator) { kv = &countingKV{KeyValue: c.b.state}; c.b.state = kv })
 	rec, err := c.Begin(context.Background(), BeginRequest{Pass: mergedPass(wb), Seeds: seedsOf(wb)})
 	if err != nil {
