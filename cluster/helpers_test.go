@@ -297,8 +297,14 @@ func (n *node) wait(t testing.TB) {
 // seeded with start.
 func coordinate(t testing.TB, js jetstream.JetStream, cfg CoordinatorConfig, start ...string) (*Coordinator, *store.DB, PassRecord) {
 	t.Helper()
+	return coordinateWith(t, js, cfg, Options{LeaseTTL: leaseTTL}, start...)
+}
+
+// coordinateWith is coordinate with the cluster's options.
+func coordinateWith(t testing.TB, js jetstream.JetStream, cfg CoordinatorConfig, opt Options, start ...string) (*Coordinator, *store.DB, PassRecord) {
+	t.Helper()
 	merged := openDB(t, "merged.db", false)
-	c, _ := runCoordinator(t, js, merged, cfg)
+	c, _ := runCoordinatorWith(t, js, merged, cfg, opt)
 	seeds := make([]store.Task, len(start))
 	for i, s := range start {
 		seeds[i] = store.Task{URL: s, Action: "parse"}
