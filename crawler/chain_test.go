@@ -60,3 +60,36 @@ func TestEndsInClaims(t *testing.T) {
 		}
 	}
 }
+
+// TestClaimLink: a link claims a URL nobody has; to a URL claimed already
+// it only notes, on a redirect target whose chain has not ended, that a
+// page links it (what dropped needs to queue it on its own).
+func TestClaimLink(t *testing.T) {
+	t.Parallel()
+	const u = "http://h/a"
+	tests := []struct {
+		name       string
+		before     func(claims)
+		new        bool
+		wantLinked bool
+	}{
+		{"unclaimed", func(claims) {}, true, false},
+		{"claimed by a task", func(c claims) { c.claim(u) }, false, false},
+		{"claimed by a chain", func(c claims) { c.claimHop(u) }, false, true},
+		{"claimed by a chain that ended", func(c claims) { c.claimHop(u); c.set(u, claimed{hop: true, end: 1}) }, false, false},
+	}
+	for _, tt := range tests {
+		c := newClaims()
+		tt.before(c)
+		if got := c.claimLink(u); got != tt.new {
+			t.Errorf("%s: claimLink = %v, want %v", tt.name, got, tt.new)
+		}
+		e, ok := c.get(u)
+		if !ok || e.linked != tt.wantLinked {
+			t.Errorf("%s: after claimLink %+v (claimed %v), want claimed, linked %v", tt.name, e, ok, tt.wantLinked)
+		}
+		if c.claimLink(u) {
+			t.Errorf("%s: a second claimLink claimed it again", tt.name)
+		}
+	}
+}

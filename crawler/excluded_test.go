@@ -107,6 +107,8 @@ func excludedPair(t *testing.T, robotsAway bool) (site, other *httptest.Server, 
 			http.Redirect(w, r, other.URL+"/via-301", http.StatusMovedPermanently)
 		case "/hop":
 			http.Redirect(w, r, "/r", http.StatusFound)
+		case "/sitemap.xml":
+			http.Redirect(w, r, other.URL+"/sitemap.xml", http.StatusFound)
 		case "/":
 			page(`<a href="/r">r</a> <a href="/r301">p</a> <a href="/hop">h</a> <a href="`+other.URL+`/direct">d</a>`)(w, r)
 		default:
@@ -117,8 +119,8 @@ func excludedPair(t *testing.T, robotsAway bool) (site, other *httptest.Server, 
 }
 
 // excludedRun runs a pass of site with cfg's rules (Start set here), robots.txt
-// obeyed, and returns its records and what the log warned.
-func excludedRun(t *testing.T, site string, cfg rules.Config) (map[string]store.URLRecord, string) {
+// obeyed, and sitemaps read, and returns its records and what the log warned.
+func excludedRun(t *testing.T, site string, cfg rules.Config, sitemaps ...string) (map[string]store.URLRecord, string) {
 	t.Helper()
 	cfg.Start = []string{site + "/"}
 	engine, err := rules.New(cfg)
@@ -130,7 +132,7 @@ func excludedRun(t *testing.T, site string, cfg rules.Config) (map[string]store.
 	db := openDB(t)
 	c := crawler.New(crawler.Config{Concurrency: 4, UserAgent: "linkpatrol-test", Timeout: 5 * time.Second,
 		Throttle: throttle.New(throttle.Config{Settings: settings, UserAgent: "linkpatrol-test"}), HostSettings: settings,
-		Logger: log.logger()}, engine, db)
+		Logger: log.logger(), Sitemaps: sitemaps}, engine, db)
 	pass, out, err := c.Run(context.Background(), context.Background(), passOf(site+"/"))
 	if err != nil || !out.Complete {
 		t.Fatalf("run: %v, complete %v", err, out.Complete)
@@ -240,5 +242,20 @@ func TestRobotsRedirectToExcludedHostIsNotFollowed(t *testing.T) {
 				t.Errorf("log:\n%s\nwant the warning %q", log, want)
 			}
 		})
+	}
+}
+
+// A sitemap that redirects to a host the rules never request is not read
+// there, and its record says why rather than nothing.
+func TestSitemapRedirectToExcludedHostIsNotFollowed(t *testing.T) {
+	t.Parallel()
+	site, other, hits := excludedPair(t, false)
+	recs, _ := excludedRun(t, site.URL, rules.Config{Offline: true}, site.URL+"/sitemap.xml")
+	if got := hits.all(); len(got) != 0 {
+		t.Errorf("the other host, which --offline keeps out, got %v", got)
+	}
+	want := "redirect not followed; its target is skipped: " + rules.Offline
+	if rec := recs[site.URL+"/sitemap.xml"]; rec.Verdict != store.VerdictSkipped || rec.Note != want || rec.FinalURL != other.URL+"/sitemap.xml" {
+		t.Errorf("sitemap: %s %q, note %q, ends at %s; want skipped, %q", rec.Verdict, rec.Error, rec.Note, rec.FinalURL, want)
 	}
 }

@@ -97,7 +97,7 @@ func (c *Crawler) robotsRefused(host string, a robotsAnswer) (v store.Verdict, c
 		r, _ := c.cfg.Throttle.Robots(host)
 		return store.VerdictTransient, robotsFailure(r), heldByRobots
 	}
-	return store.VerdictSkipped, "robots", "skipped: robots.txt disallows it"
+	return store.VerdictSkipped, store.ErrorRobots, "skipped: robots.txt disallows it"
 }
 
 // robotsAgain is where a host's robots.txt fetch that the throttle asked to
@@ -166,7 +166,8 @@ func (c *Crawler) warnCrawlDelay(host string) {
 	if c.cfg.HostSettings != nil {
 		maxPause = c.cfg.HostSettings(host).MaxPause
 	}
-	if own := c.rules.StartHost(host); !own && maxPause > 0 && kept > maxPause {
+	own := c.rules.StartHost(host)
+	if !own && maxPause > 0 && kept > maxPause {
 		// Never asked sooner than it asks, and not waited for longer
 		// than max_pause: its URLs are held back (see heldBackBy).
 		msg += fmt.Sprintf(", longer than its max pause %s: another site's is not shortened, so its links are not checked this pass (unverifiable); max_pause in a [[host]] for it raises the wait", throttle.FormatDuration(maxPause))
@@ -174,7 +175,7 @@ func (c *Crawler) warnCrawlDelay(host string) {
 		return
 	}
 	msg += fmt.Sprintf(", so at most %s requests an hour to it", strconv.FormatFloat(math.Floor(float64(time.Hour)/float64(kept)), 'f', -1, 64))
-	if c.rules.StartHost(host) {
+	if own {
 		msg += "; --crawl-delay (crawl_delay in a [[host]] for it) sets the site's own delay in its place"
 		if kept < asked {
 			msg += ", --max-pause raises the cap"
@@ -517,7 +518,7 @@ func (c *Crawler) hopRefused(f *fetched, err error, getNext bool) {
 func politeClass(err error) string {
 	switch {
 	case errors.Is(err, throttle.ErrQuota):
-		return "quota"
+		return store.ErrorQuota
 	case errors.Is(err, throttle.ErrDeferred):
 		return "deferred"
 	}

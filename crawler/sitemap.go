@@ -57,6 +57,11 @@ func (c *Crawler) processSitemap(ctx context.Context, pass store.Pass, t task) o
 	}
 	rec := c.fetchedRecord(pass, t, f, now)
 	var notes []string
+	if rec.Note != "" {
+		// Why it was not read (a redirect not followed, robots.txt), which
+		// the notes of its reading below must not wipe out.
+		notes = append(notes, rec.Note)
+	}
 	if f.consumeErr != nil && rec.Verdict == store.VerdictOK {
 		rec.Verdict, rec.Error = store.VerdictBroken, "bad sitemap"
 		if errors.Is(f.consumeErr, errNotSitemap) {

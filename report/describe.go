@@ -131,11 +131,11 @@ func (r *Report) chain(rec store.URLRecord) (urls []string, why string) {
 		urls = slices.Concat(urls[:hopsNamed], []string{fmt.Sprintf(hopsBetween, n-2*hopsNamed)}, urls[n-hopsNamed:])
 	}
 	switch {
-	case rec.Error == "too many redirects":
+	case rec.Error == store.ErrorTooManyRedirects:
 		// The last URL named is where the server sent us next: it was
 		// not requested.
 		why = " and on: more than " + plural(len(rec.Redirects)-1, "redirect", "redirects") + ", not followed further"
-	case rec.Error == "redirect loop":
+	case rec.Error == store.ErrorRedirectLoop:
 		why = ", back to a URL of the chain: a redirect loop"
 	case rec.Error != "":
 		why = ", where it fails: " + rec.Error
@@ -265,7 +265,7 @@ type heldKind struct {
 	// listed with it).
 	limit   bool
 	line    func(r *Report, n int) string // in HeldBack
-	nothing func(n int) string            // in Nothing
+	nothing func(r *Report, n int) string // in Nothing
 	// counted is the clause in Counts, written at where.
 	counted func(r *Report, n int) string
 	where   countsPlace
@@ -287,7 +287,7 @@ var heldKinds = []heldKind{{
 	line: func(_ *Report, n int) string {
 		return fmt.Sprintf("%s held back as suspected spider traps", plural(n, "URL", "URLs"))
 	},
-	nothing: func(n int) string {
+	nothing: func(_ *Report, n int) string {
 		return fmt.Sprintf("%s held back as suspected spider traps", plural(n, "URL was", "URLs were"))
 	},
 	counted: func(_ *Report, n int) string {
@@ -299,7 +299,7 @@ var heldKinds = []heldKind{{
 	line: func(_ *Report, n int) string {
 		return fmt.Sprintf("%s not checked because a host's quota for the pass was used up", plural(n, "URL", "URLs"))
 	},
-	nothing: func(n int) string {
+	nothing: func(_ *Report, n int) string {
 		return fmt.Sprintf("%s not checked: a host's quota for the pass (--quota-requests, --quota-bytes) was used up", plural(n, "URL was", "URLs were"))
 	},
 	counted: func(_ *Report, n int) string {
@@ -311,7 +311,7 @@ var heldKinds = []heldKind{{
 	line: func(_ *Report, n int) string {
 		return fmt.Sprintf("%s not taken because the sitemap limit (--sitemap-limit) was reached", plural(n, "sitemap entry", "sitemap entries"))
 	},
-	nothing: func(n int) string {
+	nothing: func(_ *Report, n int) string {
 		return fmt.Sprintf("%s not taken: the sitemap limit (--sitemap-limit) was reached", plural(n, "sitemap entry was", "sitemap entries were"))
 	},
 	counted: func(_ *Report, n int) string {
@@ -325,7 +325,7 @@ var heldKinds = []heldKind{{
 		// but whatever is new past the cut was not.
 		return fmt.Sprintf("%s read only in part (cut short), so links past the cut may not have been checked", plural(n, "page", "pages"))
 	},
-	nothing: func(n int) string {
+	nothing: func(_ *Report, n int) string {
 		return fmt.Sprintf("%s cut short: links past the cut were not checked", plural(n, "page was", "pages were"))
 	},
 	counted: func(_ *Report, n int) string {
@@ -333,11 +333,9 @@ var heldKinds = []heldKind{{
 	},
 	where: afterPages,
 }, {
-	count: func(s Summary) int { return s.Unread },
-	line:  func(r *Report, _ int) string { return r.unreadLine() },
-	nothing: func(n int) string {
-		return fmt.Sprintf("%s of the site could not be read: the links behind %s were not checked", plural(n, "page", "pages"), them(n))
-	},
+	count:   func(s Summary) int { return s.Unread },
+	line:    func(r *Report, _ int) string { return r.unreadLine() },
+	nothing: func(r *Report, n int) string { return r.unreadSaid(n, "", ": ") },
 	counted: func(r *Report, n int) string {
 		behind := "links behind " + them(n) + " not checked"
 		if g := r.unreadGhosts(); g == n {
@@ -380,14 +378,22 @@ func (r *Report) unreadLine() string {
 	if len(whys) > named {
 		why += fmt.Sprintf(" and %d more", len(whys)-named)
 	}
-	line := fmt.Sprintf("%s of the site could not be read (%s), so the links behind %s were not checked", plural(len(r.Unread), "page", "pages"), why, them(len(r.Unread)))
+	return r.unreadSaid(len(r.Unread), " ("+why+")", ", so ")
+}
+
+// unreadSaid says that n pages of the site could not be read, then why
+// (HeldBack names the causes, Nothing does not), then what that left
+// unchecked, after so: the links behind them, or, behind a page followed
+// from its last good copy (a ghost), only those added since.
+func (r *Report) unreadSaid(n int, why, so string) string {
+	line := plural(n, "page", "pages") + " of the site could not be read" + why
 	switch g := r.unreadGhosts(); {
-	case g == len(r.Unread):
-		line = fmt.Sprintf("%s of the site could not be read (%s): the links of %s last good copy were checked, any added since were not", plural(len(r.Unread), "page", "pages"), why, its(g))
+	case g == n:
+		return line + fmt.Sprintf(": the links of %s last good copy were checked, any added since were not", its(g))
 	case g > 0:
-		line += fmt.Sprintf(" (behind %d of them, only those added since %s last good copy)", g, its(g))
+		return line + so + fmt.Sprintf("the links behind %s were not checked (behind %d of them, only those added since %s last good copy)", them(n), g, its(g))
 	}
-	return line
+	return line + so + "the links behind " + them(n) + " were not checked"
 }
 
 // them is the pronoun for n pages.
@@ -424,10 +430,10 @@ const UnreadHelp = "pages of the site that could not be read this pass (a server
 
 // unreadText is one line for a page of the site that could not be read.
 func (r *Report) unreadText(rec store.URLRecord) string {
-	msg := r.Location(rec.URL) + ": could not be read (" + Problem(rec) + "), so the links behind it were not checked"
-	if ghostPage(&rec) {
-		// unreadMore says which links were checked behind it.
-		msg = r.Location(rec.URL) + ": could not be read (" + Problem(rec) + ")"
+	msg := r.Location(rec.URL) + ": could not be read (" + Problem(rec) + ")"
+	if !ghostPage(&rec) {
+		// For a ghost, unreadMore says which links were checked behind it.
+		msg += ", so the links behind it were not checked"
 	}
 	if more := r.unreadMore(rec); more != "" {
 		msg += "; " + more
@@ -669,7 +675,7 @@ func (r *Report) Nothing() string {
 		var unchecked []string
 		for _, k := range heldKinds {
 			if n := k.count(r.Summary); n > 0 {
-				unchecked = append(unchecked, k.nothing(n))
+				unchecked = append(unchecked, k.nothing(r, n))
 			}
 		}
 		return fmt.Sprintf("No problems found among the URLs checked%s; %s.", strings.TrimSuffix(so, "."), strings.Join(unchecked, "; "))
@@ -818,7 +824,7 @@ func (r *Report) note(e Entry) string {
 	if r.ownRobots(&e.Record) {
 		return strings.TrimPrefix(e.Record.Note+"; "+RobotsAdvice, "; ")
 	}
-	if e.Record.Verdict == store.VerdictSkipped && e.Record.Error == "quota" {
+	if e.Record.Verdict == store.VerdictSkipped && e.Record.Error == store.ErrorQuota {
 		note := strings.TrimPrefix(e.Record.Note+"; "+QuotaAdvice, "; ")
 		if last := r.LastChecked(e); last != "" {
 			note = last + "; " + note
@@ -827,7 +833,7 @@ func (r *Report) note(e Entry) string {
 	}
 	note := withAdvice(e.Record, r.ownSite(e.Record.URL))
 	if last := r.LastChecked(e); last != "" {
-		return last + "; " + note
+		return strings.TrimSuffix(last+"; "+note, "; ")
 	}
 	return note
 }
@@ -842,7 +848,7 @@ const InsecureAdvice = "--insecure skips certificate checks (for a staging host 
 // where there is one the user may choose; own says rec is on the host of
 // a start URL.
 func withAdvice(rec store.URLRecord, own bool) string {
-	if rec.Error == "tls" && own {
+	if rec.Error == store.ErrorTLS && own {
 		return strings.TrimPrefix(rec.Note+"; "+InsecureAdvice, "; ")
 	}
 	return rec.Note
@@ -868,9 +874,15 @@ func (r *Report) LastChecked(e Entry) string {
 		}
 		if r.Previous != nil && rec.PrevPass == r.Previous.ID {
 			when = fmt.Sprintf(" (pass %d, %s)", rec.PrevPass, passTime(*r.Previous).In(r.Options.Now.Location()).Format("2006-01-02 15:04"))
+		} else if e.Behind != "" && !rec.FetchedAt.IsZero() {
+			when = fmt.Sprintf(" (pass %d, %s)", rec.PrevPass, rec.FetchedAt.In(r.Options.Now.Location()).Format("2006-01-02 15:04"))
 		}
 	}
 	msg := "NOT CHECKED this pass; " + what + " when last checked" + when
+	if e.Behind != "" {
+		msg = "NOT CHECKED this pass: only linked from behind " + r.Location(e.Behind) + ", which could not be read, so nothing says the link is gone; " +
+			what + " when last checked" + when
+	}
 	if !rec.FirstBroken.IsZero() {
 		word := "failing"
 		if what == string(store.VerdictBroken) {
@@ -902,9 +914,9 @@ func (r *Report) noReferrers(e Entry) string {
 
 // pageRefs is one referring page and the lines on which it links to a URL.
 type pageRefs struct {
-	Page    string
-	Lines   []int
-	Carried time.Time // Referrer.CarriedFrom of these lines
+	Page  string
+	Lines []int
+	From  Referrer // Referrer.copyOf of these lines
 }
 
 // maxLinesShown is how many line numbers of one page are listed before the
@@ -913,7 +925,7 @@ const maxLinesShown = 8
 
 // lines is ":12" for one line, or ": lines 3, 7, ... (746)" for several.
 func (p pageRefs) lines() string {
-	return p.lineList() + Referrer{CarriedFrom: p.Carried}.Carried()
+	return p.lineList() + p.From.Carried()
 }
 
 func (p pageRefs) lineList() string {
@@ -946,13 +958,13 @@ func pageWord(n int) string {
 func byPage(refs []Referrer) []pageRefs {
 	var out []pageRefs
 	for _, ref := range refs {
-		if n := len(out); n > 0 && out[n-1].Page == ref.Page && out[n-1].Carried.Equal(ref.CarriedFrom) {
+		if n := len(out); n > 0 && out[n-1].Page == ref.Page && out[n-1].From.carriedNote() == ref.carriedNote() {
 			if last := out[n-1].Lines; last[len(last)-1] != ref.Line {
 				out[n-1].Lines = append(last, ref.Line)
 			}
 			continue
 		}
-		out = append(out, pageRefs{Page: ref.Page, Lines: []int{ref.Line}, Carried: ref.CarriedFrom})
+		out = append(out, pageRefs{Page: ref.Page, Lines: []int{ref.Line}, From: ref.copyOf()})
 	}
 	return out
 }

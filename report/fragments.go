@@ -69,6 +69,12 @@ func (r *Report) fragmentChangeLists() []fragmentChangeList {
 // Link is the URL as a person would follow it, fragment included.
 func (m MissingFragment) Link() string { return m.URL + "#" + m.Fragment }
 
+// fragmentLocation is where a person finds m: Location of its page, then
+// the fragment.
+func (r *Report) fragmentLocation(m MissingFragment) string {
+	return r.Location(m.URL) + "#" + m.Fragment
+}
+
 type fragmentKey struct{ url, fragment string }
 
 // alwaysThere are the fragments HTML resolves without looking for an

@@ -147,7 +147,7 @@ func writeHTML(w io.Writer, r *Report) error {
 	}
 	for _, m := range r.Fragments {
 		row := htmlRow{
-			Verdict: "fragment", Badge: "missing fragment", Target: r.Location(m.URL) + "#" + m.Fragment, Link: r.href(m.Link()),
+			Verdict: "fragment", Badge: "missing fragment", Target: r.fragmentLocation(m), Link: r.href(m.Link()),
 			Problem: "missing fragment", Note: capitalize(r.FragmentHelp()) + ".", NoRefs: "no referring page stored",
 		}
 		d.Rows = append(d.Rows, r.htmlRefs(row, m.Referrers))
@@ -207,7 +207,7 @@ func writeHTML(w io.Writer, r *Report) error {
 	for _, fs := range r.fragmentChangeLists() {
 		c := htmlFragmentChanges{Title: fs.title}
 		for _, m := range fs.list {
-			c.List = append(c.List, htmlGone{Target: r.Location(m.URL) + "#" + m.Fragment, Was: strings.TrimPrefix(fs.was, "was ")})
+			c.List = append(c.List, htmlGone{Target: r.fragmentLocation(m), Was: strings.TrimPrefix(fs.was, "was ")})
 		}
 		d.Fragments = append(d.Fragments, c)
 	}

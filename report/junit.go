@@ -169,7 +169,7 @@ func writeJUnit(w io.Writer, r *Report) error {
 				fmt.Fprintf(&b, "  %s:%d%s\n", r.Location(ref.Page), ref.Line, ref.Carried())
 			}
 			suite.Cases = append(suite.Cases, junitCase{
-				Name: r.Location(m.URL) + "#" + m.Fragment, Classname: class, Time: "0",
+				Name: r.fragmentLocation(m), Classname: class, Time: "0",
 				Failure: &junitMessage{Message: "missing fragment", Type: "missing-fragment", Text: xmlSafe(b.String())},
 			})
 		}

@@ -56,7 +56,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		fmt.Fprintf(b, "\n### Missing fragments (%d)\n\n%s.\n\n", len(r.Fragments), mdText(capitalize(r.FragmentHelp())))
 		b.WriteString("| # | Link | Linked from |\n| ---: | --- | --- |\n")
 		for i, m := range r.Fragments {
-			fmt.Fprintf(b, "| %d | %s | %s |\n", i+1, mdCode(r.Location(m.URL)+"#"+m.Fragment), r.markdownRefs(m.Referrers, "no referring page stored"))
+			fmt.Fprintf(b, "| %d | %s | %s |\n", i+1, mdCode(r.fragmentLocation(m)), r.markdownRefs(m.Referrers, "no referring page stored"))
 		}
 	}
 	if len(r.Unread) > 0 {
@@ -103,7 +103,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	for _, fs := range r.fragmentChangeLists() {
 		fmt.Fprintf(b, "\n### %s\n\n", fs.title)
 		for _, m := range fs.list {
-			fmt.Fprintf(b, "- %s %s\n", mdCode(r.Location(m.URL)+"#"+m.Fragment), fs.was)
+			fmt.Fprintf(b, "- %s %s\n", mdCode(r.fragmentLocation(m)), fs.was)
 		}
 	}
 	return b.Flush()
@@ -144,7 +144,7 @@ func (r *Report) markdownRefs(all []Referrer, none string) string {
 		shown = shown[:limit]
 	}
 	for _, p := range shown {
-		refs = append(refs, mdCode(r.Location(p.Page)+p.lineList())+mdText(Referrer{CarriedFrom: p.Carried}.Carried()))
+		refs = append(refs, mdCode(r.Location(p.Page)+p.lineList())+mdText(p.From.Carried()))
 	}
 	if more := len(pages) - len(shown); more > 0 {
 		refs = append(refs, fmt.Sprintf("and %d more %s, see `--format json`", more, pageWord(more)))

@@ -247,7 +247,7 @@ func (r *Report) sarifArtifact(page string) sarifArtifact {
 
 // fragmentText is one line for an annotation of a missing fragment.
 func (r *Report) fragmentText(m MissingFragment) string {
-	return "Missing fragment " + r.Location(m.URL) + "#" + m.Fragment + ": the page has no element with this id or name"
+	return "Missing fragment " + r.fragmentLocation(m) + ": the page has no element with this id or name"
 }
 
 // findingText is one line for an annotation: the link and what is wrong,

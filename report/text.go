@@ -40,18 +40,15 @@ func writeText(w io.Writer, r *Report) error {
 			title += ": " + help
 		}
 		t.title(title)
-		num := len(strconv.Itoa(len(sec.Entries))) + 2
 		for i, e := range sec.Entries {
-			t.entry(r, i+1, num, e)
+			t.entry(r, i+1, len(sec.Entries), e)
 		}
 	}
 	if len(r.Fragments) > 0 {
 		t.blank()
 		t.title(fmt.Sprintf("Missing fragments (%d): %s", len(r.Fragments), r.FragmentHelp()))
-		num := len(strconv.Itoa(len(r.Fragments))) + 2
 		for i, m := range r.Fragments {
-			t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(m.URL) + "#" + m.Fragment)
-			indent := strings.Repeat(" ", num)
+			indent := t.item(i+1, len(r.Fragments), r.fragmentLocation(m))
 			if note := r.fragmentNote(m); note != "" {
 				t.para(indent, note)
 			}
@@ -77,10 +74,8 @@ func writeText(w io.Writer, r *Report) error {
 	if len(r.Moved) > 0 {
 		t.blank()
 		t.title(fmt.Sprintf("Permanent redirects (%d): %s", len(r.Moved), MovedHelp))
-		num := len(strconv.Itoa(len(r.Moved))) + 2
 		for i, e := range r.Moved {
-			t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(e.Record.URL))
-			indent := strings.Repeat(" ", num)
+			indent := t.item(i+1, len(r.Moved), r.Location(e.Record.URL))
 			t.line(indent + MovedTo(e.Record) + " " + r.Location(e.Record.FinalURL))
 			if len(e.Referrers) == 0 {
 				t.para(indent, "linked from: "+r.noReferrers(e))
@@ -105,10 +100,8 @@ func writeText(w io.Writer, r *Report) error {
 	for _, fs := range r.fragmentChangeLists() {
 		t.blank()
 		t.title(fs.title)
-		num := len(strconv.Itoa(len(fs.list))) + 2
 		for i, m := range fs.list {
-			t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(m.URL) + "#" + m.Fragment)
-			t.para(strings.Repeat(" ", num), fs.was)
+			t.para(t.item(i+1, len(fs.list), r.fragmentLocation(m)), fs.was)
 		}
 	}
 	return t.err()
@@ -142,10 +135,19 @@ func (t *textWriter) para(indent, s string) {
 	}
 }
 
-func (t *textWriter) entry(r *Report, n, num int, e Entry) {
+// item writes the first line of item i (from 1) of a numbered list of n:
+// the number, aligned with the others, then s. It returns the indent of
+// the item's further lines, past the number.
+func (t *textWriter) item(i, n int, s string) (indent string) {
+	num := len(strconv.Itoa(n)) + 2
+	t.line(fmt.Sprintf("%*d. ", num-2, i) + s)
+	return strings.Repeat(" ", num)
+}
+
+// entry writes e, item i of a list of n.
+func (t *textWriter) entry(r *Report, i, n int, e Entry) {
 	rec := e.Record
-	t.line(fmt.Sprintf("%*d. ", num-2, n) + r.Location(rec.URL))
-	indent := strings.Repeat(" ", num)
+	indent := t.item(i, n, r.Location(rec.URL))
 	if rec.Verdict == store.VerdictOK {
 		return
 	}
@@ -201,10 +203,8 @@ func (t *textWriter) records(r *Report, title string, recs []store.URLRecord, wa
 // list numbers records under a section's title, each with what was says
 // of it.
 func (t *textWriter) list(r *Report, recs []store.URLRecord, was func(store.URLRecord) string) {
-	num := len(strconv.Itoa(len(recs))) + 2
 	for i, rec := range recs {
-		t.line(fmt.Sprintf("%*d. ", num-2, i+1) + r.Location(rec.URL))
-		t.para(strings.Repeat(" ", num), was(rec))
+		t.para(t.item(i+1, len(recs), r.Location(rec.URL)), was(rec))
 	}
 }
 

@@ -16,14 +16,9 @@ const stateVersion = 1
 // savedState is what survives a restart for one host. Quota use and the
 // deferral are tagged with their pass so that a new pass starts clean.
 type savedState struct {
-	Version      int       `json:"v"`
-	Pass         uint64    `json:"pass,omitempty"`
-	PausedUntil  time.Time `json:"paused_until,omitzero"`
-	Deferred     bool      `json:"deferred,omitempty"`
-	BackoffLevel int       `json:"backoff_level,omitempty"`
-	BackoffUntil time.Time `json:"backoff_until,omitzero"`
-	UsedRequests int64     `json:"used_requests,omitempty"`
-	UsedBytes    int64     `json:"used_bytes,omitempty"`
+	Version int    `json:"v"`
+	Pass    uint64 `json:"pass,omitempty"`
+	Standing
 	// Answered (the exporting host's own, of this pass, like the quota)
 	// and ConnRefusedSince keep what tells a host that stopped answering
 	// from one never there across a resume: a refusal after answers is
@@ -54,6 +49,32 @@ type savedState struct {
 	RefusingSince time.Time `json:"refusing_since,omitzero"`
 }
 
+// Standing is what a host's limiter holds against it now: a pause, a
+// deferral, a backoff, and what the host's quota for the pass has used.
+// ExportState saves it, for a restart, and Stats shows it; each takes it
+// from the limiter in one place (limiter.standing). (Embedded in
+// savedState, its fields keep their places in the saved layout.)
+type Standing struct {
+	PausedUntil  time.Time `json:"paused_until,omitzero"`   // end of a Retry-After pause (zero or past = none)
+	Deferred     bool      `json:"deferred,omitempty"`      // deferred to the next pass
+	BackoffLevel int       `json:"backoff_level,omitempty"` // failures in a row
+	BackoffUntil time.Time `json:"backoff_until,omitzero"`  // end of the current backoff step
+	UsedRequests int64     `json:"used_requests,omitempty"` // of this pass's request quota
+	UsedBytes    int64     `json:"used_bytes,omitempty"`    // of this pass's byte quota
+}
+
+// standing is l's Standing; l.mu is held.
+func (l *limiter) standing() Standing {
+	return Standing{
+		PausedUntil:  l.pausedUntil,
+		Deferred:     l.deferred,
+		BackoffLevel: l.backoffLevel,
+		BackoffUntil: l.backoffUntil,
+		UsedRequests: l.usedRequests,
+		UsedBytes:    l.usedBytes,
+	}
+}
+
 type savedRobots struct {
 	Status  int       `json:"status"`
 	Body    []byte    `json:"body,omitempty"`
@@ -76,12 +97,7 @@ func (t *Throttle) ExportState(host string) ([]byte, error) {
 	st := savedState{
 		Version:          stateVersion,
 		Pass:             pass,
-		PausedUntil:      l.pausedUntil,
-		Deferred:         l.deferred,
-		BackoffLevel:     l.backoffLevel,
-		BackoffUntil:     l.backoffUntil,
-		UsedRequests:     l.usedRequests,
-		UsedBytes:        l.usedBytes,
+		Standing:         l.standing(),
 		Answered:         l.answered[host],
 		ConnRefusedSince: l.silence.since,
 		Held:             maps.Clone(l.held),
@@ -221,12 +237,7 @@ type HostStats struct {
 	MaxInFlight   int           // the cap in force now, adaptive included (0 = none)
 	Gap           time.Duration // the minimum gap between starts in force now
 	Latency       time.Duration // moving average of time to first byte
-	PausedUntil   time.Time     // end of a Retry-After pause (zero or past = none)
-	Deferred      bool          // deferred to the next pass
-	BackoffLevel  int           // failures in a row
-	BackoffUntil  time.Time     // end of the current backoff step
-	UsedRequests  int64         // of this pass's request quota
-	UsedBytes     int64         // of this pass's byte quota
+	Standing
 	Waited        time.Duration // time a request to the host was waiting for its turn
 	ReadWait      time.Duration // time body reads waited for the byte budgets
 	Robots        []RobotsStatus
@@ -270,12 +281,7 @@ func (t *Throttle) Stats() []HostStats {
 			MaxInFlight:   l.maxInFlight(),
 			Gap:           l.gap(),
 			Latency:       l.adapt.latency,
-			PausedUntil:   l.pausedUntil,
-			Deferred:      l.deferred,
-			BackoffLevel:  l.backoffLevel,
-			BackoffUntil:  l.backoffUntil,
-			UsedRequests:  l.usedRequests,
-			UsedBytes:     l.usedBytes,
+			Standing:      l.standing(),
 			Waited:        l.waited,
 			ReadWait:      l.readWait,
 			IgnoresRobots: l.set.IgnoreRobots,

@@ -101,7 +101,7 @@ func TestProgressDrawsAndErasesOnTerminal(t *testing.T) {
 	src := fixedSource{
 		progress: crawler.Progress{Done: 30, Pages: 7, Queued: 60, InFlight: 10, Problems: 2, Requests: 31},
 		hosts: []throttle.HostStats{
-			{Key: "a.example:443", PausedUntil: time.Now().Add(time.Hour)},
+			{Key: "a.example:443", Standing: throttle.Standing{PausedUntil: time.Now().Add(time.Hour)}},
 			{Key: "b.example:443", InFlight: 2},
 		},
 	}
@@ -172,9 +172,9 @@ func TestProgressMeterWaiting(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	var m progressMeter
 	first := []throttle.HostStats{
-		{Key: "paused", PausedUntil: now.Add(time.Minute)},
-		{Key: "pause over", PausedUntil: now.Add(-time.Second)},
-		{Key: "backoff", BackoffUntil: now.Add(time.Second)},
+		{Key: "paused", Standing: throttle.Standing{PausedUntil: now.Add(time.Minute)}},
+		{Key: "pause over", Standing: throttle.Standing{PausedUntil: now.Add(-time.Second)}},
+		{Key: "backoff", Standing: throttle.Standing{BackoffUntil: now.Add(time.Second)}},
 		{Key: "busy", InFlight: 3, Waited: time.Second},
 		{Key: "idle", Waited: 5 * time.Second},
 	}
@@ -183,7 +183,7 @@ func TestProgressMeterWaiting(t *testing.T) {
 		t.Errorf("first sample: %d waiting of %d active, want 2 of 3", w, a)
 	}
 	second := []throttle.HostStats{
-		{Key: "paused", PausedUntil: now.Add(time.Minute)},
+		{Key: "paused", Standing: throttle.Standing{PausedUntil: now.Add(time.Minute)}},
 		{Key: "busy", InFlight: 3, Waited: 2 * time.Second}, // waited again
 		{Key: "idle", Waited: 5 * time.Second},              // did not
 		{Key: "new", Waited: time.Millisecond},              // waited since it appeared

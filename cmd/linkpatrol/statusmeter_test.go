@@ -105,7 +105,7 @@ func TestStatusQuotaColumnOnlyWithAQuota(t *testing.T) {
 	if page := render([]throttle.HostStats{{Key: "a:80", Requests: 3}}); strings.Contains(page, "quota") {
 		t.Error("a quota column without any quota set")
 	}
-	page := render([]throttle.HostStats{{Key: "a:80", Requests: 3, QuotaRequests: 100, UsedRequests: 3}, {Key: "b:80"}})
+	page := render([]throttle.HostStats{{Key: "a:80", Requests: 3, QuotaRequests: 100, Standing: throttle.Standing{UsedRequests: 3}}, {Key: "b:80"}})
 	if !strings.Contains(page, "3 of 100 req") {
 		t.Errorf("the quota of a:80 is not shown:\n%s", page)
 	}

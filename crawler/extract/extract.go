@@ -143,7 +143,6 @@ type extractor struct {
 	lines    lineCounter
 	page     Page
 	baseSeen bool
-	scanner  tagScanner
 	pending  []pendingAttr
 	spans    []span
 	refs     []cssRef
