@@ -191,3 +191,42 @@ func TestGhostReferrerSaysItIsAnOldCopy(t *testing.T) {
 	var buf bytes.Buffer
 	_ = buf
 }
+
+// A start page that comes back empty (200, no links) after a night of
+// several pages is no clean night: the first line says what was not
+// reached (exit 5), once; the night after compares with the empty one
+// and says nothing, so a site meant to be that small is said once
+// (qa7 Q3).
+func TestEmptyStartPageIsSaid(t *testing.T) {
+	const site = behindSite
+	pass := func(at time.Time) store.Pass {
+		return store.Pass{StartURLs: []string{site}, State: store.PassComplete, Started: at, Finished: at.Add(time.Minute), Elapsed: time.Minute}
+	}
+	empty := page(site)
+	history := []fixturePass{
+		{pass: pass(night1), results: []store.Result{
+			page(site, link(site+"a.html", 2), link(site+"b.html", 3)),
+			page(site+"a.html", link(site+"b.html", 1)),
+			page(site + "b.html"),
+		}},
+		{pass: pass(night2), results: []store.Result{empty}},
+		{pass: pass(night2.Add(day)), results: []store.Result{empty}},
+	}
+	r := build(t, fillTallied(t, history[:2]), 2, Options{})
+	const want = "PARTLY CHECKED: the start page https://example.com/ has no links this pass, so 2 pages of pass 1 were not reached"
+	if got := r.HeldBack(); !strings.HasPrefix(got, want) {
+		t.Errorf("HeldBack = %q, want it to begin %q", got, want)
+	}
+	for _, format := range Formats() {
+		if out := render(t, r, format); format != "csv" && !strings.Contains(strings.Join(strings.Fields(out), " "), "has no links this pass, so 2 pages of pass 1 were not reached") {
+			t.Errorf("%s does not say the start page has no links:\n%s", format, out) // CSV is data only (README)
+		}
+	}
+	if got := r.Nothing(); got == "No problems found." {
+		t.Errorf("Nothing = %q: a night that reached 1 page of 3 reads as clean", got)
+	}
+	db := fillTallied(t, history)
+	if got := build(t, db, 3, Options{}).HeldBack(); got != "" {
+		t.Errorf("the night after, compared with the empty one: HeldBack = %q, want none", got)
+	}
+}

@@ -237,15 +237,19 @@ func (r *Report) downLine() string {
 // is not counted here.
 func (r *Report) HeldBack() string {
 	var parts []string
-	limits := false
+	limits, listed := false, false
 	for _, k := range heldKinds {
 		if n := k.count(r.Summary); n > 0 {
 			parts = append(parts, k.line(r, n))
 			limits = limits || k.limit
+			listed = listed || !k.unlisted
 		}
 	}
 	if len(parts) == 0 {
 		return ""
+	}
+	if !listed {
+		return "PARTLY CHECKED: " + strings.Join(parts, "; ") + "."
 	}
 	how := "."
 	if limits {
@@ -262,10 +266,10 @@ func (r *Report) HeldBack() string {
 type heldKind struct {
 	count func(Summary) int
 	// limit says a setting lets them through (HeldBack then says they are
-	// listed with it).
-	limit   bool
-	line    func(r *Report, n int) string // in HeldBack
-	nothing func(r *Report, n int) string // in Nothing
+	// listed with it); unlisted says they are not listed one by one.
+	limit, unlisted bool
+	line            func(r *Report, n int) string // in HeldBack
+	nothing         func(r *Report, n int) string // in Nothing
 	// counted is the clause in Counts, written at where.
 	counted func(r *Report, n int) string
 	where   countsPlace
@@ -344,7 +348,37 @@ var heldKinds = []heldKind{{
 		return fmt.Sprintf("; %s of the site not read: %s, listed below", plural(n, "page", "pages"), behind)
 	},
 	where: afterHops,
+}, {
+	// A start page that comes back with no links (an empty or broken
+	// deploy) leaves the rest of the site unreached: a report of one page
+	// that reads as a clean night (qa7 Q3). Compared with the last
+	// complete pass only, so a site meant to be this small is said once:
+	// the next run compares with this pass.
+	count: func(s Summary) int { return s.Unreached }, unlisted: true,
+	line: func(r *Report, n int) string { return r.emptyStartLine(n) },
+	nothing: func(r *Report, n int) string {
+		return fmt.Sprintf("the start page has no links: %s of pass %d %s not reached", plural(n, "page", "pages"), r.Previous.ID, wasWere(n))
+	},
+	counted: func(r *Report, n int) string {
+		return fmt.Sprintf("; %s of pass %d not reached: the start page has no links", plural(n, "page", "pages"), r.Previous.ID)
+	},
+	where: afterHops,
 }}
+
+// emptyStartLine says that the start page came back with no links and n
+// pages of the compared pass were not reached (Report.EmptyStart).
+func (r *Report) emptyStartLine(n int) string {
+	return fmt.Sprintf("the start page %s has no links this pass, so %s of pass %d %s not reached (if the site is meant to be this small, the next run compares with this one and says no more)",
+		r.Location(r.EmptyStart), plural(n, "page", "pages"), r.Previous.ID, wasWere(n))
+}
+
+// wasWere is the verb for n things.
+func wasWere(n int) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
+}
 
 // heldBack says whether the pass left something unchecked with no problem
 // to show for it (see heldKinds).

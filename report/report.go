@@ -114,6 +114,11 @@ type Report struct {
 	// not (see unreadPage), by URL: nothing behind them was checked.
 	// Listed whatever the Options, like the pages cut short.
 	Unread []store.URLRecord
+	// EmptyStart is a start page read this pass (200, parsed) with no
+	// links, while pages of the compared pass went unreached: an empty or
+	// broken deploy of the home page looks like this, and makes a clean
+	// report of one page (qa7 Q3). "" otherwise.
+	EmptyStart string
 	// Trend is the problems of each complete pass kept, up to this one,
 	// oldest first; empty when the Source cannot list passes.
 	Trend []TrendPoint
@@ -143,7 +148,11 @@ type Summary struct {
 	NotTaken int
 	// Unread is len(Report.Unread): pages of the site that could not be
 	// read, the links behind them not checked.
-	Unread     int
+	Unread int
+	// Unreached counts the pages of the compared pass (Report.Previous)
+	// that this pass did not reach, when a start page was read with no
+	// links at all (Report.EmptyStart); 0 otherwise.
+	Unreached  int
 	Suppressed int // problems hidden by ReportAfter
 	// Hops counts the problems that no page links to on the redirect
 	// chain of a problem that is linked (or a start URL): each is part of
@@ -432,7 +441,11 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		fragRefs = make(map[fragmentKey][]Referrer)
 	}
 	var hidden []keptCopy
+	linkedStarts := make(map[string]bool, len(starts))
 	err = src.PageLinks(passID, func(page *store.URLRecord, links []store.Link) error {
+		if len(starts) > 0 && r.isStart(page.URL) {
+			linkedStarts[page.URL] = true
+		}
 		if !page.Parsed && unreadPage(page) {
 			// The last copy of a page not read, kept for what lies
 			// behind it: not links found this pass (qa7 Q5).
@@ -531,7 +544,11 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		// a problem too young for ReportAfter then, nor a hop of a chain
 		// (qa5 N9, N1).
 		then := passTime(*r.Previous)
+		unreached := 0 // pages of that pass this one did not reach
 		err = src.Records(r.Previous.ID, func(rec *store.URLRecord) error {
+			if rec.Parsed && !stylesheet(rec.ContentType) {
+				unreached++
+			}
 			if rec.Verdict.Problem() && !r.young(rec, rec.Failures, then) && !strings.HasPrefix(rec.Note, store.RedirectNote) {
 				r.Gone = append(r.Gone, *rec)
 			}
@@ -558,6 +575,14 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		}
 		if err := r.behindUnread(src, hidden, &order); err != nil {
 			return nil, fmt.Errorf("what lies behind the pages pass %d did not read: %w", passID, err)
+		}
+		if unreached > 0 {
+			for i := range starts {
+				if rec := &starts[i]; rec.Verdict == store.VerdictOK && rec.Parsed && !linkedStarts[rec.URL] {
+					r.EmptyStart, s.Unreached = rec.URL, unreached
+					break
+				}
+			}
 		}
 	}
 	s.Fixed, s.Gone = len(r.Fixed), len(r.Gone)
