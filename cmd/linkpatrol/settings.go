@@ -296,8 +296,11 @@ var settingsTable = []setting{
 		usage: "results committed to the database in one transaction, at most; a kill loses at most this many",
 		field: func(o *checkOptions) any { return &o.commitBatch }, check: atLeast(1)},
 	{flag: "commit-every", key: "commit_every", group: groupDB, def: crawler.DefaultBatchInterval.String(),
-		usage: "longest time between commits, and between fsyncs of the database (what a power loss may cost)",
+		usage: "longest time between commits, and between fsyncs of the database unless --fsync-commits",
 		field: func(o *checkOptions) any { return (*throttle.Duration)(&o.commitEvery) }, check: positive},
+	{flag: "fsync-commits", key: "fsync_commits", group: groupDB,
+		usage: "fsync the database at every commit, so that a power cut or OS crash during a check costs only the last batch; without it the file may be left damaged (a killed process is safe either way)",
+		field: func(o *checkOptions) any { return &o.fsyncCommits }},
 	// Distributed passes.
 	{flag: "nats", cmds: []string{"check", "report"}, group: groupCluster,
 		usage: usageNats,
