@@ -152,18 +152,18 @@ func chainEnd(rec *store.URLRecord, end store.URLRecord, maxRedirects int) {
 	rec.Redirects = append(slices.Clip(rec.Redirects), end.Redirects...)
 	switch {
 	case rec.FinalURL == rec.URL || slices.ContainsFunc(end.Redirects, func(h store.Hop) bool { return h.URL == rec.URL }):
-		rec.Verdict, rec.Error = store.VerdictBroken, "redirect loop"
+		rec.Verdict, rec.Error = store.VerdictBroken, store.ErrorRedirectLoop
 		rec.Status = rec.Redirects[len(rec.Redirects)-1].Status
 	case len(rec.Redirects) > maxRedirects:
 		// As when fetch gives up: the last hop followed is the one past
 		// the limit, and its status is the chain's.
-		rec.Verdict, rec.Error = store.VerdictBroken, "too many redirects"
+		rec.Verdict, rec.Error = store.VerdictBroken, store.ErrorTooManyRedirects
 		if len(rec.Redirects) > maxRedirects+1 {
 			rec.FinalURL = rec.Redirects[maxRedirects+1].URL
 		}
 		rec.Status = rec.Redirects[maxRedirects].Status
 		rec.Redirects = rec.Redirects[:maxRedirects+1]
-	case end.Verdict == store.VerdictSkipped && end.Error == "robots":
+	case end.Verdict == store.VerdictSkipped && end.Error == store.ErrorRobots:
 		rec.Note = "skipped: robots.txt disallows a redirect target"
 	case end.Verdict == store.VerdictSkipped:
 		rec.Note = end.Note
@@ -309,7 +309,7 @@ func (d *dispatcher) loops() []store.Result {
 	for target, ws := range d.waiters {
 		for _, w := range ws {
 			last := w.rec.Redirects[len(w.rec.Redirects)-1]
-			out = append(out, d.finishWaiting(w, store.URLRecord{URL: target, Verdict: store.VerdictBroken, Error: "redirect loop", Status: last.Status}))
+			out = append(out, d.finishWaiting(w, store.URLRecord{URL: target, Verdict: store.VerdictBroken, Error: store.ErrorRedirectLoop, Status: last.Status}))
 		}
 	}
 	clear(d.waiters)

@@ -97,7 +97,7 @@ func classifyError(err error) (store.Verdict, string) {
 		// speak TLS on that port at all.
 		return store.VerdictBroken, "TLS handshake failed"
 	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &invalidCert):
-		return store.VerdictBroken, "tls"
+		return store.VerdictBroken, store.ErrorTLS
 	case errors.As(err, new(*unsupportedEncodingError)):
 		// Not broken: a browser may read it, we cannot; and robots.txt
 		// sent so is unreadable, not empty (RFC 9309: keep off).
@@ -124,9 +124,9 @@ func classifyError(err error) (store.Verdict, string) {
 }
 
 // certProblem says in words why a server's certificate was not trusted:
-// the record's note for the error class "tls", which stays as it is for
-// machines (qa5 N7: "tls" alone told nobody what to do). "" for an error
-// that is not about a certificate.
+// the record's note for the error class store.ErrorTLS, which stays as
+// it is for machines (qa5 N7: "tls" alone told nobody what to do). "" for
+// an error that is not about a certificate.
 func certProblem(err error) string {
 	var unknown x509.UnknownAuthorityError
 	var host x509.HostnameError

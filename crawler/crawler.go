@@ -75,7 +75,7 @@ type Config struct {
 	MaxRedirects  int           // redirects followed; default DefaultMaxRedirects
 	UserAgent     string
 	Insecure      bool          // skip TLS certificate verification (--insecure)
-	BatchSize     int           // results per commit; default DefaultBatchSize
+	BatchSize     int           // results per commit (a unit is never split); default DefaultBatchSize
 	BatchInterval time.Duration // longest wait before a commit; default DefaultBatchInterval
 	Recheck       rules.Recheck // how long a result stays fresh, per verdict; zero = always fetch
 	RulesRecheck  bool          // some rule sets its own recheck interval
@@ -303,7 +303,7 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 	// commits, the dispatcher waits for it.
 	tasks := make(chan task)
 	outcomes := make(chan outcome)
-	writes := make(chan store.Result)
+	writes := make(chan []store.Result)
 
 	c.claimReqs, c.looped, c.frees = make(chan claimReq), make(chan struct{}), make(chan string)
 	c.frontier = c.cfg.Frontier
@@ -442,7 +442,7 @@ func (c *Crawler) Progress() Progress {
 
 // writeLoop commits what comes in on in, in batches. A request on flushes
 // commits everything handed over before it and answers with the error.
-func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.Result, flushes <-chan chan error) error {
+func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan []store.Result, flushes <-chan chan error) error {
 	batch := make([]store.Result, 0, c.cfg.BatchSize)
 	queued := 0 // tasks the batch puts on the frontier
 	tick := time.NewTicker(c.cfg.BatchInterval)
@@ -466,9 +466,13 @@ func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.
 		batch = batch[:0]
 		return nil
 	}
-	add := func(r store.Result) error {
-		batch = append(batch, r)
-		queued += len(r.Enqueue) + len(r.Forward)
+	add := func(unit []store.Result) error {
+		// A unit is committed whole (see dispatcher.write), even past
+		// BatchSize: a kill costs the units of one batch.
+		batch = append(batch, unit...)
+		for _, r := range unit {
+			queued += len(r.Enqueue) + len(r.Forward)
+		}
 		// A commit is bounded by its new tasks too, so that it takes
 		// well under the grace period a stop gives it.
 		if len(batch) >= c.cfg.BatchSize || queued >= maxPageLinks {
@@ -478,11 +482,11 @@ func (c *Crawler) writeLoop(ctx context.Context, passID uint64, in <-chan store.
 	}
 	for {
 		select {
-		case r, ok := <-in:
+		case unit, ok := <-in:
 			if !ok {
 				return flush()
 			}
-			if err := add(r); err != nil {
+			if err := add(unit); err != nil {
 				return err
 			}
 		case reply := <-flushes:

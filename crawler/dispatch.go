@@ -550,7 +550,7 @@ func (d *dispatcher) finish(t task) {
 // Idle, with every result committed, it tells the frontier so and waits
 // for the frontier's Done (the pass is complete everywhere) or for more
 // work to come in.
-func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- task, outcomes <-chan outcome, writes chan<- store.Result, flushes chan<- chan error, claimReqs <-chan claimReq) error {
+func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- task, outcomes <-chan outcome, writes chan<- []store.Result, flushes chan<- chan error, claimReqs <-chan claimReq) error {
 	stopCh := stop.Done()
 	stopping := false
 	incoming := d.c.frontier.Incoming()
@@ -566,7 +566,7 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 	}()
 	for {
 		if !stopping {
-			if err := d.write(failed, writes, d.stage()...); err != nil {
+			if err := d.writeEach(failed, writes, d.stage()); err != nil {
 				return err
 			}
 		}
@@ -575,7 +575,7 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 				return nil
 			}
 			if len(d.waiters) > 0 {
-				if err := d.write(failed, writes, d.loops()...); err != nil {
+				if err := d.writeEach(failed, writes, d.loops()); err != nil {
 					return err
 				}
 				continue
@@ -702,23 +702,42 @@ func (d *dispatcher) release(t task) {
 	d.finish(t)
 }
 
-// write hands results to the writer, and finishes the records that waited
-// on them.
-func (d *dispatcher) write(failed context.Context, writes chan<- store.Result, rs ...store.Result) error {
+// write hands results to the writer as one unit, with the records that
+// waited on them: the writer commits a unit whole. A page's record marks it
+// done, so a resume does not read it again; the records of what it links
+// (skipped, refused by robots.txt, held back, broken at once) and the
+// queueing carried by the last hop of its redirect chain exist only in the
+// same unit. Split across two commits, a kill between them lost them for
+// good (qa7 Q11).
+func (d *dispatcher) write(failed context.Context, writes chan<- []store.Result, rs ...store.Result) error {
+	if len(rs) == 0 {
+		return nil
+	}
 	rs = slices.Clip(rs)
 	for i := 0; i < len(rs); i++ {
-		select {
-		case writes <- rs[i]:
-		case <-failed.Done():
-			return failed.Err()
-		}
 		d.c.logDecision(&rs[i].Record)
 		rs = append(rs, d.settled(&rs[i].Record)...)
+	}
+	select {
+	case writes <- rs:
+		return nil
+	case <-failed.Done():
+		return failed.Err()
+	}
+}
+
+// writeEach hands independent results to the writer, each as a unit of its
+// own, so that a host's thousands of URLs settled at once are not one commit.
+func (d *dispatcher) writeEach(failed context.Context, writes chan<- []store.Result, rs []store.Result) error {
+	for _, r := range rs {
+		if err := d.write(failed, writes, r); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- store.Result) error {
+func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- []store.Result) error {
 	res := o.result
 	d.noteDeferred(o.deferred, max(o.held, 1))
 	var extra []store.Result

@@ -97,7 +97,7 @@ func (c *Crawler) robotsRefused(host string, a robotsAnswer) (v store.Verdict, c
 		r, _ := c.cfg.Throttle.Robots(host)
 		return store.VerdictTransient, robotsFailure(r), heldByRobots
 	}
-	return store.VerdictSkipped, "robots", "skipped: robots.txt disallows it"
+	return store.VerdictSkipped, store.ErrorRobots, "skipped: robots.txt disallows it"
 }
 
 // robotsAgain is where a host's robots.txt fetch that the throttle asked to
@@ -518,7 +518,7 @@ func (c *Crawler) hopRefused(f *fetched, err error, getNext bool) {
 func politeClass(err error) string {
 	switch {
 	case errors.Is(err, throttle.ErrQuota):
-		return "quota"
+		return store.ErrorQuota
 	case errors.Is(err, throttle.ErrDeferred):
 		return "deferred"
 	}

@@ -123,7 +123,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 		rec.Parsed = true
 		rec.Note = store.GhostNote + prev.LastGood.Format(time.DateOnly)
 		o.found = c.storedTargets(t.URL)
-	} else if !rec.Parsed {
+	} else if !rec.Parsed && !(hadPrev && keepsLastCopy(&prev, &rec, f.local)) {
 		o.result.SetLinks = true // a page that stopped being one loses its links
 	}
 	history(&rec, prevp, pass, now)
@@ -132,6 +132,18 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	}
 	o.result.Record = rec
 	return o
+}
+
+// keepsLastCopy says whether a page that could not be read now (rec: a
+// server error, a timeout, a refusal), with no copy recent enough to follow
+// as a ghost, keeps the links of its last copy read (prev's, or kept by
+// prev the same way). They are not followed: the report reads them to tell
+// a problem that only this page led to, not checked tonight, from one
+// whose link is gone (qa7 Q5). A page that answers 404 or stopped being a
+// page loses them, as does a file: a missing one is gone.
+func keepsLastCopy(prev, rec *store.URLRecord, local bool) bool {
+	unread := func(v store.Verdict) bool { return v == store.VerdictTransient || v == store.VerdictUnverifiable }
+	return !local && unread(rec.Verdict) && (prev.Parsed || unread(prev.Verdict))
 }
 
 // upgrade fetches with GET a URL that was only checked but answered with

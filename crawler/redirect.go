@@ -210,12 +210,12 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			return f
 		}
 		if visited[cur] {
-			f.errClass = "redirect loop"
+			f.errClass = store.ErrorRedirectLoop
 			f.finalURL = cur
 			return f
 		}
 		if len(f.redirects) > c.cfg.MaxRedirects {
-			f.errClass = "too many redirects"
+			f.errClass = store.ErrorTooManyRedirects
 			f.finalURL = cur
 			return f
 		}

@@ -33,7 +33,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		}
 		return f.keys[i-1]
 	}
-	if !f.reached && f.errClass == "too many redirects" {
+	if !f.reached && f.errClass == store.ErrorTooManyRedirects {
 		// Given up past --max-redirects: the chain from each target it
 		// claimed is shorter than that, and how it ends is not known. The
 		// task's record says the whole chain; the targets are not

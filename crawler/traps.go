@@ -151,7 +151,7 @@ func upgradeHeld(t task, u *url.URL, limits rules.Traps) (rules.Trap, bool) {
 // with the reason and the setting that lets it through.
 func (c *Crawler) heldBack(pass store.Pass, u string, trap rules.Trap) store.Result {
 	c.stats.traps.Add(1)
-	return c.immediate(pass, u, store.VerdictSkipped, "trap", trap.Note())
+	return c.immediate(pass, u, store.VerdictSkipped, store.ErrorTrap, trap.Note())
 }
 
 // templateOf is rules.Template of a URL given as text, "" when it does

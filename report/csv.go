@@ -42,8 +42,8 @@ func writeCSV(w io.Writer, r *Report) error {
 			file, _ := r.File(ref.Page)
 			copy(row[10:], []string{cell(ref.Page), strconv.Itoa(ref.Line), cell(file), cell(ref.Fragment)})
 			row[5] = cell(rec.Note)
-			if !ref.CarriedFrom.IsZero() {
-				row[5] = cell(strings.TrimPrefix(rec.Note+"; this link "+carriedNote(ref.CarriedFrom), "; "))
+			if note := ref.carriedNote(); note != "" {
+				row[5] = cell(strings.TrimPrefix(rec.Note+"; this link "+note, "; "))
 			}
 			if err := cw.Write(row); err != nil {
 				return err

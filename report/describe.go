@@ -131,11 +131,11 @@ func (r *Report) chain(rec store.URLRecord) (urls []string, why string) {
 		urls = slices.Concat(urls[:hopsNamed], []string{fmt.Sprintf(hopsBetween, n-2*hopsNamed)}, urls[n-hopsNamed:])
 	}
 	switch {
-	case rec.Error == "too many redirects":
+	case rec.Error == store.ErrorTooManyRedirects:
 		// The last URL named is where the server sent us next: it was
 		// not requested.
 		why = " and on: more than " + plural(len(rec.Redirects)-1, "redirect", "redirects") + ", not followed further"
-	case rec.Error == "redirect loop":
+	case rec.Error == store.ErrorRedirectLoop:
 		why = ", back to a URL of the chain: a redirect loop"
 	case rec.Error != "":
 		why = ", where it fails: " + rec.Error
@@ -237,15 +237,19 @@ func (r *Report) downLine() string {
 // is not counted here.
 func (r *Report) HeldBack() string {
 	var parts []string
-	limits := false
+	limits, listed := false, false
 	for _, k := range heldKinds {
 		if n := k.count(r.Summary); n > 0 {
 			parts = append(parts, k.line(r, n))
 			limits = limits || k.limit
+			listed = listed || !k.unlisted
 		}
 	}
 	if len(parts) == 0 {
 		return ""
+	}
+	if !listed {
+		return "PARTLY CHECKED: " + strings.Join(parts, "; ") + "."
 	}
 	how := "."
 	if limits {
@@ -262,10 +266,10 @@ func (r *Report) HeldBack() string {
 type heldKind struct {
 	count func(Summary) int
 	// limit says a setting lets them through (HeldBack then says they are
-	// listed with it).
-	limit   bool
-	line    func(r *Report, n int) string // in HeldBack
-	nothing func(r *Report, n int) string // in Nothing
+	// listed with it); unlisted says they are not listed one by one.
+	limit, unlisted bool
+	line            func(r *Report, n int) string // in HeldBack
+	nothing         func(r *Report, n int) string // in Nothing
 	// counted is the clause in Counts, written at where.
 	counted func(r *Report, n int) string
 	where   countsPlace
@@ -344,7 +348,37 @@ var heldKinds = []heldKind{{
 		return fmt.Sprintf("; %s of the site not read: %s, listed below", plural(n, "page", "pages"), behind)
 	},
 	where: afterHops,
+}, {
+	// A start page that comes back with no links (an empty or broken
+	// deploy) leaves the rest of the site unreached: a report of one page
+	// that reads as a clean night (qa7 Q3). Compared with the last
+	// complete pass only, so a site meant to be this small is said once:
+	// the next run compares with this pass.
+	count: func(s Summary) int { return s.Unreached }, unlisted: true,
+	line: func(r *Report, n int) string { return r.emptyStartLine(n) },
+	nothing: func(r *Report, n int) string {
+		return fmt.Sprintf("the start page has no links: %s of pass %d %s not reached", plural(n, "page", "pages"), r.Previous.ID, wasWere(n))
+	},
+	counted: func(r *Report, n int) string {
+		return fmt.Sprintf("; %s of pass %d not reached: the start page has no links", plural(n, "page", "pages"), r.Previous.ID)
+	},
+	where: afterHops,
 }}
+
+// emptyStartLine says that the start page came back with no links and n
+// pages of the compared pass were not reached (Report.EmptyStart).
+func (r *Report) emptyStartLine(n int) string {
+	return fmt.Sprintf("the start page %s has no links this pass, so %s of pass %d %s not reached (if the site is meant to be this small, the next run compares with this one and says no more)",
+		r.Location(r.EmptyStart), plural(n, "page", "pages"), r.Previous.ID, wasWere(n))
+}
+
+// wasWere is the verb for n things.
+func wasWere(n int) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
+}
 
 // heldBack says whether the pass left something unchecked with no problem
 // to show for it (see heldKinds).
@@ -824,7 +858,7 @@ func (r *Report) note(e Entry) string {
 	if r.ownRobots(&e.Record) {
 		return strings.TrimPrefix(e.Record.Note+"; "+RobotsAdvice, "; ")
 	}
-	if e.Record.Verdict == store.VerdictSkipped && e.Record.Error == "quota" {
+	if e.Record.Verdict == store.VerdictSkipped && e.Record.Error == store.ErrorQuota {
 		note := strings.TrimPrefix(e.Record.Note+"; "+QuotaAdvice, "; ")
 		if last := r.LastChecked(e); last != "" {
 			note = last + "; " + note
@@ -833,7 +867,7 @@ func (r *Report) note(e Entry) string {
 	}
 	note := withAdvice(e.Record, r.ownSite(e.Record.URL))
 	if last := r.LastChecked(e); last != "" {
-		return last + "; " + note
+		return strings.TrimSuffix(last+"; "+note, "; ")
 	}
 	return note
 }
@@ -848,7 +882,7 @@ const InsecureAdvice = "--insecure skips certificate checks (for a staging host 
 // where there is one the user may choose; own says rec is on the host of
 // a start URL.
 func withAdvice(rec store.URLRecord, own bool) string {
-	if rec.Error == "tls" && own {
+	if rec.Error == store.ErrorTLS && own {
 		return strings.TrimPrefix(rec.Note+"; "+InsecureAdvice, "; ")
 	}
 	return rec.Note
@@ -874,9 +908,15 @@ func (r *Report) LastChecked(e Entry) string {
 		}
 		if r.Previous != nil && rec.PrevPass == r.Previous.ID {
 			when = fmt.Sprintf(" (pass %d, %s)", rec.PrevPass, passTime(*r.Previous).In(r.Options.Now.Location()).Format("2006-01-02 15:04"))
+		} else if e.Behind != "" && !rec.FetchedAt.IsZero() {
+			when = fmt.Sprintf(" (pass %d, %s)", rec.PrevPass, rec.FetchedAt.In(r.Options.Now.Location()).Format("2006-01-02 15:04"))
 		}
 	}
 	msg := "NOT CHECKED this pass; " + what + " when last checked" + when
+	if e.Behind != "" {
+		msg = "NOT CHECKED this pass: only linked from behind " + r.Location(e.Behind) + ", which could not be read, so nothing says the link is gone; " +
+			what + " when last checked" + when
+	}
 	if !rec.FirstBroken.IsZero() {
 		word := "failing"
 		if what == string(store.VerdictBroken) {
@@ -908,9 +948,9 @@ func (r *Report) noReferrers(e Entry) string {
 
 // pageRefs is one referring page and the lines on which it links to a URL.
 type pageRefs struct {
-	Page    string
-	Lines   []int
-	Carried time.Time // Referrer.CarriedFrom of these lines
+	Page  string
+	Lines []int
+	From  Referrer // Referrer.copyOf of these lines
 }
 
 // maxLinesShown is how many line numbers of one page are listed before the
@@ -919,7 +959,7 @@ const maxLinesShown = 8
 
 // lines is ":12" for one line, or ": lines 3, 7, ... (746)" for several.
 func (p pageRefs) lines() string {
-	return p.lineList() + Referrer{CarriedFrom: p.Carried}.Carried()
+	return p.lineList() + p.From.Carried()
 }
 
 func (p pageRefs) lineList() string {
@@ -952,13 +992,13 @@ func pageWord(n int) string {
 func byPage(refs []Referrer) []pageRefs {
 	var out []pageRefs
 	for _, ref := range refs {
-		if n := len(out); n > 0 && out[n-1].Page == ref.Page && out[n-1].Carried.Equal(ref.CarriedFrom) {
+		if n := len(out); n > 0 && out[n-1].Page == ref.Page && out[n-1].From.carriedNote() == ref.carriedNote() {
 			if last := out[n-1].Lines; last[len(last)-1] != ref.Line {
 				out[n-1].Lines = append(last, ref.Line)
 			}
 			continue
 		}
-		out = append(out, pageRefs{Page: ref.Page, Lines: []int{ref.Line}, Carried: ref.CarriedFrom})
+		out = append(out, pageRefs{Page: ref.Page, Lines: []int{ref.Line}, From: ref.copyOf()})
 	}
 	return out
 }

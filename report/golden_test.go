@@ -44,6 +44,7 @@ func goldenCases(t *testing.T) []struct {
 		{"unread", build(t, unread, 1, Options{})},
 		{"reportafter", build(t, after, 2, Options{ReportAfter: Threshold{Failures: 2}})},
 		{"ghost", build(t, after, 2, Options{})}, // the same nights, everything reported
+		{"behind", build(t, fillTallied(t, behindHistory()), 2, Options{})},
 	}
 }
 

@@ -137,6 +137,9 @@ type jsonSummary struct {
 	// Unread counts the pages of the site that could not be read (of the
 	// transient and unverifiable): the links behind them were not checked.
 	Unread int `json:"unread,omitempty"`
+	// Unreached: pages of the previous complete pass not reached because
+	// a start page came back with no links (held_back says which).
+	Unreached int `json:"unreached,omitempty"`
 	// SitemapNotTaken counts the sitemap entries not taken because the
 	// sitemap limit (--sitemap-limit) was reached: not among urls.
 	SitemapNotTaken int `json:"sitemap_not_taken"`
@@ -191,6 +194,10 @@ type jsonURL struct {
 	Redirects   []store.Hop   `json:"redirects,omitempty"`
 	// Seed: the pass started from this URL rather than reaching it by a link.
 	Seed bool `json:"seed,omitempty"`
+	// Behind: a problem when last checked (change "unchecked") that the
+	// pass did not reach because this page, not read, was the only way to
+	// it; the entry is its record then.
+	Behind string `json:"behind,omitempty"`
 	// ReusedFrom is the pass whose result this entry carries over without
 	// a request, and CheckedAt when that pass fetched it.
 	ReusedFrom uint64     `json:"reused_from,omitempty"`
@@ -207,6 +214,10 @@ type jsonRef struct {
 	// CarriedFrom: the link was past the cut of a page read in part, kept
 	// from the page's last full copy of then (Line is a line of it).
 	CarriedFrom *time.Time `json:"carried_from,omitempty"`
+	// GhostFrom: the page failed this pass (PageNow says how) and the
+	// link is from its last good copy of then (Line is a line of it).
+	GhostFrom *time.Time `json:"ghost_from,omitempty"`
+	PageNow   string     `json:"page_now,omitempty"`
 }
 
 type jsonChanges struct {
@@ -246,7 +257,7 @@ func writeJSON(w io.Writer, r *Report) error {
 		},
 		Summary: jsonSummary{
 			Pages: s.Pages, Unchanged: s.Unchanged, Links: s.Links, URLs: s.URLs,
-			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Robots: s.Robots, Quota: s.Quota, Cut: s.Cut, SitemapNotTaken: s.NotTaken, Unread: s.Unread, Transient: s.Transient, Unverifiable: s.Unverifiable,
+			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Robots: s.Robots, Quota: s.Quota, Cut: s.Cut, SitemapNotTaken: s.NotTaken, Unread: s.Unread, Unreached: s.Unreached, Transient: s.Transient, Unverifiable: s.Unverifiable,
 			OK: s.OK, Suppressed: s.Suppressed, RedirectHops: s.Hops, Ghosts: s.Ghosts, ElapsedSeconds: seconds(s.Elapsed),
 			Reused: s.Reused, ReusedFrom: s.ReusedFrom, PermanentRedirects: s.Moved, Seeds: s.Seeds,
 			Listed: "problems",
@@ -269,7 +280,9 @@ func writeJSON(w io.Writer, r *Report) error {
 		out.Summary.Listed = "all"
 	}
 	for _, e := range r.Entries {
-		out.URLs = append(out.URLs, r.jsonURL(e.Record, e.Referrers, e.Change))
+		u := r.jsonURL(e.Record, e.Referrers, e.Change)
+		u.Behind = e.Behind
+		out.URLs = append(out.URLs, u)
 	}
 	if r.Previous != nil {
 		c := &jsonChanges{
@@ -354,7 +367,8 @@ func (r *Report) jsonRefs(refs []Referrer) []jsonRef {
 	out := make([]jsonRef, len(refs))
 	for i, ref := range refs {
 		file, _ := r.File(ref.Page)
-		out[i] = jsonRef{Page: ref.Page, Line: ref.Line, File: file, Fragment: ref.Fragment, Tag: ref.Tag, Attr: ref.Attr, CarriedFrom: jsonTime(ref.CarriedFrom)}
+		out[i] = jsonRef{Page: ref.Page, Line: ref.Line, File: file, Fragment: ref.Fragment, Tag: ref.Tag, Attr: ref.Attr, CarriedFrom: jsonTime(ref.CarriedFrom),
+			GhostFrom: jsonTime(ref.GhostFrom), PageNow: ref.PageNow}
 	}
 	return out
 }

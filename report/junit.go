@@ -135,7 +135,7 @@ func writeJUnit(w io.Writer, r *Report) error {
 		out.Failures += suite.Failures
 		out.Suites = append(out.Suites, suite)
 	}
-	if len(r.Cut) > 0 || len(r.NotTaken) > 0 || len(r.Unread) > 0 {
+	if len(r.Cut) > 0 || len(r.NotTaken) > 0 || len(r.Unread) > 0 || r.EmptyStart != "" {
 		// Not checked on purpose, so not failures; skipped cases, so a CI
 		// page reads "skipped", never "all passed" (README: exit codes).
 		// Traps, quota skips and the site's robots.txt skips are skipped
@@ -153,6 +153,10 @@ func writeJUnit(w io.Writer, r *Report) error {
 		for _, rec := range r.Unread {
 			suite.Cases = append(suite.Cases, junitCase{Name: r.Location(rec.URL), Classname: class, Time: "0",
 				Skipped: &junitMessage{Message: "not read: " + r.unreadText(rec)}})
+		}
+		if n := r.Summary.Unreached; r.EmptyStart != "" {
+			suite.Cases = append(suite.Cases, junitCase{Name: r.Location(r.EmptyStart), Classname: class, Time: "0",
+				Skipped: &junitMessage{Message: "not reached: " + r.emptyStartLine(n)}})
 		}
 		suite.Tests, suite.Skipped = len(suite.Cases), len(suite.Cases)
 		out.Tests += suite.Tests

@@ -144,7 +144,7 @@ func (r *Report) markdownRefs(all []Referrer, none string) string {
 		shown = shown[:limit]
 	}
 	for _, p := range shown {
-		refs = append(refs, mdCode(r.Location(p.Page)+p.lineList())+mdText(Referrer{CarriedFrom: p.Carried}.Carried()))
+		refs = append(refs, mdCode(r.Location(p.Page)+p.lineList())+mdText(p.From.Carried()))
 	}
 	if more := len(pages) - len(shown); more > 0 {
 		refs = append(refs, fmt.Sprintf("and %d more %s, see `--format json`", more, pageWord(more)))

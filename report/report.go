@@ -79,6 +79,9 @@ type Report struct {
 	// fragmentKeys are every missing fragment's link, sorted, whatever
 	// OnlyNew: what the pass's tally keeps.
 	fragmentKeys []string
+	// heldBehind are the URLs of the entries with Behind set, sorted,
+	// whatever OnlyNew: what the pass's tally keeps (store.Tally.Unchecked).
+	heldBehind []string
 	// Orphans are the pages the pass started from (Record.Seed: every page
 	// of a checked directory) that no other page links to, by URL. A start
 	// URL (a directory's own index page) is never one.
@@ -111,6 +114,11 @@ type Report struct {
 	// not (see unreadPage), by URL: nothing behind them was checked.
 	// Listed whatever the Options, like the pages cut short.
 	Unread []store.URLRecord
+	// EmptyStart is a start page read this pass (200, parsed) with no
+	// links, while pages of the compared pass went unreached: an empty or
+	// broken deploy of the home page looks like this, and makes a clean
+	// report of one page (qa7 Q3). "" otherwise.
+	EmptyStart string
 	// Trend is the problems of each complete pass kept, up to this one,
 	// oldest first; empty when the Source cannot list passes.
 	Trend []TrendPoint
@@ -140,7 +148,11 @@ type Summary struct {
 	NotTaken int
 	// Unread is len(Report.Unread): pages of the site that could not be
 	// read, the links behind them not checked.
-	Unread     int
+	Unread int
+	// Unreached counts the pages of the compared pass (Report.Previous)
+	// that this pass did not reach, when a start page was read with no
+	// links at all (Report.EmptyStart); 0 otherwise.
+	Unreached  int
 	Suppressed int // problems hidden by ReportAfter
 	// Hops counts the problems that no page links to on the redirect
 	// chain of a problem that is linked (or a start URL): each is part of
@@ -213,6 +225,10 @@ type Entry struct {
 	Record    store.URLRecord
 	Referrers []Referrer // sorted by page, then line
 	Change    Change
+	// Behind is set for a problem of the compared pass that this pass did
+	// not reach because the page not read named here was the only way to
+	// it (see behindUnread): Record is its record when last checked.
+	Behind string
 }
 
 // Referrer is one link to an entry's URL.
@@ -226,20 +242,47 @@ type Referrer struct {
 	// not in the part read but in the page's last full copy, read then
 	// (store.URLRecord.Carried): Line is a line of that copy.
 	CarriedFrom time.Time
+	// GhostFrom is set for a link of a ghost page (one that failed this
+	// pass and had the links of its last good copy followed): the date of
+	// that copy, which Line is a line of; PageNow is what the page answers
+	// now ("404 Not Found"). The page may be gone: a person opening it to
+	// fix the line must be told the line is from an old copy (qa7 Q6).
+	// The referrers of a problem not checked because it lies behind a page
+	// not read (Entry.Behind) are old copies too: of that page, or, with
+	// PageNow empty, of a page not reached this pass.
+	GhostFrom time.Time
+	PageNow   string
 }
 
-// carriedNote says where a carried link (Referrer.CarriedFrom) comes from.
-func carriedNote(from time.Time) string {
-	return "past the cut, carried from its last full copy of " + from.Format("2006-01-02")
-}
-
-// Carried is " (" + carriedNote + ")" for a carried link, "" for a link
-// read this pass: what a format that names one referrer at a time adds.
-func (ref Referrer) Carried() string {
-	if ref.CarriedFrom.IsZero() {
-		return ""
+// carriedNote says where a link not read this pass comes from (a cut
+// page's last full copy, or a ghost page's last good copy), or "" for a
+// link read this pass.
+func (ref Referrer) carriedNote() string {
+	switch {
+	case !ref.GhostFrom.IsZero() && ref.PageNow == "":
+		return "from its copy of " + ref.GhostFrom.Format("2006-01-02") + "; the page was not reached this pass"
+	case !ref.GhostFrom.IsZero():
+		return "from its last good copy of " + ref.GhostFrom.Format("2006-01-02") + "; the page now answers " + ref.PageNow
+	case !ref.CarriedFrom.IsZero():
+		return "past the cut, carried from its last full copy of " + ref.CarriedFrom.Format("2006-01-02")
 	}
-	return " (" + carriedNote(ref.CarriedFrom) + ")"
+	return ""
+}
+
+// Carried is " (" + carriedNote + ")" for a link not read this pass, ""
+// for a link read this pass: what a format that names one referrer at a
+// time adds.
+func (ref Referrer) Carried() string {
+	if note := ref.carriedNote(); note != "" {
+		return " (" + note + ")"
+	}
+	return ""
+}
+
+// copyOf is ref with only what says where its line comes from: referrers
+// of one page with equal copyOf are read from the same copy.
+func (ref Referrer) copyOf() Referrer {
+	return Referrer{CarriedFrom: ref.CarriedFrom, GhostFrom: ref.GhostFrom, PageNow: ref.PageNow}
 }
 
 func stylesheet(contentType string) bool {
@@ -397,9 +440,25 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	if r.checksFragments() {
 		fragRefs = make(map[fragmentKey][]Referrer)
 	}
+	var hidden []keptCopy
+	linkedStarts := make(map[string]bool, len(starts))
 	err = src.PageLinks(passID, func(page *store.URLRecord, links []store.Link) error {
+		if len(starts) > 0 && r.isStart(page.URL) {
+			linkedStarts[page.URL] = true
+		}
+		if !page.Parsed && unreadPage(page) {
+			// The last copy of a page not read, kept for what lies
+			// behind it: not links found this pass (qa7 Q5).
+			hidden = append(hidden, keptCopy{page: *page, links: links})
+			return nil
+		}
 		s.Links += len(links)
 		carried := len(links) - min(page.Carried, len(links))
+		var ghostFrom time.Time
+		var pageNow string
+		if ghostPage(page) {
+			ghostFrom, pageNow = page.LastGood, Problem(*page)
+		}
 		for i, l := range links {
 			if len(unlinked) > 0 && l.URL != page.URL {
 				delete(unlinked, l.URL)
@@ -420,7 +479,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			if e == nil && m == nil && !fragment {
 				continue
 			}
-			ref := Referrer{Page: page.URL, Line: l.Line, Fragment: l.Fragment, Tag: l.Tag, Attr: l.Attr}
+			ref := Referrer{Page: page.URL, Line: l.Line, Fragment: l.Fragment, Tag: l.Tag, Attr: l.Attr, GhostFrom: ghostFrom, PageNow: pageNow}
 			if i >= carried {
 				ref.CarriedFrom = page.CarriedFrom
 			}
@@ -485,7 +544,11 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		// a problem too young for ReportAfter then, nor a hop of a chain
 		// (qa5 N9, N1).
 		then := passTime(*r.Previous)
+		unreached := 0 // pages of that pass this one did not reach
 		err = src.Records(r.Previous.ID, func(rec *store.URLRecord) error {
+			if rec.Parsed && !stylesheet(rec.ContentType) {
+				unreached++
+			}
 			if rec.Verdict.Problem() && !r.young(rec, rec.Failures, then) && !strings.HasPrefix(rec.Note, store.RedirectNote) {
 				r.Gone = append(r.Gone, *rec)
 			}
@@ -508,6 +571,17 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			})
 			if err != nil {
 				return nil, fmt.Errorf("read records of pass %d: %w", id, err)
+			}
+		}
+		if err := r.behindUnread(src, hidden, &order); err != nil {
+			return nil, fmt.Errorf("what lies behind the pages pass %d did not read: %w", passID, err)
+		}
+		if unreached > 0 {
+			for i := range starts {
+				if rec := &starts[i]; rec.Verdict == store.VerdictOK && rec.Parsed && !linkedStarts[rec.URL] {
+					r.EmptyStart, s.Unreached = rec.URL, unreached
+					break
+				}
 			}
 		}
 	}
@@ -631,11 +705,11 @@ func (r *Report) tally(rec *store.URLRecord, change Change) bool {
 	case store.VerdictSkipped:
 		s.Skipped++
 		switch rec.Error {
-		case "trap":
+		case store.ErrorTrap:
 			s.Traps++
-		case "quota":
+		case store.ErrorQuota:
 			s.Quota++
-		case "robots":
+		case store.ErrorRobots:
 			if r.ownSite(rec.URL) {
 				s.Robots++
 			}
@@ -803,14 +877,14 @@ func (r *Report) wanted(rec *store.URLRecord, change Change) bool {
 // heldByLimit says whether a limit of the crawler's (a spider-trap limit,
 // a host's quota) held rec back unchecked: exit 5's URLs.
 func heldByLimit(rec *store.URLRecord) bool {
-	return rec.Verdict == store.VerdictSkipped && (rec.Error == "trap" || rec.Error == "quota")
+	return rec.Verdict == store.VerdictSkipped && (rec.Error == store.ErrorTrap || rec.Error == store.ErrorQuota)
 }
 
 // ownRobots says whether rec is a URL of the start URLs' hosts that their
 // robots.txt kept the pass from checking: part of the site not checked,
 // which --ignore-robots lets through (it never does for other hosts).
 func (r *Report) ownRobots(rec *store.URLRecord) bool {
-	return rec.Verdict == store.VerdictSkipped && rec.Error == "robots" && r.ownSite(rec.URL)
+	return rec.Verdict == store.VerdictSkipped && rec.Error == store.ErrorRobots && r.ownSite(rec.URL)
 }
 
 // ownSite says whether u is on the host of a start URL.
@@ -845,7 +919,9 @@ func (r *Report) change(rec *store.URLRecord) Change {
 		}
 		return ChangeNone
 	}
-	wasProblem := rec.PrevPass == r.Previous.ID && rec.PrevVerdict.Problem()
+	// One the compared pass did not check, behind a page it could not
+	// read, was a problem then as far as anyone knows (qa7 Q5).
+	wasProblem := rec.PrevVerdict.Problem() && (rec.PrevPass == r.Previous.ID || r.heldThen(rec.URL))
 	switch {
 	case heldByLimit(rec) && (wasProblem || rec.Failures > 0):
 		// A skip leaves the run of failures as it was, so Failures also

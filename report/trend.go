@@ -25,7 +25,7 @@ type TrendPoint struct {
 func (r *Report) Tally() store.Tally {
 	s := r.Summary
 	return store.Tally{Broken: s.Broken, Transient: s.Transient, Unverifiable: s.Unverifiable, New: s.New, Still: s.StillBroken, Fixed: s.Fixed,
-		FragmentsChecked: r.checksFragments(), Fragments: r.fragmentKeys}
+		FragmentsChecked: r.checksFragments(), Fragments: r.fragmentKeys, Unchecked: r.heldBehind}
 }
 
 // trend reads the tallies of the complete passes of the same start URLs

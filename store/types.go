@@ -132,6 +132,11 @@ type Tally struct {
 	// longer linked by this list.
 	FragmentsChecked bool     `json:"fragments_checked,omitempty"`
 	Fragments        []string `json:"fragments,omitempty"`
+	// Unchecked are the problems of the pass before that this pass did
+	// not reach because a page it could not read was the only way to
+	// them, sorted: listed as not checked, so the next pass that checks
+	// one tells it still there, not new.
+	Unchecked []string `json:"unchecked,omitempty"`
 }
 
 // Hop is one step of a redirect chain the crawler followed itself.
@@ -236,6 +241,19 @@ const ErrorHostDown = "host down"
 // the site's own hosts a provisional, transient record whose URL stays
 // queued; on another site's, unverifiable.
 const ErrorRateLimited = "rate-limited"
+
+// Error classes the crawler writes and the report reads to decide how a
+// record is counted and what it is told: each has this one definition.
+const (
+	ErrorTrap   = "trap"   // skipped: held back as a suspected spider trap
+	ErrorQuota  = "quota"  // skipped: its host's quota for the pass was used up
+	ErrorRobots = "robots" // skipped: robots.txt disallows it
+	// ErrorTLS: the server's certificate is not one to trust (self-signed,
+	// expired, for another name).
+	ErrorTLS              = "tls"
+	ErrorRedirectLoop     = "redirect loop"      // a redirect chain came back to a URL of its own
+	ErrorTooManyRedirects = "too many redirects" // a redirect chain longer than --max-redirects
+)
 
 // Held says whether rec is that of a URL its host held back rather than
 // let be checked: it asked for a longer pause than the run may wait

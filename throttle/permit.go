@@ -295,7 +295,7 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 		// backoff, per round. Each of them stepping it up once held the
 		// next run of a site of 30 pages 90 s for nothing.
 		newRound = l.silence.fail(now, admitted, host, o.Key, o.Err) && !l.down
-		if l.silence.over(l.set.MaxRetries) {
+		if l.silence.over(l.set.MaxRetries, now) {
 			// As many tries as a URL gets, each after a longer backoff,
 			// all unanswered: the host stopped answering, and asking its
 			// other URLs would only make dead links of them, or sit out

@@ -98,14 +98,25 @@ func (s *silence) fail(now, admitted time.Time, host, key string, err error) boo
 	return true
 }
 
-// over says whether the silence means the host stopped answering: as many
-// rounds as a URL has tries (retries+1), each after a longer backoff, all
-// unanswered. Refused connections say it alone: nothing listens there any
-// more. A timeout or a reset may be one page's own trouble (a report that
-// takes a minute to build), so those need two URLs failing: a host whose
-// every request fails is down, one whose single page fails is not.
-func (s *silence) over(retries int) bool {
-	return s.rounds > retries && (s.how == failRefused || s.urls > 1)
+// silentWindow is how long a host that answered must answer nothing, by
+// timeouts or resets, before it stopped answering: a server paused for
+// half a minute (a deploy, a long garbage collection, a SIGSTOP) is waited
+// out, as before, and one that hangs for good is held back after about a
+// minute, not after hours of backoffs.
+const silentWindow = time.Minute
+
+// over says at now whether the silence means the host stopped answering:
+// as many rounds as a URL has tries (retries+1), each after a longer
+// backoff, all unanswered. Refused connections say it alone: nothing
+// listens there any more. A timeout or a reset may be one page's own
+// trouble (a report that takes a minute to build) or a pause, so those
+// need two URLs failing, for silentWindow: a host whose every request
+// fails for a minute is down, one whose single page fails is not.
+func (s *silence) over(retries int, now time.Time) bool {
+	if s.rounds <= retries {
+		return false
+	}
+	return s.how == failRefused || s.urls > 1 && now.Sub(s.since) >= silentWindow
 }
 
 // HostDown is what Down tells of a host that stopped answering.

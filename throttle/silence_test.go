@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/linkpatrol/linkpatrol/throttle"
 )
@@ -30,18 +31,20 @@ func TestHostSilentAfterAnswersIsDown(t *testing.T) {
 	}
 	cases := []struct {
 		name  string
-		tries []try // after three answers, one round each
+		tries []try         // after three answers, one round each
+		gap   time.Duration // before each try
 		down  bool
 		how   string
 	}{
-		{"timeouts on three URLs", []try{{0, timeout, 1}, {0, timeout, 2}, {0, timeout, 3}}, true, "let every request time out"},
-		{"resets on two URLs", []try{{0, reset, 1}, {0, reset, 2}, {0, reset, 1}}, true, "reset connections"},
-		{"EOF, then refusals", []try{{0, io.ErrUnexpectedEOF, 1}, {0, refused, 2}, {0, refused, 3}}, true, "reset connections and refused connections"},
-		{"one URL timing out three times", []try{{0, timeout, 1}, {0, timeout, 1}, {0, timeout, 1}}, false, ""},
-		{"one URL refused three times", []try{{0, refused, 1}, {0, refused, 1}, {0, refused, 1}}, true, "refused connections"},
-		{"an answer between the timeouts", []try{{0, timeout, 1}, {0, timeout, 2}, {200, nil, 5}, {0, timeout, 3}, {0, timeout, 4}}, false, ""},
-		{"a 503 between the timeouts", []try{{0, timeout, 1}, {0, timeout, 2}, {503, nil, 5}, {0, timeout, 3}, {0, timeout, 4}}, false, ""},
-		{"only two rounds", []try{{0, timeout, 1}, {0, timeout, 2}}, false, ""},
+		{"timeouts on three URLs for a minute", []try{{0, timeout, 1}, {0, timeout, 2}, {0, timeout, 3}}, 30 * time.Second, true, "let every request time out"},
+		{"resets on two URLs for a minute", []try{{0, reset, 1}, {0, reset, 2}, {0, reset, 1}}, 30 * time.Second, true, "reset connections"},
+		{"EOF, then refusals", []try{{0, io.ErrUnexpectedEOF, 1}, {0, refused, 2}, {0, refused, 3}}, 30 * time.Second, true, "reset connections and refused connections"},
+		{"timeouts for 20 s, a pause", []try{{0, timeout, 1}, {0, timeout, 2}, {0, timeout, 3}}, 10 * time.Second, false, ""},
+		{"one URL timing out three times", []try{{0, timeout, 1}, {0, timeout, 1}, {0, timeout, 1}}, 30 * time.Second, false, ""},
+		{"one URL refused three times", []try{{0, refused, 1}, {0, refused, 1}, {0, refused, 1}}, 0, true, "refused connections"},
+		{"an answer between the timeouts", []try{{0, timeout, 1}, {0, timeout, 2}, {200, nil, 5}, {0, timeout, 3}, {0, timeout, 4}}, 30 * time.Second, false, ""},
+		{"a 503 between the timeouts", []try{{0, timeout, 1}, {0, timeout, 2}, {503, nil, 5}, {0, timeout, 3}, {0, timeout, 4}}, 30 * time.Second, false, ""},
+		{"only two rounds", []try{{0, timeout, 1}, {0, timeout, 2}}, time.Minute, false, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -52,6 +55,7 @@ func TestHostSilentAfterAnswersIsDown(t *testing.T) {
 					acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: url(100 + i)})
 				}
 				for _, tr := range tc.tries {
+					time.Sleep(tc.gap)
 					acquire(t, th, host).Done(throttle.Outcome{Status: tr.status, Err: tr.err, Key: url(tr.key)})
 				}
 				d, down := th.Down(host)
@@ -79,6 +83,7 @@ func TestHostDownNamesTheHostThatWentQuiet(t *testing.T) {
 		th.StartPass(1)
 		acquire(t, th, www).Done(throttle.Outcome{Status: 200})
 		for i := range 3 {
+			time.Sleep(30 * time.Second)
 			acquire(t, th, www).Done(throttle.Outcome{Err: timeout, Key: fmt.Sprintf("https://%s/%d", www, i)})
 		}
 		d, down := th.Down(static)

@@ -293,7 +293,7 @@ var settingsTable = []setting{
 		usage: "complete passes kept in the database; older data is pruned",
 		field: func(o *checkOptions) any { return &o.keepPasses }, check: atLeast(1)},
 	{flag: "commit-batch", key: "commit_batch", group: groupDB, def: strconv.Itoa(crawler.DefaultBatchSize),
-		usage: "results committed to the database in one transaction, at most; a kill loses at most this many",
+		usage: "results committed to the database in one transaction; a kill loses about this many (a page, its redirect hops and what it found are never split)",
 		field: func(o *checkOptions) any { return &o.commitBatch }, check: atLeast(1)},
 	{flag: "commit-every", key: "commit_every", group: groupDB, def: crawler.DefaultBatchInterval.String(),
 		usage: "longest time between commits, and between fsyncs of the database unless --fsync-commits",

@@ -1,0 +1,232 @@
+package report
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// fillTallied replays history into a real store as check does: each
+// complete pass keeps the tally of its own report (keepTally), which the
+// next pass's report compares with.
+func fillTallied(t *testing.T, history []fixturePass) *store.DB {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "linkpatrol.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	for _, fp := range history {
+		var seeds []store.Task
+		for _, u := range fp.pass.StartURLs {
+			seeds = append(seeds, store.Task{URL: u, Action: "parse"})
+		}
+		begun := fp.pass
+		begun.State, begun.Finished, begun.Elapsed = "", time.Time{}, 0
+		p, err := db.BeginPass(begun, seeds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Commit(p.ID, fp.results); err != nil {
+			t.Fatal(err)
+		}
+		p.State, p.Finished, p.Elapsed = fp.pass.State, fp.pass.Finished, fp.pass.Elapsed
+		if err := db.UpdatePass(p); err != nil {
+			t.Fatal(err)
+		}
+		if p.State == store.PassComplete {
+			tally := build(t, db, p.ID, Options{}).Tally()
+			p.Tally = &tally
+			if err := db.UpdatePass(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return db
+}
+
+const behindSite = "https://example.com/"
+
+// behindHistory is QA7's Q5 and Q6 as the crawler stores them. Night 1:
+// the home page links /p5.html, /p9.html and /gone; /p5.html links
+// /sub5.html, which links /missing-c (404); /p9.html links /only9 (404).
+// Night 2: /p5.html answers 503 with no copy recent enough to follow (the
+// crawler keeps its last copy's links, not followed), so /sub5.html and
+// /missing-c are not reached; /p9.html answers 404 but is followed from
+// its last good copy (a ghost); the home page no longer links /gone.
+func behindHistory() []fixturePass {
+	const site = behindSite
+	broken := func(u string, failures int, prev uint64) store.Result {
+		rec := store.URLRecord{URL: site + u, Verdict: store.VerdictBroken, Status: 404, FirstSeen: night1, FirstBroken: night1, Failures: failures, FetchedAt: night1}
+		if prev != 0 {
+			rec.PrevVerdict, rec.PrevPass, rec.PrevFailures, rec.PrevFirstBroken = store.VerdictBroken, prev, failures-1, night1
+			rec.FetchedAt = night2
+		}
+		return target(rec)
+	}
+	p5 := target(store.URLRecord{URL: site + "p5.html", Action: "parse", Verdict: store.VerdictTransient, Status: 503, FirstSeen: night1,
+		LastGood: night1, FirstBroken: night2, Failures: 1, PrevVerdict: store.VerdictOK, PrevPass: 1, FetchedAt: night2})
+	p9 := page(site+"p9.html", link(site+"only9", 2))
+	p9.Record.Verdict, p9.Record.Status, p9.Record.Note = store.VerdictBroken, 404, store.GhostNote+"2026-11-22"
+	p9.Record.LastGood, p9.Record.FirstBroken, p9.Record.Failures = night1, night2, 1
+	p9.Record.PrevVerdict, p9.Record.PrevPass = store.VerdictOK, 1
+	p9.SetLinks = false // a ghost keeps its links
+	sub5 := page(site+"sub5.html", link(site+"missing-c", 7))
+	sub5.Record.FetchedAt, sub5.Record.LastGood = night1, night1
+	pass := func(at time.Time) store.Pass {
+		return store.Pass{StartURLs: []string{site}, State: store.PassComplete, Started: at, Finished: at.Add(time.Minute), Elapsed: time.Minute}
+	}
+	return []fixturePass{
+		{pass: pass(night1), results: []store.Result{
+			page(site, link(site+"p5.html", 2), link(site+"p9.html", 3), link(site+"gone", 4)),
+			page(site+"p5.html", link(site+"sub5.html", 5)),
+			sub5,
+			page(site+"p9.html", link(site+"only9", 2)),
+			broken("missing-c", 1, 0), broken("only9", 1, 0), broken("gone", 1, 0),
+		}},
+		{pass: pass(night2), results: []store.Result{
+			page(site, link(site+"p5.html", 2), link(site+"p9.html", 3)),
+			p5, p9, broken("only9", 2, 1),
+		}},
+	}
+}
+
+// night3 is the night after behindHistory: /p5.html is back, and
+// /missing-c, broken every night, is checked again.
+func night3() fixturePass {
+	const site = behindSite
+	night3 := night2.Add(day)
+	return fixturePass{
+		pass: store.Pass{StartURLs: []string{site}, State: store.PassComplete, Started: night3, Finished: night3.Add(time.Minute), Elapsed: time.Minute},
+		results: []store.Result{
+			page(site, link(site+"p5.html", 2)),
+			page(site+"p5.html", link(site+"sub5.html", 5)),
+			page(site+"sub5.html", link(site+"missing-c", 7)),
+			target(store.URLRecord{URL: site + "missing-c", Verdict: store.VerdictBroken, Status: 404, FirstSeen: night1, FirstBroken: night1, Failures: 2,
+				PrevVerdict: store.VerdictBroken, PrevPass: 1, PrevFailures: 1, PrevFirstBroken: night1, FetchedAt: night3}),
+		},
+	}
+}
+
+// A broken link whose only way in is a page not read tonight (503, no
+// ghost) is not "no longer linked": it is listed as not checked, keeps
+// exit 1, and the next night, checked again, it is still there, not new
+// (qa7 Q5).
+func TestProblemsBehindAPageNotRead(t *testing.T) {
+	h := behindHistory()
+	db := fillTallied(t, h)
+	r := build(t, db, 2, Options{})
+	var gone []string
+	for _, rec := range r.Gone {
+		gone = append(gone, strings.TrimPrefix(rec.URL, behindSite))
+	}
+	if len(gone) != 1 || gone[0] != "gone" {
+		t.Errorf("no longer linked = %v, want only [gone]: missing-c lies behind p5.html, not read", gone)
+	}
+	var held *Entry
+	for i := range r.Entries {
+		if r.Entries[i].Record.URL == behindSite+"missing-c" {
+			held = &r.Entries[i]
+		}
+	}
+	if held == nil {
+		t.Fatalf("missing-c is not listed; entries: %+v", r.Entries)
+	}
+	if held.Change != ChangeUnchecked || held.Behind != behindSite+"p5.html" || held.Record.Verdict != store.VerdictBroken {
+		t.Errorf("missing-c: change %q behind %q verdict %q, want unchecked, behind p5.html, broken", held.Change, held.Behind, held.Record.Verdict)
+	}
+	if !r.HasBroken() {
+		t.Error("HasBroken = false: a link broken when last checked, not checked tonight, must keep exit 1")
+	}
+	text := strings.Join(strings.Fields(render(t, r, "text")), " ") // unwrapped
+	for _, want := range []string{
+		"NOT CHECKED this pass: only linked from behind https://example.com/p5.html, which could not be read",
+		"broken when last checked (pass 1, 2026-11-22 03:01)",
+		"https://example.com/sub5.html:7 (from its copy of 2026-11-22; the page was not reached this pass)",
+		"1 not checked this pass",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text report lacks %q:\n%s", want, text)
+		}
+	}
+	if got := r.Tally().Unchecked; len(got) != 1 || got[0] != behindSite+"missing-c" {
+		t.Errorf("tally keeps %v as not checked, want [missing-c]", got)
+	}
+
+	db = fillTallied(t, append(h, night3()))
+	r = build(t, db, 3, Options{Now: night2.Add(day + time.Hour)})
+	for _, e := range r.Entries {
+		if e.Record.URL == behindSite+"missing-c" && e.Change != ChangeStill {
+			t.Errorf("night 3: missing-c, broken every night, is %q, want still", e.Change)
+		}
+	}
+	if r.Summary.New != 0 {
+		t.Errorf("night 3: %d new problems, want 0", r.Summary.New)
+	}
+}
+
+// A link found only on a ghost page's last good copy says so in every
+// format that names referrers: the page may be gone, and the line is one
+// of that copy (qa7 Q6).
+func TestGhostReferrerSaysItIsAnOldCopy(t *testing.T) {
+	r := build(t, fillTallied(t, behindHistory()), 2, Options{})
+	const mark = "from its last good copy of 2026-11-22; the page now answers 404 Not Found"
+	for _, format := range Formats() {
+		out := render(t, r, format)
+		switch format {
+		case "json":
+			if !strings.Contains(out, `"ghost_from": "2026-11-22T03:00:00Z"`) || !strings.Contains(out, `"page_now": "404 Not Found"`) {
+				t.Errorf("json lacks ghost_from and page_now on p9.html's referrer:\n%s", out)
+			}
+		default:
+			if !strings.Contains(out, mark) {
+				t.Errorf("%s lacks %q:\n%s", format, mark, out)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	_ = buf
+}
+
+// A start page that comes back empty (200, no links) after a night of
+// several pages is no clean night: the first line says what was not
+// reached (exit 5), once; the night after compares with the empty one
+// and says nothing, so a site meant to be that small is said once
+// (qa7 Q3).
+func TestEmptyStartPageIsSaid(t *testing.T) {
+	const site = behindSite
+	pass := func(at time.Time) store.Pass {
+		return store.Pass{StartURLs: []string{site}, State: store.PassComplete, Started: at, Finished: at.Add(time.Minute), Elapsed: time.Minute}
+	}
+	empty := page(site)
+	history := []fixturePass{
+		{pass: pass(night1), results: []store.Result{
+			page(site, link(site+"a.html", 2), link(site+"b.html", 3)),
+			page(site+"a.html", link(site+"b.html", 1)),
+			page(site + "b.html"),
+		}},
+		{pass: pass(night2), results: []store.Result{empty}},
+		{pass: pass(night2.Add(day)), results: []store.Result{empty}},
+	}
+	r := build(t, fillTallied(t, history[:2]), 2, Options{})
+	const want = "PARTLY CHECKED: the start page https://example.com/ has no links this pass, so 2 pages of pass 1 were not reached"
+	if got := r.HeldBack(); !strings.HasPrefix(got, want) {
+		t.Errorf("HeldBack = %q, want it to begin %q", got, want)
+	}
+	for _, format := range Formats() {
+		if out := render(t, r, format); format != "csv" && !strings.Contains(strings.Join(strings.Fields(out), " "), "has no links this pass, so 2 pages of pass 1 were not reached") {
+			t.Errorf("%s does not say the start page has no links:\n%s", format, out) // CSV is data only (README)
+		}
+	}
+	if got := r.Nothing(); got == "No problems found." {
+		t.Errorf("Nothing = %q: a night that reached 1 page of 3 reads as clean", got)
+	}
+	db := fillTallied(t, history)
+	if got := build(t, db, 3, Options{}).HeldBack(); got != "" {
+		t.Errorf("the night after, compared with the empty one: HeldBack = %q, want none", got)
+	}
+}
