@@ -216,10 +216,10 @@ var settingsTable = []setting{
 	// it): the site's own pages are revalidated and problems checked
 	// again, so a fix shows at once.
 	{flag: "recheck-ok", key: "recheck.ok", group: groupCaching, def: "20h",
-		usage: "reuse a good result of a link that is only checked (another site, an image) younger than this (0 = always fetch)",
+		usage: "reuse a good result of another site's link that is only checked (not parsed) younger than this (0 = always fetch); the site's own hosts are checked every run",
 		field: func(o *checkOptions) any { return (*throttle.Duration)(&o.recheck.OK) }},
 	{flag: "recheck-pages", key: "recheck.pages", group: groupCaching,
-		usage: "reuse a good page of the site younger than this, links included (0 = always revalidate, a 304 when unchanged)",
+		usage: "reuse a good page of the site, or a good image or file of its hosts, younger than this, links included (0 = always revalidate, a 304 when unchanged)",
 		field: func(o *checkOptions) any { return (*throttle.Duration)(&o.recheck.Pages) }},
 	{flag: "recheck-broken", key: "recheck.broken", group: groupCaching,
 		usage: "reuse a broken result younger than this (0 = always check again)",
