@@ -54,9 +54,10 @@ func BenchmarkDistributed(b *testing.B) {
 				web.Reset()
 				var cpu0 time.Duration
 				run := crawlWeb(b, web, webCrawl{
-					workers: workers,
-					crawler: crawler.Config{Concurrency: concurrency, PerHost: 2},
-					timeout: 10 * time.Minute,
+					workers:  workers,
+					crawler:  crawler.Config{Concurrency: concurrency, PerHost: 2},
+					timeout:  10 * time.Minute,
+					leaseTTL: defaultLeaseTTL,
 					started: func() {
 						cpu0 = processCPU(b)
 						b.StartTimer()

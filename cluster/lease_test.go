@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -532,5 +533,40 @@ func TestSlowRenewalKeepsTheShards(t *testing.T) {
 	}
 	if got := holders(t, js, "0-127"); !slices.Equal(got, all("w1", 128)) {
 		t.Errorf("holders = %q", got)
+	}
+}
+
+// A worker whose server is gone gives nothing up when it closes: the
+// deletes would only wait out their timeout (a worker stopped after its
+// server went away took seconds to exit, for nothing), and the leases
+// lapse at the server by themselves.
+func TestCloseWithoutTheServerGivesNothingUp(t *testing.T) {
+	t.Parallel()
+	rs := startRestartable(t)
+	nc, js := connectTo(t, rs.url())
+	if err := Setup(context.Background(), js, Options{LeaseTTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	// On a test clock that never moves: no renewal round touches the
+	// bucket below.
+	w, err := newWorkerWith(t, js, "0-9", WorkerConfig{Name: "w1", DB: openDB(t, "w1.db", true), clock: newTestClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := &countingKV{KeyValue: w.leases.kv}
+	w.leases.kv = kv
+	gone := nc.StatusChanged(nats.RECONNECTING)
+	defer nc.RemoveStatusListener(gone)
+	rs.stop()
+	select {
+	case <-gone:
+	case <-time.After(time.Minute):
+		t.Fatal("the connection never noticed its server was gone")
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := kv.deletes.Load(); n != 0 {
+		t.Errorf("Close tried %d lease deletes through a connection without a server", n)
 	}
 }

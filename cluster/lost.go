@@ -146,11 +146,15 @@ func joinedRecords(ctx context.Context, src stateReader) ([]Joined, error) {
 	}
 	var out []Joined
 	for _, e := range es {
-		j := Joined{rev: e.Revision()}
-		if err := json.Unmarshal(e.Value(), &j); err != nil {
+		j, err := src.decoded(e, func(b []byte) (any, error) {
+			j := Joined{rev: e.Revision()}
+			err := json.Unmarshal(b, &j)
+			return j, err
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", e.Key(), err)
 		}
-		out = append(out, j)
+		out = append(out, j.(Joined))
 	}
 	return out, nil
 }

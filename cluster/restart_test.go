@@ -242,7 +242,7 @@ func TestRestartedCoordinatorGetsUnackedResultsAtOnce(t *testing.T) {
 	js := connect(t, startServer(t))
 	wb := newWeb(12, 5)
 	merged := openDB(t, "merged.db", false)
-	opt := Options{LeaseTTL: 15 * time.Second, resultsAckWait: time.Hour}
+	opt := Options{LeaseTTL: leaseTTL, resultsAckWait: time.Hour}
 	c, stop := runCoordinatorWith(t, js, merged, CoordinatorConfig{}, opt)
 	rec, err := c.Begin(context.Background(), BeginRequest{Pass: mergedPass(wb), Seeds: seedsOf(wb)})
 	if err != nil {

@@ -23,7 +23,7 @@ func TestLooksAtABusyPassAskTheServerNothing(t *testing.T) {
 	vlog := newVerdictLog()
 	merged := openDB(t, "merged.db", false)
 	var kv *countingKV
-	c, _ := runCoordinatorOn(t, js, merged, CoordinatorConfig{Poll: 20 * time.Millisecond, onVerdict: vlog.record}, Options{LeaseTTL: 15 * time.Second},
+	c, _ := runCoordinatorOn(t, js, merged, CoordinatorConfig{Poll: 20 * time.Millisecond, onVerdict: vlog.record}, Options{LeaseTTL: leaseTTL},
 		func(c *Coordinator) { kv = &countingKV{KeyValue: c.b.state}; c.b.state = kv })
 	rec, err := c.Begin(context.Background(), BeginRequest{Pass: mergedPass(wb), Seeds: seedsOf(wb)})
 	if err != nil {
@@ -54,10 +54,16 @@ func TestLooksAtABusyPassAskTheServerNothing(t *testing.T) {
 	}
 }
 
-// countingKV counts the reads of a bucket that go to the server.
+// countingKV counts the reads of a bucket that go to the server, and its
+// deletes.
 type countingKV struct {
 	jetstream.KeyValue
-	watches, gets atomic.Int64
+	watches, gets, deletes atomic.Int64
+}
+
+func (k *countingKV) Delete(ctx context.Context, key string, opts ...jetstream.KVDeleteOpt) error {
+	k.deletes.Add(1)
+	return k.KeyValue.Delete(ctx, key, opts...)
 }
 
 func (k *countingKV) Watch(ctx context.Context, keys string, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, error) {

@@ -43,6 +43,10 @@ type webCrawl struct {
 	// started, when set, runs once every worker is set up, just before
 	// their crawlers start (a benchmark starts its timer there).
 	started func()
+	// leaseTTL is the cluster's; default leaseTTL, which no test's pass
+	// renews. A benchmark gives the default of the product, whose
+	// renewals are part of what it measures.
+	leaseTTL time.Duration
 }
 
 // splitShards divides the shards of the web's sites among n workers in
@@ -77,7 +81,10 @@ func crawlWeb(tb testing.TB, web *crawltest.Web, wc webCrawl) *webRun {
 	}
 	r := &webRun{js: connect(tb, startServer(tb)), shards: splitShards(starts, wc.workers)}
 	quiet := CoordinatorConfig{onVerdict: func(Verdict) {}, Logf: func(string, ...any) {}}
-	_, r.merged, r.rec = coordinate(tb, r.js, quiet, starts...)
+	if wc.leaseTTL == 0 {
+		wc.leaseTTL = leaseTTL
+	}
+	_, r.merged, r.rec = coordinateWith(tb, r.js, quiet, Options{LeaseTTL: wc.leaseTTL}, starts...)
 
 	type run struct {
 		out crawler.Outcome

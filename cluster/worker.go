@@ -222,10 +222,20 @@ func (w *Worker) Refuse(ctx context.Context, pass uint64, why string) error {
 func (w *Worker) Context() context.Context { return w.ctx }
 
 // Close stops renewing the leases and gives them up, so another worker may
-// take the shards at once.
+// take the shards at once. Without a connection to the server it gives
+// nothing up: the writes would wait out their timeout (a worker stopped
+// after its server was gone took seconds to exit), and the leases lapse by
+// themselves a TTL after their last renewal, or are taken back at once by
+// a worker started again on this database.
 func (w *Worker) Close() error {
 	w.cancel(errors.New("worker closed"))
 	<-w.kept
+	if !w.js.Conn().IsConnected() {
+		if shards := w.leases.shards(); len(shards) > 0 {
+			w.logf("not connected to the frontier: shards %s are not given up, and their leases lapse %s after their last renewal", FormatShards(shards), w.leases.ttl)
+		}
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	w.leases.release(ctx)
