@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -250,6 +251,37 @@ func TestBadFramingNamed(t *testing.T) {
 	for p, want := range map[string]string{"/dup": "duplicate Content-Length header", "/chunk": "malformed chunked encoding"} {
 		if rec := r.records[site+p]; rec.Error != want {
 			t.Errorf("%s: %s %q (status %d), want %q", p, rec.Verdict, rec.Error, rec.Status, want)
+		}
+	}
+}
+
+// A robots.txt that redirects with no usable Location (none, or a bad
+// escape) is unavailable (RFC 9309: allow all), asked for once: an empty
+// Location resolved to robots.txt itself, which was asked for again until
+// the redirect limit.
+func TestRobotsRedirectWithoutUsableLocation(t *testing.T) {
+	t.Parallel()
+	for _, loc := range []string{"", "/a%zz"} {
+		var robots atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				robots.Add(1)
+				if loc != "" {
+					w.Header().Set("Location", loc)
+				}
+				w.WriteHeader(http.StatusFound)
+				return
+			}
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, "<p>hi</p>")
+		}))
+		recs, _ := excludedRun(t, srv.URL, rules.Config{})
+		srv.Close()
+		if rec := recs[srv.URL+"/"]; rec.Verdict != store.VerdictOK {
+			t.Errorf("Location %q: the start page is %s %q, want ok (robots.txt unavailable: allow all)", loc, rec.Verdict, rec.Error)
+		}
+		if n := robots.Load(); n != 1 {
+			t.Errorf("Location %q: robots.txt requested %d times, want 1", loc, n)
 		}
 	}
 }
