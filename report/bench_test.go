@@ -59,3 +59,52 @@ func BenchmarkWrite(b *testing.B) {
 		})
 	}
 }
+
+// treeHistory is two passes over a site of hubs hubs of leaves pages each
+// (every tenth leaf broken); in the second, the first unread hubs answer
+// 503 with no ghost (their last copy's links kept, not followed), so the
+// leaves behind them are not reached: the report walks them (qa7 Q5).
+func treeHistory(hubs, leaves, unread int) []fixturePass {
+	const site = "https://example.com/"
+	night := func(at time.Time, second bool) fixturePass {
+		p := fixturePass{pass: store.Pass{StartURLs: []string{site}, State: store.PassComplete, Started: at, Finished: at.Add(time.Minute)}}
+		var top []store.Link
+		for h := range hubs {
+			hub := fmt.Sprintf("%sh/%d/", site, h)
+			top = append(top, link(hub, h+1))
+			var ls []store.Link
+			for l := range leaves {
+				ls = append(ls, link(fmt.Sprintf("%sl/%d", hub, l), l+1))
+			}
+			if second && h < unread {
+				p.results = append(p.results, store.Result{Record: store.URLRecord{URL: hub, Action: "parse", Verdict: store.VerdictTransient, Status: 503, LastGood: night1}})
+				continue
+			}
+			p.results = append(p.results, page(hub, ls...))
+			for l := range leaves {
+				rec := store.URLRecord{URL: ls[l].URL, Verdict: store.VerdictOK, Status: 200, LastGood: at}
+				if l%10 == 0 {
+					rec = store.URLRecord{URL: rec.URL, Verdict: store.VerdictBroken, Status: 404, FirstBroken: night1, Failures: 1}
+				}
+				p.results = append(p.results, target(rec))
+			}
+		}
+		p.results = append(p.results, page(site, top...))
+		return p
+	}
+	return []fixturePass{night(night1, false), night(night2, true)}
+}
+
+func BenchmarkBuildBehindUnread(b *testing.B) {
+	for _, unread := range []int{0, 50} {
+		b.Run(fmt.Sprintf("pages=10000/unread-hubs=%d", unread), func(b *testing.B) {
+			src := fillStore(b, treeHistory(100, 100, unread))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Build(src, 2, Options{Now: now}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

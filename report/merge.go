@@ -114,10 +114,17 @@ func addTally(a, b *store.Tally) *store.Tally {
 	// A page and the pages linking to it may be in different files:
 	// the pass's missing fragments are all of theirs.
 	a.FragmentsChecked = a.FragmentsChecked || b.FragmentsChecked
-	if len(b.Fragments) > 0 {
-		a.Fragments = slices.Compact(slices.Sorted(slices.Values(append(slices.Clip(a.Fragments), b.Fragments...))))
-	}
+	// So are the problems behind a page not read that one of them lists.
+	a.Fragments, a.Unchecked = sortedUnion(a.Fragments, b.Fragments), sortedUnion(a.Unchecked, b.Unchecked)
 	return a
+}
+
+// sortedUnion is the sorted set of a and b, a if b is empty.
+func sortedUnion(a, b []string) []string {
+	if len(b) == 0 {
+		return a
+	}
+	return slices.Compact(slices.Sorted(slices.Values(append(slices.Clip(a), b...))))
 }
 
 // PreviousComplete is the newest pass before before that is complete in
