@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -98,6 +99,12 @@ func (o Options) withDefaults() Options {
 // first has tasks in the stream (Frontier.activate): a consumer costs the
 // server a file and a worker a pull subscription, so only shards in use
 // have one.
+//
+// A stream or bucket already as opt wants it is left alone: a stream
+// update, even to the same settings, rewrites the stream's configuration
+// in nats-server while a worker may be making a consumer on it, a data
+// race in the server (v2.15.2) that -race caught when a coordinator
+// restarted mid-pass.
 func Setup(ctx context.Context, js jetstream.JetStream, opt Options) error {
 	opt = opt.withDefaults()
 	for _, sc := range []jetstream.StreamConfig{
@@ -107,21 +114,30 @@ func Setup(ctx context.Context, js jetstream.JetStream, opt Options) error {
 		sc.Retention = jetstream.WorkQueuePolicy
 		sc.Storage = jetstream.FileStorage
 		sc.Duplicates = dedupeWindow
+		if s, err := js.Stream(ctx, sc.Name); err == nil {
+			if c := s.CachedInfo().Config; slices.Equal(c.Subjects, sc.Subjects) && c.Retention == sc.Retention && c.Storage == sc.Storage && c.Duplicates == sc.Duplicates {
+				continue
+			}
+		}
 		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
 			return fmt.Errorf("set up stream %s: %w", sc.Name, err)
 		}
 	}
-	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: leaseBucket, TTL: opt.LeaseTTL, History: 1, Storage: jetstream.FileStorage,
-		Description: "linkpatrol shard leases: shard.<n> -> worker",
-	}); err != nil {
-		return fmt.Errorf("set up bucket %s: %w", leaseBucket, err)
-	}
-	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: stateBucket, History: 1, Storage: jetstream.FileStorage,
-		Description: "linkpatrol pass record and worker status",
-	}); err != nil {
-		return fmt.Errorf("set up bucket %s: %w", stateBucket, err)
+	for _, kc := range []jetstream.KeyValueConfig{
+		{Bucket: leaseBucket, TTL: opt.LeaseTTL, Description: "linkpatrol shard leases: shard.<n> -> worker"},
+		{Bucket: stateBucket, Description: "linkpatrol pass record and worker status"},
+	} {
+		kc.History, kc.Storage = 1, jetstream.FileStorage
+		if kv, err := js.KeyValue(ctx, kc.Bucket); err == nil {
+			if st, err := kv.Status(ctx); err == nil && st.TTL() == kc.TTL && st.History() == int64(kc.History) && st.BackingStore() == "JetStream" {
+				if c := kvStreamConfig(st); c != nil && c.Storage == kc.Storage && c.Description == kc.Description {
+					continue
+				}
+			}
+		}
+		if _, err := js.CreateOrUpdateKeyValue(ctx, kc); err != nil {
+			return fmt.Errorf("set up bucket %s: %w", kc.Bucket, err)
+		}
 	}
 	if _, err := js.CreateOrUpdateConsumer(ctx, resStream, jetstream.ConsumerConfig{
 		Durable:       resultsConsumer,
@@ -131,6 +147,15 @@ func Setup(ctx context.Context, js jetstream.JetStream, opt Options) error {
 		MaxAckPending: 4096,
 	}); err != nil {
 		return fmt.Errorf("set up consumer %s: %w", resultsConsumer, err)
+	}
+	return nil
+}
+
+// kvStreamConfig is the configuration of a bucket's stream, nil when its
+// status does not say.
+func kvStreamConfig(st jetstream.KeyValueStatus) *jetstream.StreamConfig {
+	if s, ok := st.(*jetstream.KeyValueBucketStatus); ok {
+		return &s.StreamInfo().Config
 	}
 	return nil
 }

@@ -113,8 +113,12 @@ func classifyError(err error) (store.Verdict, string) {
 		return store.VerdictTransient, "unreachable"
 	case strings.Contains(err.Error(), "response headers exceeded"):
 		return store.VerdictBroken, "headers too large"
-	case strings.Contains(err.Error(), "failed to parse Location header"):
-		return store.VerdictBroken, "invalid URL" // in a redirect's Location
+	case strings.Contains(err.Error(), "multiple Content-Length headers"):
+		// A server bug, or a smuggling attempt: browsers refuse it too.
+		return store.VerdictTransient, "duplicate Content-Length header"
+	case strings.Contains(err.Error(), "chunked encoding"), strings.Contains(err.Error(), "chunk length"),
+		strings.Contains(err.Error(), "chunked line"):
+		return store.VerdictTransient, "malformed chunked encoding"
 	case strings.Contains(err.Error(), "malformed HTTP"):
 		return store.VerdictBroken, "bad response"
 	case strings.Contains(err.Error(), "unsupported protocol scheme"):

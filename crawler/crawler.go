@@ -248,7 +248,7 @@ func New(cfg Config, decider Decider, st Store) *Crawler {
 		store: st,
 		tr:    tr,
 		client: &http.Client{
-			Transport: tr,
+			Transport: keepBadLocation{tr},
 			// Redirects are followed by fetch, hop by hop, so each hop is
 			// recorded and a loop can be named as one.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },

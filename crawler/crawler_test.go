@@ -279,7 +279,7 @@ func TestPassSurvivesHostileServers(t *testing.T) {
 		{"/server-error", store.VerdictTransient, 500, ""},
 		{"/forbidden", store.VerdictUnverifiable, 403, ""},
 		{"/malformed", store.VerdictOK, 200, ""},
-		{"/bad-location", store.VerdictBroken, 0, "invalid URL"},
+		{"/bad-location", store.VerdictBroken, http.StatusFound, "invalid URL"}, // the redirect is kept (see keepBadLocation)
 	}
 	for _, w := range want {
 		rec, ok := r.records[srv.URL+w.path]

@@ -1,9 +1,12 @@
 package crawler_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -159,5 +163,125 @@ func TestHostStateSavedWhenChangedAndPruned(t *testing.T) {
 	}
 	if stored["stale.test:80"] || !stored["fresh.test:80"] || !stored[site] {
 		t.Errorf("stored host state %v: want the site and fresh.test, not stale.test", stored)
+	}
+}
+
+// A redirect whose Location Go's URL parser refuses (a bad escape, a
+// space in the host) used to be dropped by http.Client, and the report
+// said only "invalid URL; never worked". A stray "%" or a space is now
+// escaped and followed, as a browser does and as in a link; a Location no
+// resolver takes is a broken link whose note says that the server
+// redirected, and to what.
+func TestRedirectToUnparsableLocationSaysSo(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, `<a href="/stray">stray</a> <a href="/space">space</a> <a href="/host">host</a>`)
+		case "/stray":
+			w.Header().Set("Location", "/behind/a b%zz")
+			w.WriteHeader(http.StatusFound)
+		case "/space":
+			w.Header().Set("Location", "/behind/a b")
+			w.WriteHeader(http.StatusFound)
+		case "/host":
+			w.Header().Set("Location", "http://a b/x")
+			w.WriteHeader(http.StatusFound)
+		case "/behind/a b", "/behind/a b%zz":
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	r := runPass(t, crawler.Config{}, srv.URL+"/")
+	for _, p := range []string{"/stray", "/space"} {
+		if rec := r.records[srv.URL+p]; rec.Verdict != store.VerdictOK || !strings.Contains(rec.FinalURL, "/behind/a%20b") {
+			t.Errorf("%s: %s %q %q final %q, want ok, followed to /behind/a%%20b...", p, rec.Verdict, rec.Error, rec.Note, rec.FinalURL)
+		}
+	}
+	bad := r.records[srv.URL+"/host"]
+	if bad.Verdict != store.VerdictBroken || bad.Error != "invalid URL" || bad.Status != http.StatusFound ||
+		!strings.Contains(bad.Note, "not a valid URL") || !strings.Contains(bad.Note, "http://a b/x") {
+		t.Errorf("/host: %s %q status %d note %q; want broken \"invalid URL\", 302, a note naming the Location", bad.Verdict, bad.Error, bad.Status, bad.Note)
+	}
+}
+
+// A server that sends two differing Content-Length headers, or a chunk
+// that is not one, gets the cause named, not a bare "error".
+func TestBadFramingNamed(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	const html = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n"
+	answers := map[string]string{
+		"/":      html + "Content-Length: 44\r\n\r\n<a href=/dup>d</a> <a href=/chunk>c</a>     ",
+		"/dup":   "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\nContent-Length: 7\r\nConnection: close\r\n\r\nhello",
+		"/chunk": html + "Transfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n",
+	}
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				req, err := http.ReadRequest(bufio.NewReader(conn))
+				if err != nil {
+					return
+				}
+				a, ok := answers[req.URL.Path]
+				switch {
+				case !ok:
+					a = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+				case req.Method == http.MethodHead && req.URL.Path == "/chunk":
+					// A page: read next with a GET, whose body is bad.
+					a = html + "Content-Length: 0\r\n\r\n"
+				}
+				io.WriteString(conn, a)
+			}()
+		}
+	}()
+	site := "http://" + l.Addr().String()
+	r := runPass(t, crawler.Config{Timeout: 5 * time.Second}, site+"/")
+	for p, want := range map[string]string{"/dup": "duplicate Content-Length header", "/chunk": "malformed chunked encoding"} {
+		if rec := r.records[site+p]; rec.Error != want {
+			t.Errorf("%s: %s %q (status %d), want %q", p, rec.Verdict, rec.Error, rec.Status, want)
+		}
+	}
+}
+
+// A robots.txt that redirects with no usable Location (none, or a bad
+// escape) is unavailable (RFC 9309: allow all), asked for once: an empty
+// Location resolved to robots.txt itself, which was asked for again until
+// the redirect limit.
+func TestRobotsRedirectWithoutUsableLocation(t *testing.T) {
+	t.Parallel()
+	for _, loc := range []string{"", "/a%zz"} {
+		var robots atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				robots.Add(1)
+				if loc != "" {
+					w.Header().Set("Location", loc)
+				}
+				w.WriteHeader(http.StatusFound)
+				return
+			}
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, "<p>hi</p>")
+		}))
+		recs, _ := excludedRun(t, srv.URL, rules.Config{})
+		srv.Close()
+		if rec := recs[srv.URL+"/"]; rec.Verdict != store.VerdictOK {
+			t.Errorf("Location %q: the start page is %s %q, want ok (robots.txt unavailable: allow all)", loc, rec.Verdict, rec.Error)
+		}
+		if n := robots.Load(); n != 1 {
+			t.Errorf("Location %q: robots.txt requested %d times, want 1", loc, n)
+		}
 	}
 }

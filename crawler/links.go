@@ -396,6 +396,10 @@ func (c *Crawler) mayReuse() bool {
 // request. A transient failure is never replayed as if it were final. A
 // parsed page falls under Recheck.Pages, not OK: the site's own pages are
 // what a user edits between two runs, and revalidating one costs a 304.
+// So does anything else good on the site's own hosts (an image, a
+// stylesheet, a download): a deploy deletes those between two runs as
+// well, a CI check after each deploy must see it, and the server is ours,
+// so a HEAD a run is cheap. Recheck.OK is for other sites' links.
 // A rule's own interval is the user asking for exactly those URLs, so it
 // applies to pages too.
 func (c *Crawler) fresh(prev store.URLRecord, now time.Time, p *rules.Policy) bool {
@@ -406,7 +410,7 @@ func (c *Crawler) fresh(prev store.URLRecord, now time.Time, p *rules.Policy) bo
 	switch prev.Verdict {
 	case store.VerdictOK:
 		ttl = c.cfg.Recheck.OK
-		if prev.Parsed {
+		if prev.Parsed || c.ownURL(prev.URL) {
 			ttl = c.cfg.Recheck.Pages
 		}
 	case store.VerdictBroken:
@@ -438,6 +442,13 @@ func (c *Crawler) fresh(prev store.URLRecord, now time.Time, p *rules.Policy) bo
 // fetched again for the fragment checks: it was parsed before they were on.
 func (c *Crawler) needsAnchors(prev store.URLRecord) bool {
 	return c.cfg.CheckFragments && prev.Parsed && prev.IDs == nil
+}
+
+// ownURL says whether raw is on one of the site's own hosts (see
+// Decider.StartHost).
+func (c *Crawler) ownURL(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && c.rules.StartHost(u.Host)
 }
 
 func pick(d, fallback time.Duration) time.Duration {

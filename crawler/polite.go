@@ -229,8 +229,11 @@ func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Pe
 		if !isRedirect(h.status) {
 			return throttle.ParseRobots(h.status, h.body), ""
 		}
+		// No Location, or one that does not parse (keepBadLocation set it
+		// aside): the file is unavailable (allow all), and not asked for
+		// again, as u.Parse("") (u itself) would.
 		next, err := u.Parse(h.header.Get("Location"))
-		if err != nil {
+		if err != nil || h.header.Get("Location") == "" {
 			return throttle.ParseRobots(http.StatusNotFound, nil), ""
 		}
 		if next.Host != u.Host {

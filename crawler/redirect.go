@@ -182,6 +182,9 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		}
 		loc := h.header.Get("Location")
 		if loc == "" {
+			loc = strings.Join(h.header[badLocation], "")
+		}
+		if loc == "" {
 			return f
 		}
 		next, err := rules.Resolve(cu, loc)

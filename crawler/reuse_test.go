@@ -2,8 +2,10 @@ package crawler_test
 
 import (
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 	"github.com/linkpatrol/linkpatrol/report"
 	"github.com/linkpatrol/linkpatrol/rules"
+	"github.com/linkpatrol/linkpatrol/store"
 )
 
 // A result reused without a request is marked with the pass that fetched
@@ -114,5 +117,54 @@ func TestUnchangedPagesAreNotCalledParsed(t *testing.T) {
 	want := fmt.Sprintf("0 pages parsed and %d unchanged (answered 304, stored links followed), ", n)
 	if got := rep.Counts(); !strings.HasPrefix(got, want) {
 		t.Errorf("summary says %q, want it to start %q", got, want)
+	}
+}
+
+// An image of the site's own host deleted since the last run is reported
+// broken on the next, however young its good result (Recheck.OK): the
+// site's own resources are revalidated each run, as its pages are. One of
+// another host within Recheck.OK is still reused without a request.
+func TestOwnResourcesAreRevalidatedOthersReused(t *testing.T) {
+	t.Parallel()
+	var own, other counter
+	var deleted atomic.Bool
+	third := httptest.NewServer(other.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "image/png")
+	})))
+	t.Cleanup(third.Close)
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", page(`<img src="/logo.png"><img src="`+third.URL+`/badge.png">`))
+	mux.HandleFunc("/logo.png", func(w http.ResponseWriter, r *http.Request) {
+		if deleted.Load() {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "image/png")
+	})
+	srv := httptest.NewServer(own.wrap(mux))
+	t.Cleanup(srv.Close)
+	db := openDB(t)
+	cfg := crawler.Config{Recheck: rules.Recheck{OK: 20 * time.Hour}}
+
+	first := completePass(t, db, cfg, srv.URL+"/")
+	logo, badge := srv.URL+"/logo.png", third.URL+"/badge.png"
+	if first[logo].Verdict != store.VerdictOK || first[badge].Verdict != store.VerdictOK {
+		t.Fatalf("first pass: logo %s, badge %s; want both ok", first[logo].Verdict, first[badge].Verdict)
+	}
+	deleted.Store(true)
+	before := other.get("HEAD /badge.png") + other.get("GET /badge.png")
+	second := completePass(t, db, cfg, srv.URL+"/")
+	if r := second[logo]; r.Verdict != store.VerdictBroken || r.ReusedFrom != 0 {
+		t.Errorf("the deleted own image: %s, reused from pass %d; want broken, fetched", r.Verdict, r.ReusedFrom)
+	}
+	if r := second[badge]; r.Verdict != store.VerdictOK || r.ReusedFrom != first[badge].Pass {
+		t.Errorf("the other host's image: %s, reused from pass %d; want ok, reused from pass %d", r.Verdict, r.ReusedFrom, first[badge].Pass)
+	}
+	if after := other.get("HEAD /badge.png") + other.get("GET /badge.png"); after != before {
+		t.Errorf("the other host's image was requested again within Recheck.OK (%d requests, %d before)", after, before)
 	}
 }

@@ -44,3 +44,28 @@ func newTransport(cfg Config) *http.Transport {
 	}
 	return tr
 }
+
+// badLocation is where keepBadLocation moves a Location that does not
+// parse. A header name with a space cannot come from the wire.
+const badLocation = "Location (unparsed)"
+
+// keepBadLocation hands a redirect whose Location does not parse (a bad
+// escape: "/a%zz") back as an answer, its Location moved to badLocation.
+// http.Client parses Location before CheckRedirect and, when that fails,
+// returns only an error with the answer dropped, so the report could not
+// say that the server redirected, nor to what (see fetch).
+type keepBadLocation struct{ http.RoundTripper }
+
+func (k keepBadLocation) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := k.RoundTripper.RoundTrip(req)
+	if err != nil || resp.StatusCode < 300 || resp.StatusCode > 399 {
+		return resp, err
+	}
+	if loc := resp.Header.Get("Location"); loc != "" {
+		if _, perr := req.URL.Parse(loc); perr != nil {
+			resp.Header.Del("Location")
+			resp.Header[badLocation] = []string{loc}
+		}
+	}
+	return resp, nil
+}

@@ -147,6 +147,18 @@ func TestWrapTextKeepsWordsWhole(t *testing.T) {
 	}
 }
 
+// A hostile server's 32 KB Location is clipped in the text report, with
+// its length, not printed whole on one line of each night's mail; a URL
+// of ordinary length is untouched (TestWrapTextKeepsWordsWhole).
+func TestWrapTextClipsHugeWords(t *testing.T) {
+	huge := "http://127.0.0.1/behind/" + strings.Repeat("a", 32768-24)
+	lines := wrapText("redirects to "+huge+", where it fails: URL too long", 80)
+	want := []string{"redirects to", huge[:clippedTo] + "… (32768 characters),", "where it fails: URL too long"}
+	if !slices.Equal(lines, want) {
+		t.Errorf("wrapText = %.300q, want %q", lines, want)
+	}
+}
+
 // A date keeps its time, and a count its noun, on one line: a header whose
 // start URL is long must not end a line in "started 2026-11-24" and begin
 // the next with "07:23." (nor "0" and then "skipped").

@@ -2,6 +2,7 @@ package report
 
 import (
 	"io"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -47,9 +48,30 @@ func units(s string) []string {
 			i++
 			w += " " + words[i]
 		}
-		out = append(out, w)
+		out = append(out, clipWord(w))
 	}
 	return out
+}
+
+// longestWord and clippedTo bound a word of the text report: a hostile
+// server's 32 KB Location would otherwise fill each night's mail with one
+// line. A URL that long cannot be read or clicked anyway; JSON keeps it
+// whole.
+const (
+	longestWord = 400
+	clippedTo   = 200
+)
+
+// clipWord is w, or its first clippedTo runes and its length when it is
+// longer than longestWord: "http://a/aaaa… (32768 characters)," (the
+// punctuation after a URL is kept, and not counted).
+func clipWord(w string) string {
+	if utf8.RuneCountInString(w) <= longestWord {
+		return w
+	}
+	body := strings.TrimRight(w, ",.;:")
+	r := []rune(body)
+	return string(r[:clippedTo]) + "… (" + strconv.Itoa(len(r)) + " characters)" + w[len(body):]
 }
 
 // isDate says whether w is a date as the reports write it: 2026-11-24.

@@ -26,7 +26,8 @@
 #   -latency D       delay per response, a Go duration such as 20ms (default 0)
 #   -concurrency C   connections each checker may use (default 16)
 #   -tools LIST      checkers to run, in order (default "linkpatrol muffet")
-# Environment: MUFFET (default ../shared/peers/muffet from the repository root).
+# Environment: MUFFET (default ../shared/peers/muffet from the repository root);
+#   LPFLAGS, more flags for linkpatrol check, e.g. LPFLAGS=--fsync-commits.
 #
 # Needs go, curl and jq; peak RSS comes from /usr/bin/time -v
 # (apt-get install -y time), or else from polling VmHWM in /proc.
@@ -155,7 +156,7 @@ for tool in $tools; do
 	fi
 	echo "running $tool..." >&2
 	case "$tool" in
-	linkpatrol) measure linkpatrol "$tmp/linkpatrol" check --concurrency "$concurrency" --per-host "$concurrency" --db "$tmp/linkpatrol.db" --format json "$url" ;;
+	linkpatrol) measure linkpatrol "$tmp/linkpatrol" check --concurrency "$concurrency" --per-host "$concurrency" --db "$tmp/linkpatrol.db" --format json ${LPFLAGS:-} "$url" ;;
 	muffet) measure muffet "$muffet" -c "$concurrency" --max-connections-per-host "$concurrency" --format json -t 30 "$url" ;;
 	*) echo "bench.sh: unknown tool $tool (linkpatrol, muffet)" >&2; exit 2 ;;
 	esac

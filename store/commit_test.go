@@ -456,3 +456,25 @@ func requeued(r Result) Result {
 	r.Requeue = &Task{URL: r.Record.URL, Action: r.Record.Action, Depth: 1}
 	return r
 }
+
+// Only SyncEvery turns off bbolt's fsync in each commit: without it a
+// power cut can damage the file (see doc.go, "bbolt settings"), so a zero
+// SyncEvery must leave every commit synced.
+func TestSyncEveryZeroSyncsEachCommit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		every time.Duration
+		want  bool
+	}{{0, false}, {time.Second, true}} {
+		db, err := Open(filepath.Join(t.TempDir(), "lp.db"), Options{SyncEvery: tc.every})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if db.bolt.NoSync != tc.want {
+			t.Errorf("SyncEvery %v: bbolt NoSync = %v, want %v", tc.every, db.bolt.NoSync, tc.want)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -28,8 +28,12 @@ type Options struct {
 	// process (even SIGKILL) cannot undo, and the file is fsynced at most
 	// this often, beside the commits that follow (see syncIfDue), and on
 	// Close. It makes small, frequent commits cheap, so a kill loses only a
-	// handful of results; the price is that a power loss may lose up to
-	// SyncEvery (and one fsync) of commits. Zero fsyncs every commit.
+	// handful of results. The price is paid on a power cut or an OS crash:
+	// bbolt's NoSync writes a commit's meta page with no fsync after its
+	// data pages, and reuses pages freed by commits not yet synced, so the
+	// file may be left damaged (ErrCorrupt at the next open or read), not
+	// merely older. Zero fsyncs every commit (bbolt's default), which
+	// survives a power cut losing only the commit under way.
 	SyncEvery time.Duration
 	// ForwardResults makes every Commit also put its results in its outbox
 	// entry: a cluster worker's database, whose results a coordinator

@@ -139,11 +139,21 @@
 //
 // # bbolt settings
 //
-// The freelist map type, and an fsync on every commit: a batch a second costs
-// little, and cron users need what was committed to survive a power cut.
-// With Options.SyncEvery (what linkpatrol check uses) commits do not wait
-// for fsync, and the file is fsynced at most that often, on a goroutine of
-// its own so that the commits after it do not wait for the disk either.
+// The freelist map type, and an fsync on every commit unless
+// Options.SyncEvery. With SyncEvery (what linkpatrol check uses unless
+// --fsync-commits) commits do not wait for fsync, and the file is fsynced
+// at most that often, on a goroutine of its own so that the commits after
+// it do not wait for the disk either. A killed process (even SIGKILL) loses
+// nothing the OS has. A power cut or an OS crash may do worse than lose the
+// commits since the last fsync: bbolt's NoSync writes a commit's meta page
+// right after its data pages with no fsync between, so the disk may keep
+// the meta page and not the pages it points to, and bbolt reuses pages
+// freed by unsynced commits, so even the last synced meta page may point at
+// pages written over since. The file may then be damaged: Open or a later
+// read returns ErrCorrupt, check exits 2 saying so, and history starts
+// afresh once the file is moved aside. SyncEvery zero (bbolt's default
+// mode, check --fsync-commits) syncs the data before the meta page in
+// every commit and survives a power cut with the last commit kept.
 //
 // The freelist is synced (NoFreelistSync false), against the original plan.
 // Without it every read-write open makes bbolt rebuild the freelist by

@@ -59,6 +59,7 @@ type checkOptions struct {
 	ghost        time.Duration
 	commitBatch  int
 	commitEvery  time.Duration
+	fsyncCommits bool // check: bbolt's synced commits, safe from a power cut
 	polite       politeFlags
 	noReuse      bool
 	reportAfter  report.Threshold
@@ -179,15 +180,16 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if o.cluster.url != "" {
 		return checkOverNATS(ctx, raw, &o, file, engine, targets, stdout, stderr, isTerminal)
 	}
-	// Commits do not wait for fsync (a killed process cannot undo one the
-	// OS has), so they can be small and frequent; the file is fsynced at
-	// most every --commit-every.
+	// Unless --fsync-commits, commits do not wait for fsync (a killed
+	// process cannot undo one the OS has), so they can be small and
+	// frequent; the file is fsynced at most every --commit-every, and a
+	// power cut may damage it (see store's doc, "bbolt settings").
 	if !fs.Changed("db") && (file == nil || !file.IsSet("db")) {
 		if o.db, err = databaseFor(targets.roots, log); err != nil {
 			return err
 		}
 	}
-	db, err := store.Open(o.db, store.Options{Timeout: 2 * time.Second, SyncEvery: o.commitEvery})
+	db, err := store.Open(o.db, store.Options{Timeout: 2 * time.Second, SyncEvery: o.syncEvery()})
 	if err != nil {
 		return err
 	}
@@ -771,4 +773,13 @@ func warnWithheld(db *store.DB, passID uint64, engine *rules.Engine, stderr io.W
 		}
 	}
 	return nil
+}
+
+// syncEvery is store.Options.SyncEvery for check: zero (an fsync in every
+// commit) with --fsync-commits, else --commit-every.
+func (o *checkOptions) syncEvery() time.Duration {
+	if o.fsyncCommits {
+		return 0
+	}
+	return o.commitEvery
 }

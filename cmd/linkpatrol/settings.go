@@ -216,10 +216,10 @@ var settingsTable = []setting{
 	// it): the site's own pages are revalidated and problems checked
 	// again, so a fix shows at once.
 	{flag: "recheck-ok", key: "recheck.ok", group: groupCaching, def: "20h",
-		usage: "reuse a good result of a link that is only checked (another site, an image) younger than this (0 = always fetch)",
+		usage: "reuse a good result of another site's link that is only checked (not parsed) younger than this (0 = always fetch); the site's own hosts are checked every run",
 		field: func(o *checkOptions) any { return (*throttle.Duration)(&o.recheck.OK) }},
 	{flag: "recheck-pages", key: "recheck.pages", group: groupCaching,
-		usage: "reuse a good page of the site younger than this, links included (0 = always revalidate, a 304 when unchanged)",
+		usage: "reuse a good page of the site, or a good image or file of its hosts, younger than this, links included (0 = always revalidate, a 304 when unchanged)",
 		field: func(o *checkOptions) any { return (*throttle.Duration)(&o.recheck.Pages) }},
 	{flag: "recheck-broken", key: "recheck.broken", group: groupCaching,
 		usage: "reuse a broken result younger than this (0 = always check again)",
@@ -296,8 +296,11 @@ var settingsTable = []setting{
 		usage: "results committed to the database in one transaction; a kill loses about this many (a page, its redirect hops and what it found are never split)",
 		field: func(o *checkOptions) any { return &o.commitBatch }, check: atLeast(1)},
 	{flag: "commit-every", key: "commit_every", group: groupDB, def: crawler.DefaultBatchInterval.String(),
-		usage: "longest time between commits, and between fsyncs of the database (what a power loss may cost)",
+		usage: "longest time between commits, and between fsyncs of the database unless --fsync-commits",
 		field: func(o *checkOptions) any { return (*throttle.Duration)(&o.commitEvery) }, check: positive},
+	{flag: "fsync-commits", key: "fsync_commits", group: groupDB,
+		usage: "fsync the database at every commit, so that a power cut or OS crash during a check costs only the last batch; without it the file may be left damaged (a killed process is safe either way)",
+		field: func(o *checkOptions) any { return &o.fsyncCommits }},
 	// Distributed passes.
 	{flag: "nats", cmds: []string{"check", "report"}, group: groupCluster,
 		usage: usageNats,

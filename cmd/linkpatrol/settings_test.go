@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/report"
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/throttle"
@@ -537,5 +538,35 @@ func TestExplainShowsSharedLimits(t *testing.T) {
 				t.Errorf("explain %q says %q\n%s", tt.args, n, r.stdout)
 			}
 		}
+	}
+}
+
+// --fsync-commits (or fsync_commits) opens the database with an fsync in
+// every commit, which survives a power cut; without it check syncs only
+// every --commit-every (bbolt's NoSync in between).
+func TestFsyncCommitsSyncsEveryCommit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		doc  string
+		args []string
+		want time.Duration
+	}{
+		{"default", "", nil, crawler.DefaultBatchInterval},
+		{"commit-every", "", []string{"--commit-every", "5s"}, 5 * time.Second},
+		{"flag", "", []string{"--fsync-commits"}, 0},
+		{"key", "fsync_commits = true\n", nil, 0},
+		{"key off", "fsync_commits = false\n", nil, crawler.DefaultBatchInterval},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o, _, err := settingsFrom(t, tc.doc, tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := o.syncEvery(); got != tc.want {
+				t.Errorf("store.Options.SyncEvery = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
