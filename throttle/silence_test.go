@@ -92,3 +92,67 @@ func TestHostDownNamesTheHostThatWentQuiet(t *testing.T) {
 		}
 	})
 }
+
+// TestResumeIsANewLookAtASilentHost (review7 RV2 1): a run stopped while
+// its host's requests went unanswered saves when that began; the resumed
+// run takes it as when the host last answered, nothing more. Whether the
+// host is down is decided by what this run sees: one URL failing is still
+// one URL, and the minute of silence is counted from this run's first
+// failure, not across the time between the runs. The host named is always
+// the one that went quiet, never "".
+func TestResumeIsANewLookAtASilentHost(t *testing.T) {
+	timeout := fmt.Errorf("get: %w", context.DeadlineExceeded)
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	url := func(i int) string { return fmt.Sprintf("http://%s/%d", host, i) }
+	type try struct {
+		err error
+		key int
+	}
+	cases := []struct {
+		name  string
+		tries []try         // in the resumed run, one round each
+		gap   time.Duration // before each try
+		down  bool
+		how   string
+	}{
+		{"one URL timing out three times", []try{{timeout, 1}, {timeout, 1}, {timeout, 1}}, 30 * time.Second, false, ""},
+		{"timeouts on three URLs for 30 s", []try{{timeout, 1}, {timeout, 2}, {timeout, 3}}, 10 * time.Second, false, ""},
+		{"timeouts on three URLs for a minute", []try{{timeout, 1}, {timeout, 2}, {timeout, 3}}, 30 * time.Second, true, "let every request time out"},
+		{"refusals", []try{{refused, 1}, {refused, 2}, {refused, 3}}, 0, true, "refused connections"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				th := throttle.New(fixed(throttle.Settings{MaxRetries: 2}))
+				th.StartPass(1)
+				for i := range 3 {
+					acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: url(100 + i)})
+				}
+				began := time.Now()
+				// The run is stopped (Ctrl-C, --max-time) with URL 1 failing.
+				acquire(t, th, host).Done(throttle.Outcome{Err: timeout, Key: url(1)})
+				b, err := th.ExportState(host)
+				if err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(2 * time.Minute)
+				again := throttle.New(fixed(throttle.Settings{MaxRetries: 2}))
+				again.StartPass(1)
+				if err := again.ImportState(host, b); err != nil {
+					t.Fatal(err)
+				}
+				for _, tr := range tc.tries {
+					time.Sleep(tc.gap)
+					acquire(t, again, host).Done(throttle.Outcome{Err: tr.err, Key: url(tr.key)})
+				}
+				d, down := again.Down(host)
+				if down != tc.down || d.How != tc.how {
+					t.Fatalf("resumed: down %v %+v; want down %v, how %q", down, d, tc.down, tc.how)
+				}
+				if down && (d.Host != host || !d.Since.Equal(began) || d.Answered != 3) {
+					t.Errorf("resumed: down %+v; want %s, since %v (nothing answered since), after 3 answers", d, host, began)
+				}
+			})
+		})
+	}
+}
