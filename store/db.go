@@ -500,9 +500,10 @@ func (db *DB) update(fn func(*bbolt.Tx) error) error {
 // the last one ended and none is running. It runs on a goroutine of its
 // own, so that the commits after it do not wait for the disk: at 100,000
 // pages an fsync took 80 ms (median, loaded) and the crawl stood still
-// meanwhile, since the crawler hands every result to its one writer. What
-// a power loss may cost is unchanged: the commits since the start of the
-// last fsync that ended, as when the writer waited. A failed fsync is
+// meanwhile, since the crawler hands every result to its one writer. A
+// kill is unaffected (the kernel has every commit); a power cut may
+// damage the file, as it could when the writer waited, since bbolt runs
+// with NoSync here (see doc.go, "bbolt settings"). A failed fsync is
 // returned by every later write and by Close (see syncFailed). The caller
 // holds db.mu shared, so Close and Compact, which wait for the goroutine,
 // cannot have dropped db.bolt under it.
