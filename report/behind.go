@@ -41,13 +41,17 @@ type keptCopy struct {
 // The walk reads only the part of the site behind the unread pages, one
 // record and one link list per page of it, so a night without a page not
 // read (or without a Source that can read single records) costs nothing.
-func (r *Report) behindUnread(src Source, hidden []keptCopy, order *[]*Entry) error {
+//
+// unreached are pages of the compared pass this one did not reach because
+// the start page via, read, has no links now (Report.EmptyStart): they are
+// walked as if via still linked to them.
+func (r *Report) behindUnread(src Source, hidden []keptCopy, unreached []string, via string, order *[]*Entry) error {
 	lr, ok := src.(linkReader)
 	var carried []string
 	if r.Previous.Tally != nil {
 		carried = r.Previous.Tally.Unchecked
 	}
-	if !ok || len(hidden) == 0 && len(carried) == 0 {
+	if !ok || len(hidden) == 0 && len(unreached) == 0 && len(carried) == 0 {
 		return nil
 	}
 	behind := make(map[string]string) // URL -> the unread page it lies behind
@@ -76,6 +80,12 @@ func (r *Report) behindUnread(src Source, hidden []keptCopy, order *[]*Entry) er
 	for i := range hidden {
 		behind[hidden[i].page.URL] = hidden[i].page.URL
 		visit(&hidden[i].page, hidden[i].links, hidden[i].page.URL)
+	}
+	for _, u := range unreached {
+		if _, seen := behind[u]; !seen {
+			behind[u] = via
+			queue = append(queue, u)
+		}
 	}
 	var held []store.URLRecord
 	for len(queue) > 0 {
@@ -123,6 +133,9 @@ func (r *Report) behindUnread(src Source, hidden []keptCopy, order *[]*Entry) er
 		// What it was when last checked is its verdict then (LastChecked).
 		e.Record.PrevVerdict, e.Record.PrevPass = rec.Verdict, rec.Pass
 		r.heldBehind = append(r.heldBehind, rec.URL)
+		// It is one of the pass's URLs as much as of its verdicts:
+		// the summary's counts add up (RV2 #6).
+		r.Summary.URLs++
 		if r.tally(&e.Record, e.Change) {
 			*order = append(*order, e)
 		}

@@ -116,6 +116,7 @@ func addTally(a, b *store.Tally) *store.Tally {
 	a.FragmentsChecked = a.FragmentsChecked || b.FragmentsChecked
 	// So are the problems behind a page not read that one of them lists.
 	a.Fragments, a.Unchecked = sortedUnion(a.Fragments, b.Fragments), sortedUnion(a.Unchecked, b.Unchecked)
+	a.StartsWithLinks = sortedUnion(a.StartsWithLinks, b.StartsWithLinks)
 	return a
 }
 
