@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -116,5 +117,97 @@ func TestFragmentChecksRefetchPagesWithoutAnchors(t *testing.T) {
 	}
 	if len(recs[srv.URL+"/doc"].IDs) != 2 {
 		t.Errorf("the reused record lost its anchors: %q", recs[srv.URL+"/doc"].IDs)
+	}
+}
+
+// TestMissingFragmentOnAPageNotReadIsNotDropped is QA7's Q9: night 1,
+// /p6 links /p5#nope and /p5 has no such anchor; night 2, /p5 answers 503
+// (followed from its last good copy or not at all); night 3 it is back.
+// The missing fragment must be listed every night, fail the run each
+// night, and not be new the night /p5 comes back.
+func TestMissingFragmentOnAPageNotReadIsNotDropped(t *testing.T) {
+	t.Parallel()
+	for _, ghost := range []time.Duration{time.Hour, 0} {
+		t.Run("ghost="+ghost.String(), func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			down := false
+			mux := http.NewServeMux()
+			mux.Handle("/{$}", page(`<a href="/p5">p5</a><a href="/p6">p6</a>`))
+			mux.Handle("/p6", page(`<a href="/p5#nope">nope</a>`))
+			mux.HandleFunc("/p5", func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				d := down
+				mu.Unlock()
+				if d {
+					http.Error(w, "down", http.StatusServiceUnavailable)
+					return
+				}
+				page(`<p id="here">p5</p>`)(w, r)
+			})
+			srv := httptest.NewServer(mux)
+			t.Cleanup(srv.Close)
+			db := openDB(t)
+			night := func(d bool) *report.Report {
+				t.Helper()
+				mu.Lock()
+				down = d
+				mu.Unlock()
+				completePass(t, db, crawler.Config{CheckFragments: true, Ghost: ghost}, srv.URL+"/")
+				last, _, err := db.LastPass()
+				if err != nil {
+					t.Fatal(err)
+				}
+				rep, err := report.Build(db, last.ID, report.Options{CheckFragments: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				// As check does: the pass keeps its tally for the next.
+				tally := rep.Tally()
+				last.Tally = &tally
+				if err := db.UpdatePass(last); err != nil {
+					t.Fatal(err)
+				}
+				return rep
+			}
+			link := srv.URL + "/p5#nope"
+			listed := func(rep *report.Report) []string {
+				var got []string
+				for _, m := range rep.Fragments {
+					got = append(got, strings.TrimPrefix(m.Link(), srv.URL)+" "+string(m.Change))
+				}
+				return got
+			}
+			// Two nights down: the second does not know which pass last
+			// read the page, so it names none.
+			lastChecked := "NOT CHECKED this pass: its page could not be read: 503 Service Unavailable; missing when last checked"
+			for i, want := range []struct {
+				down         bool
+				listed, text string
+			}{
+				{false, "/p5#nope new", ""},
+				{true, "/p5#nope unchecked", lastChecked + " (pass 1, "},
+				{true, "/p5#nope unchecked", lastChecked + " linked from:"},
+				{false, "/p5#nope still", ""},
+			} {
+				rep := night(want.down)
+				if got := listed(rep); !slices.Equal(got, []string{want.listed}) {
+					t.Errorf("night %d: missing fragments %q, want %q", i+1, got, want.listed)
+				}
+				if !rep.HasBroken() {
+					t.Errorf("night %d: %s is missing (or was, when last checked): the exit code must be 1", i+1, link)
+				}
+				if want.text != "" {
+					var b strings.Builder
+					if err := report.Write(&b, rep, "text"); err != nil {
+						t.Fatal(err)
+					}
+					text := strings.Join(strings.Fields(b.String()), " ") // unwrapped
+					if !strings.Contains(text, want.text) {
+						t.Errorf("night %d's text report does not say %q:\n%s", i+1, want.text, b.String())
+					}
+				}
+			}
+		})
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
 	"github.com/linkpatrol/linkpatrol/throttle"
 )
@@ -236,18 +235,12 @@ func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Pe
 		if err != nil || h.header.Get("Location") == "" {
 			return throttle.ParseRobots(http.StatusNotFound, nil), ""
 		}
-		if next.Host != u.Host {
-			if d := c.rules.Decide(next); d.Action == rules.Skip || d.Action == rules.Ignore {
-				// A host the rules never request is not asked for its
-				// file either (qa7 Q1). The server answered, so the host
-				// is not unreachable (RFC 9309 §2.3.1.4, disallow all);
-				// like a chain of more than five redirects the file is
-				// unavailable to us (§2.3.1.2), which allows all.
-				c.cfg.Logger.Warn(fmt.Sprintf("%s: robots.txt redirects to %s, which is not requested (%s): taken as no robots.txt (RFC 9309 §2.3.1.2), so every URL of %s is allowed",
-					u.Host, clip(next.String()), d.Rule, u.Host), "host", u.Host, "location", clip(next.String()))
-				return throttle.ParseRobots(http.StatusNotFound, nil), ""
-			}
-		}
+		// Followed wherever it leads, whatever --offline, --exclude or a
+		// rule say of links: RFC 9309 §2.3.1.2 says a file reached within
+		// five redirects MUST be read and obeyed for this host, and the
+		// request is made for the host's sake, to be polite to it. Taking
+		// it as absent instead (allow all) once let --offline fetch pages
+		// the site's own robots.txt disallows (review7 RV2 #4).
 		target = next.String()
 	}
 	// Too many redirects: RFC 9309 treats the file as unavailable (allow all).

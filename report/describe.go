@@ -817,10 +817,29 @@ func SectionTitle(v store.Verdict) string {
 // fragmentNote marks a missing fragment new since the previous complete
 // pass, as changeNote does an entry.
 func (r *Report) fragmentNote(m MissingFragment) string {
+	if m.Change == ChangeUnchecked {
+		return r.fragmentLastChecked(m)
+	}
 	if r.Previous == nil || m.Change != ChangeNew {
 		return ""
 	}
 	return "new since pass " + strconv.FormatUint(r.Previous.ID, 10)
+}
+
+// fragmentLastChecked says, for a missing fragment whose page this pass
+// could not read, that it was not checked and when it was last found
+// missing: in the compared pass if its page was read then (pass N), or
+// else in an earlier one.
+func (r *Report) fragmentLastChecked(m MissingFragment) string {
+	msg := "NOT CHECKED this pass: its page could not be read"
+	if m.Page != nil {
+		msg += ": " + Problem(*m.Page)
+	}
+	msg += "; missing when last checked"
+	if p := m.Page; p != nil && r.Previous != nil && p.PrevPass == r.Previous.ID && p.PrevVerdict == store.VerdictOK {
+		msg += fmt.Sprintf(" (pass %d, %s)", r.Previous.ID, passTime(*r.Previous).In(r.Options.Now.Location()).Format("2006-01-02 15:04"))
+	}
+	return msg
 }
 
 // changeNote marks an entry for people: only "new" is worth a word, and only

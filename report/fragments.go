@@ -36,9 +36,12 @@ type MissingFragment struct {
 	Fragment  string // as linked, percent-decoded
 	Referrers []Referrer
 	// Change compares with the previous complete pass: ChangeNew or
-	// ChangeStill for a missing one, ChangeFixed or ChangeNone (no longer
-	// linked) in Report.FixedFragments and GoneFragments.
+	// ChangeStill for a missing one, ChangeUnchecked for one missing then
+	// whose page this pass could not read (Page is then its record),
+	// ChangeFixed or ChangeNone (no longer linked) in
+	// Report.FixedFragments and GoneFragments.
 	Change Change
+	Page   *store.URLRecord
 }
 
 // fragmentChanges is one of the lists of missing fragments that changed
@@ -133,13 +136,23 @@ func (a anchorSet) has(fragment string) bool {
 // links whose fragment their page lacks. refs holds every link with a
 // fragment, by page and fragment. A linked URL that redirects is judged by
 // the page the redirects end at, as a browser scrolls there.
-func (r *Report) checkFragments(src Source, passID uint64, refs map[fragmentKey][]Referrer) (judged map[fragmentKey]bool, err error) {
+//
+// unread are the linked pages this pass could not read (transient or
+// unverifiable: a ghost's anchors are not kept), whose fragments are not
+// judged.
+func (r *Report) checkFragments(src Source, passID uint64, refs map[fragmentKey][]Referrer) (judged map[fragmentKey]bool, unread map[string]*store.URLRecord, err error) {
 	judged = make(map[fragmentKey]bool)
+	unread = make(map[string]*store.URLRecord)
 	wanted := make(map[string][]string)
 	for k := range refs {
 		wanted[k.url] = append(wanted[k.url], k.fragment)
 	}
 	judge := func(linked string, page *store.URLRecord) {
+		if page.Verdict == store.VerdictTransient || page.Verdict == store.VerdictUnverifiable {
+			c := *page
+			unread[linked] = &c
+			return
+		}
 		if !page.Parsed || page.Verdict != store.VerdictOK || page.IDs == nil {
 			return
 		}
@@ -175,12 +188,12 @@ func (r *Report) checkFragments(src Source, passID uint64, refs map[fragmentKey]
 		})
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	slices.SortFunc(r.Fragments, func(a, b MissingFragment) int {
 		return cmp.Or(strings.Compare(a.URL, b.URL), strings.Compare(a.Fragment, b.Fragment))
 	})
-	return judged, nil
+	return judged, unread, nil
 }
 
 // fragmentChanges compares the missing fragments with those the previous
@@ -191,7 +204,14 @@ func (r *Report) checkFragments(src Source, passID uint64, refs map[fragmentKey]
 // it yet). They count in the summary's changes like URLs. refs are this
 // pass's links with a fragment, judged those whose page was judged. With
 // OnlyNew only the new ones stay listed (and decide the exit code).
-func (r *Report) fragmentChanges(refs map[fragmentKey][]Referrer, judged map[fragmentKey]bool) {
+//
+// One missing then that a page still links to, on a page this pass could
+// not read (unread), is neither fixed nor dropped: nothing says the anchor
+// is back (qa7 Q9). It is listed as not checked this pass
+// (ChangeUnchecked), fails the run as a missing one does, and stays in the
+// pass's tally, so that the night its page is read again it is still
+// there, not new.
+func (r *Report) fragmentChanges(refs map[fragmentKey][]Referrer, judged map[fragmentKey]bool, unread map[string]*store.URLRecord) {
 	s := &r.Summary
 	for _, m := range r.Fragments {
 		r.fragmentKeys = append(r.fragmentKeys, m.Link())
@@ -221,10 +241,19 @@ func (r *Report) fragmentChanges(refs map[fragmentKey][]Referrer, judged map[fra
 		case linked && judged[key]:
 			slices.SortFunc(rs, compareReferrers)
 			r.FixedFragments = append(r.FixedFragments, MissingFragment{URL: u, Fragment: f, Referrers: rs, Change: ChangeFixed})
+		case linked && unread[u] != nil:
+			slices.SortFunc(rs, compareReferrers)
+			r.Fragments = append(r.Fragments, MissingFragment{URL: u, Fragment: f, Referrers: rs, Change: ChangeUnchecked, Page: unread[u]})
+			r.fragmentKeys = append(r.fragmentKeys, k)
+			s.Unchecked++
 		case !linked && r.Pass.State == store.PassComplete:
 			r.GoneFragments = append(r.GoneFragments, MissingFragment{URL: u, Fragment: f})
 		}
 	}
+	slices.Sort(r.fragmentKeys)
+	slices.SortFunc(r.Fragments, func(a, b MissingFragment) int {
+		return cmp.Or(strings.Compare(a.URL, b.URL), strings.Compare(a.Fragment, b.Fragment))
+	})
 	s.Fixed += len(r.FixedFragments)
 	s.Gone += len(r.GoneFragments)
 	if r.Options.OnlyNew {

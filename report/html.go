@@ -150,6 +150,9 @@ func writeHTML(w io.Writer, r *Report) error {
 			Verdict: "fragment", Badge: "missing fragment", Target: r.fragmentLocation(m), Link: r.href(m.Link()),
 			Problem: "missing fragment", Note: capitalize(r.FragmentHelp()) + ".", NoRefs: "no referring page stored",
 		}
+		if m.Change == ChangeUnchecked {
+			row.Note = r.fragmentLastChecked(m) + "."
+		}
 		d.Rows = append(d.Rows, r.htmlRefs(row, m.Referrers))
 	}
 	if len(r.Moved) > 0 {

@@ -535,8 +535,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		}
 	}
 	var judged map[fragmentKey]bool
+	var unreadPages map[string]*store.URLRecord
 	if len(fragRefs) > 0 {
-		if judged, err = r.checkFragments(src, passID, fragRefs); err != nil {
+		if judged, unreadPages, err = r.checkFragments(src, passID, fragRefs); err != nil {
 			return nil, fmt.Errorf("check the fragments of pass %d: %w", passID, err)
 		}
 	}
@@ -594,7 +595,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	}
 	s.Fixed, s.Gone = len(r.Fixed), len(r.Gone)
 	if r.checksFragments() {
-		r.fragmentChanges(fragRefs, judged)
+		r.fragmentChanges(fragRefs, judged, unreadPages)
 	}
 	if err := r.trend(src); err != nil {
 		return nil, err

@@ -89,7 +89,7 @@ func (x Explanation) Write(w io.Writer) error {
 		// Not even a redirect from the site's pages reaches it (qa7
 		// Q1): the one place a user would look to see that.
 		line("", "never requested, not even when a redirect leads here:")
-		line("", "the link that redirects is listed as skipped")
+		line("", "the link that redirects is listed as skipped (a site's robots.txt excepted: RFC 9309)")
 	}
 	if x.Action == Parse || x.Action == Check {
 		line("policy", x.Policy)

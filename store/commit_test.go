@@ -478,3 +478,29 @@ func TestSyncEveryZeroSyncsEachCommit(t *testing.T) {
 		}
 	}
 }
+
+// A commit writes its records in key order (inKeyOrder), and a URL that
+// comes twice keeps the later result, whatever lies between them.
+func TestCommitKeepsTheLaterResultOfAURL(t *testing.T) {
+	t.Parallel()
+	db, err := Open(filepath.Join(t.TempDir(), "lp.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p := begin(t, db, "http://a/")
+	// Many results of one URL among others: a sort that is not stable
+	// would keep one of them at random.
+	var rs []Result
+	for i := range 40 {
+		rs = append(rs, checked(fmt.Sprintf("http://a/%02d", 39-i), VerdictOK, 200), checked("http://a/z", VerdictBroken, 400+i))
+	}
+	rs = append(rs, checked("http://a/z", VerdictOK, 200))
+	commit(t, db, p.ID, rs...)
+	if rec, ok, err := db.Get("http://a/z"); err != nil || !ok || rec.Verdict != VerdictOK || rec.Status != 200 {
+		t.Errorf("http://a/z: %s %d (%v %v), want the last result, ok 200", rec.Verdict, rec.Status, ok, err)
+	}
+	if got := resolved(t, db, p.ID); len(got) != 41 {
+		t.Errorf("%d URLs resolved, want 41", len(got))
+	}
+}

@@ -20,9 +20,17 @@ import (
 // Any answer, of any status, ends it: a host that answers some requests
 // is alive, however slow the others are.
 type silence struct {
-	// since is when the first request went unanswered; host the
-	// host:port it went to (with grouped hosts, the one that went quiet).
+	// since is when the first request went unanswered: in this run, or
+	// in a run of the same pass before it (restored by ImportState),
+	// since when nothing has answered. began is when this run saw its
+	// first, and host the host:port that went to (with grouped hosts,
+	// the one that went quiet). Whether the host is down is decided on
+	// what this run sees, from began (a restart is a new look at the
+	// host: the time between two runs is not the host's silence, and a
+	// URL that failed in the run before is not another URL failing now;
+	// review7 RV2 1).
 	since time.Time
+	began time.Time
 	host  string
 	// rounds counts the rounds of failures (the requests in flight at a
 	// failure count once, see limiter.learn), last when the last was
@@ -83,8 +91,11 @@ func (k failKinds) String() string {
 // earlier in the pass, did not answer, and says whether it starts a new
 // round (admitted after the last failure counted).
 func (s *silence) fail(now, admitted time.Time, host, key string, err error) bool {
-	if s.since.IsZero() {
-		s.since, s.host, s.first = now, host, key
+	if s.began.IsZero() {
+		s.began, s.host, s.first = now, host, key
+		if s.since.IsZero() {
+			s.since = now
+		}
 	}
 	s.how |= failKind(err)
 	if s.urls == 0 || s.urls == 1 && key != s.first {
@@ -110,18 +121,20 @@ const silentWindow = time.Minute
 // backoff, all unanswered. Refused connections say it alone: nothing
 // listens there any more. A timeout or a reset may be one page's own
 // trouble (a report that takes a minute to build) or a pause, so those
-// need two URLs failing, for silentWindow: a host whose every request
-// fails for a minute is down, one whose single page fails is not.
+// need two URLs failing, for silentWindow of this run: a host whose
+// every request fails for a minute is down, one whose single page fails
+// is not.
 func (s *silence) over(retries int, now time.Time) bool {
 	if s.rounds <= retries {
 		return false
 	}
-	return s.how == failRefused || s.urls > 1 && now.Sub(s.since) >= silentWindow
+	return s.how == failRefused || s.urls > 1 && now.Sub(s.began) >= silentWindow
 }
 
 // HostDown is what Down tells of a host that stopped answering.
 type HostDown struct {
-	// Host is the host:port that stopped answering: with grouped hosts
+	// Host is the host:port that stopped answering (never empty: this
+	// run saw its requests go unanswered): with grouped hosts
 	// (Config.Key) it may be another than the one asked about, which is
 	// held back with it since they share their limits.
 	Host string

@@ -19,6 +19,13 @@ import (
 // refuses (qa6 Q2 left it out): its URLs were backed off for minutes each,
 // then recorded as transient one by one. A host that answers some of its
 // requests is alive, and one URL failing on its own is that URL's trouble.
+//
+// Resumed (review7 RV2 1): a run stopped while URL 1 timed out saves when
+// that began, and a new throttle imports it two minutes later. That is
+// when nothing has answered since, nothing more: the resumed run sees for
+// itself whether the host is down (URL 1 failing again is still one URL,
+// the minute counts from the run's own first failure), and names the
+// host, never "".
 func TestHostSilentAfterAnswersIsDown(t *testing.T) {
 	timeout := fmt.Errorf("get: %w", context.DeadlineExceeded)
 	reset := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
@@ -30,21 +37,26 @@ func TestHostSilentAfterAnswersIsDown(t *testing.T) {
 		key    int
 	}
 	cases := []struct {
-		name  string
-		tries []try         // after three answers, one round each
-		gap   time.Duration // before each try
-		down  bool
-		how   string
+		name    string
+		resumed bool
+		tries   []try         // after three answers, one round each
+		gap     time.Duration // before each try
+		down    bool
+		how     string
 	}{
-		{"timeouts on three URLs for a minute", []try{{0, timeout, 1}, {0, timeout, 2}, {0, timeout, 3}}, 30 * time.Second, true, "let every request time out"},
-		{"resets on two URLs for a minute", []try{{0, reset, 1}, {0, reset, 2}, {0, reset, 1}}, 30 * time.Second, true, "reset connections"},
-		{"EOF, then refusals", []try{{0, io.ErrUnexpectedEOF, 1}, {0, refused, 2}, {0, refused, 3}}, 30 * time.Second, true, "reset connections and refused connections"},
-		{"timeouts for 20 s, a pause", []try{{0, timeout, 1}, {0, timeout, 2}, {0, timeout, 3}}, 10 * time.Second, false, ""},
-		{"one URL timing out three times", []try{{0, timeout, 1}, {0, timeout, 1}, {0, timeout, 1}}, 30 * time.Second, false, ""},
-		{"one URL refused three times", []try{{0, refused, 1}, {0, refused, 1}, {0, refused, 1}}, 0, true, "refused connections"},
-		{"an answer between the timeouts", []try{{0, timeout, 1}, {0, timeout, 2}, {200, nil, 5}, {0, timeout, 3}, {0, timeout, 4}}, 30 * time.Second, false, ""},
-		{"a 503 between the timeouts", []try{{0, timeout, 1}, {0, timeout, 2}, {503, nil, 5}, {0, timeout, 3}, {0, timeout, 4}}, 30 * time.Second, false, ""},
-		{"only two rounds", []try{{0, timeout, 1}, {0, timeout, 2}}, time.Minute, false, ""},
+		{"timeouts on three URLs for a minute", false, []try{{0, timeout, 1}, {0, timeout, 2}, {0, timeout, 3}}, 30 * time.Second, true, "let every request time out"},
+		{"resets on two URLs for a minute", false, []try{{0, reset, 1}, {0, reset, 2}, {0, reset, 1}}, 30 * time.Second, true, "reset connections"},
+		{"EOF, then refusals", false, []try{{0, io.ErrUnexpectedEOF, 1}, {0, refused, 2}, {0, refused, 3}}, 30 * time.Second, true, "reset connections and refused connections"},
+		{"timeouts for 20 s, a pause", false, []try{{0, timeout, 1}, {0, timeout, 2}, {0, timeout, 3}}, 10 * time.Second, false, ""},
+		{"one URL timing out three times", false, []try{{0, timeout, 1}, {0, timeout, 1}, {0, timeout, 1}}, 30 * time.Second, false, ""},
+		{"one URL refused three times", false, []try{{0, refused, 1}, {0, refused, 1}, {0, refused, 1}}, 0, true, "refused connections"},
+		{"an answer between the timeouts", false, []try{{0, timeout, 1}, {0, timeout, 2}, {200, nil, 5}, {0, timeout, 3}, {0, timeout, 4}}, 30 * time.Second, false, ""},
+		{"a 503 between the timeouts", false, []try{{0, timeout, 1}, {0, timeout, 2}, {503, nil, 5}, {0, timeout, 3}, {0, timeout, 4}}, 30 * time.Second, false, ""},
+		{"only two rounds", false, []try{{0, timeout, 1}, {0, timeout, 2}}, time.Minute, false, ""},
+		{"resumed, one URL timing out three times", true, []try{{0, timeout, 1}, {0, timeout, 1}, {0, timeout, 1}}, 30 * time.Second, false, ""},
+		{"resumed, timeouts on three URLs for 30 s", true, []try{{0, timeout, 1}, {0, timeout, 2}, {0, timeout, 3}}, 10 * time.Second, false, ""},
+		{"resumed, timeouts on three URLs for a minute", true, []try{{0, timeout, 1}, {0, timeout, 2}, {0, timeout, 3}}, 30 * time.Second, true, "let every request time out"},
+		{"resumed, refusals", true, []try{{0, refused, 1}, {0, refused, 2}, {0, refused, 3}}, 0, true, "refused connections"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,6 +65,21 @@ func TestHostSilentAfterAnswersIsDown(t *testing.T) {
 				th.StartPass(1)
 				for i := range 3 {
 					acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: url(100 + i)})
+				}
+				var began time.Time
+				if tc.resumed {
+					began = time.Now()
+					acquire(t, th, host).Done(throttle.Outcome{Err: timeout, Key: url(1)})
+					b, err := th.ExportState(host)
+					if err != nil {
+						t.Fatal(err)
+					}
+					time.Sleep(2 * time.Minute)
+					th = throttle.New(fixed(throttle.Settings{MaxRetries: 2}))
+					th.StartPass(1)
+					if err := th.ImportState(host, b); err != nil {
+						t.Fatal(err)
+					}
 				}
 				for _, tr := range tc.tries {
 					time.Sleep(tc.gap)
@@ -64,6 +91,9 @@ func TestHostSilentAfterAnswersIsDown(t *testing.T) {
 				}
 				if down && (d.Host != host || d.Since.IsZero() || d.Answered < 3) {
 					t.Errorf("down %+v: want the host, since when and its answers", d)
+				}
+				if down && tc.resumed && !d.Since.Equal(began) {
+					t.Errorf("resumed: down since %v, want %v: nothing answered since", d.Since, began)
 				}
 			})
 		})

@@ -203,6 +203,9 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 				l.answered = make(map[string]int64)
 			}
 			l.answered[host] = st.Answered
+			// Nothing has answered since: the note of a host that
+			// stops answering says so. Whether it is down is this
+			// run's to see (see silence.began).
 			if st.ConnRefusedSince.After(l.silence.since) {
 				l.silence.since = st.ConnRefusedSince
 			}

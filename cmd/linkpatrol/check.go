@@ -193,7 +193,16 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer func() {
+		// The fsync of the last commits runs beside them and ends in
+		// Close (store.Options.SyncEvery): a failure there means the disk
+		// may not hold what the report just said, which outranks any
+		// verdict (review7 RV1 R3).
+		cerr := db.Close()
+		if code, _ := exitStatus(err); cerr != nil && code != exitUsage {
+			err = fmt.Errorf("%w; what this run committed may not be on disk: run it again", cerr)
+		}
+	}()
 
 	stop, hard := ctx, hardStop(ctx)
 	if o.maxTime > 0 {

@@ -75,6 +75,12 @@ func TestSiteServerDyingMidPassIsNotDeadLinks(t *testing.T) {
 		if strings.Contains(r.stdout, "Broken (") || strings.Contains(r.stdout, "refused; never worked") {
 			t.Errorf("%s: URLs the dead server did not get to reported as dead links:\n%s", run, r.stdout)
 		}
+		// No --group-hosts was given: each held URL's note names the
+		// host itself, never "held back with" another (or with "", as
+		// a resumed run did, review7 RV2 1).
+		if strings.Contains(r.stdout, "--group-hosts") || !strings.Contains(r.stdout, "not checked: "+addr+" answered ") {
+			t.Errorf("%s: the held URLs' notes do not name %s alone:\n%s", run, addr, r.stdout)
+		}
 		if again := runInProcess(t, "report", "--db", db); again.code != exitStopped {
 			t.Errorf("%s: report: exit %d, want 3", run, again.code)
 		}
