@@ -9,14 +9,6 @@ import (
 	"github.com/linkpatrol/linkpatrol/store"
 )
 
-// linkReader is the optional part of a Source that reads one URL's latest
-// record and one page's stored links; *store.DB is one. Without it a report
-// cannot tell what lies behind a page not read (see behindUnread).
-type linkReader interface {
-	Get(url string) (store.URLRecord, bool, error)
-	Links(page string) ([]store.Link, error)
-}
-
 // keptCopy is a page of the site not read this pass, with no good copy
 // recent enough to follow (no ghost), and the links of the last copy that
 // was read, which the crawler keeps so that what lies behind the page is
@@ -40,18 +32,17 @@ type keptCopy struct {
 //
 // The walk reads only the part of the site behind the unread pages, one
 // record and one link list per page of it, so a night without a page not
-// read (or without a Source that can read single records) costs nothing.
+// read costs nothing.
 //
 // unreached are pages of the compared pass this one did not reach because
 // the start page via, read, has no links now (Report.EmptyStart): they are
 // walked as if via still linked to them.
 func (r *Report) behindUnread(src Source, hidden []keptCopy, unreached []string, via string, order *[]*Entry) error {
-	lr, ok := src.(linkReader)
 	var carried []string
 	if r.Previous.Tally != nil {
 		carried = r.Previous.Tally.Unchecked
 	}
-	if !ok || len(hidden) == 0 && len(unreached) == 0 && len(carried) == 0 {
+	if len(hidden) == 0 && len(unreached) == 0 && len(carried) == 0 {
 		return nil
 	}
 	behind := make(map[string]string) // URL -> the unread page it lies behind
@@ -91,7 +82,7 @@ func (r *Report) behindUnread(src Source, hidden []keptCopy, unreached []string,
 	for len(queue) > 0 {
 		u := queue[0]
 		queue = queue[1:]
-		rec, ok, err := lr.Get(u)
+		rec, ok, err := src.Get(u)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", u, err)
 		}
@@ -102,7 +93,7 @@ func (r *Report) behindUnread(src Source, hidden []keptCopy, unreached []string,
 			held = append(held, rec)
 		}
 		if rec.Parsed {
-			links, err := lr.Links(u)
+			links, err := src.Links(u)
 			if err != nil {
 				return fmt.Errorf("read the links of %s: %w", u, err)
 			}
@@ -113,7 +104,7 @@ func (r *Report) behindUnread(src Source, hidden []keptCopy, unreached []string,
 		if _, ok := behind[u]; ok {
 			continue
 		}
-		rec, ok, err := lr.Get(u)
+		rec, ok, err := src.Get(u)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", u, err)
 		}

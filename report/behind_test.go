@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -328,5 +329,57 @@ func TestProblemsBehindAnEmptyStartPage(t *testing.T) {
 	}
 	if got := r.Tally().Unchecked; len(got) != 1 || got[0] != site+"missing" {
 		t.Errorf("tally keeps %v as not checked, want [missing]", got)
+	}
+}
+
+// The workers' files of a cluster read as one (report --db 'w*.db') know
+// what lies behind a page not read as one file does: the walk from the
+// unread page goes on through pages whose records and links sit in
+// another worker's file, so the problem behind it is not checked (exit 1),
+// not "no longer linked" (exit 5), and the next night it is still there.
+func TestProblemsBehindAPageNotReadAcrossFiles(t *testing.T) {
+	full := append(behindHistory(), night3())
+	for _, c := range []struct {
+		pass uint64
+		opt  Options
+	}{
+		{2, Options{}},
+		{2, Options{All: true}},
+		{3, Options{Now: night2.Add(day + time.Hour)}},
+	} {
+		// The report of pass n from the files as they are after night n,
+		// each pass with the tally check kept (worker 0 keeps it).
+		history := slices.Clone(full[:c.pass])
+		one := fillTallied(t, history)
+		for i := range history {
+			p, err := one.Pass(uint64(i + 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			history[i].pass.Tally = p.Tally
+		}
+		// p5.html (not read on night 2) and missing-c with worker 0;
+		// sub5.html, which only p5.html's kept copy leads to, with
+		// worker 1: the way to missing-c crosses the files.
+		parts := splitBy(history, 2, func(u string) int {
+			if u == behindSite+"sub5.html" || u == behindSite+"p9.html" {
+				return 1
+			}
+			return 0
+		})
+		srcs := make([]Source, len(parts))
+		for w, part := range parts {
+			srcs[w] = fillStore(t, part)
+		}
+		want, got := build(t, one, c.pass, c.opt), build(t, Merge(srcs...), c.pass, c.opt)
+		if got.HasBroken() != want.HasBroken() || len(got.Gone) != len(want.Gone) || got.Summary.New != want.Summary.New {
+			t.Errorf("pass %d: merged files: broken %v, %d no longer linked, %d new; one file: %v, %d, %d",
+				c.pass, got.HasBroken(), len(got.Gone), got.Summary.New, want.HasBroken(), len(want.Gone), want.Summary.New)
+		}
+		for _, format := range Formats() {
+			if a, b := render(t, got, format), render(t, want, format); a != b {
+				t.Errorf("pass %d %+v: %s of the merged files differs from one file's:\n%s\n---\n%s", c.pass, c.opt, format, a, b)
+			}
+		}
 	}
 }

@@ -23,6 +23,13 @@ type Source interface {
 	Records(passID uint64, fn func(*store.URLRecord) error) error
 	// PageLinks calls fn for every page of the pass that has stored links.
 	PageLinks(passID uint64, fn func(page *store.URLRecord, links []store.Link) error) error
+	// Get reads one URL's latest record, of whatever pass, and Links one
+	// page's stored links: what lies behind a page not read is known only
+	// from them (see behindUnread), so every Source must have them; a
+	// report that skipped that walk would call those problems "no longer
+	// linked" and exit 5 instead of 1.
+	Get(url string) (store.URLRecord, bool, error)
+	Links(page string) ([]store.Link, error)
 }
 
 // Options says what to show and how.

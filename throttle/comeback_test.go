@@ -298,3 +298,34 @@ func TestFirstRequestRefusedLeavesThePace(t *testing.T) {
 		}
 	})
 }
+
+// Failures of one round step the backoff up once, as refusals do, even
+// when the host answers between them: a broken answer (a bad chunk, a
+// doubled Content-Length) carries a status, which ends the host's silence,
+// and each failure after it was taken for a new round. Eleven failing
+// pages of one round once held their host's healthy pages 224 s (qa7 Q2).
+func TestFailuresOfARoundStepTheBackoffOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}))
+		acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: "home"})
+		var ps []*throttle.Permit
+		for range 11 {
+			ps = append(ps, acquire(t, th, host))
+		}
+		bad := errors.New("malformed chunked encoding")
+		for i, p := range ps {
+			o := throttle.Outcome{Err: bad, Key: "bad" + strconv.Itoa(i)}
+			if i%2 == 1 {
+				o.Status = 200 // the head came, the body broke
+			}
+			p.Done(o)
+		}
+		if lvl := th.Stats()[0].BackoffLevel; lvl != 1 {
+			t.Fatalf("backoff level %d after one round's failures, want 1", lvl)
+		}
+		acquire(t, th, host).Done(throttle.Outcome{Err: bad, Key: "later"})
+		if lvl := th.Stats()[0].BackoffLevel; lvl != 2 {
+			t.Fatalf("backoff level %d after a failure of a later request, want 2", lvl)
+		}
+	})
+}

@@ -365,8 +365,13 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 			paced = l.slowDown(now, admitted, o.Status, o.Comebacks.N > 0, ra)
 		}
 	case classFailure:
-		if newRound && !l.down {
+		// One step per round, as for refusals above: a broken answer
+		// carries a status, which ends the silence, so newRound alone
+		// took each failure of a round for a round of its own (qa7 Q2:
+		// eleven failing pages held their host 224 s).
+		if newRound && !l.down && (l.backedOffAt.IsZero() || admitted.After(l.backedOffAt)) {
 			l.backOff(now)
+			l.backedOffAt = now
 		}
 	}
 	var latency time.Duration

@@ -487,8 +487,8 @@ type limiter struct {
 	// whether it told that the refusals are not about the pace.
 	saidSlow   time.Duration
 	saidPerURL bool
-	// backedOffAt is when a refusal without a usable Retry-After last
-	// stepped the backoff up (see learn).
+	// backedOffAt is when a refusal without a usable Retry-After, or a
+	// failure, last stepped the backoff up (see learn): once per round.
 	backedOffAt time.Time
 
 	requests     int64
