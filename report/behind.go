@@ -9,14 +9,6 @@ import (
 	"github.com/linkpatrol/linkpatrol/store"
 )
 
-// linkReader is the optional part of a Source that reads one URL's latest
-// record and one page's stored links; *store.DB is one. Without it a report
-// cannot tell what lies behind a page not read (see behindUnread).
-type linkReader interface {
-	Get(url string) (store.URLRecord, bool, error)
-	Links(page string) ([]store.Link, error)
-}
-
 // keptCopy is a page of the site not read this pass, with no good copy
 // recent enough to follow (no ghost), and the links of the last copy that
 // was read, which the crawler keeps so that what lies behind the page is
@@ -40,14 +32,17 @@ type keptCopy struct {
 //
 // The walk reads only the part of the site behind the unread pages, one
 // record and one link list per page of it, so a night without a page not
-// read (or without a Source that can read single records) costs nothing.
-func (r *Report) behindUnread(src Source, hidden []keptCopy, order *[]*Entry) error {
-	lr, ok := src.(linkReader)
+// read costs nothing.
+//
+// unreached are pages of the compared pass this one did not reach because
+// the start page via, read, has no links now (Report.EmptyStart): they are
+// walked as if via still linked to them.
+func (r *Report) behindUnread(src Source, hidden []keptCopy, unreached []string, via string, order *[]*Entry) error {
 	var carried []string
 	if r.Previous.Tally != nil {
 		carried = r.Previous.Tally.Unchecked
 	}
-	if !ok || len(hidden) == 0 && len(carried) == 0 {
+	if len(hidden) == 0 && len(unreached) == 0 && len(carried) == 0 {
 		return nil
 	}
 	behind := make(map[string]string) // URL -> the unread page it lies behind
@@ -77,11 +72,17 @@ func (r *Report) behindUnread(src Source, hidden []keptCopy, order *[]*Entry) er
 		behind[hidden[i].page.URL] = hidden[i].page.URL
 		visit(&hidden[i].page, hidden[i].links, hidden[i].page.URL)
 	}
+	for _, u := range unreached {
+		if _, seen := behind[u]; !seen {
+			behind[u] = via
+			queue = append(queue, u)
+		}
+	}
 	var held []store.URLRecord
 	for len(queue) > 0 {
 		u := queue[0]
 		queue = queue[1:]
-		rec, ok, err := lr.Get(u)
+		rec, ok, err := src.Get(u)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", u, err)
 		}
@@ -92,7 +93,7 @@ func (r *Report) behindUnread(src Source, hidden []keptCopy, order *[]*Entry) er
 			held = append(held, rec)
 		}
 		if rec.Parsed {
-			links, err := lr.Links(u)
+			links, err := src.Links(u)
 			if err != nil {
 				return fmt.Errorf("read the links of %s: %w", u, err)
 			}
@@ -103,7 +104,7 @@ func (r *Report) behindUnread(src Source, hidden []keptCopy, order *[]*Entry) er
 		if _, ok := behind[u]; ok {
 			continue
 		}
-		rec, ok, err := lr.Get(u)
+		rec, ok, err := src.Get(u)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", u, err)
 		}
@@ -123,6 +124,9 @@ func (r *Report) behindUnread(src Source, hidden []keptCopy, order *[]*Entry) er
 		// What it was when last checked is its verdict then (LastChecked).
 		e.Record.PrevVerdict, e.Record.PrevPass = rec.Verdict, rec.Pass
 		r.heldBehind = append(r.heldBehind, rec.URL)
+		// It is one of the pass's URLs as much as of its verdicts:
+		// the summary's counts add up (RV2 #6).
+		r.Summary.URLs++
 		if r.tally(&e.Record, e.Change) {
 			*order = append(*order, e)
 		}

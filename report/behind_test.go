@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -228,5 +229,157 @@ func TestEmptyStartPageIsSaid(t *testing.T) {
 	db := fillTallied(t, history)
 	if got := build(t, db, 3, Options{}).HeldBack(); got != "" {
 		t.Errorf("the night after, compared with the empty one: HeldBack = %q, want none", got)
+	}
+}
+
+// Each URL of the summary has one verdict: a problem not checked this pass
+// is one of its URLs as well as one of its broken (RV2 #6), and the line
+// says which were not checked.
+func TestUncheckedCountsAddUp(t *testing.T) {
+	r := build(t, fillTallied(t, behindHistory()), 2, Options{})
+	s := r.Summary
+	if sum := s.Broken + s.Transient + s.Unverifiable + s.Skipped + s.OK; sum != s.URLs {
+		t.Errorf("%d URLs, but %d broken + %d transient + %d unverifiable + %d skipped + %d ok = %d",
+			s.URLs, s.Broken, s.Transient, s.Unverifiable, s.Skipped, s.OK, sum)
+	}
+	if want := "(1 not checked this pass, counted as when last checked)"; !strings.Contains(r.Counts(), want) {
+		t.Errorf("Counts = %q, want it to say %q", r.Counts(), want)
+	}
+}
+
+// --only-new does not list a problem not checked this pass (it is not
+// new), so the change line must not promise it below (RV2 #7).
+func TestOnlyNewDoesNotPromiseUnchecked(t *testing.T) {
+	r := build(t, fillTallied(t, behindHistory()), 2, Options{OnlyNew: true})
+	for _, e := range r.Entries {
+		if e.Behind != "" {
+			t.Fatalf("--only-new lists %s, not checked this pass", e.Record.URL)
+		}
+	}
+	if line := r.ChangeLine(); !strings.Contains(line, "1 not checked this pass") || strings.Contains(line, "listed below") {
+		t.Errorf("ChangeLine = %q: it counts the problem not checked, and lists it nowhere", line)
+	}
+}
+
+// A second start URL that never had links (a plain article) is not an
+// empty deploy: a night that drops a page elsewhere is not PARTLY CHECKED
+// (RV2 #2). One that had links in the compared pass and has none now is.
+func TestEmptyStartHadLinksBefore(t *testing.T) {
+	const site = behindSite
+	pass := func(at time.Time) store.Pass {
+		return store.Pass{StartURLs: []string{site, site + "leaf"}, State: store.PassComplete, Started: at, Finished: at.Add(time.Minute), Elapsed: time.Minute}
+	}
+	night1 := fixturePass{pass: pass(night1), results: []store.Result{
+		page(site, link(site+"a.html", 2), link(site+"extra.html", 3)),
+		page(site + "a.html"), page(site + "extra.html"), page(site + "leaf"),
+	}}
+	dropped := fixturePass{pass: pass(night2), results: []store.Result{
+		page(site, link(site+"a.html", 2)), page(site + "a.html"), page(site + "leaf"),
+	}}
+	r := build(t, fillTallied(t, []fixturePass{night1, dropped}), 2, Options{})
+	if r.EmptyStart != "" || r.HeldBack() != "" {
+		t.Errorf("a start page that never had links: EmptyStart %q, HeldBack %q, want none", r.EmptyStart, r.HeldBack())
+	}
+	emptied := fixturePass{pass: pass(night2), results: []store.Result{page(site), page(site + "leaf")}}
+	r = build(t, fillTallied(t, []fixturePass{night1, emptied}), 2, Options{})
+	if r.EmptyStart != site {
+		t.Errorf("the start page that lost its links: EmptyStart %q, want %s", r.EmptyStart, site)
+	}
+}
+
+// The problems an empty start page no longer reaches are not checked this
+// pass, not "no longer linked" (exit 5), and so not "new" the night the
+// page is back (RV2 #2b, qa7 Q3).
+func TestProblemsBehindAnEmptyStartPage(t *testing.T) {
+	const site = behindSite
+	pass := func(at time.Time) store.Pass {
+		return store.Pass{StartURLs: []string{site}, State: store.PassComplete, Started: at, Finished: at.Add(time.Minute), Elapsed: time.Minute}
+	}
+	sub := page(site+"a.html", link(site+"missing", 4))
+	sub.Record.FetchedAt, sub.Record.LastGood = night1, night1
+	history := []fixturePass{
+		{pass: pass(night1), results: []store.Result{
+			page(site, link(site+"a.html", 2)), sub,
+			target(store.URLRecord{URL: site + "missing", Verdict: store.VerdictBroken, Status: 404, FirstSeen: night1, FirstBroken: night1, Failures: 1, FetchedAt: night1}),
+		}},
+		{pass: pass(night2), results: []store.Result{page(site)}},
+	}
+	r := build(t, fillTallied(t, history), 2, Options{})
+	if r.EmptyStart != site {
+		t.Fatalf("EmptyStart = %q, want %s", r.EmptyStart, site)
+	}
+	if len(r.Gone) != 0 {
+		t.Errorf("no longer linked = %v, want none: the page linking it was not reached", r.Gone)
+	}
+	var held *Entry
+	for i := range r.Entries {
+		if r.Entries[i].Record.URL == site+"missing" {
+			held = &r.Entries[i]
+		}
+	}
+	if held == nil || held.Change != ChangeUnchecked || held.Behind != site {
+		t.Fatalf("missing: %+v, want not checked, behind the start page", held)
+	}
+	if !r.HasBroken() {
+		t.Error("HasBroken = false: broken when last checked, it keeps exit 1")
+	}
+	text := strings.Join(strings.Fields(render(t, r, "text")), " ")
+	if want := "only linked from behind https://example.com/, the start page, which has no links this pass"; !strings.Contains(text, want) {
+		t.Errorf("text lacks %q:\n%s", want, text)
+	}
+	if got := r.Tally().Unchecked; len(got) != 1 || got[0] != site+"missing" {
+		t.Errorf("tally keeps %v as not checked, want [missing]", got)
+	}
+}
+
+// The workers' files of a cluster read as one (report --db 'w*.db') know
+// what lies behind a page not read as one file does: the walk from the
+// unread page goes on through pages whose records and links sit in
+// another worker's file, so the problem behind it is not checked (exit 1),
+// not "no longer linked" (exit 5), and the next night it is still there.
+func TestProblemsBehindAPageNotReadAcrossFiles(t *testing.T) {
+	full := append(behindHistory(), night3())
+	for _, c := range []struct {
+		pass uint64
+		opt  Options
+	}{
+		{2, Options{}},
+		{2, Options{All: true}},
+		{3, Options{Now: night2.Add(day + time.Hour)}},
+	} {
+		// The report of pass n from the files as they are after night n,
+		// each pass with the tally check kept (worker 0 keeps it).
+		history := slices.Clone(full[:c.pass])
+		one := fillTallied(t, history)
+		for i := range history {
+			p, err := one.Pass(uint64(i + 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			history[i].pass.Tally = p.Tally
+		}
+		// p5.html (not read on night 2) and missing-c with worker 0;
+		// sub5.html, which only p5.html's kept copy leads to, with
+		// worker 1: the way to missing-c crosses the files.
+		parts := splitBy(history, 2, func(u string) int {
+			if u == behindSite+"sub5.html" || u == behindSite+"p9.html" {
+				return 1
+			}
+			return 0
+		})
+		srcs := make([]Source, len(parts))
+		for w, part := range parts {
+			srcs[w] = fillStore(t, part)
+		}
+		want, got := build(t, one, c.pass, c.opt), build(t, Merge(srcs...), c.pass, c.opt)
+		if got.HasBroken() != want.HasBroken() || len(got.Gone) != len(want.Gone) || got.Summary.New != want.Summary.New {
+			t.Errorf("pass %d: merged files: broken %v, %d no longer linked, %d new; one file: %v, %d, %d",
+				c.pass, got.HasBroken(), len(got.Gone), got.Summary.New, want.HasBroken(), len(want.Gone), want.Summary.New)
+		}
+		for _, format := range Formats() {
+			if a, b := render(t, got, format), render(t, want, format); a != b {
+				t.Errorf("pass %d %+v: %s of the merged files differs from one file's:\n%s\n---\n%s", c.pass, c.opt, format, a, b)
+			}
+		}
 	}
 }

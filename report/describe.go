@@ -591,8 +591,13 @@ func (r *Report) Counts() string {
 		// is what was done instead.
 		fmt.Fprintf(&b, ", %s followed from %s last good copy", plural(s.Ghosts, "failing page's links", "failing pages' links"), its(s.Ghosts))
 	}
-	fmt.Fprintf(&b, ", %s, %s: %d broken, %d transient, %d unverifiable, %d skipped",
-		plural(s.Links, "link", "links"), plural(s.URLs, "URL", "URLs"),
+	fmt.Fprintf(&b, ", %s, %s", plural(s.Links, "link", "links"), plural(s.URLs, "URL", "URLs"))
+	if n := len(r.heldBehind); n > 0 {
+		// Their verdicts are counted as they were when last checked: a
+		// reader must not take them for what this pass found (RV2 #6).
+		fmt.Fprintf(&b, " (%d not checked this pass, counted as when last checked)", n)
+	}
+	fmt.Fprintf(&b, ": %d broken, %d transient, %d unverifiable, %d skipped",
 		s.Broken, s.Transient, s.Unverifiable, s.Skipped)
 	r.countHeld(&b, afterVerdicts)
 	if s.Robots > 0 {
@@ -790,7 +795,12 @@ func (r *Report) ChangeLine() string {
 	s := r.Summary
 	unchecked := ""
 	if s.Unchecked > 0 {
-		unchecked = fmt.Sprintf(", %d not checked this pass (a problem when last checked, listed below)", s.Unchecked)
+		// --only-new lists new problems only: these are not (RV2 #7).
+		where := "listed below"
+		if r.Options.OnlyNew {
+			where = "not listed: --only-new lists new problems only"
+		}
+		unchecked = fmt.Sprintf(", %d not checked this pass (a problem when last checked, %s)", s.Unchecked, where)
 	}
 	return fmt.Sprintf("Since pass %d (%s): %s, %d still there, %d fixed, %d no longer linked%s.",
 		r.Previous.ID, passTime(*r.Previous).In(r.Options.Now.Location()).Format("2006-01-02 15:04"),
@@ -933,7 +943,11 @@ func (r *Report) LastChecked(e Entry) string {
 	}
 	msg := "NOT CHECKED this pass; " + what + " when last checked" + when
 	if e.Behind != "" {
-		msg = "NOT CHECKED this pass: only linked from behind " + r.Location(e.Behind) + ", which could not be read, so nothing says the link is gone; " +
+		why := ", which could not be read"
+		if e.Behind == r.EmptyStart {
+			why = ", the start page, which has no links this pass"
+		}
+		msg = "NOT CHECKED this pass: only linked from behind " + r.Location(e.Behind) + why + ", so nothing says the link is gone; " +
 			what + " when last checked" + when
 	}
 	if !rec.FirstBroken.IsZero() {

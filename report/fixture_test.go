@@ -396,6 +396,13 @@ func (m *memSource) PageLinks(passID uint64, fn func(*store.URLRecord, []store.L
 	return nil
 }
 
+func (m *memSource) Get(u string) (store.URLRecord, bool, error) {
+	rec, ok := m.records[u]
+	return rec, ok, nil
+}
+
+func (m *memSource) Links(page string) ([]store.Link, error) { return m.links[page], nil }
+
 func build(t testing.TB, src Source, passID uint64, opt Options) *Report {
 	t.Helper()
 	if opt.Now.IsZero() {

@@ -116,6 +116,7 @@ func addTally(a, b *store.Tally) *store.Tally {
 	a.FragmentsChecked = a.FragmentsChecked || b.FragmentsChecked
 	// So are the problems behind a page not read that one of them lists.
 	a.Fragments, a.Unchecked = sortedUnion(a.Fragments, b.Fragments), sortedUnion(a.Unchecked, b.Unchecked)
+	a.StartsWithLinks = sortedUnion(a.StartsWithLinks, b.StartsWithLinks)
 	return a
 }
 
@@ -198,6 +199,40 @@ func (m merged) PageLinks(passID uint64, fn func(*store.URLRecord, []store.Link)
 	return m.each(func(src Source, yield func(*store.URLRecord, []store.Link) error) error {
 		return src.PageLinks(passID, yield)
 	}, fn)
+}
+
+// Get reads u's record from the file that resolved it last: the newest
+// pass, and within one pass the latest fetch (the first file's on a tie),
+// as Records and PageLinks choose.
+func (m merged) Get(u string) (store.URLRecord, bool, error) {
+	_, rec, ok, err := m.latest(u)
+	return rec, ok, err
+}
+
+// Links reads the links of page from the file Get takes its record from:
+// the copy of the page that file read.
+func (m merged) Links(page string) ([]store.Link, error) {
+	i, _, ok, err := m.latest(page)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return m[i].Links(page)
+}
+
+// latest finds the file holding u's newest record, and that record.
+func (m merged) latest(u string) (int, store.URLRecord, bool, error) {
+	best, found := 0, false
+	var out store.URLRecord
+	for i, src := range m {
+		rec, ok, err := src.Get(u)
+		if err != nil {
+			return 0, store.URLRecord{}, false, err
+		}
+		if ok && (!found || rec.Pass > out.Pass || rec.Pass == out.Pass && rec.FetchedAt.After(out.FetchedAt)) {
+			best, out, found = i, rec, true
+		}
+	}
+	return best, out, found, nil
 }
 
 type recordLinks struct {

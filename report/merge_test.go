@@ -11,9 +11,19 @@ import (
 )
 
 // splitHistory deals a history's URLs between n workers by a hash of the
-// URL, as shards do: every worker holds every pass, and each URL in every
-// pass lives with one worker. Tallies stay with worker 0.
+// URL, as shards do.
 func splitHistory(history []fixturePass, n int) [][]fixturePass {
+	return splitBy(history, n, func(u string) int {
+		h := fnv.New32a()
+		h.Write([]byte(u))
+		return int(h.Sum32() % uint32(n))
+	})
+}
+
+// splitBy deals a history's URLs between n workers as owner says: every
+// worker holds every pass, and each URL in every pass lives with one
+// worker. Tallies stay with worker 0.
+func splitBy(history []fixturePass, n int, owner func(url string) int) [][]fixturePass {
 	out := make([][]fixturePass, n)
 	for _, fp := range history {
 		for w := range n {
@@ -24,9 +34,7 @@ func splitHistory(history []fixturePass, n int) [][]fixturePass {
 			out[w] = append(out[w], fixturePass{pass: p})
 		}
 		for _, res := range fp.results {
-			h := fnv.New32a()
-			h.Write([]byte(res.Record.URL))
-			w := int(h.Sum32() % uint32(n))
+			w := owner(res.Record.URL)
 			last := &out[w][len(out[w])-1]
 			last.results = append(last.results, res)
 		}

@@ -23,6 +23,13 @@ type Source interface {
 	Records(passID uint64, fn func(*store.URLRecord) error) error
 	// PageLinks calls fn for every page of the pass that has stored links.
 	PageLinks(passID uint64, fn func(page *store.URLRecord, links []store.Link) error) error
+	// Get reads one URL's latest record, of whatever pass, and Links one
+	// page's stored links: what lies behind a page not read is known only
+	// from them (see behindUnread), so every Source must have them; a
+	// report that skipped that walk would call those problems "no longer
+	// linked" and exit 5 instead of 1.
+	Get(url string) (store.URLRecord, bool, error)
+	Links(page string) ([]store.Link, error)
 }
 
 // Options says what to show and how.
@@ -82,6 +89,10 @@ type Report struct {
 	// heldBehind are the URLs of the entries with Behind set, sorted,
 	// whatever OnlyNew: what the pass's tally keeps (store.Tally.Unchecked).
 	heldBehind []string
+	// startsWithLinks are the start URLs read this pass as pages with
+	// links, sorted: what the next pass's EmptyStart compares with
+	// (store.Tally.StartsWithLinks).
+	startsWithLinks []string
 	// Orphans are the pages the pass started from (Record.Seed: every page
 	// of a checked directory) that no other page links to, by URL. A start
 	// URL (a directory's own index page) is never one.
@@ -445,6 +456,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	err = src.PageLinks(passID, func(page *store.URLRecord, links []store.Link) error {
 		if len(starts) > 0 && r.isStart(page.URL) {
 			linkedStarts[page.URL] = true
+			if page.Parsed && len(links) > 0 {
+				r.startsWithLinks = append(r.startsWithLinks, page.URL)
+			}
 		}
 		if !page.Parsed && unreadPage(page) {
 			// The last copy of a page not read, kept for what lies
@@ -545,10 +559,15 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		// a problem too young for ReportAfter then, nor a hop of a chain
 		// (qa5 N9, N1).
 		then := passTime(*r.Previous)
-		unreached := 0 // pages of that pass this one did not reach
+		empty := r.emptyStart(starts, linkedStarts)
+		unreached := 0              // pages of that pass this one did not reach
+		var unreachedPages []string // and which, when a start page lost its links
 		err = src.Records(r.Previous.ID, func(rec *store.URLRecord) error {
 			if rec.Parsed && !stylesheet(rec.ContentType) {
 				unreached++
+				if empty != "" {
+					unreachedPages = append(unreachedPages, rec.URL)
+				}
 			}
 			if rec.Verdict.Problem() && !r.young(rec, rec.Failures, then) && !strings.HasPrefix(rec.Note, store.RedirectNote) {
 				r.Gone = append(r.Gone, *rec)
@@ -574,16 +593,14 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 				return nil, fmt.Errorf("read records of pass %d: %w", id, err)
 			}
 		}
-		if err := r.behindUnread(src, hidden, &order); err != nil {
-			return nil, fmt.Errorf("what lies behind the pages pass %d did not read: %w", passID, err)
+		if unreached > 0 && empty != "" {
+			r.EmptyStart, s.Unreached = empty, unreached
 		}
-		if unreached > 0 {
-			for i := range starts {
-				if rec := &starts[i]; rec.Verdict == store.VerdictOK && rec.Parsed && !linkedStarts[rec.URL] {
-					r.EmptyStart, s.Unreached = rec.URL, unreached
-					break
-				}
-			}
+		// The pages that start page no longer reaches are behind it
+		// (qa7 Q3): what they linked to is not checked this pass, not
+		// gone.
+		if err := r.behindUnread(src, hidden, unreachedPages, r.EmptyStart, &order); err != nil {
+			return nil, fmt.Errorf("what lies behind the pages pass %d did not read: %w", passID, err)
 		}
 	}
 	s.Fixed, s.Gone = len(r.Fixed), len(r.Gone)
@@ -627,6 +644,29 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	}
 	slices.SortStableFunc(r.Entries, compareEntries)
 	return r, nil
+}
+
+// emptyStart is the first start page read this pass (200, parsed) with no
+// links that had links in the compared pass, or "". With one start URL it
+// had: every page of that pass was reached through it. With several, the
+// compared pass's tally says which had links; a start URL that never had
+// any (a plain article, a landing page) is not an empty deploy.
+func (r *Report) emptyStart(starts []store.URLRecord, linked map[string]bool) string {
+	for i := range starts {
+		rec := &starts[i]
+		if rec.Verdict != store.VerdictOK || !rec.Parsed || linked[rec.URL] {
+			continue
+		}
+		if len(r.Pass.StartURLs) == 1 {
+			return rec.URL
+		}
+		if t := r.Previous.Tally; t != nil {
+			if _, had := slices.BinarySearch(t.StartsWithLinks, rec.URL); had {
+				return rec.URL
+			}
+		}
+	}
+	return ""
 }
 
 // HostDown is a host of the site that answered part of the pass and then

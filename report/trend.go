@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"html/template"
+	"slices"
 	"strings"
 
 	"github.com/linkpatrol/linkpatrol/store"
@@ -25,7 +26,8 @@ type TrendPoint struct {
 func (r *Report) Tally() store.Tally {
 	s := r.Summary
 	return store.Tally{Broken: s.Broken, Transient: s.Transient, Unverifiable: s.Unverifiable, New: s.New, Still: s.StillBroken, Fixed: s.Fixed,
-		FragmentsChecked: r.checksFragments(), Fragments: r.fragmentKeys, Unchecked: r.heldBehind}
+		FragmentsChecked: r.checksFragments(), Fragments: r.fragmentKeys, Unchecked: r.heldBehind,
+		StartsWithLinks: slices.Sorted(slices.Values(r.startsWithLinks))}
 }
 
 // trend reads the tallies of the complete passes of the same start URLs

@@ -137,6 +137,10 @@ type Tally struct {
 	// them, sorted: listed as not checked, so the next pass that checks
 	// one tells it still there, not new.
 	Unchecked []string `json:"unchecked,omitempty"`
+	// StartsWithLinks are the start URLs the pass read as pages with
+	// links, sorted: a start page that has none the next pass lost them
+	// (an empty deploy), where one that never had any is a plain page.
+	StartsWithLinks []string `json:"starts_with_links,omitempty"`
 }
 
 // Hop is one step of a redirect chain the crawler followed itself.

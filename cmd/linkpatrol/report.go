@@ -199,6 +199,15 @@ type finishedSource struct {
 	finished map[string]store.URLRecord
 }
 
+// Get reads u's record as Records gives it: finished if it awaited one.
+func (f finishedSource) Get(u string) (store.URLRecord, bool, error) {
+	rec, ok, err := f.Source.Get(u)
+	if done, fin := f.finished[u]; fin && ok && rec.Awaits != "" {
+		rec = done
+	}
+	return rec, ok, err
+}
+
 func (f finishedSource) Records(passID uint64, fn func(*store.URLRecord) error) error {
 	return f.Source.Records(passID, func(r *store.URLRecord) error {
 		if done, ok := f.finished[r.URL]; ok && r.Awaits != "" {
