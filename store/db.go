@@ -180,7 +180,8 @@ func Open(path string, opt Options) (*DB, error) {
 	}
 	// An existing file is first checked read-only: opening someone else's
 	// bbolt file for writing would let bbolt rewrite its freelist, and a
-	// damaged file is safer to inspect without writing.
+	// damaged file is safer to inspect without writing. It is read whole
+	// (verify), so that damage stops a check before its first request.
 	ro := opt
 	ro.ReadOnly = true
 	db, err := open(path, ro)
@@ -190,7 +191,11 @@ func Open(path string, opt Options) (*DB, error) {
 	case err != nil:
 		return nil, err
 	default:
-		if err := db.Close(); err != nil {
+		err := db.verify()
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
