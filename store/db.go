@@ -39,6 +39,11 @@ type Options struct {
 	// entry: a cluster worker's database, whose results a coordinator
 	// writes into the merged database.
 	ForwardResults bool
+	// NewPass says the caller abandons the open pass, if any, before
+	// anything else (check --new-pass): its frontier is dropped unread, so
+	// Open does not decode it either, and a task damaged there cannot stop
+	// the history from being kept (verify, migrateFrontier).
+	NewPass bool
 
 	// noFreelistSync switches to bbolt's unsynced freelist, only so that
 	// the benchmarks can compare it with the synced one used here.

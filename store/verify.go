@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -33,16 +34,17 @@ import (
 // report of that check pays again, against ~16 for the crawl.
 func (db *DB) verify() error {
 	var damaged []byte // the bucket a walk was in, for the message
+	decoding := false  // past the walk of the pages and Tx.Check
 	err := db.view(func(tx *bbolt.Tx) error {
 		walk := func(decode bool) error {
-			for _, name := range allBuckets {
+			for _, name := range verifyOrder {
 				b := tx.Bucket(name)
 				if b == nil {
 					continue // the outbox of a schema-1 file
 				}
 				damaged = name
 				fn := func(k, v []byte) error { return nil }
-				if decode {
+				if decode && !(db.opt.NewPass && bytes.Equal(name, bucketFrontier)) {
 					fn = db.verifier(b, name)
 				}
 				if err := db.scan(tx, b, fn); err != nil {
@@ -55,6 +57,7 @@ func (db *DB) verify() error {
 		if err := walk(false); err != nil {
 			return err
 		}
+		decoding = true
 		var found []string
 		for err := range tx.Check() {
 			if len(found) < 3 {
@@ -72,14 +75,24 @@ func (db *DB) verify() error {
 	if err == nil || !errors.Is(err, ErrCorrupt) {
 		return err
 	}
+	queueOnly := decoding && bytes.Equal(damaged, bucketFrontier)
 	where := "in its list of free pages" // what Tx.Check found
 	if damaged != nil {
 		where = bucketWhat[string(damaged)]
 	}
-	return fmt.Errorf("open %s: %w %s (%s). The file was read whole before the first request, so nothing was checked: "+
-		"restore it from a backup, or move it aside to start afresh (history, what is new or fixed since the last pass, then begins again)",
-		db.path, ErrCorrupt, where, damageCause(err))
+	advice := "restore it from a backup, or move it aside to start afresh (history, what is new or fixed since the last pass, then begins again)"
+	if queueOnly {
+		// Every page was read and every other value decoded, and
+		// abandoning the pass drops the queue unread.
+		advice = "add --new-pass to abandon that pass and keep the history of the passes before it, or " + advice
+	}
+	return fmt.Errorf("open %s: %w %s (%s). The file was read whole before the first request, so nothing was checked: %s",
+		db.path, ErrCorrupt, where, damageCause(err), advice)
 }
+
+// verifyOrder is the order verify decodes the buckets in: the frontier
+// last, so that damage found there is the only damage (see its advice).
+var verifyOrder = [][]byte{bucketMeta, bucketPasses, bucketURLs, bucketLinks, bucketHosts, bucketOutbox, bucketFrontier}
 
 // damageCause is what an error wrapping ErrCorrupt found, without the
 // file's name and the advice, which verify says once.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,5 +60,22 @@ func TestOpenFindsAPageInUseAndFree(t *testing.T) {
 	}
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "reachable freed") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("Open: %v; want ErrCorrupt naming the page, on one line", err)
+	}
+}
+
+// verify decodes every bucket there is.
+func TestVerifyOrderHasEveryBucket(t *testing.T) {
+	t.Parallel()
+	var got, want []string
+	for _, b := range verifyOrder {
+		got = append(got, string(b))
+	}
+	for _, b := range allBuckets {
+		want = append(want, string(b))
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("verifyOrder has %q, want %q", got, want)
 	}
 }
