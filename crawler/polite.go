@@ -636,4 +636,3 @@ func (c *Crawler) logPaused(target string, d throttle.Decision) {
 	}
 	c.cfg.Logger.Info(host+": "+d.Paused, "host", host, "until", d.PausedUntil)
 }
-

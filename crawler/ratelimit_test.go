@@ -3,8 +3,8 @@ package crawler_test
 import (
 	"context"
 	"fmt"
-	"math"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
