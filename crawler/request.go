@@ -112,6 +112,9 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 			if d.Paced != "" {
 				c.logPaced(target, d.Paced)
 			}
+			if d.Paused != "" {
+				c.logPaused(target, d)
+			}
 		}()
 	}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, sent.trace()), method, target, nil)
