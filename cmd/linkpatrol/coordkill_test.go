@@ -42,7 +42,7 @@ func TestCoordinatorKilledMidPass(t *testing.T) {
 	w.Reset()
 	requests := func() (n int64) {
 		for _, s := range w.Sites {
-			n += s.Stats().Requests
+			n += s.Requests()
 		}
 		return n
 	}

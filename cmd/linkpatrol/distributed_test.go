@@ -369,7 +369,7 @@ func startWorkers(t *testing.T, url, dir string, ranges []string, args ...string
 func requestsAt(w *crawltest.Web, sites []int) func() int64 {
 	return func() (n int64) {
 		for _, i := range sites {
-			n += w.Sites[i].Stats().Requests
+			n += w.Sites[i].Requests()
 		}
 		return n
 	}

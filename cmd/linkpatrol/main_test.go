@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
+	"github.com/linkpatrol/linkpatrol/internal/testmain"
 	"github.com/linkpatrol/linkpatrol/store"
 )
 
@@ -60,7 +61,7 @@ func TestMain(m *testing.M) {
 	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	code := crawltest.Main(m) // the tests mostly wait on children and servers
 	os.RemoveAll(dir)
-	os.Exit(code)
+	testmain.Exit(code)
 }
 
 type result struct {
