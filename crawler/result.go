@@ -139,7 +139,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 	}
 	for i := len(records) - 1; i >= 0; i-- {
 		w := &records[i]
-		chainEnd(&w.rec, end, c.cfg.MaxRedirects)
+		chainEnd(&w.rec, end, c.cfg.MaxRedirects, false)
 		w.noteVia()
 		history(&w.rec, w.prev, pass, now)
 		if w.rec.Verdict.Problem() && w.via == "" {
