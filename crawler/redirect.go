@@ -188,6 +188,12 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			cookies.keep(cu, h.header)
 		}
 		f.hop = h
+		if method == http.MethodHead && h.retry && isTimeout(h.err) {
+			// A HEAD that never answers is the commonest mishandling of
+			// HEAD (an app server waiting for a body): the URL's next try,
+			// spent anyway, is a GET (qa8 P3).
+			f.getNext = true
+		}
 		if h.err != nil || h.retry || !isRedirect(h.status) {
 			return f
 		}
