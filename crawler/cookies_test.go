@@ -17,12 +17,13 @@ func cookieSite(t *testing.T) *httptest.Server {
 	t.Helper()
 	has := func(r *http.Request, name string) bool { _, err := r.Cookie(name); return err == nil }
 	mux := http.NewServeMux()
+	mux.HandleFunc("/behind", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
 	mux.Handle("/", page(`<a href="/self">a</a> <a href="/check">b</a> <a href="/wall">c</a>
 <a href="/same">d</a> <a href="/fresh">e</a> <a href="/crumb">f</a> <a href="/count">g</a>`))
 	// Sets a cookie and redirects to itself; with it, the page.
 	mux.HandleFunc("/self", func(w http.ResponseWriter, r *http.Request) {
 		if has(r, "seen") {
-			w.Write([]byte("ok"))
+			page(`<a href="/behind">behind the wall</a>`)(w, r)
 			return
 		}
 		http.SetCookie(w, &http.Cookie{Name: "seen", Value: "1", Path: "/"})
@@ -117,6 +118,14 @@ func TestCookiesAlongARedirectChain(t *testing.T) {
 			t.Errorf("%s: %s %d %q (final %s, %d hops), want %s %d %q", w.path, rec.Verdict, rec.Status, rec.Error,
 				rec.FinalURL, len(rec.Redirects), w.verdict, w.status, w.err)
 		}
+	}
+	// The page behind the wall is read like any other: its links are the
+	// site's too.
+	if rec := r.records[srv.URL+"/self"]; !rec.Parsed {
+		t.Errorf("/self, its own page once the cookie came back, was not parsed")
+	}
+	if rec, ok := r.records[srv.URL+"/behind"]; !ok || rec.Verdict != store.VerdictOK {
+		t.Errorf("/behind, linked from behind the cookie wall: %v %s", ok, rec.Verdict)
 	}
 	// The check page, linked from no page, answers 400 to whoever comes
 	// without the cookie: a target of a chain that held a cookie is not
