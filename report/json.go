@@ -166,7 +166,10 @@ type jsonSummary struct {
 	// Listed says which URLs "urls" holds: "problems", "all" or "new".
 	Listed string `json:"listed"`
 	// MissingFragments is present only when fragments were checked.
-	MissingFragments *int `json:"missing_fragments,omitempty"`
+	// MissingFragmentsNotChecked are those of them whose page this pass
+	// could not read, missing when last checked.
+	MissingFragments           *int `json:"missing_fragments,omitempty"`
+	MissingFragmentsNotChecked int  `json:"missing_fragments_not_checked,omitempty"`
 	// Seeds are the URLs the pass started from, the rest were reached by
 	// links; Orphans are started-from pages no other page links to, the
 	// start URLs themselves aside.
@@ -331,6 +334,7 @@ func writeJSON(w io.Writer, r *Report) error {
 	if r.checksFragments() {
 		n := s.MissingFragments
 		out.Summary.MissingFragments = &n
+		out.Summary.MissingFragmentsNotChecked = s.FragmentsUnchecked
 		frags := make([]jsonFragment, 0, len(r.Fragments))
 		for _, m := range r.Fragments {
 			frags = append(frags, r.jsonFragment(m))
