@@ -54,7 +54,7 @@ type passResult struct {
 
 func runPass(t *testing.T, cfg crawler.Config, starts ...string) passResult {
 	t.Helper()
-	db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), store.Options{})
+	db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), dbOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +387,7 @@ func TestStopLeavesUnfinishedWorkQueued(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 
-	db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), store.Options{})
+	db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), dbOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
