@@ -158,8 +158,10 @@ type jsonSummary struct {
 	RedirectHops int `json:"redirect_hops,omitempty"`
 	// Ghosts counts the pages that failed this pass whose last good
 	// copy's links were followed: not among pages.
-	Ghosts         int     `json:"ghosts,omitempty"`
-	ReportAfter    string  `json:"report_after,omitempty"`
+	Ghosts      int    `json:"ghosts,omitempty"`
+	ReportAfter string `json:"report_after,omitempty"`
+	// ElapsedSeconds is the pass's working time, summed over all its
+	// runs: one killed loses at most its last few seconds.
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
 	// Reused counts results carried over from earlier passes without a
 	// request; ReusedFrom are those passes.
