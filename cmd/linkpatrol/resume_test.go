@@ -92,7 +92,7 @@ func TestResumeAfterKills(t *testing.T) {
 				// Interrupt once the server has answered a random number of
 				// requests, at least a batch, so every run makes progress
 				// however slow the machine (or the race detector) is.
-				target := site.Stats().Requests + int64(batch+rng.IntN(3*batch))
+				target := site.Requests() + int64(batch+rng.IntN(3*batch))
 				var err error
 				if waitForRequests(site, target, exited, &err) {
 					cmd.Process.Signal(sig)
@@ -149,7 +149,7 @@ func waitForRequests(site *crawltest.Site, n int64, exited <-chan error, err *er
 		case *err = <-exited:
 			return false
 		case <-tick.C:
-			if site.Stats().Requests >= n {
+			if site.Requests() >= n {
 				return true
 			}
 		}
