@@ -508,7 +508,7 @@ func TestRedirectToAHostWhoseRobotsPausesPastMaxPause(t *testing.T) {
 		case "/go", "/docs/":
 			http.Redirect(w, r, other.URL+r.URL.Path+"x", http.StatusMovedPermanently)
 		default:
-			page(`<a href="/go">go</a> <a href="` + other.URL + `/y">y</a> <a href="/docs/">docs</a>`)(w, r)
+			page(`<a href="/go">go</a> <a href="`+other.URL+`/y">y</a> <a href="/docs/">docs</a>`)(w, r)
 		}
 	}))
 	defer srv.Close()
