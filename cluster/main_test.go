@@ -1,10 +1,10 @@
 package cluster
 
 import (
-	"os"
 	"testing"
 
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
+	"github.com/linkpatrol/linkpatrol/internal/testmain"
 )
 
 // Most of these tests wait: on lease rounds and TTLs, a politeness window,
@@ -13,4 +13,4 @@ import (
 // crawltest.Main: a worker whose lease renewals do not get the CPU in
 // time gives its shards up, which is right, but not what most of these
 // tests are about.
-func TestMain(m *testing.M) { os.Exit(crawltest.MainPerCPU(m, 2)) }
+func TestMain(m *testing.M) { testmain.Exit(crawltest.MainPerCPU(m, 2)) }

@@ -1,6 +1,8 @@
 package crawler
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 
@@ -90,6 +92,84 @@ func TestClaimLink(t *testing.T) {
 		}
 		if c.claimLink(u) {
 			t.Errorf("%s: a second claimLink claimed it again", tt.name)
+		}
+	}
+}
+
+// TestClaimTable runs random adds, updates and removes on a claimTable
+// that starts at 8 slots, against a map: after each, every key the map has
+// is found with its entry, no other key is, and the table is at most half
+// full. Keys share homes on purpose, so that probes wrap around the end
+// and removes shift runs of keys back, across doublings.
+func TestClaimTable(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(17, 4))
+	pool := make([]urlKey, 64)
+	for i := range pool {
+		// Homes 5, 6 and 7 in the first 8 slots, all over the larger ones.
+		pool[i] = urlKey{r.Uint64()&^7 | uint64(5+i%3), r.Uint64() | 1}
+	}
+	tab := &claimTable{slots: make([]claimSlot, 8)}
+	model := make(map[urlKey]claimed)
+	for step := range 20000 {
+		k := pool[r.IntN(len(pool))]
+		switch op := r.IntN(3); {
+		case op == 0 || len(model) < 4:
+			e := claimed{status: int32(step)}
+			if s := tab.find(k); s.used() {
+				s.e = e
+			} else {
+				tab.add(s, k, e)
+			}
+			model[k] = e
+		case op == 1:
+			tab.remove(k)
+			delete(model, k)
+		default:
+			if len(model) > 40 { // shrink the set now and then, to remove from long runs
+				for mk := range model {
+					tab.remove(mk)
+					delete(model, mk)
+					if len(model) < 8 {
+						break
+					}
+				}
+			}
+		}
+		if tab.n != len(model) || 2*tab.n > len(tab.slots) {
+			t.Fatalf("step %d: %d keys in %d slots, want %d, at most half full", step, tab.n, len(tab.slots), len(model))
+		}
+		for _, pk := range pool {
+			s := tab.find(pk)
+			want, in := model[pk]
+			if s.used() != in || (in && (s.k != pk || s.e != want)) {
+				t.Fatalf("step %d: key %x found %v (%+v), want %v (%+v)", step, pk, s.used(), s.e, in, want)
+			}
+		}
+	}
+}
+
+// TestClaimsDrop: a dropped URL is unclaimed and can be claimed again,
+// while the URLs claimed with it stay claimed.
+func TestClaimsDrop(t *testing.T) {
+	t.Parallel()
+	c := newClaims()
+	urls := make([]string, 3000) // past a few doublings of the table
+	for i := range urls {
+		urls[i] = fmt.Sprintf("http://h/p/%d.html", i)
+		if !c.claim(urls[i]) {
+			t.Fatalf("%s: new, but not claimed", urls[i])
+		}
+	}
+	for i := 0; i < len(urls); i += 3 {
+		c.drop(urls[i])
+	}
+	for i, u := range urls {
+		if _, ok := c.get(u); ok != (i%3 != 0) {
+			t.Fatalf("%s: claimed %v after dropping every third", u, ok)
+		}
+		if got := c.claim(u); got != (i%3 == 0) {
+			t.Fatalf("%s: claim = %v after dropping every third", u, got)
 		}
 	}
 }

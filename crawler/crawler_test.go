@@ -54,7 +54,7 @@ type passResult struct {
 
 func runPass(t *testing.T, cfg crawler.Config, starts ...string) passResult {
 	t.Helper()
-	db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), store.Options{})
+	db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), dbOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,28 +99,9 @@ func page(body string) http.HandlerFunc {
 	}
 }
 
-// hostileSite is one server with every kind of bad behaviour the issue
-// lists, each behind its own path and linked from the start page.
-// gzipBomb is a page that inflates to 50 MiB. Compressing 50 MiB takes
-// seconds under -race, so it is 50 copies of one compressed MiB: a gzip
-// stream may be several members end to end, and a client inflates them
-// all, as it would one. Every test shares the one copy.
-var gzipBomb = sync.OnceValue(func() []byte {
-	member := func(data []byte) []byte {
-		var b bytes.Buffer
-		zw := gzip.NewWriter(&b)
-		zw.Write(data)
-		zw.Close()
-		return b.Bytes()
-	}
-	return append(member([]byte("<html><body>")), bytes.Repeat(member(bytes.Repeat([]byte("A"), 1<<20)), 50)...)
-})
-
-func hostileSite(t *testing.T, c *counter) *httptest.Server {
-	t.Helper()
-	bomb := gzipBomb() // before serving: building it is no part of a request's time
-	mux := http.NewServeMux()
-	mux.Handle("/{$}", page(`<!doctype html><title>home</title>
+// hostileStart is hostileSite's start page: links to each bad behaviour,
+// spread over lines and tags as pages spread them.
+const hostileStart = `<!doctype html><title>home</title>
 <a href="/ok">ok</a>
 <a href="/missing">missing</a>
 <a
@@ -147,7 +128,30 @@ func hostileSite(t *testing.T, c *counter) *httptest.Server {
 <a href="/malformed">malformed html</a>
 <a href="/ok#section">same page with fragment</a>
 <a href="/bad-location">redirect to an invalid URL</a>
-<a href="http://localhost]/">invalid host</a>`))
+<a href="http://localhost]/">invalid host</a>`
+
+// hostileSite is one server with every kind of bad behaviour the issue
+// lists, each behind its own path and linked from the start page.
+// gzipBomb is a page that inflates to 50 MiB. Compressing 50 MiB takes
+// seconds under -race, so it is 50 copies of one compressed MiB: a gzip
+// stream may be several members end to end, and a client inflates them
+// all, as it would one. Every test shares the one copy.
+var gzipBomb = sync.OnceValue(func() []byte {
+	member := func(data []byte) []byte {
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		zw.Write(data)
+		zw.Close()
+		return b.Bytes()
+	}
+	return append(member([]byte("<html><body>")), bytes.Repeat(member(bytes.Repeat([]byte("A"), 1<<20)), 50)...)
+})
+
+func hostileSite(t *testing.T, c *counter) *httptest.Server {
+	t.Helper()
+	bomb := gzipBomb() // before serving: building it is no part of a request's time
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", page(hostileStart))
 	mux.HandleFunc("/bad-location", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Location", "http://[::1")
 		w.WriteHeader(http.StatusFound)
@@ -326,13 +330,16 @@ func TestPassSurvivesHostileServers(t *testing.T) {
 	}
 }
 
+// The lines are those of the links in the start page, however their
+// targets answer: here every other path is a quick 404, where in
+// hostileSite /hang and /trickle held the pass for its timeout
+// (TestPassSurvivesHostileServers waits that out, for their verdicts).
 func TestLinksKeepTheirLines(t *testing.T) {
 	t.Parallel()
-	var c counter
-	srv := hostileSite(t, &c)
-	// /hang and /trickle wait out the timeout; one long enough for every
-	// other page on a loaded machine costs only wall time, beside the
-	// other tests.
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", page(hostileStart))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
 	r := runPass(t, crawler.Config{Concurrency: 4, Timeout: 5 * time.Second}, srv.URL+"/")
 	links, err := r.db.Links(srv.URL + "/")
 	if err != nil {
@@ -380,7 +387,7 @@ func TestStopLeavesUnfinishedWorkQueued(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 
-	db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), store.Options{})
+	db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), dbOptions)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -257,7 +257,7 @@ func TestIdleCrawlerWaitsForTheFrontier(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 
-	db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), store.Options{})
+	db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), dbOptions)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,9 +84,17 @@ func politePass(t *testing.T, db *store.DB, start string, s throttle.Settings, s
 	return out
 }
 
+// dbOptions opens a test's database as check does by default: a commit
+// waits for no fsync, and the file is fsynced on the store's own goroutine
+// once a commit interval. These tests are about the crawler, not about
+// what a power cut leaves (store's tests are): an fsync in every commit
+// was about 2,000 fdatasyncs a run of the package, each a wait of
+// milliseconds on a busy disk.
+var dbOptions = store.Options{SyncEvery: crawler.DefaultBatchInterval}
+
 func openDB(t testing.TB) *store.DB {
 	t.Helper()
-	db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), store.Options{})
+	db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), dbOptions)
 	if err != nil {
 		t.Fatal(err)
 	}

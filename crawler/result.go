@@ -209,6 +209,8 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 			rec.Note = sb.Error()
 		} else if why := certProblem(f.err); why != "" {
 			rec.Note = why
+		} else if why := transferEncodingProblem(f.err); why != "" {
+			rec.Note = why
 		}
 	default:
 		rec.Verdict, rec.Error = classifyStatus(f.status, f.header, f.policy)

@@ -40,7 +40,7 @@ func trapDB(t *testing.T, starts []string) (*store.DB, *rules.Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), store.Options{})
+	db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), dbOptions)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,43 +10,12 @@ import (
 	"github.com/linkpatrol/linkpatrol/store"
 )
 
-// fillTallied replays history into a real store as check does: each
+// fillTallied replays history into a real store as check does, and each
 // complete pass keeps the tally of its own report (keepTally), which the
 // next pass's report compares with.
 func fillTallied(t *testing.T, history []fixturePass) *store.DB {
 	t.Helper()
-	db, err := store.Open(filepath.Join(t.TempDir(), "linkpatrol.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	for _, fp := range history {
-		var seeds []store.Task
-		for _, u := range fp.pass.StartURLs {
-			seeds = append(seeds, store.Task{URL: u, Action: "parse"})
-		}
-		begun := fp.pass
-		begun.State, begun.Finished, begun.Elapsed = "", time.Time{}, 0
-		p, err := db.BeginPass(begun, seeds)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := db.Commit(p.ID, fp.results); err != nil {
-			t.Fatal(err)
-		}
-		p.State, p.Finished, p.Elapsed = fp.pass.State, fp.pass.Finished, fp.pass.Elapsed
-		if err := db.UpdatePass(p); err != nil {
-			t.Fatal(err)
-		}
-		if p.State == store.PassComplete {
-			tally := build(t, db, p.ID, Options{}).Tally()
-			p.Tally = &tally
-			if err := db.UpdatePass(p); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return db
+	return replay(t, history, true)
 }
 
 const behindSite = "https://example.com/"

@@ -637,6 +637,18 @@ func (r *Report) Counts() string {
 	r.countHeld(&b, afterHops)
 	if r.checksFragments() {
 		fmt.Fprintf(&b, "; %s", plural(s.MissingFragments, "missing fragment", "missing fragments"))
+		// Those listed with what they were when last checked (qa7 Q9).
+		if n := s.FragmentsUnchecked; n > 0 {
+			which := "its page"
+			if n > 1 {
+				which = "their pages"
+			}
+			count := ""
+			if n < s.MissingFragments {
+				count = strconv.Itoa(n) + " "
+			}
+			fmt.Fprintf(&b, " (%snot checked this pass: %s could not be read)", count, which)
+		}
 	}
 	if s.Suppressed > 0 {
 		fmt.Fprintf(&b, "; %d suppressed by --report-after %s", s.Suppressed, r.Options.ReportAfter)

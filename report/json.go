@@ -158,8 +158,10 @@ type jsonSummary struct {
 	SkippedHops int `json:"skipped_hops,omitempty"`
 	// Ghosts counts the pages that failed this pass whose last good
 	// copy's links were followed: not among pages.
-	Ghosts         int     `json:"ghosts,omitempty"`
-	ReportAfter    string  `json:"report_after,omitempty"`
+	Ghosts      int    `json:"ghosts,omitempty"`
+	ReportAfter string `json:"report_after,omitempty"`
+	// ElapsedSeconds is the pass's working time, summed over all its
+	// runs: one killed loses at most its last few seconds.
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
 	// Reused counts results carried over from earlier passes without a
 	// request; ReusedFrom are those passes.
@@ -170,7 +172,10 @@ type jsonSummary struct {
 	// Listed says which URLs "urls" holds: "problems", "all" or "new".
 	Listed string `json:"listed"`
 	// MissingFragments is present only when fragments were checked.
-	MissingFragments *int `json:"missing_fragments,omitempty"`
+	// MissingFragmentsNotChecked are those of them whose page this pass
+	// could not read, missing when last checked.
+	MissingFragments           *int `json:"missing_fragments,omitempty"`
+	MissingFragmentsNotChecked int  `json:"missing_fragments_not_checked,omitempty"`
 	// Seeds are the URLs the pass started from, the rest were reached by
 	// links; Orphans are started-from pages no other page links to, the
 	// start URLs themselves aside.
@@ -335,6 +340,7 @@ func writeJSON(w io.Writer, r *Report) error {
 	if r.checksFragments() {
 		n := s.MissingFragments
 		out.Summary.MissingFragments = &n
+		out.Summary.MissingFragmentsNotChecked = s.FragmentsUnchecked
 		frags := make([]jsonFragment, 0, len(r.Fragments))
 		for _, m := range r.Fragments {
 			frags = append(frags, r.jsonFragment(m))

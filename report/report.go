@@ -184,8 +184,11 @@ type Summary struct {
 	Reused                     int
 	ReusedFrom                 []uint64
 	ReusedOldest, ReusedNewest time.Time
-	// MissingFragments is len(Report.Fragments).
-	MissingFragments int
+	// MissingFragments counts the missing fragments, listed in
+	// Report.Fragments (all of them, whatever OnlyNew lists);
+	// FragmentsUnchecked are those of them missing when last checked whose
+	// page this pass could not read (ChangeUnchecked), also in Unchecked.
+	MissingFragments, FragmentsUnchecked int
 	// Moved is len(Report.Moved).
 	Moved int
 	// New and StillBroken count the reported problems; Fixed and Gone are
@@ -557,7 +560,6 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			return nil, fmt.Errorf("check the fragments of pass %d: %w", passID, err)
 		}
 	}
-	s.MissingFragments = len(r.Fragments)
 	r.Orphans = slices.Sorted(maps.Keys(unlinked))
 	s.Orphans = len(r.Orphans)
 	if r.StartFailure, r.nothingBehindStarts, err = startFailure(src, pass, starts); err != nil {

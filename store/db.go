@@ -39,6 +39,11 @@ type Options struct {
 	// entry: a cluster worker's database, whose results a coordinator
 	// writes into the merged database.
 	ForwardResults bool
+	// NewPass says the caller abandons the open pass, if any, before
+	// anything else (check --new-pass): its frontier is dropped unread, so
+	// Open does not decode it either, and a task damaged there cannot stop
+	// the history from being kept (verify, migrateFrontier).
+	NewPass bool
 
 	// noFreelistSync switches to bbolt's unsynced freelist, only so that
 	// the benchmarks can compare it with the synced one used here.
@@ -180,7 +185,8 @@ func Open(path string, opt Options) (*DB, error) {
 	}
 	// An existing file is first checked read-only: opening someone else's
 	// bbolt file for writing would let bbolt rewrite its freelist, and a
-	// damaged file is safer to inspect without writing.
+	// damaged file is safer to inspect without writing. It is read whole
+	// (verify), so that damage stops a check before its first request.
 	ro := opt
 	ro.ReadOnly = true
 	db, err := open(path, ro)
@@ -190,7 +196,11 @@ func Open(path string, opt Options) (*DB, error) {
 	case err != nil:
 		return nil, err
 	default:
-		if err := db.Close(); err != nil {
+		err := db.verify()
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
@@ -275,14 +276,15 @@ func frontierURL(schema uint64, k, v []byte) ([]byte, error) {
 
 // migrateFrontier moves the tasks of a frontier keyed by URL (schema 4 and
 // older) under numbers, in URL order, the only order such a file knows.
+// Each task's bytes move as they are: Open's verify decoded them already,
+// unless Options.NewPass, whose pass drops them unread, so that a task that
+// does not decode cannot stop a check --new-pass from keeping the history
+// (review7 R4).
 func (db *DB) migrateFrontier(tx *bbolt.Tx) error {
-	var tasks []Task
+	type entry struct{ url, task []byte }
+	var entries []entry
 	err := db.scan(tx, tx.Bucket(bucketFrontier), func(k, v []byte) error {
-		t, err := decodeTask(string(k), v)
-		if err != nil {
-			return db.corrupt("task", k, err)
-		}
-		tasks = append(tasks, t)
+		entries = append(entries, entry{bytes.Clone(k), bytes.Clone(v)})
 		return nil
 	})
 	if err != nil {
@@ -292,11 +294,18 @@ func (db *DB) migrateFrontier(tx *bbolt.Tx) error {
 	if err := f.clear(tx); err != nil {
 		return err
 	}
-	put := putter()
-	for i := range tasks {
-		if err := f.add(tx, &tasks[i], put); err != nil {
-			return fmt.Errorf("move task %s: %w", tasks[i].URL, err)
+	f.b.FillPercent = 1 // only ever appended, as in add
+	for _, e := range entries {
+		seq, err := f.b.NextSequence()
+		if err != nil {
+			return err
 		}
+		enc := encoder{}
+		enc.strBytes(e.url)
+		if err := f.b.Put(be64(seq), append(enc.bytes(), e.task...)); err != nil {
+			return fmt.Errorf("move task %s: %w", e.url, err)
+		}
+		f.idx.at[f.idx.keyBytes(e.url)] = seq
 	}
 	return nil
 }

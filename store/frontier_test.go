@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"go.etcd.io/bbolt"
@@ -123,9 +124,10 @@ func TestFrontierAfterAFailedCommit(t *testing.T) {
 	}
 }
 
-// Damage to the frontier is found when the file is next written, before
-// anything is queued under a number already taken or a task is taken off
-// for another URL.
+// Damage to the frontier is found when the file is opened for writing
+// (verify), and, past that, when it is next written, before anything is
+// queued under a number already taken or a task is taken off for another
+// URL.
 func TestDamagedFrontier(t *testing.T) {
 	t.Parallel()
 	const a = "http://127.0.0.1/a"
@@ -151,13 +153,33 @@ func TestDamagedFrontier(t *testing.T) {
 				t.Fatal(err)
 			}
 			rawUpdate(t, path, func(tx *bbolt.Tx) error { return tt.damage(tx.Bucket(bucketFrontier)) })
-			db = openAt(t, path)
+			if db, err := Open(path, Options{}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "in the queue of its unfinished pass") {
+				if err == nil {
+					db.Close()
+				}
+				t.Errorf("Open: %v, want ErrCorrupt in the queue", err)
+			}
+			// Past Open's verify, as if the damage came while it was open.
+			db, err := open(path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
 			if err := db.Commit(p.ID, []Result{page(home, about)}); !errors.Is(err, ErrCorrupt) {
 				t.Errorf("Commit: %v, want ErrCorrupt", err)
 			}
 			if _, err := db.Enqueue(p.ID, []Task{{URL: about, Action: "check"}}); !errors.Is(err, ErrCorrupt) {
 				t.Errorf("Enqueue: %v, want ErrCorrupt", err)
 			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			// check --new-pass drops the queue unread and keeps the history.
+			db, err = Open(path, Options{NewPass: true})
+			if err != nil {
+				t.Fatalf("Open with NewPass: %v", err)
+			}
+			defer db.Close()
+			abandonAndBegin(t, db, p.ID)
 		})
 	}
 }
@@ -226,20 +248,33 @@ func TestMigrateSchema4(t *testing.T) {
 }
 
 // A schema-4 file whose frontier holds a task that does not decode is not
-// migrated: Open says it is damaged and leaves it at schema 4, its
-// frontier as it was.
+// migrated: Open says it is damaged, that --new-pass keeps the history, and
+// leaves it at schema 4, its frontier as it was. With NewPass (check
+// --new-pass) it opens, and the pass is abandoned with its history kept
+// (review7 R4: the migration decoded every task and failed the Open).
 func TestMigrateDamagedSchema4(t *testing.T) {
 	t.Parallel()
 	path, _ := copyTestdata(t, "schema4.bolt", 4)
 	rawUpdate(t, path, func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketFrontier).Put([]byte("http://127.0.0.1/c"), []byte{taskFormat1 + 7})
 	})
-	if db, err := Open(path, Options{}); !errors.Is(err, ErrCorrupt) {
+	if db, err := Open(path, Options{}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "add --new-pass to abandon that pass and keep the history") {
 		if err == nil {
 			_ = db.Close()
 		}
-		t.Fatalf("Open of a damaged schema-4 file: %v, want ErrCorrupt", err)
+		t.Fatalf("Open of a damaged schema-4 file: %v, want ErrCorrupt advising --new-pass", err)
 	}
+	defer func() {
+		if t.Failed() {
+			return
+		}
+		db, err := Open(path, Options{NewPass: true})
+		if err != nil {
+			t.Fatalf("Open with NewPass: %v", err)
+		}
+		defer db.Close()
+		abandonAndBegin(t, db, 1)
+	}()
 	if got := schemaOf(t, path); got != 4 {
 		t.Errorf("schema after a failed migration = %d, want 4", got)
 	}
@@ -281,4 +316,26 @@ func FuzzFrontierEntry(f *testing.F) {
 			t.Errorf("%+v encoded again decodes as %+v, %v", task, again, err)
 		}
 	})
+}
+
+// abandonAndBegin does what check --new-pass does with the open pass id,
+// and checks that the passes before the new one are all kept.
+func abandonAndBegin(t *testing.T, db *DB, id uint64) {
+	t.Helper()
+	p, err := db.Pass(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.State = PassAbandoned
+	if err := db.UpdatePass(p); err != nil {
+		t.Fatalf("abandon pass %d: %v", id, err)
+	}
+	next := begin(t, db, home)
+	if got, err := db.Frontier(); err != nil || len(got) != 1 || got[0].URL != home {
+		t.Errorf("frontier of the new pass = %+v, %v; want the seed alone", got, err)
+	}
+	ps, err := db.Passes()
+	if err != nil || len(ps) != int(next.ID) {
+		t.Errorf("passes = %d, %v; want all %d kept", len(ps), err, next.ID)
+	}
 }

@@ -358,6 +358,14 @@ func TestDamagedPagesNeverCrash(t *testing.T) {
 		if err != nil && !errorsIsAny(err, sentinels) {
 			t.Errorf("trial %d (pages %d..%d): err = %v, want one of the sentinels", trial, first, first+n-1, err)
 		}
+		// Damage a later read or write meets is found by Open already:
+		// a check finds it before its first request (verify).
+		if db, openErr := Open(path, Options{}); openErr == nil {
+			_ = db.Close()
+			if err != nil {
+				t.Errorf("trial %d (pages %d..%d): Open found nothing, then: %v", trial, first, first+n-1, err)
+			}
+		}
 	}
 }
 
@@ -417,7 +425,12 @@ func readEverything(path string, opt Options) error {
 func TestUnsyncedFreelistCrashesOnDamage(t *testing.T) {
 	t.Parallel()
 	if path := os.Getenv("LINKPATROL_STORE_DAMAGED"); path != "" {
-		err := readEverything(path, Options{noFreelistSync: true})
+		// Straight to the read-write open: Open's read-only verify, which
+		// reads every page before, finds the damage first.
+		db, err := open(path, Options{noFreelistSync: true})
+		if err == nil {
+			err = db.Close()
+		}
 		t.Logf("survived: %v", err)
 		return
 	}

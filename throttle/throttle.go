@@ -487,6 +487,10 @@ type limiter struct {
 	// whether it told that the refusals are not about the pace.
 	saidSlow   time.Duration
 	saidPerURL bool
+	// saidPause is the end of the pause Decision.Paused last told of,
+	// saidDown whether it told that the host stopped answering.
+	saidPause time.Time
+	saidDown  bool
 	// backedOffAt is when a refusal without a usable Retry-After, or a
 	// failure, last stepped the backoff up (see learn): once per round.
 	backedOffAt time.Time

@@ -189,7 +189,7 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			return err
 		}
 	}
-	db, err := store.Open(o.db, store.Options{Timeout: 2 * time.Second, SyncEvery: o.syncEvery()})
+	db, err := store.Open(o.db, store.Options{Timeout: 2 * time.Second, SyncEvery: o.syncEvery(), NewPass: o.newPass})
 	if err != nil {
 		return err
 	}

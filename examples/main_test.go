@@ -1,0 +1,9 @@
+package examples_test
+
+import (
+	"testing"
+
+	"github.com/linkpatrol/linkpatrol/internal/testmain"
+)
+
+func TestMain(m *testing.M) { testmain.Exit(m.Run()) }
