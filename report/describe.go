@@ -976,7 +976,13 @@ func (r *Report) LastChecked(e Entry) string {
 		if e.Behind == r.EmptyStart {
 			why = ", the start page, which has no links this pass"
 		}
-		msg = "NOT CHECKED this pass: only linked from behind " + r.Location(e.Behind) + why + ", so nothing says the link is gone; " +
+		lead := "only linked from behind " + r.Location(e.Behind)
+		if e.Behind == r.EmptyStart && len(e.Referrers) == 0 {
+			// No kept copy links to it: the start page's own links of
+			// the last pass were replaced by its empty read.
+			lead = "linked from no page read this pass, perhaps from " + r.Location(e.Behind) + " itself"
+		}
+		msg = "NOT CHECKED this pass: " + lead + why + ", so nothing says the link is gone; " +
 			what + " when last checked" + when
 	}
 	if !rec.FirstBroken.IsZero() {
