@@ -79,6 +79,9 @@ type requestOpts struct {
 	// policy is the rules' settings for this request (see fetch): its
 	// timeout always, its headers and credentials unless public.
 	policy *rules.Policy
+	// cookies are what earlier hops of the redirect chain set for this
+	// URL (see chainCookies).
+	cookies []*http.Cookie
 }
 
 // requestWith sends one request under the soft timeout, holding permit p
@@ -129,6 +132,9 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 	}
 	if !o.robots && !o.public {
 		applyPolicy(req, o.policy)
+	}
+	for _, ck := range o.cookies {
+		req.AddCookie(ck)
 	}
 	if o.prev != nil {
 		if o.prev.ETag != "" {
