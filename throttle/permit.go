@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -115,6 +116,9 @@ func (p *Permit) Done(o Outcome) (d Decision) {
 		l.starts.over(t.now(), p.sends)
 	}
 	l.inFlight--
+	if i := slices.Index(l.openAt, p.admitted); i >= 0 {
+		l.openAt = slices.Delete(l.openAt, i, i+1)
+	}
 	l.mu.Unlock()
 	t.signal()
 	return d
@@ -299,6 +303,7 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 		l.silence, l.down, l.saidDown = silence{}, false, false
 	}
 	var why string // what paused the host, if this answer did: see Decision.Paused
+	wasDeferred := l.deferred
 	newRound := true
 	if class == classFailure && o.Status == 0 && l.answered[host] > 0 {
 		// The requests sent before the last failure learn nothing new
@@ -363,9 +368,15 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 				// pause: as good as a pause past MaxPause (see refusing).
 				l.deferred = true
 			}
-			if hostWide && !l.deferred {
+			switch {
+			case hostWide && !l.deferred:
 				paused = d
 				why = fmt.Sprintf("it answered %d with Retry-After: %s", o.Status, strings.TrimSpace(o.RetryAfter))
+			case hostWide && !wasDeferred && l.set.MaxPause > 0 && d > l.set.MaxPause:
+				why = fmt.Sprintf("it answered %d with Retry-After: %s, and the crawl waits for no pause longer than %s: its URLs are held back for a later run",
+					o.Status, strings.TrimSpace(o.RetryAfter), FormatDuration(l.set.MaxPause))
+			case hostWide && !wasDeferred:
+				why = fmt.Sprintf("it has refused every request for more than %s: its URLs are held back for a later run", FormatDuration(l.waitBudget()))
 			}
 			slow = hostWide
 		} else if l.backedOffAt.IsZero() || admitted.After(l.backedOffAt) {

@@ -529,6 +529,15 @@ func TestPausedToldOncePerPause(t *testing.T) {
 			t.Errorf("a normal answer told %q", d.Paused)
 		}
 	})
+	// A pause past MaxPause holds the host's URLs back: told, with why.
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{MaxPause: time.Minute, MaxRetries: 1}))
+		th.StartPass(1)
+		d := acquire(t, th, host).Done(throttle.Outcome{Status: 503, RetryAfter: "3600"})
+		if !strings.Contains(d.Paused, "paused for 1h") || !strings.Contains(d.Paused, "no pause longer than 1m") || !strings.Contains(d.Paused, "held back") {
+			t.Errorf("a pause past MaxPause told %q", d.Paused)
+		}
+	})
 	// A host that stops answering is told of once, with no end.
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 	synctest.Test(t, func(t *testing.T) {
