@@ -63,7 +63,7 @@ func FinishChain(rec *store.URLRecord, end *store.URLRecord, maxRedirects int) {
 	}
 	past := pastOf(rec)
 	rec.Redirects = slices.Clip(rec.Redirects)
-	chainEnd(rec, e, maxRedirects)
+	chainEnd(rec, e, maxRedirects, true)
 	if rec.Note == "" {
 		rec.Note = via
 	}

@@ -51,7 +51,7 @@ func TestFinishChainEqualsOneProcess(t *testing.T) {
 			// One process: the chain's end is known at once.
 			want := base
 			want.Redirects = append([]store.Hop(nil), tc.hops...)
-			chainEnd(&want, tc.end, max)
+			chainEnd(&want, tc.end, max, true)
 			if tc.via != "" && want.Note == "" {
 				want.Note = viaNote(tc.via)
 			}

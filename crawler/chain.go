@@ -253,8 +253,13 @@ func (c *Crawler) claim(ctx context.Context, u string) (bool, error) {
 }
 
 // chainEnd is what a record that ends in a redirect takes from the record
-// of the URL the redirect leads to: the whole chain's outcome.
-func chainEnd(rec *store.URLRecord, end store.URLRecord, maxRedirects int) {
+// of the URL the redirect leads to: the whole chain's outcome. A chain
+// pieced together from the results of two tasks (or two crawlers) that
+// comes back to rec's URL is a redirect loop; one fetch followed whole
+// (stitched false) was judged by fetch, which knows the cookies each hop
+// carried: there, a page that set a cookie and redirected to itself may
+// well end at itself.
+func chainEnd(rec *store.URLRecord, end store.URLRecord, maxRedirects int, stitched bool) {
 	rec.Status, rec.ContentType, rec.Size = end.Status, end.ContentType, end.Size
 	rec.Verdict, rec.Error, rec.Note = end.Verdict, end.Error, ""
 	rec.FinalURL = end.URL
@@ -263,7 +268,7 @@ func chainEnd(rec *store.URLRecord, end store.URLRecord, maxRedirects int) {
 	}
 	rec.Redirects = append(slices.Clip(rec.Redirects), end.Redirects...)
 	switch {
-	case rec.FinalURL == rec.URL || slices.ContainsFunc(end.Redirects, func(h store.Hop) bool { return h.URL == rec.URL }):
+	case stitched && (rec.FinalURL == rec.URL || slices.ContainsFunc(end.Redirects, func(h store.Hop) bool { return h.URL == rec.URL })):
 		rec.Verdict, rec.Error = store.VerdictBroken, store.ErrorRedirectLoop
 		rec.Status = rec.Redirects[len(rec.Redirects)-1].Status
 	case len(rec.Redirects) > maxRedirects:
@@ -390,7 +395,7 @@ func (d *dispatcher) settled(rec *store.URLRecord) []store.Result {
 }
 
 func (d *dispatcher) finishWaiting(w waiting, end store.URLRecord) store.Result {
-	chainEnd(&w.rec, end, d.c.cfg.MaxRedirects)
+	chainEnd(&w.rec, end, d.c.cfg.MaxRedirects, true)
 	w.noteVia()
 	rec := w.rec
 	history(&rec, w.prev, d.pass, d.c.cfg.Now())

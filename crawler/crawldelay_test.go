@@ -130,6 +130,13 @@ func TestAnotherSitesLongCrawlDelayHoldsItsLinksBack(t *testing.T) {
 // and what was logged.
 func crawlUntilWarned(t *testing.T, db *store.DB, start string, hosts []rules.HostRule) (crawler.Outcome, string) {
 	t.Helper()
+	return crawlUntilLogged(t, db, start, hosts, slog.LevelWarn, "")
+}
+
+// crawlUntilLogged is crawlUntilWarned for the first line at level or
+// above that holds want.
+func crawlUntilLogged(t *testing.T, db *store.DB, start string, hosts []rules.HostRule, level slog.Level, want string) (crawler.Outcome, string) {
+	t.Helper()
 	engine, err := rules.New(rules.Config{Start: []string{start}, Hosts: hosts})
 	if err != nil {
 		t.Fatal(err)
@@ -138,10 +145,10 @@ func crawlUntilWarned(t *testing.T, db *store.DB, start string, hosts []rules.Ho
 	// The minute only keeps a run that never warns from waiting an hour.
 	stop, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	w := &warned{cancel: cancel}
+	w := &warned{cancel: cancel, want: want}
 	c := crawler.New(crawler.Config{Concurrency: 4, UserAgent: "linkpatrol-test", Timeout: 5 * time.Second,
 		Throttle: throttle.New(throttle.Config{Settings: settings, UserAgent: "linkpatrol-test"}), HostSettings: settings,
-		Logger: slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))}, engine, db)
+		Logger: slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))}, engine, db)
 	_, out, err := c.Run(stop, context.Background(), passOf(start))
 	if err != nil {
 		t.Fatal(err)
@@ -149,17 +156,21 @@ func crawlUntilWarned(t *testing.T, db *store.DB, start string, hosts []rules.Ho
 	return out, w.String()
 }
 
-// warned keeps what a logger writes and stops the run at the first line.
+// warned keeps what a logger writes and stops the run at the first line
+// that holds want.
 type warned struct {
 	mu     sync.Mutex
 	buf    bytes.Buffer
 	cancel context.CancelFunc
+	want   string
 }
 
 func (w *warned) Write(b []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.cancel()
+	if bytes.Contains(b, []byte(w.want)) {
+		w.cancel()
+	}
 	return w.buf.Write(b)
 }
 

@@ -36,7 +36,8 @@ type task struct {
 	// (see Crawler.decision).
 	dec *rules.Decision
 	// getNext: a HEAD of this URL was refused and the GET that must follow
-	// had to wait for the host; it is the task's first request now.
+	// had to wait for the host, or the HEAD timed out; the GET is the
+	// task's first request now.
 	getNext bool
 	// upgradeNext: the URL was checked and answered a page the rules
 	// parse, and the GET that reads it had to wait for the host; that GET

@@ -207,8 +207,9 @@ func TestRedirectToUnparsableLocationSaysSo(t *testing.T) {
 	}
 }
 
-// A server that sends two differing Content-Length headers, or a chunk
-// that is not one, gets the cause named, not a bare "error".
+// A server that sends two differing Content-Length headers, a chunk that
+// is not one, or a transfer coding the request did not offer gets the
+// cause named, not a bare "error".
 func TestBadFramingNamed(t *testing.T) {
 	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -218,7 +219,8 @@ func TestBadFramingNamed(t *testing.T) {
 	defer l.Close()
 	const html = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n"
 	answers := map[string]string{
-		"/":      html + "Content-Length: 44\r\n\r\n<a href=/dup>d</a> <a href=/chunk>c</a>     ",
+		"/":      html + "Content-Length: 61\r\n\r\n<a href=/dup>d</a> <a href=/chunk>c</a> <a href=/te>t</a>    ",
+		"/te":    html + "Transfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
 		"/dup":   "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\nContent-Length: 7\r\nConnection: close\r\n\r\nhello",
 		"/chunk": html + "Transfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n",
 	}
@@ -248,10 +250,13 @@ func TestBadFramingNamed(t *testing.T) {
 	}()
 	site := "http://" + l.Addr().String()
 	r := runPass(t, crawler.Config{Timeout: 5 * time.Second}, site+"/")
-	for p, want := range map[string]string{"/dup": "duplicate Content-Length header", "/chunk": "malformed chunked encoding"} {
+	for p, want := range map[string]string{"/dup": "duplicate Content-Length header", "/chunk": "malformed chunked encoding", "/te": "unsupported transfer encoding"} {
 		if rec := r.records[site+p]; rec.Error != want {
 			t.Errorf("%s: %s %q (status %d), want %q", p, rec.Verdict, rec.Error, rec.Status, want)
 		}
+	}
+	if note := r.records[site+"/te"].Note; !strings.Contains(note, `Transfer-Encoding "gzip, chunked"`) || !strings.Contains(note, "did not offer") {
+		t.Errorf("/te: note %q, want one naming the Transfer-Encoding the request did not offer", note)
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 // anchors). It runs on a worker, so the per-link cost (resolving,
 // canonicalizing, deciding) is spread over all cores.
 func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) ([]store.Link, []target, []string, bool) {
-	doc, err := extract.DecodeUTF8(body, contentType)
+	doc, cs, err := extract.DecodeUTF8(body, contentType)
 	if err != nil {
 		doc = body
 	}
@@ -50,6 +50,8 @@ func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) (
 			// over https; resolved against file: it would be a local path.
 			ref = "https:" + strings.TrimLeft(ref, " \t\n\r\f")
 		}
+		// Sent as a browser sends it: the query in the page's encoding.
+		ref = cs.Query(ref)
 		// An image or a script on our own host is verified, not parsed.
 		col.add(ref, store.Link{Line: l.Line, Tag: l.Tag, Attr: l.Attr}, l.Kind == extract.KindResource, false)
 	}

@@ -121,7 +121,7 @@ func (c *Crawler) Run(ctx, hard context.Context, spec PassSpec) (store.Pass, Out
 		}
 	}
 	began := time.Now()
-	out, runErr := c.run(ctx, hard, pass, queue, done)
+	out, runErr := c.run(ctx, hard, pass, began, queue, done)
 
 	pass.Elapsed += time.Since(began)
 	pass.Deferred, pass.ResumeAfter = 0, time.Time{}

@@ -620,9 +620,19 @@ func (c *Crawler) loadHostState(passID uint64, resumed bool) error {
 // did to its host's pace (see throttle.Decision.Paced): a host slowed down
 // to one request a minute must not look like a crawl that hangs.
 func (c *Crawler) logPaced(target, paced string) {
-	host := target
-	if u, err := url.Parse(target); err == nil {
-		host = u.Host
-	}
+	host := hostOf(target)
 	c.cfg.Logger.Warn(host+": "+paced, "host", host)
+}
+
+// logPaused tells, with -v, that an answer to target paused its host, until
+// when and why, once per pause (see throttle.Decision.Paused): a host that
+// waits minutes on a backoff said nothing, and looked hung (qa7 Q2).
+// Pauses come and go on a healthy crawl, so they are not warnings.
+func (c *Crawler) logPaused(target string, d throttle.Decision) {
+	host := hostOf(target)
+	if d.PausedUntil.IsZero() {
+		c.cfg.Logger.Info(host+": "+d.Paused, "host", host)
+		return
+	}
+	c.cfg.Logger.Info(host+": "+d.Paused, "host", host, "until", d.PausedUntil)
 }

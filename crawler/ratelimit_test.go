@@ -3,6 +3,7 @@ package crawler_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -269,5 +270,25 @@ func TestSlowdownIsLogged(t *testing.T) {
 	_, log := crawlUntilWarned(t, openDB(t), srv.URL+"/", nil)
 	if !strings.Contains(log, "slowing down to one request every") || !strings.Contains(log, "it answered 429") {
 		t.Errorf("logged\n%s\nwant the host's slowdown, with why", log)
+	}
+}
+
+// With -v (Info) the run says when a host is paused, until when and why:
+// a host sitting on a backoff said nothing and looked hung (qa7 Q2).
+func TestPauseIsLogged(t *testing.T) {
+	t.Parallel()
+	site := http.NewServeMux()
+	site.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<a href="/p/1">p</a> <a href="/p/2">p</a>`)
+	})
+	site.HandleFunc("/p/", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "busy", http.StatusServiceUnavailable)
+	})
+	srv := httptest.NewServer(site)
+	defer srv.Close()
+	_, log := crawlUntilLogged(t, openDB(t), srv.URL+"/", nil, slog.LevelInfo, "paused for")
+	if !strings.Contains(log, "paused for") || !strings.Contains(log, ", until ") || !strings.Contains(log, "it answered 503 without a usable Retry-After") {
+		t.Errorf("logged\n%s\nwant the host's pause, until when and why", log)
 	}
 }

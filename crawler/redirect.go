@@ -95,7 +95,14 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 	claim := consume == nil && c.claimReqs != nil
 	cur := t.URL
 	permit := t.permit
-	visited := map[string]bool{cur: true}
+	// visited holds each URL the chain requested, with the cookies it was
+	// sent (see chainCookies): a redirect back to one of them is a loop
+	// only when it would carry the same ones again. A hop that set a new
+	// cookie makes it a new request, whose answer may differ (a page that
+	// sets a cookie and redirects to itself); a server that sets a new one
+	// at every hop is stopped by MaxRedirects.
+	var cookies chainCookies
+	visited := map[string]string{cur: ""}
 	f := fetched{dec: c.decision(&t)}
 	// The task's URL is requested as decided, after rewrites; a redirect
 	// target as the server wrote it (see rules.Decision).
@@ -148,7 +155,8 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 				return f
 			}
 		}
-		opts := requestOpts{wantHTML: parse, retries: t.retries, consume: consume, public: t.Public || !sameOrigin(first, cu), policy: f.policy}
+		opts := requestOpts{wantHTML: parse, retries: t.retries, consume: consume, public: t.Public || !sameOrigin(first, cu), policy: f.policy,
+			cookies: cookies.to(cu)}
 		if len(f.redirects) == 0 {
 			opts.prev = prev
 		}
@@ -160,6 +168,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		}
 		h := c.requestWith(ctx, method, cur, permit, opts)
 		permit = nil
+		cookies.keep(cu, h.header)
 		if method == http.MethodHead && headRefused(h) && !h.retry {
 			method = http.MethodGet
 			if permit, err = c.acquireNext(ctx, cu.Host, cur, 0); err != nil {
@@ -173,10 +182,18 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 				c.followUpRefused(&f, err)
 				return f
 			}
+			opts.cookies = cookies.to(cu)
 			h = c.requestWith(ctx, method, cur, permit, opts)
 			permit = nil
+			cookies.keep(cu, h.header)
 		}
 		f.hop = h
+		if method == http.MethodHead && h.retry && isTimeout(h.err) {
+			// A HEAD that never answers is the commonest mishandling of
+			// HEAD (an app server waiting for a body): the URL's next try,
+			// spent anyway, is a GET (qa8 P3).
+			f.getNext = true
+		}
 		if h.err != nil || h.retry || !isRedirect(h.status) {
 			return f
 		}
@@ -212,7 +229,8 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			f.finalURL = clip(cur)
 			return f
 		}
-		if visited[cur] {
+		carry := sent(cookies.to(next))
+		if before, ok := visited[cur]; ok && before == carry {
 			f.errClass = store.ErrorRedirectLoop
 			f.finalURL = cur
 			return f
@@ -222,8 +240,15 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			f.finalURL = cur
 			return f
 		}
-		visited[cur] = true
-		if claim {
+		visited[cur] = carry
+		if claim && cookies.held() && c.frontier.Owns(next.Host) {
+			// Once a hop set a cookie, what the later ones answer is this
+			// chain's, not the URL's: they are followed here to the end,
+			// never left to another task (which would request them
+			// without the cookie, or wait on this chain for ever), and
+			// not recorded as the pass's answer for their URLs.
+			f.keys = append(f.keys, "")
+		} else if claim {
 			key := ""
 			if !c.frontier.Owns(next.Host) && (d.Action == rules.Parse || d.Action == rules.Check) {
 				// Another crawler's URL: not requested here, where its

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -78,6 +79,9 @@ type requestOpts struct {
 	// policy is the rules' settings for this request (see fetch): its
 	// timeout always, its headers and credentials unless public.
 	policy *rules.Policy
+	// cookies are what earlier hops of the redirect chain set for this
+	// URL (see chainCookies).
+	cookies []*http.Cookie
 }
 
 // requestWith sends one request under the soft timeout, holding permit p
@@ -111,6 +115,9 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 			if d.Paced != "" {
 				c.logPaced(target, d.Paced)
 			}
+			if d.Paused != "" {
+				c.logPaused(target, d)
+			}
 		}()
 	}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, sent.trace()), method, target, nil)
@@ -125,6 +132,9 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 	}
 	if !o.robots && !o.public {
 		applyPolicy(req, o.policy)
+	}
+	for _, ck := range o.cookies {
+		req.AddCookie(ck)
 	}
 	if o.prev != nil {
 		if o.prev.ETag != "" {
@@ -174,9 +184,9 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 			length = -1
 		}
 	}
-	if h.contentType == "" {
-		sniff, _ := br.Peek(512)
-		h.contentType = http.DetectContentType(sniff)
+	if h.contentType == "" || isXML(h.contentType) {
+		head, _ := br.Peek(512)
+		h.contentType = pageType(h.contentType, head)
 	}
 	switch {
 	case o.consume != nil && resp.StatusCode/100 == 2:
@@ -283,8 +293,37 @@ func (rp *readerPool) put(br *bufio.Reader) {
 }
 
 func isHTML(contentType string) bool {
+	switch mediaType(contentType) {
+	case "text/html", "application/xhtml+xml", "application/vnd.wap.xhtml+xml":
+		return true
+	}
+	return false
+}
+
+func isXML(contentType string) bool {
 	mt := mediaType(contentType)
-	return mt == "text/html" || mt == "application/xhtml+xml"
+	return mt == "text/xml" || mt == "application/xml"
+}
+
+// xhtmlRoot is an html element in the XHTML namespace near the start of a
+// document: what makes a browser render an XML document as a page.
+var xhtmlRoot = regexp.MustCompile(`(?i)<html\b[^>]*\bxmlns\s*=\s*["']http://www\.w3\.org/1999/xhtml["']`)
+
+// pageType is the type a browser reads a body as, given the first bytes of
+// the body. With no Content-Type it sniffs (WHATWG MIME sniffing, which
+// http.DetectContentType implements); an XML document whose root is XHTML's
+// html element is a page with working links, as browsers show it, whether
+// the server said text/xml or nothing (QA8 C1: such pages were listed OK
+// and every link on them went unchecked).
+func pageType(declared string, head []byte) string {
+	t := declared
+	if t == "" {
+		t = http.DetectContentType(head)
+	}
+	if isXML(t) && xhtmlRoot.Match(head) {
+		return "application/xhtml+xml"
+	}
+	return t
 }
 
 func isCSS(contentType string) bool { return mediaType(contentType) == "text/css" }

@@ -47,6 +47,10 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 	}
 	var end store.URLRecord
 	var endResult *store.Result
+	// home: the chain came back to the task's own URL, once a hop had set
+	// a cookie (see chainCookies), and ended there: what it got is that
+	// URL's page, parsed on the task's own record.
+	home := false
 	switch {
 	case f.awaits != "":
 		// Another crawler resolves the chain's end (see awaitEnd).
@@ -64,6 +68,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		ft := task{Task: store.Task{URL: key, Action: action.String(), Depth: t.Depth, Public: t.Public}, dec: f.dec}
 		if key == "" {
 			ft.URL = f.finalURL // not recorded: only its outcome is passed on
+			home = f.finalURL == t.URL
 		} else {
 			// Handed back, the task's chain is requested again: a
 			// short wait is sat out, as for a hop (see maxHopWait).
@@ -139,7 +144,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 	}
 	for i := len(records) - 1; i >= 0; i-- {
 		w := &records[i]
-		chainEnd(&w.rec, end, c.cfg.MaxRedirects)
+		chainEnd(&w.rec, end, c.cfg.MaxRedirects, false)
 		w.noteVia()
 		history(&w.rec, w.prev, pass, now)
 		if w.rec.Verdict.Problem() && w.via == "" {
@@ -148,6 +153,15 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		end = w.rec
 	}
 	o.result = store.Result{Record: records[0].rec, SetLinks: true}
+	if home {
+		var found []target
+		fe := f
+		fe.redirects = nil
+		if c.parseInto(&o.result.Record, &o.result, &found, fe) && t.Action != rules.Parse.String() {
+			o.result.Record.Action = rules.Parse.String()
+		}
+		o.found = append(o.found, found...)
+	}
 	for _, w := range records[1:] {
 		o.hops = append(o.hops, store.Result{Record: w.rec, SetLinks: true})
 	}
@@ -208,6 +222,8 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 		if sb := (*shortBodyError)(nil); errors.As(f.err, &sb) {
 			rec.Note = sb.Error()
 		} else if why := certProblem(f.err); why != "" {
+			rec.Note = why
+		} else if why := transferEncodingProblem(f.err); why != "" {
 			rec.Note = why
 		}
 	default:

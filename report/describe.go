@@ -363,7 +363,36 @@ var heldKinds = []heldKind{{
 		return fmt.Sprintf("; %s of pass %d not reached: the start page has no links", plural(n, "page", "pages"), r.Previous.ID)
 	},
 	where: afterHops,
+}, {
+	// A link that could not be verified (a third-party host that
+	// rate-limits one URL, times out, answers 503) is listed with its
+	// verdict; the exit code said "all clear" beside it (qa8).
+	count:   func(s Summary) int { return s.Unverified },
+	line:    func(r *Report, n int) string { return r.unverifiedLine(n) },
+	nothing: func(_ *Report, n int) string { return plural(n, "link", "links") + " could not be verified" },
+	counted: func(*Report, int) string { return "" }, // each verdict's count says it
+	where:   afterVerdicts,
 }}
+
+// unverifiedLine says how many links could not be verified and why, up to
+// three distinct reasons: "2 links could not be verified (timeout, 429 Too
+// Many Requests)".
+func (r *Report) unverifiedLine(n int) string {
+	const named = 3
+	var whys []string
+	for i := range r.Entries {
+		if e := &r.Entries[i]; r.isUnverified(e) {
+			if why := Problem(e.Record); !slices.Contains(whys, why) {
+				whys = append(whys, why)
+			}
+		}
+	}
+	why := strings.Join(whys[:min(named, len(whys))], ", ")
+	if len(whys) > named {
+		why += fmt.Sprintf(" and %d more", len(whys)-named)
+	}
+	return fmt.Sprintf("%s could not be verified (%s)", plural(n, "link", "links"), why)
+}
 
 // emptyStartLine says that the start page came back with no links and n
 // pages of the compared pass were not reached (Report.EmptyStart).
@@ -620,6 +649,18 @@ func (r *Report) Counts() string {
 	r.countHeld(&b, afterHops)
 	if r.checksFragments() {
 		fmt.Fprintf(&b, "; %s", plural(s.MissingFragments, "missing fragment", "missing fragments"))
+		// Those listed with what they were when last checked (qa7 Q9).
+		if n := s.FragmentsUnchecked; n > 0 {
+			which := "its page"
+			if n > 1 {
+				which = "their pages"
+			}
+			count := ""
+			if n < s.MissingFragments {
+				count = strconv.Itoa(n) + " "
+			}
+			fmt.Fprintf(&b, " (%snot checked this pass: %s could not be read)", count, which)
+		}
 	}
 	if s.Suppressed > 0 {
 		fmt.Fprintf(&b, "; %d suppressed by --report-after %s", s.Suppressed, r.Options.ReportAfter)

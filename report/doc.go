@@ -40,6 +40,9 @@
 // tally), so OnlyNew lists the new ones; text lists the fixed and no longer
 // linked ones in sections of their own, JSON in changes.fixed_fragments and
 // changes.no_longer_linked_fragments, and each missing one has a "change".
+// One missing when last checked whose page this pass could not read is
+// listed and counted as missing, and the summary of every format says how
+// many of them were not checked (JSON: summary.missing_fragments_not_checked).
 // See fragments.go for the matching rules.
 //
 // A sitemap the pass was seeded from is a URL like any other, with action

@@ -8,16 +8,18 @@ import (
 	"github.com/linkpatrol/linkpatrol/store"
 )
 
-// FailOn says which of the listed problems make the exit code 1, so that a
-// CI job can fail on the site's own links while third-party rot is
-// reported but not fatal.
+// FailOn says which of the listed problems make the exit code 1 (and which
+// links that could not be verified make it 5), so that a CI job can fail
+// on the site's own links while third-party rot is reported but not fatal.
 type FailOn string
 
 const (
-	// FailBroken: broken links and missing fragments (the default).
+	// FailBroken: broken links and missing fragments (the default); links
+	// that could not be verified make the pass PARTLY CHECKED.
 	FailBroken FailOn = "broken"
 	// FailInternal: only broken links to the site's own hosts (or, for a
-	// directory, its files) and missing fragments.
+	// directory, its files) and missing fragments; of the links that could
+	// not be verified, only the site's own make the pass PARTLY CHECKED.
 	FailInternal FailOn = "internal"
 	// FailAny: every problem, transient and unverifiable included.
 	FailAny FailOn = "any"
@@ -101,10 +103,16 @@ func (r *Report) failHelp(v store.Verdict) string {
 		if v == store.VerdictBroken {
 			return "those on the site make the exit code 1"
 		}
+		if v == store.VerdictTransient || v == store.VerdictUnverifiable {
+			return "those on the site make the exit code 5 if nothing worse applies"
+		}
 		return ""
 	}
-	if v == store.VerdictBroken {
+	switch v {
+	case store.VerdictBroken:
 		return "these make the exit code 1"
+	case store.VerdictTransient, store.VerdictUnverifiable:
+		return "these make the exit code 5 if nothing worse applies (--fail-on internal: only the site's own)"
 	}
 	return ""
 }

@@ -246,6 +246,7 @@ func (r *Report) fragmentChanges(refs map[fragmentKey][]Referrer, judged map[fra
 			r.Fragments = append(r.Fragments, MissingFragment{URL: u, Fragment: f, Referrers: rs, Change: ChangeUnchecked, Page: unread[u]})
 			r.fragmentKeys = append(r.fragmentKeys, k)
 			s.Unchecked++
+			s.FragmentsUnchecked++
 		case !linked && r.Pass.State == store.PassComplete:
 			r.GoneFragments = append(r.GoneFragments, MissingFragment{URL: u, Fragment: f})
 		}
@@ -254,6 +255,7 @@ func (r *Report) fragmentChanges(refs map[fragmentKey][]Referrer, judged map[fra
 	slices.SortFunc(r.Fragments, func(a, b MissingFragment) int {
 		return cmp.Or(strings.Compare(a.URL, b.URL), strings.Compare(a.Fragment, b.Fragment))
 	})
+	s.MissingFragments = len(r.Fragments)
 	s.Fixed += len(r.FixedFragments)
 	s.Gone += len(r.GoneFragments)
 	if r.Options.OnlyNew {

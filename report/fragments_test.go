@@ -286,3 +286,42 @@ func FuzzFragmentWriters(f *testing.F) {
 		}
 	})
 }
+
+// A fragment missing last pass whose page this pass could not read is
+// listed, not checked, and fails the run: the summary of every format
+// counts it among the missing fragments and says it was not checked,
+// rather than "0 missing fragments" above a list of one (qa7 Q9 nit).
+func TestUncheckedFragmentCounted(t *testing.T) {
+	const home, guide = "https://example.com/", "https://example.com/guide/"
+	prev := store.Pass{StartURLs: []string{home}, State: store.PassComplete, Started: night1, Finished: night1.Add(time.Minute),
+		Tally: &store.Tally{FragmentsChecked: true, Fragments: []string{guide + "#nope"}}}
+	down := store.Result{Record: store.URLRecord{URL: guide, Action: "parse", Verdict: store.VerdictTransient, Status: 503, FirstSeen: night1, LastGood: night1}}
+	now := fixturePass{
+		pass:    store.Pass{StartURLs: []string{home}, State: store.PassComplete, Started: night2, Finished: night2.Add(time.Minute)},
+		results: []store.Result{anchoredPage(home, []string{}, fragLink(guide, "nope", 3)), down},
+	}
+	r := build(t, fillStore(t, []fixturePass{{pass: prev}, now}), 2, Options{CheckFragments: true})
+	if len(r.Fragments) != 1 || r.Fragments[0].Change != ChangeUnchecked || !r.HasBroken() {
+		t.Fatalf("fragments %+v, HasBroken %v; want #nope not checked, failing", r.Fragments, r.HasBroken())
+	}
+	if s := r.Summary; s.MissingFragments != 1 || s.FragmentsUnchecked != 1 {
+		t.Errorf("summary: %d missing fragments, %d of them not checked; want 1 and 1", s.MissingFragments, s.FragmentsUnchecked)
+	}
+	for format, want := range map[string]string{
+		"text":     "1 missing fragment (not checked this pass: its page could not be read)",
+		"html":     "1 missing fragment (not checked this pass: its page could not be read)",
+		"markdown": "1 missing fragments (1 not checked this pass)",
+		"json":     `"missing_fragments": 1,`,
+	} {
+		out := strings.Join(strings.Fields(render(t, r, format)), " ")
+		if !strings.Contains(out, want) {
+			t.Errorf("%s: no %q in\n%s", format, want, out)
+		}
+		if strings.Contains(out, "0 missing fragments") || strings.Contains(out, `"missing_fragments": 0`) {
+			t.Errorf("%s still counts 0 missing fragments", format)
+		}
+	}
+	if out := strings.Join(strings.Fields(render(t, r, "json")), " "); !strings.Contains(out, `"missing_fragments_not_checked": 1`) {
+		t.Errorf("json: no missing_fragments_not_checked")
+	}
+}

@@ -140,6 +140,10 @@ type jsonSummary struct {
 	// Unreached: pages of the previous complete pass not reached because
 	// a start page came back with no links (held_back says which).
 	Unreached int `json:"unreached,omitempty"`
+	// Unverified: links (of the transient and unverifiable) that could
+	// not be verified and make the pass PARTLY CHECKED, those --fail-on
+	// leaves out excepted.
+	Unverified int `json:"unverified,omitempty"`
 	// SitemapNotTaken counts the sitemap entries not taken because the
 	// sitemap limit (--sitemap-limit) was reached: not among urls.
 	SitemapNotTaken int `json:"sitemap_not_taken"`
@@ -154,8 +158,10 @@ type jsonSummary struct {
 	RedirectHops int `json:"redirect_hops,omitempty"`
 	// Ghosts counts the pages that failed this pass whose last good
 	// copy's links were followed: not among pages.
-	Ghosts         int     `json:"ghosts,omitempty"`
-	ReportAfter    string  `json:"report_after,omitempty"`
+	Ghosts      int    `json:"ghosts,omitempty"`
+	ReportAfter string `json:"report_after,omitempty"`
+	// ElapsedSeconds is the pass's working time, summed over all its
+	// runs: one killed loses at most its last few seconds.
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
 	// Reused counts results carried over from earlier passes without a
 	// request; ReusedFrom are those passes.
@@ -166,7 +172,10 @@ type jsonSummary struct {
 	// Listed says which URLs "urls" holds: "problems", "all" or "new".
 	Listed string `json:"listed"`
 	// MissingFragments is present only when fragments were checked.
-	MissingFragments *int `json:"missing_fragments,omitempty"`
+	// MissingFragmentsNotChecked are those of them whose page this pass
+	// could not read, missing when last checked.
+	MissingFragments           *int `json:"missing_fragments,omitempty"`
+	MissingFragmentsNotChecked int  `json:"missing_fragments_not_checked,omitempty"`
 	// Seeds are the URLs the pass started from, the rest were reached by
 	// links; Orphans are started-from pages no other page links to, the
 	// start URLs themselves aside.
@@ -257,7 +266,7 @@ func writeJSON(w io.Writer, r *Report) error {
 		},
 		Summary: jsonSummary{
 			Pages: s.Pages, Unchanged: s.Unchanged, Links: s.Links, URLs: s.URLs,
-			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Robots: s.Robots, Quota: s.Quota, Cut: s.Cut, SitemapNotTaken: s.NotTaken, Unread: s.Unread, Unreached: s.Unreached, Transient: s.Transient, Unverifiable: s.Unverifiable,
+			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Robots: s.Robots, Quota: s.Quota, Cut: s.Cut, SitemapNotTaken: s.NotTaken, Unread: s.Unread, Unreached: s.Unreached, Unverified: s.Unverified, Transient: s.Transient, Unverifiable: s.Unverifiable,
 			OK: s.OK, Suppressed: s.Suppressed, RedirectHops: s.Hops, Ghosts: s.Ghosts, ElapsedSeconds: seconds(s.Elapsed),
 			Reused: s.Reused, ReusedFrom: s.ReusedFrom, PermanentRedirects: s.Moved, Seeds: s.Seeds,
 			Listed: "problems",
@@ -331,6 +340,7 @@ func writeJSON(w io.Writer, r *Report) error {
 	if r.checksFragments() {
 		n := s.MissingFragments
 		out.Summary.MissingFragments = &n
+		out.Summary.MissingFragmentsNotChecked = s.FragmentsUnchecked
 		frags := make([]jsonFragment, 0, len(r.Fragments))
 		for _, m := range r.Fragments {
 			frags = append(frags, r.jsonFragment(m))

@@ -19,6 +19,9 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	fmt.Fprintf(b, "## linkpatrol: %d broken, %d transient, %d unverifiable", s.Broken, s.Transient, s.Unverifiable)
 	if r.checksFragments() {
 		fmt.Fprintf(b, ", %d missing fragments", s.MissingFragments)
+		if s.FragmentsUnchecked > 0 {
+			fmt.Fprintf(b, " (%d not checked this pass)", s.FragmentsUnchecked)
+		}
 	}
 	b.WriteString("\n\n")
 	if msg := r.Incomplete(); msg != "" {

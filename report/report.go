@@ -135,8 +135,11 @@ type Report struct {
 	Trend []TrendPoint
 
 	startHosts map[string]bool // see ownSite
-	baseDir    string
-	linkBase   string // directory of the file the report is written to; see WrittenTo
+	// accounted are the URLs whose failure a line of its own says (start
+	// pages, pages not read); see isUnverified.
+	accounted map[string]struct{}
+	baseDir   string
+	linkBase  string // directory of the file the report is written to; see WrittenTo
 }
 
 // Summary counts the whole pass, whatever Options hides.
@@ -163,7 +166,11 @@ type Summary struct {
 	// Unreached counts the pages of the compared pass (Report.Previous)
 	// that this pass did not reach, when a start page was read with no
 	// links at all (Report.EmptyStart); 0 otherwise.
-	Unreached  int
+	Unreached int
+	// Unverified counts the listed links that could not be verified this
+	// pass (transient or unverifiable) and that no other count accounts
+	// for, those --fail-on leaves out excepted (Report.unverified).
+	Unverified int
 	Suppressed int // problems hidden by ReportAfter
 	// Hops counts the problems that no page links to on the redirect
 	// chain of a problem that is linked (or a start URL): each is part of
@@ -179,8 +186,11 @@ type Summary struct {
 	Reused                     int
 	ReusedFrom                 []uint64
 	ReusedOldest, ReusedNewest time.Time
-	// MissingFragments is len(Report.Fragments).
-	MissingFragments int
+	// MissingFragments counts the missing fragments, listed in
+	// Report.Fragments (all of them, whatever OnlyNew lists);
+	// FragmentsUnchecked are those of them missing when last checked whose
+	// page this pass could not read (ChangeUnchecked), also in Unchecked.
+	MissingFragments, FragmentsUnchecked int
 	// Moved is len(Report.Moved).
 	Moved int
 	// New and StillBroken count the reported problems; Fixed and Gone are
@@ -548,7 +558,6 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			return nil, fmt.Errorf("check the fragments of pass %d: %w", passID, err)
 		}
 	}
-	s.MissingFragments = len(r.Fragments)
 	r.Orphans = slices.Sorted(maps.Keys(unlinked))
 	s.Orphans = len(r.Orphans)
 	if r.StartFailure, r.nothingBehindStarts, err = startFailure(src, pass, starts); err != nil {
@@ -643,7 +652,49 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		r.Entries = append(r.Entries, *e)
 	}
 	slices.SortStableFunc(r.Entries, compareEntries)
+	s.Unverified = r.unverified(startPages)
 	return r, nil
+}
+
+// unverified counts the listed links that could not be verified this pass
+// (transient or unverifiable) and that nothing else accounts for: a page
+// of the site not read (or a link whose redirects end there) is Unread's,
+// a problem behind one is not checked this pass, a start page's failure
+// is StartFailure's, and a URL of the site held back (its host stopped
+// answering, or asked for a longer pause than the run may wait) leaves the
+// pass unfinished. Nothing is known to be wrong with them, but the night is not
+// "all clear" either: a third-party host that rate-limits one URL, times
+// out or answers 503 leaves that link unchecked. --fail-on says which of
+// them count: any makes them problems (exit 1), internal leaves other
+// sites' out.
+func (r *Report) unverified(startPages map[string]struct{}) int {
+	r.accounted = maps.Clone(startPages)
+	for _, rec := range r.Unread {
+		r.accounted[rec.URL] = struct{}{}
+	}
+	n := 0
+	for i := range r.Entries {
+		if r.isUnverified(&r.Entries[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+// isUnverified says whether e is one of the links Summary.Unverified
+// counts.
+func (r *Report) isUnverified(e *Entry) bool {
+	rec := &e.Record
+	_, said := r.accounted[rec.URL]
+	_, leadsThere := r.accounted[Redirected(*rec)]
+	switch {
+	case rec.Verdict != store.VerdictTransient && rec.Verdict != store.VerdictUnverifiable,
+		said, leadsThere, e.Change == ChangeUnchecked, unreadPage(rec), rec.HeldOwn(),
+		r.Options.FailOn == FailAny,
+		r.Options.FailOn == FailInternal && !r.Internal(rec.URL):
+		return false
+	}
+	return true
 }
 
 // emptyStart is the first start page read this pass (200, parsed) with no

@@ -145,7 +145,7 @@ func TestBuild(t *testing.T) {
 	src := fillStore(t, webHistory())
 	r := build(t, src, 2, Options{})
 
-	want := Summary{Pages: 3, Links: 38, URLs: 15, OK: 4, Broken: 6, Transient: 2, Unverifiable: 2, Skipped: 1,
+	want := Summary{Pages: 3, Links: 38, URLs: 15, OK: 4, Broken: 6, Transient: 2, Unverifiable: 2, Unverified: 4, Skipped: 1,
 		New: 6, StillBroken: 4, Fixed: 1, Gone: 2, Elapsed: 90 * time.Second}
 	if !reflect.DeepEqual(r.Summary, want) {
 		t.Errorf("summary =\n%+v, want\n%+v", r.Summary, want)

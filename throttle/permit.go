@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -110,11 +111,14 @@ func (p *Permit) Done(o Outcome) (d Decision) {
 		l.usedBytes += extra
 		l.bytesTotal += extra
 	}
-	d.Retry, d.After, d.Comeback, d.Paced = l.learn(t.now, p.host, o, p.admitted)
+	d = l.learn(t.now, p.host, o, p.admitted)
 	if l.set.WindowMax > 0 {
 		l.starts.over(t.now(), p.sends)
 	}
 	l.inFlight--
+	if i := slices.Index(l.openAt, p.admitted); i >= 0 {
+		l.openAt = slices.Delete(l.openAt, i, i+1)
+	}
 	l.mu.Unlock()
 	t.signal()
 	return d
@@ -144,6 +148,15 @@ type Decision struct {
 	// than that is deferred, as for a pause past MaxPause (see
 	// Throttle.Refusing).
 	Comeback time.Duration
+	// Paused says, once per pause, that the answer paused the host until
+	// PausedUntil and why, in words for the person running the crawl: a
+	// Retry-After the crawl waits for, or a step of the backoff after a
+	// refusal without one or after a request that failed (see tellPause);
+	// or, with PausedUntil zero, that the host stopped answering. A host
+	// that sits idle for minutes must not look like a crawl that hangs
+	// (qa7 Q2). "" when it paused nothing not told of already.
+	Paused      string
+	PausedUntil time.Time
 	// Paced says what the answer did to the host's pace, in words for the
 	// person running the crawl: that it slowed the host down and why, or
 	// that it gave a slowdown up because the host's refusals do not come
@@ -268,7 +281,8 @@ func notLoad(err error) bool {
 // Decision.Comeback). host is the host:port the request went to, admitted
 // when it was let go. The clock is read only when the answer depends on
 // it, which keeps a plain success cheap.
-func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted time.Time) (retry bool, after, comeback time.Duration, paced string) {
+func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted time.Time) Decision {
+	var paced string
 	class := classify(o)
 	refused := l.answered[host] > 0 && o.Err != nil && errors.Is(o.Err, syscall.ECONNREFUSED)
 	if refused {
@@ -286,8 +300,10 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 			l.answered = make(map[string]int64)
 		}
 		l.answered[host]++
-		l.silence, l.down = silence{}, false
+		l.silence, l.down, l.saidDown = silence{}, false, false
 	}
+	var why string // what paused the host, if this answer did: see Decision.Paused
+	wasDeferred := l.deferred
 	newRound := true
 	if class == classFailure && o.Status == 0 && l.answered[host] > 0 {
 		// The requests sent before the last failure learn nothing new
@@ -307,6 +323,8 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 			// tries again) need not sit out the backoff.
 			l.down = true
 			l.backoffLevel, l.backoffUntil = 0, time.Time{}
+			why = fmt.Sprintf("stopped answering: it %s since %s; its other URLs are not asked this run",
+				l.silence.how, l.silence.since.Format(time.TimeOnly))
 		}
 	}
 	var paused time.Duration // the host itself was paused this long by a Retry-After
@@ -350,8 +368,15 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 				// pause: as good as a pause past MaxPause (see refusing).
 				l.deferred = true
 			}
-			if hostWide && !l.deferred {
+			switch {
+			case hostWide && !l.deferred:
 				paused = d
+				why = fmt.Sprintf("it answered %d with Retry-After: %s", o.Status, strings.TrimSpace(o.RetryAfter))
+			case hostWide && !wasDeferred && l.set.MaxPause > 0 && d > l.set.MaxPause:
+				why = fmt.Sprintf("it answered %d with Retry-After: %s, and the crawl waits for no pause longer than %s: its URLs are held back for a later run",
+					o.Status, strings.TrimSpace(o.RetryAfter), FormatDuration(l.set.MaxPause))
+			case hostWide && !wasDeferred:
+				why = fmt.Sprintf("it has refused every request for more than %s: its URLs are held back for a later run", FormatDuration(l.waitBudget()))
 			}
 			slow = hostWide
 		} else if l.backedOffAt.IsZero() || admitted.After(l.backedOffAt) {
@@ -360,6 +385,7 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 			// "Retry-After: soon").
 			l.backOff(now)
 			l.backedOffAt = now
+			why = fmt.Sprintf("it answered %d without a usable Retry-After, so it is given a rest that doubles each round", o.Status)
 		}
 		if slow {
 			paced = l.slowDown(now, admitted, o.Status, o.Comebacks.N > 0, ra)
@@ -372,8 +398,10 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 		if newRound && !l.down && (l.backedOffAt.IsZero() || admitted.After(l.backedOffAt)) {
 			l.backOff(now)
 			l.backedOffAt = now
+			why = "a request " + failKind(o.Err).one() + ", so it is given a rest that doubles each round"
 		}
 	}
+	said, saidUntil := l.tellPause(now, why)
 	var latency time.Duration
 	if o.Err == nil {
 		latency = o.Latency
@@ -381,19 +409,46 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 	l.adapt.observe(now, latency, class == classPushback || class == classFailure, l.set, l.inFlight)
 
 	if class != classPushback && class != classFailure {
-		return false, 0, 0, paced
+		return Decision{Retry: false, After: 0, Comeback: 0, Paced: paced, Paused: said, PausedUntil: saidUntil}
 	}
 	if l.deferred || l.down || l.heldAt(o.Key, now) {
-		return true, 0, 0, paced
+		return Decision{Retry: true, After: 0, Comeback: 0, Paced: paced, Paused: said, PausedUntil: saidUntil}
 	}
-	after = max(l.pausedUntil.Sub(now), l.backoffUntil.Sub(now), 0)
+	after := max(l.pausedUntil.Sub(now), l.backoffUntil.Sub(now), 0)
 	if paused > 0 && l.comebackAllowed(o.Comebacks, paused) {
-		return true, after, paused, paced
+		return Decision{Retry: true, After: after, Comeback: paused, Paced: paced, Paused: said, PausedUntil: saidUntil}
 	}
 	if o.Attempt >= l.set.MaxRetries {
-		return false, 0, 0, paced
+		return Decision{Retry: false, After: 0, Comeback: 0, Paced: paced, Paused: said, PausedUntil: saidUntil}
 	}
-	return true, after, 0, paced
+	return Decision{Retry: true, After: after, Comeback: 0, Paced: paced, Paused: said, PausedUntil: saidUntil}
+}
+
+// tellPause says, once per pause, why and until when the host is paused
+// (see Decision.Paused): when why is what this answer did to it and the
+// pause now ends more than a second after the last one told of, so that
+// the requests of one round, whose answers each lengthen the same pause a
+// little, tell of it once. A host that stopped answering is told of once.
+func (l *limiter) tellPause(now time.Time, why string) (string, time.Time) {
+	switch {
+	case why == "":
+		return "", time.Time{}
+	case l.down:
+		if l.saidDown {
+			return "", time.Time{}
+		}
+		l.saidDown = true
+		return why, time.Time{}
+	}
+	until := l.pausedUntil
+	if l.backoffUntil.After(until) {
+		until = l.backoffUntil
+	}
+	if !until.After(now) || !until.After(l.saidPause.Add(time.Second)) {
+		return "", time.Time{}
+	}
+	l.saidPause = until
+	return fmt.Sprintf("paused for %s, until %s: %s", FormatDuration(until.Sub(now).Round(time.Second)), until.Round(time.Second).Format(time.TimeOnly), why), until
 }
 
 // returning says whether o answers a URL asked before: a retry or a

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -480,6 +481,86 @@ func TestRefusedByAHostThatNeverAnsweredSharingAKey(t *testing.T) {
 		// The host that answered is still one whose refusal is a restart.
 		if !acquire(t, th, www).Done(throttle.Outcome{Err: refused}).Retry {
 			t.Errorf("a refusal by %s after its answers was not retried", www)
+		}
+	})
+}
+
+// Decision.Paused tells, once per pause, that an answer paused the host,
+// until when and why: -v said nothing while a host sat minutes on a
+// backoff (qa7 Q2). The answers of one round, each lengthening the same
+// pause a little, tell of it once; the next round's step is a new pause.
+func TestPausedToldOncePerPause(t *testing.T) {
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{MaxRetries: 100}))
+		th.StartPass(1)
+		acquire(t, th, host).Done(throttle.Outcome{Status: 200})
+		// One round of three resets: one pause, told once.
+		ps := []*throttle.Permit{acquire(t, th, host), acquire(t, th, host), acquire(t, th, host)}
+		var told []throttle.Decision
+		for _, p := range ps {
+			if d := p.Done(throttle.Outcome{Err: reset}); d.Paused != "" {
+				told = append(told, d)
+			}
+		}
+		if len(told) != 1 {
+			t.Fatalf("a round of 3 resets told of %d pauses, want 1: %+v", len(told), told)
+		}
+		d := told[0]
+		if !d.PausedUntil.Equal(time.Now().Add(d.After)) || !strings.Contains(d.Paused, "until "+d.PausedUntil.Round(time.Second).Format(time.TimeOnly)) ||
+			!strings.Contains(d.Paused, "lost its connection") {
+			t.Errorf("Paused %q until %v (after %v); want until when, and that a request lost its connection", d.Paused, d.PausedUntil, d.After)
+		}
+		// The next round, after the pause: a new, longer one, told again.
+		time.Sleep(d.After)
+		if d2 := acquire(t, th, host).Done(throttle.Outcome{Err: os.ErrDeadlineExceeded}); d2.Paused == "" || !strings.Contains(d2.Paused, "timed out") {
+			t.Errorf("the next round's step: Paused %q, want a new pause told, a request timed out", d2.Paused)
+		}
+		// A Retry-After the crawl waits for, host-wide.
+		time.Sleep(10 * time.Minute)
+		acquire(t, th, host).Done(throttle.Outcome{Status: 200})
+		d3 := acquire(t, th, host).Done(throttle.Outcome{Status: 503, RetryAfter: "30"})
+		if !strings.Contains(d3.Paused, "paused for 30s") || !strings.Contains(d3.Paused, "it answered 503 with Retry-After: 30") {
+			t.Errorf("Retry-After 30: Paused %q", d3.Paused)
+		}
+		// A normal answer changes nothing worth telling.
+		time.Sleep(time.Minute)
+		if d := acquire(t, th, host).Done(throttle.Outcome{Status: 200}); d.Paused != "" {
+			t.Errorf("a normal answer told %q", d.Paused)
+		}
+	})
+	// A pause past MaxPause holds the host's URLs back: told, with why.
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{MaxPause: time.Minute, MaxRetries: 1}))
+		th.StartPass(1)
+		d := acquire(t, th, host).Done(throttle.Outcome{Status: 503, RetryAfter: "3600"})
+		if !strings.Contains(d.Paused, "paused for 1h") || !strings.Contains(d.Paused, "no pause longer than 1m") || !strings.Contains(d.Paused, "held back") {
+			t.Errorf("a pause past MaxPause told %q", d.Paused)
+		}
+	})
+	// A host that stops answering is told of once, with no end.
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	synctest.Test(t, func(t *testing.T) {
+		th := throttle.New(fixed(throttle.Settings{MaxRetries: 2}))
+		th.StartPass(1)
+		acquire(t, th, host).Done(throttle.Outcome{Status: 200})
+		var down []string
+		for attempt := range 5 {
+			p, _, err := th.Reserve(host)
+			if p == nil {
+				if !errors.Is(err, throttle.ErrDown) {
+					t.Fatalf("Reserve: %v", err)
+				}
+				break
+			}
+			d := p.Done(throttle.Outcome{Err: refused, Attempt: attempt})
+			if strings.Contains(d.Paused, "stopped answering") && d.PausedUntil.IsZero() {
+				down = append(down, d.Paused)
+			}
+			time.Sleep(d.After)
+		}
+		if len(down) != 1 || !strings.Contains(down[0], "refused connections") {
+			t.Errorf("a host that stopped answering told %q, want it once, saying how", down)
 		}
 	})
 }

@@ -68,6 +68,19 @@ func failKind(err error) failKinds {
 	return failOther
 }
 
+// one says how one request failed, for people: "timed out".
+func (k failKinds) one() string {
+	switch k {
+	case failRefused:
+		return "was refused"
+	case failTimeout:
+		return "timed out"
+	case failReset:
+		return "lost its connection"
+	}
+	return "failed"
+}
+
 // String says how the host failed, for people: "refused connections",
 // "let every request time out and reset connections".
 func (k failKinds) String() string {

@@ -16,11 +16,12 @@ import (
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 )
 
-// serveFrontierOn runs serve-frontier on a given store, merged database
-// and listen address, so that a test can start it again on the same ones.
+// serveFrontierOn runs serve-frontier as a process on a given store,
+// merged database and listen address, so that a test can kill it and
+// start it again on the same ones.
 func serveFrontierOn(t *testing.T, dir, listen string, extra ...string) (*proc, string) {
 	t.Helper()
-	return startFrontier(t, append([]string{"--listen", listen, "--store", filepath.Join(dir, "js"), "--db", filepath.Join(dir, "merged.db")}, extra...)...)
+	return startFrontierProcess(t, append([]string{"--listen", listen, "--store", filepath.Join(dir, "js"), "--db", filepath.Join(dir, "merged.db")}, extra...)...)
 }
 
 // The coordinator SIGKILLed mid-pass and started again on its store and
@@ -42,7 +43,7 @@ func TestCoordinatorKilledMidPass(t *testing.T) {
 	w.Reset()
 	requests := func() (n int64) {
 		for _, s := range w.Sites {
-			n += s.Stats().Requests
+			n += s.Requests()
 		}
 		return n
 	}
@@ -62,9 +63,9 @@ func TestCoordinatorKilledMidPass(t *testing.T) {
 	for i := range ranges {
 		startW(i)
 	}
-	check := newProc(append([]string{"check", "--nats", url}, args...)...)
+	check := inProc(append([]string{"check", "--nats", url}, args...)...)
 	var out strings.Builder
-	check.cmd.Stdout = &out
+	check.stdout = &out
 	check.start(t)
 
 	// Kill the coordinator once the sites have answered a fifth of the
@@ -160,9 +161,9 @@ func TestPolitenessAcrossWorkerKill(t *testing.T) {
 	dbs, procs := startWorkers(t, url, dir, ranges, "--concurrency", "4")
 	args := append([]string{"check", "--nats", url, "--format", "json", "--all", "--commit-batch", "4",
 		"--per-host", "1", "--rate", "5/s", "--burst", "1", "--window", "20/5s", "--ignore-robots"}, w.StartURLs()...)
-	check := newProc(args...)
+	check := inProc(args...)
 	var out strings.Builder
-	check.cmd.Stdout = &out
+	check.stdout = &out
 	check.start(t)
 
 	// Kill the victim while its window binds: once each of its sites has

@@ -19,11 +19,27 @@ import (
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 )
 
-// startWorker runs linkpatrol worker on its own database and waits until
-// it holds its shards.
+// startWorker runs linkpatrol worker in-process on its own database and
+// waits until it holds its shards.
 func startWorker(t *testing.T, url, db, shards string, extra ...string) *proc {
 	t.Helper()
-	p := newProc(append([]string{"worker", "--nats", url, "--db", db, "--shards", shards}, extra...)...)
+	return launchWorker(t, inProc(workerArgs(url, db, shards, extra)...))
+}
+
+// startWorkerProcess is startWorker as a child process, for a test that
+// kills or signals it.
+func startWorkerProcess(t *testing.T, url, db, shards string, extra ...string) *proc {
+	t.Helper()
+	return launchWorker(t, newProc(workerArgs(url, db, shards, extra)...))
+}
+
+func workerArgs(url, db, shards string, extra []string) []string {
+	return append([]string{"worker", "--nats", url, "--db", db, "--shards", shards}, extra...)
+}
+
+// launchWorker starts p, a worker, and waits until it holds its shards.
+func launchWorker(t *testing.T, p *proc) *proc {
+	t.Helper()
 	p.start(t)
 	p.waitFor(t, "waiting for a pass")
 	return p
@@ -86,7 +102,7 @@ func reportDiff(t *testing.T, got, want string) string {
 	return diffLines(string(gb), string(wb))
 }
 
-// A pass over a multi-host web run by three worker processes through
+// A pass over a multi-host web run by three workers through
 // serve-frontier gives the report a single process gives, every server
 // sees each URL once, and the workers' files read as one say the same.
 func TestDistributedEqualsSingle(t *testing.T) {
@@ -133,7 +149,7 @@ func TestDistributedEqualsSingle(t *testing.T) {
 	// The workers' own files, read as one once they have stopped, finish
 	// the chains that crossed between them as the coordinator did.
 	for _, p := range workers {
-		p.cmd.Process.Signal(syscall.SIGTERM)
+		p.interrupt()
 		p.wait(t)
 	}
 	files := runInProcess(t, "report", "--db", filepath.Join(dir, "w*.db"), "--format", "json", "--all")
@@ -142,20 +158,20 @@ func TestDistributedEqualsSingle(t *testing.T) {
 	}
 }
 
-// runFollowing runs check --nats to its end, and when it does not end
-// fails with what it and the cluster's processes said.
+// runFollowing runs check --nats (in-process) to its end, and when it does
+// not end fails with what it and the cluster's commands said.
 func runFollowing(t *testing.T, args []string, cluster ...*proc) result {
 	t.Helper()
-	p := newProc(args...)
+	p := inProc(args...)
 	var out strings.Builder
-	p.cmd.Stdout = &out
+	p.stdout = &out
 	p.start(t)
 	follow(t, p, cluster...)
 	return result{p.code, out.String(), p.errors()}
 }
 
 // follow waits for check --nats to end, and when it does not end fails
-// with what it and the cluster's processes said.
+// with what it and the cluster's commands said.
 func follow(t *testing.T, check *proc, cluster ...*proc) int {
 	t.Helper()
 	select {
@@ -163,9 +179,9 @@ func follow(t *testing.T, check *proc, cluster ...*proc) int {
 	case <-time.After(2 * time.Minute):
 		var logs strings.Builder
 		for _, c := range cluster {
-			fmt.Fprintf(&logs, "\n%v (exit %d if it ended):\n%s", c.cmd.Args[1:3], c.code, c.errors())
+			fmt.Fprintf(&logs, "\n%v (exit %d if it ended):\n%s", c.name(), c.code, c.errors())
 		}
-		t.Fatalf("%v did not end:\n%s%s", check.cmd.Args[1:3], check.errors(), logs.String())
+		t.Fatalf("%v did not end:\n%s%s", check.name(), check.errors(), logs.String())
 	}
 	return check.code
 }
@@ -238,9 +254,9 @@ func TestWorkerKilledMidPass(t *testing.T) {
 
 	front, url := startFrontier(t)
 	dbs, procs := startWorkers(t, url, dir, ranges, "--concurrency", strconv.Itoa(concurrency))
-	check := newProc(append([]string{"check", "--nats", url}, args...)...)
+	check := inProc(append([]string{"check", "--nats", url}, args...)...)
 	var out strings.Builder
-	check.cmd.Stdout = &out
+	check.stdout = &out
 	check.start(t)
 
 	// Kill the victim once its hosts have answered a few requests, well
@@ -318,7 +334,7 @@ func TestWorkersUseThePassConfig(t *testing.T) {
 	check := newProc(append([]string{"check", "--nats", url}, args...)...)
 	check.cmd.Dir = site
 	var out strings.Builder
-	check.cmd.Stdout = &out
+	check.stdout = &out
 	check.start(t)
 	select {
 	case <-check.done:
@@ -352,15 +368,16 @@ func awaitRequests(t *testing.T, check *proc, requests func() int64, n int64, st
 	}
 }
 
-// startWorkers starts one worker per shard range, each on its own file
-// wN.db in dir, with the extra flags args.
+// startWorkers starts one worker process per shard range (the tests
+// using it kill one), each on its own file wN.db in dir, with the extra
+// flags args.
 func startWorkers(t *testing.T, url, dir string, ranges []string, args ...string) (dbs []string, procs []*proc) {
 	t.Helper()
 	dbs = make([]string, len(ranges))
 	procs = make([]*proc, len(ranges))
 	for k, r := range ranges {
 		dbs[k] = filepath.Join(dir, fmt.Sprintf("w%d.db", k+1))
-		procs[k] = startWorker(t, url, dbs[k], r, args...)
+		procs[k] = startWorkerProcess(t, url, dbs[k], r, args...)
 	}
 	return dbs, procs
 }
@@ -369,7 +386,7 @@ func startWorkers(t *testing.T, url, dir string, ranges []string, args ...string
 func requestsAt(w *crawltest.Web, sites []int) func() int64 {
 	return func() (n int64) {
 		for _, i := range sites {
-			n += w.Sites[i].Stats().Requests
+			n += w.Sites[i].Requests()
 		}
 		return n
 	}

@@ -21,22 +21,36 @@ import (
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 )
 
-// proc is a long-running child process of the binary (serve-frontier, a
-// worker), with its standard error kept for failure messages.
+// proc is a long-running command of the program (serve-frontier, a
+// worker, check --nats), with its standard error kept for failure
+// messages. It runs in-process through run (inProc) unless the test needs
+// what only a process has (newProc): a signal, SIGKILL, its own working
+// directory or environment. In-process, the test's stop is the
+// cancellation the first SIGINT or SIGTERM causes in main, and its exit
+// code is what run returns, what main exits with.
 type proc struct {
-	cmd     *exec.Cmd
+	args    []string
+	cmd     *exec.Cmd // nil in-process
+	stdout  io.Writer // set before start; nil discards it
 	mu      sync.Mutex
 	stderr  bytes.Buffer
 	changed chan struct{} // closed and replaced at every write to stderr
 	done    chan struct{}
 	code    int
+	cancel  context.CancelFunc // in-process: stops it as a signal would
 }
 
+// newProc is the command as a child process of the binary.
 func newProc(args ...string) *proc {
-	p := &proc{cmd: exec.Command(binary, args...), done: make(chan struct{}), changed: make(chan struct{})}
+	p := &proc{args: args, cmd: exec.Command(binary, args...), done: make(chan struct{}), changed: make(chan struct{})}
 	p.cmd.Stderr = p
 	dieWithParent(p.cmd)
 	return p
+}
+
+// inProc is the command run in this process.
+func inProc(args ...string) *proc {
+	return &proc{args: args, done: make(chan struct{}), changed: make(chan struct{})}
 }
 
 func (p *proc) Write(b []byte) (int, error) {
@@ -47,10 +61,31 @@ func (p *proc) Write(b []byte) (int, error) {
 	return p.stderr.Write(b)
 }
 
-// start runs the process; the test's end stops it with SIGTERM (if it
-// still runs) and waits for it.
+// name is the command and its subcommand's first word, for messages.
+func (p *proc) name() []string { return p.args[:min(2, len(p.args))] }
+
+// start runs the command; the test's end stops it (if it still runs) and
+// waits for it.
 func (p *proc) start(t *testing.T) {
 	t.Helper()
+	if p.cmd == nil {
+		// Not the test's context: a cleanup stops it, after the test.
+		ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
+		p.cancel = cancel
+		stdout := p.stdout
+		if stdout == nil {
+			stdout = io.Discard
+		}
+		go func() {
+			p.code = run(ctx, p.args, strings.NewReader(""), stdout, p, false)
+			close(p.done)
+		}()
+		t.Cleanup(func() { p.stop(t) })
+		return
+	}
+	if p.stdout != nil {
+		p.cmd.Stdout = p.stdout
+	}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -65,21 +100,36 @@ func (p *proc) start(t *testing.T) {
 	t.Cleanup(func() { p.stop(t) })
 }
 
-// stop stops the process with SIGTERM, if it still runs, and waits for it.
+// interrupt asks the command to stop cleanly: SIGTERM to a process, the
+// same cancellation in-process.
+func (p *proc) interrupt() {
+	if p.cmd == nil {
+		p.cancel()
+		return
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+}
+
+// stop stops the command as interrupt does, if it still runs, and waits
+// for it.
 func (p *proc) stop(t *testing.T) {
 	t.Helper()
-	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.interrupt()
 	select {
 	case <-p.done:
 	case <-time.After(30 * time.Second):
-		// A process that does not stop is a bug to see, not a hang.
+		// A command that does not stop is a bug to see, not a hang.
+		if p.cmd == nil {
+			t.Errorf("%v did not stop within 30s of its stop:\n%s", p.args, p.errors())
+			return
+		}
 		p.cmd.Process.Kill()
 		<-p.done
 		t.Errorf("%v did not stop within 30s of SIGTERM:\n%s", p.cmd.Args[1:], p.errors())
 	}
 }
 
-// waitFor waits until the process has written want to standard error.
+// waitFor waits until the command has written want to standard error.
 func (p *proc) waitFor(t *testing.T, want string) {
 	t.Helper()
 	timeout := time.After(2 * time.Minute)
@@ -93,9 +143,9 @@ func (p *proc) waitFor(t *testing.T, want string) {
 		select {
 		case <-changed:
 		case <-p.done:
-			t.Fatalf("%v ended (exit %d) before saying %q:\n%s", p.cmd.Args[1:], p.code, want, p.errors())
+			t.Fatalf("%v ended (exit %d) before saying %q:\n%s", p.args, p.code, want, p.errors())
 		case <-timeout:
-			t.Fatalf("%v did not say %q:\n%s", p.cmd.Args[1:], want, p.errors())
+			t.Fatalf("%v did not say %q:\n%s", p.args, want, p.errors())
 		}
 	}
 }
@@ -106,20 +156,28 @@ func (p *proc) errors() string {
 	return p.stderr.String()
 }
 
-// wait waits for the process to end and returns its exit code.
+// wait waits for the command to end and returns its exit code.
 func (p *proc) wait(t *testing.T) int {
 	t.Helper()
 	select {
 	case <-p.done:
 	case <-time.After(time.Minute):
-		t.Fatalf("%v did not end\n%s", p.cmd.Args, p.errors())
+		t.Fatalf("%v did not end\n%s", p.args, p.errors())
 	}
 	return p.code
 }
 
-// startFrontier runs serve-frontier on a free loopback port and returns it
-// and the URL it printed. The test's end stops it. args come after the
-// defaults, so they may override them.
+// startFrontier runs serve-frontier in-process on a free loopback port
+// and returns it and the URL it printed. The test's end stops it. args
+// come after the defaults, so they may override them.
+//
+// Leases last an hour (--lease-ttl 1h), which real time never reaches
+// while a test runs: a test that needs a lease to lapse, or to be renewed,
+// gives its own --lease-ttl. The workers and the frontier of most tests
+// share this process, and on a loaded machine one process gets less of
+// the CPU than several: a worker that missed its renewals for a TTL would
+// stop, which those tests are not about (cluster's tests of a whole pass
+// hold one-hour leases too; renewals are cluster's lease tests').
 //
 // JetStream fsyncs in the background here (--sync 1m), not after every
 // write: an fsync per write and per consumer file is about half of what a
@@ -130,20 +188,38 @@ func (p *proc) wait(t *testing.T) int {
 // default.
 func startFrontier(t *testing.T, args ...string) (*proc, string) {
 	t.Helper()
-	return serveFrontier(t, append([]string{"--sync", "1m"}, args...)...)
+	return launchFrontier(t, inProc(frontierArgs(t, append([]string{"--sync", "1m", "--lease-ttl", "1h"}, args...))...))
 }
 
-// serveFrontier is startFrontier with serve-frontier's own defaults.
+// startFrontierProcess is startFrontier as a child process, for a test
+// that kills it.
+func startFrontierProcess(t *testing.T, args ...string) (*proc, string) {
+	t.Helper()
+	return launchFrontier(t, newProc(frontierArgs(t, append([]string{"--sync", "1m", "--lease-ttl", "1h"}, args...))...))
+}
+
+// serveFrontier is startFrontierProcess with serve-frontier's own
+// defaults.
 func serveFrontier(t *testing.T, args ...string) (*proc, string) {
 	t.Helper()
+	return launchFrontier(t, newProc(frontierArgs(t, args)...))
+}
+
+// frontierArgs is serve-frontier on a free loopback port with a store and
+// merged database of the test's, then args.
+func frontierArgs(t *testing.T, args []string) []string {
 	dir := t.TempDir()
-	args = append([]string{"serve-frontier", "--listen", "127.0.0.1:0", "--store", filepath.Join(dir, "js"), "--db", filepath.Join(dir, "merged.db")}, args...)
-	p := newProc(args...)
-	out, err := p.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	return append([]string{"serve-frontier", "--listen", "127.0.0.1:0", "--store", filepath.Join(dir, "js"), "--db", filepath.Join(dir, "merged.db")}, args...)
+}
+
+// launchFrontier starts p, a serve-frontier, and returns the URL it
+// printed.
+func launchFrontier(t *testing.T, p *proc) (*proc, string) {
+	t.Helper()
+	out, w := io.Pipe()
+	p.stdout = w
 	p.start(t)
+	go func() { <-p.done; w.Close() }()
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		t.Fatalf("serve-frontier printed no URL: %v\n%s", err, p.errors())
@@ -176,7 +252,7 @@ func TestServeFrontier(t *testing.T) {
 	if e := p.errors(); !strings.Contains(e, "an fsync after every write") {
 		t.Errorf("stderr does not say every write is fsynced:\n%s", e)
 	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.interrupt() // SIGTERM: a process
 	if code := p.wait(t); code != exitOK {
 		t.Errorf("SIGTERM: exit %d, want 0\n%s", code, p.errors())
 	}

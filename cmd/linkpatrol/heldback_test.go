@@ -172,8 +172,9 @@ func TestSitemapLimitLeavesThePassPartlyChecked(t *testing.T) {
 // a 429 with a long Retry-After there was exit 3 (qa5 N4). Each is now
 // PARTLY CHECKED, exit 5, in every format; --fail-on never keeps the line
 // and exits 0, and --fail-on any counts the page as a problem (1). A
-// third-party link that fails is a problem reported, no part of the site
-// hidden: it leaves 0.
+// third-party link that fails hides no part of the site, but it could not
+// be verified: PARTLY CHECKED too, with its own words (qa8), unless
+// --fail-on internal leaves other sites' links out.
 func TestUnreadSectionLeavesThePassPartlyChecked(t *testing.T) {
 	t.Parallel()
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -191,7 +192,8 @@ func TestUnreadSectionLeavesThePassPartlyChecked(t *testing.T) {
 		{"403", nil, exitHeldBack, "(403 Forbidden)"},
 		{"403", []string{"--fail-on", "never"}, exitOK, "(403 Forbidden)"},
 		{"403", []string{"--fail-on", "any"}, exitProblems, "(403 Forbidden)"},
-		{"external", nil, exitOK, ""},
+		{"external", nil, exitHeldBack, ""},
+		{"external", []string{"--fail-on", "internal"}, exitOK, ""},
 	} {
 		t.Run(tc.mode+strings.Join(tc.args, ""), func(t *testing.T) {
 			t.Parallel()
@@ -257,8 +259,15 @@ func TestUnreadSectionLeavesThePassPartlyChecked(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.why == "" {
-				if strings.Contains(r.stdout, "PARTLY CHECKED") || rep.Summary.Unread != 0 {
+				if strings.Contains(flat, "could not be read") || rep.Summary.Unread != 0 {
 					t.Errorf("a third-party link that failed counted as part of the site not read:\n%s", r.stdout)
+				}
+				const line = "PARTLY CHECKED: 1 link could not be verified ("
+				switch {
+				case tc.want == exitHeldBack && (!strings.HasPrefix(flat, line) || !strings.HasPrefix(rep.Pass.HeldBack, line)):
+					t.Errorf("the first line is not %q (JSON held_back %q):\n%s", line, rep.Pass.HeldBack, r.stdout)
+				case tc.want == exitOK && strings.Contains(r.stdout, "PARTLY CHECKED"):
+					t.Errorf("--fail-on internal, yet the other site's link makes the pass PARTLY CHECKED:\n%s", r.stdout)
 				}
 				return
 			}

@@ -238,7 +238,7 @@ func TestStoppedClusterPassIsNotTheHistory(t *testing.T) {
 	night1 := decodeHistory(t, first.stdout)
 
 	site.setNight(2)
-	follower := newProc("check", "--nats", nats, "--timeout", "10m", url)
+	follower := inProc("check", "--nats", nats, "--timeout", "10m", url)
 	follower.start(t)
 	site.waitAsked(t, follower, nightTwo...)
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
+	"github.com/linkpatrol/linkpatrol/internal/testmain"
 	"github.com/linkpatrol/linkpatrol/store"
 )
 
@@ -32,7 +33,9 @@ const programName = "linkpatrol"
 // named linkpatrol, and run under that name it is main, and only main:
 // the same code a go build would link, with this build's race detector,
 // without linking a second binary first. Everything else runs in-process
-// through run, which is main without its process (runInProcess).
+// through run, which is main without its process: runInProcess, and
+// inProc for a command that runs while the test goes on (a worker, a
+// serve-frontier nobody kills, check --nats following a pass).
 func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == programName {
 		main()
@@ -60,7 +63,7 @@ func TestMain(m *testing.M) {
 	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	code := crawltest.Main(m) // the tests mostly wait on children and servers
 	os.RemoveAll(dir)
-	os.Exit(code)
+	testmain.Exit(code)
 }
 
 type result struct {

@@ -16,7 +16,7 @@ func TestCheckNATSOtherSitesRefused(t *testing.T) {
 	// No worker runs: the pass of site A stays running, its shards waiting.
 	siteA := []string{"http://127.0.0.1:9/a/", "http://127.0.0.1:10/a/"}
 	siteB := "http://127.0.0.1:11/b/"
-	first := newProc(append([]string{"check", "--nats", url, "--owner-wait", "1h"}, siteA...)...)
+	first := inProc(append([]string{"check", "--nats", url, "--owner-wait", "1h"}, siteA...)...)
 	first.start(t)
 	first.waitFor(t, "waits for a worker")
 

@@ -252,7 +252,7 @@ var settingsTable = []setting{
 		usage: "list every URL seen, not only problems",
 		field: func(o *checkOptions) any { return &o.all }},
 	{flag: "fail-on", key: "fail_on", cmds: []string{"check", "report"}, group: groupOutput, def: "broken",
-		usage: "which problems make the exit code 1: " + strings.Join(report.FailOnValues(), ", ") + " (internal: only links to the site itself; never: also 0 instead of 5 when a limit held URLs back or pages of the site could not be read)",
+		usage: "which problems make the exit code 1: " + strings.Join(report.FailOnValues(), ", ") + " (broken: links that could not be verified make it 5; internal: only links to the site itself count, for 1 and for 5; any: links that could not be verified make it 1; never: also 0 instead of 5 when a limit held URLs back, pages of the site could not be read or links could not be verified)",
 		field: func(o *checkOptions) any { return &o.failOn }, check: checkFailOn},
 	{flag: "only-new", key: "only_new", cmds: []string{"check", "report"}, group: groupOutput,
 		usage: "report only problems that are new since the last complete pass (the exit code follows)",

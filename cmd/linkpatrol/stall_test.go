@@ -77,7 +77,7 @@ func TestCheckNatsGivesUpOnALostWorker(t *testing.T) {
 		t.Errorf("status does not show %s lost with the command to start it:\n%s%s", name, st.stdout, st.stderr)
 	}
 
-	startWorker(t, url, dbs[victim], ranges[victim], "--concurrency", "2")
+	startWorkerProcess(t, url, dbs[victim], ranges[victim], "--concurrency", "2")
 	again := runFollowing(t, args, front)
 	if again.code != exitProblems || strings.Contains(again.stderr, "no live worker") {
 		t.Errorf("check --nats after the restart: exit %d, want 1\n%s", again.code, again.stderr)
@@ -94,9 +94,8 @@ func TestStatusShowsWhatWorkersHold(t *testing.T) {
 	dir := t.TempDir()
 	front, url := startFrontier(t)
 	worker := startWorker(t, url, filepath.Join(dir, "w1.db"), "0-255")
-	check := newProc(append([]string{"check", "--nats", url, "--rate", "4/s"}, w.StartURLs()...)...)
+	check := inProc(append([]string{"check", "--nats", url, "--rate", "4/s"}, w.StartURLs()...)...)
 	check.start(t)
-	t.Cleanup(func() { _ = check.cmd.Process.Signal(syscall.SIGTERM); <-check.done })
 	// The row of w1: WORKER SHARDS PASS STATE QUEUED DONE ...
 	row := func(out string) []string {
 		for line := range strings.Lines(out) {
@@ -169,13 +168,15 @@ func killMidPass(t *testing.T, w *crawltest.Web, flags ...string) killedMidPass 
 	k.victim = victim
 	// Both tests using it wait for the killed worker's leases to lapse:
 	// 8s instead of the default 15s. Not less: the workers that live on
-	// must renew theirs in time on a loaded machine.
-	k.front, k.url = startFrontier(t, "--lease-ttl", "8s")
+	// must renew theirs in time on a loaded machine. So they, the
+	// frontier and the workers started again are processes, each with
+	// its own share of the machine, as in the real thing.
+	k.front, k.url = startFrontierProcess(t, "--lease-ttl", "8s")
 	dbs, procs := startWorkers(t, k.url, t.TempDir(), k.ranges, "--concurrency", "2")
 	k.dbs = dbs
 	k.args = append(append([]string{"check", "--nats", k.url}, flags...), w.StartURLs()...)
-	k.check = newProc(k.args...)
-	k.check.cmd.Stdout = k.out
+	k.check = inProc(k.args...)
+	k.check.stdout = k.out
 	k.check.start(t)
 	awaitRequests(t, k.check, requestsAt(w, sites), 10, func() string {
 		return procs[0].errors() + "\n" + procs[1].errors() + "\n" + k.front.errors()

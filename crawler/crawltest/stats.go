@@ -35,6 +35,11 @@ type Stats struct {
 // served it is consistent per counter, not across counters.
 func (s *Site) Stats() Stats { return s.counts.snapshot() }
 
+// Requests is Stats().Requests without the snapshot: one atomic load, for
+// a test that polls the count while a crawl runs (a snapshot ranges over
+// every URI the site has served).
+func (s *Site) Requests() int64 { return s.counts.requests.Load() }
+
 // Reset zeroes the counters, so one Site can measure several crawls in a
 // row. Requests in flight during a Reset may be counted on either side of it;
 // MaxInFlight restarts from the number still in flight.

@@ -54,7 +54,7 @@ func TestDecodeUTF8(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := DecodeUTF8(tt.body, tt.contentType)
+			got, _, err := DecodeUTF8(tt.body, tt.contentType)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +82,7 @@ func TestDecodeUTF8KeepsUTF8(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			body := []byte(tt.body)
-			got, err := DecodeUTF8(body, tt.contentType)
+			got, _, err := DecodeUTF8(body, tt.contentType)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,9 +98,72 @@ func TestDecodeUTF8KeepsUTF8(t *testing.T) {
 // author wrote, on the right line.
 func TestDecodeThenExtract(t *testing.T) {
 	body := encode(t, charmap.Windows1252, "<meta charset=windows-1252>\n<p>\n<a\nhref=\"/men\u00fc.html\">")
-	doc, err := DecodeUTF8(body, "")
+	doc, _, err := DecodeUTF8(body, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	assertLinks(t, Extract(doc, Options{}).Links, []Link{pg("/men\u00fc.html", 4, "a", "href")})
+}
+
+// A link's query is sent in the page's encoding, as browsers send it (the
+// URL standard's query state); its path and fragment stay UTF-8, and so do
+// links of schemes other than the special ones (qa8 P2).
+func TestCharsetQuery(t *testing.T) {
+	t.Parallel()
+	latin := Charset{enc: charmap.Windows1252}
+	sjis := Charset{enc: japanese.ShiftJIS}
+	tests := []struct {
+		cs       Charset
+		ref, out string
+	}{
+		{latin, "/ok/caf\u00e9?q=\u00e9", "/ok/caf\u00e9?q=%E9"},
+		{latin, "/s?q=caf\u00e9&x=%C3%A9&y=a b", "/s?q=caf%E9&x=%C3%A9&y=a b"}, // %-escapes and ASCII as written
+		{latin, "/s?q=\u00e9#fr\u00e9", "/s?q=%E9#fr\u00e9"},                   // the fragment is UTF-8
+		{latin, "/s#a?q=\u00e9", "/s#a?q=\u00e9"},                              // a '?' of the fragment
+		{latin, "/caf\u00e9", "/caf\u00e9"},                                    // no query
+		{latin, "/s?q=a", "/s?q=a"},
+		{latin, "https://h.example/s?q=\u20ac", "https://h.example/s?q=%80"}, // the euro sign is 0x80 in windows-1252
+		{latin, "//h.example/s?q=\u00e9", "//h.example/s?q=%E9"},
+		{latin, "a:b/c?q=\u00e9", "a:b/c?q=\u00e9"}, // "a:" is a scheme, not a special one
+		{latin, "mailto:x@example.com?subject=\u00e9", "mailto:x@example.com?subject=\u00e9"},
+		{latin, "wss://h.example/?q=\u00e9", "wss://h.example/?q=\u00e9"},
+		{latin, "/s?q=\u4e2d", "/s?q=%26%2320013%3B"},  // not in windows-1252: as a browser spells it
+		{sjis, "/s?q=\u65e5\u672c", "/s?q=%93%FA%96{"}, // "{" is not in the set a browser escapes
+		{sjis, "/s?q=\u8868", "/s?q=%95\\"},            // the second byte is a backslash, left as browsers leave it
+		{Charset{}, "/s?q=\u00e9", "/s?q=\u00e9"},
+	}
+	for _, tt := range tests {
+		if got := tt.cs.Query(tt.ref); got != tt.out {
+			t.Errorf("Query(%q) = %q, want %q", tt.ref, got, tt.out)
+		}
+	}
+}
+
+// DecodeUTF8 says which encoding the queries take: the page's, except for
+// UTF-8 and UTF-16 (which the URL standard sends as UTF-8).
+func TestDecodeUTF8Charset(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, contentType string
+		body              []byte
+		out               string
+	}{
+		{"header", "text/html; charset=windows-1252", []byte("<a href=\"/a?q=\xe9\">"), "/a?q=%E9"},
+		{"meta only", "text/html", []byte("<meta charset=iso-8859-1><a href=\"/a?q=\xef\">"), "/a?q=%EF"},
+		{"utf-8", "text/html; charset=utf-8", []byte("<a href=\"/a?q=\xc3\xa9\">"), "/a?q=\u00e9"},
+		{"utf-16", "text/html; charset=utf-16le", encode(t, unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM), "<a href=\"/a?q=\u00e9\">"), "/a?q=\u00e9"},
+	}
+	for _, tt := range tests {
+		doc, cs, err := DecodeUTF8(tt.body, tt.contentType)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		ls := Extract(doc, Options{}).Links
+		if len(ls) != 1 {
+			t.Fatalf("%s: links %+v", tt.name, ls)
+		}
+		if got := cs.Query(ls[0].URL); got != tt.out {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.out)
+		}
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/japanese"
 )
 
 func addSeeds(f *testing.F) {
@@ -187,6 +189,43 @@ func FuzzStylesheet(f *testing.F) {
 			}
 			if want := KindOf(l.Tag, l.Attr); l.Kind != want || (l.Kind == KindStylesheet) != (l.Attr == "@import") {
 				t.Errorf("%+v: kind %d, want %d: an @import is a stylesheet, any other url() a resource", l, l.Kind, want)
+			}
+		}
+	})
+}
+
+// FuzzCharsetQuery checks that Charset.Query never panics, changes nothing
+// before a link's query nor from its fragment on, and leaves no non-ASCII
+// character in a query it encodes.
+func FuzzCharsetQuery(f *testing.F) {
+	for _, s := range []string{"/caf\u00e9?q=\u00e9#\u00e9", "/s?q=\u4e2d%zz", "mailto:a?\u00e9", "?\xff\xfe", "#?\u00e9", "a:/?\u00e9"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, ref string) {
+		for _, cs := range []Charset{{enc: charmap.Windows1252}, {enc: japanese.ShiftJIS}, {enc: japanese.ISO2022JP}} {
+			got := cs.Query(ref)
+			q := strings.IndexByte(ref, '?')
+			h := strings.IndexByte(ref, '#')
+			if q < 0 || (h >= 0 && h < q) {
+				if got != ref {
+					t.Fatalf("%q: no query, but became %q", ref, got)
+				}
+				continue
+			}
+			if !strings.HasPrefix(got, ref[:q+1]) {
+				t.Fatalf("%q: what comes before the query changed: %q", ref, got)
+			}
+			if h >= 0 && !strings.HasSuffix(got, ref[h:]) {
+				t.Fatalf("%q: the fragment changed: %q", ref, got)
+			}
+			if got != ref {
+				gh := len(got) - (len(ref) - h)
+				if h < 0 {
+					gh = len(got)
+				}
+				if !ascii(got[q:gh]) {
+					t.Fatalf("%q: non-ASCII left in the query: %q", ref, got)
+				}
 			}
 		}
 	})
