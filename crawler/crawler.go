@@ -517,6 +517,16 @@ func (c *Crawler) writeLoop(ctx context.Context, pass store.Pass, began time.Tim
 				return err
 			}
 		case <-tick.C:
+			if len(batch) == 0 {
+				// No answer came, but requests may have started: their
+				// starts, saved within a tick, are what a run resumed
+				// after a kill counts in flight until they time out
+				// (throttle.Config.RequestLife).
+				if err := c.saveHostState(); err != nil {
+					return fmt.Errorf("save host state: %w", err)
+				}
+				continue
+			}
 			if err := flush(); err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -115,6 +116,9 @@ func (p *Permit) Done(o Outcome) (d Decision) {
 		l.starts.over(t.now(), p.sends)
 	}
 	l.inFlight--
+	if i := slices.Index(l.openAt, p.admitted); i >= 0 {
+		l.openAt = slices.Delete(l.openAt, i, i+1)
+	}
 	l.mu.Unlock()
 	t.signal()
 	return d

@@ -34,14 +34,19 @@ type savedState struct {
 	// restart does not begin with an empty window the server has not
 	// forgotten. (The name is older than the window's counting by ends.)
 	Starts []time.Time `json:"starts,omitempty"`
+	// Open are the starts of the requests not over when the state was
+	// exported, an earlier process's orphans included, oldest first: if
+	// the process dies before they are, the next one counts them in flight
+	// (see Config.RequestLife).
+	Open []time.Time `json:"open,omitempty"`
 	// LastStart is when the last request was let go, for the gap
 	// (Crawl-delay); Tokens the rate bucket's tokens at Exported, so that
 	// a restart starts with the bucket where it was, not full.
 	LastStart time.Time `json:"last_start,omitzero"`
 	Tokens    *float64  `json:"tokens,omitempty"`
 	Exported  time.Time `json:"exported,omitzero"`
-	// PaceUntil is when the window, the gap and the bucket saved here no
-	// longer hold back a request: the state is kept until then.
+	// PaceUntil is when the window, the gap, the bucket and the open
+	// requests saved here no longer hold back a request: the state is kept until then.
 	PaceUntil time.Time `json:"pace_until,omitzero"`
 	// RefusingSince is when the host began refusing every request (see
 	// Throttle.Refusing), so that a deferral for it says why after a
@@ -108,6 +113,14 @@ func (t *Throttle) ExportState(host string) ([]byte, error) {
 		st.Starts = l.starts.recent(now, l.set.WindowMax, l.set.Window)
 		if n := len(st.Starts); n > 0 {
 			st.PaceUntil = st.Starts[n-1].Add(l.set.Window)
+		}
+	}
+	if l.life > 0 {
+		st.Open = append(slices.Clone(l.liveOrphans(now)), l.openAt...)
+		if n := len(st.Open); n > 0 {
+			if until := st.Open[n-1].Add(l.life); until.After(st.PaceUntil) {
+				st.PaceUntil = until
+			}
 		}
 	}
 	if !l.lastStart.IsZero() {
@@ -177,6 +190,7 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 	if st.LastStart.After(l.lastStart) {
 		l.lastStart = st.LastStart
 	}
+	l.adopt(st.Open, t.now())
 	if st.Tokens != nil && l.bucket != nil {
 		// The bucket refilled at the rate since the export; take from a
 		// fresh one what it has more than that.

@@ -296,3 +296,54 @@ func TestResumeAssumesUnrecordedStarts(t *testing.T) {
 		mustWait(t, th, host, time.Second)
 	})
 }
+
+// The requests a process started and had not finished when it died are
+// still in flight at the server, for all anyone knows, until they would
+// have timed out: the next process counts them against the host's
+// in-flight cap until RequestLife after each start, and no longer (qa8 P1).
+// A restart after they were over counts none.
+// The cap is the host's MaxInFlight or the caller's own (PerHost).
+func TestRestartCountsUnfinishedRequestsInFlight(t *testing.T) {
+	for _, capped := range []string{"MaxInFlight", "PerHost"} {
+		t.Run(capped, func(t *testing.T) { restartCountsUnfinished(t, capped) })
+	}
+}
+
+func restartCountsUnfinished(t *testing.T, capped string) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{MaxRetries: 1})
+		if capped == "PerHost" {
+			cfg.PerHost = 2
+		} else {
+			cfg = fixed(throttle.Settings{MaxInFlight: 2, MaxRetries: 1})
+		}
+		cfg.RequestLife = 20 * time.Second
+		th := throttle.New(cfg)
+		th.StartPass(1)
+		acquire(t, th, host) // never over: the process is killed
+		time.Sleep(3 * time.Second)
+		acquire(t, th, host).Done(throttle.Outcome{Status: 200})
+		acquire(t, th, host) // never over either
+		time.Sleep(time.Second)
+
+		// Both unfinished requests may still be at the server: the
+		// first runs out 16 s from now.
+		th = restart(t, th, cfg, 1)
+		mustWait(t, th, host, 16*time.Second)
+		time.Sleep(16 * time.Second)
+		acquire(t, th, host)
+		mustWait(t, th, host, time.Second) // our own request and the newer orphan
+		// Killed again: the orphan still running is carried on, with
+		// the new request, and runs out first.
+		th = restart(t, th, cfg, 1)
+		mustWait(t, th, host, 3*time.Second)
+
+		// Requests that were over when the state was saved count for nothing.
+		th = throttle.New(cfg)
+		th.StartPass(1)
+		acquire(t, th, host).Done(throttle.Outcome{Status: 200})
+		th = restart(t, th, cfg, 1)
+		acquire(t, th, host)
+		acquire(t, th, host)
+	})
+}

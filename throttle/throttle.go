@@ -57,6 +57,17 @@ type Config struct {
 	UserAgent string
 	// GlobalBytesPerSec paces body reads across all hosts together (0 = unlimited).
 	GlobalBytesPerSec int64
+	// RequestLife is the longest one request may last (the crawl's
+	// timeout). A request that a process killed before it was over had
+	// started is still in flight at the server for all we know: the next
+	// process counts it against the host's in-flight cap until that long
+	// after its start (see limiter.orphans). 0 counts none.
+	RequestLife time.Duration
+	// PerHost is the cap on requests in flight to one host that the
+	// caller keeps itself (0 = none); a host's MaxInFlight, when lower,
+	// takes its place. Only the orphans of RequestLife are counted
+	// against it here.
+	PerHost int
 	// Now is the clock (nil = time.Now). Body pacing sleeps on real timers,
 	// so tests of it run in a testing/synctest bubble instead.
 	Now func() time.Time
@@ -411,6 +422,7 @@ func (t *Throttle) limiterFor(host string) *limiter {
 			s = t.cfg.Settings(host)
 		}
 		l = newLimiter(key, s.normalized())
+		l.life, l.perHost = t.cfg.RequestLife, t.cfg.PerHost
 		if t.resume.unrecorded > 0 {
 			l.assumeStarts(t.resume)
 		}
@@ -433,10 +445,12 @@ type robotsEntry struct {
 // limiter is the politeness state of one key. Every field below mu is
 // guarded by it.
 type limiter struct {
-	key    string
-	set    Settings
-	bucket *rate.Limiter // nil when Rate is unlimited
-	bytes  *rate.Limiter // nil when BytesPerSec is unlimited
+	key     string
+	set     Settings
+	life    time.Duration // Config.RequestLife
+	perHost int           // Config.PerHost
+	bucket  *rate.Limiter // nil when Rate is unlimited
+	bytes   *rate.Limiter // nil when BytesPerSec is unlimited
 
 	mu    sync.Mutex
 	hosts []string
@@ -444,9 +458,15 @@ type limiter struct {
 	// reported the limiter's hosts.
 	dirty bool
 
-	starts       window
-	lastStart    time.Time
-	inFlight     int
+	starts    window
+	lastStart time.Time
+	inFlight  int
+	// openAt are the starts of this process's requests not over yet, in
+	// the order they started (see ExportState); orphans the starts of
+	// those an earlier process left unfinished when it died, which count
+	// as in flight until Config.RequestLife after each (see waitAt).
+	openAt       []time.Time
+	orphans      []time.Time
 	pausedUntil  time.Time
 	deferred     bool
 	held         map[string]time.Time // URLs paused on their own beyond MaxPause, until when (see pushback)
@@ -550,14 +570,84 @@ func (l *limiter) overQuota() bool {
 func (l *limiter) waitAt(now time.Time) time.Duration {
 	wait := l.sendWait(now)
 	if wait <= 0 {
-		if c := l.maxInFlight(); c > 0 && l.inFlight >= c {
+		c := l.maxInFlight()
+		if len(l.orphans) > 0 {
+			c = l.orphanCap()
+		}
+		if c <= 0 {
+			return wait
+		}
+		if orphans := l.liveOrphans(now); l.inFlight+len(orphans) >= c {
 			wait = inFlightHint
 			if lat := l.adapt.latency; lat > 0 {
 				wait = max(lat, time.Millisecond)
 			}
+			if len(orphans) > 0 {
+				// Nothing but time ends an orphan: the oldest frees a
+				// slot when it runs out, unless a request of ours ends
+				// first (Ready fires then).
+				out := orphans[0].Add(l.life).Sub(now)
+				if l.inFlight > 0 {
+					out = min(out, wait)
+				}
+				wait = out
+			}
 		}
 	}
 	return wait
+}
+
+// orphanCap is the most requests the host may have in flight, ours and
+// orphans together: the lower of MaxInFlight (adaptive included) and the
+// caller's own cap (0 = none).
+func (l *limiter) orphanCap() int {
+	c := l.maxInFlight()
+	if l.perHost > 0 && (c == 0 || l.perHost < c) {
+		c = l.perHost
+	}
+	return c
+}
+
+// liveOrphans drops the orphans whose request would be over by now, had
+// it run to its timeout, and returns the rest, oldest first.
+func (l *limiter) liveOrphans(now time.Time) []time.Time {
+	i := 0
+	for i < len(l.orphans) && !l.orphans[i].Add(l.life).After(now) {
+		i++
+	}
+	if i > 0 {
+		l.orphans = l.orphans[i:]
+		l.dirty = true
+	}
+	return l.orphans
+}
+
+// adopt counts starts, saved by a process that may have died before
+// those requests were over, as orphans: the server may still be serving
+// them. Every host of a group saves the group's starts, so a start is
+// taken as often as one host's state holds it, not once per host. The
+// newest MaxInFlight are kept, which no more than that can have been in
+// flight together.
+func (l *limiter) adopt(starts []time.Time, now time.Time) {
+	if l.life <= 0 || len(starts) == 0 {
+		return
+	}
+	have := make(map[time.Time]int, len(l.orphans))
+	for _, s := range l.orphans {
+		have[s.Round(0)]++
+	}
+	for _, s := range starts {
+		s = s.Round(0)
+		if have[s] > 0 {
+			have[s]--
+		} else if s.Add(l.life).After(now) {
+			l.orphans = append(l.orphans, s)
+		}
+	}
+	slices.SortFunc(l.orphans, time.Time.Compare)
+	if c := l.orphanCap(); c > 0 && len(l.orphans) > c {
+		l.orphans = l.orphans[len(l.orphans)-c:]
+	}
 }
 
 // sendWait is waitAt without the in-flight cap: how long until one more
@@ -590,6 +680,7 @@ func (l *limiter) sendWait(now time.Time) time.Duration {
 func (l *limiter) admit(now time.Time) {
 	l.send(now)
 	l.inFlight++
+	l.openAt = append(l.openAt, now)
 	if !l.waitingSince.IsZero() {
 		l.waited += now.Sub(l.waitingSince)
 		l.waitingSince = time.Time{}

@@ -323,7 +323,11 @@ func crawlerConfig(o *checkOptions, file *rules.File, engine *rules.Engine, root
 		ua = "linkpatrol/" + version + " (+https://github.com/linkpatrol/linkpatrol)"
 	}
 	cidr := file != nil && hasCIDRRules(file.Config.Hosts)
-	th, hostSettings := newThrottle(engine, ua, globalBPS, cidr, o.polite.groupHosts == "domain")
+	life := o.timeout
+	if life <= 0 {
+		life = crawler.DefaultTimeout
+	}
+	th, hostSettings := newThrottle(engine, ua, globalBPS, life, min(o.perHost, o.concurrency), cidr, o.polite.groupHosts == "domain")
 	return crawler.Config{
 		Throttle:       th,
 		HostSettings:   hostSettings,

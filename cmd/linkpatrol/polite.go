@@ -79,8 +79,10 @@ func (p *politeFlags) hostRules(fs *pflag.FlagSet, starts []string) []rules.Host
 // remembered per host: the crawler asks on every task. When some rule
 // matches by CIDR, a host's settings depend on its resolved address, which
 // is looked up once per host. byDomain groups hosts of one registrable
-// domain under one set of limits.
-func newThrottle(engine *rules.Engine, userAgent string, global int64, resolve, byDomain bool) (*throttle.Throttle, func(string) throttle.Settings) {
+// domain under one set of limits. life is the longest a request lasts and
+// perHost the crawl's own cap on requests in flight to a host (see
+// throttle.Config.RequestLife).
+func newThrottle(engine *rules.Engine, userAgent string, global int64, life time.Duration, perHost int, resolve, byDomain bool) (*throttle.Throttle, func(string) throttle.Settings) {
 	var cache sync.Map
 	settings := func(host string) throttle.Settings {
 		if s, ok := cache.Load(host); ok {
@@ -94,7 +96,7 @@ func newThrottle(engine *rules.Engine, userAgent string, global int64, resolve, 
 		cache.Store(host, s)
 		return s
 	}
-	cfg := throttle.Config{Settings: settings, UserAgent: userAgent, GlobalBytesPerSec: global}
+	cfg := throttle.Config{Settings: settings, UserAgent: userAgent, GlobalBytesPerSec: global, RequestLife: life, PerHost: perHost}
 	if byDomain {
 		cfg.Key = throttle.DomainKey
 	}

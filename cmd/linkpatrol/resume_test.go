@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -190,5 +194,85 @@ func TestFullDiskKeepsCommittedState(t *testing.T) {
 	rep := decodeReport(t, r.stdout)
 	if !rep.Pass.Complete || len(rep.URLs) != len(site.Expected().Broken) {
 		t.Errorf("resumed pass: complete %v, %d problems, want %d", rep.Pass.Complete, len(rep.URLs), len(site.Expected().Broken))
+	}
+}
+
+// TestResumeKeepsPerHostAcrossKill: the requests a killed run had in
+// flight are still being served after the kill (a slow server does not
+// notice that the client left), so the run resumed at once counts them
+// against --per-host until --timeout after their start: the server never
+// serves more than --per-host of the two runs' requests at once (qa8 P1:
+// it served 4 at --per-host 2, at each resume).
+func TestResumeKeepsPerHostAcrossKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and kills a real process")
+	}
+	t.Parallel()
+	const perHost, pages = 2, 4
+	var inFlight, peak, started atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		switch {
+		case r.URL.Path == "/":
+			var b strings.Builder
+			b.WriteString("<html><body>")
+			for i := range pages {
+				fmt.Fprintf(&b, "<a href=\"/p/%d\">p</a>\n", i)
+			}
+			w.Write([]byte(b.String()))
+		case strings.HasPrefix(r.URL.Path, "/p/"):
+			started.Add(1)
+			// A slow page, served to its end whether or not the
+			// client is still there.
+			time.Sleep(1500 * time.Millisecond)
+			w.Write([]byte("<html><body>page</body></html>"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	db := filepath.Join(t.TempDir(), "lp.db")
+	args := []string{"check", "--db", db, "--per-host", strconv.Itoa(perHost), "--timeout", "3s",
+		"--commit-every", "50ms", srv.URL + "/"}
+
+	cmd := exec.Command(binary, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// Kill once both slow requests are at the server and a commit has
+	// saved the host's state after they started.
+	var arrived time.Time
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-exited:
+			t.Fatalf("the first run ended before it was killed: %v", err)
+		case <-tick.C:
+		}
+		if arrived.IsZero() && started.Load() >= perHost {
+			arrived = time.Now()
+		}
+		if fi, err := os.Stat(db); !arrived.IsZero() && err == nil && fi.ModTime().After(arrived) {
+			break
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	<-exited
+	if n := inFlight.Load(); n != perHost {
+		t.Fatalf("%d requests in flight at the kill, want %d: the test proves nothing", n, perHost)
+	}
+
+	res := runCmd(t, exec.Command(binary, args...))
+	if res.code != exitOK {
+		t.Fatalf("resumed run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if got := peak.Load(); got > perHost {
+		t.Errorf("the server served %d requests at once across the kill, --per-host is %d", got, perHost)
 	}
 }
