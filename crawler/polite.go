@@ -127,6 +127,9 @@ func (c *Crawler) loadRobots(ctx context.Context, scheme, host string, p *thrott
 			// The host asked for a pause (or is backing off): its robots.txt
 			// is asked again after it, rather than keeping the crawler off
 			// the whole host for an hour over a short pause.
+			if cause == "" {
+				cause = last.cause // not asked this time: what the last try got still holds
+			}
 			c.robotsTries.Store(host, robotsAgain{last.tries, cause})
 			return nil, nil
 		}
@@ -202,6 +205,14 @@ func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Pe
 		}
 		if p == nil {
 			if p, err = c.acquire(ctx, u.Host, ""); err != nil {
+				if hops == 0 && errors.Is(err, throttle.ErrDeferred) {
+					// The host itself is paused past what this run waits
+					// (its robots.txt asked it with a long Retry-After) or
+					// stopped answering: nothing was asked, so nothing
+					// failed. Read later, as its own URLs are (review7
+					// RV2 #5: a redirect here once made the host "failing").
+					return nil, ""
+				}
 				return throttle.UnreachableRobots(err.Error()), ""
 			}
 		}
@@ -286,6 +297,10 @@ func robotsFailure(r *throttle.Robots) string {
 	}
 }
 
+// stoppedAnswering is the class of another site's URL held back because
+// its host stopped answering (see heldBackBy).
+const stoppedAnswering = "stopped answering"
+
 // hold is what a URL held back to a later run becomes (see heldBackBy).
 type hold struct {
 	verdict store.Verdict
@@ -332,7 +347,7 @@ func (c *Crawler) heldBackBy(target string) hold {
 			what = fmt.Sprintf("held back with %s, which shares its limits (--group-hosts): %s", d.Host, what)
 		}
 		if !own {
-			return hold{verdict: store.VerdictTransient, class: "stopped answering", note: what + ": not checked, not a dead link"}
+			return hold{verdict: store.VerdictTransient, class: stoppedAnswering, note: what + ": not checked, not a dead link"}
 		}
 		return hold{verdict: store.VerdictTransient, class: store.ErrorHostDown, until: d.Since, downSince: d.Since, downAfter: d.Answered,
 			note: "not checked: " + what + "; run the same command again to check it"}
