@@ -365,7 +365,26 @@ func (c *Crawler) heldBackBy(target string) hold {
 				throttle.FormatDuration(asked), throttle.FormatDuration(maxPause))}
 	}
 	now := c.cfg.Now()
-	wait := fmt.Sprintf("Retry-After %s (until %s)", roughly(end.Sub(now)), end.Local().Format("2006-01-02 15:04"))
+	left, at := roughly(end.Sub(now)), end.Local().Format("2006-01-02 15:04")
+	if end.Sub(now) > throttle.MaxRetryAfter-time.Hour {
+		// Longer ones (a year 9999) are kept as this long: the server
+		// asked for no time anyone waits for (qa8 R1).
+		left = "at least " + left
+	}
+	wait := fmt.Sprintf("Retry-After %s (until %s)", left, at)
+	if asked, from := c.cfg.Throttle.PausedBy(host, target); !asked && len(from) > 0 {
+		// The URL asked for nothing itself: its host did, through the
+		// URLs that did, while it served nothing else (qa8 R1: each URL
+		// never requested read as told "Retry-After 1d" itself).
+		others := ""
+		switch n := len(from) - 1; {
+		case n == 1:
+			others = " and 1 other URL"
+		case n > 1:
+			others = fmt.Sprintf(" and %d other URLs", n)
+		}
+		wait = fmt.Sprintf("not checked: on %s%s, while it served no other page, its host asked for a pause of %s (until %s)", from[0], others, left, at)
+	}
 	if since := c.cfg.Throttle.Refusing(host); !since.IsZero() && (maxPause <= 0 || end.Sub(now) <= maxPause) {
 		// No one pause was too long: the host refused every request
 		// for longer than this run waits (see throttle.Decision.Comeback).
