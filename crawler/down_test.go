@@ -6,8 +6,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -73,15 +75,25 @@ func tlsRefuser(t *testing.T) string {
 	return l.Addr().String()
 }
 
+// closedPort is a loopback address that refuses connections for the whole
+// test: its port is bound by a socket that never listens. A port taken from
+// a listener and closed again could be handed by the kernel to another
+// test's server meanwhile (one whose HEAD hangs, say), and then answered.
 func closedPort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
 }
 
 // A host that is down, failing or unreachable is never a clean night: the
@@ -482,4 +494,41 @@ func TestRedirectToAHostWhoseRobotsTimesOut(t *testing.T) {
 			t.Errorf("/r: %s %q (%s), want transient: robots.txt could not be fetched (timeout)", rec.Verdict, rec.Error, rec.Note)
 		}
 	})
+}
+
+// A host whose robots.txt asks for a pause longer than this run waits holds
+// back a redirect to it exactly as a link straight to it: the same
+// verdict, the same cause, and the Retry-After on the link the page has,
+// whichever reached the host first (review7 RV2 #5: "transient, the host
+// is failing" or "robots.txt asked to wait" by redirect, "unverifiable,
+// rate-limited" directly).
+func TestRedirectToAHostWhoseRobotsPausesPastMaxPause(t *testing.T) {
+	t.Parallel()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			w.Header().Set("Retry-After", "3600")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+			return
+		}
+		page(`fine`)(w, r)
+	}))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			http.NotFound(w, r)
+		case "/go", "/docs/":
+			http.Redirect(w, r, other.URL+r.URL.Path+"x", http.StatusMovedPermanently)
+		default:
+			page(`<a href="/go">go</a> <a href="`+other.URL+`/y">y</a> <a href="/docs/">docs</a>`)(w, r)
+		}
+	}))
+	defer srv.Close()
+	_, recs, _ := politeRun(t, openDB(t), srv.URL+"/", throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}, context.Background())
+	for _, u := range []string{other.URL + "/y", srv.URL + "/go", srv.URL + "/docs/"} {
+		rec := recs[u]
+		if rec.Verdict != store.VerdictUnverifiable || rec.Error != store.ErrorRateLimited || !strings.Contains(rec.Note, "Retry-After 1h") {
+			t.Errorf("%s: %s %q (%s), want unverifiable rate-limited with the Retry-After", u, rec.Verdict, rec.Error, rec.Note)
+		}
+	}
 }

@@ -251,22 +251,32 @@ func TestFirstRequestRefusedSiteIsCheckedWhole(t *testing.T) {
 	}
 }
 
-// The run says when it slows a host down, and why: a host slowed to one
-// request every few seconds must not look like a crawl that hangs (qa6
-// Q4: four minutes with nothing on stderr).
-func TestSlowdownIsLogged(t *testing.T) {
-	t.Parallel()
+// refusingSite serves a home page linking /p/1 and /p/2, which answer
+// status, with Retry-After ra unless it is "".
+func refusingSite(t *testing.T, status int, ra string) *httptest.Server {
+	t.Helper()
 	site := http.NewServeMux()
 	site.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprint(w, `<a href="/p/1">p</a> <a href="/p/2">p</a>`)
 	})
 	site.HandleFunc("/p/", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, "too many", http.StatusTooManyRequests)
+		if ra != "" {
+			w.Header().Set("Retry-After", ra)
+		}
+		http.Error(w, http.StatusText(status), status)
 	})
 	srv := httptest.NewServer(site)
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// The run says when it slows a host down, and why: a host slowed to one
+// request every few seconds must not look like a crawl that hangs (qa6
+// Q4: four minutes with nothing on stderr).
+func TestSlowdownIsLogged(t *testing.T) {
+	t.Parallel()
+	srv := refusingSite(t, http.StatusTooManyRequests, "1")
 	_, log := crawlUntilWarned(t, openDB(t), srv.URL+"/", nil)
 	if !strings.Contains(log, "slowing down to one request every") || !strings.Contains(log, "it answered 429") {
 		t.Errorf("logged\n%s\nwant the host's slowdown, with why", log)
@@ -277,16 +287,7 @@ func TestSlowdownIsLogged(t *testing.T) {
 // a host sitting on a backoff said nothing and looked hung (qa7 Q2).
 func TestPauseIsLogged(t *testing.T) {
 	t.Parallel()
-	site := http.NewServeMux()
-	site.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprint(w, `<a href="/p/1">p</a> <a href="/p/2">p</a>`)
-	})
-	site.HandleFunc("/p/", func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "busy", http.StatusServiceUnavailable)
-	})
-	srv := httptest.NewServer(site)
-	defer srv.Close()
+	srv := refusingSite(t, http.StatusServiceUnavailable, "")
 	_, log := crawlUntilLogged(t, openDB(t), srv.URL+"/", nil, slog.LevelInfo, "paused for")
 	if !strings.Contains(log, "paused for") || !strings.Contains(log, ", until ") || !strings.Contains(log, "it answered 503 without a usable Retry-After") {
 		t.Errorf("logged\n%s\nwant the host's pause, until when and why", log)

@@ -37,6 +37,13 @@ func resolve(base *url.URL, ref string) (*url.URL, error) {
 			rest = ref[len(scheme)+1:]
 		}
 	}
+	if !hasScheme && colonInFirstSegment(ref) {
+		// "Help_talk:Contents.html" names no scheme (a scheme is a letter,
+		// then letters, digits, "+", "-", "."): browsers read it as a path
+		// relative to the page, where url.Parse refuses a colon in the
+		// first segment of a relative reference (qa8 U1).
+		ref = "./" + ref
+	}
 	if hasScheme && (scheme == "http" || scheme == "https") && !strings.HasPrefix(rest, "//") {
 		// "http:foo" is relative to a base of the same scheme and names
 		// the host foo otherwise, as in browsers.
@@ -238,6 +245,13 @@ func splitScheme(s string) (scheme, rest string, ok bool) {
 		}
 	}
 	return "", s, false
+}
+
+// colonInFirstSegment says whether ref has a ":" before any "/", "?" or
+// "#".
+func colonInFirstSegment(ref string) bool {
+	i := strings.IndexAny(ref, ":/?#")
+	return i >= 0 && ref[i] == ':'
 }
 
 // special reports the schemes in which browsers read a backslash as a slash.

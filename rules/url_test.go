@@ -45,6 +45,15 @@ func TestResolve(t *testing.T) {
 		{"stray percent alone", "%", "https://example.com/docs/guide/%25"},
 		{"stray percent at the end", "100%", "https://example.com/docs/guide/100%25"},
 		{"stray and real escapes", "/a%2Fb%g?q=%41%", "https://example.com/a%2Fb%25g?q=%41%25"},
+		// A colon before any "/", "?" or "#" after characters that cannot
+		// start a scheme is part of a relative path, as browsers read it
+		// (wiki dumps, file names with times; qa8 U1).
+		{"colon after an underscore", "Help_talk:Contents.html", "https://example.com/docs/guide/Help_talk:Contents.html"},
+		{"colon after a digit first", "2024-01-01T12:00.html", "https://example.com/docs/guide/2024-01-01T12:00.html"},
+		{"colon after a comma", "a,b:c.html", "https://example.com/docs/guide/a,b:c.html"},
+		{"colon first", ":x.html", "https://example.com/docs/guide/:x.html"},
+		{"colon with a query and fragment", "User_talk:Me?a=1#s", "https://example.com/docs/guide/User_talk:Me?a=1#s"},
+		{"colon after a slash is a path", "a_b/c:d.html", "https://example.com/docs/guide/a_b/c:d.html"},
 	}
 	b := mustParse(t, base)
 	for _, tt := range tests {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -431,6 +432,13 @@ func TestUnsyncedFreelistCrashesOnDamage(t *testing.T) {
 		if err == nil {
 			err = db.Close()
 		}
+		// bbolt's scan can go on after Open has returned, on its own
+		// goroutine, and crash there: wait for the scan to end, not only
+		// for Open. The race runtime's second before exit used to give it
+		// that time by chance; internal/testmain.Exit no longer waits.
+		for deadline := time.Now().Add(time.Minute); bboltScanning() && time.Now().Before(deadline); {
+			<-time.After(10 * time.Millisecond) // polling a condition: another goroutine's end
+		}
 		t.Logf("survived: %v", err)
 		return
 	}
@@ -451,6 +459,13 @@ func TestUnsyncedFreelistCrashesOnDamage(t *testing.T) {
 		t.Errorf("bbolt no longer crashes on a damaged file with an unsynced freelist (err %v); "+
 			"NoFreelistSync could be reconsidered. Output:\n%s", err, out)
 	}
+}
+
+// bboltScanning says whether a goroutine is still in bbolt's scan of a
+// file for its free pages (DB.freepages).
+func bboltScanning() bool {
+	buf := make([]byte, 1<<20)
+	return bytes.Contains(buf[:runtime.Stack(buf, true)], []byte("bbolt.(*DB).freepages"))
 }
 
 // The messages of a wrong --db: a directory is named as one (not as a

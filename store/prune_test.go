@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -104,9 +105,33 @@ func TestPruneRejectsKeepZero(t *testing.T) {
 }
 
 // bloated returns a database whose first pass, 3,000 pages with 20 links,
-// has been pruned away, leaving most of the file free.
+// has been pruned away, leaving most of the file free: a copy of one file,
+// made for the package's first caller, in the test's temporary directory.
+// Four tests use it, and making it costs about 0.4 CPU-s under -race.
 func bloated(t *testing.T) (*DB, Pass) {
 	t.Helper()
+	file, p2 := bloatedFile(t)
+	path := filepath.Join(t.TempDir(), "linkpatrol.db")
+	if err := os.WriteFile(path, file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return openAt(t, path), p2
+}
+
+// bloatedOnce holds the bytes of bloated's file once made.
+var bloatedOnce struct {
+	sync.Mutex
+	file []byte
+	pass Pass
+}
+
+func bloatedFile(t *testing.T) ([]byte, Pass) {
+	t.Helper()
+	bloatedOnce.Lock()
+	defer bloatedOnce.Unlock() // t.Fatal included: the next caller tries again
+	if bloatedOnce.file != nil {
+		return bloatedOnce.file, bloatedOnce.pass
+	}
 	db := openTemp(t)
 	p := begin(t, db, home)
 	results := make([]Result, 0, 500)
@@ -124,7 +149,15 @@ func bloated(t *testing.T) (*DB, Pass) {
 	if _, err := db.Prune(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
-	return db, p2
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	file, err := os.ReadFile(db.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bloatedOnce.file, bloatedOnce.pass = file, p2
+	return file, p2
 }
 
 func TestCompact(t *testing.T) {

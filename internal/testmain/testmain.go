@@ -8,13 +8,16 @@
 // such binaries, each a second longer than its tests.
 //
 // Exit skips that second for a binary whose tests passed. What the second
-// caught and Exit does not: a race made by a goroutine that outlives every
-// test (a leak), in the second after the last test ended. Every race
-// reported before m.Run returns still fails the binary: testing fails the
-// test during which it was reported, or, when none was running, the whole
-// run ("race detected outside of test execution"), and Exit then goes the
-// usual way with a non-zero code. A goroutine left running beyond that
-// second was never caught either way.
+// caught and Exit does not: a goroutine that outlives every test (a leak)
+// and, in the second after the last test ended, makes a race or panics.
+// Every race reported before m.Run returns still fails the binary: testing
+// fails the test during which it was reported, or, when none was running,
+// the whole run ("race detected outside of test execution"), and Exit then
+// goes the usual way with a non-zero code. A goroutine left running beyond
+// that second was never caught either way, nor within it in a build
+// without -race. One test had leaned on the second by chance: store's
+// TestUnsyncedFreelistCrashesOnDamage, whose child now waits for the
+// goroutine whose crash it expects.
 //
 // With coverage on, Exit also goes the usual way: the coverage counters are
 // written by exit hooks that only os.Exit runs.
