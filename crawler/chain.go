@@ -282,9 +282,19 @@ func chainEnd(rec *store.URLRecord, end store.URLRecord, maxRedirects int, stitc
 		rec.Redirects = rec.Redirects[:maxRedirects+1]
 	case end.Verdict == store.VerdictSkipped && end.Error == store.ErrorRobots:
 		rec.Note = "skipped: robots.txt disallows a redirect target"
-	case end.Verdict == store.VerdictSkipped:
+	case end.Verdict == store.VerdictSkipped, heldBack(end.Error):
+		// A skip, or a hold's Retry-After or silence: said of the
+		// target's host, and as true of the link that leads there,
+		// which the report shows while the target is a hop it hides
+		// (review7 RV2 #5).
 		rec.Note = end.Note
 	}
+}
+
+// heldBack says whether class is that of a URL held back to a later run
+// (see hold): its note says why and until when.
+func heldBack(class string) bool {
+	return class == store.ErrorRateLimited || class == store.ErrorHostDown || class == stoppedAnswering
 }
 
 // ends keeps, for every URL resolved in this run, what a redirect to it

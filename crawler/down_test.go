@@ -483,3 +483,40 @@ func TestRedirectToAHostWhoseRobotsTimesOut(t *testing.T) {
 		}
 	})
 }
+
+// A host whose robots.txt asks for a pause longer than this run waits holds
+// back a redirect to it exactly as a link straight to it: the same
+// verdict, the same cause, and the Retry-After on the link the page has,
+// whichever reached the host first (review7 RV2 #5: "transient, the host
+// is failing" or "robots.txt asked to wait" by redirect, "unverifiable,
+// rate-limited" directly).
+func TestRedirectToAHostWhoseRobotsPausesPastMaxPause(t *testing.T) {
+	t.Parallel()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			w.Header().Set("Retry-After", "3600")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+			return
+		}
+		page(`fine`)(w, r)
+	}))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			http.NotFound(w, r)
+		case "/go", "/docs/":
+			http.Redirect(w, r, other.URL+r.URL.Path+"x", http.StatusMovedPermanently)
+		default:
+			page(`<a href="/go">go</a> <a href="`+other.URL+`/y">y</a> <a href="/docs/">docs</a>`)(w, r)
+		}
+	}))
+	defer srv.Close()
+	_, recs, _ := politeRun(t, openDB(t), srv.URL+"/", throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}, context.Background())
+	for _, u := range []string{other.URL + "/y", srv.URL + "/go", srv.URL + "/docs/"} {
+		rec := recs[u]
+		if rec.Verdict != store.VerdictUnverifiable || rec.Error != store.ErrorRateLimited || !strings.Contains(rec.Note, "Retry-After 1h") {
+			t.Errorf("%s: %s %q (%s), want unverifiable rate-limited with the Retry-After", u, rec.Verdict, rec.Error, rec.Note)
+		}
+	}
+}

@@ -127,6 +127,9 @@ func (c *Crawler) loadRobots(ctx context.Context, scheme, host string, p *thrott
 			// The host asked for a pause (or is backing off): its robots.txt
 			// is asked again after it, rather than keeping the crawler off
 			// the whole host for an hour over a short pause.
+			if cause == "" {
+				cause = last.cause // not asked this time: what the last try got still holds
+			}
 			c.robotsTries.Store(host, robotsAgain{last.tries, cause})
 			return nil, nil
 		}
@@ -202,6 +205,14 @@ func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Pe
 		}
 		if p == nil {
 			if p, err = c.acquire(ctx, u.Host, ""); err != nil {
+				if hops == 0 && errors.Is(err, throttle.ErrDeferred) {
+					// The host itself is paused past what this run waits
+					// (its robots.txt asked it with a long Retry-After) or
+					// stopped answering: nothing was asked, so nothing
+					// failed. Read later, as its own URLs are (review7
+					// RV2 #5: a redirect here once made the host "failing").
+					return nil, ""
+				}
 				return throttle.UnreachableRobots(err.Error()), ""
 			}
 		}
@@ -286,6 +297,10 @@ func robotsFailure(r *throttle.Robots) string {
 	}
 }
 
+// stoppedAnswering is the class of another site's URL held back because
+// its host stopped answering (see heldBackBy).
+const stoppedAnswering = "stopped answering"
+
 // hold is what a URL held back to a later run becomes (see heldBackBy).
 type hold struct {
 	verdict store.Verdict
@@ -332,7 +347,7 @@ func (c *Crawler) heldBackBy(target string) hold {
 			what = fmt.Sprintf("held back with %s, which shares its limits (--group-hosts): %s", d.Host, what)
 		}
 		if !own {
-			return hold{verdict: store.VerdictTransient, class: "stopped answering", note: what + ": not checked, not a dead link"}
+			return hold{verdict: store.VerdictTransient, class: stoppedAnswering, note: what + ": not checked, not a dead link"}
 		}
 		return hold{verdict: store.VerdictTransient, class: store.ErrorHostDown, until: d.Since, downSince: d.Since, downAfter: d.Answered,
 			note: "not checked: " + what + "; run the same command again to check it"}
@@ -350,7 +365,26 @@ func (c *Crawler) heldBackBy(target string) hold {
 				throttle.FormatDuration(asked), throttle.FormatDuration(maxPause))}
 	}
 	now := c.cfg.Now()
-	wait := fmt.Sprintf("Retry-After %s (until %s)", roughly(end.Sub(now)), end.Local().Format("2006-01-02 15:04"))
+	left, at := roughly(end.Sub(now)), end.Local().Format("2006-01-02 15:04")
+	if end.Sub(now) > throttle.MaxRetryAfter-time.Hour {
+		// Longer ones (a year 9999) are kept as this long: the server
+		// asked for no time anyone waits for (qa8 R1).
+		left = "at least " + left
+	}
+	wait := fmt.Sprintf("Retry-After %s (until %s)", left, at)
+	if asked, from := c.cfg.Throttle.PausedBy(host, target); !asked && len(from) > 0 {
+		// The URL asked for nothing itself: its host did, through the
+		// URLs that did, while it served nothing else (qa8 R1: each URL
+		// never requested read as told "Retry-After 1d" itself).
+		others := ""
+		switch n := len(from) - 1; {
+		case n == 1:
+			others = " and 1 other URL"
+		case n > 1:
+			others = fmt.Sprintf(" and %d other URLs", n)
+		}
+		wait = fmt.Sprintf("not checked: on %s%s, while it served no other page, its host asked for a pause of %s (until %s)", from[0], others, left, at)
+	}
 	if since := c.cfg.Throttle.Refusing(host); !since.IsZero() && (maxPause <= 0 || end.Sub(now) <= maxPause) {
 		// No one pause was too long: the host refused every request
 		// for longer than this run waits (see throttle.Decision.Comeback).

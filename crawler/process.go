@@ -65,6 +65,9 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 	if hadPrev && c.readAgain(t, prev) {
 		t.upgradeNext = true
 	}
+	if hadPrev && c.recheckConditionally(t, prev) {
+		conditional = prevp
+	}
 	var f fetched
 	if _, _, local := c.siteOf(t.URL); local {
 		f = c.readLocal(t)
@@ -88,8 +91,10 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 		o.result = c.reused(pass, t, prev, now)
 		o.found = c.storedTargets(t.URL)
 		o.result.Record.Status = prev.Status
-		o.result.Record.Unchanged = true
-		c.countPage(prev.ContentType)
+		if prev.Parsed {
+			o.result.Record.Unchanged = true
+			c.countPage(prev.ContentType)
+		}
 		return o
 	}
 	if len(f.redirects) > 0 {
@@ -238,6 +243,19 @@ func (c *Crawler) readAgain(t task, prev store.URLRecord) bool {
 	}
 	_, held := upgradeHeld(t, u, d.Traps)
 	return !held
+}
+
+// recheckConditionally says whether t, a URL that was no page last time
+// (an image, a download: the site's own are revalidated every run), is
+// asked with the validators of its last good answer, so that a server
+// that keeps them answers 304 and sends nothing again: a PDF linked from
+// a page is fetched with GET, and so is an image whose server refuses
+// HEAD. Not one that was a page or a stylesheet, which a check that finds
+// one may parse (see upgrade): a 304 would keep its record unparsed.
+func (c *Crawler) recheckConditionally(t task, prev store.URLRecord) bool {
+	return !t.upgradeNext && !c.cfg.Refetch &&
+		!prev.Parsed && prev.Verdict == store.VerdictOK && len(prev.Redirects) == 0 &&
+		(prev.ETag != "" || prev.LastModified != "") && !parsable(prev.ContentType)
 }
 
 // mayParse says whether a page depth links from a start URL may have its

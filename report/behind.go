@@ -112,6 +112,21 @@ func (r *Report) behindUnread(src Source, hidden []keptCopy, unreached []string,
 			r.Gone = append(r.Gone, rec)
 		}
 	}
+	if via != "" {
+		// The start page's own links of the compared pass are not kept:
+		// its empty read replaced them. A problem of that pass that no
+		// page read this pass links to, and that lies behind no page
+		// not reached, was linked from that start page or from a page
+		// read now that dropped it; nothing tells which, so it is not
+		// checked this pass, never "no longer linked" (FX2 left: a
+		// broken link right on the start page).
+		for _, rec := range r.Gone {
+			if _, ok := behind[rec.URL]; !ok {
+				behind[rec.URL] = via
+				held = append(held, rec)
+			}
+		}
+	}
 	if len(held) == 0 {
 		return nil
 	}

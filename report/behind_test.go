@@ -351,3 +351,52 @@ func TestProblemsBehindAPageNotReadAcrossFiles(t *testing.T) {
 		}
 	}
 }
+
+// A broken link right on a start page that has no links this pass is not
+// checked this pass, as one behind a page it linked is: the start page's
+// old links were replaced by its empty read, so nothing says the link is
+// gone (FX2 left). It keeps exit 1 and the tally, so the next night calls
+// it still there.
+func TestProblemOnAnEmptyStartPageIsNotChecked(t *testing.T) {
+	const site = behindSite
+	pass := func(at time.Time) store.Pass {
+		return store.Pass{StartURLs: []string{site}, State: store.PassComplete, Started: at, Finished: at.Add(time.Minute), Elapsed: time.Minute}
+	}
+	sub := page(site+"a.html", link(site+"missing", 4))
+	sub.Record.FetchedAt, sub.Record.LastGood = night1, night1
+	broken := func(u string) store.Result {
+		return target(store.URLRecord{URL: u, Verdict: store.VerdictBroken, Status: 404, FirstSeen: night1, FirstBroken: night1, Failures: 1, FetchedAt: night1})
+	}
+	history := []fixturePass{
+		{pass: pass(night1), results: []store.Result{
+			page(site, link(site+"a.html", 2), link(site+"direct", 3)), sub,
+			broken(site + "missing"), broken(site + "direct"),
+		}},
+		{pass: pass(night2), results: []store.Result{page(site)}},
+	}
+	r := build(t, fillTallied(t, history), 2, Options{})
+	if len(r.Gone) != 0 {
+		t.Errorf("no longer linked = %v, want none: the start page's old links are not known", r.Gone)
+	}
+	for _, u := range []string{site + "missing", site + "direct"} {
+		var held *Entry
+		for i := range r.Entries {
+			if r.Entries[i].Record.URL == u {
+				held = &r.Entries[i]
+			}
+		}
+		if held == nil || held.Change != ChangeUnchecked || held.Behind != site {
+			t.Errorf("%s: %+v, want not checked, behind the start page", u, held)
+		}
+	}
+	if !r.HasBroken() {
+		t.Error("HasBroken = false: broken when last checked, it keeps exit 1")
+	}
+	if got := r.Tally().Unchecked; !slices.Equal(got, []string{site + "direct", site + "missing"}) {
+		t.Errorf("tally keeps %v as not checked, want direct and missing", got)
+	}
+	text := strings.Join(strings.Fields(render(t, r, "text")), " ")
+	if want := "NOT CHECKED this pass: linked from no page read this pass, perhaps from https://example.com/ itself, the start page, which has no links this pass"; !strings.Contains(text, want) {
+		t.Errorf("text lacks %q:\n%s", want, text)
+	}
+}

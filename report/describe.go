@@ -110,7 +110,7 @@ func (r *Report) Chain(rec store.URLRecord) string {
 // count of the ones between, when there are many, is one of them), and why
 // the chain failed, to follow them.
 func (r *Report) chain(rec store.URLRecord) (urls []string, why string) {
-	if !rec.Verdict.Problem() || len(rec.Redirects) == 0 {
+	if !(rec.Verdict.Problem() || stoppedShort(&rec)) || len(rec.Redirects) == 0 {
 		if final := Redirected(rec); final != "" {
 			return []string{r.Location(final)}, ""
 		}
@@ -135,6 +135,10 @@ func (r *Report) chain(rec store.URLRecord) (urls []string, why string) {
 		// The last URL named is where the server sent us next: it was
 		// not requested.
 		why = " and on: more than " + plural(len(rec.Redirects)-1, "redirect", "redirects") + ", not followed further"
+	case stoppedShort(&rec):
+		// The last URL named is where the server sent us next: it was
+		// not requested, by the user's choice or the site's.
+		why = ", not requested: " + stopReason(rec.Note)
 	case rec.Error == store.ErrorRedirectLoop:
 		why = ", back to a URL of the chain: a redirect loop"
 	case rec.Error != "":
@@ -143,6 +147,15 @@ func (r *Report) chain(rec store.URLRecord) (urls []string, why string) {
 		why = ", which answers " + Problem(rec)
 	}
 	return urls, why
+}
+
+// stopReason is why a chain stopped short, from its note ("redirect not
+// followed; its target is skipped: matches no --include").
+func stopReason(note string) string {
+	if i := strings.LastIndex(note, "skipped: "); i >= 0 {
+		return note[i+len("skipped: "):]
+	}
+	return note
 }
 
 // hopsBetween counts the URLs of a long chain that are not named.
@@ -646,6 +659,10 @@ func (r *Report) Counts() string {
 		fmt.Fprintf(&b, "; %s of a failing redirect chain, counted as part of the link that leads there",
 			plural(s.Hops, "URL no page links to is a hop", "URLs no page links to are hops"))
 	}
+	if s.SkippedHops > 0 {
+		fmt.Fprintf(&b, "; %s of a redirect chain not followed to its end, counted as part of the skipped link that leads there",
+			plural(s.SkippedHops, "URL no page links to is a hop", "URLs no page links to are hops"))
+	}
 	r.countHeld(&b, afterHops)
 	if r.checksFragments() {
 		fmt.Fprintf(&b, "; %s", plural(s.MissingFragments, "missing fragment", "missing fragments"))
@@ -988,7 +1005,13 @@ func (r *Report) LastChecked(e Entry) string {
 		if e.Behind == r.EmptyStart {
 			why = ", the start page, which has no links this pass"
 		}
-		msg = "NOT CHECKED this pass: only linked from behind " + r.Location(e.Behind) + why + ", so nothing says the link is gone; " +
+		lead := "only linked from behind " + r.Location(e.Behind)
+		if e.Behind == r.EmptyStart && len(e.Referrers) == 0 {
+			// No kept copy links to it: the start page's own links of
+			// the last pass were replaced by its empty read.
+			lead = "linked from no page read this pass, perhaps from " + r.Location(e.Behind) + " itself"
+		}
+		msg = "NOT CHECKED this pass: " + lead + why + ", so nothing says the link is gone; " +
 			what + " when last checked" + when
 	}
 	if !rec.FirstBroken.IsZero() {

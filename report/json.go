@@ -156,6 +156,10 @@ type jsonSummary struct {
 	// "urls" (its redirects), not counted in broken, transient or
 	// unverifiable.
 	RedirectHops int `json:"redirect_hops,omitempty"`
+	// SkippedHops counts the URLs no page links to on a redirect chain
+	// not followed to its end: part of the skipped entry of the link
+	// that leads there, not counted in skipped.
+	SkippedHops int `json:"skipped_hops,omitempty"`
 	// Ghosts counts the pages that failed this pass whose last good
 	// copy's links were followed: not among pages.
 	Ghosts      int    `json:"ghosts,omitempty"`
@@ -267,7 +271,7 @@ func writeJSON(w io.Writer, r *Report) error {
 		Summary: jsonSummary{
 			Pages: s.Pages, Unchanged: s.Unchanged, Links: s.Links, URLs: s.URLs,
 			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Robots: s.Robots, Quota: s.Quota, Cut: s.Cut, SitemapNotTaken: s.NotTaken, Unread: s.Unread, Unreached: s.Unreached, Unverified: s.Unverified, Transient: s.Transient, Unverifiable: s.Unverifiable,
-			OK: s.OK, Suppressed: s.Suppressed, RedirectHops: s.Hops, Ghosts: s.Ghosts, ElapsedSeconds: seconds(s.Elapsed),
+			OK: s.OK, Suppressed: s.Suppressed, RedirectHops: s.Hops, SkippedHops: s.SkippedHops, Ghosts: s.Ghosts, ElapsedSeconds: seconds(s.Elapsed),
 			Reused: s.Reused, ReusedFrom: s.ReusedFrom, PermanentRedirects: s.Moved, Seeds: s.Seeds,
 			Listed: "problems",
 		},

@@ -176,6 +176,11 @@ type Summary struct {
 	// chain of a problem that is linked (or a start URL): each is part of
 	// that one problem, listed with it, and counted in none of the verdicts.
 	Hops int
+	// SkippedHops counts the URLs no page links to on a redirect chain
+	// the rules or robots.txt stopped short (see stoppedShort): each is
+	// part of the skipped entry of the link that leads there, counted in
+	// none of the verdicts (review7 RV2 #9).
+	SkippedHops int
 	// Ghosts counts the pages that failed this pass and had the links of
 	// their last good copy followed: not among Pages, which were read.
 	Ghosts int
@@ -432,7 +437,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			moved[rec.URL] = &Entry{Record: *rec}
 		}
 		change := r.change(rec)
-		if rec.Verdict.Problem() {
+		if rec.Verdict.Problem() || stoppedShort(rec) {
 			if r.reachedByLink(rec) {
 				e := &Entry{Record: *rec, Change: change}
 				pending[rec.URL] = e
@@ -534,7 +539,11 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	}
 	for _, e := range pendingOrder {
 		if _, hop := chains[e.Record.URL]; hop && len(e.Referrers) == 0 {
-			s.Hops++
+			if stoppedShort(&e.Record) {
+				s.SkippedHops++
+			} else {
+				s.Hops++
+			}
 			continue
 		}
 		if r.tally(&e.Record, e.Change) {
@@ -767,6 +776,13 @@ func ghostPage(rec *store.URLRecord) bool {
 // seeded from.
 func (r *Report) reachedByLink(rec *store.URLRecord) bool {
 	return !rec.Seed && rec.Action != "sitemap" && !r.isStart(rec.URL)
+}
+
+// stoppedShort says whether rec is a redirect chain not followed to its
+// end, its target skipped by the rules or robots.txt: like a failing
+// chain, one entry on the link that leads there, whose hops it names.
+func stoppedShort(rec *store.URLRecord) bool {
+	return rec.Verdict == store.VerdictSkipped && len(rec.Redirects) > 0
 }
 
 // addChain adds the URLs rec's redirect chain went through after rec's

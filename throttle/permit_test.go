@@ -318,6 +318,85 @@ func TestLongPauseHoldsTheURLUnlessHostWide(t *testing.T) {
 	}
 }
 
+// Two endpoints behind their own long rate limit, on a host that serves
+// its other pages meanwhile, hold back themselves, not the host (qa8 R1):
+// a normal answer to a request sent after the first long pause, or still
+// out when the second comes, says the pauses are the URLs'. While such a
+// request is out, the host gets no new one; when none of them is served,
+// the pause is the host's, and says which URLs asked.
+func TestLongPausesOfTwoURLsOnAHostThatServes(t *testing.T) {
+	const a, b, c = "http://h.test/search?q=1", "http://h.test/download/x", "http://h.test/page"
+	long := func(k string) throttle.Outcome {
+		return throttle.Outcome{Status: 429, RetryAfter: "86400", Key: k, Attempt: 5}
+	}
+	tests := []struct {
+		name     string
+		last     int // status of the request still out when b is refused; 0: none is out
+		before   bool
+		hostWide bool
+	}{
+		{"served in between", 0, true, false},
+		{"served after, sent before", 200, false, false},
+		{"refused after, sent before", 503, false, true},
+		{"nothing served", 0, false, true},
+	}
+	for _, tt := range tests {
+		synctest.Test(t, func(t *testing.T) {
+			th := throttle.New(fixed(throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}))
+			th.StartPass(1)
+			acquire(t, th, host).Done(long(a))
+			if tt.before {
+				acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: c})
+			}
+			pb := acquire(t, th, host)
+			var out *throttle.Permit
+			if tt.last != 0 {
+				out = acquire(t, th, host)
+			}
+			pb.Done(long(b))
+			if out != nil {
+				if p, wait, err := th.Reserve(host); p != nil || err != nil || wait <= 0 {
+					t.Fatalf("%s: while the answer that decides is out: permit %v, wait %v, err %v; want a wait", tt.name, p != nil, wait, err)
+				}
+				out.Done(throttle.Outcome{Status: tt.last, Key: c})
+			}
+			_, _, err := th.Reserve(host)
+			if got := errors.Is(err, throttle.ErrDeferred); got != tt.hostWide {
+				t.Fatalf("%s: host deferred %v (err %v), want %v", tt.name, got, err, tt.hostWide)
+			}
+			for _, k := range []string{a, b} {
+				if _, ok := th.Deferred(host, k); !ok {
+					t.Errorf("%s: %s not held back", tt.name, k)
+				}
+			}
+			own, from := th.PausedBy(host, "http://h.test/other")
+			if want := tt.hostWide; own || (len(from) == 2) != want {
+				t.Errorf("%s: another URL: own %v, from %v", tt.name, own, from)
+			}
+			if own, _ := th.PausedBy(host, a); !own {
+				t.Errorf("%s: %s's pause is not its own", tt.name, a)
+			}
+		})
+	}
+}
+
+// An absurd Retry-After (a year 9999, more seconds than fit) holds for
+// MaxRetryAfter, not for centuries in the state kept for the next runs.
+func TestRetryAfterBeyondBound(t *testing.T) {
+	for _, ra := range []string{"99999999999999999999", "Fri, 31 Dec 9999 23:59:59 GMT", "31536000"} {
+		synctest.Test(t, func(t *testing.T) {
+			th := throttle.New(fixed(throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}))
+			th.StartPass(1)
+			const u = "http://h.test/x"
+			acquire(t, th, host).Done(throttle.Outcome{Status: 429, RetryAfter: ra, Key: u})
+			until, ok := th.Deferred(host, u)
+			if !ok || !until.Equal(time.Now().Add(throttle.MaxRetryAfter)) {
+				t.Errorf("Retry-After %s: held %v until %v, want %v", ra, ok, until, time.Now().Add(throttle.MaxRetryAfter))
+			}
+		})
+	}
+}
+
 // A held URL's pause outlives a restart and the pass; once no more than
 // MaxPause of it is left, the crawl waits for it like any pause.
 func TestHeldURLSurvivesRestartAndEnds(t *testing.T) {

@@ -171,7 +171,7 @@ func (t *Throttle) Reserve(host string) (*Permit, time.Duration, error) {
 		return nil, wait, nil
 	}
 	l.admit(now)
-	return &Permit{t: t, l: l, sends: 1, host: host, admitted: now}, 0, nil
+	return &Permit{t: t, l: l, sends: 1, host: host, admitted: now, seq: l.requests}, 0, nil
 }
 
 // Deferred reports whether a request for key (a URL) on host must wait for
@@ -210,6 +210,22 @@ func (t *Throttle) Deferred(host, key string) (time.Time, bool) {
 		l.dirty = true
 	}
 	return time.Time{}, false
+}
+
+// PausedBy says why key (a URL) on host is held back (see Deferred): own
+// when the server asked key itself for a pause longer than MaxPause;
+// otherwise from lists the URLs whose long pauses were found to be the
+// host's (none when robots.txt asked, or the host refused everything, or
+// the pause was read from an earlier run's state).
+func (t *Throttle) PausedBy(host, key string) (own bool, from []string) {
+	l := t.limiterFor(host)
+	now := t.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if until, ok := l.held[key]; ok && key != "" && until.After(now) {
+		return true, nil
+	}
+	return false, slices.Clone(l.pausedBy)
 }
 
 // answeredAll is how many requests the hosts of the limiter answered in
@@ -465,15 +481,24 @@ type limiter struct {
 	// the order they started (see ExportState); orphans the starts of
 	// those an earlier process left unfinished when it died, which count
 	// as in flight until Config.RequestLife after each (see waitAt).
-	openAt       []time.Time
-	orphans      []time.Time
-	pausedUntil  time.Time
-	deferred     bool
-	held         map[string]time.Time // URLs paused on their own beyond MaxPause, until when (see pushback)
-	backoffLevel int
-	backoffUntil time.Time
-	usedRequests int64
-	usedBytes    int64
+	openAt      []time.Time
+	orphans     []time.Time
+	pausedUntil time.Time
+	deferred    bool
+	held        map[string]time.Time // URLs paused on their own beyond MaxPause, until when (see pushback)
+	// holdSeq is the number of the request whose long pause began the
+	// live holds, okSeq how many requests had been sent when the host
+	// last served one; judging says a second URL's long pause waits for
+	// the requests still out to tell whether the host serves (see
+	// pushback); pausedBy are the URLs whose holds made the pause the
+	// host's (none when robots.txt or a short pause made it).
+	holdSeq, okSeq int64
+	judging        bool
+	pausedBy       []string
+	backoffLevel   int
+	backoffUntil   time.Time
+	usedRequests   int64
+	usedBytes      int64
 	// answered counts, by host:port, the requests answered (with any
 	// status) in this pass; silence is what went unanswered since the
 	// last answer, and down says it lasted long enough that the host
@@ -569,6 +594,10 @@ func (l *limiter) overQuota() bool {
 // exact answer; only the in-flight cap depends on events instead.
 func (l *limiter) waitAt(now time.Time) time.Duration {
 	wait := l.sendWait(now)
+	if l.judging && wait <= 0 {
+		// Ready fires as the requests that decide end.
+		return inFlightHint
+	}
 	if wait <= 0 {
 		c := l.maxInFlight()
 		if len(l.orphans) > 0 {

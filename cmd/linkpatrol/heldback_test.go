@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -401,5 +402,74 @@ func TestGhostPageLeavesThePassPartlyChecked(t *testing.T) {
 	if r.code != exitHeldBack || !strings.Contains(flat, "1 failing page's links followed from its last good copy") ||
 		!strings.Contains(flat, "PARTLY CHECKED: 1 page of the site could not be read (503 Service Unavailable): the links of its last good copy were checked, any added since were not.") {
 		t.Errorf("night 2, /a down with a good copy: exit %d; want 5, the ghost followed and said not read\n%s", r.code, r.stdout)
+	}
+}
+
+// Two endpoints of the site behind their own daily rate limit (a search
+// and a download counter answering "429 Retry-After: 86400") on a server
+// that serves its other pages meanwhile hold back themselves, not the
+// site: every other page is requested and checked, only the two are held
+// back (pass not complete, exit 3), and nothing reads as told a pause it
+// never asked for (qa8 R1: 6 pages were never requested, each listed as
+// told "Retry-After 1d"). Two URLs asking for a long pause while nothing
+// else is served are the host's pause, and the others say so.
+func TestLongPausesOfTwoEndpointsHoldBackOnlyThem(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		pages int
+	}{
+		{"the server serves other pages", 20},
+		{"the server serves nothing else", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var asked sync.Map
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				asked.Store(r.URL.Path, true)
+				w.Header().Set("Content-Type", "text/html")
+				switch {
+				case r.URL.Path == "/":
+					fmt.Fprintln(w, `<a href="/ra/search">s</a>`)
+					for i := range tc.pages {
+						fmt.Fprintf(w, "<a href=\"/b/%d\">p</a>\n", i)
+					}
+					fmt.Fprintln(w, `<a href="/ra/download">d</a>`)
+					if tc.pages == 0 {
+						for i := range 6 {
+							fmt.Fprintf(w, "<a href=\"/after/%d\">a</a>\n", i)
+						}
+					}
+				case strings.HasPrefix(r.URL.Path, "/ra/"), tc.pages == 0 && r.URL.Path != "/robots.txt":
+					w.Header().Set("Retry-After", "86400")
+					w.WriteHeader(http.StatusTooManyRequests)
+				default:
+					fmt.Fprintln(w, "<p>ok</p>")
+				}
+			}))
+			t.Cleanup(srv.Close)
+			r := runInProcess(t, "check", "--db", filepath.Join(t.TempDir(), "lp.db"), "--format", "json", "--per-host", "2", srv.URL+"/")
+			if r.code != exitStopped {
+				t.Errorf("exit %d, want %d\n%s%s", r.code, exitStopped, r.stdout, r.stderr)
+			}
+			rep := decodeReport(t, r.stdout)
+			for _, u := range rep.URLs {
+				if u.Error != "rate-limited" {
+					continue
+				}
+				endpoint := strings.Contains(u.URL, "/ra/")
+				if !endpoint && tc.pages > 0 {
+					t.Errorf("%s held back, though the server served other pages meanwhile", u.URL)
+				}
+			}
+			for i := range tc.pages {
+				if _, ok := asked.Load(fmt.Sprintf("/b/%d", i)); !ok {
+					t.Errorf("/b/%d never requested", i)
+				}
+			}
+			if tc.pages == 0 && !strings.Contains(r.stdout, "its host asked for a pause of 1d") {
+				t.Errorf("a URL held back by its host's pause does not say so:\n%s", r.stdout)
+			}
+		})
 	}
 }
