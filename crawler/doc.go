@@ -52,7 +52,7 @@
 // holds it until the wait is over (see acquireNext and dispatcher.delay).
 //
 // One task's path through the files: dispatch.go stages it, process.go runs
-// it, redirect.go follows its redirects, request.go sends each request over
-// the transport of transport.go, and result.go turns what came back into
-// records.
+// it, redirect.go follows its redirects (with the cookies its hops set, see
+// cookies.go), request.go sends each request over the transport of
+// transport.go, and result.go turns what came back into records.
 package crawler

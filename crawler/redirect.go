@@ -104,7 +104,8 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 	// at every hop is stopped by MaxRedirects.
 	var cookies chainCookies
 	visited := map[string]string{cur: ""}
-	f := fetched{dec: c.decision(&t)}
+	// A URL whose HEAD failed already is asked with GET on every try.
+	f := fetched{dec: c.decision(&t), getNext: t.getNext}
 	// The task's URL is requested as decided, after rewrites; a redirect
 	// target as the server wrote it (see rules.Decision).
 	f.policy = f.dec.Request

@@ -1,6 +1,7 @@
 // Package extract owns link extraction: it finds every URL an HTML page
 // references, with the line the reference starts on, and decodes page bodies
-// to UTF-8 first.
+// to UTF-8 first, keeping the page's encoding for the queries of its links
+// (Charset: browsers send a query in the page's encoding).
 //
 // Extraction runs a tokenizer of its own (tokenize.go), a copy of the rules
 // of golang.org/x/net/html's Tokenizer over the document in place: it
