@@ -255,10 +255,18 @@ func (c *Crawler) claim(ctx context.Context, u string) (bool, error) {
 // chainEnd is what a record that ends in a redirect takes from the record
 // of the URL the redirect leads to: the whole chain's outcome. A chain
 // pieced together from the results of two tasks (or two crawlers) that
-// comes back to rec's URL is a redirect loop; one fetch followed whole
-// (stitched false) was judged by fetch, which knows the cookies each hop
-// carried: there, a page that set a cookie and redirected to itself may
-// well end at itself.
+// comes back to rec's URL through records that await each other is a
+// redirect loop; one fetch followed whole (stitched false) was judged by
+// fetch, which knows the cookies each hop carried: there, a page that set
+// a cookie and redirected to itself may well end at itself.
+//
+// A stitched chain whose end is a settled answer at rec's URL, or past
+// it, is no loop: that answer came from a request the end's own chain made
+// to rec's URL, which a chain makes only after a hop set a cookie (the
+// hops after a cookie are not claimed, see fetch). With the cookie, the
+// URL answered otherwise than rec's own request: a cookie wall whose
+// consent URL is also linked, and which a browser gets through (review8
+// F1). Without a cookie, each chain would have waited on the other.
 func chainEnd(rec *store.URLRecord, end store.URLRecord, maxRedirects int, stitched bool) {
 	rec.Status, rec.ContentType, rec.Size = end.Status, end.ContentType, end.Size
 	rec.Verdict, rec.Error, rec.Note = end.Verdict, end.Error, ""
@@ -268,7 +276,8 @@ func chainEnd(rec *store.URLRecord, end store.URLRecord, maxRedirects int, stitc
 	}
 	rec.Redirects = append(slices.Clip(rec.Redirects), end.Redirects...)
 	switch {
-	case stitched && (rec.FinalURL == rec.URL || slices.ContainsFunc(end.Redirects, func(h store.Hop) bool { return h.URL == rec.URL })):
+	case stitched && (end.Awaits != "" || end.Error == store.ErrorRedirectLoop) &&
+		(rec.FinalURL == rec.URL || slices.ContainsFunc(end.Redirects, func(h store.Hop) bool { return h.URL == rec.URL })):
 		rec.Verdict, rec.Error = store.VerdictBroken, store.ErrorRedirectLoop
 		rec.Status = rec.Redirects[len(rec.Redirects)-1].Status
 	case len(rec.Redirects) > maxRedirects:

@@ -201,3 +201,36 @@ func TestCookieRedirectEndIsParsed(t *testing.T) {
 		}
 	}
 }
+
+// A cookie wall whose consent URL is linked too (a "cookie settings" link
+// on every page): the wall's chain waits on the consent URL's own task,
+// whose chain came back to the wall with the cookie and got the page. That
+// is no loop: a browser gets the page (review8 F1).
+func TestCookieWallWithItsConsentLinked(t *testing.T) {
+	t.Parallel()
+	has := func(r *http.Request, name string) bool { _, err := r.Cookie(name); return err == nil }
+	mux := http.NewServeMux()
+	mux.Handle("/", page(`<a href="/consent?back=/wall">settings</a> <a href="/wall">c</a>`))
+	mux.HandleFunc("/wall", func(w http.ResponseWriter, r *http.Request) {
+		if has(r, "consent") {
+			w.Write([]byte("ok"))
+			return
+		}
+		http.Redirect(w, r, "/consent?back=/wall", http.StatusFound)
+	})
+	mux.HandleFunc("/consent", func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: "consent", Value: "yes", Path: "/"})
+		http.Redirect(w, r, r.URL.Query().Get("back"), http.StatusFound)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	for _, conc := range []int{1, 2} {
+		r := runPass(t, crawler.Config{Concurrency: conc}, srv.URL+"/")
+		for _, p := range []string{"/wall", "/consent?back=/wall"} {
+			rec := r.records[srv.URL+p]
+			if rec.Verdict != store.VerdictOK || rec.Status != 200 || rec.FinalURL != srv.URL+"/wall" {
+				t.Errorf("concurrency %d: %s: %s %d %q final %s, want ok 200 at /wall", conc, p, rec.Verdict, rec.Status, rec.Error, rec.FinalURL)
+			}
+		}
+	}
+}

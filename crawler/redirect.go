@@ -315,25 +315,21 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 // own URL. Commonly a site sets a language or session cookie and
 // redirects to its real home page; unclaimed, that page and everything
 // behind it went unchecked, unsaid (review8 F0). When another task has
-// the URL already, the chain waits on that task's answer, as for any hop.
+// the URL already, that task records and parses it, and this chain ends
+// with what it got there, unrecorded: waiting on that task instead would
+// take an answer got without the cookie, and the task may be waiting on
+// this chain (a cookie wall whose consent URL is linked too: review8 F1).
 // The task's own URL is left to chain (home), and so is a URL this chain
-// claimed as an earlier hop, which it would wait on for ever.
+// claimed as an earlier hop.
 func (c *Crawler) claimEnd(ctx context.Context, t task, f *fetched) {
 	d := f.decided(c)
 	if d.URL == "" || d.URL == t.URL || (d.Action != rules.Parse && d.Action != rules.Check) ||
 		slices.Contains(f.keys, d.URL) {
 		return
 	}
-	fresh, err := c.claim(ctx, d.URL)
-	if err != nil {
-		return // not claimed: the end stays unrecorded, as the chain's own answer
+	if fresh, err := c.claim(ctx, d.URL); err == nil && fresh {
+		f.keys[len(f.keys)-1] = d.URL
 	}
-	if !fresh {
-		f.keys = f.keys[:len(f.keys)-1]
-		f.pendingOn, f.reached = d.URL, false
-		return
-	}
-	f.keys[len(f.keys)-1] = d.URL
 }
 
 // notFollowed is the note of a URL whose redirect chain stopped at a
