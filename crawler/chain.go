@@ -291,7 +291,7 @@ func chainEnd(rec *store.URLRecord, end store.URLRecord, maxRedirects int, stitc
 		rec.Redirects = rec.Redirects[:maxRedirects+1]
 	case end.Verdict == store.VerdictSkipped && end.Error == store.ErrorRobots:
 		rec.Note = "skipped: robots.txt disallows a redirect target"
-	case end.Verdict == store.VerdictSkipped, heldBack(end.Error):
+	case end.Verdict == store.VerdictSkipped, heldBack(end.Error), end.Error == errCookieAcross:
 		// A skip, or a hold's Retry-After or silence: said of the
 		// target's host, and as true of the link that leads there,
 		// which the report shows while the target is a hop it hides

@@ -261,6 +261,18 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		}
 		visited[cur] = carry
 		unclaimed = false
+		if claim && cookies.held() && !c.frontier.Owns(next.Host) && (d.Action == rules.Parse || d.Action == rules.Check) {
+			// Another crawler's host, after a cookie: requested here it
+			// would bypass that host's throttle, forwarded to its owner
+			// it would go without the cookie (and the chain come back
+			// round as a false loop: review8 F2). The chain stops short
+			// of it, not verified.
+			f.errClass, f.verdict = errCookieAcross, store.VerdictUnverifiable
+			f.note = "not followed: the redirect chain carries a cookie to " + next.Host +
+				", which another crawler of the pass checks, and does not send it there"
+			f.finalURL, f.reached = cur, true
+			return f
+		}
 		if claim && cookies.held() && c.frontier.Owns(next.Host) {
 			// Once a hop set a cookie, what the later ones answer is this
 			// chain's, not the URL's: they are followed here to the end,
@@ -308,6 +320,10 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		}
 	}
 }
+
+// errCookieAcross is the error of a chain stopped at a hop to another
+// crawler's host after a hop set a cookie (see fetch).
+const errCookieAcross = "cookie to another crawler"
 
 // claimEnd claims the end of a cookie chain (f.finalURL, which answered
 // and is not a redirect to follow), left unclaimed while it was a hop:
