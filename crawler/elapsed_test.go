@@ -72,3 +72,44 @@ func TestKilledRunKeepsItsTime(t *testing.T) {
 		}
 	})
 }
+
+// A run whose last seconds get no answer at all (every host waiting out a
+// Retry-After, or requests slower than a tick) keeps that time too: an
+// idle tick used to skip storing it (review8 F7).
+func TestKilledRunKeepsItsIdleTime(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const hang, killAt = 50 * time.Second, 40 * time.Second
+		base, tr := pipeServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/" {
+				time.Sleep(hang) // the bubble's clock
+			}
+			page(`<a href="/slow">s</a>`)(w, r)
+		}))
+		start := base + "/"
+		engine, err := rules.New(rules.Config{Start: []string{start}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		settings := func(string) throttle.Settings { return throttle.Settings{MaxRetries: 1} }
+		db := openDB(t)
+		c := crawler.New(crawler.Config{Concurrency: 1, UserAgent: "linkpatrol-test", Timeout: 2 * hang,
+			Throttle: throttle.New(throttle.Config{Settings: settings, UserAgent: "linkpatrol-test"}), HostSettings: settings,
+			Transport: tr, Logger: slog.New(slog.DiscardHandler)}, engine, killedAtEnd{db})
+		atKill := make(chan store.Pass, 1)
+		go func() {
+			time.Sleep(killAt) // while the only request hangs
+			p, _, err := db.OpenPass()
+			if err != nil {
+				t.Error(err)
+			}
+			atKill <- p
+		}()
+		if _, _, err := c.Run(context.Background(), context.Background(), passOf(start)); err != nil {
+			t.Fatal(err)
+		}
+		if p := <-atKill; p.Elapsed < killAt-10*time.Second {
+			t.Errorf("a kill at %v, while nothing answered, would keep %v of the pass's time", killAt, p.Elapsed)
+		}
+	})
+}
