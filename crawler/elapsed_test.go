@@ -27,6 +27,20 @@ func (k killedAtEnd) UpdatePass(p store.Pass) error {
 	return k.DB.UpdatePass(p)
 }
 
+// killedCrawler crawls from start, one request at a time, into db as a run
+// killed at its end.
+func killedCrawler(t *testing.T, tr http.RoundTripper, start string, timeout time.Duration, db *store.DB) *crawler.Crawler {
+	t.Helper()
+	engine, err := rules.New(rules.Config{Start: []string{start}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := func(string) throttle.Settings { return throttle.Settings{MaxRetries: 1} }
+	return crawler.New(crawler.Config{Concurrency: 1, UserAgent: "linkpatrol-test", Timeout: timeout,
+		Throttle: throttle.New(throttle.Config{Settings: settings, UserAgent: "linkpatrol-test"}), HostSettings: settings,
+		Transport: tr, Logger: slog.New(slog.DiscardHandler)}, engine, killedAtEnd{db})
+}
+
 // A run killed part way keeps most of its working time in the pass: the
 // report of a pass resumed after kills said only the last run's time
 // (review7 RV1: elapsed_seconds 5.0 after 18 kills of 7 s).
@@ -45,15 +59,8 @@ func TestKilledRunKeepsItsTime(t *testing.T) {
 			page(home.String())(w, r)
 		}))
 		start := base + "/"
-		engine, err := rules.New(rules.Config{Start: []string{start}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		settings := func(string) throttle.Settings { return throttle.Settings{MaxRetries: 1} }
 		db := openDB(t)
-		c := crawler.New(crawler.Config{Concurrency: 1, UserAgent: "linkpatrol-test", Timeout: 5 * time.Second,
-			Throttle: throttle.New(throttle.Config{Settings: settings, UserAgent: "linkpatrol-test"}), HostSettings: settings,
-			Transport: tr, Logger: slog.New(slog.DiscardHandler)}, engine, killedAtEnd{db})
+		c := killedCrawler(t, tr, start, 5*time.Second, db)
 		began := time.Now()
 		pass, _, err := c.Run(context.Background(), context.Background(), passOf(start))
 		if err != nil {
@@ -87,15 +94,8 @@ func TestKilledRunKeepsItsIdleTime(t *testing.T) {
 			page(`<a href="/slow">s</a>`)(w, r)
 		}))
 		start := base + "/"
-		engine, err := rules.New(rules.Config{Start: []string{start}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		settings := func(string) throttle.Settings { return throttle.Settings{MaxRetries: 1} }
 		db := openDB(t)
-		c := crawler.New(crawler.Config{Concurrency: 1, UserAgent: "linkpatrol-test", Timeout: 2 * hang,
-			Throttle: throttle.New(throttle.Config{Settings: settings, UserAgent: "linkpatrol-test"}), HostSettings: settings,
-			Transport: tr, Logger: slog.New(slog.DiscardHandler)}, engine, killedAtEnd{db})
+		c := killedCrawler(t, tr, start, 2*hang, db)
 		atKill := make(chan store.Pass, 1)
 		go func() {
 			time.Sleep(killAt) // while the only request hangs

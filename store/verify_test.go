@@ -23,16 +23,7 @@ func TestOpenFindsAPageInUseAndFree(t *testing.T) {
 	if err := os.WriteFile(path, content, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var root uint64 // the first page of the urls bucket
-	bdb, err := bbolt.Open(path, 0, &bbolt.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = bdb.View(func(tx *bbolt.Tx) error { root = uint64(tx.Bucket(bucketURLs).RootPage()); return nil })
-	_ = bdb.Close()
-	if err != nil || root == 0 {
-		t.Fatalf("root page %d: %v", root, err)
-	}
+	root := rootPage(t, path, bucketURLs)
 	page := freelistPage(content)
 	if count := binary.LittleEndian.Uint16(page[10:]); count == 0xffff {
 		t.Fatal("a freelist too long for this test")
