@@ -532,3 +532,37 @@ func TestRedirectToAHostWhoseRobotsPausesPastMaxPause(t *testing.T) {
 		}
 	}
 }
+
+// "Retry-After: 0" and a date in the past say "come back now": a comeback
+// like "1", which spends none of the link's retries. Taken as unusable, a
+// third-party link refused twice that way ended unverifiable after two
+// requests, where "Retry-After: 1" came back and ended OK (qa8 R3).
+func TestRetryAfterNowIsAComeback(t *testing.T) {
+	t.Parallel()
+	for _, ra := range []string{"0", "Sat, 01 Jan 1990 00:00:00 GMT"} {
+		t.Run(ra, func(t *testing.T) {
+			t.Parallel()
+			var asked atomic.Int64
+			var oc counter
+			other := httptest.NewServer(oc.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/robots.txt" {
+					http.NotFound(w, r)
+					return
+				}
+				if asked.Add(1) <= 2 {
+					w.Header().Set("Retry-After", ra)
+					http.Error(w, "too many", http.StatusTooManyRequests)
+					return
+				}
+				fmt.Fprint(w, "ok")
+			})))
+			defer other.Close()
+			var c counter
+			srv := pauseSite(t, &c, 0, `<a href="`+other.URL+`/x">x</a>`)
+			_, recs, _ := politeRun(t, openDB(t), srv.URL+"/", throttle.Settings{MaxPause: 2 * time.Minute, MaxRetries: 1}, context.Background())
+			if rec := recs[other.URL+"/x"]; rec.Verdict != store.VerdictOK {
+				t.Errorf("third-party URL told Retry-After %q twice: %s %q, want OK on its third request", ra, rec.Verdict, rec.Error)
+			}
+		})
+	}
+}

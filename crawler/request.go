@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -315,16 +316,32 @@ var xhtmlRoot = regexp.MustCompile(`(?i)<html\b[^>]*\bxmlns\s*=\s*["']http://www
 // html element is a page with working links, as browsers show it, whether
 // the server said text/xml or nothing (QA8 C1: such pages were listed OK
 // and every link on them went unchecked).
+//
+// The page keeps its encoding: the charset the server declared, else the
+// one its XML declaration names, which browsers read for an XML document
+// and which the decoder would not look for (RV8 F6: a Shift_JIS XHTML page
+// sent as text/xml; charset=Shift_JIS was decoded by guess).
 func pageType(declared string, head []byte) string {
 	t := declared
 	if t == "" {
 		t = http.DetectContentType(head)
 	}
-	if isXML(t) && xhtmlRoot.Match(head) {
-		return "application/xhtml+xml"
+	if !isXML(t) || !xhtmlRoot.Match(head) {
+		return t
 	}
-	return t
+	const xhtml = "application/xhtml+xml"
+	if _, params, err := mime.ParseMediaType(declared); err == nil && params["charset"] != "" {
+		return xhtml + "; charset=" + params["charset"]
+	}
+	if m := xmlEncoding.FindSubmatch(head); m != nil {
+		return xhtml + "; charset=" + string(m[1])
+	}
+	return xhtml
 }
+
+// xmlEncoding is the encoding an XML declaration names. A byte order mark
+// before it says the encoding itself, and the decoder reads that.
+var xmlEncoding = regexp.MustCompile(`^\s*<\?xml\b[^>]*?\bencoding\s*=\s*["']([A-Za-z0-9._:-]+)["']`)
 
 func isCSS(contentType string) bool { return mediaType(contentType) == "text/css" }
 

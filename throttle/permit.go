@@ -148,7 +148,8 @@ type Decision struct {
 	// earliest moment Reserve can say yes.
 	After time.Duration
 	// Comeback says, with Retry, whether the retry is one the server asked
-	// for, and with what Retry-After (0: it is not): a 429 or 503 whose
+	// for, and with what Retry-After (0: it is not; "now", a Retry-After of
+	// 0 or a past date, is retryNow): a 429 or 503 whose
 	// Retry-After the crawl waits for is "come back at T", not a failed
 	// try, so the caller does not count it against the URL's retries but
 	// adds it to the URL's Comebacks, passed in Outcome.Comebacks. It stays
@@ -374,7 +375,9 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 		slow := o.Status == http.StatusTooManyRequests
 		var ra time.Duration // the usable Retry-After, if any
 		if d, ok := parseRetryAfter(o.RetryAfter, now); ok {
-			ra = d
+			// "Now" (0, a past date) is a comeback like any other, so
+			// ra is kept above 0 for slowDown and Decision.Comeback.
+			ra = max(d, retryNow)
 			hostWide := l.pushback(now, d, o.Key, seq)
 			if hostWide && !l.deferred && now.Sub(l.refusingSince) > l.waitBudget() {
 				// Each pause is short, but the host has refused every
@@ -384,8 +387,10 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 			}
 			switch {
 			case hostWide && !l.deferred:
-				paused = d
-				why = fmt.Sprintf("it answered %d with Retry-After: %s", o.Status, strings.TrimSpace(o.RetryAfter))
+				paused = ra
+				if d > 0 {
+					why = fmt.Sprintf("it answered %d with Retry-After: %s", o.Status, strings.TrimSpace(o.RetryAfter))
+				}
 			case hostWide && !wasDeferred && l.set.MaxPause > 0 && d > l.set.MaxPause:
 				why = fmt.Sprintf("it answered %d with Retry-After: %s, and the crawl waits for no pause longer than %s: its URLs are held back for a later run",
 					o.Status, strings.TrimSpace(o.RetryAfter), FormatDuration(l.set.MaxPause))
@@ -714,28 +719,34 @@ func (l *limiter) backOff(now time.Time) {
 	}
 }
 
+// retryNow is the Retry-After a comeback is given for "come back now" (0
+// or a past date): Decision.Comeback and slowDown read 0 as "the server
+// said nothing usable", so "now" is the shortest duration above it.
+const retryNow = time.Nanosecond
+
 // parseRetryAfter reads a Retry-After value: delay-seconds or an HTTP-date.
-// A value that is missing, malformed or not in the future is not usable,
-// and the caller backs off instead: a refusal with "retry now" attached
-// still means the host is struggling.
+// A value that is missing or malformed is not usable, and the caller backs
+// off instead. 0 and a date not in the future are usable, with no wait:
+// RFC 9110 allows both, and the server has said when to come back (now),
+// which a refusal without a Retry-After does not; the host's pace is still
+// halved, as for any 429. Taken as unusable, they spent a third-party
+// link's retries, unverifiable after two requests where "1" ended OK
+// (qa8 R3).
 func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0, false
 	}
 	if secs, err := strconv.ParseUint(v, 10, 64); err == nil {
-		if secs == 0 {
-			return 0, false
-		}
 		return time.Duration(min(secs, maxRetryAfter)) * time.Second, true
 	} else if errors.Is(err, strconv.ErrRange) {
 		return maxRetryAfter * time.Second, true
 	}
 	at, err := http.ParseTime(v)
-	if err != nil || !at.After(now) {
+	if err != nil {
 		return 0, false
 	}
-	return min(at.Sub(now), MaxRetryAfter), true
+	return min(max(at.Sub(now), 0), MaxRetryAfter), true
 }
 
 const (

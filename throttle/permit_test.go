@@ -50,10 +50,10 @@ func TestRetryAfterHTTPDate(t *testing.T) {
 	})
 }
 
-// A Retry-After that cannot be used (malformed, in the past, zero) is a
-// refusal without one: back off.
+// A Retry-After that cannot be used (malformed) is a refusal without one:
+// back off.
 func TestRetryAfterUnusable(t *testing.T) {
-	for _, v := range []string{"soon", "-5", "0", "Sat, 01 Jan 1990 00:00:00 GMT"} {
+	for _, v := range []string{"soon", "-5", "1.5s"} {
 		synctest.Test(t, func(t *testing.T) {
 			th := throttle.New(fixed(throttle.Settings{MaxRetries: 3}))
 			after := acquire(t, th, host).Done(throttle.Outcome{Status: 503, RetryAfter: v}).After
@@ -62,6 +62,34 @@ func TestRetryAfterUnusable(t *testing.T) {
 			}
 			if st := th.Stats()[0]; st.BackoffLevel != 1 || !st.PausedUntil.IsZero() {
 				t.Errorf("Retry-After %q: backoff level %d, paused until %v", v, st.BackoffLevel, st.PausedUntil)
+			}
+		})
+	}
+}
+
+// A Retry-After of 0 or a date in the past says "come back now" (RFC 9110
+// §10.2.3): a comeback with no wait, which spends no retry, not a refusal
+// without a Retry-After; the host's pace is halved as for any 429. Taken
+// as unusable, they spent a URL's retries on another host's link, which
+// ended unverifiable after 2 requests where "1" ended OK (qa8 R3).
+func TestRetryAfterNow(t *testing.T) {
+	for _, v := range []string{"0", "Sat, 01 Jan 1990 00:00:00 GMT", "  0 "} {
+		synctest.Test(t, func(t *testing.T) {
+			th := throttle.New(fixed(throttle.Settings{MaxRetries: 1}))
+			// Some pace first, so that a 429 has one to halve.
+			for range 3 {
+				acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: "/ok"})
+				time.Sleep(100 * time.Millisecond)
+			}
+			d := acquire(t, th, host).Done(throttle.Outcome{Status: 429, RetryAfter: v, Key: "/x", Attempt: 1})
+			if !d.Retry || d.Comeback <= 0 || d.After != 0 {
+				t.Errorf("Retry-After %q: Done = %+v; want a comeback with no wait, though the URL's retries are spent", v, d)
+			}
+			if d.Paced == "" {
+				t.Errorf("Retry-After %q: the pace was not halved", v)
+			}
+			if st := th.Stats()[0]; st.BackoffLevel != 0 || st.PausedUntil.After(time.Now()) {
+				t.Errorf("Retry-After %q: backoff level %d, paused until %v; want neither", v, st.BackoffLevel, st.PausedUntil)
 			}
 		})
 	}

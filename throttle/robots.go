@@ -55,7 +55,7 @@ func ParseRobots(status int, body []byte) *Robots {
 	case status >= 200 && status < 300:
 		r.kind = RobotsRules
 		r.body = capRobots(body)
-		r.data = parseLenient(r.body)
+		r.data = parseLenient(normalizeRobots(r.body))
 	case status == 429:
 		r.kind = RobotsDisallowAll
 	case status >= 300 && status < 500:
@@ -87,6 +87,124 @@ func capRobots(body []byte) []byte {
 		cut = cut[:i+1]
 	}
 	return bytes.Clone(cut)
+}
+
+// normalizeRobots rewrites a robots.txt for the library, which compares
+// bytes and, of rules of equal length, keeps the first: every Allow and
+// Disallow path is put in the form normalizePath gives the URL's path
+// (RFC 9309 §2.2.2 compares them as octets after that normalisation), and
+// within each stretch between User-agent lines the Allow rules are moved
+// ahead of the Disallow rules, so that an Allow rule wins a tie, as §2.2.2
+// says it SHOULD. Group membership is unchanged: no rule crosses a
+// User-agent line. Lines end in "\n" afterwards.
+func normalizeRobots(body []byte) []byte {
+	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
+	lines := strings.FieldsFunc(strings.ReplaceAll(string(body), "\r\n", "\n"), func(r rune) bool { return r == '\n' || r == '\r' })
+	var allows, disallows, slots []int
+	flush := func() {
+		order := append(allows, disallows...)
+		moved := make([]string, len(order))
+		for i, j := range order {
+			moved[i] = lines[j]
+		}
+		for i, j := range slots {
+			lines[j] = moved[i]
+		}
+		allows, disallows, slots = allows[:0], disallows[:0], slots[:0]
+	}
+	for i, line := range lines {
+		key, value, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		switch strings.ToLower(strings.TrimSpace(key)) {
+		case "user-agent", "useragent":
+			flush()
+		case "allow":
+			lines[i] = key + ":" + normalizeRule(value)
+			allows, slots = append(allows, i), append(slots, i)
+		case "disallow":
+			lines[i] = key + ":" + normalizeRule(value)
+			disallows, slots = append(disallows, i), append(slots, i)
+		}
+	}
+	flush()
+	return []byte(strings.Join(lines, "\n") + "\n")
+}
+
+// normalizeRule is normalizePath for the value of a rule line, leaving
+// the blanks around it and a trailing comment alone.
+func normalizeRule(value string) string {
+	v, comment, hasComment := strings.Cut(value, "#")
+	trimmed := strings.TrimSpace(v)
+	lead := v[:strings.Index(v, trimmed)]
+	out := lead + normalizePath(trimmed) + v[len(lead)+len(trimmed):]
+	if hasComment {
+		out += "#" + comment
+	}
+	return out
+}
+
+// normalizePath is the one form in which robots.txt rules and URL paths are
+// compared (RFC 9309 §2.2.2): an escape of an unreserved character (%7E)
+// is decoded ("~"), other escapes are kept with upper-case hex digits (so
+// %2F stays distinct from "/"), and octets outside printable ASCII are
+// percent-encoded (a rule written "/café" is "/caf%C3%A9", the UTF-8 the
+// URL is sent in).
+func normalizePath(p string) string {
+	i := 0
+	for i < len(p) && p[i] != '%' && p[i] > ' ' && p[i] < 0x7f {
+		i++
+	}
+	if i == len(p) {
+		return p // the common case: nothing to change, nothing allocated
+	}
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	b.Grow(len(p) + 8)
+	b.WriteString(p[:i])
+	for ; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '%' && i+2 < len(p) && isHex(p[i+1]) && isHex(p[i+2]):
+			v := unhex(p[i+1])<<4 | unhex(p[i+2])
+			if isUnreserved(v) {
+				b.WriteByte(v)
+			} else {
+				b.WriteByte('%')
+				b.WriteByte(hex[v>>4])
+				b.WriteByte(hex[v&15])
+			}
+			i += 2
+		case c <= ' ' || c >= 0x7f:
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	}
+	return c - 'a' + 10
+}
+
+// isUnreserved is RFC 3986's unreserved set: ALPHA DIGIT - . _ ~
+func isUnreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '-' || c == '.' || c == '_' || c == '~'
 }
 
 // parseLenient parses with the library and, when it rejects the file,
@@ -203,7 +321,7 @@ func (a RobotsAgent) Allowed(path string) bool {
 	}
 	switch a.kind {
 	case RobotsRules:
-		return a.group.Test(path)
+		return a.group.Test(normalizePath(path))
 	case RobotsDisallowAll:
 		return false
 	}

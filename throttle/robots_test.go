@@ -252,3 +252,62 @@ func TestOtherSitesCrawlDelayWithinMaxPauseIsWaitedFor(t *testing.T) {
 		mustWait(t, th, host, 90*time.Second)
 	})
 }
+
+// RFC 9309 §2.2.2: a rule and a path are compared in one form: escapes of
+// unreserved characters decoded, octets outside ASCII percent-encoded as
+// UTF-8, other escapes (%2F, %3F) kept as they are. And of an Allow and a
+// Disallow rule of equal length, the Allow rule wins (§2.2.2: SHOULD).
+func TestRobotsPathEncoding(t *testing.T) {
+	r := throttle.ParseRobots(200, []byte(strings.Join([]string{
+		"User-agent: *",
+		"Disallow: /%7Ejoe/",
+		"Disallow: /café",
+		"Disallow: /foo/bar/%62%61%7A",
+		"Disallow: /a%2Fb",
+		"Disallow: /%e2%82%ac",
+		"Disallow: /x",
+		"Allow: /x",
+		"Disallow: /y/",
+		"Allow: /y/",
+		"Disallow: /p*q",
+		"Allow: /p*q",
+		"Disallow: /z",
+		"",
+		"User-agent: tiebot",
+		"Disallow: /",
+		"Allow: /",
+	}, "\n")))
+	tests := []struct {
+		path string
+		want bool
+	}{
+		{"/~joe/x", false},
+		{"/%7Ejoe/x", false},
+		{"/%7ejoe/x", false},
+		{"/caf%C3%A9/1", false},
+		{"/caf%c3%a9/1", false},
+		{"/café/2", false},
+		{"/cafe/2", true},
+		{"/foo/bar/baz", false},
+		{"/foo/bar/%62az", false},
+		{"/a%2Fb", false},
+		{"/a%2fb/c", false},
+		{"/a/b", true}, // %2F is a reserved escape: not a slash
+		{"/€", false},
+		{"/%E2%82%AC", false},
+		{"/x", true},
+		{"/x/1", true},
+		{"/y/1", true},
+		{"/pq", true},
+		{"/other", true},
+		{"/z", false},
+	}
+	for _, tt := range tests {
+		if got := r.Allowed(ourUA, tt.path); got != tt.want {
+			t.Errorf("Allowed(%q) = %v, want %v", tt.path, got, tt.want)
+		}
+	}
+	if !r.Allowed("tiebot/1", "/any") {
+		t.Error("Disallow: / + Allow: / keeps tiebot off /any; the Allow rule should win")
+	}
+}
