@@ -144,7 +144,7 @@ func (t *Throttle) ExportState(host string) ([]byte, error) {
 			}
 		}
 	}
-	if e, ok := l.robots[host]; ok {
+	if e, ok := l.robots[host]; ok && !e.robots.noServer {
 		st.Robots = &savedRobots{Status: e.robots.status, Body: e.robots.body, Fetched: e.fetched, Cause: e.robots.cause}
 	}
 	l.mu.Unlock()
