@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
+	"github.com/linkpatrol/linkpatrol/report"
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
 	"github.com/linkpatrol/linkpatrol/throttle"
@@ -626,5 +627,18 @@ func TestRetryAfterAgainAfterThePauseIsFinal(t *testing.T) {
 	}
 	if queue, err := db.Frontier(); err != nil || len(queue) != 0 {
 		t.Errorf("frontier %v (%v): want empty", queue, err)
+	}
+	// The report says the pass checked only part of the site (exit 5
+	// when nothing worse applies), never INCOMPLETE.
+	last, ok, err := db.LastPass()
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	rep, err := report.Build(db, last.ID, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line := rep.HeldBack(); rep.Pass.State != store.PassComplete || !strings.HasPrefix(line, "PARTLY CHECKED: 1 link could not be verified (rate-limited)") {
+		t.Errorf("report: pass %s, first line %q; want complete and partly checked", rep.Pass.State, line)
 	}
 }
