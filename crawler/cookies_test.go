@@ -3,6 +3,7 @@ package crawler_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -132,5 +133,71 @@ func TestCookiesAlongARedirectChain(t *testing.T) {
 	// the pass's answer for that URL.
 	if rec, ok := r.records[srv.URL+"/check?check=1"]; ok && rec.Verdict != store.VerdictBroken {
 		t.Errorf("/check?check=1 recorded %s from a chain's cookie", rec.Verdict)
+	}
+}
+
+// The commonest cookie redirect is not a wall: a page sets a language,
+// session or cart cookie and redirects to the real page. That page is the
+// pass's like any other, recorded and parsed under its own URL, as a start
+// URL and as a linked page (review8 F0: it and everything behind it went
+// unchecked, "No problems found").
+func TestCookieRedirectEndIsParsed(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	setAndGo := func(name, to string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			http.SetCookie(w, &http.Cookie{Name: name, Value: "1", Path: "/"})
+			http.Redirect(w, r, to, http.StatusFound)
+		}
+	}
+	// As a start URL: / sets lang and lands on /en/.
+	mux.HandleFunc("/{$}", setAndGo("lang", "/en/"))
+	mux.Handle("/en/{$}", page(`<a href="/en/a">a</a>
+<a href="/en/gone">gone</a> <a href="/shop">shop</a> <a href="/shop/en/">shop, in english</a>`))
+	mux.Handle("/en/a", page(`ok`))
+	// As a linked page: /shop sets cart and lands on /shop/en/.
+	mux.HandleFunc("/shop", setAndGo("cart", "/shop/en/"))
+	mux.Handle("/shop/en/{$}", page(`<a href="/shop/gone">gone</a>`))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	r := runPass(t, crawler.Config{Concurrency: 2}, srv.URL+"/")
+	if !r.outcome.Complete {
+		t.Fatal("pass did not complete")
+	}
+	for _, w := range []struct {
+		path    string
+		verdict store.Verdict
+		status  int
+	}{
+		{"/", store.VerdictOK, 200},
+		{"/en/", store.VerdictOK, 200},
+		{"/en/a", store.VerdictOK, 200},
+		{"/en/gone", store.VerdictBroken, 404},
+		{"/shop", store.VerdictOK, 200},
+		{"/shop/en/", store.VerdictOK, 200},
+		{"/shop/gone", store.VerdictBroken, 404},
+	} {
+		rec, ok := r.records[srv.URL+w.path]
+		if !ok {
+			t.Errorf("%s: no record: not checked", w.path)
+			continue
+		}
+		if rec.Verdict != w.verdict || rec.Status != w.status {
+			t.Errorf("%s: %s %d %q, want %s %d", w.path, rec.Verdict, rec.Status, rec.Error, w.verdict, w.status)
+		}
+	}
+	// The links are the landing page's: a referrer line names it, not the
+	// URL that redirected there.
+	for page, want := range map[string]string{"/en/": "/en/gone", "/shop/en/": "/shop/gone"} {
+		if rec := r.records[srv.URL+page]; !rec.Parsed {
+			t.Errorf("%s was not parsed", page)
+		}
+		links, err := r.db.Links(srv.URL + page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(links, func(l store.Link) bool { return l.URL == srv.URL+want }) {
+			t.Errorf("%s's links %v lack %s", page, links, want)
+		}
 	}
 }

@@ -525,6 +525,11 @@ func (c *Crawler) writeLoop(ctx context.Context, pass store.Pass, began time.Tim
 				if err := c.saveHostState(); err != nil {
 					return fmt.Errorf("save host state: %w", err)
 				}
+				// Time with nothing answering is the pass's time too
+				// (review8 F7).
+				if err := keepTime(); err != nil {
+					return err
+				}
 				continue
 			}
 			if err := flush(); err != nil {

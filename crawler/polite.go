@@ -190,7 +190,8 @@ func (c *Crawler) warnCrawlDelay(host string) {
 
 // fetchRobots follows up to five redirects (RFC 9309) and reads the answer:
 // the file's rules, allow all (4xx, too many redirects, a redirect to a
-// host the rules never request, no server there at all) or, for a host
+// host the rules never request, no such host; nothing listening, for as
+// long as the host answers nothing: throttle.NoServerRobots) or, for a host
 // that is failing, disallow all with its cause; nil when the throttle says
 // to try again (a 429 or 503, a timeout, within the host's retries),
 // counted in tries, with what that try got: a status
@@ -228,10 +229,18 @@ func (c *Crawler) fetchRobots(ctx context.Context, target string, p *throttle.Pe
 		}
 		if h.err != nil {
 			v, class := classifyError(h.err)
+			if class == "refused" {
+				// Nothing listening: no server to protect, so its URLs
+				// are requested and each reported for what it gets; but
+				// only until the host answers, and never saved as its
+				// rules: a server restarting refuses for a moment, and
+				// its robots.txt then still applies (qa8 B2).
+				return throttle.NoServerRobots(class), ""
+			}
 			if v == store.VerdictBroken {
-				// No such host, nothing listening, no TLS: there is no
-				// server to protect, and each link to it is reported for
-				// what it is when it is requested.
+				// No such host, no TLS: there is no server to protect,
+				// and each link to it is reported for what it is when
+				// it is requested.
 				return throttle.ParseRobots(http.StatusNotFound, nil), ""
 			}
 			return throttle.UnreachableRobots(class), "" // overloaded or timing out: RFC 9309 says keep off

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -110,6 +111,8 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 	// target as the server wrote it (see rules.Decision).
 	f.policy = f.dec.Request
 	var first *url.URL
+	// unclaimed says cur is a hop after a cookie, not claimed (yet).
+	unclaimed := false
 	for {
 		f.finalURL, f.reached = cur, true
 		cu, err := url.Parse(cur)
@@ -205,6 +208,9 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			f.getNext = true
 		}
 		if h.err != nil || h.retry || !isRedirect(h.status) {
+			if unclaimed && !h.retry {
+				c.claimEnd(ctx, t, &f)
+			}
 			return f
 		}
 		loc := h.header.Get("Location")
@@ -212,6 +218,9 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			loc = strings.Join(h.header[badLocation], "")
 		}
 		if loc == "" {
+			if unclaimed {
+				c.claimEnd(ctx, t, &f)
+			}
 			return f
 		}
 		next, err := rules.Resolve(cu, loc)
@@ -251,13 +260,16 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			return f
 		}
 		visited[cur] = carry
+		unclaimed = false
 		if claim && cookies.held() && c.frontier.Owns(next.Host) {
 			// Once a hop set a cookie, what the later ones answer is this
 			// chain's, not the URL's: they are followed here to the end,
 			// never left to another task (which would request them
 			// without the cookie, or wait on this chain for ever), and
-			// not recorded as the pass's answer for their URLs.
+			// not recorded as the pass's answer for their URLs. Only the
+			// chain's end is, once it answers (see claimEnd).
 			f.keys = append(f.keys, "")
+			unclaimed = true
 		} else if claim {
 			key := ""
 			if !c.frontier.Owns(next.Host) && (d.Action == rules.Parse || d.Action == rules.Check) {
@@ -295,6 +307,33 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			return f
 		}
 	}
+}
+
+// claimEnd claims the end of a cookie chain (f.finalURL, which answered
+// and is not a redirect to follow), left unclaimed while it was a hop:
+// it is a page of the pass like any other, recorded and parsed under its
+// own URL. Commonly a site sets a language or session cookie and
+// redirects to its real home page; unclaimed, that page and everything
+// behind it went unchecked, unsaid (review8 F0). When another task has
+// the URL already, the chain waits on that task's answer, as for any hop.
+// The task's own URL is left to chain (home), and so is a URL this chain
+// claimed as an earlier hop, which it would wait on for ever.
+func (c *Crawler) claimEnd(ctx context.Context, t task, f *fetched) {
+	d := f.decided(c)
+	if d.URL == "" || d.URL == t.URL || (d.Action != rules.Parse && d.Action != rules.Check) ||
+		slices.Contains(f.keys, d.URL) {
+		return
+	}
+	fresh, err := c.claim(ctx, d.URL)
+	if err != nil {
+		return // not claimed: the end stays unrecorded, as the chain's own answer
+	}
+	if !fresh {
+		f.keys = f.keys[:len(f.keys)-1]
+		f.pendingOn, f.reached = d.URL, false
+		return
+	}
+	f.keys[len(f.keys)-1] = d.URL
 }
 
 // notFollowed is the note of a URL whose redirect chain stopped at a

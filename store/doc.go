@@ -189,8 +189,10 @@
 // Open first opens an existing file read-only and checks it (its size against
 // its page count, then our mark and schema) before opening it for writing, so
 // someone else's bbolt file is never written to. It then reads the whole file
-// (verify.go): every bucket walked under guard, bbolt's Tx.Check for pages
-// both in use and free, every value decoded. Damage is found there, before
+// (verify.go): every bucket walked under guard and the freelist page checked
+// to fit its page, then bbolt's Tx.Check for pages both in use and free (on
+// a goroutine of bbolt's, so only over pages already read: review8 F3,
+// TestOpenFindsWhatTxCheckWouldCrashOn), then every value decoded. Damage is found there, before
 // a check's first request, and not after thousands of them (qa7 Q10); at
 // 100,000 pages it costs about 0.4 CPU-seconds a run, of ~16 for the crawl.
 // TestDamagedPagesNeverCrash asserts that any damage a later read or write

@@ -16,12 +16,15 @@ import (
 // report). It reads in three steps:
 //
 //   - every bucket in key order under guard, on this goroutine, so that a
-//     damaged page is ErrCorrupt and not a crash;
+//     damaged page is ErrCorrupt and not a crash: every top-level bucket
+//     and any bucket inside one (walkPages), and the freelist page read
+//     from the file (checkFreelist);
 //   - bbolt's own Tx.Check, which finds what a walk of the keys cannot:
 //     pages both in use and on the freelist, which the next commits would
 //     write over. It runs on a goroutine of bbolt's, where a memory fault
 //     cannot be recovered, so only after the walk has read every page it
-//     reads;
+//     reads and the freelist it loads is known to fit its page (review8
+//     F3: a damaged count was `fatal error: fault`);
 //   - every pass, record, link list, task and outbox entry decoded:
 //     everything a check, its report and a resumed pass read.
 //
@@ -36,25 +39,24 @@ func (db *DB) verify() error {
 	var damaged []byte // the bucket a walk was in, for the message
 	decoding := false  // past the walk of the pages and Tx.Check
 	err := db.view(func(tx *bbolt.Tx) error {
-		walk := func(decode bool) error {
+		decode := func() error {
 			for _, name := range verifyOrder {
 				b := tx.Bucket(name)
-				if b == nil {
-					continue // the outbox of a schema-1 file
+				if b == nil || db.opt.NewPass && bytes.Equal(name, bucketFrontier) {
+					continue // the outbox of a schema-1 file; a queue to drop
 				}
 				damaged = name
-				fn := func(k, v []byte) error { return nil }
-				if decode && !(db.opt.NewPass && bytes.Equal(name, bucketFrontier)) {
-					fn = db.verifier(b, name)
-				}
-				if err := db.scan(tx, b, fn); err != nil {
+				if err := db.scan(tx, b, db.verifier(b, name)); err != nil {
 					return err
 				}
 			}
 			damaged = nil
 			return nil
 		}
-		if err := walk(false); err != nil {
+		if err := db.walkPages(tx, &damaged); err != nil {
+			return err
+		}
+		if err := db.checkFreelist(tx); err != nil {
 			return err
 		}
 		decoding = true
@@ -70,15 +72,20 @@ func (db *DB) verify() error {
 		if tx.Size() > db.releaseAbove {
 			db.release(tx)
 		}
-		return walk(true)
+		return decode()
 	})
 	if err == nil || !errors.Is(err, ErrCorrupt) {
 		return err
 	}
 	queueOnly := decoding && bytes.Equal(damaged, bucketFrontier)
-	where := "in its list of free pages" // what Tx.Check found
+	where := "in its list of free pages" // what checkFreelist or Tx.Check found
 	if damaged != nil {
-		where = bucketWhat[string(damaged)]
+		var ok bool
+		if where, ok = bucketWhat[string(damaged)]; len(damaged) == 0 {
+			where = "in its list of buckets"
+		} else if !ok {
+			where = fmt.Sprintf("in a bucket it does not use, %q", damaged)
+		}
 	}
 	advice := "restore it from a backup, or move it aside to start afresh (history, what is new or fixed since the last pass, then begins again)"
 	if queueOnly {
@@ -88,6 +95,51 @@ func (db *DB) verify() error {
 	}
 	return fmt.Errorf("open %s: %w %s (%s). The file was read whole before the first request, so nothing was checked: %s",
 		db.path, ErrCorrupt, where, damageCause(err), advice)
+}
+
+// walkPages reads every page Tx.Check will read, under guard on this
+// goroutine, so that a damaged one is ErrCorrupt and not a crash on
+// Check's: every top-level bucket, ours or not, and the buckets inside one
+// that is not ours. Ours hold none, so a bucket entry in one of them is a
+// flipped flag, whose value Check would follow as a root page (review8
+// F3). *damaged is set to the bucket being read, and left set on an error.
+func (db *DB) walkPages(tx *bbolt.Tx, damaged *[]byte) error {
+	var walk func(b *bbolt.Bucket, ours bool) error
+	walk = func(b *bbolt.Bucket, ours bool) error {
+		return db.scan(tx, b, func(k, v []byte) error {
+			if v != nil {
+				return nil
+			}
+			child := b.Bucket(k)
+			switch {
+			case child == nil:
+				return nil // an empty value
+			case ours:
+				return fmt.Errorf("%s: %w (a bucket under key %q, where none is ever written)", db.path, ErrCorrupt, k)
+			}
+			return walk(child, false)
+		})
+	}
+	c := tx.Cursor()
+	var prev []byte
+	for name, _ := c.First(); name != nil; name, _ = c.Next() {
+		if prev != nil && bytes.Compare(name, prev) <= 0 {
+			*damaged = []byte{} // the root: the list of buckets
+			return fmt.Errorf("%s: %w (buckets out of order after %q)", db.path, ErrCorrupt, prev)
+		}
+		prev = name
+		b := tx.Bucket(name)
+		if b == nil {
+			continue // a value, which Check does not follow
+		}
+		*damaged = name
+		_, ours := bucketWhat[string(name)]
+		if err := walk(b, ours); err != nil {
+			return err
+		}
+	}
+	*damaged = nil
+	return nil
 }
 
 // verifyOrder is the order verify decodes the buckets in: the frontier

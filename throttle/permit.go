@@ -120,6 +120,11 @@ func (p *Permit) Done(o Outcome) (d Decision) {
 		l.bytesTotal += extra
 	}
 	d = l.learn(t.now, p.host, o, p.admitted, p.seq)
+	if e, ok := l.robots[p.host]; ok && e.robots.noServer && o.Status > 0 {
+		// The host answers now: its robots.txt, refused before, is asked
+		// again before its next URL (see NoServerRobots).
+		delete(l.robots, p.host)
+	}
 	if l.set.WindowMax > 0 {
 		l.starts.over(t.now(), p.sends)
 	}

@@ -42,6 +42,9 @@ type Robots struct {
 	kind   RobotsKind
 	data   *robotstxt.RobotsData
 	cause  string // why the file could not be fetched, when status is 0
+	// noServer: nothing answered at all (a refused connection). See
+	// NoServerRobots.
+	noServer bool
 }
 
 // ParseRobots turns a robots.txt response into rules following RFC 9309:
@@ -74,6 +77,23 @@ func UnreachableRobots(cause string) *Robots {
 	r := ParseRobots(0, nil)
 	r.cause = cause
 	return r
+}
+
+// NoServerRobots is the answer for a host where nothing took the
+// robots.txt connection (refused): there is no server to protect, so it
+// allows everything and each URL is reported for what it gets. But it is
+// not the site's "no rules" (qa8 B2: a server restarting at that moment
+// then had every disallowed path crawled, that pass and the next): it is
+// never saved (ExportHost), and the first answer the host gives to any
+// request drops it (Permit.Done), so robots.txt is asked again before the
+// host's next URL.
+func NoServerRobots(cause string) *Robots {
+	return &Robots{kind: RobotsAllowAll, cause: cause, noServer: true}
+}
+
+// NoServer reports whether the answer is NoServerRobots'.
+func (r *Robots) NoServer() bool {
+	return r != nil && r.noServer
 }
 
 // capRobots cuts the body to MaxRobotsSize at the last line break, so a

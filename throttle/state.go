@@ -43,8 +43,13 @@ type savedState struct {
 	// (Crawl-delay); Tokens the rate bucket's tokens at Exported, so that
 	// a restart starts with the bucket where it was, not full.
 	LastStart time.Time `json:"last_start,omitzero"`
-	Tokens    *float64  `json:"tokens,omitempty"`
-	Exported  time.Time `json:"exported,omitzero"`
+	// Slow is the gap between request starts that 429s taught (see
+	// slowDown), so that a run resumed right after a stop goes on at that
+	// pace: without it the resumed run sent --per-host requests at once
+	// into a server that had just said 429 (qa8 P4).
+	Slow     time.Duration `json:"slow,omitempty"`
+	Tokens   *float64      `json:"tokens,omitempty"`
+	Exported time.Time     `json:"exported,omitzero"`
 	// PaceUntil is when the window, the gap, the bucket and the open
 	// requests saved here no longer hold back a request: the state is kept until then.
 	PaceUntil time.Time `json:"pace_until,omitzero"`
@@ -123,6 +128,7 @@ func (t *Throttle) ExportState(host string) ([]byte, error) {
 			}
 		}
 	}
+	st.Slow = l.slow
 	if !l.lastStart.IsZero() {
 		st.LastStart = l.lastStart
 		if until := l.lastStart.Add(l.gap()); until.After(st.PaceUntil) {
@@ -138,7 +144,7 @@ func (t *Throttle) ExportState(host string) ([]byte, error) {
 			}
 		}
 	}
-	if e, ok := l.robots[host]; ok {
+	if e, ok := l.robots[host]; ok && !e.robots.noServer {
 		st.Robots = &savedRobots{Status: e.robots.status, Body: e.robots.body, Fetched: e.fetched, Cause: e.robots.cause}
 	}
 	l.mu.Unlock()
@@ -190,6 +196,7 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 	if st.LastStart.After(l.lastStart) {
 		l.lastStart = st.LastStart
 	}
+	l.slow = max(l.slow, min(st.Slow, maxSlow))
 	l.adopt(st.Open, t.now())
 	if st.Tokens != nil && l.bucket != nil {
 		// The bucket refilled at the rate since the export; take from a

@@ -347,3 +347,37 @@ func restartCountsUnfinished(t *testing.T, capped string) {
 		acquire(t, th, host)
 	})
 }
+
+// The slower pace a 429 taught survives a restart: the resumed run waits
+// the learnt gap after the last request and then goes one at a time at
+// that gap. Before, the gap was 0 after the restart and the next run sent
+// --per-host requests at once into a server that had just said 429 (qa8 P4).
+func TestStateKeepsLearntPace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{MaxRetries: 3, MaxInFlight: 4})
+		th := throttle.New(cfg)
+		th.StartPass(1)
+		for range 8 {
+			acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: "/ok"})
+			time.Sleep(100 * time.Millisecond)
+		}
+		if d := acquire(t, th, host).Done(throttle.Outcome{Status: 429, RetryAfter: "1", Key: "/x"}); d.Paced == "" {
+			t.Fatal("the 429 did not slow the host down")
+		}
+		gap := th.Stats()[0].Gap
+		if gap <= 0 {
+			t.Fatalf("gap %v after a 429", gap)
+		}
+		time.Sleep(time.Second) // the Retry-After
+
+		th = restart(t, th, cfg, 1)
+		if got := th.Stats()[0].Gap; got != gap {
+			t.Errorf("gap after a restart %v, want the learnt %v", got, gap)
+		}
+		first := acquire(t, th, host)
+		if p, wait, _ := th.Reserve(host); p != nil || wait <= 0 {
+			t.Errorf("a second request right after the first on a resumed run (permit %v, wait %v); want the learnt gap", p != nil, wait)
+		}
+		first.Done(throttle.Outcome{Status: 200, Key: "/y"})
+	})
+}

@@ -16,12 +16,11 @@ import (
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 )
 
-// serveFrontierOn runs serve-frontier as a process on a given store,
-// merged database and listen address, so that a test can kill it and
-// start it again on the same ones.
+// serveFrontierOn runs serve-frontier on a given store, merged database
+// and listen address, so that a test can start it again on the same ones.
 func serveFrontierOn(t *testing.T, dir, listen string, extra ...string) (*proc, string) {
 	t.Helper()
-	return startFrontierProcess(t, append([]string{"--listen", listen, "--store", filepath.Join(dir, "js"), "--db", filepath.Join(dir, "merged.db")}, extra...)...)
+	return startFrontier(t, append([]string{"--listen", listen, "--store", filepath.Join(dir, "js"), "--db", filepath.Join(dir, "merged.db")}, extra...)...)
 }
 
 // The coordinator SIGKILLed mid-pass and started again on its store and

@@ -19,27 +19,11 @@ import (
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 )
 
-// startWorker runs linkpatrol worker in-process on its own database and
+// startWorker runs linkpatrol worker (a process) on its own database and
 // waits until it holds its shards.
 func startWorker(t *testing.T, url, db, shards string, extra ...string) *proc {
 	t.Helper()
-	return launchWorker(t, inProc(workerArgs(url, db, shards, extra)...))
-}
-
-// startWorkerProcess is startWorker as a child process, for a test that
-// kills or signals it.
-func startWorkerProcess(t *testing.T, url, db, shards string, extra ...string) *proc {
-	t.Helper()
-	return launchWorker(t, newProc(workerArgs(url, db, shards, extra)...))
-}
-
-func workerArgs(url, db, shards string, extra []string) []string {
-	return append([]string{"worker", "--nats", url, "--db", db, "--shards", shards}, extra...)
-}
-
-// launchWorker starts p, a worker, and waits until it holds its shards.
-func launchWorker(t *testing.T, p *proc) *proc {
-	t.Helper()
+	p := newProc(append([]string{"worker", "--nats", url, "--db", db, "--shards", shards}, extra...)...)
 	p.start(t)
 	p.waitFor(t, "waiting for a pass")
 	return p
@@ -102,7 +86,7 @@ func reportDiff(t *testing.T, got, want string) string {
 	return diffLines(string(gb), string(wb))
 }
 
-// A pass over a multi-host web run by three workers through
+// A pass over a multi-host web run by three worker processes through
 // serve-frontier gives the report a single process gives, every server
 // sees each URL once, and the workers' files read as one say the same.
 func TestDistributedEqualsSingle(t *testing.T) {
@@ -368,16 +352,15 @@ func awaitRequests(t *testing.T, check *proc, requests func() int64, n int64, st
 	}
 }
 
-// startWorkers starts one worker process per shard range (the tests
-// using it kill one), each on its own file wN.db in dir, with the extra
-// flags args.
+// startWorkers starts one worker per shard range, each on its own file
+// wN.db in dir, with the extra flags args.
 func startWorkers(t *testing.T, url, dir string, ranges []string, args ...string) (dbs []string, procs []*proc) {
 	t.Helper()
 	dbs = make([]string, len(ranges))
 	procs = make([]*proc, len(ranges))
 	for k, r := range ranges {
 		dbs[k] = filepath.Join(dir, fmt.Sprintf("w%d.db", k+1))
-		procs[k] = startWorkerProcess(t, url, dbs[k], r, args...)
+		procs[k] = startWorker(t, url, dbs[k], r, args...)
 	}
 	return dbs, procs
 }

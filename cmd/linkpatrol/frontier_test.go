@@ -167,17 +167,14 @@ func (p *proc) wait(t *testing.T) int {
 	return p.code
 }
 
-// startFrontier runs serve-frontier in-process on a free loopback port
-// and returns it and the URL it printed. The test's end stops it. args
-// come after the defaults, so they may override them.
+// startFrontier runs serve-frontier on a free loopback port and returns
+// it and the URL it printed. The test's end stops it. args come after the
+// defaults, so they may override them.
 //
-// Leases last an hour (--lease-ttl 1h), which real time never reaches
-// while a test runs: a test that needs a lease to lapse, or to be renewed,
-// gives its own --lease-ttl. The workers and the frontier of most tests
-// share this process, and on a loaded machine one process gets less of
-// the CPU than several: a worker that missed its renewals for a TTL would
-// stop, which those tests are not about (cluster's tests of a whole pass
-// hold one-hour leases too; renewals are cluster's lease tests').
+// It is a process, as the workers are (startWorker): in-process, a pass
+// over the tests' webs took about a third longer (the frontier, the
+// workers, the sites and check then share one process's threads) for
+// 10-30% less CPU.
 //
 // JetStream fsyncs in the background here (--sync 1m), not after every
 // write: an fsync per write and per consumer file is about half of what a
@@ -188,28 +185,14 @@ func (p *proc) wait(t *testing.T) int {
 // default.
 func startFrontier(t *testing.T, args ...string) (*proc, string) {
 	t.Helper()
-	return launchFrontier(t, inProc(frontierArgs(t, append([]string{"--sync", "1m", "--lease-ttl", "1h"}, args...))...))
+	return serveFrontier(t, append([]string{"--sync", "1m"}, args...)...)
 }
 
-// startFrontierProcess is startFrontier as a child process, for a test
-// that kills it.
-func startFrontierProcess(t *testing.T, args ...string) (*proc, string) {
-	t.Helper()
-	return launchFrontier(t, newProc(frontierArgs(t, append([]string{"--sync", "1m", "--lease-ttl", "1h"}, args...))...))
-}
-
-// serveFrontier is startFrontierProcess with serve-frontier's own
-// defaults.
+// serveFrontier is startFrontier with serve-frontier's own defaults.
 func serveFrontier(t *testing.T, args ...string) (*proc, string) {
 	t.Helper()
-	return launchFrontier(t, newProc(frontierArgs(t, args)...))
-}
-
-// frontierArgs is serve-frontier on a free loopback port with a store and
-// merged database of the test's, then args.
-func frontierArgs(t *testing.T, args []string) []string {
 	dir := t.TempDir()
-	return append([]string{"serve-frontier", "--listen", "127.0.0.1:0", "--store", filepath.Join(dir, "js"), "--db", filepath.Join(dir, "merged.db")}, args...)
+	return launchFrontier(t, newProc(append([]string{"serve-frontier", "--listen", "127.0.0.1:0", "--store", filepath.Join(dir, "js"), "--db", filepath.Join(dir, "merged.db")}, args...)...))
 }
 
 // launchFrontier starts p, a serve-frontier, and returns the URL it

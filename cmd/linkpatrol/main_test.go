@@ -34,8 +34,8 @@ const programName = "linkpatrol"
 // the same code a go build would link, with this build's race detector,
 // without linking a second binary first. Everything else runs in-process
 // through run, which is main without its process: runInProcess, and
-// inProc for a command that runs while the test goes on (a worker, a
-// serve-frontier nobody kills, check --nats following a pass).
+// inProc for a command that runs while the test goes on (check --nats
+// following a pass).
 func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == programName {
 		main()

@@ -8,10 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -61,12 +61,13 @@ func TestDistributedMaxTimeResumes(t *testing.T) {
 	}
 	if last.code != exitProblems {
 		var logs strings.Builder
+		for _, p := range procs[1:] {
+			p.cmd.Process.Signal(syscall.SIGQUIT)
+			<-p.done
+		}
 		for _, p := range procs {
 			fmt.Fprintf(&logs, "\n%v:\n%s", p.name(), p.errors())
 		}
-		// The workers run in-process: every goroutine's stack, theirs
-		// among them.
-		pprof.Lookup("goroutine").WriteTo(&logs, 2)
 		t.Fatalf("run %d: exit %d, want 1\n%s%s\n%s", runs+1, last.code, last.stderr, logs.String(), clusterState(t, url))
 	}
 	if d := reportDiff(t, last.stdout, single.stdout); d != "" {

@@ -77,7 +77,7 @@ func TestCheckNatsGivesUpOnALostWorker(t *testing.T) {
 		t.Errorf("status does not show %s lost with the command to start it:\n%s%s", name, st.stdout, st.stderr)
 	}
 
-	startWorkerProcess(t, url, dbs[victim], ranges[victim], "--concurrency", "2")
+	startWorker(t, url, dbs[victim], ranges[victim], "--concurrency", "2")
 	again := runFollowing(t, args, front)
 	if again.code != exitProblems || strings.Contains(again.stderr, "no live worker") {
 		t.Errorf("check --nats after the restart: exit %d, want 1\n%s", again.code, again.stderr)
@@ -168,10 +168,8 @@ func killMidPass(t *testing.T, w *crawltest.Web, flags ...string) killedMidPass 
 	k.victim = victim
 	// Both tests using it wait for the killed worker's leases to lapse:
 	// 8s instead of the default 15s. Not less: the workers that live on
-	// must renew theirs in time on a loaded machine. So they, the
-	// frontier and the workers started again are processes, each with
-	// its own share of the machine, as in the real thing.
-	k.front, k.url = startFrontierProcess(t, "--lease-ttl", "8s")
+	// must renew theirs in time on a loaded machine.
+	k.front, k.url = startFrontier(t, "--lease-ttl", "8s")
 	dbs, procs := startWorkers(t, k.url, t.TempDir(), k.ranges, "--concurrency", "2")
 	k.dbs = dbs
 	k.args = append(append([]string{"check", "--nats", k.url}, flags...), w.StartURLs()...)

@@ -23,10 +23,9 @@ import (
 // file; the first keeps its shards.
 func TestSecondWorkerOfANameIsRefused(t *testing.T) {
 	t.Parallel()
-	_, url := startFrontier(t, "--lease-ttl", "15s") // the second sees a renewal
-
+	_, url := startFrontier(t)
 	firstDB := filepath.Join(t.TempDir(), "w1.db")
-	first := startWorkerProcess(t, url, firstDB, "0-127")
+	first := startWorker(t, url, firstDB, "0-127")
 	second := newProc("worker", "--nats", url, "--db", filepath.Join(t.TempDir(), "w1.db"), "--shards", "0-127")
 	second.start(t)
 	select {
@@ -66,7 +65,7 @@ func TestCheckNatsWorkerBackOnAFreshDatabase(t *testing.T) {
 	if err := os.Rename(k.dbs[k.victim], k.dbs[k.victim]+".lost"); err != nil {
 		t.Fatal(err)
 	}
-	startWorkerProcess(t, url, k.dbs[k.victim], k.ranges[k.victim], "--concurrency", "2")
+	startWorker(t, url, k.dbs[k.victim], k.ranges[k.victim], "--concurrency", "2")
 
 	// The fresh worker waited up to a lease TTL for its shards first.
 	select {
@@ -92,7 +91,7 @@ func TestCheckNatsWorkerBackOnAFreshDatabase(t *testing.T) {
 func TestWorkerStoppedWhileItWaitsForLeases(t *testing.T) {
 	t.Parallel()
 	_, url := startFrontier(t)
-	old := startWorkerProcess(t, url, filepath.Join(t.TempDir(), "w1.db"), "0-127")
+	old := startWorker(t, url, filepath.Join(t.TempDir(), "w1.db"), "0-127")
 	if err := old.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
