@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
+	"github.com/linkpatrol/linkpatrol/report"
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
 	"github.com/linkpatrol/linkpatrol/throttle"
@@ -564,5 +565,80 @@ func TestRetryAfterNowIsAComeback(t *testing.T) {
 				t.Errorf("third-party URL told Retry-After %q twice: %s %q, want OK on its third request", ra, rec.Verdict, rec.Error)
 			}
 		})
+	}
+}
+
+// A URL of the site held back by its long Retry-After, asked again in a
+// later run of the same pass once that pause has run out, that asks for
+// another long pause is final for the pass: unverifiable, with why, no
+// longer queued, so the pass completes; else each run resumed the pass to
+// ask that URL alone, and the rest of the site was never checked again
+// (qa8 R2). The first run still holds it back, so a short outage is
+// waited out. The clock of the second run is two hours on.
+func TestRetryAfterAgainAfterThePauseIsFinal(t *testing.T) {
+	t.Parallel()
+	var c counter
+	srv := pauseSite(t, &c, 1, "")
+	db := openDB(t)
+	s := throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}
+	run := func(offset time.Duration) (crawler.Outcome, map[string]store.URLRecord) {
+		t.Helper()
+		engine, err := rules.New(rules.Config{Start: []string{srv.URL + "/"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := func() time.Time { return time.Now().Add(offset) }
+		settings := func(string) throttle.Settings { return s }
+		th := throttle.New(throttle.Config{Settings: settings, UserAgent: "linkpatrol-test", Now: now})
+		cr := crawler.New(crawler.Config{Concurrency: 8, UserAgent: "linkpatrol-test", Timeout: 5 * time.Second,
+			Throttle: th, HostSettings: settings, Now: now}, engine, db)
+		pass, out, err := cr.Run(context.Background(), context.Background(), passOf(srv.URL+"/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := make(map[string]store.URLRecord)
+		if err := db.Records(pass.ID, func(r *store.URLRecord) error { recs[r.URL] = *r; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return out, recs
+	}
+	slow := srv.URL + "/slow0"
+	out, recs := run(0)
+	if rec := recs[slow]; out.Complete || out.Deferred != 1 || !rec.HeldOwn() {
+		t.Fatalf("first run: outcome %+v, /slow0 %s %q: want it held back, the pass not complete", out, rec.Verdict, rec.Error)
+	}
+	// Before the pause is over, it is still held, and not asked.
+	out, recs = run(30 * time.Minute)
+	if rec := recs[slow]; out.Complete || !rec.HeldOwn() || c.get("GET /slow0") != 1 {
+		t.Fatalf("resumed within the pause: outcome %+v, /slow0 %s %q, asked %d times", out, rec.Verdict, rec.Error, c.get("GET /slow0"))
+	}
+	out, recs = run(2 * time.Hour)
+	rec := recs[slow]
+	if !out.Complete || out.Deferred != 0 {
+		t.Errorf("resumed after the pause: outcome %+v, want the pass complete", out)
+	}
+	if rec.Verdict != store.VerdictUnverifiable || rec.Error != store.ErrorRateLimited || rec.HeldOwn() ||
+		!strings.Contains(rec.Note, "asked again after the pause") ||
+		!strings.Contains(rec.Note, "not checked this pass") {
+		t.Errorf("/slow0: %s %q %q; want unverifiable, rate-limited, saying it was asked again", rec.Verdict, rec.Error, rec.Note)
+	}
+	if n := c.get("GET /slow0"); n != 2 {
+		t.Errorf("/slow0 requested %d times, want 2", n)
+	}
+	if queue, err := db.Frontier(); err != nil || len(queue) != 0 {
+		t.Errorf("frontier %v (%v): want empty", queue, err)
+	}
+	// The report says the pass checked only part of the site (exit 5
+	// when nothing worse applies), never INCOMPLETE.
+	last, ok, err := db.LastPass()
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	rep, err := report.Build(db, last.ID, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line := rep.HeldBack(); rep.Pass.State != store.PassComplete || !strings.HasPrefix(line, "PARTLY CHECKED: 1 link could not be verified (rate-limited)") {
+		t.Errorf("report: pass %s, first line %q; want complete and partly checked", rep.Pass.State, line)
 	}
 }

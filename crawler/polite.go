@@ -411,6 +411,16 @@ func (c *Crawler) heldBackBy(target string) hold {
 // (see heldBackBy), kept queued when until is not zero.
 func (c *Crawler) deferral(pass store.Pass, t task, target string) (res store.Result, until time.Time) {
 	h := c.heldBackBy(target)
+	if !h.until.IsZero() && h.class == store.ErrorRateLimited && target == t.URL && c.heldAgain(pass, t) {
+		// Held back in an earlier run of this pass, asked again once its
+		// pause ran out, and it asked for another: a daily limit, say.
+		// Held again, it would keep the pass open forever, each run
+		// asking this URL alone (qa8 R2). It is final for this pass:
+		// unverifiable, and the next pass asks it again.
+		h = hold{verdict: store.VerdictUnverifiable, class: store.ErrorRateLimited,
+			note: "asked again after the pause it asked for earlier in this pass ran out, it asked for another: " +
+				strings.TrimSuffix(h.note, "; run the same command again after then to check it") + ": not checked this pass"}
+	}
 	res = c.unfetched(pass, t.URL, h.verdict, h.class, h.note)
 	h.record(&res.Record)
 	if !h.until.IsZero() {
@@ -418,6 +428,22 @@ func (c *Crawler) deferral(pass store.Pass, t task, target string) (res store.Re
 		requeue(&res, t.Depth, t.Public)
 	}
 	return res, h.until
+}
+
+// heldAgain says whether t was requested in this run and refused, its URL
+// held back by a long pause in an earlier run of this pass: a URL a
+// restart finds still inside its pause is held without a request (its
+// attempt and comebacks are zero), so a short outage is still waited out.
+func (c *Crawler) heldAgain(pass store.Pass, t task) bool {
+	if t.attempt == 0 && t.comebacks.N == 0 {
+		return false
+	}
+	prev, ok, err := c.store.Get(t.URL)
+	if err != nil {
+		c.readFailed("read previous result", err, "url", t.URL)
+		return false
+	}
+	return ok && prev.Pass == pass.ID && prev.HeldOwn() && prev.Error == store.ErrorRateLimited
 }
 
 // requeue keeps the URL of res queued, to be done again on resume, public

@@ -104,8 +104,17 @@ func (db *DB) verify() error {
 // flipped flag, whose value Check would follow as a root page (review8
 // F3). *damaged is set to the bucket being read, and left set on an error.
 func (db *DB) walkPages(tx *bbolt.Tx, damaged *[]byte) error {
+	// A page is in one bucket only: a bucket whose root was seen before
+	// is damage, and would make both walks go round for ever.
+	roots := map[uint64]bool{}
 	var walk func(b *bbolt.Bucket, ours bool) error
 	walk = func(b *bbolt.Bucket, ours bool) error {
+		if r := uint64(b.RootPage()); r != 0 {
+			if roots[r] {
+				return fmt.Errorf("%s: %w (two buckets at page %d)", db.path, ErrCorrupt, r)
+			}
+			roots[r] = true
+		}
 		return db.scan(tx, b, func(k, v []byte) error {
 			if v != nil {
 				return nil

@@ -214,19 +214,32 @@ func TestOpenWalksBucketsItDoesNotUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The outer bucket's leaf holds "inner" -> its root page and sequence.
-	leaf := firstLeaf(content, rootPage(t, path, []byte("zz-other")))
-	pos := binary.LittleEndian.Uint32(leaf[16+4:])
-	ksize := binary.LittleEndian.Uint32(leaf[16+8:])
-	binary.LittleEndian.PutUint64(leaf[16+pos+ksize:], 1<<30) // 4 TiB in: unmapped
-	if err := os.WriteFile(path, content, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	db, err := Open(path, Options{})
-	if err == nil {
-		db.Close()
-		t.Fatal("Open found nothing wrong")
-	}
-	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), `in a bucket it does not use, "zz-other"`) {
-		t.Errorf("Open: %v; want ErrCorrupt naming the bucket", err)
+	outer := rootPage(t, path, []byte("zz-other"))
+	for _, tc := range []struct {
+		name string
+		root uint64
+	}{
+		{"unmapped", 1 << 30}, // 4 TiB in
+		{"inside itself", outer},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			damaged := bytes.Clone(content)
+			leaf := firstLeaf(damaged, outer)
+			pos := binary.LittleEndian.Uint32(leaf[16+4:])
+			ksize := binary.LittleEndian.Uint32(leaf[16+8:])
+			binary.LittleEndian.PutUint64(leaf[16+pos+ksize:], tc.root)
+			path := filepath.Join(t.TempDir(), "lp.db")
+			if err := os.WriteFile(path, damaged, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			db, err := Open(path, Options{})
+			if err == nil {
+				db.Close()
+				t.Fatal("Open found nothing wrong")
+			}
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), `in a bucket it does not use, "zz-other"`) {
+				t.Errorf("Open: %v; want ErrCorrupt naming the bucket", err)
+			}
+		})
 	}
 }

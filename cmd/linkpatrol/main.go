@@ -164,7 +164,8 @@ const exitCodesHelp = `Exit codes:
   2  usage, config or database error
   3  stopped before the pass finished (signal, --max-time), or URLs of the
      site held back by the server's Retry-After: run the same command again
-     to resume
+     to resume (a URL that asks for another long pause when asked again
+     after the first one is then unverifiable, and the pass completes)
   4  a start URL could not be fetched and parsed (the site is down, or
      refuses us): nothing behind it was checked, even if other start URLs
      were
