@@ -400,3 +400,86 @@ func TestProblemOnAnEmptyStartPageIsNotChecked(t *testing.T) {
 		t.Errorf("text lacks %q:\n%s", want, text)
 	}
 }
+
+// A page of the site that comes back empty (200, 0 bytes) hides its
+// section as an empty start page hides the site: the pages of the compared
+// pass it led to are not reached, so the first line says so (exit 5) and
+// the broken link behind it is not checked this pass, never "no longer
+// linked" (qa8 E1). A page read with no links that is not empty, or empty
+// but unchanged since it was last read, or empty while every page was
+// reached, is no such case.
+func TestEmptyInnerPageHidesItsSection(t *testing.T) {
+	const site = behindSite
+	pass := func(at time.Time) store.Pass {
+		return store.Pass{StartURLs: []string{site}, State: store.PassComplete, Started: at, Finished: at.Add(time.Minute), Elapsed: time.Minute}
+	}
+	sub := func(u string, links ...store.Link) store.Result {
+		p := page(site+u, links...)
+		p.Record.FetchedAt, p.Record.LastGood, p.Record.ContentType, p.Record.Size = night1, night1, "text/html", 120
+		return p
+	}
+	night1 := fixturePass{pass: pass(night1), results: []store.Result{
+		page(site, link(site+"sec/", 2), link(site+"about.html", 3)),
+		sub("sec/", link(site+"sec/p1.html", 4), link(site+"sec/p2.html", 5)),
+		sub("about.html"),
+		sub("sec/p1.html"),
+		sub("sec/p2.html", link(site+"sec/q7.html", 6)),
+		target(store.URLRecord{URL: site + "sec/q7.html", Verdict: store.VerdictBroken, Status: 404, FirstSeen: night1, FirstBroken: night1, Failures: 1, FetchedAt: night1}),
+	}}
+	const line = "PARTLY CHECKED: the page https://example.com/sec/ came back empty (0 bytes) this pass, so 2 pages of pass 1 were not reached"
+	for _, tc := range []struct {
+		name      string
+		sec       func(*store.URLRecord)
+		keepPages bool // night 2 reaches p1 and p2 some other way
+		held      bool
+	}{
+		{name: "empty body", sec: func(*store.URLRecord) {}, held: true},
+		{name: "a body with no links", sec: func(rec *store.URLRecord) { rec.Size = 300 }},
+		{name: "empty and unchanged", sec: func(rec *store.URLRecord) { rec.Unchanged = true }},
+		{name: "no content type", sec: func(rec *store.URLRecord) { rec.ContentType = "" }},
+		{name: "every page reached", sec: func(*store.URLRecord) {}, keepPages: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sec := page(site + "sec/")
+			sec.Record.ContentType, sec.Record.FetchedAt = "text/html", night2
+			tc.sec(&sec.Record)
+			home := page(site, link(site+"sec/", 2), link(site+"about.html", 3))
+			results := []store.Result{sec, sub("about.html")}
+			if tc.keepPages {
+				home = page(site, link(site+"sec/", 2), link(site+"about.html", 3), link(site+"sec/p1.html", 4), link(site+"sec/p2.html", 5))
+				results = append(results, sub("sec/p1.html"), sub("sec/p2.html"))
+			}
+			night2 := fixturePass{pass: pass(night2), results: append([]store.Result{home}, results...)}
+			r := build(t, fillTallied(t, []fixturePass{night1, night2}), 2, Options{})
+			got := r.HeldBack()
+			if !tc.held {
+				if r.EmptyStart != "" || got != "" {
+					t.Errorf("EmptyStart %q, HeldBack %q, want none", r.EmptyStart, got)
+				}
+				return
+			}
+			if !strings.HasPrefix(got, line) {
+				t.Errorf("HeldBack = %q, want it to begin %q", got, line)
+			}
+			if len(r.Gone) != 0 {
+				t.Errorf("no longer linked = %v, want none: nothing behind /sec/ was checked", r.Gone)
+			}
+			var held *Entry
+			for i := range r.Entries {
+				if r.Entries[i].Record.URL == site+"sec/q7.html" {
+					held = &r.Entries[i]
+				}
+			}
+			if held == nil || held.Change != ChangeUnchecked || held.Behind != site+"sec/" {
+				t.Fatalf("sec/q7.html: %+v, want not checked, behind sec/", held)
+			}
+			if !r.HasBroken() {
+				t.Error("HasBroken = false: broken when last checked, it keeps exit 1")
+			}
+			text := strings.Join(strings.Fields(render(t, r, "text")), " ")
+			if want := "only linked from behind https://example.com/sec/, which came back empty (0 bytes) this pass"; !strings.Contains(text, want) {
+				t.Errorf("text lacks %q:\n%s", want, text)
+			}
+		})
+	}
+}

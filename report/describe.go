@@ -370,10 +370,10 @@ var heldKinds = []heldKind{{
 	count: func(s Summary) int { return s.Unreached }, unlisted: true,
 	line: func(r *Report, n int) string { return r.emptyStartLine(n) },
 	nothing: func(r *Report, n int) string {
-		return fmt.Sprintf("the start page has no links: %s of pass %d %s not reached", plural(n, "page", "pages"), r.Previous.ID, wasWere(n))
+		return fmt.Sprintf("%s: %s of pass %d %s not reached", r.emptyWhat(), plural(n, "page", "pages"), r.Previous.ID, wasWere(n))
 	},
 	counted: func(r *Report, n int) string {
-		return fmt.Sprintf("; %s of pass %d not reached: the start page has no links", plural(n, "page", "pages"), r.Previous.ID)
+		return fmt.Sprintf("; %s of pass %d not reached: %s", plural(n, "page", "pages"), r.Previous.ID, r.emptyWhat())
 	},
 	where: afterHops,
 }, {
@@ -407,11 +407,24 @@ func (r *Report) unverifiedLine(n int) string {
 	return fmt.Sprintf("%s could not be verified (%s)", plural(n, "link", "links"), why)
 }
 
-// emptyStartLine says that the start page came back with no links and n
-// pages of the compared pass were not reached (Report.EmptyStart).
+// emptyStartLine says that the start page came back with no links, or a
+// page of the site empty, and n pages of the compared pass were not
+// reached (Report.EmptyStart).
 func (r *Report) emptyStartLine(n int) string {
+	if !r.isStart(r.EmptyStart) {
+		return fmt.Sprintf("the page %s came back empty (0 bytes) this pass, so %s of pass %d %s not reached (if that is meant, the next run compares with this one and says no more)",
+			r.Location(r.EmptyStart), plural(n, "page", "pages"), r.Previous.ID, wasWere(n))
+	}
 	return fmt.Sprintf("the start page %s has no links this pass, so %s of pass %d %s not reached (if the site is meant to be this small, the next run compares with this one and says no more)",
 		r.Location(r.EmptyStart), plural(n, "page", "pages"), r.Previous.ID, wasWere(n))
+}
+
+// emptyWhat says briefly why pages were not reached (Report.EmptyStart).
+func (r *Report) emptyWhat() string {
+	if !r.isStart(r.EmptyStart) {
+		return "the page " + r.Location(r.EmptyStart) + " came back empty"
+	}
+	return "the start page has no links"
 }
 
 // wasWere is the verb for n things.
@@ -1004,6 +1017,9 @@ func (r *Report) LastChecked(e Entry) string {
 		why := ", which could not be read"
 		if e.Behind == r.EmptyStart {
 			why = ", the start page, which has no links this pass"
+			if !r.isStart(e.Behind) {
+				why = ", which came back empty (0 bytes) this pass"
+			}
 		}
 		lead := "only linked from behind " + r.Location(e.Behind)
 		if e.Behind == r.EmptyStart && len(e.Referrers) == 0 {

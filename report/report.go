@@ -128,7 +128,9 @@ type Report struct {
 	// EmptyStart is a start page read this pass (200, parsed) with no
 	// links, while pages of the compared pass went unreached: an empty or
 	// broken deploy of the home page looks like this, and makes a clean
-	// report of one page (qa7 Q3). "" otherwise.
+	// report of one page (qa7 Q3). Failing that, it is a page of the site
+	// that came back empty (200, 0 bytes; see emptiedPage), which hides
+	// its section the same way (qa8 E1). "" otherwise.
 	EmptyStart string
 	// Trend is the problems of each complete pass kept, up to this one,
 	// oldest first; empty when the Source cannot list passes.
@@ -393,9 +395,12 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	chains := make(map[string]struct{})
 	fixed := make(map[string]*fixedURL)
 	var fixedOrder []*fixedURL
+	var emptied []string // see emptiedPage
 	err = src.Records(passID, func(rec *store.URLRecord) error {
 		if r.isStart(rec.URL) {
 			starts = append(starts, *rec)
+		} else if emptiedPage(rec) {
+			emptied = append(emptied, rec.URL)
 		}
 		s.URLs++
 		if rec.Seed {
@@ -578,6 +583,11 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		// (qa5 N9, N1).
 		then := passTime(*r.Previous)
 		empty := r.emptyStart(starts, linkedStarts)
+		if empty == "" && len(emptied) > 0 {
+			// An inner page that came back empty hides its section
+			// the same way (qa8 E1).
+			empty = slices.Min(emptied)
+		}
 		unreached := 0              // pages of that pass this one did not reach
 		var unreachedPages []string // and which, when a start page lost its links
 		err = src.Records(r.Previous.ID, func(rec *store.URLRecord) error {
@@ -704,6 +714,20 @@ func (r *Report) isUnverified(e *Entry) bool {
 		return false
 	}
 	return true
+}
+
+// emptiedPage says whether rec, a page of the site that is no start URL,
+// was read this pass as an empty body: 200, parsed, 0 bytes of a declared
+// type. No real page is empty, so when pages of the compared pass went
+// unreached it is taken for the way to them, as an empty start page is
+// (Report.EmptyStart, qa8 E1). Its links of the compared pass are not
+// kept (its empty read replaced them), so which pages it led to is not
+// known: every page not reached is counted. A page that is unchanged,
+// reused or followed from a good copy was not read empty this pass.
+func emptiedPage(rec *store.URLRecord) bool {
+	return rec.Verdict == store.VerdictOK && rec.Status == http.StatusOK && rec.Parsed && rec.Size == 0 &&
+		rec.ContentType != "" && !rec.Unchanged && rec.ReusedFrom == 0 && rec.Cut == 0 && !ghostPage(rec) &&
+		!stylesheet(rec.ContentType)
 }
 
 // emptyStart is the first start page read this pass (200, parsed) with no
