@@ -391,20 +391,33 @@ var heldKinds = []heldKind{{
 // three distinct reasons: "2 links could not be verified (timeout, 429 Too
 // Many Requests)".
 func (r *Report) unverifiedLine(n int) string {
-	const named = 3
-	var whys []string
+	var why causes
 	for i := range r.Entries {
 		if e := &r.Entries[i]; r.isUnverified(e) {
-			if why := Problem(e.Record); !slices.Contains(whys, why) {
-				whys = append(whys, why)
-			}
+			why.add(e.Record)
 		}
 	}
-	why := strings.Join(whys[:min(named, len(whys))], ", ")
-	if len(whys) > named {
-		why += fmt.Sprintf(" and %d more", len(whys)-named)
-	}
 	return fmt.Sprintf("%s could not be verified (%s)", plural(n, "link", "links"), why)
+}
+
+// causes are the distinct problems of some records, in the order met.
+type causes []string
+
+func (c *causes) add(rec store.URLRecord) {
+	if why := Problem(rec); !slices.Contains(*c, why) {
+		*c = append(*c, why)
+	}
+}
+
+// String names up to three causes and counts the rest: "503 Service
+// Unavailable, timeout and 2 more".
+func (c causes) String() string {
+	const named = 3
+	why := strings.Join(c[:min(named, len(c))], ", ")
+	if len(c) > named {
+		why += fmt.Sprintf(" and %d more", len(c)-named)
+	}
+	return why
 }
 
 // emptyStartLine says that the start page came back with no links, or a
@@ -456,18 +469,11 @@ func (r *Report) countHeld(b *strings.Builder, where countsPlace) {
 // so the links behind it were not checked". Up to three distinct
 // problems are named, the rest counted.
 func (r *Report) unreadLine() string {
-	const named = 3
-	var whys []string
+	var why causes
 	for _, rec := range r.Unread {
-		if why := Problem(rec); !slices.Contains(whys, why) {
-			whys = append(whys, why)
-		}
+		why.add(rec)
 	}
-	why := strings.Join(whys[:min(named, len(whys))], ", ")
-	if len(whys) > named {
-		why += fmt.Sprintf(" and %d more", len(whys)-named)
-	}
-	return r.unreadSaid(len(r.Unread), " ("+why+")", ", so ")
+	return r.unreadSaid(len(r.Unread), " ("+why.String()+")", ", so ")
 }
 
 // unreadSaid says that n pages of the site could not be read, then why
