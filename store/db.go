@@ -48,6 +48,9 @@ type Options struct {
 	// noFreelistSync switches to bbolt's unsynced freelist, only so that
 	// the benchmarks can compare it with the synced one used here.
 	noFreelistSync bool
+	// hashBits, when positive, keeps only that many bits of the hashes
+	// of the records' index, only so that tests can make URLs share them.
+	hashBits int
 }
 
 const defaultTimeout = 2 * time.Second
@@ -368,7 +371,7 @@ func (db *DB) check() error {
 	// Only a new file is written to here: opening an existing one must not
 	// change it.
 	db.schema = SchemaVersion
-	db.recs.Store(newRecordIndex(0))
+	db.recs.Store(db.newRecordIndex(0))
 	return db.update(func(tx *bbolt.Tx) error {
 		for _, name := range allBuckets {
 			if _, err := tx.CreateBucket(name); err != nil {

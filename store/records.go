@@ -80,6 +80,7 @@ func appendRecordEntry(buf []byte, r *URLRecord, linksAt uint64) ([]byte, error)
 type recordIndex struct {
 	mu   sync.RWMutex
 	seed maphash.Seed
+	mask uint64 // all ones but in tests (Options.hashBits)
 	at   map[uint64]uint64
 	more map[string]uint64
 	// txid and file are the transaction and the file the index was built
@@ -89,11 +90,15 @@ type recordIndex struct {
 	file os.FileInfo
 }
 
-func newRecordIndex(n int) *recordIndex {
-	return &recordIndex{seed: maphash.MakeSeed(), at: make(map[uint64]uint64, n), more: map[string]uint64{}}
+func (db *DB) newRecordIndex(n int) *recordIndex {
+	x := &recordIndex{seed: maphash.MakeSeed(), mask: ^uint64(0), at: make(map[uint64]uint64, n), more: map[string]uint64{}}
+	if b := db.opt.hashBits; b > 0 && b < 64 {
+		x.mask = 1<<b - 1
+	}
+	return x
 }
 
-func (x *recordIndex) hash(url []byte) uint64 { return maphash.Bytes(x.seed, url) }
+func (x *recordIndex) hash(url []byte) uint64 { return maphash.Bytes(x.seed, url) & x.mask }
 
 // lookup returns the numbers x has for url's hash in at and for url in
 // more (0: none).
@@ -153,7 +158,7 @@ func (db *DB) findRecord(b *bbolt.Bucket, url []byte, at, more uint64) (uint64, 
 // 27 MB bucket) it takes about 45 ms.
 func (db *DB) buildRecordIndex(tx *bbolt.Tx, check func(k, v []byte) error) (*recordIndex, error) {
 	b := tx.Bucket(bucketURLs)
-	x := newRecordIndex(b.Stats().KeyN)
+	x := db.newRecordIndex(0)
 	x.txid = tx.ID()
 	seq := b.Sequence()
 	err := db.scan(tx, b, func(k, v []byte) error {
@@ -416,7 +421,7 @@ func (db *DB) passRecords(tx *bbolt.Tx, passID uint64, fn func(url, rec []byte, 
 	type found struct {
 		rec        []byte
 		linksAt    uint64
-		start, end int
+		start, end int // of its URL in urls
 	}
 	var (
 		all  []found
@@ -445,7 +450,9 @@ func (db *DB) passRecords(tx *bbolt.Tx, passID uint64, fn func(url, rec []byte, 
 	slices.SortFunc(all, func(a, b found) int { return bytes.Compare(urls[a.start:a.end], urls[b.start:b.end]) })
 	for i := range all {
 		f := &all[i]
-		read(len(f.rec))
+		// In URL order the records lie all over the bucket: each one
+		// read may bring in a page of its own.
+		read(max(len(f.rec), pageBytes))
 		if err := fn(urls[f.start:f.end:f.end], f.rec, f.linksAt, read); err != nil {
 			return err
 		}
@@ -471,7 +478,7 @@ func (db *DB) migrateRecords(tx *bbolt.Tx) (*recordIndex, error) {
 		return nil, err
 	}
 	b.FillPercent = 1 // only ever appended, as in put
-	x := newRecordIndex(len(entries))
+	x := db.newRecordIndex(len(entries))
 	for _, e := range entries {
 		n, err := b.NextSequence()
 		if err != nil {
