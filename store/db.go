@@ -150,6 +150,9 @@ type DB struct {
 	idxMu sync.Mutex
 	front *frontierIndex
 	recs  atomic.Pointer[recordIndex]
+
+	// passHint sizes passRecords' slices.
+	passHint atomic.Pointer[passHint]
 }
 
 func boltOptions(opt Options, openFile func(string, int, os.FileMode) (*os.File, error)) *bbolt.Options {
