@@ -78,13 +78,9 @@ func (db *DB) Prune(ctx context.Context, keep int) (PruneStats, error) {
 			}
 			var doomed []doomedURL
 			for ; k != nil && len(doomed) < db.pruneChunk; k, v = c.Next() {
-				url, rec, err := urlEntry(k, v)
+				url, _, p, at, err := db.recordEntry(k, v)
 				if err != nil {
-					return db.corrupt("record", k, err)
-				}
-				p, at, err := recordHead(rec)
-				if err != nil {
-					return db.corrupt("record", k, err)
+					return err
 				}
 				if p < cutoff {
 					doomed = append(doomed, doomedURL{bytes.Clone(url), binary.BigEndian.Uint64(k), at})

@@ -55,6 +55,20 @@ func urlEntry(k, v []byte) (url, rest []byte, err error) {
 	return url, d.b, nil
 }
 
+// recordEntry splits the entry k, v of the urls bucket of schema 6 into
+// the URL and the record's encoding, and reads the record's pass and where
+// its page's link list is.
+func (db *DB) recordEntry(k, v []byte) (url, rec []byte, pass, linksAt uint64, err error) {
+	url, rec, err = urlEntry(k, v)
+	if err == nil {
+		pass, linksAt, err = recordHead(rec)
+	}
+	if err != nil {
+		return nil, nil, 0, 0, db.corrupt("record", k, err)
+	}
+	return url, rec, pass, linksAt, nil
+}
+
 // appendRecordEntry encodes r as the urls bucket holds it since schema 6:
 // its URL, then the record as appendStoredRecord writes it.
 func appendRecordEntry(buf []byte, r *URLRecord, linksAt uint64) ([]byte, error) {
@@ -445,13 +459,9 @@ func (db *DB) passRecords(tx *bbolt.Tx, passID uint64, fn func(url, rec []byte, 
 	defer func() { db.passHint.Store(&passHint{len(all), len(urls)}) }()
 	err := db.scanMore(tx, b, func(k, v []byte, r func(int)) error {
 		read = r
-		url, rec, err := urlEntry(k, v)
+		url, rec, p, at, err := db.recordEntry(k, v)
 		if err != nil {
-			return db.corrupt("record", k, err)
-		}
-		p, at, err := recordHead(rec)
-		if err != nil {
-			return db.corrupt("record", k, err)
+			return err
 		}
 		if p == passID {
 			all = append(all, found{rec: rec, linksAt: at, start: len(urls), end: len(urls) + len(url)})
