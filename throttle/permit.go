@@ -84,6 +84,11 @@ type Outcome struct {
 	// asked for by one key holds back that key alone (see pushback); an
 	// empty key speaks for the whole host, as robots.txt does.
 	Key string
+	// Abandoned: the crawl stopped (Ctrl-C, --max-time) before the answer
+	// was in. The server may go on serving the request as after a kill, so
+	// it is kept as an orphan for RequestLife after its start, and the next
+	// run counts it in flight (see limiter.orphans).
+	Abandoned bool
 }
 
 // Done releases the permit's in-flight slot and learns from the outcome:
@@ -131,6 +136,10 @@ func (p *Permit) Done(o Outcome) (d Decision) {
 	l.inFlight--
 	if i := slices.Index(l.openAt, p.admitted); i >= 0 {
 		l.openAt = slices.Delete(l.openAt, i, i+1)
+		if o.Abandoned && l.life > 0 {
+			at, _ := slices.BinarySearchFunc(l.orphans, p.admitted, time.Time.Compare)
+			l.orphans = slices.Insert(l.orphans, at, p.admitted)
+		}
 	}
 	if l.judging && l.inFlight == 0 {
 		l.judge(t.now())
