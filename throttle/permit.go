@@ -337,7 +337,11 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 		// backoff, per round. Each of them stepping it up once held the
 		// next run of a site of 30 pages 90 s for nothing.
 		newRound = l.silence.fail(now, admitted, host, o.Key, o.Err) && !l.down
-		if l.silence.over(l.set.MaxRetries, now) {
+		// A URL's last try refused is the host down too, whatever the
+		// rounds: nothing listens on the host:port, which is never about
+		// one URL, and the URL would otherwise end a dead link beside the
+		// host's held-back ones.
+		if l.silence.over(l.set.MaxRetries, now) || refused && o.Attempt >= l.set.MaxRetries {
 			// As many tries as a URL gets, each after a longer backoff,
 			// all unanswered: the host stopped answering, and asking its
 			// other URLs would only make dead links of them, or sit out
