@@ -113,9 +113,9 @@ func TestLastTryRefusedIsTheHostDown(t *testing.T) {
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 	timeout := fmt.Errorf("get: %w", context.DeadlineExceeded)
 	for _, tc := range []struct {
-		name       string
+		name        string
 		first, last error
-		down       bool
+		down        bool
 	}{
 		{"EOF, then refused", io.ErrUnexpectedEOF, refused, true},
 		{"timeouts", timeout, timeout, false},
