@@ -45,6 +45,10 @@ func classifyStatus(status int, h http.Header, p *rules.Policy) (store.Verdict, 
 	case status == http.StatusUnauthorized, status == http.StatusForbidden,
 		status == http.StatusTooManyRequests, status == 999:
 		return store.VerdictUnverifiable, ""
+	case status >= 300 && status < 400 && !isRedirect(status) && h.Get("Location") != "":
+		// 300, 305, 306 and unassigned codes: browsers (Fetch) follow only
+		// 301, 302, 303, 307 and 308, whatever Location says (qa9 T3).
+		return store.VerdictBroken, "redirect browsers do not follow"
 	case status >= 300 && status < 400:
 		return store.VerdictBroken, "redirect without location"
 	case status >= 400 && status < 500:
