@@ -136,7 +136,7 @@ func (p *Permit) Done(o Outcome) (d Decision) {
 		l.judge(t.now())
 	}
 	l.mu.Unlock()
-	t.signal()
+	t.signal(l)
 	return d
 }
 
