@@ -145,7 +145,7 @@ func (p *Permit) Done(o Outcome) (d Decision) {
 		l.judge(t.now())
 	}
 	l.mu.Unlock()
-	t.signal()
+	t.signal(l)
 	return d
 }
 
