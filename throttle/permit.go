@@ -89,6 +89,11 @@ type Outcome struct {
 	// asked for by one key holds back that key alone (see pushback); an
 	// empty key speaks for the whole host, as robots.txt does.
 	Key string
+	// Abandoned: the crawl stopped (Ctrl-C, --max-time) before the answer
+	// was in. The server may go on serving the request as after a kill, so
+	// it is kept as an orphan for RequestLife after its start, and the next
+	// run counts it in flight (see limiter.orphans).
+	Abandoned bool
 }
 
 // Done releases the permit's in-flight slot and learns from the outcome:
@@ -136,6 +141,10 @@ func (p *Permit) Done(o Outcome) (d Decision) {
 	l.inFlight--
 	if i := slices.Index(l.openAt, p.admitted); i >= 0 {
 		l.openAt = slices.Delete(l.openAt, i, i+1)
+		if o.Abandoned && l.life > 0 {
+			at, _ := slices.BinarySearchFunc(l.orphans, p.admitted, time.Time.Compare)
+			l.orphans = slices.Insert(l.orphans, at, p.admitted)
+		}
 	}
 	if l.judging && l.inFlight == 0 {
 		l.judge(t.now())
@@ -342,7 +351,11 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 		// backoff, per round. Each of them stepping it up once held the
 		// next run of a site of 30 pages 90 s for nothing.
 		newRound = l.silence.fail(now, admitted, host, o.Key, o.Err) && !l.down
-		if l.silence.over(l.set.MaxRetries, now) {
+		// A URL's last try refused is the host down too, whatever the
+		// rounds: nothing listens on the host:port, which is never about
+		// one URL, and the URL would otherwise end a dead link beside the
+		// host's held-back ones.
+		if l.silence.over(l.set.MaxRetries, now) || refused && o.Attempt >= l.set.MaxRetries {
 			// As many tries as a URL gets, each after a longer backoff,
 			// all unanswered: the host stopped answering, and asking its
 			// other URLs would only make dead links of them, or sit out

@@ -1,6 +1,7 @@
 package throttle_test
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"testing"
@@ -346,6 +347,33 @@ func restartCountsUnfinished(t *testing.T, capped string) {
 		th = restart(t, th, cfg, 1)
 		acquire(t, th, host)
 		acquire(t, th, host)
+	})
+}
+
+// A graceful stop (Ctrl-C, --max-time) cancels the requests still waiting
+// for an answer, but the server may go on serving them as after a kill: the
+// next run counts them in flight until RequestLife after their start, as it
+// counts a killed run's (review8 F4). A permit given back unused (nothing
+// sent) counts for nothing.
+func TestStopKeepsAbandonedRequestsInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{MaxRetries: 1})
+		cfg.PerHost = 1
+		cfg.RequestLife = 20 * time.Second
+		th := throttle.New(cfg)
+		th.StartPass(1)
+		acquire(t, th, host).Done(throttle.Outcome{Err: context.Canceled}) // given back unused
+		time.Sleep(5 * time.Second)
+		th = restart(t, th, cfg, 1)
+		p, wait, err := th.Reserve(host)
+		if p == nil || err != nil {
+			t.Fatalf("after a permit given back unused: wait %v, err %v; want a permit at once", wait, err)
+		}
+		time.Sleep(5 * time.Second)
+		p.Done(throttle.Outcome{Err: context.Canceled, Abandoned: true})
+
+		th = restart(t, th, cfg, 1)
+		mustWait(t, th, host, 15*time.Second) // the abandoned one runs out 20 s after its start
 	})
 }
 
