@@ -150,7 +150,7 @@ func (p *Permit) Done(o Outcome) (d Decision) {
 		l.judge(t.now())
 	}
 	l.mu.Unlock()
-	t.signal()
+	t.signal(l)
 	return d
 }
 
@@ -302,7 +302,9 @@ func classify(o Outcome) outcomeClass {
 // name), or it answered a redirect whose Location is not a URL. Backing
 // off would only make the pass slower (three links to a closed port once
 // cost 51 s, a self-signed start page 24 s for six handshakes, qa5 N7),
-// and trying again cannot succeed.
+// and trying again cannot succeed. Nor can it for a response that cannot
+// be read as sent: a Content-Length that is not a number, or headers past
+// the client's limit (20 MB of them were asked for three times, qa9 T4).
 func notLoad(err error) bool {
 	var addr *net.AddrError
 	var op *net.OpError
@@ -313,7 +315,8 @@ func notLoad(err error) bool {
 		errors.As(err, &header) || errors.As(err, &op) && op.Op == "remote error" ||
 		errors.As(err, &cert) ||
 		strings.Contains(msg, "server gave HTTP response to HTTPS client") ||
-		strings.Contains(msg, "failed to parse Location header")
+		strings.Contains(msg, "failed to parse Location header") ||
+		strings.Contains(msg, "bad Content-Length") || strings.Contains(msg, "response headers exceeded")
 }
 
 // learn updates the host from one outcome and makes the retry decision;

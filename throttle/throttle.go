@@ -81,6 +81,11 @@ type Throttle struct {
 	global *rate.Limiter // nil when unlimited
 	ready  chan struct{}
 
+	// freed are the limiters with a permit done since Freed last asked
+	// (each once, see limiter.freed).
+	freedMu sync.Mutex
+	freed   []*limiter
+
 	mu     sync.RWMutex
 	byHost map[string]*limiter
 	byKey  map[string]*limiter
@@ -268,12 +273,40 @@ func (t *Throttle) Down(host string) (HostDown, bool) {
 // Ready is signalled whenever a permit is done, so a dispatcher that is
 // waiting on timers can ask again at once. The channel holds one signal;
 // signals that find it full are dropped, which loses nothing because the
-// dispatcher re-checks every host it wakes for.
+// dispatcher re-checks every host Freed names.
 func (t *Throttle) Ready() <-chan struct{} {
 	return t.ready
 }
 
-func (t *Throttle) signal() {
+// Freed returns the hosts a permit done since the last call may have let
+// go sooner than Reserve said (its in-flight slot, above all): every host
+// that shares a limiter with the permit's host. A permit done shortens no
+// other host's wait, so a dispatcher with thousands of hosts waiting asks
+// again for these only, not for every host at each Ready (qa8 S1).
+func (t *Throttle) Freed() []string {
+	t.freedMu.Lock()
+	freed := t.freed
+	t.freed = nil
+	for _, l := range freed {
+		l.freed = false
+	}
+	t.freedMu.Unlock()
+	var hosts []string
+	for _, l := range freed {
+		l.mu.Lock()
+		hosts = append(hosts, l.hosts...)
+		l.mu.Unlock()
+	}
+	return hosts
+}
+
+func (t *Throttle) signal(l *limiter) {
+	t.freedMu.Lock()
+	if !l.freed {
+		l.freed = true
+		t.freed = append(t.freed, l)
+	}
+	t.freedMu.Unlock()
 	select {
 	case t.ready <- struct{}{}:
 	default:
@@ -467,6 +500,9 @@ type limiter struct {
 	perHost int           // Config.PerHost
 	bucket  *rate.Limiter // nil when Rate is unlimited
 	bytes   *rate.Limiter // nil when BytesPerSec is unlimited
+
+	// freed: on Throttle.freed; guarded by Throttle.freedMu.
+	freed bool
 
 	mu    sync.Mutex
 	hosts []string
