@@ -23,12 +23,11 @@ import (
 // owning every host (the control) as with three.
 func TestPolitenessHeldAtTheServers(t *testing.T) {
 	t.Parallel()
+	var subs []subtest
 	for _, workers := range []int{1, 3} {
-		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
-			t.Parallel()
-			politeness(t, workers)
-		})
+		subs = append(subs, subtest{fmt.Sprintf("workers=%d", workers), func(t *testing.T) { politeness(t, workers) }})
 	}
+	atOnce(t, subs...)
 }
 
 func politeness(t *testing.T, workers int) {

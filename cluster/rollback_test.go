@@ -31,6 +31,7 @@ func TestRestoredBackupMidPassLeavesThePassUnfinished(t *testing.T) {
 		beforeThePass
 		midPass
 	)
+	var subs []subtest
 	for _, tc := range []struct {
 		name    string
 		restore int // which backup
@@ -39,8 +40,7 @@ func TestRestoredBackupMidPassLeavesThePassUnfinished(t *testing.T) {
 		{"restored from a backup taken before the pass", beforeThePass},
 		{"started again on its own file", none},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
+		subs = append(subs, subtest{tc.name, func(t *testing.T) {
 			js := connect(t, startServer(t))
 			wb := newWeb(12, 5)
 			cfg, tick := ticks(t)
@@ -134,8 +134,9 @@ func TestRestoredBackupMidPassLeavesThePassUnfinished(t *testing.T) {
 			if err != nil || cur.Pass.State != store.PassStopped || cur.Pass.Unfinished != p.Unfinished {
 				t.Errorf("the pass record: %+v, %v; want it stopped as the merged database says", cur.Pass, err)
 			}
-		})
+		}})
 	}
+	atOnce(t, subs...)
 }
 
 // reportedHeld is what worker name last reported its file holds of the

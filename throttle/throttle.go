@@ -81,6 +81,11 @@ type Throttle struct {
 	global *rate.Limiter // nil when unlimited
 	ready  chan struct{}
 
+	// freed are the limiters with a permit done since Freed last asked
+	// (each once, see limiter.freed).
+	freedMu sync.Mutex
+	freed   []*limiter
+
 	mu     sync.RWMutex
 	byHost map[string]*limiter
 	byKey  map[string]*limiter
@@ -268,12 +273,40 @@ func (t *Throttle) Down(host string) (HostDown, bool) {
 // Ready is signalled whenever a permit is done, so a dispatcher that is
 // waiting on timers can ask again at once. The channel holds one signal;
 // signals that find it full are dropped, which loses nothing because the
-// dispatcher re-checks every host it wakes for.
+// dispatcher re-checks every host Freed names.
 func (t *Throttle) Ready() <-chan struct{} {
 	return t.ready
 }
 
-func (t *Throttle) signal() {
+// Freed returns the hosts a permit done since the last call may have let
+// go sooner than Reserve said (its in-flight slot, above all): every host
+// that shares a limiter with the permit's host. A permit done shortens no
+// other host's wait, so a dispatcher with thousands of hosts waiting asks
+// again for these only, not for every host at each Ready (qa8 S1).
+func (t *Throttle) Freed() []string {
+	t.freedMu.Lock()
+	freed := t.freed
+	t.freed = nil
+	for _, l := range freed {
+		l.freed = false
+	}
+	t.freedMu.Unlock()
+	var hosts []string
+	for _, l := range freed {
+		l.mu.Lock()
+		hosts = append(hosts, l.hosts...)
+		l.mu.Unlock()
+	}
+	return hosts
+}
+
+func (t *Throttle) signal(l *limiter) {
+	t.freedMu.Lock()
+	if !l.freed {
+		l.freed = true
+		t.freed = append(t.freed, l)
+	}
+	t.freedMu.Unlock()
 	select {
 	case t.ready <- struct{}{}:
 	default:
@@ -468,6 +501,9 @@ type limiter struct {
 	bucket  *rate.Limiter // nil when Rate is unlimited
 	bytes   *rate.Limiter // nil when BytesPerSec is unlimited
 
+	// freed: on Throttle.freed; guarded by Throttle.freedMu.
+	freed bool
+
 	mu    sync.Mutex
 	hosts []string
 	// dirty: state that ExportState saves changed since Changed last
@@ -528,6 +564,16 @@ type limiter struct {
 	served        servedSince
 	slowCap       time.Duration
 	perURL        bool
+	// floor is the gap the host's limit was found to allow, which the
+	// pace comes back to no further than slowly (see slowDown): the
+	// time it was busy with the host (see cycle.admit) over the normal
+	// answers it gave, from one slowdown to the next. doubt is the gap
+	// at which a new URL was refused while only URLs that came back were
+	// served, until a slower pace tells whether its refusals come from
+	// the pace.
+	floor time.Duration
+	cycle cycle
+	doubt time.Duration
 	// saidSlow is the longest gap Decision.Paced has told of, saidPerURL
 	// whether it told that the refusals are not about the pace.
 	saidSlow   time.Duration
@@ -707,6 +753,7 @@ func (l *limiter) sendWait(now time.Time) time.Duration {
 
 // admit takes everything one request start uses; waitAt has said it may.
 func (l *limiter) admit(now time.Time) {
+	l.cycle.admit(now, l.lastStart, !l.waitingSince.IsZero() || l.inFlight > 0, l.gap())
 	l.send(now)
 	l.inFlight++
 	l.openAt = append(l.openAt, now)
