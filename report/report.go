@@ -418,7 +418,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			// Its links are those of its last good copy: it was not
 			// read this pass (qa5 N9).
 			s.Ghosts++
-		case rec.Parsed && !stylesheet(rec.ContentType):
+		case rec.Parsed && !stylesheet(rec.ContentType) && rec.Action != "sitemap":
 			s.Pages++ // a stylesheet read for its url()s is no page
 			if rec.Unchanged {
 				s.Unchanged++
@@ -949,7 +949,9 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 // retries. Nothing behind it was checked, so the pass cannot say "all
 // clear" (exit 5; README: exit codes). A page followed from its last good
 // copy (a ghost) counts too: tonight's copy was not read, so links added
-// since are unseen, as past the cut of a page cut short. Not counted: a URL
+// since are unseen, as past the cut of a page cut short. So does a sitemap
+// read only in part (cut, reset): its entries read are stored and named as
+// their referrer, but those past the cut are unseen. Not counted: a URL
 // that redirects (its target has a record of its own), one held back by
 // a Retry-After or because its host stopped answering (store.URLRecord.Held:
 // on the site's own hosts the pass is unfinished, exit 3) and one whose end
@@ -958,7 +960,7 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 func unreadPage(rec *store.URLRecord) bool {
 	switch {
 	case rec.Action != "parse" && rec.Action != "sitemap",
-		rec.Parsed && !ghostPage(rec), Redirected(*rec) != "", rec.Held(), rec.Awaits != "",
+		rec.Parsed && !ghostPage(rec) && rec.Action != "sitemap", Redirected(*rec) != "", rec.Held(), rec.Awaits != "",
 		namesNoPage(rec.ContentType):
 		return false
 	}

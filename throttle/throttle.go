@@ -590,6 +590,16 @@ type limiter struct {
 	served        servedSince
 	slowCap       time.Duration
 	perURL        bool
+	// floor is the gap the host's limit was found to allow, which the
+	// pace comes back to no further than slowly (see slowDown): the
+	// time it was busy with the host (see cycle.admit) over the normal
+	// answers it gave, from one slowdown to the next. doubt is the gap
+	// at which a new URL was refused while only URLs that came back were
+	// served, until a slower pace tells whether its refusals come from
+	// the pace.
+	floor time.Duration
+	cycle cycle
+	doubt time.Duration
 	// saidSlow is the longest gap Decision.Paced has told of, saidPerURL
 	// whether it told that the refusals are not about the pace.
 	saidSlow   time.Duration
@@ -770,6 +780,7 @@ func (l *limiter) sendWait(now time.Time) time.Duration {
 
 // admit takes everything one request start uses; waitAt has said it may.
 func (l *limiter) admit(now time.Time) {
+	l.cycle.admit(now, l.lastStart, !l.waitingSince.IsZero() || l.inFlight > 0, l.gap())
 	l.send(now)
 	l.inFlight++
 	l.openAt = append(l.openAt, now)
