@@ -23,12 +23,11 @@ import (
 // owning every host (the control) as with three.
 func TestPolitenessHeldAtTheServers(t *testing.T) {
 	t.Parallel()
+	var subs []crawltest.Subtest
 	for _, workers := range []int{1, 3} {
-		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
-			t.Parallel()
-			politeness(t, workers)
-		})
+		subs = append(subs, crawltest.Subtest{Name: fmt.Sprintf("workers=%d", workers), F: func(t *testing.T) { politeness(t, workers) }})
 	}
+	crawltest.AtOnce(t, subs...)
 }
 
 func politeness(t *testing.T, workers int) {

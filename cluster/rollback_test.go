@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 	"github.com/linkpatrol/linkpatrol/store"
 )
 
@@ -31,6 +32,7 @@ func TestRestoredBackupMidPassLeavesThePassUnfinished(t *testing.T) {
 		beforeThePass
 		midPass
 	)
+	var subs []crawltest.Subtest
 	for _, tc := range []struct {
 		name    string
 		restore int // which backup
@@ -39,8 +41,7 @@ func TestRestoredBackupMidPassLeavesThePassUnfinished(t *testing.T) {
 		{"restored from a backup taken before the pass", beforeThePass},
 		{"started again on its own file", none},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
+		subs = append(subs, crawltest.Subtest{Name: tc.name, F: func(t *testing.T) {
 			js := connect(t, startServer(t))
 			wb := newWeb(12, 5)
 			cfg, tick := ticks(t)
@@ -134,8 +135,9 @@ func TestRestoredBackupMidPassLeavesThePassUnfinished(t *testing.T) {
 			if err != nil || cur.Pass.State != store.PassStopped || cur.Pass.Unfinished != p.Unfinished {
 				t.Errorf("the pass record: %+v, %v; want it stopped as the merged database says", cur.Pass, err)
 			}
-		})
+		}})
 	}
+	crawltest.AtOnce(t, subs...)
 }
 
 // reportedHeld is what worker name last reported its file holds of the

@@ -45,6 +45,10 @@ func classifyStatus(status int, h http.Header, p *rules.Policy) (store.Verdict, 
 	case status == http.StatusUnauthorized, status == http.StatusForbidden,
 		status == http.StatusTooManyRequests, status == 999:
 		return store.VerdictUnverifiable, ""
+	case status >= 300 && status < 400 && !isRedirect(status) && h.Get("Location") != "":
+		// 300, 305, 306 and unassigned codes: browsers (Fetch) follow only
+		// 301, 302, 303, 307 and 308, whatever Location says (qa9 T3).
+		return store.VerdictBroken, "redirect browsers do not follow"
 	case status >= 300 && status < 400:
 		return store.VerdictBroken, "redirect without location"
 	case status >= 400 && status < 500:
@@ -113,6 +117,10 @@ func classifyError(err error) (store.Verdict, string) {
 		return store.VerdictTransient, "unreachable"
 	case strings.Contains(err.Error(), "response headers exceeded"):
 		return store.VerdictBroken, "headers too large"
+	case badContentLength(err) != "":
+		// The response cannot be read, however often it is asked (qa9
+		// T4: it was a bare "error", asked three times).
+		return store.VerdictBroken, "bad Content-Length header"
 	case strings.Contains(err.Error(), "multiple Content-Length headers"):
 		// A server bug, or a smuggling attempt: browsers refuse it too.
 		return store.VerdictTransient, "duplicate Content-Length header"
@@ -127,6 +135,16 @@ func classifyError(err error) (store.Verdict, string) {
 		return store.VerdictSkipped, "unsupported scheme"
 	}
 	return store.VerdictTransient, "error"
+}
+
+// badContentLength is the Content-Length a response could not be read
+// for, as Go's error quotes it (`"12abc"`), or "".
+func badContentLength(err error) string {
+	_, cl, ok := strings.Cut(err.Error(), "bad Content-Length ")
+	if !ok {
+		return ""
+	}
+	return cl
 }
 
 // transferEncoding is the Transfer-Encoding of a response that could not

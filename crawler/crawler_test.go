@@ -114,6 +114,7 @@ const hostileStart = `<!doctype html><title>home</title>
 <a href="/hang">hang</a>
 <a href="/trickle">trickle</a>
 <a href="/big-headers">big headers</a>
+<a href="/bad-length">bad Content-Length</a>
 <a href="/gzip-bomb">bomb</a>
 <a href="/short-body">body cut short</a>
 <a href="/bad-gzip">corrupt gzip</a>
@@ -224,6 +225,15 @@ func hostileSite(t *testing.T, c *counter) *httptest.Server {
 		w.Header().Set("Content-Encoding", "gzip")
 		w.Write([]byte("this is not gzip at all"))
 	})
+	mux.HandleFunc("/bad-length", func(w http.ResponseWriter, r *http.Request) {
+		hj, _ := w.(http.Hijacker)
+		conn, buf, err := hj.Hijack()
+		if err == nil {
+			buf.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 12abc\r\n\r\nhello")
+			buf.Flush()
+			conn.Close()
+		}
+	})
 	mux.HandleFunc("/empty", func(w http.ResponseWriter, r *http.Request) {
 		hj, _ := w.(http.Hijacker)
 		conn, _, err := hj.Hijack()
@@ -274,6 +284,7 @@ func TestPassSurvivesHostileServers(t *testing.T) {
 		{"/hang", store.VerdictTransient, 0, "timeout"},
 		{"/trickle", store.VerdictTransient, 200, "timeout"},
 		{"/big-headers", store.VerdictBroken, 0, "headers too large"},
+		{"/bad-length", store.VerdictBroken, 0, "bad Content-Length header"}, // qa9 T4: was "error"
 		{"/gzip-bomb", store.VerdictOK, 200, ""},
 		{"/liar", store.VerdictOK, 200, ""},
 		{"/empty", store.VerdictTransient, 0, "connection reset"},
@@ -297,6 +308,9 @@ func TestPassSurvivesHostileServers(t *testing.T) {
 	}
 	if rec := r.records[srv.URL+"/short-body"]; rec.Note != "the body ended after 40 of the 5000 bytes its Content-Length announced" {
 		t.Errorf("/short-body: note %q, want how much of the body came", rec.Note)
+	}
+	if rec := r.records[srv.URL+"/bad-length"]; rec.Note != `the server sent Content-Length "12abc", which is not a length` {
+		t.Errorf("/bad-length: note %q, want what the server sent", rec.Note)
 	}
 	if rec := r.records["http://[::1"]; rec.Verdict != store.VerdictBroken || rec.Error != "invalid URL" {
 		t.Errorf("invalid URL: got %+v", rec)

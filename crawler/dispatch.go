@@ -120,16 +120,34 @@ type hostQueue struct {
 	// new ones, each came back only after every new URL had been
 	// refused in turn, and a server that refuses each URL's first
 	// request checked one page of 41 in four minutes (qa6 Q4).
-	again    []queued
-	tasks    []queued
+	again []queued
+	tasks []queued
+	// urls holds the URLs of the entries of again and tasks (see queued);
+	// dead are its bytes that no entry uses any more.
+	urls     []byte
+	dead     int
 	inflight int // tasks and probes of the host on workers
 	// requesting are those of inflight that may still send a request:
 	// what PerHost bounds (see freeSlot).
 	requesting int
 	inRing     bool
 	notBefore  time.Time // the throttle said wait until then
-	robots     robotsState
-	own        bool // a host of the site: a start host, or one the rules parse
+	waitAt     int       // its place in dispatcher.waiting, while notBefore is set
+	// slot, when set, is the slot the host waits for, on that slot's queue
+	// and out of the ring (see parkForSlot); released is the slot it was
+	// taken off that queue for and not looked at since (see refillSlots).
+	slot, released slotKind
+	// needsWorker: at the head of the ring, it found every worker busy
+	// and needs no probe; it is looked at again once a worker frees.
+	needsWorker bool
+	robots      robotsState
+	own         bool // a host of the site: a start host, or one the rules parse
+	// parsed is the URL of the task at the head, parsed: a host is looked
+	// at a few times before its head task goes (its probe, its wait), and
+	// a URL is parsed once there rather than each time. Only the head's:
+	// a parsed URL for every queued task would cost more than its string.
+	parsed    *url.URL
+	parsedFor string
 }
 
 type robotsState uint8
@@ -148,17 +166,23 @@ type dispatcher struct {
 	seen  claims
 	hosts map[string]*hostQueue
 	ring  []*hostQueue // hosts with queued tasks and a free slot, round robin
-	// slotParked are hosts taken out of the ring until a slot frees: a
-	// third-party host while third-party tasks hold their share of the
-	// workers, a host to probe while every probe worker is busy (see
-	// hosts.go).
-	slotParked []*hostQueue
-	third      int // third-party tasks on workers
-	ownHosts   map[string]bool
-	probe      *task        // a host probe (name, robots.txt) for the probe workers
-	probing    int          // probes in flight
-	waiting    []*hostQueue // hosts the throttle asked to wait, until their notBefore
-	staged     *task        // holds a permit, handed to the next free worker
+	// probeParked and thirdParked are hosts taken out of the ring until a
+	// slot frees, in the order they were parked: a host to probe while
+	// every probe worker is busy, a third-party host while third-party
+	// tasks hold their share of the workers (see hosts.go). probeOut and
+	// thirdOut count the hosts taken off them for a free slot and not
+	// looked at since (see refillSlots).
+	probeParked, thirdParked []*hostQueue
+	probeOut                 bool
+	thirdOut                 int
+	third                    int // third-party tasks on workers
+	ownHosts                 map[string]bool
+	probe                    *task // a host probe (name, robots.txt) for the probe workers
+	probing                  int   // probes in flight
+	// waiting are the hosts the throttle asked to wait, until their
+	// notBefore (see due.go).
+	waiting    dueHeap[*hostQueue]
+	staged     *task // holds a permit, handed to the next free worker
 	queued     int
 	inflight   int // tasks on workers, probes aside
 	requesting int // of inflight, those that may still send a request: what Concurrency bounds
@@ -179,9 +203,15 @@ type dispatcher struct {
 	waiters map[string][]waiting
 	// delayed are tasks handed back by workers until their time (see
 	// delay), on no host's queue meanwhile.
-	delayed []*task
-	// decisions are the decisions shared by queued tasks (see shared).
-	decisions map[rules.Decision]*rules.Decision
+	delayed dueHeap[*task]
+	// decided are the decisions shared by queued tasks, and decisions
+	// their numbers (see shared).
+	decided   []*rules.Decision
+	decisions map[rules.Decision]uint32
+	// fulls are the queued tasks kept whole, by number, and freeFulls
+	// the numbers free for the next (see queue).
+	fulls     []task
+	freeFulls []uint32
 	// touched keeps what seen.touch read (see handle).
 	touched uint64
 }
@@ -190,7 +220,9 @@ func newDispatcher(c *Crawler, pass store.Pass, seen claims) *dispatcher {
 	d := &dispatcher{c: c, pass: pass, seen: seen, hosts: make(map[string]*hostQueue),
 		sitemapURLs: make(map[string]struct{}), traps: newTrapState(),
 		ends: newEnds(seen), waiters: make(map[string][]waiting), ownHosts: make(map[string]bool),
-		decisions: make(map[rules.Decision]*rules.Decision)}
+		decisions: make(map[rules.Decision]uint32)}
+	d.waiting = dueHeap[*hostQueue]{at: func(q *hostQueue) *time.Time { return &q.notBefore }, index: func(q *hostQueue, i int) { q.waitAt = i }}
+	d.delayed = dueHeap[*task]{at: func(t *task) *time.Time { return &t.notBefore }}
 	for _, s := range pass.StartURLs {
 		if u, err := url.Parse(s); err == nil {
 			d.ownHosts[u.Host] = true
@@ -200,7 +232,7 @@ func newDispatcher(c *Crawler, pass store.Pass, seen claims) *dispatcher {
 }
 
 func (d *dispatcher) idle() bool {
-	return d.queued == 0 && d.inflight == 0 && d.staged == nil && len(d.waiters) == 0 && d.probing == 0 && d.probe == nil && len(d.delayed) == 0
+	return d.queued == 0 && d.inflight == 0 && d.staged == nil && len(d.waiters) == 0 && d.probing == 0 && d.probe == nil && d.delayed.Len() == 0
 }
 
 // push queues a task from the stored frontier; it is already in the store.
@@ -242,11 +274,11 @@ func (d *dispatcher) queueOn(t task, place queuePlace) {
 	}
 	switch place {
 	case queueDue:
-		q.again = append(q.again, d.queue(t))
+		q.again = append(q.again, d.queue(q, t))
 	case queueDueFirst:
-		q.again = slices.Insert(q.again, 0, d.queue(t))
+		q.again = slices.Insert(q.again, 0, d.queue(q, t))
 	default:
-		q.tasks = append(q.tasks, d.queue(t))
+		q.tasks = append(q.tasks, d.queue(q, t))
 	}
 	d.queued++
 	d.c.stats.queued.Store(int64(d.queued))
@@ -254,7 +286,7 @@ func (d *dispatcher) queueOn(t task, place queuePlace) {
 }
 
 func (d *dispatcher) schedule(q *hostQueue) {
-	if !q.inRing && q.len() > 0 && q.requesting < d.c.cfg.PerHost && q.robots != robotsLoading && q.notBefore.IsZero() {
+	if !q.inRing && q.len() > 0 && q.requesting < d.c.cfg.PerHost && q.robots != robotsLoading && q.notBefore.IsZero() && q.slot == slotNone {
 		q.inRing = true
 		d.ring = append(d.ring, q)
 	}
@@ -270,9 +302,17 @@ func (d *dispatcher) stage() []store.Result {
 	// Only with a worker free: a permit is the right to send now, and one
 	// held while every worker is busy would be spent late, bunching the
 	// host's requests past its window.
-	for d.staged == nil && len(d.ring) > 0 {
+	for d.staged == nil {
+		d.refillSlots()
+		if len(d.ring) == 0 || (d.busy() && (!d.probeFree() || d.ring[0].needsWorker)) {
+			// All the head could do now is settle at once, and it does
+			// when a worker frees: looked at on every event meanwhile
+			// (each request's send, slot, outcome and permit), it was
+			// asked about again and again.
+			break
+		}
 		q := d.ring[0]
-		t := q.head().task(q.name)
+		t := d.task(q, q.head())
 		if err := d.c.deadHost(q.name); err != nil {
 			d.pop(q)
 			class, note := "dns", "no such host: every URL of "+q.name+" settled at once"
@@ -296,12 +336,13 @@ func (d *dispatcher) stage() []store.Result {
 			// A reuse sends no request and a file is read from disk: neither
 			// costs a host anything.
 			if d.busy() {
+				q.needsWorker = true
 				break
 			}
 			d.take(q, t)
 			break
 		}
-		u, err := url.Parse(t.URL)
+		u, err := q.parse(t.URL)
 		if err != nil {
 			d.pop(q)
 			resolved = append(resolved, d.c.immediate(d.pass, t.URL, store.VerdictBroken, "invalid URL", ""))
@@ -320,8 +361,8 @@ func (d *dispatcher) stage() []store.Result {
 		if dns || robots == robotsNotRead {
 			// The host's name and robots.txt come first; its URLs wait
 			// for them, and the probe waits on no worker.
-			if d.probe != nil || d.probing >= probeWorkers(d.c.cfg.Concurrency) {
-				d.parkForSlot(q) // the other hosts go on meanwhile
+			if !d.probeFree() {
+				d.parkForSlot(q, slotProbe) // the other hosts go on meanwhile
 				continue
 			}
 			probe = task{host: q.name, robots: u.Scheme}
@@ -332,9 +373,10 @@ func (d *dispatcher) stage() []store.Result {
 				continue
 			}
 		} else if d.busy() {
+			q.needsWorker = true
 			break
 		} else if d.thirdFull(q) {
-			d.parkForSlot(q)
+			d.parkForSlot(q, slotThird)
 			continue
 		} else if t.sitemapsOf != "" {
 			// The file is known (or ignored, and the worker asks the
@@ -412,16 +454,15 @@ func (d *dispatcher) take(q *hostQueue, t task) {
 
 // pop removes the task at the head of q, which is at the head of the ring.
 func (d *dispatcher) pop(q *hostQueue) {
+	var e queued
 	if len(q.again) > 0 {
-		q.again[0] = queued{}
-		q.again = q.again[1:]
+		e, q.again = q.again[0], q.again[1:]
 	} else {
-		q.tasks[0] = queued{}
-		q.tasks = q.tasks[1:]
+		e, q.tasks = q.tasks[0], q.tasks[1:]
 	}
+	d.unqueue(q, e)
 	d.queued--
-	d.ring = d.ring[1:]
-	q.inRing = false
+	d.leaveRing(q)
 	d.schedule(q)
 	d.c.stats.queued.Store(int64(d.queued))
 }
@@ -450,12 +491,38 @@ func (q *hostQueue) head() *queued {
 	return &q.tasks[0]
 }
 
+// leaveRing takes q, at the head of the ring, out of it.
+func (d *dispatcher) leaveRing(q *hostQueue) {
+	d.ring = d.ring[1:]
+	q.inRing, q.needsWorker = false, false
+	switch q.released {
+	case slotProbe:
+		d.probeOut = false
+	case slotThird:
+		d.thirdOut--
+	}
+	q.released = slotNone
+}
+
+// parse is url.Parse of u, the URL of the task at q's head, kept for as
+// long as that task stays there.
+func (q *hostQueue) parse(u string) (*url.URL, error) {
+	if q.parsed != nil && q.parsedFor == u {
+		return q.parsed, nil
+	}
+	p, err := url.Parse(u)
+	if err != nil {
+		return nil, err
+	}
+	q.parsed, q.parsedFor = p, u
+	return p, nil
+}
+
 // park takes q out of the ring until the throttle lets it go again.
 func (d *dispatcher) park(q *hostQueue, wait time.Duration) {
-	d.ring = d.ring[1:]
-	q.inRing = false
+	d.leaveRing(q)
 	q.notBefore = time.Now().Add(wait)
-	d.waiting = append(d.waiting, q)
+	d.waiting.add(q)
 	d.wakeBy(q.notBefore)
 }
 
@@ -466,29 +533,8 @@ func (d *dispatcher) park(q *hostQueue, wait time.Duration) {
 // host's other tasks go on meanwhile.
 func (d *dispatcher) delay(t task, wait time.Duration) {
 	t.notBefore = time.Now().Add(wait)
-	d.delayed = append(d.delayed, &t)
+	d.delayed.add(&t)
 	d.wakeBy(t.notBefore)
-}
-
-// releaseDue hands release each of items whose time (notBefore) has come,
-// or all of them with all, and returns the others, with the soonest of
-// their times folded into d.wakeAt.
-func releaseDue[T any](d *dispatcher, items []T, notBefore func(T) *time.Time, all bool, now time.Time, release func(T)) []T {
-	kept := items[:0]
-	for _, it := range items {
-		at := notBefore(it)
-		if all || !at.After(now) {
-			*at = time.Time{}
-			release(it)
-			continue
-		}
-		kept = append(kept, it)
-		if d.wakeAt.IsZero() || at.Before(d.wakeAt) {
-			d.wakeAt = *at
-		}
-	}
-	clear(items[len(kept):])
-	return kept
 }
 
 // wakeBy makes the wake timer fire at at, or sooner.
@@ -504,17 +550,34 @@ func (d *dispatcher) wakeBy(at time.Time) {
 	}
 }
 
-// unpark returns to the ring every parked host whose time has come, or all
-// of them when a permit was released (the in-flight cap may have freed).
-func (d *dispatcher) unpark(all bool) {
+// unpark returns to the ring every parked host whose time has come, and
+// queues again every task held back whose time has come.
+func (d *dispatcher) unpark() {
 	now := time.Now()
+	d.waiting.release(now, d.schedule)
+	d.delayed.release(now, func(t *task) { d.enqueue(*t) })
 	d.wakeAt = time.Time{}
-	d.waiting = releaseDue(d, d.waiting, func(q *hostQueue) *time.Time { return &q.notBefore }, all, now, d.schedule)
-	// A task held back waits for its time whatever frees up.
-	d.delayed = releaseDue(d, d.delayed, func(t *task) *time.Time { return &t.notBefore }, false, now,
-		func(t *task) { d.enqueue(*t) })
+	for _, at := range []time.Time{d.waiting.next(), d.delayed.next()} {
+		if !at.IsZero() && (d.wakeAt.IsZero() || at.Before(d.wakeAt)) {
+			d.wakeAt = at
+		}
+	}
 	if !d.wakeAt.IsZero() {
 		d.wake.Reset(time.Until(d.wakeAt))
+	}
+}
+
+// unparkFreed returns to the ring the parked hosts a permit done may have
+// let go before their time (see Throttle.Freed): the in-flight cap binds
+// until a request ends, and Reserve can only guess when. A task held back
+// waits for its time whatever frees up.
+func (d *dispatcher) unparkFreed() {
+	for _, h := range d.c.cfg.Throttle.Freed() {
+		if q := d.hosts[h]; q != nil && !q.notBefore.IsZero() {
+			d.waiting.remove(q.waitAt)
+			q.notBefore = time.Time{}
+			d.schedule(q)
+		}
 	}
 }
 
@@ -528,10 +591,8 @@ func (d *dispatcher) finish(t task) {
 	case t.robots != "":
 		q.robots = robotsUnknown // known now, or to be fetched again after a stop
 		d.probing--
-		d.unparkSlots()
 	case t.third:
 		d.third--
-		d.unparkSlots()
 		fallthrough
 	default:
 		d.inflight--
@@ -573,7 +634,7 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 				return err
 			}
 		}
-		if d.inflight == 0 && d.probing == 0 && (stopping || (d.queued == 0 && len(d.waiting) == 0 && len(d.delayed) == 0)) {
+		if d.inflight == 0 && d.probing == 0 && (stopping || (d.queued == 0 && d.waiting.Len() == 0 && d.delayed.Len() == 0)) {
 			if stopping {
 				return nil
 			}
@@ -608,7 +669,6 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 			d.staged = nil
 		case sendProbe <- nextProbe:
 			d.probe = nil
-			d.unparkSlots()
 		case o := <-outcomes:
 			d.finish(o.task)
 			switch {
@@ -659,11 +719,9 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 		case <-done:
 			return nil
 		case <-wake:
-			d.unpark(false)
+			d.unpark()
 		case <-ready:
-			if len(d.waiting) > 0 {
-				d.unpark(true)
-			}
+			d.unparkFreed()
 		case <-stopCh:
 			// No new tasks from here on; wait for the ones in flight.
 			stopping, stopCh = true, nil

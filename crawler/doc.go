@@ -51,6 +51,13 @@
 // asks the throttle itself, but never holds a worker through a long wait: the task goes back to the dispatcher, which
 // holds it until the wait is over (see acquireNext and dispatcher.delay).
 //
+// A dispatch looks only at hosts that can take a request now: hosts the
+// throttle asked to wait are held by when they are due, and woken early
+// only by a permit done on their own limiter (throttle.Freed); hosts
+// waiting for a probe worker or the third-party share go back one per
+// slot that frees (see due.go and hosts.go). A page linking 10,000 other
+// sites costs no more per request than one linking 1,000.
+//
 // One task's path through the files: dispatch.go stages it, process.go runs
 // it, redirect.go follows its redirects (with the cookies its hops set, see
 // cookies.go), request.go sends each request over the transport of

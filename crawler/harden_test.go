@@ -3,6 +3,7 @@ package crawler_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -288,5 +289,68 @@ func TestRobotsRedirectWithoutUsableLocation(t *testing.T) {
 		if n := robots.Load(); n != 1 {
 			t.Errorf("Location %q: robots.txt requested %d times, want 1", loc, n)
 		}
+	}
+}
+
+// A run stopped with requests still out (Ctrl-C, --max-time) saves them
+// as in flight, as a kill leaves them: the server may go on serving them,
+// and the next run counts them against --per-host until they would have
+// timed out (review8 F4; throttle.Outcome.Abandoned).
+func TestStoppedRunSavesItsRequestsStillOut(t *testing.T) {
+	t.Parallel()
+	arrived := make(chan struct{}, 2)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			page(`<a href="/a">a</a> <a href="/b">b</a>`)(w, r)
+		case "/a", "/b":
+			arrived <- struct{}{}
+			<-release
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	db := openDB(t)
+	settings := func(string) throttle.Settings { return throttle.Settings{} }
+	th := throttle.New(throttle.Config{Settings: settings, RequestLife: time.Minute, PerHost: 2})
+	start := srv.URL + "/"
+	engine, err := rules.New(rules.Config{Start: []string{start}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	hard, stopHard := context.WithCancel(context.Background())
+	go func() {
+		<-arrived
+		<-arrived
+		stop()
+		stopHard()
+	}()
+	c := crawler.New(crawler.Config{Throttle: th, HostSettings: settings, PerHost: 2}, engine, db)
+	if _, out, err := c.Run(ctx, hard, passOf(start)); err != nil || out.Complete {
+		t.Fatalf("run: complete %v, err %v; want a stopped pass", out.Complete, err)
+	}
+	site := strings.TrimPrefix(srv.URL, "http://")
+	var open int
+	err = db.ForEachHostState(func(h string, v []byte) error {
+		if h == site {
+			var st struct {
+				Open []time.Time `json:"open"`
+			}
+			if err := json.Unmarshal(v, &st); err != nil {
+				return err
+			}
+			open = len(st.Open)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if open != 2 {
+		t.Errorf("saved %d requests in flight for %s, want the 2 the stop left at the server", open, site)
 	}
 }

@@ -52,31 +52,77 @@ func (d *dispatcher) ownBusy() bool {
 // so there are more of them than workers.
 func probeWorkers(workers int) int { return 4 * workers }
 
-// parkForSlot takes q, at the head of the ring, out of it until a
-// third-party task or a probe finishes, so that the hosts behind it go on.
-func (d *dispatcher) parkForSlot(q *hostQueue) {
-	d.ring = d.ring[1:]
-	q.inRing = false
-	d.slotParked = append(d.slotParked, q)
+// slotKind is a slot a host can wait for out of the ring.
+type slotKind uint8
+
+const (
+	slotNone  slotKind = iota
+	slotProbe          // a probe worker (see probeFree)
+	slotThird          // the third-party share of the workers (see thirdFull)
+)
+
+// probeFree says whether a host may be probed now.
+func (d *dispatcher) probeFree() bool {
+	return d.probe == nil && d.probing < probeWorkers(d.c.cfg.Concurrency)
 }
 
-// unparkSlots returns the hosts parked for a slot to the ring.
-func (d *dispatcher) unparkSlots() {
-	if len(d.slotParked) == 0 {
-		return
+// parkForSlot takes q, at the head of the ring, out of it until a slot of
+// kind frees, so that the hosts behind it go on.
+func (d *dispatcher) parkForSlot(q *hostQueue, kind slotKind) {
+	d.leaveRing(q)
+	q.slot = kind
+	if kind == slotProbe {
+		d.probeParked = append(d.probeParked, q)
+	} else {
+		d.thirdParked = append(d.thirdParked, q)
 	}
-	for _, q := range d.slotParked {
-		d.schedule(q)
+}
+
+// refillSlots returns hosts parked for a slot to the ring, in the order
+// they were parked, as many as there are slots free: all of them once the
+// site's own hosts have no work left, for third-party slots. Putting every
+// parked host back whenever one slot freed cost the time of asking each
+// again (qa8 S1). A host taken off for a slot and looked at without taking
+// it (its URLs settled at once, or it must wait for its time) is counted
+// no more, so the next one is taken off.
+func (d *dispatcher) refillSlots() {
+	for !d.probeOut && d.probeFree() && len(d.probeParked) > 0 {
+		q := shift(&d.probeParked)
+		if d.unparkSlot(q) {
+			q.released, d.probeOut = slotProbe, true
+		}
 	}
-	clear(d.slotParked)
-	d.slotParked = d.slotParked[:0]
+	share := thirdShare(d.c.cfg.Concurrency)
+	for len(d.thirdParked) > 0 && (d.third+d.thirdOut < share || !d.ownBusy()) {
+		q := shift(&d.thirdParked)
+		if d.unparkSlot(q) {
+			q.released = slotThird
+			d.thirdOut++
+		}
+	}
+}
+
+// unparkSlot puts q, off its slot's queue, back in the ring, and says
+// whether it went in: a host that must wait for something else meanwhile
+// (its request slots, a probe, its time) goes back when that ends.
+func (d *dispatcher) unparkSlot(q *hostQueue) bool {
+	q.slot = slotNone
+	d.schedule(q)
+	return q.inRing
+}
+
+// shift takes the first host off a queue of hosts.
+func shift(qs *[]*hostQueue) *hostQueue {
+	q := (*qs)[0]
+	(*qs)[0] = nil
+	*qs = (*qs)[1:]
+	return q
 }
 
 // startProbe stages the probe of q's host; its URLs wait for it.
 func (d *dispatcher) startProbe(q *hostQueue, probe task) {
 	q.robots = robotsLoading
-	d.ring = d.ring[1:]
-	q.inRing = false
+	d.leaveRing(q)
 	q.inflight++
 	q.requesting++
 	d.probing++

@@ -90,6 +90,7 @@ type requestOpts struct {
 // of an HTML page to parse (up to MaxSize), a little of anything else. It
 // always settles the permit, telling the throttle what the host answered.
 func (c *Crawler) requestWith(ctx context.Context, method, target string, p *throttle.Permit, o requestOpts) (h hop) {
+	crawl := ctx
 	ctx, cancel := context.WithTimeout(ctx, c.timeout(o.policy))
 	defer cancel()
 	var latency time.Duration
@@ -103,6 +104,7 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 				Status: h.status, RetryAfter: h.header.Get("Retry-After"), Err: h.err,
 				Bytes: counted.n, Latency: latency, Attempt: o.attempt + h.resent,
 				Comebacks: o.comebacks,
+				Abandoned: h.err != nil && crawl.Err() != nil,
 			}
 			if !o.robots {
 				// robots.txt speaks for the whole host; any other URL for itself.

@@ -225,6 +225,8 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 			rec.Note = why
 		} else if why := transferEncodingProblem(f.err); why != "" {
 			rec.Note = why
+		} else if cl := badContentLength(f.err); cl != "" {
+			rec.Note = "the server sent Content-Length " + cl + ", which is not a length"
 		}
 	default:
 		rec.Verdict, rec.Error = classifyStatus(f.status, f.header, f.policy)

@@ -21,9 +21,11 @@
 #
 # site_cpu_us/page is the CPU the generated site itself used while the
 # checker ran, per page ("?" without /proc). It runs on the same cores: on a
-# 2-core machine the wall time is about the two programs' CPU together, and
-# the site's own cost per page grows with the site (about 78 us a page at
-# 10,000 pages, 85 at 100,000), so compare wall times of two sizes next to it.
+# 2-core machine the wall time is about the two programs' CPU together, so
+# compare wall times of two sizes next to it (the site keeps its per-URI
+# counters where the garbage collector need not mark them, so that its own
+# cost per page does not grow with the site; BenchmarkServeEachOnce in
+# crawler/crawltest measures that).
 #
 # Usage: scripts/bench.sh [-pages N] [-latency D] [-concurrency C] [-tools "linkpatrol muffet"] [-site "SITEGEN FLAGS"]
 #   -pages N         pages in the generated site (default 10000)

@@ -1,11 +1,8 @@
 package store
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"go.etcd.io/bbolt"
 )
@@ -113,14 +110,14 @@ func (db *DB) CommitHosts(passID uint64, results []Result, hosts map[string][]by
 			return fmt.Errorf("commit %d results to pass %d: %w", len(results), passID, err)
 		}
 	}
-	err = db.updateFrontier(func(tx *bbolt.Tx, front *frontier) error {
+	err = db.updateIndexed(func(tx *bbolt.Tx, front *frontier, recs *recordsTx) error {
 		if err := db.checkOpen(tx, passID); err != nil {
 			return err
 		}
 		if err := putHostStates(tx, hostOrder, hosts); err != nil {
 			return err
 		}
-		urls, links := tx.Bucket(bucketURLs), tx.Bucket(bucketLinks)
+		links := tx.Bucket(bucketLinks)
 		put := putter()
 		var tasks []*Task
 		for i := range results {
@@ -128,7 +125,7 @@ func (db *DB) CommitHosts(passID uint64, results []Result, hosts map[string][]by
 				tasks = append(tasks, &results[i].Enqueue[j])
 			}
 		}
-		if _, err := db.queue(tx, front, passID, tasks, put); err != nil {
+		if _, err := db.queue(tx, front, recs, passID, tasks, put); err != nil {
 			return err
 		}
 		if encoded != nil {
@@ -139,14 +136,19 @@ func (db *DB) CommitHosts(passID uint64, results []Result, hosts map[string][]by
 		// Link lists are only ever appended under new numbers, so full
 		// pages are right: none is split again by a later insert.
 		links.FillPercent = 1
-		for _, i := range inKeyOrder(results) {
+		// In the order given, so that the last result of a URL is the
+		// one kept.
+		for i := range results {
 			r := &results[i]
 			rec := r.Record
 			rec.Pass = passID
 			key := []byte(rec.URL)
 			linksAt := uint64(linksNone)
-			if v := urls.Get(key); v != nil {
-				var err error
+			old, v, err := recs.find(key)
+			if err != nil {
+				return err
+			}
+			if v != nil {
 				if _, linksAt, err = recordHead(v); err != nil {
 					return db.corrupt("record", key, err)
 				}
@@ -156,7 +158,7 @@ func (db *DB) CommitHosts(passID uint64, results []Result, hosts map[string][]by
 					return fmt.Errorf("write links of %s: %w", rec.URL, err)
 				}
 			}
-			if err := put(urls, rec.URL, func(b []byte) ([]byte, error) { return appendStoredRecord(b, &rec, linksAt) }); err != nil {
+			if err := recs.put(&rec, old, linksAt, put); err != nil {
 				return fmt.Errorf("write record %s: %w", rec.URL, err)
 			}
 			if t := r.Requeue; t != nil {
@@ -178,22 +180,6 @@ func (db *DB) CommitHosts(passID uint64, results []Result, hosts map[string][]by
 		db.signalOutbox()
 	}
 	return nil
-}
-
-// inKeyOrder is the order to write results in: by URL, the key of their
-// records, and in the order given for one URL, so that the last result of
-// a URL is the one kept. A page and everything its reading found are one
-// commit (crawler's dispatcher.write), up to 100,001 records: put in the
-// order found, bbolt's cost grew with the square of the records landing
-// in one node (review7 RV1 R2: one page of 100,000 skipped links, 7.1 CPU-s
-// to commit against 0.27 sorted).
-func inKeyOrder(results []Result) []int {
-	order := make([]int, len(results))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(results[a].Record.URL, results[b].Record.URL) })
-	return order
 }
 
 // setLinks replaces the link list of the page keyed url, which *linksAt
@@ -287,7 +273,7 @@ func (db *DB) enqueue(passID uint64, tasks []Task, msg *received) (added []Task,
 	for i := range tasks {
 		ptrs[i] = &tasks[i]
 	}
-	err = db.updateFrontier(func(tx *bbolt.Tx, front *frontier) error {
+	err = db.updateIndexed(func(tx *bbolt.Tx, front *frontier, recs *recordsTx) error {
 		added = added[:0]
 		if err := db.checkOpen(tx, passID); err != nil {
 			return err
@@ -297,7 +283,7 @@ func (db *DB) enqueue(passID uint64, tasks []Task, msg *received) (added []Task,
 				return err
 			}
 		}
-		got, err := db.queue(tx, front, passID, ptrs, putter())
+		got, err := db.queue(tx, front, recs, passID, ptrs, putter())
 		for _, t := range got {
 			added = append(added, *t)
 		}
@@ -311,15 +297,18 @@ func (db *DB) enqueue(passID uint64, tasks []Task, msg *received) (added []Task,
 
 // queue puts tasks on the frontier, in the order given, unless they are
 // queued already or resolved in the pass.
-func (db *DB) queue(tx *bbolt.Tx, front *frontier, passID uint64, tasks []*Task, put func(*bbolt.Bucket, string, func([]byte) ([]byte, error)) error) (added []*Task, err error) {
-	urls := tx.Bucket(bucketURLs)
+func (db *DB) queue(tx *bbolt.Tx, front *frontier, recs *recordsTx, passID uint64, tasks []*Task, put func(*bbolt.Bucket, string, func([]byte) ([]byte, error)) error) (added []*Task, err error) {
 	for _, t := range tasks {
 		if queued, err := front.queued(tx, t.URL); err != nil {
 			return nil, err
 		} else if queued {
 			continue
 		}
-		if v := urls.Get([]byte(t.URL)); v != nil {
+		_, v, err := recs.find([]byte(t.URL))
+		if err != nil {
+			return nil, err
+		}
+		if v != nil {
 			p, err := recordPass(v)
 			if err != nil {
 				return nil, db.corrupt("record", []byte(t.URL), err)
@@ -338,10 +327,10 @@ func (db *DB) queue(tx *bbolt.Tx, front *frontier, passID uint64, tasks []*Task,
 
 // Get returns the record of a canonical URL.
 func (db *DB) Get(url string) (rec URLRecord, ok bool, err error) {
-	err = db.view(func(tx *bbolt.Tx) error {
-		v := tx.Bucket(bucketURLs).Get([]byte(url))
-		if v == nil {
-			return nil
+	err = db.readByURL(false, func(_ *bbolt.Tx, get func([]byte) ([]byte, error)) error {
+		v, err := get([]byte(url))
+		if err != nil || v == nil {
+			return err
 		}
 		if err := decodeRecord(url, v, &rec); err != nil {
 			return db.corrupt("record", []byte(url), err)
@@ -355,11 +344,11 @@ func (db *DB) Get(url string) (rec URLRecord, ok bool, err error) {
 // Links returns the stored links of a page, in the order they were given;
 // none when the page has no stored links.
 func (db *DB) Links(page string) (links []Link, err error) {
-	err = db.view(func(tx *bbolt.Tx) error {
+	err = db.readByURL(false, func(tx *bbolt.Tx, get func([]byte) ([]byte, error)) error {
 		key := []byte(page)
-		rv := tx.Bucket(bucketURLs).Get(key)
-		if rv == nil {
-			return nil
+		rv, err := get(key)
+		if err != nil || rv == nil {
+			return err
 		}
 		v, err := db.pageLinks(tx.Bucket(bucketLinks), key, rv)
 		if err != nil || v == nil {
@@ -379,15 +368,10 @@ func (db *DB) Links(page string) (links []Link, err error) {
 // scan and is returned.
 func (db *DB) Records(passID uint64, fn func(*URLRecord) error) error {
 	return db.view(func(tx *bbolt.Tx) error {
-		return db.scan(tx, tx.Bucket(bucketURLs), func(k, v []byte) error {
-			if p, err := recordPass(v); err != nil {
-				return db.corrupt("record", k, err)
-			} else if p != passID {
-				return nil
-			}
+		return db.passRecords(tx, passID, nil, func(url, v []byte, _ uint64, _ []byte) error {
 			rec := new(URLRecord)
-			if err := decodeRecord(string(k), v, rec); err != nil {
-				return db.corrupt("record", k, err)
+			if err := decodeRecord(string(url), v, rec); err != nil {
+				return db.corrupt("record", url, err)
 			}
 			return callback(func() error { return fn(rec) })
 		})
@@ -409,94 +393,32 @@ func (db *DB) PageLinks(passID uint64, fn func(page *URLRecord, links []Link) er
 		if err := db.scan(tx, links, func(_, _ []byte) error { return nil }); err != nil {
 			return err
 		}
-		// The lists are read a window of pages at a time, in the order
-		// of their keys: one after another in the file, where the pages
-		// in URL order would read them all over it (at 100,000 pages that
-		// was a page fault a list, 9 us of the 20 a page PageLinks cost).
-		// A window holds each list's bytes, copied, until its page's turn.
-		var (
-			win  []pendingList
-			read func(int)
-		)
-		flush := func() error {
-			order := make([]int, len(win))
-			for i := range order {
-				order[i] = i
-			}
-			slices.SortStableFunc(order, func(a, b int) int { return bytes.Compare(win[a].key, win[b].key) })
-			var arena []byte
-			for _, i := range order {
-				v := links.Get(win[i].key)
-				read(max(len(v), pageBytes))
-				start := len(arena)
-				arena = append(arena, v...)
-				win[i].list = arena[start:len(arena):len(arena)]
-				win[i].found = v != nil
-			}
-			for i := range win {
-				w := &win[i]
-				if !w.found {
-					continue // a record of format 1 whose page had no list
-				}
-				list, err := decodeLinks(w.list)
-				if err != nil {
-					return db.corrupt("links of", []byte(w.page.URL), err)
-				}
-				if err := callback(func() error { return fn(w.page, list) }); err != nil {
-					return err
-				}
-			}
-			win = win[:0]
-			return nil
-		}
-		err := db.scanMore(tx, tx.Bucket(bucketURLs), func(k, rv []byte, r func(int)) error {
-			read = r
-			p, at, err := recordHead(rv)
-			switch {
-			case err != nil:
-				return db.corrupt("record", k, err)
-			case p != passID || at == linksNone:
+		// The lists are read with the records, a window at a time in the
+		// order they lie (see passRecords): read in URL order they were
+		// all over the file (at 100,000 pages a page fault a list, 9 us of
+		// the 20 a page PageLinks cost).
+		return db.passRecords(tx, passID, links, func(k, rv []byte, _ uint64, lv []byte) error {
+			if lv == nil {
 				return nil
 			}
 			page := new(URLRecord)
 			if err := decodeRecord(string(k), rv, page); err != nil {
 				return db.corrupt("record", k, err)
 			}
-			win = append(win, pendingList{page: page, key: bytes.Clone(linksKey(k, at))})
-			if len(win) == linksWindow {
-				return flush()
+			list, err := decodeLinks(lv)
+			if err != nil {
+				return db.corrupt("links of", k, err)
 			}
-			return nil
+			return callback(func() error { return fn(page, list) })
 		})
-		if err != nil || len(win) == 0 {
-			return err
-		}
-		return flush()
 	})
-}
-
-// linksWindow is how many pages PageLinks reads the lists of at once.
-// Their copies and records take about 3 MB on a generated site.
-const linksWindow = 4096
-
-// pendingList is a page of a PageLinks window and, once read, its list.
-type pendingList struct {
-	page  *URLRecord
-	key   []byte
-	list  []byte
-	found bool
 }
 
 // ResolvedIn calls fn with every URL resolved in the pass, in URL order: what
 // a resumed crawl must not fetch again. fn must not write to db.
 func (db *DB) ResolvedIn(passID uint64, fn func(url string) error) error {
 	return db.view(func(tx *bbolt.Tx) error {
-		return db.scan(tx, tx.Bucket(bucketURLs), func(k, v []byte) error {
-			if p, err := recordPass(v); err != nil {
-				return db.corrupt("record", k, err)
-			} else if p != passID {
-				return nil
-			}
+		return db.passRecords(tx, passID, nil, func(k, _ []byte, _ uint64, _ []byte) error {
 			url := string(k)
 			return callback(func() error { return fn(url) })
 		})

@@ -479,8 +479,8 @@ func TestSyncEveryZeroSyncsEachCommit(t *testing.T) {
 	}
 }
 
-// A commit writes its records in key order (inKeyOrder), and a URL that
-// comes twice keeps the later result, whatever lies between them.
+// A URL that comes twice in a commit keeps the later result, whatever lies
+// between them, and only that record is left in the file.
 func TestCommitKeepsTheLaterResultOfAURL(t *testing.T) {
 	t.Parallel()
 	db, err := Open(filepath.Join(t.TempDir(), "lp.db"), Options{})
@@ -502,5 +502,8 @@ func TestCommitKeepsTheLaterResultOfAURL(t *testing.T) {
 	}
 	if got := resolved(t, db, p.ID); len(got) != 41 {
 		t.Errorf("%d URLs resolved, want 41", len(got))
+	}
+	if _, urls, _ := recordEntries(t, db); len(urls) != 41 {
+		t.Errorf("%d records in the file, want 41", len(urls))
 	}
 }

@@ -48,6 +48,9 @@ type Options struct {
 	// noFreelistSync switches to bbolt's unsynced freelist, only so that
 	// the benchmarks can compare it with the synced one used here.
 	noFreelistSync bool
+	// hashBits, when positive, keeps only that many bits of the hashes
+	// of the records' index, only so that tests can make URLs share them.
+	hashBits int
 }
 
 const defaultTimeout = 2 * time.Second
@@ -137,11 +140,19 @@ type DB struct {
 	// file opened read-only, whose frontier is still keyed by URL.
 	schema uint64
 
-	// frontMu is held by the write transactions that change the frontier
-	// (updateFrontier), and front, the index of the frontier by URL, is
-	// theirs: nil until one builds it, and after one fails.
-	frontMu sync.Mutex
-	front   *frontierIndex
+	// idxMu is held by the write transactions that change the frontier or
+	// the records (updateIndexed). front, the index of the frontier by
+	// URL, is theirs: nil until one builds it, and after one fails. recs,
+	// the index of the records by URL (records.go), only changes under
+	// idxMu, after the transaction that changed the records committed;
+	// it is built when a file is opened for writing, or by the first read
+	// by URL of a file opened read-only, and dropped when a write fails.
+	idxMu sync.Mutex
+	front *frontierIndex
+	recs  atomic.Pointer[recordIndex]
+
+	// passHint sizes passRecords' slices.
+	passHint atomic.Pointer[passHint]
 }
 
 func boltOptions(opt Options, openFile func(string, int, os.FileMode) (*os.File, error)) *bbolt.Options {
@@ -170,7 +181,7 @@ func Open(path string, opt Options) (*DB, error) {
 	case errors.Is(err, fs.ErrNotExist) && opt.ReadOnly:
 		return nil, fmt.Errorf("open %s: %w (no database yet: run linkpatrol check first)", path, fs.ErrNotExist)
 	case errors.Is(err, fs.ErrNotExist):
-		return open(path, opt)
+		return open(path, opt, nil)
 	case err != nil:
 		return nil, openError(path, err)
 	case st.IsDir():
@@ -181,7 +192,7 @@ func Open(path string, opt Options) (*DB, error) {
 		// bbolt would try to initialise it, which a read-only open cannot.
 		return nil, fmt.Errorf("open %s: %w (the file is empty)", path, ErrNotDatabase)
 	case st.Size() == 0 || opt.ReadOnly:
-		return open(path, opt)
+		return open(path, opt, nil)
 	}
 	// An existing file is first checked read-only: opening someone else's
 	// bbolt file for writing would let bbolt rewrite its freelist, and a
@@ -189,14 +200,15 @@ func Open(path string, opt Options) (*DB, error) {
 	// (verify), so that damage stops a check before its first request.
 	ro := opt
 	ro.ReadOnly = true
-	db, err := open(path, ro)
+	db, err := open(path, ro, nil)
+	var verified *recordIndex
 	switch {
 	case errors.Is(err, errNoBuckets):
 		// What a crash right after creating the file leaves: adopt it.
 	case err != nil:
 		return nil, err
 	default:
-		err := db.verify()
+		verified, err = db.verify()
 		if cerr := db.Close(); err == nil {
 			err = cerr
 		}
@@ -204,10 +216,13 @@ func Open(path string, opt Options) (*DB, error) {
 			return nil, err
 		}
 	}
-	return open(path, opt)
+	return open(path, opt, verified)
 }
 
-func open(path string, opt Options) (*DB, error) {
+// open opens the file at path. verified is the index of the records that
+// verify built, if any: a writer adopts it when the file has not changed
+// since (another process may have written to it between the two opens).
+func open(path string, opt Options, verified *recordIndex) (*DB, error) {
 	// bbolt opens the file through this hook so that the descriptor, and
 	// with it the lock, can be released if bbolt panics halfway through Open.
 	var file *os.File
@@ -232,6 +247,12 @@ func open(path string, opt Options) (*DB, error) {
 	if err := db.check(); err != nil {
 		_ = bdb.Close()
 		return nil, err
+	}
+	if !opt.ReadOnly {
+		if err := db.adoptRecordIndex(verified); err != nil {
+			_ = bdb.Close()
+			return nil, err
+		}
 	}
 	db.statm = openStatm()
 	if r, ok := db.statm.residentFile(); ok {
@@ -353,6 +374,7 @@ func (db *DB) check() error {
 	// Only a new file is written to here: opening an existing one must not
 	// change it.
 	db.schema = SchemaVersion
+	db.recs.Store(db.newRecordIndex(0))
 	return db.update(func(tx *bbolt.Tx) error {
 		for _, name := range allBuckets {
 			if _, err := tx.CreateBucket(name); err != nil {
@@ -377,6 +399,7 @@ func (db *DB) check() error {
 // migrate brings a file of an older schema up to SchemaVersion in one
 // transaction, so a crash leaves it at one schema or the other.
 func (db *DB) migrate(from uint64) error {
+	var migrated *recordIndex
 	err := db.update(func(tx *bbolt.Tx) error {
 		if from < 2 {
 			// Schema 2: the outbox, empty, since no schema-1 build forwards.
@@ -394,12 +417,40 @@ func (db *DB) migrate(from uint64) error {
 				return err
 			}
 		}
+		// Schema 6: the records keyed by number (records.go).
+		x, err := db.migrateRecords(tx)
+		if err != nil {
+			return err
+		}
+		migrated = x
 		return tx.Bucket(bucketMeta).Put(keySchema, be64(SchemaVersion))
 	})
 	if err != nil {
 		return fmt.Errorf("open %s: migrate from schema %d to %d: %w", db.path, from, SchemaVersion, err)
 	}
+	db.recs.Store(migrated)
 	return nil
+}
+
+// adoptRecordIndex gives a file opened for writing its index of the
+// records: the one verify built when nothing was committed since, else a
+// new one. A file just created or migrated has one already.
+func (db *DB) adoptRecordIndex(verified *recordIndex) error {
+	if db.recs.Load() != nil {
+		return nil
+	}
+	return db.view(func(tx *bbolt.Tx) error {
+		if st, err := os.Stat(db.path); err == nil && verified != nil && verified.txid == tx.ID() && os.SameFile(st, verified.file) {
+			db.recs.Store(verified)
+			return nil
+		}
+		x, err := db.buildRecordIndex(tx, nil)
+		if err != nil {
+			return err
+		}
+		db.recs.Store(x)
+		return nil
+	})
 }
 
 // Close releases the file and its lock. Later calls do nothing.

@@ -24,9 +24,6 @@ import (
 // write transaction that needs it builds from the bucket: a URL -> number
 // index in the file would be keyed by URL, as random as before.
 
-// frontierKeyLen is the length of a frontier key of schema 5.
-const frontierKeyLen = 8
-
 // frontierIndex maps the URL of every task in the frontier bucket to its
 // number. It is keyed by two independent 64-bit hashes of the URL, not the
 // URL itself: the map then holds no pointers for the garbage collector to
@@ -57,21 +54,33 @@ type frontier struct {
 	idx *frontierIndex
 }
 
-// updateFrontier is update for the transactions that change the frontier.
-// They hold frontMu, so the index is only ever seen by one of them, and a
-// transaction that fails (its changes to the bucket rolled back) drops the
-// index with the changes it made to it: the next one builds it again from
-// the bucket.
-func (db *DB) updateFrontier(fn func(tx *bbolt.Tx, f *frontier) error) error {
-	db.frontMu.Lock()
-	defer db.frontMu.Unlock()
+// updateIndexed is update for the transactions that change the frontier
+// or the records, which the indexes in memory follow. They hold idxMu, so
+// the indexes are only ever changed by one of them. A transaction that
+// fails (its changes to the buckets rolled back) drops the frontier's
+// index with the changes it made to it, and the records' index, which it
+// did not change but which may no longer be the file's if the failure
+// came as bbolt wrote it: the next one builds them again from the file.
+// The records' changes reach their index once the transaction committed.
+func (db *DB) updateIndexed(fn func(tx *bbolt.Tx, f *frontier, r *recordsTx) error) error {
+	db.idxMu.Lock()
+	defer db.idxMu.Unlock()
+	var recs *recordsTx
 	err := db.update(func(tx *bbolt.Tx) error {
-		return fn(tx, &frontier{db: db, b: tx.Bucket(bucketFrontier)})
+		x, err := db.recordIndexLocked(tx)
+		if err != nil {
+			return err
+		}
+		recs = &recordsTx{db: db, b: tx.Bucket(bucketURLs), idx: x, at: map[uint64]uint64{}, more: map[string]uint64{}}
+		return fn(tx, &frontier{db: db, b: tx.Bucket(bucketFrontier)}, recs)
 	})
 	if err != nil {
 		db.front = nil
+		db.recs.Store(nil)
+		return err
 	}
-	return err
+	recs.apply()
+	return nil
 }
 
 // index returns the index of the frontier, building it from the bucket
@@ -131,7 +140,7 @@ func (f *frontier) find(tx *bbolt.Tx, url string) (uint64, bool, error) {
 // entry returns the stored entry at, checking that it is url's.
 func (f *frontier) entry(c *bbolt.Cursor, at uint64, url string) error {
 	k, v := c.Seek(be64(at))
-	if k == nil || binary.BigEndian.Uint64(k) != at || len(k) != frontierKeyLen {
+	if k == nil || binary.BigEndian.Uint64(k) != at || len(k) != numberKeyLen {
 		return f.db.corrupt("frontier", be64(at), fmt.Errorf("no task for %s", url))
 	}
 	got, _, err := frontierEntry(k, v)
@@ -219,20 +228,7 @@ func appendFrontierEntry(buf []byte, t *Task) []byte {
 
 // frontierEntry splits a stored frontier entry of schema 5 into its URL
 // and the task's encoding.
-func frontierEntry(k, v []byte) (url, task []byte, err error) {
-	if len(k) != frontierKeyLen {
-		return nil, nil, fmt.Errorf("key of %d bytes: %w", len(k), errFormat)
-	}
-	d := decoder{b: v}
-	url = d.span()
-	if d.err == nil && len(url) == 0 {
-		d.fail(errFormat)
-	}
-	if d.err != nil {
-		return nil, nil, d.err
-	}
-	return url, d.b, nil
-}
+func frontierEntry(k, v []byte) (url, task []byte, err error) { return urlEntry(k, v) }
 
 // decodeFrontier decodes the frontier entry k, v of a file of the given
 // schema: keyed by URL before schema 5.

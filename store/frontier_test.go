@@ -22,7 +22,7 @@ func frontierKeys(t *testing.T, db *DB) (keys []uint64, seq uint64) {
 		b := tx.Bucket(bucketFrontier)
 		seq = b.Sequence()
 		return b.ForEach(func(k, _ []byte) error {
-			if len(k) != frontierKeyLen {
+			if len(k) != numberKeyLen {
 				t.Errorf("frontier key %q is not a number", k)
 				return nil
 			}
@@ -103,9 +103,16 @@ func TestFrontierAfterAFailedCommit(t *testing.T) {
 	db := openTemp(t)
 	p := begin(t, db, home)
 	commit(t, db, p.ID, page(home, bad))
-	// bad's record does not decode: Commit fails when it reads it, after
-	// home's links were queued.
-	err := db.update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketURLs).Put([]byte(bad), []byte{99}) })
+	// home's record, the first, does not decode: Commit fails when it
+	// reads it, after home's links were queued.
+	var good []byte
+	err := db.update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketURLs)
+		good = bytes.Clone(b.Get(be64(1)))
+		e := encoder{}
+		e.str(home)
+		return b.Put(be64(1), append(e.bytes(), 99))
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +122,7 @@ func TestFrontierAfterAFailedCommit(t *testing.T) {
 	if got := frontierURLs(t, db); !slices.Equal(got, []string{bad}) {
 		t.Errorf("frontier after the failed commit = %q", got)
 	}
-	if err := db.update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketURLs).Delete([]byte(bad)) }); err != nil {
+	if err := db.update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketURLs).Put(be64(1), good) }); err != nil {
 		t.Fatal(err)
 	}
 	commit(t, db, p.ID, page(home, about), checked(bad, VerdictOK, 200))
@@ -160,7 +167,7 @@ func TestDamagedFrontier(t *testing.T) {
 				t.Errorf("Open: %v, want ErrCorrupt in the queue", err)
 			}
 			// Past Open's verify, as if the damage came while it was open.
-			db, err := open(path, Options{})
+			db, err := open(path, Options{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

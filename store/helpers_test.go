@@ -150,10 +150,10 @@ func (db *DB) PutHostState(host string, v []byte) error {
 func storedList(t testing.TB, db *DB, url string) []byte {
 	t.Helper()
 	var v []byte
-	err := db.view(func(tx *bbolt.Tx) error {
-		rv := tx.Bucket(bucketURLs).Get([]byte(url))
-		if rv == nil {
-			return nil
+	err := db.readByURL(true, func(tx *bbolt.Tx, get func([]byte) ([]byte, error)) error {
+		rv, err := get([]byte(url))
+		if err != nil || rv == nil {
+			return err
 		}
 		lv, err := db.pageLinks(tx.Bucket(bucketLinks), []byte(url), rv)
 		v = bytes.Clone(lv)

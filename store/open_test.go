@@ -428,7 +428,7 @@ func TestUnsyncedFreelistCrashesOnDamage(t *testing.T) {
 	if path := os.Getenv("LINKPATROL_STORE_DAMAGED"); path != "" {
 		// Straight to the read-write open: Open's read-only verify, which
 		// reads every page before, finds the damage first.
-		db, err := open(path, Options{noFreelistSync: true})
+		db, err := open(path, Options{noFreelistSync: true}, nil)
 		if err == nil {
 			err = db.Close()
 		}

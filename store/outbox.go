@@ -140,7 +140,10 @@ func (db *DB) OutboxLen() (n int, err error) {
 // it in both. The scan stops at the first unresolved task, so asking a busy
 // database costs little.
 func (db *DB) Quiet(passID uint64) (quiet bool, deferred int, err error) {
-	err = db.view(func(tx *bbolt.Tx) error {
+	// Exact: a record committed since the index was read would be a task
+	// not resolved.
+	err = db.readByURL(true, func(tx *bbolt.Tx, get func([]byte) ([]byte, error)) error {
+		quiet, deferred = false, 0
 		if err := db.checkOpen(tx, passID); err != nil {
 			return err
 		}
@@ -149,16 +152,15 @@ func (db *DB) Quiet(passID uint64) (quiet bool, deferred int, err error) {
 				return nil
 			}
 		}
-		urls := tx.Bucket(bucketURLs)
 		c := tx.Bucket(bucketFrontier).Cursor()
 		for k, fv := c.First(); k != nil; k, fv = c.Next() {
 			url, err := frontierURL(db.schema, k, fv)
 			if err != nil {
 				return db.corrupt("task", k, err)
 			}
-			v := urls.Get(url)
-			if v == nil {
-				return nil
+			v, err := get(url)
+			if err != nil || v == nil {
+				return err
 			}
 			p, err := recordPass(v)
 			if err != nil {

@@ -183,7 +183,7 @@ func (db *DB) BeginPass(p Pass, seeds []Task) (Pass, error) {
 			return Pass{}, fmt.Errorf("seed: %w", err)
 		}
 	}
-	err := db.updateFrontier(func(tx *bbolt.Tx, front *frontier) error {
+	err := db.updateIndexed(func(tx *bbolt.Tx, front *frontier, _ *recordsTx) error {
 		if open, ok, err := db.openPass(tx); err != nil {
 			return err
 		} else if ok {
@@ -253,7 +253,7 @@ func (db *DB) UpdatePass(p Pass) error {
 	if !p.State.valid() {
 		return fmt.Errorf("update pass %d: unknown state %q", p.ID, p.State)
 	}
-	err := db.updateFrontier(func(tx *bbolt.Tx, front *frontier) error {
+	err := db.updateIndexed(func(tx *bbolt.Tx, front *frontier, _ *recordsTx) error {
 		old, ok, err := db.getPass(tx, p.ID)
 		if err != nil {
 			return err

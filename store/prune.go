@@ -64,35 +64,36 @@ func (db *DB) Prune(ctx context.Context, keep int) (PruneStats, error) {
 		}
 		var chunk PruneStats
 		var next []byte
-		err := db.update(func(tx *bbolt.Tx) error {
-			urls, links := tx.Bucket(bucketURLs), tx.Bucket(bucketLinks)
-			c := urls.Cursor()
+		err := db.updateIndexed(func(tx *bbolt.Tx, _ *frontier, recs *recordsTx) error {
+			links := tx.Bucket(bucketLinks)
+			c := recs.b.Cursor()
 			k, v := c.First()
 			if from != nil {
 				k, v = c.Seek(from)
 			}
 			type doomedURL struct {
-				key     []byte
+				url     []byte
+				at      uint64
 				linksAt uint64
 			}
 			var doomed []doomedURL
 			for ; k != nil && len(doomed) < db.pruneChunk; k, v = c.Next() {
-				p, at, err := recordHead(v)
+				url, _, p, at, err := db.recordEntry(k, v)
 				if err != nil {
-					return db.corrupt("record", k, err)
+					return err
 				}
 				if p < cutoff {
-					doomed = append(doomed, doomedURL{bytes.Clone(k), at})
+					doomed = append(doomed, doomedURL{bytes.Clone(url), binary.BigEndian.Uint64(k), at})
 				}
 			}
 			next = bytes.Clone(k)
 			for _, d := range doomed {
 				if d.linksAt != linksNone {
-					lk := linksKey(d.key, d.linksAt)
+					lk := linksKey(d.url, d.linksAt)
 					if lv := links.Get(lk); lv != nil {
 						n, err := linkCount(lv)
 						if err != nil {
-							return db.corrupt("links of", d.key, err)
+							return db.corrupt("links of", d.url, err)
 						}
 						if err := links.Delete(lk); err != nil {
 							return err
@@ -101,7 +102,7 @@ func (db *DB) Prune(ctx context.Context, keep int) (PruneStats, error) {
 						chunk.Links += n
 					}
 				}
-				if err := urls.Delete(d.key); err != nil {
+				if err := recs.remove(d.url, d.at); err != nil {
 					return err
 				}
 				chunk.URLs++

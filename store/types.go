@@ -16,8 +16,11 @@ import "time"
 // list under its URL, and a page's list moves when the page is stored again.
 // Schema 5 keys the frontier by a number in the order tasks are queued, the
 // URL in the value; migrating moves an older file's tasks under numbers in
-// URL order, in the migration's one transaction.
-const SchemaVersion = 5
+// URL order, in the migration's one transaction. Schema 6 keys the records
+// by a number in the order they are written, the URL in the value (see
+// records.go); migrating moves an older file's records likewise, and a
+// reader of an older file reads them under their URLs.
+const SchemaVersion = 6
 
 // RedirectNote starts the Note of a redirect target that a pass reached by
 // a redirect rather than a link, followed by the URL redirected from: the

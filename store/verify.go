@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"go.etcd.io/bbolt"
@@ -35,9 +36,14 @@ import (
 // At 100,000 generated pages (an 84 MB file, warm cache, loaded) it costs
 // about 0.4 CPU-seconds, most of it decoding the link lists, which the
 // report of that check pays again, against ~16 for the crawl.
-func (db *DB) verify() error {
+//
+// In a file of schema 6 the walk of the records builds their index
+// (buildRecordIndex), which also finds a URL with two records; Open hands
+// it to the DB that writes when nothing changed in between.
+func (db *DB) verify() (*recordIndex, error) {
 	var damaged []byte // the bucket a walk was in, for the message
 	decoding := false  // past the walk of the pages and Tx.Check
+	var built *recordIndex
 	err := db.view(func(tx *bbolt.Tx) error {
 		decode := func() error {
 			for _, name := range verifyOrder {
@@ -46,6 +52,14 @@ func (db *DB) verify() error {
 					continue // the outbox of a schema-1 file; a queue to drop
 				}
 				damaged = name
+				if bytes.Equal(name, bucketURLs) && db.schema >= 6 {
+					x, err := db.buildRecordIndex(tx, db.verifier(b, name))
+					if err != nil {
+						return err
+					}
+					built = x
+					continue
+				}
 				if err := db.scan(tx, b, db.verifier(b, name)); err != nil {
 					return err
 				}
@@ -74,8 +88,11 @@ func (db *DB) verify() error {
 		}
 		return decode()
 	})
+	if err == nil && built != nil {
+		built.file, err = os.Stat(db.path)
+	}
 	if err == nil || !errors.Is(err, ErrCorrupt) {
-		return err
+		return built, err
 	}
 	queueOnly := decoding && bytes.Equal(damaged, bucketFrontier)
 	where := "in its list of free pages" // what checkFreelist or Tx.Check found
@@ -93,7 +110,7 @@ func (db *DB) verify() error {
 		// abandoning the pass drops the queue unread.
 		advice = "add --new-pass to abandon that pass and keep the history of the passes before it, or " + advice
 	}
-	return fmt.Errorf("open %s: %w %s (%s). The file was read whole before the first request, so nothing was checked: %s",
+	return nil, fmt.Errorf("open %s: %w %s (%s). The file was read whole before the first request, so nothing was checked: %s",
 		db.path, ErrCorrupt, where, damageCause(err), advice)
 }
 
@@ -189,7 +206,14 @@ func (db *DB) verifier(b *bbolt.Bucket, name []byte) func(k, v []byte) error {
 	case string(bucketURLs):
 		var r URLRecord
 		return func(k, v []byte) error {
-			if err := decodeRecord(string(k), v, &r); err != nil {
+			url := k
+			if db.schema >= 6 {
+				var err error
+				if url, v, err = urlEntry(k, v); err != nil {
+					return db.corrupt("record", k, err)
+				}
+			}
+			if err := decodeRecord(string(url), v, &r); err != nil {
 				return db.corrupt("record", k, err)
 			}
 			return nil

@@ -206,6 +206,10 @@ func TestRetryDecision(t *testing.T) {
 		{"untrusted certificate", throttle.Outcome{Err: &url.Error{Op: "Get", URL: "https://h/", Err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}}}, false, false},
 		{"expired certificate", throttle.Outcome{Err: &tls.CertificateVerificationError{Err: x509.CertificateInvalidError{Reason: x509.Expired}}}, false, false},
 		{"certificate for another name", throttle.Outcome{Err: &tls.CertificateVerificationError{Err: x509.HostnameError{Host: "h"}}}, false, false},
+		// A response that cannot be read as sent reads no better the
+		// second time (qa9 T4: 20 MB of headers asked for three times).
+		{"bad Content-Length", throttle.Outcome{Err: errors.New(`net/http: HTTP/1.x transport connection broken: bad Content-Length "12abc"`)}, false, false},
+		{"headers too large", throttle.Outcome{Err: errors.New("net/http: server response headers exceeded 262144 bytes; aborted")}, false, false},
 		{"200", throttle.Outcome{Status: 200}, false, false},
 		{"404", throttle.Outcome{Status: 404}, false, false},
 		{"500", throttle.Outcome{Status: 500}, false, false},

@@ -100,6 +100,44 @@ func TestHostSilentAfterAnswersIsDown(t *testing.T) {
 	}
 }
 
+// A URL whose last try is refused by a host that answered earlier in the
+// pass is not a dead link: a refusal says nothing listens on the host:port,
+// which is never about one URL. The host stopped answering then, even when
+// its silence has not run its course (an EOF first, as a dying server's
+// open connection gives, then refusals, is not all refusals), and the URL
+// is held back with it. Before, such a URL ended "refused; never worked",
+// broken, beside the host-down URLs of the same server (cmd
+// TestSiteServerDyingMidPassIsNotDeadLinks, flaky). A URL timing out on
+// each try is still that URL's own trouble.
+func TestLastTryRefusedIsTheHostDown(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	timeout := fmt.Errorf("get: %w", context.DeadlineExceeded)
+	for _, tc := range []struct {
+		name        string
+		first, last error
+		down        bool
+	}{
+		{"EOF, then refused", io.ErrUnexpectedEOF, refused, true},
+		{"timeouts", timeout, timeout, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				th := throttle.New(fixed(throttle.Settings{MaxRetries: 1}))
+				th.StartPass(1)
+				acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: "http://" + host + "/"})
+				key := "http://" + host + "/m/4"
+				if d := acquire(t, th, host).Done(throttle.Outcome{Err: tc.first, Key: key}); !d.Retry {
+					t.Fatal("the first failure is not retried")
+				}
+				d := acquire(t, th, host).Done(throttle.Outcome{Err: tc.last, Key: key, Attempt: 1})
+				if _, down := th.Down(host); down != tc.down || d.Retry != tc.down {
+					t.Errorf("host down %v, URL retried %v; want %v and %v", down, d.Retry, tc.down, tc.down)
+				}
+			})
+		})
+	}
+}
+
 // TestHostDownNamesTheHostThatWentQuiet: with grouped hosts, a sibling
 // is held back because the group's host went down; Down names that host,
 // so the sibling's URLs are not said to have refused connections.

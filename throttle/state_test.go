@@ -1,7 +1,9 @@
 package throttle_test
 
 import (
+	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -348,6 +350,33 @@ func restartCountsUnfinished(t *testing.T, capped string) {
 	})
 }
 
+// A graceful stop (Ctrl-C, --max-time) cancels the requests still waiting
+// for an answer, but the server may go on serving them as after a kill: the
+// next run counts them in flight until RequestLife after their start, as it
+// counts a killed run's (review8 F4). A permit given back unused (nothing
+// sent) counts for nothing.
+func TestStopKeepsAbandonedRequestsInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{MaxRetries: 1})
+		cfg.PerHost = 1
+		cfg.RequestLife = 20 * time.Second
+		th := throttle.New(cfg)
+		th.StartPass(1)
+		acquire(t, th, host).Done(throttle.Outcome{Err: context.Canceled}) // given back unused
+		time.Sleep(5 * time.Second)
+		th = restart(t, th, cfg, 1)
+		p, wait, err := th.Reserve(host)
+		if p == nil || err != nil {
+			t.Fatalf("after a permit given back unused: wait %v, err %v; want a permit at once", wait, err)
+		}
+		time.Sleep(5 * time.Second)
+		p.Done(throttle.Outcome{Err: context.Canceled, Abandoned: true})
+
+		th = restart(t, th, cfg, 1)
+		mustWait(t, th, host, 15*time.Second) // the abandoned one runs out 20 s after its start
+	})
+}
+
 // The slower pace a 429 taught survives a restart: the resumed run waits
 // the learnt gap after the last request and then goes one at a time at
 // that gap. Before, the gap was 0 after the restart and the next run sent
@@ -379,5 +408,37 @@ func TestStateKeepsLearntPace(t *testing.T) {
 			t.Errorf("a second request right after the first on a resumed run (permit %v, wait %v); want the learnt gap", p != nil, wait)
 		}
 		first.Done(throttle.Outcome{Status: 200, Key: "/y"})
+	})
+}
+
+// The floor the host's refusals taught (see TestPaceSettlesBelowALimiter)
+// survives a restart too: the resumed run comes back to the learnt pace
+// as slowly as the run before would have, not a sixteenth per answer
+// into the limit again (qa8 P5).
+func TestStateKeepsLearntFloor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2})
+		run := func(th *throttle.Throttle, from, n int, status int) {
+			for i := from; i < from+n; i++ {
+				o := throttle.Outcome{Status: status, Key: "u" + strconv.Itoa(i)}
+				if status == 429 {
+					o.RetryAfter = "1"
+				}
+				acquire(t, th, host).Done(o)
+			}
+		}
+		th := throttle.New(cfg)
+		th.StartPass(1)
+		// Two refusals ten answers apart: a cycle, and a floor.
+		run(th, 0, 1, 200)
+		run(th, 1, 1, 429)
+		run(th, 2, 10, 200)
+		run(th, 12, 1, 429)
+		resumed := restart(t, th, cfg, 1)
+		run(th, 13, 64, 200)
+		run(resumed, 13, 64, 200)
+		if got, want := resumed.Stats()[0].Gap, th.Stats()[0].Gap; got != want || want == 0 {
+			t.Errorf("gap after 64 answers of a resumed run %v, want %v as without the restart", got, want)
+		}
 	})
 }

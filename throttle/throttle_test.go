@@ -2,6 +2,8 @@ package throttle_test
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -195,6 +197,53 @@ func TestInFlightCap(t *testing.T) {
 		b.Done(throttle.Outcome{Status: 200})
 		c.Done(throttle.Outcome{Status: 200})
 	})
+}
+
+// Freed names the hosts whose waits a permit done may have cut short:
+// those sharing the permit's limiter, each once however many permits of
+// theirs were done, and none twice.
+func TestFreedNamesTheHostsOfPermitsDone(t *testing.T) {
+	t.Parallel()
+	cfg := fixed(throttle.Settings{MaxInFlight: 1})
+	cfg.Key = throttle.DomainKey
+	th := throttle.New(cfg)
+	a, err := reserve(th, "a.one.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, wait, _ := th.Reserve("b.one.test"); p != nil || wait <= 0 {
+		t.Fatalf("b.one.test shares a.one.test's cap of 1: permit %v, wait %v", p != nil, wait)
+	}
+	c, err := reserve(th, "c.two.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := th.Freed(); len(got) != 0 {
+		t.Errorf("Freed before any permit was done = %q", got)
+	}
+	a.Done(throttle.Outcome{Status: 200})
+	a.Done(throttle.Outcome{Status: 200}) // ignored
+	got := th.Freed()
+	slices.Sort(got)
+	if want := []string{"a.one.test", "b.one.test"}; !slices.Equal(got, want) {
+		t.Errorf("Freed after a.one.test's permit = %q, want %q", got, want)
+	}
+	if got := th.Freed(); len(got) != 0 {
+		t.Errorf("Freed asked again = %q, want none", got)
+	}
+	c.Done(throttle.Outcome{Status: 200})
+	if got := th.Freed(); !slices.Equal(got, []string{"c.two.test"}) {
+		t.Errorf("Freed after c.two.test's permit = %q", got)
+	}
+}
+
+// reserve is Reserve of a request host admits at once.
+func reserve(th *throttle.Throttle, host string) (*throttle.Permit, error) {
+	p, wait, err := th.Reserve(host)
+	if err == nil && p == nil {
+		err = fmt.Errorf("Reserve(%s): wait %v", host, wait)
+	}
+	return p, err
 }
 
 func TestInFlightNeverExceeded(t *testing.T) {

@@ -69,3 +69,29 @@ func logFormatArg(args []string) string {
 	}
 	return ""
 }
+
+// libraryLog writes what libraries print through package log as warnings
+// in the run's log format, each cut to a line a person reads: Go's
+// "Unsolicited response received on idle HTTP channel starting with …"
+// quotes every byte the server sent too many (7 KB of a page, qa9 T4),
+// raw on standard error, outside the format.
+type libraryLog struct {
+	w      io.Writer
+	format string
+}
+
+// maxLibraryLine bounds one such message.
+const maxLibraryLine = 300
+
+func (l libraryLog) Write(p []byte) (int, error) {
+	msg := strings.TrimSpace(string(p))
+	if len(msg) > maxLibraryLine {
+		msg = strings.ToValidUTF8(msg[:maxLibraryLine], "") + "…"
+	}
+	var h slog.Handler = slog.NewTextHandler(l.w, nil)
+	if l.format == "json" {
+		h = slog.NewJSONHandler(l.w, nil)
+	}
+	slog.New(h).Warn(msg)
+	return len(p), nil
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"log"
 	"strings"
 	"testing"
 )
@@ -70,5 +71,29 @@ func TestLoggerFormats(t *testing.T) {
 
 	if _, err := newLogger(&js, 0, "xml"); err == nil || !strings.Contains(err.Error(), `"xml"`) {
 		t.Errorf("an unknown format gave %v", err)
+	}
+}
+
+// What net/http prints through package log comes out as one warning in
+// the run's format, cut to a readable line (qa9 T4: 7 KB of a page, raw).
+func TestLibraryLogIsOneWarning(t *testing.T) {
+	t.Parallel()
+	page := strings.Repeat("lorem ipsum ", 700)
+	line := `Unsolicited response received on idle HTTP channel starting with "` + page + `"; err=<nil>` + "\n"
+	for _, format := range []string{"text", "json"} {
+		var buf bytes.Buffer
+		log.New(libraryLog{w: &buf, format: format}, "", 0).Print(line)
+		out := buf.String()
+		if strings.Count(out, "\n") != 1 || len(out) > maxLibraryLine+100 || !strings.Contains(out, "Unsolicited response") {
+			t.Errorf("%s: %d bytes, %d lines: %.200q", format, len(out), strings.Count(out, "\n"), out)
+		}
+		if format == "json" {
+			var rec map[string]any
+			if err := json.Unmarshal(buf.Bytes(), &rec); err != nil || rec["level"] != "WARN" {
+				t.Errorf("json: %v, record %v", err, rec)
+			}
+		} else if !strings.HasPrefix(out, "time=") || !strings.Contains(out, "level=WARN") {
+			t.Errorf("text: %.200q, want a logfmt warning", out)
+		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -182,6 +183,11 @@ func main() {
 	go paceGC()
 	ctx := context.Background()
 	args := os.Args[1:]
+	// net/http's Transport says what a server did wrong on a kept-alive
+	// connection (bytes past a response's Content-Length) through package
+	// log, whose one writer is the process's: set here, once, not in run.
+	log.SetFlags(0)
+	log.SetOutput(libraryLog{w: os.Stderr, format: logFormatArg(args)})
 	var stop context.CancelFunc
 	if len(args) > 0 && stopsCleanly(args[0]) {
 		ctx, stop = notifyStop(ctx)

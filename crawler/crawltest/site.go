@@ -129,6 +129,9 @@ func NewSite(opt SiteOptions) *Site {
 		imagePool: max(opt.Images, opt.Pages/10),
 	}
 	s.counts.epoch = time.Now()
+	s.counts.known = make([]uriHits, opt.Pages+s.imagePool)
+	s.counts.slot = s.knownSlot
+	s.counts.knownURI = s.knownURI
 	if opt.BrokenEvery > 0 {
 		// About four referring pages per missing target, so a report's
 		// "most referrers" ordering has something to order.
@@ -230,6 +233,27 @@ func (s *Site) write(w http.ResponseWriter, r *http.Request, status int, content
 	}
 	n, _ := w.Write(body) // a client that went away is not the site's problem
 	s.counts.bytes.Add(int64(n))
+}
+
+// knownSlot numbers the URIs the site serves by design, for its counters:
+// page i is i, image k is Pages+k; any other URI (one with a query, or
+// spelled another way) is -1.
+func (s *Site) knownSlot(uri string) int {
+	if i, ok := s.pageIndex(uri); ok {
+		return i
+	}
+	if k := s.imageIndex(uri); k >= 0 {
+		return s.opt.Pages + k
+	}
+	return -1
+}
+
+// knownURI inverts knownSlot.
+func (s *Site) knownURI(slot int) string {
+	if slot < s.opt.Pages {
+		return pagePath(slot)
+	}
+	return imagePath(slot - s.opt.Pages)
 }
 
 // pagePath is the URL path of page i.

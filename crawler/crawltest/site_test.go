@@ -406,6 +406,34 @@ func TestResponses(t *testing.T) {
 	}
 }
 
+// TestRepeatedKeepsEachSpelling: the site's own pages and images are counted
+// apart from other URIs (see counters), yet every URI is still the URI as
+// requested: a query or another spelling of a page's number is a URI of its
+// own, and Repeated names each by its spelling.
+func TestRepeatedKeepsEachSpelling(t *testing.T) {
+	t.Parallel()
+	s := NewSite(SiteOptions{Pages: 5, Images: 1})
+	for _, r := range []struct{ method, uri string }{
+		{"GET", "/p/1.html"}, {"GET", "/p/1.html"}, {"GET", "/p/1.html?x"},
+		{"HEAD", "/img/0.png"}, {"GET", "/img/0.png"},
+		{"GET", "/p/01.html"}, {"GET", "/p/01.html"},
+		{"GET", "/"}, {"HEAD", "/"}, {"HEAD", "/"},
+	} {
+		get(t, s, r.method, r.uri)
+	}
+	st := s.Stats()
+	if want := []string{"/", "/p/01.html", "/p/1.html"}; !slices.Equal(s.Repeated(), want) || st.RepeatedURLs != 3 {
+		t.Errorf("Repeated %q (%d), want %q", s.Repeated(), st.RepeatedURLs, want)
+	}
+	if st.DistinctURLs != 5 || st.MaxPerURL != 3 {
+		t.Errorf("%d distinct URIs, at most %d requests for one; want 5 and 3", st.DistinctURLs, st.MaxPerURL)
+	}
+	s.Reset()
+	if st := s.Stats(); len(s.Repeated()) != 0 || st.DistinctURLs != 0 || st.MaxPerURL != 0 {
+		t.Errorf("after Reset: Repeated %q, %+v", s.Repeated(), st)
+	}
+}
+
 func TestCountersUnderConcurrency(t *testing.T) {
 	t.Parallel()
 	s := NewSite(SiteOptions{Pages: 50, Images: 1})
@@ -552,6 +580,31 @@ func BenchmarkServePage(b *testing.B) {
 		s.ServeHTTP(rec, req)
 	}
 }
+
+// BenchmarkServeEachOnce serves every page of a site once, as a crawl asks
+// for them: the harness's own cost per page must not grow with the site, or
+// scripts/bench.sh's 100,000-page wall would charge the checker for it.
+func BenchmarkServeEachOnce(b *testing.B) {
+	for _, pages := range []int{10000, 100000} {
+		b.Run(strconv.Itoa(pages), func(b *testing.B) {
+			for b.Loop() {
+				s := NewSite(SiteOptions{Pages: pages, BrokenEvery: 100})
+				for i := range pages {
+					s.ServeHTTP(discardResponse{http.Header{}}, httptest.NewRequest("GET", pagePath(i), nil))
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*pages), "us/page")
+		})
+	}
+}
+
+// discardResponse is a ResponseWriter that keeps nothing, so that only the
+// site's cost is measured.
+type discardResponse struct{ h http.Header }
+
+func (d discardResponse) Header() http.Header         { return d.h }
+func (d discardResponse) Write(b []byte) (int, error) { return len(b), nil }
+func (d discardResponse) WriteHeader(int)             {}
 
 func BenchmarkExpected(b *testing.B) {
 	s := NewSite(SiteOptions{Pages: 10000, Images: 3, BrokenEvery: 100})

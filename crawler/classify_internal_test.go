@@ -1,0 +1,37 @@
+package crawler
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+func TestClassifyStatus(t *testing.T) {
+	t.Parallel()
+	withLocation := http.Header{"Location": {"/elsewhere"}}
+	for _, tt := range []struct {
+		status  int
+		header  http.Header
+		verdict store.Verdict
+		class   string
+	}{
+		{200, nil, store.VerdictOK, ""},
+		{301, nil, store.VerdictBroken, "redirect without location"},
+		{302, http.Header{}, store.VerdictBroken, "redirect without location"},
+		// A Location on a status browsers do not follow is no redirect:
+		// it was "redirect without location" (qa9 T3).
+		{300, withLocation, store.VerdictBroken, "redirect browsers do not follow"},
+		{305, withLocation, store.VerdictBroken, "redirect browsers do not follow"},
+		{300, nil, store.VerdictBroken, "redirect without location"},
+		{304, nil, store.VerdictBroken, "304 to an unconditional request"},
+		{404, nil, store.VerdictBroken, ""},
+		{403, nil, store.VerdictUnverifiable, ""},
+		{503, nil, store.VerdictTransient, ""},
+		{503, http.Header{"Server": {"cloudflare"}}, store.VerdictUnverifiable, "bot challenge"},
+	} {
+		if v, class := classifyStatus(tt.status, tt.header, nil); v != tt.verdict || class != tt.class {
+			t.Errorf("classifyStatus(%d, %v) = %s %q, want %s %q", tt.status, tt.header, v, class, tt.verdict, tt.class)
+		}
+	}
+}
