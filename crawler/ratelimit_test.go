@@ -28,20 +28,24 @@ type rateLimited struct {
 	window time.Duration
 	pages  int
 
-	mu      sync.Mutex
-	ok      []time.Time // the requests it served within the window
-	served  int
-	refused int
+	mu       sync.Mutex
+	ok       []time.Time // the requests it served within the window
+	served   int
+	refused  int
+	arrived  []time.Time // every request, in order
+	refusals []time.Time
 }
 
 func (s *rateLimited) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	s.mu.Lock()
+	s.arrived = append(s.arrived, now)
 	for len(s.ok) > 0 && now.Sub(s.ok[0]) >= s.window {
 		s.ok = s.ok[1:]
 	}
 	if len(s.ok) >= s.limit {
 		s.refused++
+		s.refusals = append(s.refusals, now)
 		wait := s.window - now.Sub(s.ok[0])
 		s.mu.Unlock()
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
@@ -89,6 +93,68 @@ func TestHonestRateLimitChecksTheWholeSite(t *testing.T) {
 			t.Errorf("%d requests refused with 429; the pace should halve after a refusal", srv.refused)
 		}
 	})
+}
+
+// A plain limiter, whatever its window, is not taken for a server that
+// refuses each URL's first request (which TestFirstRequestRefusedSiteIsCheckedWhole
+// checks is still recognised), and the pace settles below its rate:
+// after the first burst, which meets the limit before any 429 can slow
+// the crawl, few requests are refused, and the server never sees more
+// than its limit and the one that finds it full in any window. Before,
+// the pace came back a sixteenth per answer past the limit, one refusal
+// every ten pages (65 of 660 for 3 in 1 s, 60 for 10 in 5 s), and a
+// server allowing 3 in any second was sent new URLs at full pace again
+// once its comebacks had taken the room after a pause (qa8 P5).
+func TestPlainLimiterPaceSettles(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		limit  int
+		window time.Duration
+	}{
+		{3, time.Second},
+		{10, 5 * time.Second},
+	} {
+		t.Run(fmt.Sprintf("%d in %v", tt.limit, tt.window), func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				srv := &rateLimited{limit: tt.limit, window: tt.window, pages: 300}
+				base, tr := pipeServer(t, srv)
+				out, recs, _ := politeRunVia(t, openDB(t), base+"/", throttle.StartHostDefaults(), context.Background(), tr)
+				checkedWhole(t, out, recs, 301)
+				srv.mu.Lock()
+				defer srv.mu.Unlock()
+				// The first burst is over when the first window after
+				// the first refusal's pause has passed.
+				settled := srv.arrived[0].Add(3 * tt.window)
+				most, late := 0, 0
+				for _, at := range srv.refusals {
+					if !at.Before(settled) {
+						late++
+					}
+				}
+				for i, at := range srv.arrived {
+					if at.Before(settled) {
+						continue
+					}
+					n := 0
+					for _, b := range srv.arrived[i:] {
+						if b.Sub(at) >= tt.window {
+							break
+						}
+						n++
+					}
+					most = max(most, n)
+				}
+				t.Logf("%d served, %d refused, %d after the first burst, when at most %d requests came in any %v", srv.served, srv.refused, late, most, tt.window)
+				if late > 10 {
+					t.Errorf("%d requests refused with 429 after the first burst; want the pace settled below the limit but for a rare try (before: 27)", late)
+				}
+				if most > tt.limit+1 {
+					t.Errorf("%d requests in a window of %v, the limit is %d; want at most one over it", most, tt.window, tt.limit)
+				}
+			})
+		})
+	}
 }
 
 // checkedWhole checks that a pass of a site whose server only ever asked

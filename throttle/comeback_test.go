@@ -180,8 +180,9 @@ func burst(t *testing.T, th *throttle.Throttle, n int, ra string) {
 
 // A server that refuses each URL's first request and serves it when it
 // comes back does so whatever the pace: once a slowed pace shows it (the
-// URLs that came back served, a new one refused and none served), the
-// slowdown is undone and a new URL's refusal does not halve the pace
+// URLs that came back served, a new one refused and none served, and
+// again at half that pace: see TestPaceDoubtIsSettledAtTheSlowerPace),
+// the slowdown is undone and a new URL's refusal does not halve the pace
 // again, until a URL that waited as told is refused. Before, each new
 // URL's refusal doubled the gap, up to a minute, and a crawl of 41 pages
 // checked one in four minutes (qa6 Q4).
@@ -196,6 +197,12 @@ func TestPaceKeptWhenRefusalsAreNotAboutThePace(t *testing.T) {
 		for i := range 8 {
 			acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: "first" + strconv.Itoa(i), Comebacks: throttle.Comebacks{N: 1, Waited: 3 * time.Second}})
 		}
+		before := gap()
+		acquire(t, th, host).Done(throttle.Outcome{Status: 429, RetryAfter: "3", Key: "new0"})
+		if gap() < 2*before {
+			t.Fatalf("gap %v after a new URL refused while only URLs that came back were served, was %v; want it doubled, to tell a limiter from a server refusing first requests", gap(), before)
+		}
+		acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: "new0", Comebacks: throttle.Comebacks{N: 1, Waited: 3 * time.Second}})
 		d := acquire(t, th, host).Done(throttle.Outcome{Status: 429, RetryAfter: "3", Key: "new"})
 		if gap() != 0 || !strings.Contains(d.Paced, "back to full pace") {
 			t.Fatalf("gap %v, %q after a new URL refused while every URL that came back was served; want the slowdown undone, and said", gap(), d.Paced)

@@ -44,6 +44,11 @@ const (
 	// slowRecovery is the share of the pushback gap each normal answer
 	// takes off: the pace comes back slowly, as TCP's does after a loss.
 	slowRecovery = 16
+	// floorRecovery is the share of the floor, the gap a host's limit
+	// was found to allow (see limiter.slowDown), each normal answer takes
+	// off: far slower, so that a pace found to be refused is tried again
+	// only after many pages, not every few.
+	floorRecovery = 256
 )
 
 // Permit is the right to make one request to a host. Done must be called
@@ -119,7 +124,8 @@ func (p *Permit) Done(o Outcome) (d Decision) {
 		l.mu.Unlock()
 		return Decision{}
 	}
-	p.done, l.dirty = true, true
+	p.done = true
+	l.changed()
 	if extra := o.Bytes - p.read; extra > 0 {
 		l.usedBytes += extra
 		l.bytesTotal += extra
@@ -202,6 +208,15 @@ type Comebacks struct {
 func (c *Comebacks) Add(retryAfter time.Duration) {
 	c.N++
 	c.Waited += retryAfter
+}
+
+// waited says whether the URL came back after waiting: "come back now"
+// (Retry-After: 0) each time is no wait, and a refusal after it no sign
+// that the pace is too fast. A server refusing each URL's first two
+// requests with "Retry-After: 0" looked like a limiter refusing
+// comebacks, and kept its slowdown (qa8 P5).
+func (c Comebacks) waited() bool {
+	return c.Waited > time.Duration(c.N)*retryNow
 }
 
 // Tries is how many requests the one this permit is for may take, for a
@@ -369,10 +384,11 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 		l.okSeq, l.judging = l.requests, false
 		l.refusingSince = time.Time{}
 		l.served.count(o, admitted, l.slowedAt)
+		l.cycle.served++
 		if !returning(o) {
 			// New URLs are served at this pace: a refusal may be about
-			// the pace again.
-			l.perURL = false
+			// the pace again, and the pace is why one was refused.
+			l.perURL, l.doubt = false, 0
 		}
 		// Past one request per Retry-After the slowdown only kept a
 		// host that refused everything from being pressed; once it
@@ -381,7 +397,17 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 		if l.slowCap > 0 && l.slow > l.slowCap {
 			l.slow = l.slowCap
 		}
-		l.slow -= l.slow / slowRecovery
+		if l.doubt == 0 {
+			// In doubt the pace stays where it is, so that the next
+			// refusal of a new URL, or its service, comes at the slower
+			// pace that tells (see slowDown).
+			l.slow -= l.slow / slowRecovery
+			l.floor -= l.floor / floorRecovery
+		}
+		if l.floor < time.Millisecond {
+			l.floor = 0
+		}
+		l.slow = max(l.slow, l.floor)
 		if l.slow < time.Millisecond {
 			l.slow = 0
 		}
@@ -428,7 +454,7 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 			why = fmt.Sprintf("it answered %d without a usable Retry-After, so it is given a rest that doubles each round", o.Status)
 		}
 		if slow {
-			paced = l.slowDown(now, admitted, o.Status, o.Comebacks.N > 0, ra)
+			paced = l.slowDown(now, admitted, o.Status, o.Comebacks.waited(), ra)
 		}
 	case classFailure:
 		// One step per round, as for refusals above: a broken answer
@@ -515,6 +541,52 @@ func (s *servedSince) count(o Outcome, admitted, since time.Time) {
 	}
 }
 
+// cycle measures what a host's limit allows from one slowdown to the
+// next (see slowDown): the time the crawl was busy with the host, and the
+// normal answers the host gave in it. Between two request starts it was
+// busy while a request was out or waiting for its turn, the pause a
+// Retry-After asked for included (that is the server's pace too); when
+// the crawl had nothing to ask, it counts no more than the gap in force,
+// so that a minute with nothing to ask does not pass for a slow limit.
+type cycle struct {
+	since  time.Time // the slowdown it began with; zero before the first
+	busy   time.Duration
+	served int
+}
+
+// admit counts the time from last, the start before, to now, a start:
+// busy says a request was out or waited for its turn meanwhile.
+func (c *cycle) admit(now, last time.Time, busy bool, gap time.Duration) {
+	if c.since.IsZero() {
+		return
+	}
+	if last.Before(c.since) {
+		last = c.since
+	}
+	d := now.Sub(last)
+	if !busy {
+		d = min(d, gap)
+	}
+	c.busy += max(d, 0)
+}
+
+// end closes the cycle at now, a refusal that slows the host down again,
+// with the requests since last, the latest start, still out, and begins
+// the next. It returns the gap between normal answers the host's limit
+// allowed in it: 0 when there is none to tell (the first slowdown, or
+// nothing served since the one before).
+func (c *cycle) end(now, last time.Time) time.Duration {
+	var gap time.Duration
+	if !c.since.IsZero() && c.served > 0 {
+		if last.Before(c.since) {
+			last = c.since
+		}
+		gap = (c.busy + max(now.Sub(last), 0)) / time.Duration(c.served)
+	}
+	*c = cycle{since: now}
+	return gap
+}
+
 // comebackAllowed says whether a URL sent away with a Retry-After d the
 // crawl waits for, after the comebacks c it had, may come back once more
 // without spending a retry: a server that rate-limits honestly is
@@ -550,19 +622,34 @@ func (l *limiter) waitBudget() time.Duration {
 // from their refusals, so they do not halve it again: one cut per round
 // trip, as TCP's congestion control does.
 //
+// The pace comes back no faster than to the floor: the gap between
+// normal answers the host's limit allowed from the slowdown before to
+// this one (see cycle), which only a floorRecovery-th per normal answer
+// takes off. A limiter serves at most its rate from one refusal to the
+// next, whatever its window, so the floor is at most its rate. Coming
+// back a sixteenth per answer alone, the pace met the limit again every
+// ten pages or so, for ever: 12% of the requests to a server allowing 3
+// in any second refused, one every 5 s (qa8 P5).
+//
 // A halving is only worth its cost while the refusals come from the
 // pace. They do when a URL that waited the Retry-After it was given is
 // refused again (waited: a comeback), when new URLs were served at this
 // pace and this one was not, and, as far as we can tell, when the host
 // served nothing since the last cut (when it said when to come back;
-// without a Retry-After, the backoff holds it off). They do not when the host serves
-// the URLs that come back and refuses every new one at this pace: some
-// servers refuse each URL's first request whatever the pace (a cache
-// warming up). Halving for those only spaced the refusals out: each new
-// URL met its 429 alone, the gap grew to a minute, and a crawl checked
-// one page of 41 in four minutes (qa6 Q4). The slowdown is then undone,
-// and halving stops until a new URL is served or a comeback refused
-// (perURL). It returns what it did, in words ("" for nothing).
+// without a Retry-After, the backoff holds it off). They do not when the
+// host refuses each URL's first request whatever the pace and serves it
+// when it comes back (a cache warming up). Halving for those only spaced
+// the refusals out: each new URL met its 429 alone, the gap grew to a
+// minute, and a crawl checked one page of 41 in four minutes (qa6 Q4).
+// But a limiter whose room went to the URLs that came back after a pause
+// looks the same at one pace: the next new URL is refused. So the first
+// time, the pace halves (doubt); only when a new URL is refused again at
+// the slower pace (or at one request per Retry-After) while the URLs that
+// came back are served is the slowdown undone, and halving stops until a
+// new URL is served or a comeback refused (perURL). Undone at the first
+// time, a server allowing 3 requests in any second was sent every new
+// URL at full pace (qa8 P5). It returns what it did, in words ("" for
+// nothing).
 func (l *limiter) slowDown(now, admitted time.Time, status int, waited bool, ra time.Duration) string {
 	if !l.slowedAt.IsZero() && !admitted.After(l.slowedAt) {
 		return ""
@@ -580,18 +667,24 @@ func (l *limiter) slowDown(now, admitted time.Time, status int, waited bool, ra 
 	why := fmt.Sprintf("it answered %d", status)
 	switch {
 	case waited:
-		l.perURL = false
+		l.perURL, l.doubt = false, 0
 		why += " to a URL that had waited the Retry-After it was given"
 	case l.perURL:
 		return ""
 	case l.slow > 0 && l.served.first == 0 && l.served.returning > 0:
-		l.perURL = true
-		l.slow, l.slowedAt, l.served = 0, now, servedSince{}
-		if l.saidPerURL {
-			return ""
+		if l.doubt > 0 && l.slow >= min(2*l.doubt, l.slowCap, maxSlow) {
+			l.perURL = true
+			l.slow, l.floor, l.doubt, l.slowedAt, l.served, l.cycle = 0, 0, 0, now, servedSince{}, cycle{}
+			// A slowdown after this one is news again.
+			l.saidSlow = 0
+			if l.saidPerURL {
+				return ""
+			}
+			l.saidPerURL = true
+			return fmt.Sprintf("back to full pace: it answers %d to each new URL and serves it when it comes back, even at half the pace", status)
 		}
-		l.saidPerURL = true
-		return fmt.Sprintf("back to full pace: it answers %d to each new URL and serves it when it comes back, whatever the pace", status)
+		l.doubt = l.slow
+		why += " to a new URL while it served only URLs that came back"
 	case l.slow > 0 && l.served.first > 0:
 		why += " to a new URL at a pace where it served others"
 	case l.slow > 0 && ra == 0:
@@ -608,6 +701,11 @@ func (l *limiter) slowDown(now, admitted time.Time, status int, waited bool, ra 
 		gap = time.Duration(float64(time.Second) / l.recent.pace(now))
 	}
 	l.slow = min(2*gap, maxSlow)
+	if floor := l.cycle.end(now, l.lastStart); floor > 0 {
+		// No slower than the halved pace: a cycle slower than that
+		// measured the crawl's own slowdown, not the host's limit.
+		l.floor = min(floor, l.slow)
+	}
 	l.slowedAt, l.served = now, servedSince{}
 	// Said the first time, and then at each new longest gap of a second
 	// or more: a person wants to know why a host goes slowly, not each

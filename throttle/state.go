@@ -47,7 +47,11 @@ type savedState struct {
 	// slowDown), so that a run resumed right after a stop goes on at that
 	// pace: without it the resumed run sent --per-host requests at once
 	// into a server that had just said 429 (qa8 P4).
-	Slow     time.Duration `json:"slow,omitempty"`
+	Slow time.Duration `json:"slow,omitempty"`
+	// Floor is the gap the host's limit was found to allow (see
+	// slowDown), so that a resumed run does not come back past it a
+	// sixteenth per answer and meet the limit again.
+	Floor    time.Duration `json:"floor,omitempty"`
 	Tokens   *float64      `json:"tokens,omitempty"`
 	Exported time.Time     `json:"exported,omitzero"`
 	// PaceUntil is when the window, the gap, the bucket and the open
@@ -128,7 +132,7 @@ func (t *Throttle) ExportState(host string) ([]byte, error) {
 			}
 		}
 	}
-	st.Slow = l.slow
+	st.Slow, st.Floor = l.slow, l.floor
 	if !l.lastStart.IsZero() {
 		st.LastStart = l.lastStart
 		if until := l.lastStart.Add(l.gap()); until.After(st.PaceUntil) {
@@ -196,7 +200,8 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 	if st.LastStart.After(l.lastStart) {
 		l.lastStart = st.LastStart
 	}
-	l.slow = max(l.slow, min(st.Slow, maxSlow))
+	l.floor = max(l.floor, min(st.Floor, maxSlow))
+	l.slow = max(l.slow, min(st.Slow, maxSlow), l.floor)
 	l.adopt(st.Open, t.now())
 	if st.Tokens != nil && l.bucket != nil {
 		// The bucket refilled at the rate since the export; take from a

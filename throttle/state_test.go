@@ -3,6 +3,7 @@ package throttle_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -407,5 +408,37 @@ func TestStateKeepsLearntPace(t *testing.T) {
 			t.Errorf("a second request right after the first on a resumed run (permit %v, wait %v); want the learnt gap", p != nil, wait)
 		}
 		first.Done(throttle.Outcome{Status: 200, Key: "/y"})
+	})
+}
+
+// The floor the host's refusals taught (see TestPaceSettlesBelowALimiter)
+// survives a restart too: the resumed run comes back to the learnt pace
+// as slowly as the run before would have, not a sixteenth per answer
+// into the limit again (qa8 P5).
+func TestStateKeepsLearntFloor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2})
+		run := func(th *throttle.Throttle, from, n int, status int) {
+			for i := from; i < from+n; i++ {
+				o := throttle.Outcome{Status: status, Key: "u" + strconv.Itoa(i)}
+				if status == 429 {
+					o.RetryAfter = "1"
+				}
+				acquire(t, th, host).Done(o)
+			}
+		}
+		th := throttle.New(cfg)
+		th.StartPass(1)
+		// Two refusals ten answers apart: a cycle, and a floor.
+		run(th, 0, 1, 200)
+		run(th, 1, 1, 429)
+		run(th, 2, 10, 200)
+		run(th, 12, 1, 429)
+		resumed := restart(t, th, cfg, 1)
+		run(th, 13, 64, 200)
+		run(resumed, 13, 64, 200)
+		if got, want := resumed.Stats()[0].Gap, th.Stats()[0].Gap; got != want || want == 0 {
+			t.Errorf("gap after 64 answers of a resumed run %v, want %v as without the restart", got, want)
+		}
 	})
 }
