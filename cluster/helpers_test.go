@@ -398,31 +398,6 @@ func (w *web) split(n int) [][]int {
 	return out
 }
 
-// subtest is one case of atOnce.
-type subtest struct {
-	name string
-	f    func(t *testing.T)
-}
-
-// atOnce runs each subtest of t at once, each from a goroutine of its own,
-// in the slot of the package's parallel tests that t holds (t.Run may be
-// called from several goroutines; it returns when the subtest has).
-//
-// Not t.Parallel in each subtest: a parallel subtest waits for a slot of
-// its own, and gets one only after every top-level test already waiting
-// for one, since those queued first. So a test's subtests started last,
-// whatever their length: TestPolitenessHeldAtTheServers's two passes,
-// about 7.5 s each alone, started 25 s into a package run of 37 s (-parallel
-// 4, loaded) and ended it.
-func atOnce(t *testing.T, subs ...subtest) {
-	t.Helper()
-	var wg sync.WaitGroup
-	for _, s := range subs {
-		wg.Go(func() { t.Run(s.name, s.f) })
-	}
-	wg.Wait()
-}
-
 // mergedPass and seedsOf are what check --nats asks the coordinator for.
 func mergedPass(wb *web) store.Pass { return store.Pass{StartURLs: []string{wb.url(0, 0)}} }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 	"github.com/linkpatrol/linkpatrol/store"
 )
 
@@ -18,7 +19,7 @@ import (
 // shards and that a new pass is needed.
 func TestFreshDatabaseMidPassLeavesThePassUnfinished(t *testing.T) {
 	t.Parallel()
-	var subs []subtest
+	var subs []crawltest.Subtest
 	// Under the same name the fresh worker's reports replace the old
 	// one's; under another, the old one's last "busy" stays, and the pass
 	// must not wait for it for ever (qa5 N19).
@@ -29,7 +30,7 @@ func TestFreshDatabaseMidPassLeavesThePassUnfinished(t *testing.T) {
 		{"same name", func(old string) string { return old }},
 		{"another name", func(string) string { return "w9" }},
 	} {
-		subs = append(subs, subtest{tc.name, func(t *testing.T) {
+		subs = append(subs, crawltest.Subtest{Name: tc.name, F: func(t *testing.T) {
 			freshName := tc.freshName
 			js := connect(t, startServer(t))
 			wb := newWeb(12, 5)
@@ -98,5 +99,5 @@ func TestFreshDatabaseMidPassLeavesThePassUnfinished(t *testing.T) {
 			}
 		}})
 	}
-	atOnce(t, subs...)
+	crawltest.AtOnce(t, subs...)
 }

@@ -23,11 +23,11 @@ import (
 // owning every host (the control) as with three.
 func TestPolitenessHeldAtTheServers(t *testing.T) {
 	t.Parallel()
-	var subs []subtest
+	var subs []crawltest.Subtest
 	for _, workers := range []int{1, 3} {
-		subs = append(subs, subtest{fmt.Sprintf("workers=%d", workers), func(t *testing.T) { politeness(t, workers) }})
+		subs = append(subs, crawltest.Subtest{Name: fmt.Sprintf("workers=%d", workers), F: func(t *testing.T) { politeness(t, workers) }})
 	}
-	atOnce(t, subs...)
+	crawltest.AtOnce(t, subs...)
 }
 
 func politeness(t *testing.T, workers int) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 	"github.com/linkpatrol/linkpatrol/store"
 )
 
@@ -31,7 +32,7 @@ func TestRestoredBackupMidPassLeavesThePassUnfinished(t *testing.T) {
 		beforeThePass
 		midPass
 	)
-	var subs []subtest
+	var subs []crawltest.Subtest
 	for _, tc := range []struct {
 		name    string
 		restore int // which backup
@@ -40,7 +41,7 @@ func TestRestoredBackupMidPassLeavesThePassUnfinished(t *testing.T) {
 		{"restored from a backup taken before the pass", beforeThePass},
 		{"started again on its own file", none},
 	} {
-		subs = append(subs, subtest{tc.name, func(t *testing.T) {
+		subs = append(subs, crawltest.Subtest{Name: tc.name, F: func(t *testing.T) {
 			js := connect(t, startServer(t))
 			wb := newWeb(12, 5)
 			cfg, tick := ticks(t)
@@ -136,7 +137,7 @@ func TestRestoredBackupMidPassLeavesThePassUnfinished(t *testing.T) {
 			}
 		}})
 	}
-	atOnce(t, subs...)
+	crawltest.AtOnce(t, subs...)
 }
 
 // reportedHeld is what worker name last reported its file holds of the

@@ -120,8 +120,12 @@ type hostQueue struct {
 	// new ones, each came back only after every new URL had been
 	// refused in turn, and a server that refuses each URL's first
 	// request checked one page of 41 in four minutes (qa6 Q4).
-	again    []queued
-	tasks    []queued
+	again []queued
+	tasks []queued
+	// urls holds the URLs of the entries of again and tasks (see queued);
+	// dead are its bytes that no entry uses any more.
+	urls     []byte
+	dead     int
 	inflight int // tasks and probes of the host on workers
 	// requesting are those of inflight that may still send a request:
 	// what PerHost bounds (see freeSlot).
@@ -200,8 +204,14 @@ type dispatcher struct {
 	// delayed are tasks handed back by workers until their time (see
 	// delay), on no host's queue meanwhile.
 	delayed dueHeap[*task]
-	// decisions are the decisions shared by queued tasks (see shared).
-	decisions map[rules.Decision]*rules.Decision
+	// decided are the decisions shared by queued tasks, and decisions
+	// their numbers (see shared).
+	decided   []*rules.Decision
+	decisions map[rules.Decision]uint32
+	// fulls are the queued tasks kept whole, by number, and freeFulls
+	// the numbers free for the next (see queue).
+	fulls     []task
+	freeFulls []uint32
 	// touched keeps what seen.touch read (see handle).
 	touched uint64
 }
@@ -210,7 +220,7 @@ func newDispatcher(c *Crawler, pass store.Pass, seen claims) *dispatcher {
 	d := &dispatcher{c: c, pass: pass, seen: seen, hosts: make(map[string]*hostQueue),
 		sitemapURLs: make(map[string]struct{}), traps: newTrapState(),
 		ends: newEnds(seen), waiters: make(map[string][]waiting), ownHosts: make(map[string]bool),
-		decisions: make(map[rules.Decision]*rules.Decision)}
+		decisions: make(map[rules.Decision]uint32)}
 	d.waiting = dueHeap[*hostQueue]{at: func(q *hostQueue) *time.Time { return &q.notBefore }, index: func(q *hostQueue, i int) { q.waitAt = i }}
 	d.delayed = dueHeap[*task]{at: func(t *task) *time.Time { return &t.notBefore }}
 	for _, s := range pass.StartURLs {
@@ -264,11 +274,11 @@ func (d *dispatcher) queueOn(t task, place queuePlace) {
 	}
 	switch place {
 	case queueDue:
-		q.again = append(q.again, d.queue(t))
+		q.again = append(q.again, d.queue(q, t))
 	case queueDueFirst:
-		q.again = slices.Insert(q.again, 0, d.queue(t))
+		q.again = slices.Insert(q.again, 0, d.queue(q, t))
 	default:
-		q.tasks = append(q.tasks, d.queue(t))
+		q.tasks = append(q.tasks, d.queue(q, t))
 	}
 	d.queued++
 	d.c.stats.queued.Store(int64(d.queued))
@@ -302,7 +312,7 @@ func (d *dispatcher) stage() []store.Result {
 			break
 		}
 		q := d.ring[0]
-		t := q.head().task(q.name)
+		t := d.task(q, q.head())
 		if err := d.c.deadHost(q.name); err != nil {
 			d.pop(q)
 			class, note := "dns", "no such host: every URL of "+q.name+" settled at once"
@@ -444,13 +454,13 @@ func (d *dispatcher) take(q *hostQueue, t task) {
 
 // pop removes the task at the head of q, which is at the head of the ring.
 func (d *dispatcher) pop(q *hostQueue) {
+	var e queued
 	if len(q.again) > 0 {
-		q.again[0] = queued{}
-		q.again = q.again[1:]
+		e, q.again = q.again[0], q.again[1:]
 	} else {
-		q.tasks[0] = queued{}
-		q.tasks = q.tasks[1:]
+		e, q.tasks = q.tasks[0], q.tasks[1:]
 	}
+	d.unqueue(q, e)
 	d.queued--
 	d.leaveRing(q)
 	d.schedule(q)

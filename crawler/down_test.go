@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
+	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 	"github.com/linkpatrol/linkpatrol/report"
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
@@ -540,9 +541,9 @@ func TestRedirectToAHostWhoseRobotsPausesPastMaxPause(t *testing.T) {
 // requests, where "Retry-After: 1" came back and ended OK (qa8 R3).
 func TestRetryAfterNowIsAComeback(t *testing.T) {
 	t.Parallel()
+	var subs []crawltest.Subtest
 	for _, ra := range []string{"0", "Sat, 01 Jan 1990 00:00:00 GMT"} {
-		t.Run(ra, func(t *testing.T) {
-			t.Parallel()
+		subs = append(subs, crawltest.Subtest{Name: ra, F: func(t *testing.T) {
 			var asked atomic.Int64
 			var oc counter
 			other := httptest.NewServer(oc.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -564,8 +565,9 @@ func TestRetryAfterNowIsAComeback(t *testing.T) {
 			if rec := recs[other.URL+"/x"]; rec.Verdict != store.VerdictOK {
 				t.Errorf("third-party URL told Retry-After %q twice: %s %q, want OK on its third request", ra, rec.Verdict, rec.Error)
 			}
-		})
+		}})
 	}
+	crawltest.AtOnce(t, subs...)
 }
 
 // A URL of the site held back by its long Retry-After, asked again in a

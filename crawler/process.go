@@ -147,8 +147,13 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 // whose link is gone (qa7 Q5). A page that answers 404 or stopped being a
 // page loses them, as does a file: a missing one is gone.
 func keepsLastCopy(prev, rec *store.URLRecord, local bool) bool {
-	unread := func(v store.Verdict) bool { return v == store.VerdictTransient || v == store.VerdictUnverifiable }
-	return !local && unread(rec.Verdict) && (prev.Parsed || unread(prev.Verdict))
+	return !local && unreadVerdict(rec.Verdict) && (prev.Parsed || unreadVerdict(prev.Verdict))
+}
+
+// unreadVerdict says whether a document that ended with v was not read
+// (a server error, a timeout, a refusal), rather than found gone.
+func unreadVerdict(v store.Verdict) bool {
+	return v == store.VerdictTransient || v == store.VerdictUnverifiable
 }
 
 // upgrade fetches with GET a URL that was only checked but answered with

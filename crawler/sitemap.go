@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
@@ -19,7 +20,11 @@ import (
 // Enqueue, and it stays in the frontier until it is read, so a resumed pass
 // reads exactly the sitemaps it had not read yet. Its entries are stored as
 // its links (tag "url" or "sitemap", attribute "loc", with their lines), so
-// the report names the sitemap and line that listed a broken URL.
+// the report names the sitemap and line that listed a broken URL. One that
+// fails but was read whole within Config.Ghost is followed from that copy,
+// as a page is (a ghost), and one not read with no such copy keeps its last
+// copy's entries unfollowed (keepsLastCopy): a sitemap down for a night must
+// not make what it lists "no longer linked" (qa9 T6).
 
 const (
 	// actionSitemap is the action of a sitemap's task and of its record.
@@ -34,8 +39,8 @@ const (
 
 // processSitemap fetches a sitemap and reads it as it streams in. A sitemap
 // that fails (a 404, a timeout, something that is not a sitemap) is a
-// record like any URL's; whatever it listed before a syntax error is still
-// taken.
+// record like any URL's; whatever it listed before a syntax error or a cut
+// is still taken, unless its last good copy is followed instead.
 func (c *Crawler) processSitemap(ctx context.Context, pass store.Pass, t task) outcome {
 	defer c.stats.done.Add(1)
 	o := outcome{task: t}
@@ -69,26 +74,55 @@ func (c *Crawler) processSitemap(ctx context.Context, pass store.Pass, t task) o
 		}
 		notes = append(notes, f.consumeErr.Error())
 	}
-	if doc.truncated {
-		notes = append(notes, fmt.Sprintf("sitemap larger than %d MB: only the first part was read", maxSitemapSize>>20))
+	if n := c.emptied(t, rec, doc); n > 0 {
+		// A well-formed sitemap that lists nothing where it listed n URLs
+		// last time is a broken generator after a deploy far more often
+		// than a site that dropped every page: for one night it is not
+		// read, as a page that came back empty (qa8 E1). Empty again the
+		// night after, it is taken at its word.
+		rec.Verdict, rec.Error = store.VerdictTransient, "empty sitemap"
+		notes = append(notes, fmt.Sprintf("lists no URL where its last copy listed %d", n))
 	}
-	if doc.over > 0 {
-		atLeast := ""
-		if doc.overCut {
-			atLeast = "at least "
+	switch prev := t.prev; {
+	case rec.Verdict.Problem() && prev != nil && sitemapCopy(prev) && c.ghost(*prev, now):
+		// Failing (a 503, a timeout, cut short, no longer a sitemap), but
+		// read whole recently: its entries are taken from that copy, as a
+		// ghost page's links are, so that a sitemap down for a night does
+		// not make what it lists "no longer linked" and then "new" (qa9
+		// T6). What was read of it before a cut is dropped with the rest
+		// of tonight's copy: the lines named are the stored copy's.
+		rec.Parsed = true
+		notes = []string{store.GhostNote + prev.LastGood.Format(time.DateOnly)}
+		o.found = c.storedSitemapTargets(t)
+	case unreadVerdict(rec.Verdict) && len(doc.entries) == 0 && prev != nil:
+		// Not read, and no copy recent enough to follow: its last copy's
+		// entries are kept, not followed, for the report to tell what
+		// lies behind it from what is gone (see keepsLastCopy).
+	default:
+		if doc.truncated {
+			notes = append(notes, fmt.Sprintf("sitemap larger than %d MB: only the first part was read", maxSitemapSize>>20))
 		}
-		notes = append(notes, fmt.Sprintf("lists %s%d entries more than the most a pass takes from sitemaps (%d, --sitemap-limit): they were not taken", atLeast, doc.over, c.cfg.SitemapLimit))
+		if doc.over > 0 {
+			atLeast := ""
+			if doc.overCut {
+				atLeast = "at least "
+			}
+			notes = append(notes, fmt.Sprintf("lists %s%d entries more than the most a pass takes from sitemaps (%d, --sitemap-limit): they were not taken", atLeast, doc.over, c.cfg.SitemapLimit))
+			rec.NotTaken = doc.over
+		}
+		base, err := url.Parse(f.finalURL)
+		if err != nil {
+			base = nil
+		}
+		o.result.SetLinks = true
+		o.result.Links, o.found, notes = c.sitemapTargets(base, t, doc, notes)
+		// Read only in part (cut, reset, a syntax error): the entries
+		// stored are tonight's, with tonight's lines, so the report names
+		// the sitemap as their referrer while it still lists the sitemap
+		// as not read.
+		rec.Parsed = rec.Verdict.Problem() && len(doc.entries) > 0
 	}
-	base, err := url.Parse(f.finalURL)
-	if err != nil {
-		base = nil
-	}
-	var links []store.Link
-	links, o.found, notes = c.sitemapTargets(base, t, doc, notes)
-	o.result.SetLinks = true
-	o.result.Links = links
 	rec.Note = strings.Join(notes, "; ")
-	rec.NotTaken = doc.over
 	history(&rec, t.prev, pass, now)
 	if rec.Verdict.Problem() {
 		c.stats.problems.Add(1)
@@ -113,6 +147,57 @@ func (c *Crawler) sitemapTargets(base *url.URL, t task, doc sitemapDoc, notes []
 		col.add(e.loc, store.Link{Line: e.line, Tag: tag, Attr: "loc"}, false, nested)
 	}
 	return col.links, col.found, notes
+}
+
+// emptied is how many entries the last copy of t's sitemap listed when it
+// was read whole then and lists none now, or 0.
+func (c *Crawler) emptied(t task, rec store.URLRecord, doc sitemapDoc) int {
+	if rec.Verdict != store.VerdictOK || len(doc.entries) > 0 || doc.over > 0 || t.prev == nil ||
+		t.prev.Verdict != store.VerdictOK || t.prev.Action != actionSitemap {
+		return 0
+	}
+	links, err := c.store.Links(t.URL)
+	if err != nil {
+		c.readFailed("read stored sitemap entries", err, "url", t.URL)
+		return 0
+	}
+	return len(links)
+}
+
+// sitemapCopy says whether the stored entries of a sitemap (prev, its
+// record) are those of its last good copy: it was read whole then, or
+// followed from that copy already (a ghost).
+func sitemapCopy(prev *store.URLRecord) bool {
+	return prev.Action == actionSitemap &&
+		(prev.Verdict == store.VerdictOK || prev.Parsed && strings.HasPrefix(prev.Note, store.GhostNote))
+}
+
+// storedSitemapTargets decides the stored entries of t's sitemap, its last
+// good copy, as sitemapTargets decides those read now: the same rules,
+// limits and nesting.
+func (c *Crawler) storedSitemapTargets(t task) []target {
+	links, err := c.store.Links(t.URL)
+	if err != nil {
+		c.readFailed("read stored sitemap entries", err, "url", t.URL)
+		return nil
+	}
+	doc := sitemapDoc{kind: sitemapURLSet, entries: make([]sitemapEntry, 0, len(links))}
+	for _, l := range links {
+		if l.Tag == sitemapIndex.entryTag() {
+			doc.kind = sitemapIndex
+		}
+		loc := l.URL
+		if l.Fragment != "" {
+			loc += "#" + l.Fragment
+		}
+		doc.entries = append(doc.entries, sitemapEntry{loc: loc, line: l.Line})
+	}
+	base, err := url.Parse(t.URL)
+	if err != nil {
+		return nil
+	}
+	_, found, _ := c.sitemapTargets(base, t, doc, nil)
+	return found
 }
 
 // robotsSitemaps reads the Sitemap: lines of a start host's robots.txt. The

@@ -86,6 +86,7 @@ func night3() fixturePass {
 // exit 1, and the next night, checked again, it is still there, not new
 // (qa7 Q5).
 func TestProblemsBehindAPageNotRead(t *testing.T) {
+	t.Parallel()
 	h := behindHistory()
 	db := fillTallied(t, h)
 	r := build(t, db, 2, Options{})
@@ -142,6 +143,7 @@ func TestProblemsBehindAPageNotRead(t *testing.T) {
 // format that names referrers: the page may be gone, and the line is one
 // of that copy (qa7 Q6).
 func TestGhostReferrerSaysItIsAnOldCopy(t *testing.T) {
+	t.Parallel()
 	r := build(t, fillTallied(t, behindHistory()), 2, Options{})
 	const mark = "from its last good copy of 2026-11-22; the page now answers 404 Not Found"
 	for _, format := range Formats() {
@@ -167,6 +169,7 @@ func TestGhostReferrerSaysItIsAnOldCopy(t *testing.T) {
 // and says nothing, so a site meant to be that small is said once
 // (qa7 Q3).
 func TestEmptyStartPageIsSaid(t *testing.T) {
+	t.Parallel()
 	const site = behindSite
 	pass := func(at time.Time) store.Pass {
 		return store.Pass{StartURLs: []string{site}, State: store.PassComplete, Started: at, Finished: at.Add(time.Minute), Elapsed: time.Minute}
@@ -204,6 +207,7 @@ func TestEmptyStartPageIsSaid(t *testing.T) {
 // is one of its URLs as well as one of its broken (RV2 #6), and the line
 // says which were not checked.
 func TestUncheckedCountsAddUp(t *testing.T) {
+	t.Parallel()
 	r := build(t, fillTallied(t, behindHistory()), 2, Options{})
 	s := r.Summary
 	if sum := s.Broken + s.Transient + s.Unverifiable + s.Skipped + s.OK; sum != s.URLs {
@@ -218,6 +222,7 @@ func TestUncheckedCountsAddUp(t *testing.T) {
 // --only-new does not list a problem not checked this pass (it is not
 // new), so the change line must not promise it below (RV2 #7).
 func TestOnlyNewDoesNotPromiseUnchecked(t *testing.T) {
+	t.Parallel()
 	r := build(t, fillTallied(t, behindHistory()), 2, Options{OnlyNew: true})
 	for _, e := range r.Entries {
 		if e.Behind != "" {
@@ -233,6 +238,7 @@ func TestOnlyNewDoesNotPromiseUnchecked(t *testing.T) {
 // empty deploy: a night that drops a page elsewhere is not PARTLY CHECKED
 // (RV2 #2). One that had links in the compared pass and has none now is.
 func TestEmptyStartHadLinksBefore(t *testing.T) {
+	t.Parallel()
 	const site = behindSite
 	pass := func(at time.Time) store.Pass {
 		return store.Pass{StartURLs: []string{site, site + "leaf"}, State: store.PassComplete, Started: at, Finished: at.Add(time.Minute), Elapsed: time.Minute}
@@ -259,6 +265,7 @@ func TestEmptyStartHadLinksBefore(t *testing.T) {
 // pass, not "no longer linked" (exit 5), and so not "new" the night the
 // page is back (RV2 #2b, qa7 Q3).
 func TestProblemsBehindAnEmptyStartPage(t *testing.T) {
+	t.Parallel()
 	const site = behindSite
 	pass := func(at time.Time) store.Pass {
 		return store.Pass{StartURLs: []string{site}, State: store.PassComplete, Started: at, Finished: at.Add(time.Minute), Elapsed: time.Minute}
@@ -306,6 +313,7 @@ func TestProblemsBehindAnEmptyStartPage(t *testing.T) {
 // another worker's file, so the problem behind it is not checked (exit 1),
 // not "no longer linked" (exit 5), and the next night it is still there.
 func TestProblemsBehindAPageNotReadAcrossFiles(t *testing.T) {
+	t.Parallel()
 	full := append(behindHistory(), night3())
 	for _, c := range []struct {
 		pass uint64
@@ -358,6 +366,7 @@ func TestProblemsBehindAPageNotReadAcrossFiles(t *testing.T) {
 // gone (FX2 left). It keeps exit 1 and the tally, so the next night calls
 // it still there.
 func TestProblemOnAnEmptyStartPageIsNotChecked(t *testing.T) {
+	t.Parallel()
 	const site = behindSite
 	pass := func(at time.Time) store.Pass {
 		return store.Pass{StartURLs: []string{site}, State: store.PassComplete, Started: at, Finished: at.Add(time.Minute), Elapsed: time.Minute}
@@ -409,6 +418,7 @@ func TestProblemOnAnEmptyStartPageIsNotChecked(t *testing.T) {
 // but unchanged since it was last read, or empty while every page was
 // reached, is no such case.
 func TestEmptyInnerPageHidesItsSection(t *testing.T) {
+	t.Parallel()
 	const site = behindSite
 	pass := func(at time.Time) store.Pass {
 		return store.Pass{StartURLs: []string{site}, State: store.PassComplete, Started: at, Finished: at.Add(time.Minute), Elapsed: time.Minute}

@@ -13,6 +13,7 @@ import (
 )
 
 func TestFormatForPath(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		path, want string
 		ok         bool
@@ -45,6 +46,7 @@ func TestFormatForPath(t *testing.T) {
 }
 
 func TestWriteUnknownFormat(t *testing.T) {
+	t.Parallel()
 	r := build(t, fillStore(t, webHistory()), 2, Options{})
 	err := Write(&bytes.Buffer{}, r, "pdf")
 	if err == nil || !strings.Contains(err.Error(), `"pdf"`) || !strings.Contains(err.Error(), "markdown") {
@@ -55,6 +57,7 @@ func TestWriteUnknownFormat(t *testing.T) {
 // TestJSONSchema checks DESIGN.md's contract field by field: names, types,
 // null for unknown times.
 func TestJSONSchema(t *testing.T) {
+	t.Parallel()
 	src := fillStore(t, webHistory())
 	var doc map[string]any
 	if err := json.Unmarshal([]byte(render(t, build(t, src, 2, Options{}), "json")), &doc); err != nil {
@@ -129,6 +132,7 @@ func jsonKind(v any) string {
 }
 
 func TestCSV(t *testing.T) {
+	t.Parallel()
 	r := build(t, fillStore(t, webHistory()), 2, Options{})
 	rows, err := csv.NewReader(strings.NewReader(render(t, r, "csv"))).ReadAll()
 	if err != nil {
@@ -155,6 +159,7 @@ func TestCSV(t *testing.T) {
 }
 
 func TestGitHubAnnotations(t *testing.T) {
+	t.Parallel()
 	r := build(t, fillStore(t, dirHistory()), 1, Options{BaseDir: "/work"})
 	out := render(t, r, "github")
 	want := "::error file=site/about/index.html,line=12,title=Broken link::Broken link site/about/team.html: 404 Not Found; never worked\n"
@@ -186,6 +191,7 @@ func TestGitHubAnnotations(t *testing.T) {
 var mdCell = regexp.MustCompile(`(?:^|[^\\])\|`)
 
 func TestMarkdown(t *testing.T) {
+	t.Parallel()
 	r := build(t, fillStore(t, webHistory()), 2, Options{})
 	out := render(t, r, "markdown")
 	if prose := stripCodeSpans(out); strings.Contains(prose, "<script") || strings.Contains(prose, "<b>") {
@@ -219,6 +225,7 @@ func TestMarkdown(t *testing.T) {
 }
 
 func TestSARIF(t *testing.T) {
+	t.Parallel()
 	r := build(t, fillStore(t, dirHistory()), 1, Options{BaseDir: "/work"})
 	var log sarifLog
 	if err := json.Unmarshal([]byte(render(t, r, "sarif")), &log); err != nil {

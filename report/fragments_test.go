@@ -64,6 +64,7 @@ func fragHistory() []fixturePass {
 }
 
 func TestAnchorSet(t *testing.T) {
+	t.Parallel()
 	a := newAnchorSet([]string{"install", "a%20b", "café", "Section", "%zz"})
 	for frag, want := range map[string]bool{
 		"":        true, // the top of the page
@@ -90,6 +91,7 @@ func TestAnchorSet(t *testing.T) {
 }
 
 func TestMissingFragments(t *testing.T) {
+	t.Parallel()
 	src := fillStore(t, fragHistory())
 	r := build(t, src, 1, Options{CheckFragments: true})
 	var got []string
@@ -128,6 +130,7 @@ func TestMissingFragments(t *testing.T) {
 // A missing fragment is new, still there, fixed or no longer linked by
 // the list the previous complete pass kept with its tally (qa6 Q1).
 func TestMissingFragmentChanges(t *testing.T) {
+	t.Parallel()
 	const home, guide = "https://example.com/", "https://example.com/guide/"
 	prev := store.Pass{StartURLs: []string{home}, State: store.PassComplete, Started: night1, Finished: night1.Add(time.Minute),
 		Tally: &store.Tally{FragmentsChecked: true, Fragments: []string{guide + "#fixed", guide + "#gone", guide + "#still"}}}
@@ -182,6 +185,7 @@ func TestMissingFragmentChanges(t *testing.T) {
 // A pass whose only problem is a missing fragment fails: HasBroken is the
 // exit code's question.
 func TestMissingFragmentAloneFails(t *testing.T) {
+	t.Parallel()
 	const home = "https://example.com/"
 	src := fillStore(t, []fixturePass{{
 		pass:    store.Pass{StartURLs: []string{home}, State: store.PassComplete, Started: night2},
@@ -199,6 +203,7 @@ func TestMissingFragmentAloneFails(t *testing.T) {
 }
 
 func TestMissingFragmentsJSON(t *testing.T) {
+	t.Parallel()
 	const home = "https://example.com/"
 	src := fillStore(t, []fixturePass{{
 		pass:    store.Pass{StartURLs: []string{home}, State: store.PassComplete, Started: night2},
@@ -292,6 +297,7 @@ func FuzzFragmentWriters(f *testing.F) {
 // counts it among the missing fragments and says it was not checked,
 // rather than "0 missing fragments" above a list of one (qa7 Q9 nit).
 func TestUncheckedFragmentCounted(t *testing.T) {
+	t.Parallel()
 	const home, guide = "https://example.com/", "https://example.com/guide/"
 	prev := store.Pass{StartURLs: []string{home}, State: store.PassComplete, Started: night1, Finished: night1.Add(time.Minute),
 		Tally: &store.Tally{FragmentsChecked: true, Fragments: []string{guide + "#nope"}}}

@@ -54,6 +54,7 @@ var goldenExt = map[string]string{
 }
 
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	for _, c := range goldenCases(t) {
 		for _, format := range Formats() {
 			t.Run(c.name+"/"+format, func(t *testing.T) {

@@ -54,6 +54,7 @@ func text(n *html.Node) string {
 // its only script and style are the ones its Content-Security-Policy allows,
 // and that hostile text stays text.
 func TestHTMLSelfContained(t *testing.T) {
+	t.Parallel()
 	r := build(t, fillStore(t, webHistory()), 2, Options{})
 	doc := parseHTML(t, render(t, r, "html"))
 	var scripts, styles, rows []*html.Node
@@ -109,6 +110,7 @@ func TestHTMLSelfContained(t *testing.T) {
 }
 
 func TestHTMLDirectory(t *testing.T) {
+	t.Parallel()
 	r := build(t, fillStore(t, dirHistory()), 1, Options{BaseDir: "/work"})
 	page := render(t, r, "html")
 	for _, want := range []string{"INCOMPLETE: stopped after 1m30s", "<code>site/about/index.html</code></a><code>:12</code>", "<code>site/img/logo big.png</code>",
@@ -212,6 +214,7 @@ func writePage(t *testing.T, r *Report) string {
 // The first referrer of each row shows without expanding anything, as a
 // link to the referring page; the others are behind a disclosure.
 func TestHTMLFirstReferrerVisible(t *testing.T) {
+	t.Parallel()
 	r := build(t, fillStore(t, webHistory()), 2, Options{})
 	doc := parseHTML(t, render(t, r, "html"))
 	rows := 0

@@ -177,6 +177,7 @@ func validateNode(n xnode, path string) error {
 }
 
 func TestJUnitValid(t *testing.T) {
+	t.Parallel()
 	web := fillStore(t, webHistory())
 	h := webHistory()
 	// Control characters in the raw text of an invalid URL cannot go into XML.
@@ -214,6 +215,7 @@ func TestJUnitValid(t *testing.T) {
 }
 
 func TestJUnitValidatorRejects(t *testing.T) {
+	t.Parallel()
 	bad := []string{
 		`<testsuites><testsuite tests="1"><testcase name="a"/></testsuite></testsuites>`,                                        // suite without name
 		`<testsuites><testsuite name="s" tests="2"><testcase name="a"/></testsuite></testsuites>`,                               // count off

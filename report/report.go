@@ -418,7 +418,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			// Its links are those of its last good copy: it was not
 			// read this pass (qa5 N9).
 			s.Ghosts++
-		case rec.Parsed && !stylesheet(rec.ContentType):
+		case rec.Parsed && !stylesheet(rec.ContentType) && rec.Action != "sitemap":
 			s.Pages++ // a stylesheet read for its url()s is no page
 			if rec.Unchanged {
 				s.Unchanged++
@@ -912,6 +912,11 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 	case first.Verdict != store.VerdictOK:
 	case Redirected(first) != "" && landed[first.FinalURL] != nil && landed[first.FinalURL].Verdict != store.VerdictOK:
 		why = "redirects to " + first.FinalURL + ": " + Problem(*landed[first.FinalURL])
+	case Redirected(first) != "" && otherHost(first.URL, first.FinalURL):
+		// The everyday http://example.com/ -> https://www.example.com/:
+		// only the start URLs' hosts are crawled, and a redirect does not
+		// make its target's host one of them (qa9 T7).
+		why = "redirects to another host, " + first.FinalURL + ", whose pages are only checked, not parsed: only the start URLs' hosts are crawled; give " + first.FinalURL + " as the start URL instead"
 	case Redirected(first) != "":
 		why = "redirects to " + first.FinalURL + ", which was not parsed"
 	default:
@@ -942,6 +947,18 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 	return msg + ".", !ghost && len(failed) == len(starts), nil
 }
 
+// otherHost says whether URL b is on another host (host and port) than a:
+// what makes a start URL's redirect leave the site (the scheme alone does
+// not; see rules.Engine's start hosts).
+func otherHost(a, b string) bool {
+	ua, err := url.Parse(a)
+	if err != nil {
+		return false
+	}
+	ub, err := url.Parse(b)
+	return err == nil && !strings.EqualFold(ua.Host, ub.Host)
+}
+
 // unreadPage says whether rec is a page of the site (or a sitemap) the
 // pass was to read and could not: one the rules parse, within
 // --max-depth, that ended transient (5xx, a timeout, a reset, its host's
@@ -949,7 +966,9 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 // retries. Nothing behind it was checked, so the pass cannot say "all
 // clear" (exit 5; README: exit codes). A page followed from its last good
 // copy (a ghost) counts too: tonight's copy was not read, so links added
-// since are unseen, as past the cut of a page cut short. Not counted: a URL
+// since are unseen, as past the cut of a page cut short. So does a sitemap
+// read only in part (cut, reset): its entries read are stored and named as
+// their referrer, but those past the cut are unseen. Not counted: a URL
 // that redirects (its target has a record of its own), one held back by
 // a Retry-After or because its host stopped answering (store.URLRecord.Held:
 // on the site's own hosts the pass is unfinished, exit 3) and one whose end
@@ -958,7 +977,7 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 func unreadPage(rec *store.URLRecord) bool {
 	switch {
 	case rec.Action != "parse" && rec.Action != "sitemap",
-		rec.Parsed && !ghostPage(rec), Redirected(*rec) != "", rec.Held(), rec.Awaits != "",
+		rec.Parsed && !ghostPage(rec) && rec.Action != "sitemap", Redirected(*rec) != "", rec.Held(), rec.Awaits != "",
 		namesNoPage(rec.ContentType):
 		return false
 	}

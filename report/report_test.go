@@ -20,6 +20,7 @@ func urls(entries []Entry) []string {
 }
 
 func TestWorstFirst(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	entry := func(u string, v store.Verdict, lastGood, firstBroken time.Time, pages ...string) Entry {
 		e := Entry{Record: store.URLRecord{URL: u, Verdict: v, LastGood: lastGood, FirstBroken: firstBroken}}
@@ -99,6 +100,7 @@ func TestWorstFirst(t *testing.T) {
 }
 
 func TestChange(t *testing.T) {
+	t.Parallel()
 	prev := &store.Pass{ID: 6, State: store.PassComplete, Started: night1, Finished: night1.Add(time.Minute)}
 	tests := []struct {
 		name      string
@@ -142,6 +144,7 @@ func TestChange(t *testing.T) {
 }
 
 func TestBuild(t *testing.T) {
+	t.Parallel()
 	src := fillStore(t, webHistory())
 	r := build(t, src, 2, Options{})
 
@@ -189,6 +192,7 @@ func TestBuild(t *testing.T) {
 }
 
 func TestBuildOptions(t *testing.T) {
+	t.Parallel()
 	src := fillStore(t, webHistory())
 	t.Run("all lists every URL of the pass", func(t *testing.T) {
 		r := build(t, src, 2, Options{All: true})
@@ -263,6 +267,7 @@ func (failingSource) PageLinks(uint64, func(*store.URLRecord, []store.Link) erro
 }
 
 func TestBuildErrors(t *testing.T) {
+	t.Parallel()
 	src := fillStore(t, webHistory())
 	if _, err := Build(src, 9, Options{}); err == nil || !strings.Contains(err.Error(), "pass 9") {
 		t.Errorf("Build of a missing pass: err = %v", err)
@@ -273,6 +278,7 @@ func TestBuildErrors(t *testing.T) {
 }
 
 func TestLocation(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		root, base string
 		relative   bool
@@ -302,6 +308,7 @@ func TestLocation(t *testing.T) {
 }
 
 func TestSince(t *testing.T) {
+	t.Parallel()
 	r := &Report{Options: Options{Now: now}}
 	tests := []struct {
 		rec  store.URLRecord
@@ -322,6 +329,7 @@ func TestSince(t *testing.T) {
 }
 
 func TestProblem(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		rec  store.URLRecord
 		want string

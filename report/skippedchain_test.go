@@ -14,6 +14,7 @@ import (
 // that entry, not a skipped URL of its own "linked from: no referring page
 // stored".
 func TestSkippedChainIsOneEntryNamingItsHops(t *testing.T) {
+	t.Parallel()
 	const site = "https://example.com/"
 	note := "redirect not followed; its target is skipped: matches no --include"
 	chain := func(from int, action string) store.Result {

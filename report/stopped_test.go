@@ -13,6 +13,7 @@ import (
 // after how many requests and how many URLs; none is broken, new or fixed;
 // one that was a problem last pass is listed as not checked this pass.
 func TestHostStoppedAnswering(t *testing.T) {
+	t.Parallel()
 	const site = "https://example.com/"
 	since := night2.Add(10 * time.Second)
 	down := func(u string, prev store.Verdict) store.Result {

@@ -66,6 +66,7 @@ func replay(t testing.TB, history []fixturePass, ownTally bool) *store.DB {
 // TestBuildFromStore builds the golden reports from a real database and
 // checks they are the reports the in-memory replay gives.
 func TestBuildFromStore(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		history []fixturePass

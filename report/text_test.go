@@ -24,6 +24,7 @@ func render(t testing.TB, r *Report, format string) string {
 // Text fills prose to the width, but never breaks a URL or a path: a line
 // over the width holds one such word whole.
 func TestTextNeverBreaksAURL(t *testing.T) {
+	t.Parallel()
 	src := fillStore(t, webHistory())
 	for _, width := range []int{40, 60, 72, 80, 120} {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
@@ -51,6 +52,7 @@ func TestTextNeverBreaksAURL(t *testing.T) {
 // Referrers are grouped by page: a URL linked 856 times from 8 pages shows
 // all 8 pages, each with its first lines and a count.
 func TestTextReferrersByPage(t *testing.T) {
+	t.Parallel()
 	var refs []Referrer
 	for p := range 8 {
 		n := 2
@@ -85,6 +87,7 @@ func TestTextReferrersByPage(t *testing.T) {
 }
 
 func TestTextMessages(t *testing.T) {
+	t.Parallel()
 	src := fillStore(t, webHistory())
 	tests := []struct {
 		name string
@@ -140,6 +143,7 @@ func TestTextMessages(t *testing.T) {
 }
 
 func TestWrapTextKeepsWordsWhole(t *testing.T) {
+	t.Parallel()
 	long := "https://example.com/" + strings.Repeat("abcdefghij/", 10) + "page.html:1234"
 	lines := wrapText("see "+long+" and more words after it", 40)
 	if want := []string{"see", long, "and more words after it"}; !slices.Equal(lines, want) {
@@ -151,6 +155,7 @@ func TestWrapTextKeepsWordsWhole(t *testing.T) {
 // its length, not printed whole on one line of each night's mail; a URL
 // of ordinary length is untouched (TestWrapTextKeepsWordsWhole).
 func TestWrapTextClipsHugeWords(t *testing.T) {
+	t.Parallel()
 	huge := "http://127.0.0.1/behind/" + strings.Repeat("a", 32768-24)
 	lines := wrapText("redirects to "+huge+", where it fails: URL too long", 80)
 	want := []string{"redirects to", huge[:clippedTo] + "… (32768 characters),", "where it fails: URL too long"}
@@ -163,6 +168,7 @@ func TestWrapTextClipsHugeWords(t *testing.T) {
 // start URL is long must not end a line in "started 2026-11-24" and begin
 // the next with "07:23." (nor "0" and then "skipped").
 func TestWrapTextKeepsDatesAndCountsWhole(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		s     string
 		width int
@@ -185,6 +191,7 @@ func TestWrapTextKeepsDatesAndCountsWhole(t *testing.T) {
 // is linked from no page; the report says it belongs to the redirect, not
 // that referring pages were lost.
 func TestRedirectTargetNamesWhereItWasReachedFrom(t *testing.T) {
+	t.Parallel()
 	r := &Report{
 		Pass:    store.Pass{ID: 1, State: store.PassComplete, StartURLs: []string{"http://127.0.0.1:8080/a"}},
 		Options: Options{Width: 80, MaxReferrers: defaultMaxReferrers, Now: time.Now()},

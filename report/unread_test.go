@@ -9,6 +9,7 @@ import (
 // Which records are pages of the site the pass could not read, hiding
 // what is behind them (qa5 N4).
 func TestUnreadPage(t *testing.T) {
+	t.Parallel()
 	const u = "https://example.com/section/"
 	tests := []struct {
 		name string
