@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/linkpatrol/linkpatrol/store"
+	"github.com/linkpatrol/linkpatrol/throttle"
 )
 
 func TestClassifyStatus(t *testing.T) {
@@ -32,6 +33,26 @@ func TestClassifyStatus(t *testing.T) {
 	} {
 		if v, class := classifyStatus(tt.status, tt.header, nil); v != tt.verdict || class != tt.class {
 			t.Errorf("classifyStatus(%d, %v) = %s %q, want %s %q", tt.status, tt.header, v, class, tt.verdict, tt.class)
+		}
+	}
+}
+
+// A robots.txt that could not be asked is said by what failed: a DNS
+// lookup that got no answer is the resolver's failure, not the host's
+// (qa9 T8).
+func TestRobotsFailureSaysWhatFailed(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		robots *throttle.Robots
+		want   string
+	}{
+		{throttle.UnreachableRobots("dns"), "DNS lookup failed, not the host: nothing was requested"},
+		{throttle.UnreachableRobots("timeout"), "robots.txt could not be fetched (timeout): the host is failing"},
+		{throttle.ParseRobots(500, nil), "robots.txt answered 500: the host is failing"},
+		{throttle.ParseRobots(429, nil), "robots.txt answered 429: the host is rate-limiting"},
+	} {
+		if got := robotsFailure(tt.robots); got != tt.want {
+			t.Errorf("robotsFailure(%q, %d) = %q, want %q", tt.robots.Cause(), tt.robots.Status(), got, tt.want)
 		}
 	}
 }

@@ -201,10 +201,13 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			cookies.keep(cu, h.header)
 		}
 		f.hop = h
-		if method == http.MethodHead && h.retry && isTimeout(h.err) {
+		if method == http.MethodHead && h.retry && (isTimeout(h.err) ||
+			h.status == http.StatusTooManyRequests || h.status == http.StatusServiceUnavailable) {
 			// A HEAD that never answers is the commonest mishandling of
-			// HEAD (an app server waiting for a body): the URL's next try,
-			// spent anyway, is a GET (qa8 P3).
+			// HEAD (an app server waiting for a body); some servers limit
+			// or refuse HEAD alone with a 429 or 503 while GET is served
+			// (qa9 T10): the URL's next try, spent anyway, is a GET (qa8
+			// P3), after the pause the answer asked for.
 			f.getNext = true
 		}
 		if h.err != nil || h.retry || !isRedirect(h.status) {

@@ -374,11 +374,12 @@ func headRefused(h hop) bool {
 	switch h.status {
 	case http.StatusMethodNotAllowed, http.StatusNotImplemented, http.StatusBadRequest,
 		http.StatusForbidden, http.StatusNotFound, http.StatusNotAcceptable, http.StatusGone,
-		http.StatusInternalServerError:
+		http.StatusInternalServerError, 999:
 		// A HEAD answer that would make the URL a problem is confirmed with
 		// GET: some servers answer HEAD wrongly (406: content negotiation
-		// that fails on HEAD alone), and a false "broken" costs a person's
-		// time, while a real one costs one more request.
+		// that fails on HEAD alone; 999, a bot wall some put before HEAD
+		// alone, qa9 T10), and a false "broken" costs a person's time, while
+		// a real one costs one more request.
 		return true
 	}
 	return false

@@ -74,6 +74,15 @@ func (c *Crawler) processSitemap(ctx context.Context, pass store.Pass, t task) o
 		}
 		notes = append(notes, f.consumeErr.Error())
 	}
+	if n := c.emptied(t, rec, doc); n > 0 {
+		// A well-formed sitemap that lists nothing where it listed n URLs
+		// last time is a broken generator after a deploy far more often
+		// than a site that dropped every page: for one night it is not
+		// read, as a page that came back empty (qa8 E1). Empty again the
+		// night after, it is taken at its word.
+		rec.Verdict, rec.Error = store.VerdictTransient, "empty sitemap"
+		notes = append(notes, fmt.Sprintf("lists no URL where its last copy listed %d", n))
+	}
 	switch prev := t.prev; {
 	case rec.Verdict.Problem() && prev != nil && sitemapCopy(prev) && c.ghost(*prev, now):
 		// Failing (a 503, a timeout, cut short, no longer a sitemap), but
@@ -138,6 +147,21 @@ func (c *Crawler) sitemapTargets(base *url.URL, t task, doc sitemapDoc, notes []
 		col.add(e.loc, store.Link{Line: e.line, Tag: tag, Attr: "loc"}, false, nested)
 	}
 	return col.links, col.found, notes
+}
+
+// emptied is how many entries the last copy of t's sitemap listed when it
+// was read whole then and lists none now, or 0.
+func (c *Crawler) emptied(t task, rec store.URLRecord, doc sitemapDoc) int {
+	if rec.Verdict != store.VerdictOK || len(doc.entries) > 0 || doc.over > 0 || t.prev == nil ||
+		t.prev.Verdict != store.VerdictOK || t.prev.Action != actionSitemap {
+		return 0
+	}
+	links, err := c.store.Links(t.URL)
+	if err != nil {
+		c.readFailed("read stored sitemap entries", err, "url", t.URL)
+		return 0
+	}
+	return len(links)
 }
 
 // sitemapCopy says whether the stored entries of a sitemap (prev, its

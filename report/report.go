@@ -912,6 +912,11 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 	case first.Verdict != store.VerdictOK:
 	case Redirected(first) != "" && landed[first.FinalURL] != nil && landed[first.FinalURL].Verdict != store.VerdictOK:
 		why = "redirects to " + first.FinalURL + ": " + Problem(*landed[first.FinalURL])
+	case Redirected(first) != "" && otherHost(first.URL, first.FinalURL):
+		// The everyday http://example.com/ -> https://www.example.com/:
+		// only the start URLs' hosts are crawled, and a redirect does not
+		// make its target's host one of them (qa9 T7).
+		why = "redirects to another host, " + first.FinalURL + ", whose pages are only checked, not parsed: only the start URLs' hosts are crawled; give " + first.FinalURL + " as the start URL instead"
 	case Redirected(first) != "":
 		why = "redirects to " + first.FinalURL + ", which was not parsed"
 	default:
@@ -940,6 +945,18 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 		msg += fmt.Sprintf(" (and %d more start URLs failed)", n)
 	}
 	return msg + ".", !ghost && len(failed) == len(starts), nil
+}
+
+// otherHost says whether URL b is on another host (host and port) than a:
+// what makes a start URL's redirect leave the site (the scheme alone does
+// not; see rules.Engine's start hosts).
+func otherHost(a, b string) bool {
+	ua, err := url.Parse(a)
+	if err != nil {
+		return false
+	}
+	ub, err := url.Parse(b)
+	return err == nil && !strings.EqualFold(ua.Host, ub.Host)
 }
 
 // unreadPage says whether rec is a page of the site (or a sitemap) the

@@ -660,6 +660,15 @@ func (e *Engine) Warnings() []string {
 // that no --exclude or rule skips or ignores.
 const FileOutside = "file outside the start directory"
 
+// otherScheme pairs http and https. A start host's name under the other
+// scheme, both on their default ports, is the same site to the people who
+// run it (a site that serves both, an old absolute http:// link on an
+// https site): its pages are parsed too, as written, rather than only
+// checked as another host's (qa9 T9: a page reachable only that way, and
+// every link on it, went unread and unsaid). alias_start_hosts folds the
+// two into one instead.
+var otherScheme = map[string]string{"http": "https", "https": "http"}
+
 func (e *Engine) classify(c *url.URL, key string) (Action, string, *rule) {
 	onStart := false
 	switch c.Scheme {
@@ -667,7 +676,7 @@ func (e *Engine) classify(c *url.URL, key string) (Action, string, *rule) {
 		if c.Host == "" {
 			return Skip, "no host", nil
 		}
-		onStart = e.origins[c.Scheme+"://"+c.Host]
+		onStart = e.origins[c.Scheme+"://"+c.Host] || c.Port() == "" && e.origins[otherScheme[c.Scheme]+"://"+c.Host]
 	case "file":
 		if !e.underFileRoot(key) {
 			// No file of the site (a file: link written on a web page,

@@ -21,7 +21,10 @@ func TestDecideDefaults(t *testing.T) {
 		{"https://example.com/docs/", "https://example.com/docs/", "", Parse, "start URL"},
 		{"https://example.com/other#x", "https://example.com/other", "x", Parse, "start host"},
 		{"https://EXAMPLE.com:443/a/../b", "https://example.com/b", "", Parse, "start host"},
-		{"http://example.com/", "http://example.com/", "", Check, "other host"},
+		// The start host's name under the other scheme, both on default
+		// ports, is the same site (qa9 T9); on another port it is not.
+		{"http://example.com/", "http://example.com/", "", Parse, "start host"},
+		{"http://example.com:8080/", "http://example.com:8080/", "", Check, "other host"},
 		{"https://example.com:8443/", "https://example.com:8443/", "", Check, "other host"},
 		{"https://www.example.com/", "https://www.example.com/", "", Check, "other host"},
 		{"http://127.0.0.1:8080/x", "http://127.0.0.1:8080/x", "", Parse, "start host"},

@@ -1,10 +1,8 @@
 package store
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"slices"
 
 	"go.etcd.io/bbolt"
 )
@@ -370,7 +368,7 @@ func (db *DB) Links(page string) (links []Link, err error) {
 // scan and is returned.
 func (db *DB) Records(passID uint64, fn func(*URLRecord) error) error {
 	return db.view(func(tx *bbolt.Tx) error {
-		return db.passRecords(tx, passID, func(url, v []byte, _ uint64, _ func(int)) error {
+		return db.passRecords(tx, passID, nil, func(url, v []byte, _ uint64, _ []byte) error {
 			rec := new(URLRecord)
 			if err := decodeRecord(string(url), v, rec); err != nil {
 				return db.corrupt("record", url, err)
@@ -395,85 +393,32 @@ func (db *DB) PageLinks(passID uint64, fn func(page *URLRecord, links []Link) er
 		if err := db.scan(tx, links, func(_, _ []byte) error { return nil }); err != nil {
 			return err
 		}
-		// The lists are read a window of pages at a time, in the order
-		// of their keys: one after another in the file, where the pages
-		// in URL order would read them all over it (at 100,000 pages that
-		// was a page fault a list, 9 us of the 20 a page PageLinks cost).
-		// A window holds each list's bytes, copied, until its page's turn.
-		var (
-			win  []pendingList
-			read func(int)
-		)
-		flush := func() error {
-			order := make([]int, len(win))
-			for i := range order {
-				order[i] = i
-			}
-			slices.SortStableFunc(order, func(a, b int) int { return bytes.Compare(win[a].key, win[b].key) })
-			var arena []byte
-			for _, i := range order {
-				v := links.Get(win[i].key)
-				read(max(len(v), pageBytes))
-				start := len(arena)
-				arena = append(arena, v...)
-				win[i].list = arena[start:len(arena):len(arena)]
-				win[i].found = v != nil
-			}
-			for i := range win {
-				w := &win[i]
-				if !w.found {
-					continue // a record of format 1 whose page had no list
-				}
-				list, err := decodeLinks(w.list)
-				if err != nil {
-					return db.corrupt("links of", []byte(w.page.URL), err)
-				}
-				if err := callback(func() error { return fn(w.page, list) }); err != nil {
-					return err
-				}
-			}
-			win = win[:0]
-			return nil
-		}
-		err := db.passRecords(tx, passID, func(k, rv []byte, at uint64, r func(int)) error {
-			read = r
-			if at == linksNone {
+		// The lists are read with the records, a window at a time in the
+		// order they lie (see passRecords): read in URL order they were
+		// all over the file (at 100,000 pages a page fault a list, 9 us of
+		// the 20 a page PageLinks cost).
+		return db.passRecords(tx, passID, links, func(k, rv []byte, _ uint64, lv []byte) error {
+			if lv == nil {
 				return nil
 			}
 			page := new(URLRecord)
 			if err := decodeRecord(string(k), rv, page); err != nil {
 				return db.corrupt("record", k, err)
 			}
-			win = append(win, pendingList{page: page, key: bytes.Clone(linksKey(k, at))})
-			if len(win) == linksWindow {
-				return flush()
+			list, err := decodeLinks(lv)
+			if err != nil {
+				return db.corrupt("links of", k, err)
 			}
-			return nil
+			return callback(func() error { return fn(page, list) })
 		})
-		if err != nil || len(win) == 0 {
-			return err
-		}
-		return flush()
 	})
-}
-
-// linksWindow is how many pages PageLinks reads the lists of at once.
-// Their copies and records take about 3 MB on a generated site.
-const linksWindow = 4096
-
-// pendingList is a page of a PageLinks window and, once read, its list.
-type pendingList struct {
-	page  *URLRecord
-	key   []byte
-	list  []byte
-	found bool
 }
 
 // ResolvedIn calls fn with every URL resolved in the pass, in URL order: what
 // a resumed crawl must not fetch again. fn must not write to db.
 func (db *DB) ResolvedIn(passID uint64, fn func(url string) error) error {
 	return db.view(func(tx *bbolt.Tx) error {
-		return db.passRecords(tx, passID, func(k, _ []byte, _ uint64, _ func(int)) error {
+		return db.passRecords(tx, passID, nil, func(k, _ []byte, _ uint64, _ []byte) error {
 			url := string(k)
 			return callback(func() error { return fn(url) })
 		})

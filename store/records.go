@@ -80,7 +80,7 @@ func appendRecordEntry(buf []byte, r *URLRecord, linksAt uint64) ([]byte, error)
 // recordIndex maps the URL of every record in the urls bucket to its
 // number. It is keyed by one 64-bit hash of the URL: the map holds no
 // pointers for the garbage collector to scan and no copy of the URLs (at
-// 100,000 generated pages 110,253 records, ~2 MiB). at holds, for each
+// 100,000 generated pages 110,253 records, 2.5 MiB). at holds, for each
 // hash, the number of one URL with that hash; a URL whose hash another URL
 // holds in at is in more, by its whole URL. Which of two URLs of one hash
 // a number in at belongs to is told by the URL stored in the entry, so a
@@ -90,7 +90,8 @@ func appendRecordEntry(buf []byte, r *URLRecord, linksAt uint64) ([]byte, error)
 //
 // The writer (a transaction holding DB.idxMu) changes it only after its
 // transaction has committed (recordsTx.apply), so that it never names a
-// record the file does not hold; mu lets Get read it meanwhile.
+// record that no committed transaction wrote; mu lets readers look it up
+// meanwhile.
 type recordIndex struct {
 	mu   sync.RWMutex
 	seed maphash.Seed
@@ -127,9 +128,9 @@ func (x *recordIndex) lookup(h uint64, url []byte) (at, more uint64) {
 }
 
 // errStale says that the index names a record the transaction reading it
-// does not hold: a Get that began before a commit whose changes to the
-// index came before its read (see DB.Get).
-var errStale = errors.New("record index ahead of the transaction")
+// does not hold: a commit replaced or pruned it between the reader's look
+// at the index and the start of its transaction (see readByURL).
+var errStale = errors.New("record index behind the transaction")
 
 // findRecord finds the record of url in b through the numbers at and more
 // that an index holds for it: its number and the record's encoding (after
@@ -169,7 +170,7 @@ func (db *DB) findRecord(b *bbolt.Bucket, url []byte, at, more uint64) (uint64, 
 // an index, checking each one's number against the bucket's sequence and
 // that no URL has two; check, when not nil, is called with each entry too
 // (verify decodes them). At 100,000 generated pages (110,253 records, a
-// 27 MB bucket) it takes about 45 ms.
+// 27 MB bucket) it takes about 20 ms of CPU.
 func (db *DB) buildRecordIndex(tx *bbolt.Tx, check func(k, v []byte) error) (*recordIndex, error) {
 	b := tx.Bucket(bucketURLs)
 	x := db.newRecordIndex(0)
@@ -330,7 +331,8 @@ func (r *recordsTx) lookup(h uint64, url []byte) (at, more uint64) {
 // URL); 0 and nil when it has none.
 func (r *recordsTx) find(url []byte) (uint64, []byte, error) {
 	if r.db.schema < 6 {
-		panic("recordsTx on a file of schema " + fmt.Sprint(r.db.schema))
+		// A file is migrated before its first write; never reached.
+		return 0, nil, fmt.Errorf("%s: records of schema %d written to", r.db.path, r.db.schema)
 	}
 	h := r.idx.hash(url)
 	at, more := r.lookup(h, url)
@@ -413,32 +415,21 @@ func (r *recordsTx) apply() {
 }
 
 // passRecords calls fn, in URL order, with the URL and the encoding of
-// every record of pass passID (after the URL in schema 6), and where its
-// page's link list is; url and rec are valid only during the call. fn's
-// read says how much more of the file it read (see scanMore).
+// every record of pass passID (after the URL in schema 6), where its
+// page's link list is and, when lists is the links bucket, the list (nil
+// when it has none); url, rec and list are valid only during the call.
 //
-// In schema 6 one scan of the bucket collects the pass's records: their
-// URLs copied together, sorted, and where each record lies in the mapping.
-// They are then read recordsWindow at a time in URL order, each window's
-// copied out in the order they lie, one sweep of the bucket from its
-// front. Read one by one in URL order, each record was a page fault of
-// its own once the mapping had been dropped: at 100,000 generated pages
-// 140,000 faults and 9 us a page in the report's two scans (Records and
-// PageLinks).
-func (db *DB) passRecords(tx *bbolt.Tx, passID uint64, fn func(url, rec []byte, linksAt uint64, read func(int)) error) error {
-	b := tx.Bucket(bucketURLs)
-	if db.schema < 6 {
-		return db.scanMore(tx, b, func(k, v []byte, read func(int)) error {
-			p, at, err := recordHead(v)
-			if err != nil {
-				return db.corrupt("record", k, err)
-			}
-			if p != passID {
-				return nil
-			}
-			return fn(k, v, at, read)
-		})
-	}
+// One scan of the bucket collects the pass's records: their URLs copied
+// together, sorted, and where each record lies in the mapping. They are
+// then read a window at a time in URL order, each window's records (and
+// lists) copied out in the order they lie, one sweep of the bucket from
+// its front; a record and its page's list are written by one commit, so
+// the lists are read in about their order too. Read one by one in URL
+// order, each record was a page fault of its own once the mapping had
+// been dropped: at 100,000 generated pages 140,000 faults and 9 us a page
+// in the report's two scans (Records and PageLinks). A file of schema 5 or
+// older, keyed by URL, takes the same way, its records already in order.
+func (db *DB) passRecords(tx *bbolt.Tx, passID uint64, lists *bbolt.Bucket, fn func(url, rec []byte, linksAt uint64, list []byte) error) error {
 	type found struct {
 		rec        []byte // in the mapping
 		linksAt    uint64
@@ -457,10 +448,16 @@ func (db *DB) passRecords(tx *bbolt.Tx, passID uint64, fn func(url, rec []byte, 
 		read func(int)
 	)
 	defer func() { db.passHint.Store(&passHint{len(all), len(urls)}) }()
-	err := db.scanMore(tx, b, func(k, v []byte, r func(int)) error {
+	err := db.scanMore(tx, tx.Bucket(bucketURLs), func(k, v []byte, r func(int)) error {
 		read = r
-		url, rec, p, at, err := db.recordEntry(k, v)
-		if err != nil {
+		url, rec := k, v
+		var p, at uint64
+		var err error
+		if db.schema < 6 {
+			if p, at, err = recordHead(v); err != nil {
+				return db.corrupt("record", k, err)
+			}
+		} else if url, rec, p, at, err = db.recordEntry(k, v); err != nil {
 			return err
 		}
 		if p == passID {
@@ -473,28 +470,55 @@ func (db *DB) passRecords(tx *bbolt.Tx, passID uint64, fn func(url, rec []byte, 
 		return err
 	}
 	slices.SortFunc(all, func(a, b found) int { return bytes.Compare(urls[a.start:a.end], urls[b.start:b.end]) })
+	window := recordsWindow
+	if lists != nil {
+		window /= 2 // room for the lists, ~300 bytes a page
+	}
 	var (
-		order  []int
-		copies [][]byte
-		arena  []byte
+		order          []int
+		copies, listed [][]byte
+		arena          []byte
 	)
-	for lo := 0; lo < len(all); lo += recordsWindow {
-		win := all[lo:min(lo+recordsWindow, len(all))]
+	for lo := 0; lo < len(all); lo += window {
+		win := all[lo:min(lo+window, len(all))]
 		order = order[:0]
 		for i := range win {
 			order = append(order, i)
 		}
 		slices.SortFunc(order, func(a, b int) int { return win[a].start - win[b].start })
 		copies, arena = slices.Grow(copies[:0], len(win))[:len(win)], arena[:0]
+		if lists != nil {
+			listed = slices.Grow(listed[:0], len(win))[:len(win)]
+		}
 		for _, i := range order {
-			read(max(len(win[i].rec), pageBytes))
+			f := &win[i]
+			read(max(len(f.rec), pageBytes))
 			start := len(arena)
-			arena = append(arena, win[i].rec...)
+			arena = append(arena, f.rec...)
 			copies[i] = arena[start:len(arena):len(arena)]
+			if lists == nil {
+				continue
+			}
+			listed[i] = nil
+			if f.linksAt == linksNone {
+				continue
+			}
+			v := lists.Get(linksKey(urls[f.start:f.end], f.linksAt))
+			if v == nil {
+				continue // a record of format 1 whose page had no list
+			}
+			read(max(len(v), pageBytes))
+			start = len(arena)
+			arena = append(arena, v...)
+			listed[i] = arena[start:len(arena):len(arena)]
 		}
 		for i := range win {
 			f := &win[i]
-			if err := fn(urls[f.start:f.end:f.end], copies[i], f.linksAt, read); err != nil {
+			var list []byte
+			if lists != nil {
+				list = listed[i]
+			}
+			if err := fn(urls[f.start:f.end:f.end], copies[i], f.linksAt, list); err != nil {
 				return err
 			}
 		}
@@ -506,7 +530,8 @@ func (db *DB) passRecords(tx *bbolt.Tx, passID uint64, fn func(url, rec []byte, 
 type passHint struct{ n, bytes int }
 
 // recordsWindow is how many records passRecords reads at once: their
-// copies take about 3 MB on a generated site.
+// copies take about 3 MB on a generated site, and as much again for the
+// lists of half as many pages.
 const recordsWindow = 16384
 
 // migrateRecords moves the records of a urls bucket keyed by URL (schema

@@ -21,7 +21,9 @@
 // answers either with a Permit or with the time to wait, so one dispatcher
 // can serve many hosts and a slow host never holds up the others. Only the
 // body reader returned by Permit.Body sleeps, and only inside the request it
-// belongs to.
+// belongs to. Ready signals that a permit is done, and Freed names the
+// hosts whose waits that may have cut short, so that a dispatcher with
+// thousands of hosts waiting asks again for those only.
 //
 // It owns the vocabulary of politeness too: the defaults for the site's own
 // hosts and for third-party hosts (StartHostDefaults, OtherHostDefaults),

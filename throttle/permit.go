@@ -124,7 +124,8 @@ func (p *Permit) Done(o Outcome) (d Decision) {
 		l.mu.Unlock()
 		return Decision{}
 	}
-	p.done, l.dirty = true, true
+	p.done = true
+	l.changed()
 	if extra := o.Bytes - p.read; extra > 0 {
 		l.usedBytes += extra
 		l.bytesTotal += extra

@@ -81,10 +81,11 @@ type Throttle struct {
 	global *rate.Limiter // nil when unlimited
 	ready  chan struct{}
 
-	// freed are the limiters with a permit done since Freed last asked
-	// (each once, see limiter.freed).
-	freedMu sync.Mutex
-	freed   []*limiter
+	// freed are the limiters with a permit done since Freed last asked,
+	// changed those whose saved state changed since Changed last asked:
+	// with thousands of hosts, walking every limiter for each grew with
+	// the square of the hosts (qa8 S1).
+	freed, changed limiterSet
 
 	mu     sync.RWMutex
 	byHost map[string]*limiter
@@ -204,7 +205,7 @@ func (t *Throttle) Deferred(host, key string) (time.Time, bool) {
 	case !ok:
 	case !until.After(now):
 		delete(l.held, key)
-		l.dirty = true
+		l.changed()
 	case l.set.MaxPause > 0 && until.Sub(now) > l.set.MaxPause:
 		return until, true
 	default:
@@ -212,7 +213,7 @@ func (t *Throttle) Deferred(host, key string) (time.Time, bool) {
 		if until.After(l.pausedUntil) {
 			l.pausedUntil = until
 		}
-		l.dirty = true
+		l.changed()
 	}
 	return time.Time{}, false
 }
@@ -284,15 +285,8 @@ func (t *Throttle) Ready() <-chan struct{} {
 // other host's wait, so a dispatcher with thousands of hosts waiting asks
 // again for these only, not for every host at each Ready (qa8 S1).
 func (t *Throttle) Freed() []string {
-	t.freedMu.Lock()
-	freed := t.freed
-	t.freed = nil
-	for _, l := range freed {
-		l.freed = false
-	}
-	t.freedMu.Unlock()
 	var hosts []string
-	for _, l := range freed {
+	for _, l := range t.freed.take() {
 		l.mu.Lock()
 		hosts = append(hosts, l.hosts...)
 		l.mu.Unlock()
@@ -301,12 +295,7 @@ func (t *Throttle) Freed() []string {
 }
 
 func (t *Throttle) signal(l *limiter) {
-	t.freedMu.Lock()
-	if !l.freed {
-		l.freed = true
-		t.freed = append(t.freed, l)
-	}
-	t.freedMu.Unlock()
+	t.freed.add(l)
 	select {
 	case t.ready <- struct{}{}:
 	default:
@@ -373,9 +362,8 @@ func (l *limiter) assumeStarts(m resumeMark) {
 // changed since the last call, so that only they are saved again: a pass
 // that meets many hosts must not rewrite all of them at every commit.
 func (t *Throttle) Changed() []string {
-	t.mu.RLock()
 	var hosts []string
-	for _, l := range t.byKey {
+	for _, l := range t.changed.take() {
 		l.mu.Lock()
 		if l.dirty {
 			l.dirty = false
@@ -383,9 +371,46 @@ func (t *Throttle) Changed() []string {
 		}
 		l.mu.Unlock()
 	}
-	t.mu.RUnlock()
 	slices.Sort(hosts)
 	return hosts
+}
+
+// limiterSet collects limiters, each once, until they are taken.
+type limiterSet struct {
+	mu sync.Mutex
+	in map[*limiter]struct{}
+}
+
+func (s *limiterSet) add(l *limiter) {
+	s.mu.Lock()
+	if s.in == nil {
+		s.in = make(map[*limiter]struct{})
+	}
+	s.in[l] = struct{}{}
+	s.mu.Unlock()
+}
+
+// take returns the limiters added since the last take.
+func (s *limiterSet) take() []*limiter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.in) == 0 {
+		return nil
+	}
+	ls := make([]*limiter, 0, len(s.in))
+	for l := range s.in {
+		ls = append(ls, l)
+	}
+	clear(s.in)
+	return ls
+}
+
+// changed marks l's saved state changed, for Changed; l.mu is held.
+func (l *limiter) changed() {
+	if !l.dirty {
+		l.dirty = true
+		l.changes.add(l)
+	}
 }
 
 // Hosts lists every host the throttle has seen, sorted.
@@ -471,6 +496,7 @@ func (t *Throttle) limiterFor(host string) *limiter {
 			s = t.cfg.Settings(host)
 		}
 		l = newLimiter(key, s.normalized())
+		l.changes = &t.changed
 		l.life, l.perHost = t.cfg.RequestLife, t.cfg.PerHost
 		if t.resume.unrecorded > 0 {
 			l.assumeStarts(t.resume)
@@ -501,13 +527,13 @@ type limiter struct {
 	bucket  *rate.Limiter // nil when Rate is unlimited
 	bytes   *rate.Limiter // nil when BytesPerSec is unlimited
 
-	// freed: on Throttle.freed; guarded by Throttle.freedMu.
-	freed bool
+	changes *limiterSet // the Throttle's, for Changed (see changed)
 
 	mu    sync.Mutex
 	hosts []string
 	// dirty: state that ExportState saves changed since Changed last
-	// reported the limiter's hosts.
+	// reported the limiter's hosts; set by changed, which puts the
+	// limiter on changes too.
 	dirty bool
 
 	starts    window
@@ -624,7 +650,8 @@ func (l *limiter) isDeferred(now time.Time) bool {
 		}
 	}
 	if l.pausedUntil.Sub(now) > l.set.MaxPause {
-		l.deferred, l.dirty = true, true
+		l.deferred = true
+		l.changed()
 	}
 	return l.deferred
 }
@@ -692,7 +719,7 @@ func (l *limiter) liveOrphans(now time.Time) []time.Time {
 	}
 	if i > 0 {
 		l.orphans = l.orphans[i:]
-		l.dirty = true
+		l.changed()
 	}
 	return l.orphans
 }
@@ -775,7 +802,7 @@ func (l *limiter) send(now time.Time) {
 	}
 	l.lastStart = now
 	l.usedRequests++
-	l.dirty = true
+	l.changed()
 	l.requests++
 	l.recent.add(now)
 }
@@ -844,7 +871,7 @@ func (l *limiter) maxInFlight() int {
 
 func (l *limiter) setRobots(host string, r *Robots, fetched time.Time, userAgent string) {
 	l.robots[host] = robotsEntry{robots: r, fetched: fetched}
-	l.dirty = true
+	l.changed()
 	l.robotsGap = 0
 	for _, e := range l.robots {
 		l.robotsGap = max(l.robotsGap, e.robots.CrawlDelay(userAgent))

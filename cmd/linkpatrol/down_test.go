@@ -204,3 +204,34 @@ func TestRetryAfterDefersOneURLToTheNextRun(t *testing.T) {
 		t.Errorf("/slow requested %d times, want 2: once refused, once after its pause", n)
 	}
 }
+
+// A start URL that redirects to another host (http://example.com/ ->
+// https://www.example.com/) checks nothing: only the start URLs' hosts are
+// crawled. The FAILED line said "which was not parsed", with no word on why
+// or what to type (qa9 T7); it names the other host's URL to give instead,
+// and given, that URL checks the site.
+func TestStartURLRedirectingToAnotherHostSaysWhatToGive(t *testing.T) {
+	t.Parallel()
+	www := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/home" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintln(w, `<a href="/gone">gone</a>`)
+	}))
+	t.Cleanup(www.Close)
+	bare := httptest.NewServer(http.RedirectHandler(www.URL+"/home", http.StatusMovedPermanently))
+	t.Cleanup(bare.Close)
+	dir := t.TempDir()
+	r := runInProcess(t, "check", "--db", filepath.Join(dir, "a.db"), "--ignore-robots", bare.URL+"/")
+	flat := strings.Join(strings.Fields(r.stdout), " ")
+	want := bare.URL + "/: redirects to another host, " + www.URL + "/home, whose pages are only checked, not parsed: only the start URLs' hosts are crawled; give " + www.URL + "/home as the start URL instead"
+	if r.code != exitNothing || !strings.HasPrefix(flat, "FAILED: no start URL could be fetched and parsed") || !strings.Contains(flat, want) {
+		t.Errorf("exit %d, want %d and %q in\n%s%s", r.code, exitNothing, want, r.stdout, r.stderr)
+	}
+	r = runInProcess(t, "check", "--db", filepath.Join(dir, "b.db"), "--ignore-robots", www.URL+"/home")
+	if r.code != exitProblems || !strings.Contains(r.stdout, www.URL+"/gone") {
+		t.Errorf("the URL the FAILED line names, given: exit %d, want %d with %s/gone broken\n%s%s", r.code, exitProblems, www.URL, r.stdout, r.stderr)
+	}
+}

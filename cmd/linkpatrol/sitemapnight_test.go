@@ -40,6 +40,9 @@ func TestSitemapThatFailsKeepsItsEntries(t *testing.T) {
 			}
 			b.WriteString("</urlset>\n")
 			switch m {
+			case "emptyset":
+				w.Header().Set("Content-Type", "application/xml")
+				fmt.Fprint(w, "<?xml version=\"1.0\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n</urlset>\n")
 			case "503":
 				http.Error(w, "busy", http.StatusServiceUnavailable)
 			case "cut":
@@ -103,6 +106,21 @@ func TestSitemapThatFailsKeepsItsEntries(t *testing.T) {
 	r, flat := night(db, "whole")
 	if want := fmt.Sprintf("0 new problems, %d still there, 1 fixed, 0 no longer linked", entries); r.code != exitProblems || !strings.Contains(flat, want) {
 		t.Errorf("night 4, whole again: exit %d, want %d and %q\n%s%s", r.code, exitProblems, want, r.stdout, r.stderr)
+	}
+
+	// A well-formed sitemap that comes back listing nothing (a broken
+	// generator after a deploy) was "No problems found.", exit 0 (qa9 T6,
+	// E1 for sitemaps): for one night it is not read, and followed from
+	// its last good copy; empty again the next night, it is believed.
+	db = filepath.Join(t.TempDir(), "lp.db")
+	night(db, "whole")
+	r, flat = night(db, "emptyset")
+	if want := fmt.Sprintf("1 new problem, %d still there, 0 fixed, 0 no longer linked", entries); r.code != exitProblems || !strings.Contains(flat, want) || !strings.Contains(flat, "empty sitemap") {
+		t.Errorf("sitemap emptied: exit %d, want %d, %q and the sitemap empty\n%s%s", r.code, exitProblems, want, r.stdout, r.stderr)
+	}
+	r, flat = night(db, "emptyset")
+	if want := fmt.Sprintf("0 new problems, 0 still there, 1 fixed, %d no longer linked", entries); r.code != exitOK || !strings.Contains(flat, want) {
+		t.Errorf("sitemap empty a second night: exit %d, want %d and %q\n%s%s", r.code, exitOK, want, r.stdout, r.stderr)
 	}
 
 	// A first night cut after 3 entries: no copy to follow. The 3 read
