@@ -237,6 +237,7 @@ func initialValues(ctx context.Context, w jetstream.KeyWatcher, keys map[string]
 	}
 	return values, true, nil
 }
+
 // CurrentPass returns the pass record the coordinator last wrote; ok is
 // false before any pass began.
 func CurrentPass(ctx context.Context, js jetstream.JetStream) (rec PassRecord, ok bool, err error) {
