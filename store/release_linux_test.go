@@ -167,7 +167,8 @@ const aloneEnv = "LINKPATROL_STORE_ALONE"
 
 // runAlone runs the test t in a process of its own: this test binary again,
 // for t alone, with aloneEnv set to its name. Its failures, and what it
-// logged, are t's; a skip there is t's skip.
+// logged, are t's; a skip there is t's skip. With -cover, what the child
+// covers is not in the parent's profile.
 func runAlone(t *testing.T) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")

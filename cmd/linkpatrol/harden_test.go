@@ -88,7 +88,9 @@ func TestOutputOntoDatabaseRefused(t *testing.T) {
 // done is committed, the exit code is 3, and the same command resumes.
 func TestSIGHUPStopsCleanly(t *testing.T) {
 	t.Parallel()
-	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 400, BrokenEvery: 9, Latency: 2 * time.Millisecond, Seed: 3, PageBytes: smallPages})
+	// The signal comes after 50 requests; 150 pages leave the resume
+	// enough to do.
+	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 150, BrokenEvery: 9, Latency: 2 * time.Millisecond, Seed: 3, PageBytes: smallPages})
 	srv := httptest.NewServer(site)
 	defer srv.Close()
 	db := filepath.Join(t.TempDir(), "lp.db")
