@@ -124,6 +124,14 @@
 // and the streams and leases are read from the server after, so the rule
 // above holds as it does for reports read from the server.
 //
+// A read of every key under a prefix (every lease: Holders, status, the
+// rule's lease holders; every report or owner) is one watch too, read
+// until a message of each key the bucket's stream held just before came
+// (one stream-info request lists them). The watch's own word that it
+// delivered every value is not enough: a key rewritten while the watch is
+// made, a lease being renewed, comes after it, and such reads missed
+// holders during renewal rounds.
+//
 // # Stopping and resuming a pass
 //
 // Stop (lp.ctl.stop; check --nats --max-time) marks the pass stopped in its

@@ -45,7 +45,7 @@ type identity struct {
 
 // leases are the shard leases one worker holds.
 type leases struct {
-	kv jetstream.KeyValue
+	kv bucket
 	id identity
 	// value is what this process writes into each lease (leaseValue). The
 	// token tells a late write of this process, which landed after the
@@ -610,7 +610,7 @@ func holdersOf(leases [Shards][]byte) [Shards]string {
 }
 
 // leaseValues reads every lease: its raw value by shard, nil where none.
-func leaseValues(ctx context.Context, kv jetstream.KeyValue) ([Shards][]byte, error) {
+func leaseValues(ctx context.Context, kv bucket) ([Shards][]byte, error) {
 	var out [Shards][]byte
 	es, err := leaseEntries(ctx, kv)
 	for s, e := range es {
@@ -623,7 +623,7 @@ func leaseValues(ctx context.Context, kv jetstream.KeyValue) ([Shards][]byte, er
 
 // leaseEntries reads every lease, by shard, nil where none: one watch for
 // all of them (entries), not a request per shard.
-func leaseEntries(ctx context.Context, kv jetstream.KeyValue) ([Shards]jetstream.KeyValueEntry, error) {
+func leaseEntries(ctx context.Context, kv bucket) ([Shards]jetstream.KeyValueEntry, error) {
 	var out [Shards]jetstream.KeyValueEntry
 	es, err := entries(ctx, kv, leaseKeys)
 	if err != nil {

@@ -553,7 +553,7 @@ func TestCloseWithoutTheServerGivesNothingUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv := &countingKV{KeyValue: w.leases.kv}
+	kv := &countingKV{bucket: w.leases.kv}
 	w.leases.kv = kv
 	gone := nc.StatusChanged(nats.RECONNECTING)
 	defer nc.RemoveStatusListener(gone)

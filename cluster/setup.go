@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -166,14 +167,59 @@ var ErrNotSetUp = errors.New("this NATS server has no linkpatrol frontier (start
 
 // buckets are the KV buckets a worker or client uses.
 type buckets struct {
-	leases, state jetstream.KeyValue
+	leases, state bucket
+}
+
+// A bucket is a KV bucket and the stream under it, which says which keys
+// the bucket holds at a moment: what a read of every key must deliver
+// (entries).
+type bucket interface {
+	jetstream.KeyValue
+	// keysNow returns the keys matching filter that hold a message now:
+	// a value, or the marker of a delete or purge.
+	keysNow(ctx context.Context, filter string) (map[string]bool, error)
+}
+
+type kvBucket struct {
+	jetstream.KeyValue
+	stream jetstream.Stream
+}
+
+func openBucket(ctx context.Context, js jetstream.JetStream, name string) (bucket, error) {
+	kv, err := js.KeyValue(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	s, err := js.Stream(ctx, "KV_"+name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, jetstream.ErrBucketNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return kvBucket{KeyValue: kv, stream: s}, nil
+}
+
+// keysNow is one request, the stream's info with the subjects matching
+// filter and their counts of messages.
+func (b kvBucket) keysNow(ctx context.Context, filter string) (map[string]bool, error) {
+	pre := "$KV." + b.Bucket() + "."
+	info, err := b.stream.Info(ctx, jetstream.WithSubjectFilter(pre+filter))
+	if err != nil {
+		return nil, fmt.Errorf("the keys of %s: %w", b.Bucket(), err)
+	}
+	keys := make(map[string]bool, len(info.State.Subjects))
+	for subj := range info.State.Subjects {
+		keys[strings.TrimPrefix(subj, pre)] = true
+	}
+	return keys, nil
 }
 
 func openBuckets(ctx context.Context, js jetstream.JetStream) (buckets, error) {
 	var b buckets
 	var err error
-	if b.leases, err = js.KeyValue(ctx, leaseBucket); err == nil {
-		b.state, err = js.KeyValue(ctx, stateBucket)
+	if b.leases, err = openBucket(ctx, js, leaseBucket); err == nil {
+		b.state, err = openBucket(ctx, js, stateBucket)
 	}
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		return b, ErrNotSetUp

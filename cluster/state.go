@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -127,7 +128,7 @@ func reportSays(st *WorkerStatus) []byte {
 	return b
 }
 
-func getJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) (ok bool, err error) {
+func getJSON(ctx context.Context, kv bucket, key string, v any) (ok bool, err error) {
 	return getState(ctx, kvState{kv}, key, v)
 }
 
@@ -144,58 +145,97 @@ func putJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) erro
 
 // entries reads the current value of every key of a bucket matching
 // filter, deleted keys left out; none is not an error. It is one watch,
-// whose consumer delivers the last message of each key and says when it
-// has: one request for any number of keys, where listing the keys and
-// getting each is a request per key (and at a poll a second, with a lease
-// per shard, the most of what the server does during a pass).
-//
-// The watch says it has delivered every value (a nil entry) once it has
-// received as many as the server held when it began. In the lease bucket
-// keys lapse: a lease that lapses after the watch began and before it is
-// delivered is never received, and then no nil entry comes at all. A
-// worker waiting for a twin's leases to lapse hung there for good. So a
-// watch that delivers nothing for watchQuiet is made again. The new watch
-// starts from the keys as they are then.
-func entries(ctx context.Context, kv jetstream.KeyValue, filter string) ([]jetstream.KeyValueEntry, error) {
+// whose consumer delivers the last message of each key: one request for
+// any number of keys, where getting each key is a request per key (and
+// at a poll a second, with a lease per shard, the most of what the server
+// does during a pass). See initialValues for when it has them all.
+func entries(ctx context.Context, kv bucket, filter string) ([]jetstream.KeyValueEntry, error) {
 	for {
-		out, done, err := entriesOnce(ctx, kv, filter)
-		if done || err != nil {
-			return out, err
+		values, done, err := entriesOnce(ctx, kv, filter)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			out := make([]jetstream.KeyValueEntry, 0, len(values))
+			for _, e := range values {
+				out = append(out, e)
+			}
+			slices.SortFunc(out, func(a, b jetstream.KeyValueEntry) int { return strings.Compare(a.Key(), b.Key()) })
+			return out, nil
 		}
 	}
 }
 
-// watchQuiet is how long entries waits for a watch's next value before it
-// makes the watch again. A watch sends its values in one burst; a gap this
-// long means they are not coming.
+// watchQuiet is how long a read of every key waits for a watch's next
+// value before it makes the watch again. A watch sends its values in one
+// burst; a gap this long means they are not coming.
 const watchQuiet = 2 * time.Second
 
 // entriesOnce is one watch of entries; done is false when it went quiet.
-func entriesOnce(ctx context.Context, kv jetstream.KeyValue, filter string) (out []jetstream.KeyValueEntry, done bool, err error) {
-	w, err := kv.Watch(ctx, filter, jetstream.IgnoreDeletes())
+func entriesOnce(ctx context.Context, kv bucket, filter string) (values map[string]jetstream.KeyValueEntry, done bool, err error) {
+	keys, err := kv.keysNow(ctx, filter)
+	if err != nil {
+		return nil, true, fmt.Errorf("read %s: %w", filter, err)
+	}
+	if len(keys) == 0 {
+		return nil, true, nil
+	}
+	w, err := kv.Watch(ctx, filter)
 	if err != nil {
 		return nil, true, fmt.Errorf("read %s: %w", filter, err)
 	}
 	defer func() { _ = w.Stop() }()
+	values, done, err = initialValues(ctx, w, keys)
+	if err != nil {
+		return nil, true, fmt.Errorf("read %s: %w", filter, err)
+	}
+	return values, done, nil
+}
+
+// initialValues reads from w, a watch made after keys were read
+// (keysNow), until it has delivered a message of each of them, and
+// returns the last value of every key it delivered, deleted keys left
+// out; done is false when the watch went quiet before.
+//
+// The watch's own word that it has delivered every value (a nil entry)
+// is not enough. Its consumer delivers the last message of each key as
+// the server held them when it was made, in stream order, skipping one
+// the server removed meanwhile; a key rewritten meanwhile (a lease
+// renewed) comes only later, as an update, and the nil entry may come
+// before it: a read of all leases during a renewal round missed holders
+// (TestLeaseReadDuringRenewalsMissesNone). A key that held a message
+// when keys were read either comes in the watch's first values, or was
+// rewritten, deleted or purged since, and that later message comes. Only
+// a key that lapsed (the lease bucket's TTL) or was purged without a
+// marker comes never: a watch that delivers nothing for watchQuiet is
+// made again, and the new one starts from the keys as they are then.
+func initialValues(ctx context.Context, w jetstream.KeyWatcher, keys map[string]bool) (values map[string]jetstream.KeyValueEntry, done bool, err error) {
+	values = map[string]jetstream.KeyValueEntry{}
+	missing := len(keys)
 	quiet := time.NewTimer(watchQuiet)
 	defer quiet.Stop()
-	for {
+	for missing > 0 {
 		select {
 		case <-ctx.Done():
-			return nil, true, fmt.Errorf("read %s: %w", filter, ctx.Err())
+			return nil, true, ctx.Err()
 		case <-quiet.C:
 			return nil, false, nil
 		case e, ok := <-w.Updates():
 			if !ok {
-				return nil, true, fmt.Errorf("read %s: the watch ended early", filter)
+				return nil, true, errors.New("the watch ended early")
 			}
-			if e == nil { // every current value has come
-				return out, true, nil
+			if e == nil {
+				continue
 			}
-			out = append(out, e)
+			if keys[e.Key()] {
+				keys[e.Key()] = false
+				missing--
+			}
+			apply(values, e)
 			quiet.Reset(watchQuiet)
 		}
 	}
+	return values, true, nil
 }
 
 // CurrentPass returns the pass record the coordinator last wrote; ok is

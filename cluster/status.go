@@ -153,7 +153,7 @@ func Stalled(ctx context.Context, js jetstream.JetStream, pass uint64) ([]Stall,
 }
 
 // stalled is Stalled with the workers' and owners' reports read from src.
-func stalled(ctx context.Context, js jetstream.JetStream, leaseKV jetstream.KeyValue, src stateReader, pass uint64) ([]Stall, error) {
+func stalled(ctx context.Context, js jetstream.JetStream, leaseKV bucket, src stateReader, pass uint64) ([]Stall, error) {
 	statuses, err := workerStatuses(ctx, src)
 	if err != nil {
 		return nil, err

@@ -27,7 +27,7 @@ type stateReader interface {
 }
 
 // kvState reads the state bucket from the server at each call.
-type kvState struct{ kv jetstream.KeyValue }
+type kvState struct{ kv bucket }
 
 func (s kvState) entries(ctx context.Context, filter string) ([]jetstream.KeyValueEntry, error) {
 	return entries(ctx, s.kv, filter)
@@ -53,7 +53,7 @@ func (kvState) decoded(e jetstream.KeyValueEntry, decode func([]byte) (any, erro
 // server restart a watch notices that its consumer is gone only when
 // heartbeats stop coming. A new watch starts from the values as they are.
 type stateView struct {
-	kv         jetstream.KeyValue
+	kv         bucket
 	nc         *nats.Conn
 	reconnects chan nats.Status
 	cancel     context.CancelFunc
@@ -75,7 +75,7 @@ type decodedValue struct {
 }
 
 // watchState makes the view, once the watch delivered every value.
-func watchState(ctx context.Context, nc *nats.Conn, kv jetstream.KeyValue) (*stateView, error) {
+func watchState(ctx context.Context, nc *nats.Conn, kv bucket) (*stateView, error) {
 	v := &stateView{kv: kv, nc: nc, changed: make(chan struct{}), done: make(chan struct{}), decodes: map[string]decodedValue{}}
 	v.reconnects = nc.StatusChanged(nats.CONNECTED)
 	w, values, err := v.load(ctx)
@@ -91,39 +91,27 @@ func watchState(ctx context.Context, nc *nats.Conn, kv jetstream.KeyValue) (*sta
 }
 
 // load makes a watch of the whole bucket and reads the value of every key
-// through it. Like entries, it makes the watch again when it goes quiet
-// before saying it has delivered them all.
+// through it, as entries does (initialValues): it makes the watch again
+// when it goes quiet before it delivered them all.
 func (v *stateView) load(ctx context.Context) (jetstream.KeyWatcher, map[string]jetstream.KeyValueEntry, error) {
 	for {
+		keys, err := v.kv.keysNow(ctx, ">")
+		if err != nil {
+			return nil, nil, fmt.Errorf("watch %s: %w", stateBucket, err)
+		}
 		w, err := v.kv.Watch(ctx, ">")
 		if err != nil {
 			return nil, nil, fmt.Errorf("watch %s: %w", stateBucket, err)
 		}
-		values := map[string]jetstream.KeyValueEntry{}
-		quiet := time.NewTimer(watchQuiet)
-	initial:
-		for {
-			select {
-			case <-ctx.Done():
-				quiet.Stop()
-				_ = w.Stop()
-				return nil, nil, fmt.Errorf("watch %s: %w", stateBucket, ctx.Err())
-			case <-quiet.C:
-				_ = w.Stop()
-				break initial
-			case e, ok := <-w.Updates():
-				if !ok {
-					quiet.Stop()
-					return nil, nil, fmt.Errorf("watch %s: the watch ended early", stateBucket)
-				}
-				if e == nil { // every current value has come
-					quiet.Stop()
-					return w, values, nil
-				}
-				apply(values, e)
-				quiet.Reset(watchQuiet)
-			}
+		values, done, err := initialValues(ctx, w, keys)
+		if err != nil {
+			_ = w.Stop()
+			return nil, nil, fmt.Errorf("watch %s: %w", stateBucket, err)
 		}
+		if done {
+			return w, values, nil
+		}
+		_ = w.Stop()
 	}
 }
 
@@ -314,7 +302,7 @@ func passRecord(ctx context.Context, src stateReader) (rec PassRecord, rev uint6
 type StateWatch struct {
 	v      *stateView
 	js     jetstream.JetStream
-	leases jetstream.KeyValue
+	leases bucket
 }
 
 // WatchState starts a StateWatch; Stop it.

@@ -24,7 +24,7 @@ func TestLooksAtABusyPassAskTheServerNothing(t *testing.T) {
 	merged := openDB(t, "merged.db", false)
 	var kv *countingKV
 	c, _ := runCoordinatorOn(t, js, merged, CoordinatorConfig{Poll: 20 * time.Millisecond, onVerdict: vlog.record}, Options{LeaseTTL: leaseTTL},
-		func(c *Coordinator) { kv = &countingKV{KeyValue: c.b.state}; c.b.state = kv })
+		func(c *Coordinator) { kv = &countingKV{bucket: c.b.state}; c.b.state = kv })
 	rec, err := c.Begin(context.Background(), BeginRequest{Pass: mergedPass(wb), Seeds: seedsOf(wb)})
 	if err != nil {
 		t.Fatal(err)
@@ -57,21 +57,21 @@ func TestLooksAtABusyPassAskTheServerNothing(t *testing.T) {
 // countingKV counts the reads of a bucket that go to the server, and its
 // deletes.
 type countingKV struct {
-	jetstream.KeyValue
+	bucket
 	watches, gets, deletes atomic.Int64
 }
 
 func (k *countingKV) Delete(ctx context.Context, key string, opts ...jetstream.KVDeleteOpt) error {
 	k.deletes.Add(1)
-	return k.KeyValue.Delete(ctx, key, opts...)
+	return k.bucket.Delete(ctx, key, opts...)
 }
 
 func (k *countingKV) Watch(ctx context.Context, keys string, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, error) {
 	k.watches.Add(1)
-	return k.KeyValue.Watch(ctx, keys, opts...)
+	return k.bucket.Watch(ctx, keys, opts...)
 }
 
 func (k *countingKV) Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
 	k.gets.Add(1)
-	return k.KeyValue.Get(ctx, key)
+	return k.bucket.Get(ctx, key)
 }

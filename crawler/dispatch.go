@@ -530,7 +530,10 @@ func (d *dispatcher) park(q *hostQueue, wait time.Duration) {
 // it (a redirect hop, GET after a refused HEAD) found its host's throttle
 // asking for a longer wait than a worker holds on for, so the worker gave
 // the task back rather than sit out the wait (see acquireNext). Its own
-// host's other tasks go on meanwhile.
+// host's other tasks go on meanwhile. Once its time comes it goes ahead of
+// the host's new URLs (queueDue): it continues a request already under
+// way, and queued behind the new URLs of a host paced at one request a
+// second it waited minutes, every other chain's hop with it (qa9 T1).
 func (d *dispatcher) delay(t task, wait time.Duration) {
 	t.notBefore = time.Now().Add(wait)
 	d.delayed.add(&t)
@@ -555,7 +558,7 @@ func (d *dispatcher) wakeBy(at time.Time) {
 func (d *dispatcher) unpark() {
 	now := time.Now()
 	d.waiting.release(now, d.schedule)
-	d.delayed.release(now, func(t *task) { d.enqueue(*t) })
+	d.delayed.release(now, func(t *task) { d.queueOn(*t, queueDue) })
 	d.wakeAt = time.Time{}
 	for _, at := range []time.Time{d.waiting.next(), d.delayed.next()} {
 		if !at.IsZero() && (d.wakeAt.IsZero() || at.Before(d.wakeAt)) {

@@ -49,7 +49,8 @@
 // the host's throttle without blocking. A request after it (a redirect hop,
 // the GET after a refused HEAD, the GET that parses a page a check found)
 // asks the throttle itself, but never holds a worker through a long wait: the task goes back to the dispatcher, which
-// holds it until the wait is over (see acquireNext and dispatcher.delay).
+// holds it until the wait is over and then queues it ahead of its host's
+// new URLs (see acquireNext, hopWithin and dispatcher.delay).
 //
 // A dispatch looks only at hosts that can take a request now: hosts the
 // throttle asked to wait are held by when they are due, and woken early

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
 	"github.com/linkpatrol/linkpatrol/throttle"
 )
@@ -488,6 +489,21 @@ func (c *Crawler) acquire(ctx context.Context, host, key string) (*throttle.Perm
 // the task's first request, and nothing is asked twice.
 const maxHopWait = time.Second
 
+// hopWithin is how long a redirect hop whose request follows policy may
+// wait for its host's permit inside the chain's task (ctx): maxHopWait,
+// and never into the time that request has before the task's deadline. A
+// hop that waited for linkpatrol's own pace and then ran out of time at
+// the server would be reported as the server's timeout (qa9 T1); handed
+// off instead, it waits in the dispatcher, and its request gets its full
+// timeout when its turn comes.
+func (c *Crawler) hopWithin(ctx context.Context, policy *rules.Policy) time.Duration {
+	within := maxHopWait
+	if deadline, ok := ctx.Deadline(); ok {
+		within = min(within, time.Until(deadline)-c.timeout(policy))
+	}
+	return max(within, 0)
+}
+
 // waitError says the throttle asked a follow-up request to wait longer than
 // its worker holds on for.
 type waitError struct{ wait time.Duration }
@@ -495,9 +511,12 @@ type waitError struct{ wait time.Duration }
 func (e *waitError) Error() string { return "the host asks to wait " + roughly(e.wait) }
 
 // acquireNext is acquire for a redirect hop or a follow-up GET,
-// waiting at most within (no bound when below 0); a longer wait is a
-// *waitError, and the task goes back to the dispatcher (see
-// followUpRefused).
+// waiting at most within in all (no bound when below 0); a longer wait is
+// a *waitError, and the task goes back to the dispatcher (see
+// followUpRefused). The bound is on the whole wait, not on each turn of
+// it: the dispatcher takes the host's permits for its new URLs meanwhile,
+// and a hop that lost every turn waited on until its task's deadline,
+// which read as the server's timeout for a URL never requested (qa9 T1).
 func (c *Crawler) acquireNext(ctx context.Context, host, key string, within time.Duration) (*throttle.Permit, error) {
 	if c.cfg.Throttle == nil {
 		return nil, nil
@@ -505,12 +524,13 @@ func (c *Crawler) acquireNext(ctx context.Context, host, key string, within time
 	if _, held := c.cfg.Throttle.Deferred(host, key); held && key != "" {
 		return nil, fmt.Errorf("%s: %w", key, throttle.ErrDeferred)
 	}
+	began := time.Now()
 	for {
 		p, wait, err := c.cfg.Throttle.Reserve(host)
 		if err != nil || p != nil {
 			return p, err
 		}
-		if within >= 0 && wait > within {
+		if within >= 0 && time.Since(began)+wait > within {
 			return nil, &waitError{wait}
 		}
 		if err := c.throttleWait(ctx, wait); err != nil {

@@ -174,7 +174,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			opts.prev = prev
 		}
 		if permit == nil && len(f.redirects) > 0 {
-			if permit, err = c.acquireNext(ctx, cu.Host, cur, maxHopWait); err != nil {
+			if permit, err = c.acquireNext(ctx, cu.Host, cur, c.hopWithin(ctx, f.policy)); err != nil {
 				c.hopRefused(&f, err, false)
 				return f
 			}
