@@ -91,6 +91,19 @@ func NoServerRobots(cause string) *Robots {
 	return &Robots{kind: RobotsAllowAll, cause: cause, noServer: true}
 }
 
+// saved reports whether the answer is kept for later runs (see
+// ExportState). A failure is not: RFC 9309 keeps crawlers off a failing
+// host while its robots.txt cannot be read, and within a run the answer
+// holds for robotsErrorTTL, but a new run asks once more before deciding
+// (qa9 T12: a server fixed after a 503 was told it was failing, with no
+// request, every run for an hour, a deploy check that met a restart
+// included). What the failure did to the host's pace (a pause, a
+// backoff) is saved with the rest of its state. Nothing listening is
+// never saved either (see NoServerRobots).
+func (r *Robots) saved() bool {
+	return !r.noServer && !r.Failed()
+}
+
 // NoServer reports whether the answer is NoServerRobots'.
 func (r *Robots) NoServer() bool {
 	return r != nil && r.noServer
