@@ -421,8 +421,10 @@ func (r *recordsTx) apply() {
 //
 // One scan of the bucket collects the pass's records: their URLs copied
 // together, sorted, and where each record lies in the mapping. They are
-// then read a window at a time in URL order, each window's records (and
-// lists) copied out in the order they lie, one sweep of the bucket from
+// then read a window at a time in URL order (a window bounded by
+// windowBytes as well as by count, so a site of long lists does not hold
+// hundreds of MB at once), each window's records (and lists) copied out
+// in the order they lie, one sweep of the bucket from
 // its front; a record and its page's list are written by one commit, so
 // the lists are read in about their order too. Read one by one in URL
 // order, each record was a page fault of its own once the mapping had
