@@ -3,6 +3,7 @@ package crawler
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -18,7 +19,12 @@ import (
 // hand to the dispatcher, and with CheckFragments its anchors (see
 // anchors). It runs on a worker, so the per-link cost (resolving,
 // canonicalizing, deciding) is spread over all cores.
-func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) ([]store.Link, []target, []string, bool) {
+//
+// A Refresh response header in header sends a browser on like a meta
+// refresh: its URL is a link of the page on line 0 (it has no line in the
+// body), resolved against the page's URL, since the header is read before
+// any <base>.
+func (c *Crawler) extractLinks(page *url.URL, header http.Header, body []byte, contentType string) ([]store.Link, []target, []string, bool) {
 	doc, cs, err := extract.DecodeUTF8(body, contentType)
 	if err != nil {
 		doc = body
@@ -36,13 +42,26 @@ func (c *Crawler) extractLinks(page *url.URL, body []byte, contentType string) (
 	if local {
 		base = s.publishedURL(page)
 	}
+	refresh := ""
+	if v := header.Get("Refresh"); v != "" {
+		if ref, ok := extract.RefreshHeader(v); ok {
+			if u, err := rules.Resolve(base, cs.Query(ref)); err == nil {
+				refresh = u.String()
+			} else {
+				refresh = ref // reported as the invalid URL it is
+			}
+		}
+	}
 	if p.Base != "" {
 		if b, err := rules.Resolve(base, p.Base); err == nil {
 			base = b
 		}
 	}
-	col := newRefs(c, base, len(p.Links), true, buf.seen)
+	col := newRefs(c, base, len(p.Links)+1, true, buf.seen)
 	col.site = s
+	if refresh != "" {
+		col.add(refresh, store.Link{Tag: extract.RefreshHeaderTag, Attr: extract.RefreshHeaderAttr}, false, false)
+	}
 	for _, l := range p.Links {
 		ref := l.URL
 		if base.Scheme == "file" && strings.HasPrefix(strings.TrimLeft(ref, " \t\n\r\f"), "//") {

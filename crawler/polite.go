@@ -293,7 +293,7 @@ func (c *Crawler) robotsRefusal(pass store.Pass, u string, host string, a robots
 	return c.immediate(pass, u, v, class, note)
 }
 
-const heldByRobots = "not requested: RFC 9309 keeps crawlers off a host until its robots.txt can be read (tried again within the hour)"
+const heldByRobots = "not requested: RFC 9309 keeps crawlers off a host until its robots.txt can be read (asked again within the hour, and by the next run)"
 
 // robotsFailure names why a robots.txt could not be read, for a person.
 func robotsFailure(r *throttle.Robots) string {

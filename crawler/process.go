@@ -295,7 +295,7 @@ func (c *Crawler) parseInto(rec *store.URLRecord, res *store.Result, found *[]ta
 			ids = []string{} // nothing to link to, and known to be so
 		}
 	} else {
-		links, fnd, ids, more = c.extractLinks(final, f.body, f.contentType)
+		links, fnd, ids, more = c.extractLinks(final, f.header, f.body, f.contentType)
 	}
 	res.SetLinks = true
 	res.Links = links

@@ -1076,20 +1076,33 @@ type pageRefs struct {
 // rest are counted.
 const maxLinesShown = 8
 
-// lines is ":12" for one line, or ": lines 3, 7, ... (746)" for several.
+// lines is ":12" for one line, or ": lines 3, 7, ... (746)" for several;
+// a link of the page's Refresh header is ": Refresh header" before them.
 func (p pageRefs) lines() string {
 	return p.lineList() + p.From.Carried()
 }
 
 func (p pageRefs) lineList() string {
-	if len(p.Lines) == 1 {
-		return ":" + strconv.Itoa(p.Lines[0])
+	lines := p.Lines
+	if lines[0] == headerLine {
+		// Sorted: the Refresh header's link comes first.
+		if len(lines) == 1 {
+			return ": " + headerWhere
+		}
+		lines = lines[1:]
+		if len(lines) == 1 {
+			return ": " + headerWhere + ", line " + strconv.Itoa(lines[0])
+		}
+		return ": " + headerWhere + ", " + pageRefs{Lines: lines}.lineList()[2:]
+	}
+	if len(lines) == 1 {
+		return ":" + strconv.Itoa(lines[0])
 	}
 	var b strings.Builder
 	b.WriteString(": lines ")
-	for i, l := range p.Lines {
+	for i, l := range lines {
 		if i == maxLinesShown {
-			fmt.Fprintf(&b, ", ... (%d)", len(p.Lines))
+			fmt.Fprintf(&b, ", ... (%d)", len(lines))
 			break
 		}
 		if i > 0 {

@@ -91,7 +91,7 @@ func (r *Report) annotate(bw *bufio.Writer, level, title string, refs []Referrer
 		if file, ok := r.File(ref.Page); ok {
 			props = [][2]string{{"file", file}, {"line", strconv.Itoa(max(ref.Line, 1))}, {"title", title}}
 		} else {
-			msg += " (linked from " + ref.Page + ":" + strconv.Itoa(ref.Line) + ")"
+			msg += " (linked from " + ref.Page + ref.At() + ")"
 		}
 		msg += ref.Carried()
 		writeCommand(bw, level, props, msg)

@@ -94,7 +94,7 @@ type htmlRow struct {
 type htmlRef struct {
 	Where    string
 	Href     template.URL // the referring page (a file for a directory), "" when it cannot be linked
-	Line     int
+	At       string       // Referrer.At
 	Fragment string
 	Tag      string
 	Attr     string
@@ -230,7 +230,10 @@ func (r *Report) htmlRefs(row htmlRow, refs []Referrer) htmlRow {
 		if i == 0 || ref.Page != refs[i-1].Page {
 			row.Pages++
 		}
-		h := htmlRef{Where: r.Location(ref.Page), Href: r.href(ref.Page), Line: ref.Line, Fragment: ref.Fragment, Tag: ref.Tag, Attr: ref.Attr, Carried: ref.Carried()}
+		h := htmlRef{Where: r.Location(ref.Page), Href: r.href(ref.Page), At: ref.At(), Fragment: ref.Fragment, Tag: ref.Tag, Attr: ref.Attr, Carried: ref.Carried()}
+		if ref.Line == headerLine {
+			h.Tag, h.Attr = "", "" // At names it; "<http-header refresh>" would read as an element
+		}
 		if i == 0 {
 			row.First = &h
 			continue

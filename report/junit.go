@@ -170,7 +170,7 @@ func writeJUnit(w io.Writer, r *Report) error {
 			var b strings.Builder
 			b.WriteString(m.Link() + "\nlinked from:\n")
 			for _, ref := range m.Referrers {
-				fmt.Fprintf(&b, "  %s:%d%s\n", r.Location(ref.Page), ref.Line, ref.Carried())
+				fmt.Fprintf(&b, "  %s%s%s\n", r.Location(ref.Page), ref.At(), ref.Carried())
 			}
 			suite.Cases = append(suite.Cases, junitCase{
 				Name: r.fragmentLocation(m), Classname: class, Time: "0",
@@ -219,7 +219,7 @@ func (r *Report) plainDetails(e Entry) string {
 	}
 	b.WriteString("linked from:\n")
 	for _, ref := range e.Referrers {
-		fmt.Fprintf(&b, "  %s:%d%s\n", r.Location(ref.Page), ref.Line, ref.Carried())
+		fmt.Fprintf(&b, "  %s%s%s\n", r.Location(ref.Page), ref.At(), ref.Carried())
 	}
 	return b.String()
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -261,7 +262,9 @@ type Entry struct {
 
 // Referrer is one link to an entry's URL.
 type Referrer struct {
-	Page     string // canonical URL of the linking page
+	Page string // canonical URL of the linking page
+	// Line is the line of the page the link is on; headerLine for the URL
+	// of the page's Refresh response header, which has no line in the body.
 	Line     int
 	Fragment string
 	Tag      string
@@ -280,6 +283,24 @@ type Referrer struct {
 	// PageNow empty, of a page not reached this pass.
 	GhostFrom time.Time
 	PageNow   string
+}
+
+// headerLine is the Line of a link a page's Refresh response header
+// names (Tag "http-header", Attr "refresh"): lines of the body count
+// from 1.
+const headerLine = 0
+
+// headerWhere is how the report names the place of such a link where it
+// names a line.
+const headerWhere = "Refresh header"
+
+// At is where on its page the link is, to follow the page's URL: ":12",
+// or ": Refresh header".
+func (ref Referrer) At() string {
+	if ref.Line == headerLine {
+		return ": " + headerWhere
+	}
+	return ":" + strconv.Itoa(ref.Line)
 }
 
 // carriedNote says where a link not read this pass comes from (a cut

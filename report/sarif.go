@@ -183,7 +183,7 @@ func writeSARIF(w io.Writer, r *Report) error {
 			res.Message.Text = r.findingText(e, ref.Fragment) + ref.Carried()
 			res.Locations = []sarifLocation{{PhysicalLocation: sarifPhysical{
 				ArtifactLocation: r.sarifArtifact(ref.Page),
-				Region:           &sarifRegion{StartLine: max(ref.Line, 1)},
+				Region:           sarifRegionOf(ref),
 			}}}
 			run.Results = append(run.Results, res)
 		}
@@ -195,7 +195,7 @@ func writeSARIF(w io.Writer, r *Report) error {
 				Message: sarifMessage{r.fragmentText(m)},
 				Locations: []sarifLocation{{PhysicalLocation: sarifPhysical{
 					ArtifactLocation: r.sarifArtifact(ref.Page),
-					Region:           &sarifRegion{StartLine: max(ref.Line, 1)},
+					Region:           sarifRegionOf(ref),
 				}}},
 				Properties: sarifProperties{URL: m.URL, Verdict: store.VerdictBroken, Error: "missing fragment", Fragment: m.Fragment},
 			})
@@ -211,7 +211,7 @@ func writeSARIF(w io.Writer, r *Report) error {
 					Message: sarifMessage{r.movedText(e)},
 					Locations: []sarifLocation{{PhysicalLocation: sarifPhysical{
 						ArtifactLocation: r.sarifArtifact(ref.Page),
-						Region:           &sarifRegion{StartLine: max(ref.Line, 1)},
+						Region:           sarifRegionOf(ref),
 					}}},
 					Properties: sarifProperties{URL: e.Record.URL, Verdict: e.Record.Verdict, Status: e.Record.Redirects[0].Status},
 				})
@@ -265,4 +265,13 @@ func (r *Report) findingText(e Entry, fragment string) string {
 		text += " (" + r.noReferrers(e) + ")"
 	}
 	return text
+}
+
+// sarifRegionOf is where on its page a referrer's link is: none for the
+// URL of the page's Refresh header (headerLine), which is on no line.
+func sarifRegionOf(ref Referrer) *sarifRegion {
+	if ref.Line == headerLine {
+		return nil
+	}
+	return &sarifRegion{StartLine: ref.Line}
 }

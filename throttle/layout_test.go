@@ -13,7 +13,7 @@ func TestSavedStateLayout(t *testing.T) {
 	const saved = `{"v":1,"pass":7,"paused_until":"2026-11-24T12:00:00Z","deferred":true,"backoff_level":3,` +
 		`"backoff_until":"2026-11-24T12:01:00Z","used_requests":40,"used_bytes":5000,"answered":12,` +
 		`"conn_refused_since":"2026-11-24T11:59:00Z","robots":{"status":200,"body":"VXNlci1hZ2VudDogKgo=",` +
-		`"fetched":"2026-11-24T11:00:00Z","cause":"timeout"},"held":{"http://h.test/a":"2026-11-24T13:00:00Z"},` +
+		`"fetched":"2026-11-24T11:00:00Z"},"held":{"http://h.test/a":"2026-11-24T13:00:00Z"},` +
 		`"starts":["2026-11-24T11:58:00Z","2026-11-24T11:58:01Z"],"last_start":"2026-11-24T11:58:01Z",` +
 		`"slow":750000000,"floor":500000000,"tokens":2.5,"exported":"2026-11-24T11:58:02Z","pace_until":"2026-11-24T11:59:02Z",` +
 		`"refusing_since":"2026-11-24T11:50:00Z"}`

@@ -345,6 +345,12 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 		}
 		l.answered[host]++
 		l.silence, l.down, l.saidDown = silence{}, false, false
+		if o.Key != "" {
+			if l.answeredAt == nil {
+				l.answeredAt = make(map[string]bool)
+			}
+			l.answeredAt[originOf(o.Key)] = true
+		}
 	}
 	var why string // what paused the host, if this answer did: see Decision.Paused
 	wasDeferred := l.deferred
@@ -356,10 +362,10 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 		// next run of a site of 30 pages 90 s for nothing.
 		newRound = l.silence.fail(now, admitted, host, o.Key, o.Err) && !l.down
 		// A URL's last try refused is the host down too, whatever the
-		// rounds: nothing listens on the host:port, which is never about
-		// one URL, and the URL would otherwise end a dead link beside the
-		// host's held-back ones.
-		if l.silence.over(l.set.MaxRetries, now) || refused && o.Attempt >= l.set.MaxRetries {
+		// rounds, when its origin answered this run: nothing listens on
+		// the port any more, which is never about one URL, and the URL
+		// would otherwise end a dead link beside the host's held-back ones.
+		if l.silence.over(l.set.MaxRetries, now) || refused && o.Attempt >= l.set.MaxRetries && l.answeredAt[originOf(o.Key)] {
 			// As many tries as a URL gets, each after a longer backoff,
 			// all unanswered: the host stopped answering, and asking its
 			// other URLs would only make dead links of them, or sit out
@@ -933,4 +939,14 @@ func (a *adaptive) observe(now time.Time, latency time.Duration, failed bool, s 
 			a.cap = 0
 		}
 	}
+}
+
+// originOf is the scheme and host of a URL (a Key), "" for anything else.
+func originOf(key string) string {
+	scheme, rest, ok := strings.Cut(key, "://")
+	if !ok {
+		return ""
+	}
+	host, _, _ := strings.Cut(rest, "/")
+	return scheme + "://" + host
 }

@@ -91,6 +91,19 @@ func NoServerRobots(cause string) *Robots {
 	return &Robots{kind: RobotsAllowAll, cause: cause, noServer: true}
 }
 
+// saved reports whether the answer is kept for later runs (see
+// ExportState). A failure is not: RFC 9309 keeps crawlers off a failing
+// host while its robots.txt cannot be read, and within a run the answer
+// holds for robotsErrorTTL, but a new run asks once more before deciding
+// (qa9 T12: a server fixed after a 503 was told it was failing, with no
+// request, every run for an hour, a deploy check that met a restart
+// included). What the failure did to the host's pace (a pause, a
+// backoff) is saved with the rest of its state. Nothing listening is
+// never saved either (see NoServerRobots).
+func (r *Robots) saved() bool {
+	return !r.noServer && !r.Failed()
+}
+
 // NoServer reports whether the answer is NoServerRobots'.
 func (r *Robots) NoServer() bool {
 	return r != nil && r.noServer
@@ -116,7 +129,8 @@ func capRobots(body []byte) []byte {
 // within each stretch between User-agent lines the Allow rules are moved
 // ahead of the Disallow rules, so that an Allow rule wins a tie, as §2.2.2
 // says it SHOULD. Group membership is unchanged: no rule crosses a
-// User-agent line. Lines end in "\n" afterwards.
+// User-agent line, and each line names its crawler as groupName does.
+// Lines end in "\n" afterwards.
 func normalizeRobots(body []byte) []byte {
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
 	lines := strings.FieldsFunc(strings.ReplaceAll(string(body), "\r\n", "\n"), func(r rune) bool { return r == '\n' || r == '\r' })
@@ -140,6 +154,17 @@ func normalizeRobots(body []byte) []byte {
 		switch strings.ToLower(strings.TrimSpace(key)) {
 		case "user-agent", "useragent":
 			flush()
+			v, comment, _ := strings.Cut(value, "#")
+			if strings.TrimSpace(v) != "*" {
+				name := "~" // a line naming no crawler ("*bot") is no one's group
+				if productToken(v) != "" {
+					name = groupName(v)
+				}
+				lines[i] = key + ": " + name
+				if comment != "" {
+					lines[i] += " #" + comment
+				}
+			}
 		case "allow":
 			lines[i] = key + ":" + normalizeRule(value)
 			allows, slots = append(allows, i), append(slots, i)
@@ -326,7 +351,7 @@ func (r *Robots) Agent(userAgent string) RobotsAgent {
 	}
 	a := RobotsAgent{kind: r.kind}
 	if r.kind == RobotsRules {
-		a.group = r.data.FindGroup(productToken(userAgent))
+		a.group = r.data.FindGroup(groupName(userAgent))
 	}
 	return a
 }
@@ -354,7 +379,7 @@ func (r *Robots) CrawlDelay(userAgent string) time.Duration {
 	if r == nil || r.data == nil {
 		return 0
 	}
-	d := r.data.FindGroup(productToken(userAgent)).CrawlDelay
+	d := r.data.FindGroup(groupName(userAgent)).CrawlDelay
 	if d < 0 || d > maxCrawlDelay {
 		return maxCrawlDelay
 	}
@@ -377,13 +402,33 @@ func (r *Robots) ttl() time.Duration {
 	return robotsTTL
 }
 
-// productToken is the part of a User-Agent that robots.txt groups name:
-// "linkpatrol/1.2 (+https://…)" is matched as "linkpatrol".
-func productToken(userAgent string) string {
-	token, _, _ := strings.Cut(strings.TrimSpace(userAgent), "/")
-	token, _, _ = strings.Cut(token, " ")
+// productToken is the part of a User-Agent, or of a robots.txt
+// User-agent line, that names a crawler (RFC 9309 §2.2.1): the letters,
+// "_" and "-" it starts with. "linkpatrol/1.2 (+https://…)" and a line
+// "User-agent: linkpatrol/0.1.0-dev" copied from an access log both name
+// "linkpatrol". "" when it starts with none.
+func productToken(s string) string {
+	s = strings.TrimSpace(s)
+	end := strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_' || r == '-')
+	})
+	if end < 0 {
+		return s
+	}
+	return s[:end]
+}
+
+// groupName is how a User-agent line's crawler is named for the library
+// (see normalizeRobots) and how we ask for ours: the product token with an
+// end mark. The library picks the longest group name that the asked name
+// starts with, so without the mark a group for "link" would be taken for
+// linkpatrol's (qa9 T13); with it, only the whole token matches, as RFC
+// 9309 says (ignoring case). "*" (or a line naming no crawler) is the
+// library's default group.
+func groupName(s string) string {
+	token := productToken(s)
 	if token == "" {
 		return "*"
 	}
-	return token
+	return token + "$"
 }

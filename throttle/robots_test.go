@@ -100,6 +100,34 @@ func TestRobotsGroups(t *testing.T) {
 	}
 }
 
+// A group names a crawler by its product token, matched whole and
+// ignoring case (RFC 9309 §2.2.1): a line copied from an access log
+// ("linkpatrol/0.1.0-dev") names linkpatrol, and a group for "link" or
+// "linkpatrol-bot" is another crawler's, not ours (qa9 T13: "link" was
+// obeyed, "linkpatrol/0.1.0-dev" ignored).
+func TestRobotsGroupNamedByWholeToken(t *testing.T) {
+	for _, tt := range []struct {
+		agent string
+		ours  bool
+	}{
+		{"linkpatrol", true},
+		{"linkpatrol/0.1.0-dev", true},
+		{"LinkPatrol/2.0", true},
+		{"  LINKPATROL  # ours", true},
+		{"linkpatrol-bot", false},
+		{"link", false},
+		{"patrol", false},
+		{"l", false},
+		{"*bot", false},
+	} {
+		r := throttle.ParseRobots(200, []byte("User-agent: *\nDisallow: /star\n\nUser-agent: "+tt.agent+"\nDisallow: /ours\n"))
+		ours, star := !r.Allowed(ourUA, "/ours"), !r.Allowed(ourUA, "/star")
+		if ours != tt.ours || star == tt.ours {
+			t.Errorf("User-agent: %q: keeps off /ours %v, /star %v; want the group taken as ours: %v", tt.agent, ours, star, tt.ours)
+		}
+	}
+}
+
 func TestRobotsCrawlDelayBounded(t *testing.T) {
 	r := throttle.ParseRobots(200, []byte("User-agent: *\nCrawl-delay: 1e300\n"))
 	if got := r.CrawlDelay(ourUA); got != time.Hour {

@@ -93,12 +93,12 @@ type savedRobots struct {
 	Status  int       `json:"status"`
 	Body    []byte    `json:"body,omitempty"`
 	Fetched time.Time `json:"fetched"`
-	Cause   string    `json:"cause,omitempty"`
 }
 
 // ExportState encodes what must survive a restart for host: its limiter's
 // pause, deferral, backoff and quota used this pass, and host's own
-// robots.txt cache entry. With grouped hosts every host of a group exports
+// robots.txt cache entry when it is the site's answer, not a failure to
+// get one (see Robots.saved). With grouped hosts every host of a group exports
 // the group's limiter state.
 func (t *Throttle) ExportState(host string) ([]byte, error) {
 	t.mu.RLock()
@@ -148,8 +148,8 @@ func (t *Throttle) ExportState(host string) ([]byte, error) {
 			}
 		}
 	}
-	if e, ok := l.robots[host]; ok && !e.robots.noServer {
-		st.Robots = &savedRobots{Status: e.robots.status, Body: e.robots.body, Fetched: e.fetched, Cause: e.robots.cause}
+	if e, ok := l.robots[host]; ok && e.robots.saved() {
+		st.Robots = &savedRobots{Status: e.robots.status, Body: e.robots.body, Fetched: e.fetched}
 	}
 	l.mu.Unlock()
 	b, err := json.Marshal(st)
@@ -238,11 +238,10 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 		}
 	}
 	if sr := st.Robots; sr != nil {
-		if e, ok := l.robots[host]; !ok || sr.Fetched.After(e.fetched) {
-			r := ParseRobots(sr.Status, sr.Body)
-			if sr.Status == 0 {
-				r.cause = sr.Cause
-			}
+		// A failure saved by an older version is no verdict for this
+		// run either (see Robots.saved).
+		r := ParseRobots(sr.Status, sr.Body)
+		if e, ok := l.robots[host]; r.saved() && (!ok || sr.Fetched.After(e.fetched)) {
 			l.setRobots(host, r, sr.Fetched, t.cfg.UserAgent)
 		}
 	}
@@ -365,7 +364,7 @@ func (t *Throttle) Expired(b []byte) bool {
 		st.PausedUntil.After(now), st.BackoffUntil.After(now), holding(st.Held, now),
 		st.PaceUntil.After(now):
 		return false
-	case st.Robots != nil:
+	case st.Robots != nil && ParseRobots(st.Robots.Status, st.Robots.Body).saved():
 		return now.Sub(st.Robots.Fetched) >= ParseRobots(st.Robots.Status, st.Robots.Body).ttl()
 	}
 	return true

@@ -97,7 +97,12 @@ func TestStateKeepsRobots(t *testing.T) {
 		th.SetRobots(host, throttle.ParseRobots(200, []byte("User-agent: *\nDisallow: /private\nCrawl-delay: 4\n")), time.Now())
 		th.SetRobots("down.test:80", throttle.ParseRobots(503, nil), time.Now())
 		time.Sleep(30 * time.Minute)
+		// Within the run a server error keeps the crawler off the host.
+		if r, ok := th.Robots("down.test:80"); !ok || r.Allowed(ourUA, "/") {
+			t.Fatal("the 503 answer should still be cached as disallow all within the run")
+		}
 
+		before := th
 		th = restart(t, th, cfg, 1)
 		r, ok := th.Robots(host)
 		if !ok || r.Allowed(ourUA, "/private/x") || !r.Allowed(ourUA, "/public") {
@@ -105,14 +110,15 @@ func TestStateKeepsRobots(t *testing.T) {
 		}
 		acquire(t, th, host).Done(throttle.Outcome{Status: 200})
 		mustWait(t, th, host, 4*time.Second)
-		if r, ok := th.Robots("down.test:80"); !ok || r.Allowed(ourUA, "/") {
-			t.Fatal("the 503 answer should still be cached as disallow all")
+		// A new run asks a failing robots.txt again (qa9 T12).
+		if _, ok := th.Robots("down.test:80"); ok {
+			t.Error("the 503 answer was carried into a new run")
 		}
 
 		// A "disallow all" from a server error is fetched again after an hour,
 		// real rules after a day.
 		time.Sleep(31 * time.Minute)
-		if _, ok := th.Robots("down.test:80"); ok {
+		if _, ok := before.Robots("down.test:80"); ok {
 			t.Error("a 503 robots.txt answer still fresh after an hour")
 		}
 		if _, ok := th.Robots(host); !ok {
@@ -159,22 +165,34 @@ func TestStateErrors(t *testing.T) {
 	}
 }
 
-// Why a robots.txt could not be fetched is kept with the answer, so that a
-// resumed run reports the URLs it holds back with the same cause.
-func TestStateKeepsWhyRobotsFailed(t *testing.T) {
+// A robots.txt that could not be read (no answer, a 503) is no verdict
+// for a later run: it is asked again there, before the host's URLs are
+// held back (qa9 T12). One saved by an older version is ignored too, and
+// is no reason to keep a host's state.
+func TestStateForgetsFailedRobots(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := fixed(throttle.Settings{})
 		th := throttle.New(cfg)
 		th.StartPass(1)
 		th.SetRobots(host, throttle.UnreachableRobots("timeout"), time.Now())
 		th.SetRobots("other.test:80", throttle.ParseRobots(503, nil), time.Now())
+		th.SetRobots("slow.test:80", throttle.ParseRobots(429, nil), time.Now())
 		th = restart(t, th, cfg, 1)
-		r, ok := th.Robots(host)
-		if !ok || !r.Failed() || r.Cause() != "timeout" || r.Allowed("x", "/") {
-			t.Errorf("unreachable robots.txt after a restart: cached %v, failed %v, cause %q", ok, r.Failed(), r.Cause())
+		for _, h := range []string{host, "other.test:80", "slow.test:80"} {
+			if r, ok := th.Robots(h); ok {
+				t.Errorf("%s: a failed robots.txt (status %d) carried into a new run", h, r.Status())
+			}
 		}
-		if r, _ := th.Robots("other.test:80"); !r.Failed() || r.Status() != 503 {
-			t.Errorf("robots.txt answering 503: failed %v, status %d", r.Failed(), r.Status())
+
+		old := []byte(`{"v":1,"robots":{"status":503,"fetched":"` + time.Now().Format(time.RFC3339Nano) + `","cause":"x"}}`)
+		if !th.Expired(old) {
+			t.Error("an old state holding only a failed robots.txt is kept")
+		}
+		if err := th.ImportState("old.test:80", old); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := th.Robots("old.test:80"); ok {
+			t.Error("a failed robots.txt saved by an older version was imported")
 		}
 	})
 }

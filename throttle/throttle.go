@@ -316,7 +316,7 @@ func (t *Throttle) StartPass(pass uint64) {
 	for _, l := range t.byKey {
 		l.mu.Lock()
 		l.usedRequests, l.usedBytes, l.deferred = 0, 0, false
-		l.answered, l.silence, l.down = nil, silence{}, false
+		l.answered, l.answeredAt, l.silence, l.down = nil, nil, silence{}, false
 		l.mu.Unlock()
 	}
 }
@@ -570,11 +570,16 @@ type limiter struct {
 	// for the limiter: with grouped hosts (Config.Key) a closed port
 	// beside a host that answers is a dead link, not the group going
 	// down.
-	answered  map[string]int64
-	silence   silence
-	down      bool
-	robots    map[string]robotsEntry
-	robotsGap time.Duration
+	answered map[string]int64
+	// answeredAt holds the origins (scheme://host) that answered this
+	// run: a host is the crawler's u.Host, the same for http and https on
+	// their default ports, while a refusal is about the one port dialled
+	// (review9 R1: an https site whose port 80 is closed is not down).
+	answeredAt map[string]bool
+	silence    silence
+	down       bool
+	robots     map[string]robotsEntry
+	robotsGap  time.Duration
 
 	adapt adaptive
 	// refusingSince is when the host began answering only 429 and 503

@@ -12,7 +12,8 @@ import (
 type Kind uint8
 
 const (
-	// KindPage: a, area, iframe, frame, meta refresh, the cite of
+	// KindPage: a, area, iframe, frame, meta refresh (and the Refresh
+	// response header, RefreshHeader), the cite of
 	// blockquote, q, del and ins, and a <link> whose rel is navigation
 	// (next, prev, index, contents, up, canonical...). Forms are not links.
 	KindPage Kind = iota + 1
@@ -50,6 +51,10 @@ func KindOf(tag, attr string) Kind {
 		}
 	case "meta":
 		if attr == "content" {
+			return KindPage
+		}
+	case RefreshHeaderTag:
+		if attr == RefreshHeaderAttr {
 			return KindPage
 		}
 	case "blockquote", "q", "del", "ins":

@@ -258,6 +258,7 @@ func TestKindOf(t *testing.T) {
 		{"iframe", "src", KindPage},
 		{"frame", "src", KindPage},
 		{"meta", "content", KindPage},
+		{RefreshHeaderTag, RefreshHeaderAttr, KindPage},
 		{"blockquote", "cite", KindPage},
 		{"q", "cite", KindPage},
 		{"img", "src", KindResource},

@@ -80,6 +80,10 @@ func TestRefreshURL(t *testing.T) {
 			if ok != tt.ok || got != tt.want {
 				t.Errorf("refreshURL(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
 			}
+			// The Refresh response header is read by the same steps.
+			if h, hok := RefreshHeader(tt.in); h != got || hok != ok {
+				t.Errorf("RefreshHeader(%q) = %q, %v; want %q, %v", tt.in, h, hok, got, ok)
+			}
 		})
 	}
 }

@@ -1,5 +1,25 @@
 package extract
 
+// RefreshHeaderTag and RefreshHeaderAttr are the Link.Tag and Link.Attr of
+// the URL a page's Refresh response header names (see RefreshHeader). It
+// has no line in the body: its Line is 0.
+const (
+	RefreshHeaderTag  = "http-header"
+	RefreshHeaderAttr = "refresh"
+)
+
+// RefreshHeader is the URL a Refresh response header names ("0; url=/next"),
+// which browsers follow as they follow a <meta http-equiv=refresh> of the
+// same content: the HTML standard runs the same shared declarative refresh
+// steps on both. ok is false when it names none.
+func RefreshHeader(v string) (u string, ok bool) {
+	start, end, ok := refreshURL(v)
+	if !ok {
+		return "", false
+	}
+	return v[start:end], true
+}
+
 // refreshURL finds the URL in the content of a <meta http-equiv=refresh>,
 // following the HTML standard's "shared declarative refresh steps":
 // "5; url=/next", "0;URL='/next'", "3, /next" and "1 /next" all name /next.
