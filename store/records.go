@@ -421,8 +421,10 @@ func (r *recordsTx) apply() {
 //
 // One scan of the bucket collects the pass's records: their URLs copied
 // together, sorted, and where each record lies in the mapping. They are
-// then read a window at a time in URL order, each window's records (and
-// lists) copied out in the order they lie, one sweep of the bucket from
+// then read a window at a time in URL order (a window bounded by
+// windowBytes as well as by count, so a site of long lists does not hold
+// hundreds of MB at once), each window's records (and lists) copied out
+// in the order they lie, one sweep of the bucket from
 // its front; a record and its page's list are written by one commit, so
 // the lists are read in about their order too. Read one by one in URL
 // order, each record was a page fault of its own once the mapping had
@@ -447,7 +449,8 @@ func (db *DB) passRecords(tx *bbolt.Tx, passID uint64, lists *bbolt.Bucket, fn f
 		urls = make([]byte, 0, hint.bytes)
 		read func(int)
 	)
-	defer func() { db.passHint.Store(&passHint{len(all), len(urls)}) }()
+	listMean := hint.listMean
+	defer func() { db.passHint.Store(&passHint{len(all), len(urls), listMean}) }()
 	err := db.scanMore(tx, tx.Bucket(bucketURLs), func(k, v []byte, r func(int)) error {
 		read = r
 		url, rec := k, v
@@ -474,13 +477,28 @@ func (db *DB) passRecords(tx *bbolt.Tx, passID uint64, lists *bbolt.Bucket, fn f
 	if lists != nil {
 		window /= 2 // room for the lists, ~300 bytes a page
 	}
+	// A list's size is only known once read: each window is sized by
+	// the mean of the lists read so far (the last call's to begin with).
+	guess := listMean
+	if guess == 0 {
+		guess = firstListMean
+	}
 	var (
 		order          []int
 		copies, listed [][]byte
 		arena          []byte
+		listBytes      int
+		listCount      int
 	)
-	for lo := 0; lo < len(all); lo += window {
-		win := all[lo:min(lo+window, len(all))]
+	for lo, hi := 0, 0; lo < len(all); lo = hi {
+		hi = windowEnd(len(all), lo, window, func(i int) int {
+			n := len(all[i].rec)
+			if lists != nil && all[i].linksAt != linksNone {
+				n += guess
+			}
+			return n
+		})
+		win := all[lo:hi]
 		order = order[:0]
 		for i := range win {
 			order = append(order, i)
@@ -508,9 +526,15 @@ func (db *DB) passRecords(tx *bbolt.Tx, passID uint64, lists *bbolt.Bucket, fn f
 				continue // a record of format 1 whose page had no list
 			}
 			read(max(len(v), pageBytes))
+			listBytes += len(v)
+			listCount++
 			start = len(arena)
 			arena = append(arena, v...)
 			listed[i] = arena[start:len(arena):len(arena)]
+		}
+		if listCount > 0 {
+			listMean = listBytes / listCount
+			guess = listMean
 		}
 		for i := range win {
 			f := &win[i]
@@ -526,13 +550,40 @@ func (db *DB) passRecords(tx *bbolt.Tx, passID uint64, lists *bbolt.Bucket, fn f
 	return nil
 }
 
-// passHint is the size of what the last passRecords collected.
-type passHint struct{ n, bytes int }
+// passHint is the size of what the last passRecords collected, and the
+// mean size of the lists it read (0: none read yet).
+type passHint struct{ n, bytes, listMean int }
 
-// recordsWindow is how many records passRecords reads at once: their
-// copies take about 3 MB on a generated site, and as much again for the
-// lists of half as many pages.
+// recordsWindow is how many records passRecords reads at once at most:
+// their copies take about 3 MB on a generated site, and as much again
+// for the lists of half as many pages.
 const recordsWindow = 16384
+
+// windowBytes bounds what a window of passRecords copies out. Counted
+// in records alone, a window of 8,192 pages of javadoc (112 links, 25 KB
+// of list a page) held 205 MB at once: a third of the check's peak.
+const windowBytes = 8 << 20
+
+// firstListMean is the size of list a first window expects: big enough
+// that a site of long lists does not fill its first window past
+// windowBytes many times over, small enough that a generated site's
+// first window is still thousands of pages.
+const firstListMean = 4096
+
+// windowEnd returns the end of the window of records that starts at lo:
+// at most most records, and no more bytes (size(i), as far as known)
+// than windowBytes, but at least one record.
+func windowEnd(n, lo, most int, size func(i int) int) int {
+	hi, total := lo, 0
+	for hi < n && hi-lo < most {
+		total += size(hi)
+		if total > windowBytes && hi > lo {
+			break
+		}
+		hi++
+	}
+	return hi
+}
 
 // migrateRecords moves the records of a urls bucket keyed by URL (schema
 // 5 and older) under numbers, in URL order, the only order such a file

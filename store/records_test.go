@@ -489,3 +489,72 @@ func killedWriter(t *testing.T, path string) {
 		fmt.Println("committed " + strconv.Itoa(i))
 	}
 }
+
+// A window of passRecords ends at windowBytes (as far as the sizes are
+// known) or at its count, whichever comes first, and holds at least one
+// record however big.
+func TestWindowEnd(t *testing.T) {
+	t.Parallel()
+	const mb = 1 << 20
+	for _, c := range []struct {
+		name         string
+		sizes        []int
+		lo, most, hi int
+	}{
+		{"count first", []int{10, 10, 10, 10}, 0, 3, 3},
+		{"all fit", []int{10, 10, 10}, 0, 8, 3},
+		{"from lo", []int{10, 10, 10}, 1, 8, 3},
+		{"bytes first", []int{3 * mb, 3 * mb, 3 * mb, 3 * mb}, 0, 8, 2},
+		{"exactly the budget", []int{4 * mb, 4 * mb, 1}, 0, 8, 2},
+		{"one too big", []int{20 * mb, 1, 1}, 0, 8, 1},
+		{"next too big", []int{1, 20 * mb, 1}, 0, 8, 1},
+		{"at the end", []int{1, 1}, 2, 8, 2},
+	} {
+		if got := windowEnd(len(c.sizes), c.lo, c.most, func(i int) int { return c.sizes[i] }); got != c.hi {
+			t.Errorf("%s: windowEnd(%v, %d, %d) = %d, want %d", c.name, c.sizes, c.lo, c.most, got, c.hi)
+		}
+	}
+}
+
+// Pages whose lists fill several windows (QA9 M2: javadoc's 25 KB a
+// page) come out whole and in URL order, written in another order, and
+// the mean list size is kept for the next call's first window.
+func TestPageLinksAcrossWindowsOfBigLists(t *testing.T) {
+	t.Parallel()
+	db := openTemp(t)
+	const pages, links = 24, 2500
+	p := begin(t, db, "http://127.0.0.1/p/00")
+	want := make([][]Link, pages)
+	for _, i := range rand.New(rand.NewPCG(1, 2)).Perm(pages) {
+		r := Result{Record: record(fmt.Sprintf("http://127.0.0.1/p/%02d", i)), SetLinks: true}
+		r.Record.Parsed = true
+		for j := range links {
+			// Long and unlike each other, as javadoc's are: ~400 bytes each.
+			r.Links = append(r.Links, Link{URL: fmt.Sprintf("http://127.0.0.1/api/%d/%s/%d.html", i, strings.Repeat(strconv.Itoa(j), 360/len(strconv.Itoa(j))), j), Line: j + 1, Tag: "a", Attr: "href"})
+		}
+		want[i] = r.Links
+		commit(t, db, p.ID, r)
+	}
+	got, lists := pageLinksOf(t, db, p.ID)
+	if len(got) != pages {
+		t.Fatalf("PageLinks gave %d pages, want %d", len(got), pages)
+	}
+	for i := range pages {
+		if u := fmt.Sprintf("http://127.0.0.1/p/%02d", i); got[i] != u || !reflect.DeepEqual(lists[i], want[i]) {
+			t.Errorf("page %d: %s with %d links, want %s with its %d", i, got[i], len(lists[i]), u, links)
+		}
+	}
+	var total int
+	err := db.view(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketLinks).ForEach(func(_, v []byte) error { total += len(v); return nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total < 2*windowBytes {
+		t.Fatalf("lists take %d bytes, not several windows of %d", total, windowBytes)
+	}
+	if h := db.passHint.Load(); h == nil || h.listMean != total/pages {
+		t.Errorf("passHint = %+v, want a list mean of %d", h, total/pages)
+	}
+}
