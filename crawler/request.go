@@ -104,7 +104,9 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 				Status: h.status, RetryAfter: h.header.Get("Retry-After"), Err: h.err,
 				Bytes: counted.n, Latency: latency, Attempt: o.attempt + h.resent,
 				Comebacks: o.comebacks,
-				Abandoned: h.err != nil && crawl.Err() != nil,
+				// Cut by the crawl's stop, not by the task's own deadline
+				// (a timeout like any other, review9 R4).
+				Abandoned: h.err != nil && errors.Is(crawl.Err(), context.Canceled),
 			}
 			if !o.robots {
 				// robots.txt speaks for the whole host; any other URL for itself.
