@@ -254,18 +254,6 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// LongestTimeout is the longest request timeout any rule gives, 0 when no
-// rule sets one: a request may last that long even when the run's own
-// timeout is shorter, which is what a resumed run must allow for before it
-// stops counting a killed run's requests as in flight.
-func (e *Engine) LongestTimeout() time.Duration {
-	longest := e.defaults.Timeout
-	for _, r := range e.rules {
-		longest = max(longest, r.policy.Timeout)
-	}
-	return longest
-}
-
 // acceptEverywhere puts the run's accepted statuses into the default
 // policy and each rule's, where the rule does not decide that status
 // itself: a rule is the more specific of the two.

@@ -280,24 +280,3 @@ func TestExpandEnv(t *testing.T) {
 		}
 	}
 }
-
-func TestLongestTimeout(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct {
-		name  string
-		rules []Rule
-		want  time.Duration
-	}{
-		{"no rule", nil, 0},
-		{"rules without a timeout", []Rule{{Host: "a.example", Action: "check"}}, 0},
-		{"the longest of several", []Rule{{Host: "a.example", Timeout: "90s"}, {Host: "b.example", Timeout: "2m"}, {Host: "c.example", Timeout: "5s"}}, 2 * time.Minute},
-	} {
-		e, err := New(Config{Start: []string{"https://example.com/"}, Rules: tt.rules})
-		if err != nil {
-			t.Fatalf("%s: %v", tt.name, err)
-		}
-		if got := e.LongestTimeout(); got != tt.want {
-			t.Errorf("%s: LongestTimeout %v, want %v", tt.name, got, tt.want)
-		}
-	}
-}

@@ -327,9 +327,6 @@ func crawlerConfig(o *checkOptions, file *rules.File, engine *rules.Engine, root
 	if life <= 0 {
 		life = crawler.DefaultTimeout
 	}
-	// A rule's timeout replaces --timeout for its URLs, longer ones too: a
-	// killed run's requests to such a host may be served that long.
-	life = max(life, engine.LongestTimeout())
 	th, hostSettings := newThrottle(engine, ua, globalBPS, life, min(o.perHost, o.concurrency), cidr, o.polite.groupHosts == "domain")
 	return crawler.Config{
 		Throttle:       th,
