@@ -491,7 +491,8 @@ func (db *DB) passRecords(tx *bbolt.Tx, passID uint64, lists *bbolt.Bucket, fn f
 		listCount      int
 	)
 	for lo, hi := 0, 0; lo < len(all); lo = hi {
-		hi = windowEnd(len(all), lo, window, func(i int) int {
+		var size int
+		hi, size = windowEnd(len(all), lo, window, func(i int) int {
 			n := len(all[i].rec)
 			if lists != nil && all[i].linksAt != linksNone {
 				n += guess
@@ -504,7 +505,9 @@ func (db *DB) passRecords(tx *bbolt.Tx, passID uint64, lists *bbolt.Bucket, fn f
 			order = append(order, i)
 		}
 		slices.SortFunc(order, func(a, b int) int { return win[a].start - win[b].start })
-		copies, arena = slices.Grow(copies[:0], len(win))[:len(win)], arena[:0]
+		// Grown by append, the arena's earlier arrays stayed alive through
+		// the window (the copies point into them): twice the window's bytes.
+		copies, arena = slices.Grow(copies[:0], len(win))[:len(win)], slices.Grow(arena[:0], size)
 		if lists != nil {
 			listed = slices.Grow(listed[:0], len(win))[:len(win)]
 		}
@@ -566,23 +569,23 @@ const windowBytes = 8 << 20
 
 // firstListMean is the size of list a first window expects: big enough
 // that a site of long lists does not fill its first window past
-// windowBytes many times over, small enough that a generated site's
-// first window is still thousands of pages.
-const firstListMean = 4096
+// windowBytes many times over (at 4 KB javadoc's first window held 49
+// MB), small enough that a generated site's first window (300 bytes a
+// list) is still a few hundred pages before the next ones grow.
+const firstListMean = 32 << 10
 
 // windowEnd returns the end of the window of records that starts at lo:
 // at most most records, and no more bytes (size(i), as far as known)
-// than windowBytes, but at least one record.
-func windowEnd(n, lo, most int, size func(i int) int) int {
-	hi, total := lo, 0
-	for hi < n && hi-lo < most {
-		total += size(hi)
-		if total > windowBytes && hi > lo {
+// than windowBytes, but at least one record; and the bytes it expects.
+func windowEnd(n, lo, most int, size func(i int) int) (hi, bytes int) {
+	for hi = lo; hi < n && hi-lo < most; hi++ {
+		s := size(hi)
+		if bytes+s > windowBytes && hi > lo {
 			break
 		}
-		hi++
+		bytes += s
 	}
-	return hi
+	return hi, bytes
 }
 
 // migrateRecords moves the records of a urls bucket keyed by URL (schema

@@ -500,18 +500,20 @@ func TestWindowEnd(t *testing.T) {
 		name         string
 		sizes        []int
 		lo, most, hi int
+		bytes        int
 	}{
-		{"count first", []int{10, 10, 10, 10}, 0, 3, 3},
-		{"all fit", []int{10, 10, 10}, 0, 8, 3},
-		{"from lo", []int{10, 10, 10}, 1, 8, 3},
-		{"bytes first", []int{3 * mb, 3 * mb, 3 * mb, 3 * mb}, 0, 8, 2},
-		{"exactly the budget", []int{4 * mb, 4 * mb, 1}, 0, 8, 2},
-		{"one too big", []int{20 * mb, 1, 1}, 0, 8, 1},
-		{"next too big", []int{1, 20 * mb, 1}, 0, 8, 1},
-		{"at the end", []int{1, 1}, 2, 8, 2},
+		{"count first", []int{10, 10, 10, 10}, 0, 3, 3, 30},
+		{"all fit", []int{10, 10, 10}, 0, 8, 3, 30},
+		{"from lo", []int{10, 10, 10}, 1, 8, 3, 20},
+		{"bytes first", []int{3 * mb, 3 * mb, 3 * mb, 3 * mb}, 0, 8, 2, 6 * mb},
+		{"exactly the budget", []int{4 * mb, 4 * mb, 1}, 0, 8, 2, 8 * mb},
+		{"one too big", []int{20 * mb, 1, 1}, 0, 8, 1, 20 * mb},
+		{"next too big", []int{1, 20 * mb, 1}, 0, 8, 1, 1},
+		{"at the end", []int{1, 1}, 2, 8, 2, 0},
 	} {
-		if got := windowEnd(len(c.sizes), c.lo, c.most, func(i int) int { return c.sizes[i] }); got != c.hi {
-			t.Errorf("%s: windowEnd(%v, %d, %d) = %d, want %d", c.name, c.sizes, c.lo, c.most, got, c.hi)
+		hi, bytes := windowEnd(len(c.sizes), c.lo, c.most, func(i int) int { return c.sizes[i] })
+		if hi != c.hi || bytes != c.bytes {
+			t.Errorf("%s: windowEnd(%v, %d, %d) = %d, %d; want %d, %d", c.name, c.sizes, c.lo, c.most, hi, bytes, c.hi, c.bytes)
 		}
 	}
 }
