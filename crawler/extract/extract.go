@@ -170,6 +170,7 @@ const (
 	roleBase          // base href
 	roleID            // a fragment target
 	roleRel           // link rel: what the link's href is
+	roleProperty      // meta property or name: whose URL a meta content is
 )
 
 // pendingAttr is an attribute of the current tag that Extract needs, kept
@@ -349,6 +350,9 @@ func (e *extractor) emit(tag string, tagLine int, positioned bool) {
 	for i := range e.pending {
 		p := &e.pending[i]
 		if !e.applies(p) {
+			if p.role == roleRefresh {
+				e.addMetaURL(p, tag, tagLine, positioned)
+			}
 			continue
 		}
 		line := tagLine
@@ -390,6 +394,40 @@ func (e *extractor) emit(tag string, tagLine int, positioned bool) {
 			if len(p.val) > 0 {
 				e.page.IDs = append(e.page.IDs, string(p.val))
 			}
+		}
+	}
+}
+
+// metaURLs are the <meta property|name> whose content is one URL a
+// browser or a site's share preview fetches: Open Graph's image, video and
+// audio and Twitter's card image (muffet checks og:image too; qa9 T14).
+// Their links are resources, stored under the property's name.
+var metaURLs = []string{
+	"og:image", "og:image:url", "og:image:secure_url",
+	"og:video", "og:video:url", "og:video:secure_url",
+	"og:audio", "og:audio:url", "og:audio:secure_url",
+	"twitter:image", "twitter:image:src",
+}
+
+// addMetaURL adds the content p of a <meta> whose property (or name) is
+// one of metaURLs.
+func (e *extractor) addMetaURL(p *pendingAttr, tag string, tagLine int, positioned bool) {
+	for _, q := range e.pending {
+		if q.role != roleProperty {
+			continue
+		}
+		for _, name := range metaURLs {
+			if !is(bytes.TrimSpace(q.val), name) {
+				continue
+			}
+			line := tagLine
+			if positioned {
+				line = e.lines.at(p.pos.key.start)
+			}
+			if a, b := trimSpan(p.val, 0, len(p.val)); a < b {
+				e.add(string(p.val[a:b]), line, tag, name)
+			}
+			return
 		}
 	}
 }
@@ -696,6 +734,10 @@ func roleOf(tag string, key []byte, ids bool) (role, string) {
 			return roleRefresh, "content"
 		case is(key, "http-equiv"):
 			return roleEquiv, "http-equiv"
+		case is(key, "property"):
+			return roleProperty, "property"
+		case is(key, "name"):
+			return roleProperty, "name"
 		}
 	case "base":
 		if is(key, "href") {

@@ -67,6 +67,13 @@ func TestExtractElements(t *testing.T) {
 		{"meta refresh content first", `<meta content="3, /n" http-equiv="Refresh">`, []Link{pg("/n", 1, "meta", "content")}},
 		{"meta refresh without url", `<meta http-equiv="refresh" content="30">`, nil},
 		{"meta not refresh", `<meta name="description" content="5; url=/no"><meta property="og:url" content="/og">`, nil},
+		// A share preview's image is fetched by every site the page is
+		// shared on (qa9 T14; muffet checks it): a resource, stored under
+		// the property's name.
+		{"meta og:image", "<meta property=\"og:image\" content=\" https://e.test/card.png \">\n<meta content=/v.mp4 property=OG:VIDEO:URL>",
+			[]Link{rs("https://e.test/card.png", 1, "meta", "og:image"), rs("/v.mp4", 2, "meta", "og:video:url")}},
+		{"meta twitter:image by name", `<meta name="twitter:image" content="/t.png"><meta name="twitter:card" content="/no">`, []Link{rs("/t.png", 1, "meta", "twitter:image")}},
+		{"meta og:image with no content", `<meta property="og:image" content="  ">`, nil},
 		{"svg", `<svg><a xlink:href="/s"><image href="/i.png"/><use xlink:href="/sprite.svg#x"/></a></svg>`,
 			[]Link{pg("/s", 1, "a", "xlink:href"), rs("/i.png", 1, "image", "href"), rs("/sprite.svg#x", 1, "use", "xlink:href")}},
 		{"style attribute on any element", `<div style="background: url(/bg.png)"></div>`, []Link{rs("/bg.png", 1, "div", "style")}},
