@@ -328,7 +328,7 @@ func notLoad(err error) bool {
 func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted time.Time, seq int64) Decision {
 	var paced string
 	class := classify(o)
-	refused := l.answered[host] > 0 && o.Err != nil && errors.Is(o.Err, syscall.ECONNREFUSED)
+	refused := o.Err != nil && errors.Is(o.Err, syscall.ECONNREFUSED) && l.answeredFrom(host, o.Key)
 	if refused {
 		// Nothing listens any more where the host answered a moment
 		// ago: it is going down or restarting, which a retry after a
@@ -365,7 +365,7 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 		// rounds, when its origin answered this run: nothing listens on
 		// the port any more, which is never about one URL, and the URL
 		// would otherwise end a dead link beside the host's held-back ones.
-		if l.silence.over(l.set.MaxRetries, now) || refused && o.Attempt >= l.set.MaxRetries && l.answeredAt[originOf(o.Key)] {
+		if l.silence.over(l.set.MaxRetries, now) || refused && o.Attempt >= l.set.MaxRetries {
 			// As many tries as a URL gets, each after a longer backoff,
 			// all unanswered: the host stopped answering, and asking its
 			// other URLs would only make dead links of them, or sit out
@@ -940,6 +940,23 @@ func (a *adaptive) observe(now time.Time, latency time.Duration, failed bool, s 
 		}
 	}
 }
+
+// answeredFrom says whether a request for key got an answer from where
+// key's would go this pass: its origin (scheme://host) for a URL, since a
+// host here is the same for http and https on their default ports while a
+// refusal is about the one port dialled (review9 R1, R6: an https site
+// whose port 80 is closed was taken down by its http:// links); the host
+// for robots.txt (key ""), which speaks for it. A state saved before
+// origins were kept counts for every origin.
+func (l *limiter) answeredFrom(host, key string) bool {
+	if key == "" {
+		return l.answered[host] > 0
+	}
+	return l.answeredAt[originOf(key)] || l.answeredAt[anyOrigin] && l.answered[host] > 0
+}
+
+// anyOrigin stands for every origin in answeredAt (see answeredFrom).
+const anyOrigin = "*"
 
 // originOf is the scheme and host of a URL (a Key), "" for anything else.
 func originOf(key string) string {

@@ -131,8 +131,10 @@ func TestLastTryRefusedIsTheHostDown(t *testing.T) {
 				th.StartPass(1)
 				acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: tc.answered})
 				key := "http://" + host + "/m/4"
-				if d := acquire(t, th, host).Done(throttle.Outcome{Err: tc.first, Key: key}); !d.Retry {
-					t.Fatal("the first failure is not retried")
+				// A refusal from an origin that never answered is a dead
+				// link at once; the others are tried again.
+				if d := acquire(t, th, host).Done(throttle.Outcome{Err: tc.first, Key: key}); d.Retry == (tc.name == "refused on the other scheme") {
+					t.Fatalf("the first failure retried %v", d.Retry)
 				}
 				acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: tc.answered + "p"})
 				d := acquire(t, th, host).Done(throttle.Outcome{Err: tc.last, Key: key, Attempt: 1})
@@ -142,6 +144,37 @@ func TestLastTryRefusedIsTheHostDown(t *testing.T) {
 			})
 		})
 	}
+}
+
+// The http:// links of an https site whose port 80 is closed, refused one
+// after another at the end of a pass with nothing of the site left to
+// answer between them, are dead links: the host is neither backed off nor
+// down, in this run or in one resumed from its saved state (review9 R6:
+// "stopped answering", exit 3 on every run).
+func TestRefusalsOfAnOriginThatNeverAnsweredAreDeadLinks(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{MaxRetries: 2})
+		th := throttle.New(cfg)
+		th.StartPass(1)
+		for i := range 3 {
+			acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: fmt.Sprintf("https://%s/%d", host, i)})
+		}
+		for _, resumed := range []bool{false, true} {
+			if resumed {
+				th = restart(t, th, cfg, 1)
+			}
+			for i := range 6 {
+				d := acquire(t, th, host).Done(throttle.Outcome{Err: refused, Key: fmt.Sprintf("http://%s/h%d", host, i)})
+				if d.Retry || d.After > 0 {
+					t.Errorf("resumed %v: http://%s/h%d retried %v after %v; want a dead link at once", resumed, host, i, d.Retry, d.After)
+				}
+			}
+			if _, down := th.Down(host); down {
+				t.Errorf("resumed %v: the https site is down after its http:// links were refused", resumed)
+			}
+		}
+	})
 }
 
 // TestHostDownNamesTheHostThatWentQuiet: with grouped hosts, a sibling

@@ -23,7 +23,10 @@ type savedState struct {
 	// and ConnRefusedSince keep what tells a host that stopped answering
 	// from one never there across a resume: a refusal after answers is
 	// not a dead link (see Down).
-	Answered         int64        `json:"answered,omitempty"`
+	Answered int64 `json:"answered,omitempty"`
+	// AnsweredAt are the origins (scheme://host) that answered this pass
+	// (see limiter.answeredFrom).
+	AnsweredAt       []string     `json:"answered_at,omitempty"`
 	ConnRefusedSince time.Time    `json:"conn_refused_since,omitzero"`
 	Robots           *savedRobots `json:"robots,omitempty"`
 	// Held are the URLs paused on their own, with the end of each pause;
@@ -113,6 +116,7 @@ func (t *Throttle) ExportState(host string) ([]byte, error) {
 		Pass:             pass,
 		Standing:         l.standing(),
 		Answered:         l.answered[host],
+		AnsweredAt:       slices.Sorted(maps.Keys(l.answeredAt)),
 		ConnRefusedSince: l.silence.since,
 		Held:             maps.Clone(l.held),
 		RefusingSince:    l.refusingSince,
@@ -224,6 +228,17 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 		l.deferred = l.deferred || st.Deferred
 		l.usedRequests = max(l.usedRequests, st.UsedRequests)
 		l.usedBytes = max(l.usedBytes, st.UsedBytes)
+		if st.Answered > 0 {
+			if l.answeredAt == nil {
+				l.answeredAt = make(map[string]bool)
+			}
+			for _, o := range st.AnsweredAt {
+				l.answeredAt[o] = true
+			}
+			if len(st.AnsweredAt) == 0 {
+				l.answeredAt[anyOrigin] = true // saved before origins were kept
+			}
+		}
 		if st.Answered > l.answered[host] {
 			if l.answered == nil {
 				l.answered = make(map[string]int64)
