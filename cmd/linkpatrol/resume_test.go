@@ -78,9 +78,13 @@ func TestResumeAfterKills(t *testing.T) {
 	want := problems(t, strings.ReplaceAll(clean.stdout, srv.URL, "SITE"))
 	cleanRequests := site.Stats().Requests
 
+	// The two kinds run at once in this test's slot (crawltest.AtOnce):
+	// each mostly waits on its child and the killed run's requests, and as
+	// parallel subtests they queued behind every other test, last in the
+	// package.
+	var subs []crawltest.Subtest
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT} {
-		t.Run(sig.String(), func(t *testing.T) {
-			t.Parallel()
+		subs = append(subs, crawltest.Subtest{Name: sig.String(), F: func(t *testing.T) {
 			site, srv := newSite(t)
 			db := filepath.Join(t.TempDir(), "killed.db")
 			rng := rand.New(rand.NewPCG(uint64(sig), 7))
@@ -143,8 +147,9 @@ func TestResumeAfterKills(t *testing.T) {
 			if st.Requests > limit {
 				t.Errorf("%d requests over %d interruptions; an uninterrupted pass needs %d, the bound is %d", st.Requests, kills, cleanRequests, limit)
 			}
-		})
+		}})
 	}
+	crawltest.AtOnce(t, subs...)
 }
 
 // waitForRequests waits until the site has served n requests in all, or the
