@@ -912,10 +912,20 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 		}
 	}
 	var failed []store.URLRecord
+	away := map[string]string{} // a start page that only refreshes to another host: that URL
 	for _, rec := range starts {
 		switch {
 		case rec.Verdict != store.VerdictOK:
-		case rec.Parsed || rec.Action != "parse":
+		case rec.Parsed:
+			to, err := refreshesAway(src, rec.URL)
+			if err != nil {
+				return "", false, err
+			}
+			if to == "" {
+				continue
+			}
+			away[rec.URL] = to
+		case rec.Action != "parse":
 			continue
 		case Redirected(rec) != "":
 			if end := landed[rec.FinalURL]; end != nil && end.Verdict == store.VerdictOK && end.Parsed {
@@ -931,6 +941,8 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 	why := Problem(first)
 	switch {
 	case first.Verdict != store.VerdictOK:
+	case away[first.URL] != "":
+		why = "only refreshes to another host, " + away[first.URL] + " (a <meta http-equiv=refresh> or a Refresh header), whose pages are only checked, not parsed: only the start URLs' hosts are crawled; give " + away[first.URL] + " as the start URL instead"
 	case Redirected(first) != "" && landed[first.FinalURL] != nil && landed[first.FinalURL].Verdict != store.VerdictOK:
 		why = "redirects to " + first.FinalURL + ": " + Problem(*landed[first.FinalURL])
 	case Redirected(first) != "" && otherHost(first.URL, first.FinalURL):
@@ -966,6 +978,28 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 		msg += fmt.Sprintf(" (and %d more start URLs failed)", n)
 	}
 	return msg + ".", !ghost && len(failed) == len(starts), nil
+}
+
+// refreshesAway is the URL a start page sends a browser to when it is
+// only that: a refresh (meta or header) to another host, and no link at all
+// to its own host, so that nothing of the site lies behind it (qa9 T7: "1
+// page parsed … No problems found", exit 0, the site never checked). ""
+// for any other page.
+func refreshesAway(src Source, page string) (string, error) {
+	links, err := src.Links(page)
+	if err != nil {
+		return "", fmt.Errorf("links of start page %s: %w", page, err)
+	}
+	to := ""
+	for _, l := range links {
+		if !otherHost(page, l.URL) {
+			return "", nil
+		}
+		if to == "" && (l.Tag == "meta" && l.Attr == "content" || l.Tag == "http-header") {
+			to = l.URL
+		}
+	}
+	return to, nil
 }
 
 // otherHost says whether URL b is on another host (host and port) than a:

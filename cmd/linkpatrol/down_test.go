@@ -235,3 +235,41 @@ func TestStartURLRedirectingToAnotherHostSaysWhatToGive(t *testing.T) {
 		t.Errorf("the URL the FAILED line names, given: exit %d, want %d with %s/gone broken\n%s%s", r.code, exitProblems, www.URL, r.stdout, r.stderr)
 	}
 }
+
+// A start page that is only a refresh to another host (a
+// <meta http-equiv=refresh> stub, as some hosts put at the bare domain)
+// was "1 page parsed … No problems found", exit 0, the site behind it
+// never checked (qa9 T7). It is a start URL that checked nothing, and the
+// FAILED line names the URL to give; a page that links its own host too
+// is a page like any other.
+func TestStartPageOnlyRefreshingAwaySaysWhatToGive(t *testing.T) {
+	t.Parallel()
+	www := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintln(w, `<a href="/gone">gone</a>`)
+	}))
+	t.Cleanup(www.Close)
+	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		switch r.URL.Path {
+		case "/":
+			fmt.Fprintf(w, "<html><head><meta http-equiv=\"refresh\" content=\"0; url=%s/home\"><link rel=canonical href=\"%s/home\"></head></html>\n", www.URL, www.URL)
+		case "/mixed":
+			fmt.Fprintf(w, "<meta http-equiv=\"refresh\" content=\"5; url=%s/home\">\n<a href=\"/\">home</a>\n", www.URL)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(bare.Close)
+	dir := t.TempDir()
+	r := runInProcess(t, "check", "--db", filepath.Join(dir, "a.db"), "--ignore-robots", bare.URL+"/")
+	flat := strings.Join(strings.Fields(r.stdout), " ")
+	want := bare.URL + "/: only refreshes to another host, " + www.URL + "/home (a <meta http-equiv=refresh> or a Refresh header), whose pages are only checked, not parsed: only the start URLs' hosts are crawled; give " + www.URL + "/home as the start URL instead"
+	if r.code != exitNothing || !strings.HasPrefix(flat, "FAILED: no start URL could be fetched and parsed") || !strings.Contains(flat, want) {
+		t.Errorf("exit %d, want %d and %q in\n%s%s", r.code, exitNothing, want, r.stdout, r.stderr)
+	}
+	r = runInProcess(t, "check", "--db", filepath.Join(dir, "b.db"), "--ignore-robots", bare.URL+"/mixed")
+	if r.code != exitOK || strings.Contains(r.stdout, "FAILED") {
+		t.Errorf("a page that refreshes away and links its own host: exit %d, want %d\n%s%s", r.code, exitOK, r.stdout, r.stderr)
+	}
+}
