@@ -230,9 +230,13 @@ func initialValues(ctx context.Context, w jetstream.KeyWatcher, keys map[string]
 			if keys[e.Key()] {
 				keys[e.Key()] = false
 				missing--
+				// Only a key still awaited is progress: other keys'
+				// renewals, which come every few seconds from each
+				// worker, kept a read waiting for a lease that lapsed
+				// before it was delivered (review9 R5).
+				quiet.Reset(watchQuiet)
 			}
 			apply(values, e)
-			quiet.Reset(watchQuiet)
 		}
 	}
 	return values, true, nil
