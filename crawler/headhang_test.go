@@ -34,21 +34,9 @@ func TestHeadThatHangsIsRetriedAsGet(t *testing.T) {
 	defer other.Close()
 	srv := httptest.NewServer(page(`<a href="` + other.URL + `/file.zip">zip</a> <a href="` + other.URL + `/slow.zip">slow</a>`))
 	defer srv.Close()
-	s := throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}
-	settings := func(string) throttle.Settings { return s }
-	engine, err := rules.New(rules.Config{Start: []string{srv.URL + "/"}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The timeout is waited out once, so it is short, but long enough
 	// for a loaded machine under -race to answer the GET.
-	db := openDB(t)
-	cr := crawler.New(crawler.Config{Concurrency: 2, UserAgent: "linkpatrol-test", Timeout: 2 * time.Second,
-		Throttle: throttle.New(throttle.Config{Settings: settings, UserAgent: "linkpatrol-test"}), HostSettings: settings}, engine, db)
-	_, out, err := cr.Run(context.Background(), context.Background(), passOf(srv.URL+"/"))
-	if err != nil || !out.Complete {
-		t.Fatalf("run: %v, %+v", err, out)
-	}
+	db, cr := headPass(t, srv.URL+"/", 2*time.Second)
 	// A GET that timed out too is tried again as a GET: HEAD is known not
 	// to answer.
 	for path, gets := range map[string]int{"/file.zip": 1, "/slow.zip": 2} {
@@ -98,19 +86,7 @@ func TestHeadRefusedByStatusIsRetriedAsGet(t *testing.T) {
 	defer other.Close()
 	srv := httptest.NewServer(page(`<a href="` + other.URL + `/limited">a</a> <a href="` + other.URL + `/busy">b</a> <a href="` + other.URL + `/walled">c</a>`))
 	defer srv.Close()
-	s := throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}
-	settings := func(string) throttle.Settings { return s }
-	engine, err := rules.New(rules.Config{Start: []string{srv.URL + "/"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := openDB(t)
-	cr := crawler.New(crawler.Config{Concurrency: 2, UserAgent: "linkpatrol-test", Timeout: 10 * time.Second,
-		Throttle: throttle.New(throttle.Config{Settings: settings, UserAgent: "linkpatrol-test"}), HostSettings: settings}, engine, db)
-	_, out, err := cr.Run(context.Background(), context.Background(), passOf(srv.URL+"/"))
-	if err != nil || !out.Complete {
-		t.Fatalf("run: %v, %+v", err, out)
-	}
+	db, _ := headPass(t, srv.URL+"/", 10*time.Second)
 	for _, path := range []string{"/limited", "/busy", "/walled"} {
 		rec, ok, err := db.Get(other.URL + path)
 		if err != nil || !ok {
@@ -123,4 +99,24 @@ func TestHeadRefusedByStatusIsRetriedAsGet(t *testing.T) {
 			t.Errorf("%s got %d HEAD and %d GET, want 1 and 1", path, h, g)
 		}
 	}
+}
+
+// headPass runs one complete pass from start with a throttle that retries
+// twice, and returns the database and the crawler it ran.
+func headPass(t *testing.T, start string, timeout time.Duration) (*store.DB, *crawler.Crawler) {
+	t.Helper()
+	s := throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}
+	settings := func(string) throttle.Settings { return s }
+	engine, err := rules.New(rules.Config{Start: []string{start}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t)
+	cr := crawler.New(crawler.Config{Concurrency: 2, UserAgent: "linkpatrol-test", Timeout: timeout,
+		Throttle: throttle.New(throttle.Config{Settings: settings, UserAgent: "linkpatrol-test"}), HostSettings: settings}, engine, db)
+	_, out, err := cr.Run(context.Background(), context.Background(), passOf(start))
+	if err != nil || !out.Complete {
+		t.Fatalf("run: %v, %+v", err, out)
+	}
+	return db, cr
 }

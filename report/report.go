@@ -995,7 +995,7 @@ func refreshesAway(src Source, page string) (string, error) {
 		if !otherHost(page, l.URL) {
 			return "", nil
 		}
-		if to == "" && (l.Tag == "meta" && l.Attr == "content" || l.Tag == "http-header") {
+		if to == "" && (l.Tag == "meta" && l.Attr == "content" || l.Line == headerLine) {
 			to = l.URL
 		}
 	}

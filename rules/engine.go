@@ -90,19 +90,28 @@ type Rewrite struct {
 // Engine decides what happens to each URL. It is immutable after New and
 // safe for concurrent use.
 type Engine struct {
-	starts     map[string]bool // canonical start URLs
-	origins    map[string]bool // scheme://host[:port] of the start URLs
-	startHosts map[string]bool // host and host:port of the http(s) start URLs
-	fileRoots  []string        // canonical file:///dir/ prefixes of file start URLs
-	include    []quickRule
-	exclude    []quickRule
-	rules      []*rule
-	rw         rewriter
-	hosts      []*hostRule
-	defaults   *Policy
-	headers    []HeaderFlag
-	offline    bool
-	traps      Traps
+	starts  map[string]bool // canonical start URLs
+	origins map[string]bool // scheme://host[:port] of the start URLs
+	// onDefaultPort are the hosts of the http(s) start URLs on their
+	// scheme's default port. Such a host's name under the other scheme,
+	// on its default port too, is the same site to the people who run it
+	// (a site that serves both, an old absolute http:// link on an https
+	// site): its pages are parsed too, as written, rather than only
+	// checked as another host's (qa9 T9: a page reachable only that way,
+	// and every link on it, went unread and unsaid). alias_start_hosts
+	// folds the two into one instead.
+	onDefaultPort map[string]bool
+	startHosts    map[string]bool // host and host:port of the http(s) start URLs
+	fileRoots     []string        // canonical file:///dir/ prefixes of file start URLs
+	include       []quickRule
+	exclude       []quickRule
+	rules         []*rule
+	rw            rewriter
+	hosts         []*hostRule
+	defaults      *Policy
+	headers       []HeaderFlag
+	offline       bool
+	traps         Traps
 }
 
 type quickRule struct {
@@ -177,12 +186,13 @@ var ignoredSchemes = map[string]bool{
 // in the file).
 func New(cfg Config) (*Engine, error) {
 	e := &Engine{
-		starts:     make(map[string]bool, len(cfg.Start)),
-		origins:    make(map[string]bool, len(cfg.Start)),
-		startHosts: make(map[string]bool, 2*len(cfg.Start)),
-		defaults:   &Policy{},
-		traps:      cfg.Traps,
-		offline:    cfg.Offline,
+		starts:        make(map[string]bool, len(cfg.Start)),
+		origins:       make(map[string]bool, len(cfg.Start)),
+		onDefaultPort: make(map[string]bool, len(cfg.Start)),
+		startHosts:    make(map[string]bool, 2*len(cfg.Start)),
+		defaults:      &Policy{},
+		traps:         cfg.Traps,
+		offline:       cfg.Offline,
 	}
 	for i, s := range cfg.Start {
 		if err := e.addStart(s); err != nil {
@@ -311,6 +321,7 @@ func (e *Engine) addStart(s string) error {
 		e.startHosts[c.Host] = true
 		if c.Port() == "" {
 			e.startHosts[c.Host+":"+defaultPort(c.Scheme)] = true
+			e.onDefaultPort[c.Host] = true
 		}
 	case "file":
 		e.fileRoots = append(e.fileRoots, c.Scheme+"://"+c.Host+dirOf(c.EscapedPath()))
@@ -648,15 +659,6 @@ func (e *Engine) Warnings() []string {
 // that no --exclude or rule skips or ignores.
 const FileOutside = "file outside the start directory"
 
-// otherScheme pairs http and https. A start host's name under the other
-// scheme, both on their default ports, is the same site to the people who
-// run it (a site that serves both, an old absolute http:// link on an
-// https site): its pages are parsed too, as written, rather than only
-// checked as another host's (qa9 T9: a page reachable only that way, and
-// every link on it, went unread and unsaid). alias_start_hosts folds the
-// two into one instead.
-var otherScheme = map[string]string{"http": "https", "https": "http"}
-
 func (e *Engine) classify(c *url.URL, key string) (Action, string, *rule) {
 	onStart := false
 	switch c.Scheme {
@@ -664,7 +666,7 @@ func (e *Engine) classify(c *url.URL, key string) (Action, string, *rule) {
 		if c.Host == "" {
 			return Skip, "no host", nil
 		}
-		onStart = e.origins[c.Scheme+"://"+c.Host] || c.Port() == "" && e.origins[otherScheme[c.Scheme]+"://"+c.Host]
+		onStart = c.Port() == "" && e.onDefaultPort[c.Host] || e.origins[c.Scheme+"://"+c.Host]
 	case "file":
 		if !e.underFileRoot(key) {
 			// No file of the site (a file: link written on a web page,

@@ -349,7 +349,9 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 			if l.answeredAt == nil {
 				l.answeredAt = make(map[string]bool)
 			}
-			l.answeredAt[originOf(o.Key)] = true
+			if origin := originOf(o.Key); !l.answeredAt[origin] {
+				l.answeredAt[strings.Clone(origin)] = true
+			}
 		}
 	}
 	var why string // what paused the host, if this answer did: see Decision.Paused
@@ -958,12 +960,17 @@ func (l *limiter) answeredFrom(host, key string) bool {
 // anyOrigin stands for every origin in answeredAt (see answeredFrom).
 const anyOrigin = "*"
 
-// originOf is the scheme and host of a URL (a Key), "" for anything else.
+// originOf is the scheme and host of a URL (a Key), "" for anything else:
+// the start of key itself, so that the lookup on every answer allocates
+// nothing (a string kept in answeredAt is cloned first).
 func originOf(key string) string {
-	scheme, rest, ok := strings.Cut(key, "://")
-	if !ok {
+	i := strings.Index(key, "://")
+	if i < 0 {
 		return ""
 	}
-	host, _, _ := strings.Cut(rest, "/")
-	return scheme + "://" + host
+	end := i + 3
+	if j := strings.IndexByte(key[end:], '/'); j >= 0 {
+		return key[:end+j]
+	}
+	return key
 }

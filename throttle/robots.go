@@ -329,8 +329,8 @@ func (r *Robots) Status() int {
 
 // Allowed reports whether userAgent may fetch path, which should be the
 // URL's path with its query (url.URL.RequestURI). The group is chosen by
-// the User-Agent's product token (the part before the first "/" or space),
-// falling back to "*". /robots.txt itself is always allowed.
+// the User-Agent's product token, whole (see groupName), falling back to
+// "*". /robots.txt itself is always allowed.
 func (r *Robots) Allowed(userAgent, path string) bool {
 	return r.Agent(userAgent).Allowed(path)
 }

@@ -355,10 +355,7 @@ func (e *extractor) emit(tag string, tagLine int, positioned bool) {
 			}
 			continue
 		}
-		line := tagLine
-		if positioned {
-			line = e.lines.at(p.pos.key.start)
-		}
+		line := e.attrLine(p, tagLine, positioned)
 		switch p.role {
 		case roleURL, roleImageSrc:
 			if a, b := trimSpan(p.val, 0, len(p.val)); a < b {
@@ -416,20 +413,26 @@ func (e *extractor) addMetaURL(p *pendingAttr, tag string, tagLine int, position
 		if q.role != roleProperty {
 			continue
 		}
+		property := bytes.TrimSpace(q.val)
 		for _, name := range metaURLs {
-			if !is(bytes.TrimSpace(q.val), name) {
+			if !is(property, name) {
 				continue
 			}
-			line := tagLine
-			if positioned {
-				line = e.lines.at(p.pos.key.start)
-			}
 			if a, b := trimSpan(p.val, 0, len(p.val)); a < b {
-				e.add(string(p.val[a:b]), line, tag, name)
+				e.add(string(p.val[a:b]), e.attrLine(p, tagLine, positioned), tag, name)
 			}
 			return
 		}
 	}
+}
+
+// attrLine is the line attribute p starts on, or the tag's line when the
+// attributes' positions were not kept.
+func (e *extractor) attrLine(p *pendingAttr, tagLine int, positioned bool) int {
+	if positioned {
+		return e.lines.at(p.pos.key.start)
+	}
+	return tagLine
 }
 
 // applies checks the attributes whose meaning depends on another one.
