@@ -942,14 +942,14 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 	switch {
 	case first.Verdict != store.VerdictOK:
 	case away[first.URL] != "":
-		why = "only refreshes to another host, " + away[first.URL] + " (a <meta http-equiv=refresh> or a Refresh header), whose pages are only checked, not parsed: only the start URLs' hosts are crawled; give " + away[first.URL] + " as the start URL instead"
+		why = "only refreshes to another host, " + away[first.URL] + " (a <meta http-equiv=refresh> or a Refresh header); " + giveInstead(away[first.URL], "a refresh")
 	case Redirected(first) != "" && landed[first.FinalURL] != nil && landed[first.FinalURL].Verdict != store.VerdictOK:
 		why = "redirects to " + first.FinalURL + ": " + Problem(*landed[first.FinalURL])
 	case Redirected(first) != "" && otherHost(first.URL, first.FinalURL):
 		// The everyday http://example.com/ -> https://www.example.com/:
 		// only the start URLs' hosts are crawled, and a redirect does not
 		// make its target's host one of them (qa9 T7).
-		why = "redirects to another host, " + first.FinalURL + ", whose pages are only checked, not parsed: only the start URLs' hosts are crawled; give " + first.FinalURL + " as the start URL instead"
+		why = "redirects to another host, " + first.FinalURL + "; " + giveInstead(first.FinalURL, "a redirect")
 	case Redirected(first) != "":
 		why = "redirects to " + first.FinalURL + ", which was not parsed"
 	default:
@@ -978,6 +978,14 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 		msg += fmt.Sprintf(" (and %d more start URLs failed)", n)
 	}
 	return msg + ".", !ghost && len(failed) == len(starts), nil
+}
+
+// giveInstead tells what to type when a start URL sends the browser (by
+// how) to another host, and why that host was not crawled: the action
+// first, where a reader of a long FAILED line finds it.
+func giveInstead(target, how string) string {
+	return "give " + target + " as the start URL instead (only the start URLs' hosts are crawled and " + how +
+		" does not add one, as the server chose that host, not you: its page was only checked, not parsed)"
 }
 
 // refreshesAway is the URL a start page sends a browser to when it is
