@@ -187,6 +187,13 @@ type Summary struct {
 	// Ghosts counts the pages that failed this pass and had the links of
 	// their last good copy followed: not among Pages, which were read.
 	Ghosts int
+	// OtherScheme counts, of Pages, those read under the other scheme of a
+	// start host (http://example.com/... when the start URL is
+	// https://example.com/): a site that serves both is walked under each
+	// (review9 R2). OtherSchemeOrigin is the first such page's origin and
+	// OtherSchemeStart its start URL's.
+	OtherScheme                         int
+	OtherSchemeOrigin, OtherSchemeStart string
 	// Reused counts results carried over from an earlier pass without a
 	// request (younger than their recheck interval); ReusedFrom are the
 	// passes that fetched them, ascending, and ReusedOldest/ReusedNewest
@@ -417,6 +424,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	fixed := make(map[string]*fixedURL)
 	var fixedOrder []*fixedURL
 	var emptied []string // see emptiedPage
+	schemeOf := startSchemes(pass.StartURLs)
 	err = src.Records(passID, func(rec *store.URLRecord) error {
 		if r.isStart(rec.URL) {
 			starts = append(starts, *rec)
@@ -444,6 +452,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			if rec.Unchanged {
 				s.Unchanged++
 			}
+			s.otherScheme(rec.URL, schemeOf)
 		}
 		if rec.NotTaken > 0 {
 			s.NotTaken += rec.NotTaken
@@ -881,6 +890,58 @@ func (r *Report) tally(rec *store.URLRecord, change Change) bool {
 		s.Unchecked++
 	}
 	return r.wanted(rec, change)
+}
+
+// startSchemes maps the host of each http(s) start URL on its scheme's
+// default port (a URL's canonical form has no port then) to that scheme:
+// the rules take the host under the other scheme for the site's own
+// (rules.Engine's onDefaultPort). A host started under both schemes is
+// left out: both are the user's.
+func startSchemes(starts []string) map[string]string {
+	m := map[string]string{}
+	for _, u := range starts {
+		scheme, host := schemeHost(u)
+		if scheme != "http" && scheme != "https" || strings.IndexByte(host, ':') >= 0 && !strings.HasSuffix(host, "]") {
+			continue
+		}
+		host = strings.ToLower(host)
+		if had, ok := m[host]; ok && had != scheme {
+			m[host] = "" // both
+			continue
+		}
+		m[host] = scheme
+	}
+	return m
+}
+
+// otherScheme counts page u when it is on a start host under the other
+// scheme than the start URL's.
+func (s *Summary) otherScheme(u string, schemeOf map[string]string) {
+	if len(schemeOf) == 0 {
+		return
+	}
+	scheme, host := schemeHost(u)
+	start, ok := schemeOf[host]
+	if !ok || start == "" || start == scheme {
+		return
+	}
+	s.OtherScheme++
+	if s.OtherSchemeOrigin == "" {
+		s.OtherSchemeOrigin, s.OtherSchemeStart = scheme+"://"+host, start+"://"+host
+	}
+}
+
+// schemeHost splits an absolute URL's scheme and host[:port] without
+// parsing the rest: it runs once per page of the pass.
+func schemeHost(u string) (scheme, host string) {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return "", ""
+	}
+	if end := strings.IndexAny(rest, "/?#"); end >= 0 {
+		rest = rest[:end]
+	}
+	return scheme, rest
 }
 
 // startFailure says which of the pass's start URLs could not be fetched
