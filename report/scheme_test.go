@@ -25,7 +25,11 @@ func TestSchemeLineSaysTheSiteWasReadUnderBoth(t *testing.T) {
 		page("http://example.com/", link("http://example.com/a", 1)),
 		// Another port is another host; stylesheets are no pages.
 		page("https://example.com:8443/"),
-		func() store.Result { r := page("http://example.com/s.css"); r.Record.ContentType = "text/css"; return r }(),
+		func() store.Result {
+			r := page("http://example.com/s.css")
+			r.Record.ContentType = "text/css"
+			return r
+		}(),
 	}
 	tests := []struct {
 		name string
