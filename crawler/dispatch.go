@@ -107,6 +107,10 @@ type outcome struct {
 	// chain is shorter than that, so how theirs ends is not known (see
 	// dispatcher.dropped).
 	dropped []string
+	// abandoned are redirect targets a HEAD chain claimed before its task
+	// was asked again with GET from its own URL, which did not pass through
+	// them (see restartAsGet): let go like dropped ones.
+	abandoned []string
 	// later, with retry, holds the task back this long: a follow-up
 	// request of it had to wait for its host (see acquireNext).
 	later time.Duration
@@ -702,6 +706,7 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 					}
 				}
 				d.unclaim(o.task, o.released)
+				d.dropped(o.task, o.abandoned, nil, true)
 			default:
 				if err := d.handle(failed, o, writes); err != nil {
 					return err
@@ -871,7 +876,15 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- []s
 		// queued, not committed, and found again by the next run.
 		return d.write(failed, writes, extra...)
 	}
-	d.dropped(o.task, o.dropped, &res)
+	d.dropped(o.task, o.dropped, &res, false)
+	d.dropped(o.task, o.abandoned, &res, true)
+	if len(o.hops) == 0 && o.waitOn == "" && len(res.Enqueue)+len(res.Forward)+len(extra) == 0 && d.onlyHeadsWait(&res.Record) {
+		for _, w := range slices.Clone(d.waiters[res.Record.URL]) {
+			d.redo(w.head, nil)
+		}
+		d.seen.drop(res.Record.URL)
+		return nil
+	}
 	if len(o.hops) > 0 {
 		// The links found are the chain's end's, and so is their queueing.
 		last := &o.hops[len(o.hops)-1]
