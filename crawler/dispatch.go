@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -842,6 +844,11 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- []s
 			extra = append(extra, d.c.robotsRefusal(d.pass, t.url, t.host, t.robots))
 		case held:
 			extra = append(extra, d.c.heldBack(d.pass, t.url, trap))
+		case t.action == rules.Skip && strings.HasPrefix(t.rule, rules.UnsupportedScheme+" "):
+			// Nothing says it works, and no one chose to leave it out
+			// (qa9 T11: "skipped on purpose", exit 0).
+			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictUnverifiable, store.ErrorUnsupportedScheme,
+				unsupportedNote(strings.TrimPrefix(t.rule, rules.UnsupportedScheme+" "))))
 		case t.action == rules.Skip:
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictSkipped, "", "skipped: "+t.rule))
 		default:
@@ -906,4 +913,11 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- []s
 		return d.write(failed, writes, append(rs, extra...)...)
 	}
 	return d.write(failed, writes, append([]store.Result{res}, extra...)...)
+}
+
+// unsupportedNote is the note of a link in a scheme linkpatrol cannot
+// check: what it is, and how to make leaving such links out your choice.
+func unsupportedNote(scheme string) string {
+	return "not checked: only http and https links are requested; --exclude '^" + regexp.QuoteMeta(scheme) +
+		":' (or a [[rule]] that skips or ignores them) leaves them out on purpose"
 }
