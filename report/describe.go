@@ -771,6 +771,21 @@ func (r *Report) SeedLine() string {
 	return line + fmt.Sprintf(" Linked from no other page: %s%s.", strings.Join(shown, ", "), more)
 }
 
+// SchemeLine says how many pages were read under the other scheme of a
+// start host, and what folds the two into one, or "" when none was: on a
+// site that serves both, one absolute http:// link walks the whole site
+// again (review9 R2).
+func (r *Report) SchemeLine() string {
+	s := r.Summary
+	if s.OtherScheme == 0 {
+		return ""
+	}
+	scheme, _ := schemeHost(s.OtherSchemeOrigin)
+	return fmt.Sprintf("%s read under %s as well as %s (links written with %s:// lead there, and the site serves them); "+
+		"if both schemes serve the same pages, alias_start_hosts = true in the config file reads each page once.",
+		plural(s.OtherScheme, "page was", "pages were"), s.OtherSchemeOrigin, s.OtherSchemeStart, scheme)
+}
+
 // ReuseLine says which results were carried over from earlier passes
 // without a request, and from when, or "" when every URL was fetched.
 func (r *Report) ReuseLine() string {

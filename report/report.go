@@ -193,6 +193,13 @@ type Summary struct {
 	// Ghosts counts the pages that failed this pass and had the links of
 	// their last good copy followed: not among Pages, which were read.
 	Ghosts int
+	// OtherScheme counts, of Pages, those read under the other scheme of a
+	// start host (http://example.com/... when the start URL is
+	// https://example.com/): a site that serves both is walked under each
+	// (review9 R2). OtherSchemeOrigin is the first such page's origin and
+	// OtherSchemeStart its start URL's.
+	OtherScheme                         int
+	OtherSchemeOrigin, OtherSchemeStart string
 	// Reused counts results carried over from an earlier pass without a
 	// request (younger than their recheck interval); ReusedFrom are the
 	// passes that fetched them, ascending, and ReusedOldest/ReusedNewest
@@ -423,6 +430,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	fixed := make(map[string]*fixedURL)
 	var fixedOrder []*fixedURL
 	var emptied []string // see emptiedPage
+	schemeOf := startSchemes(pass.StartURLs)
 	err = src.Records(passID, func(rec *store.URLRecord) error {
 		if r.isStart(rec.URL) {
 			starts = append(starts, *rec)
@@ -450,6 +458,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			if rec.Unchanged {
 				s.Unchanged++
 			}
+			s.otherScheme(rec.URL, schemeOf)
 		}
 		if rec.NotTaken > 0 {
 			s.NotTaken += rec.NotTaken
@@ -895,6 +904,58 @@ func (r *Report) tally(rec *store.URLRecord, change Change) bool {
 	return r.wanted(rec, change)
 }
 
+// startSchemes maps the host of each http(s) start URL on its scheme's
+// default port (a URL's canonical form has no port then) to that scheme:
+// the rules take the host under the other scheme for the site's own
+// (rules.Engine's onDefaultPort). A host started under both schemes is
+// left out: both are the user's.
+func startSchemes(starts []string) map[string]string {
+	m := map[string]string{}
+	for _, u := range starts {
+		scheme, host := schemeHost(u)
+		if scheme != "http" && scheme != "https" || strings.IndexByte(host, ':') >= 0 && !strings.HasSuffix(host, "]") {
+			continue
+		}
+		host = strings.ToLower(host)
+		if had, ok := m[host]; ok && had != scheme {
+			m[host] = "" // both
+			continue
+		}
+		m[host] = scheme
+	}
+	return m
+}
+
+// otherScheme counts page u when it is on a start host under the other
+// scheme than the start URL's.
+func (s *Summary) otherScheme(u string, schemeOf map[string]string) {
+	if len(schemeOf) == 0 {
+		return
+	}
+	scheme, host := schemeHost(u)
+	start, ok := schemeOf[host]
+	if !ok || start == "" || start == scheme {
+		return
+	}
+	s.OtherScheme++
+	if s.OtherSchemeOrigin == "" {
+		s.OtherSchemeOrigin, s.OtherSchemeStart = scheme+"://"+host, start+"://"+host
+	}
+}
+
+// schemeHost splits an absolute URL's scheme and host[:port] without
+// parsing the rest: it runs once per page of the pass.
+func schemeHost(u string) (scheme, host string) {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return "", ""
+	}
+	if end := strings.IndexAny(rest, "/?#"); end >= 0 {
+		rest = rest[:end]
+	}
+	return scheme, rest
+}
+
 // startFailure says which of the pass's start URLs could not be fetched
 // and parsed, and why, or "" when each was, or when one has not been tried
 // yet. A start URL that redirects counts as parsed when the page it lands on
@@ -954,14 +1015,14 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 	switch {
 	case first.Verdict != store.VerdictOK:
 	case away[first.URL] != "":
-		why = "only refreshes to another host, " + away[first.URL] + " (a <meta http-equiv=refresh> or a Refresh header), whose pages are only checked, not parsed: only the start URLs' hosts are crawled; give " + away[first.URL] + " as the start URL instead"
+		why = "only refreshes to another host, " + away[first.URL] + " (a <meta http-equiv=refresh> or a Refresh header); " + giveInstead(away[first.URL], "a refresh")
 	case Redirected(first) != "" && landed[first.FinalURL] != nil && landed[first.FinalURL].Verdict != store.VerdictOK:
 		why = "redirects to " + first.FinalURL + ": " + Problem(*landed[first.FinalURL])
 	case Redirected(first) != "" && otherHost(first.URL, first.FinalURL):
 		// The everyday http://example.com/ -> https://www.example.com/:
 		// only the start URLs' hosts are crawled, and a redirect does not
 		// make its target's host one of them (qa9 T7).
-		why = "redirects to another host, " + first.FinalURL + ", whose pages are only checked, not parsed: only the start URLs' hosts are crawled; give " + first.FinalURL + " as the start URL instead"
+		why = "redirects to another host, " + first.FinalURL + "; " + giveInstead(first.FinalURL, "a redirect")
 	case Redirected(first) != "":
 		why = "redirects to " + first.FinalURL + ", which was not parsed"
 	default:
@@ -990,6 +1051,14 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 		msg += fmt.Sprintf(" (and %d more start URLs failed)", n)
 	}
 	return msg + ".", !ghost && len(failed) == len(starts), nil
+}
+
+// giveInstead tells what to type when a start URL sends the browser (by
+// how) to another host, and why that host was not crawled: the action
+// first, where a reader of a long FAILED line finds it.
+func giveInstead(target, how string) string {
+	return "give " + target + " as the start URL instead (only the start URLs' hosts are crawled and " + how +
+		" does not add one, as the server chose that host, not you: its page was only checked, not parsed)"
 }
 
 // refreshesAway is the URL a start page sends a browser to when it is

@@ -600,23 +600,32 @@ func (h HeaderFlag) sendsOver(scheme string) bool {
 	return scheme == "https" || (h.Cleartext && scheme == "http")
 }
 
-// Withheld are the -H headers for another host that name u's host but are
-// not sent to u, because u is plain http and they go over https only: a
+// Withheld are the -H headers not sent to u though u looks meant for
+// them: one for another host that names u's host when u is plain http
+// (they go over https only), and one for the start hosts when u is a start
+// host under the other scheme (they go to the start URLs' exact origins
+// only, and that one is the site's own but not one of them: review9). A
 // check says so rather than leave a 401 unexplained (qa4 F16).
 func (e *Engine) Withheld(u *url.URL) []HeaderFlag {
 	var out []HeaderFlag
 	for _, h := range e.headers {
-		if h.Host != "" && !h.sendsOver(u.Scheme) && h.names(u) {
+		if h.Host != "" && !h.sendsOver(u.Scheme) && h.names(u) || h.Host == "" && e.otherSchemeOfStart(u) {
 			out = append(out, h)
 		}
 	}
 	return out
 }
 
+// otherSchemeOfStart says whether u is on a start host under the scheme
+// its start URL does not have (see onDefaultPort).
+func (e *Engine) otherSchemeOfStart(u *url.URL) bool {
+	return (u.Scheme == "http" || u.Scheme == "https") && u.Port() == "" && e.onDefaultPort[u.Host] && !e.origins[u.Scheme+"://"+u.Host]
+}
+
 // WithholdsAny says whether Withheld can be non-empty for some URL.
 func (e *Engine) WithholdsAny() bool {
 	for _, h := range e.headers {
-		if h.Host != "" && !h.Cleartext {
+		if h.Host != "" && !h.Cleartext || h.Host == "" && len(e.onDefaultPort) > 0 {
 			return true
 		}
 	}

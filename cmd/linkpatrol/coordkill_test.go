@@ -54,7 +54,7 @@ func TestCoordinatorKilledMidPass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ranges := []string{"0-85", "86-170", "171-255"}
+	ranges := shardsOf(t, 3, w.StartURLs()...)
 	workers := make([]*proc, len(ranges))
 	ended := make(chan int, 16)
 	startW := func(i int) {
@@ -155,7 +155,7 @@ func TestPolitenessAcrossWorkerKill(t *testing.T) {
 	}})
 	t.Cleanup(w.Close)
 	dir := t.TempDir()
-	ranges := []string{"0-85", "86-170", "171-255"}
+	ranges := shardsOf(t, 3, w.StartURLs()...)
 	victim, sites := busiestWorker(t, w, ranges)
 	requests := requestsAt(w, sites)
 	front, url := startFrontier(t)
