@@ -76,6 +76,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 		}
 	} else {
 		f = c.fetch(hardCtx, t, conditional, nil)
+		o.abandoned = f.abandoned
 		if c.settle(ctx, hardCtx, hard, &f, &o) {
 			return o
 		}
