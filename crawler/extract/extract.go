@@ -477,6 +477,12 @@ func (e *extractor) srcdoc(p *pendingAttr, attrLine int, positioned bool) {
 	sub.run(newTokenizer(p.val))
 	for i := from; i < len(sub.page.Links); i++ {
 		l := &sub.page.Links[i]
+		if l.Tag == "meta" && l.Attr == "content" {
+			// A refresh in the frame's document moves the frame, not the
+			// page: stored as the frame's, it is never taken for the page's
+			// own refresh (a start page that only refreshes away; review10 R3).
+			l.Tag, l.Attr = "iframe", "srcdoc"
+		}
 		if exact {
 			l.Line = vl.line + l.Line - 1
 		} else {

@@ -107,6 +107,8 @@ func TestExtractElements(t *testing.T) {
 		// links keep their own element and attribute.
 		{"iframe srcdoc", `<iframe src=/fallback srcdoc="<p>x <a href=&quot;/gone/in-srcdoc&quot;>y</a><img src='/s.png'><style>a{background:url(/c.png)}</style>"></iframe>`,
 			[]Link{pg("/fallback", 1, "iframe", "src"), pg("/gone/in-srcdoc", 1, "a", "href"), rs("/s.png", 1, "img", "src"), rs("/c.png", 1, "style", "")}},
+		{"refresh in srcdoc is the frame's", `<iframe srcdoc="<meta http-equiv=refresh content='0;url=/away'>"></iframe>`,
+			[]Link{pg("/away", 1, "iframe", "srcdoc")}},
 		{"srcdoc is not read elsewhere", `<frame srcdoc="<a href=/no>"><div srcdoc="<a href=/no2>">`, nil},
 		{"srcdoc inside srcdoc", `<iframe srcdoc="<iframe srcdoc='<a href=&amp;quot;/deep&amp;quot;>'></iframe>"></iframe>`,
 			[]Link{pg("/deep", 1, "a", "href")}},
