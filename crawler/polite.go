@@ -713,6 +713,9 @@ func (c *Crawler) loadHostState(passID uint64, resumed, killed bool) error {
 	}
 	if killed {
 		c.cfg.Throttle.Killed()
+		// A wait of --timeout on every host must not look like a hung run.
+		c.cfg.Logger.Warn("the run before was killed, and the servers may still be serving requests it left: each host's first request waits " +
+			throttle.FormatDuration(c.cfg.Timeout) + " (--timeout)")
 	}
 	return c.store.PutHostStates(expired)
 }

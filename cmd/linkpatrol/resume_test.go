@@ -53,7 +53,9 @@ func TestResumeAfterKills(t *testing.T) {
 	// interruption run side by side. How many times a pass is interrupted
 	// goes by its pages per commit batch (each run is stopped after one to
 	// four batches of requests): 300 pages and batches of 20 give the 7-8
-	// interruptions per kind that 600 and 40 gave, at half the requests.
+	// interruptions that 600 and 40 gave, at half the requests. A run
+	// killed is stopped after two to six: each resume after a kill waits
+	// out --timeout (see args), and 5-6 kills prove as much as 10-12.
 	newSite := func(t *testing.T) (*crawltest.Site, *httptest.Server) {
 		site := crawltest.NewSite(crawltest.SiteOptions{Pages: 300, BrokenEvery: 7, Images: 2, Latency: 2 * time.Millisecond, Seed: 5, PageBytes: smallPages})
 		srv := httptest.NewServer(site)
@@ -61,10 +63,11 @@ func TestResumeAfterKills(t *testing.T) {
 		return site, srv
 	}
 	const batch, concurrency = 20, 8
-	// A run resumed after a SIGKILL counts the killed run's requests as
-	// in flight until --timeout after their start (the server may still
-	// be serving them), so each resume may wait that long first: 3s, not
-	// the default 20s, which the site's 2ms answers never come near.
+	// A run resumed after a SIGKILL counts the host's whole --per-host as
+	// in flight until --timeout from the resume (the server may still be
+	// serving the killed run's requests, saved or not), so each resume
+	// waits that long first: 3s, not the default 20s, which the site's
+	// 2ms answers never come near.
 	args := func(db string, srv *httptest.Server) []string {
 		return []string{"check", "--db", db, "--format", "json", "-c", strconv.Itoa(concurrency),
 			"--commit-batch", strconv.Itoa(batch), "--commit-every", "100ms", "--timeout", "3s", srv.URL + "/"}
@@ -107,6 +110,9 @@ func TestResumeAfterKills(t *testing.T) {
 				// requests, at least a batch, so every run makes progress
 				// however slow the machine (or the race detector) is.
 				target := site.Requests() + int64(batch+rng.IntN(3*batch))
+				if sig == syscall.SIGKILL {
+					target += int64(batch + rng.IntN(batch))
+				}
 				var err error
 				if waitForRequests(site, target, exited, &err) {
 					cmd.Process.Signal(sig)
@@ -364,6 +370,10 @@ func resumeKeepsPerHost(t *testing.T, how stopHow) {
 	}
 	if got := site.peak.Load(); got > perHost {
 		t.Errorf("the server served %d requests at once across the stop, --per-host is %d", got, perHost)
+	}
+	// The wait after a kill is said, or the run looks hung.
+	if said := strings.Contains(res.stderr, "the run before was killed"); said != (how != interruptHard) {
+		t.Errorf("resumed run's warnings (a kill said: %v, want %v):\n%s", said, how != interruptHard, res.stderr)
 	}
 }
 
