@@ -264,6 +264,12 @@ const (
 	// (ftp:, news:, irc:, ...), never requested: unverifiable, since
 	// nothing says it works, and no one chose to leave it out.
 	ErrorUnsupportedScheme = "unsupported scheme"
+	// ErrorUnsupportedEncoding and ErrorMalformedHeader: an answer came
+	// that could not be read (a Content-Encoding that cannot be undone, a
+	// header line that is not "Name: value"), which a browser may still
+	// show: unverifiable, not broken.
+	ErrorUnsupportedEncoding = "unsupported encoding"
+	ErrorMalformedHeader     = "malformed response header"
 )
 
 // Held says whether rec is that of a URL its host held back rather than
