@@ -68,6 +68,12 @@ func runPassOn(t *testing.T, db *store.DB, cfg crawler.Config, starts ...string)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return runPassWith(t, db, cfg, engine, starts...)
+}
+
+// runPassWith is runPassOn with the rules of engine.
+func runPassWith(t *testing.T, db *store.DB, cfg crawler.Config, engine *rules.Engine, starts ...string) passResult {
+	t.Helper()
 	c := crawler.New(cfg, engine, db)
 	spec := passOf(starts...)
 	spec.New = true // a new pass, whatever db holds

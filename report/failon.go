@@ -131,6 +131,9 @@ func (r *Report) SectionHelp(v store.Verdict) string {
 		}
 	case store.VerdictUnverifiable:
 		what = "the server would not let a robot look"
+		if r.Summary.Unsupported > 0 {
+			what += ", or the link's scheme cannot be checked"
+		}
 	case store.VerdictSkipped:
 		if r.Summary.Traps > 0 || r.Summary.Quota > 0 {
 			return "not checked: held back by a limit (each names the setting that lets it through), or on purpose"

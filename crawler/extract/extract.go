@@ -410,13 +410,16 @@ func (e *extractor) emit(tag string, tagLine int, positioned bool) {
 
 // metaURLs are the <meta property|name> whose content is one URL a
 // browser or a site's share preview fetches: Open Graph's image, video and
-// audio and Twitter's card image (muffet checks og:image too; qa9 T14).
-// Their links are resources, stored under the property's name.
+// audio, Twitter's card image (muffet checks og:image too; qa9 T14), and
+// the tile image and config Windows fetches for a pinned site (WordPress
+// writes msapplication-TileImage on every page with a site icon). Their
+// links are resources, stored under the property's lower-case name.
 var metaURLs = []string{
 	"og:image", "og:image:url", "og:image:secure_url",
 	"og:video", "og:video:url", "og:video:secure_url",
 	"og:audio", "og:audio:url", "og:audio:secure_url",
 	"twitter:image", "twitter:image:src",
+	"msapplication-tileimage", "msapplication-config",
 }
 
 // addMetaURL adds the content p of a <meta> whose property (or name) is

@@ -74,6 +74,8 @@ func TestExtractElements(t *testing.T) {
 			[]Link{rs("https://e.test/card.png", 1, "meta", "og:image"), rs("/v.mp4", 2, "meta", "og:video:url")}},
 		{"meta twitter:image by name", `<meta name="twitter:image" content="/t.png"><meta name="twitter:card" content="/no">`, []Link{rs("/t.png", 1, "meta", "twitter:image")}},
 		{"meta og:image with no content", `<meta property="og:image" content="  ">`, nil},
+		{"meta msapplication tile image and config", "<meta name=\"msapplication-TileImage\" content=\"/wp-content/uploads/cropped-icon-270x270.png\">\n<meta name=msapplication-config content=/browserconfig.xml><meta name=msapplication-TileColor content=/no>",
+			[]Link{rs("/wp-content/uploads/cropped-icon-270x270.png", 1, "meta", "msapplication-tileimage"), rs("/browserconfig.xml", 2, "meta", "msapplication-config")}},
 		{"svg", `<svg><a xlink:href="/s"><image href="/i.png"/><use xlink:href="/sprite.svg#x"/></a></svg>`,
 			[]Link{pg("/s", 1, "a", "xlink:href"), rs("/i.png", 1, "image", "href"), rs("/sprite.svg#x", 1, "use", "xlink:href")}},
 		{"style attribute on any element", `<div style="background: url(/bg.png)"></div>`, []Link{rs("/bg.png", 1, "div", "style")}},
