@@ -28,10 +28,10 @@ func serveFrontierOn(t *testing.T, dir, listen string, extra ...string) (*proc, 
 // for it, and the pass completes with the single-process report.
 func TestCoordinatorKilledMidPass(t *testing.T) {
 	t.Parallel()
-	// 25 pages a site: the kill comes a fifth into the web whatever its
+	// 15 pages a site: the kill comes a fifth into the web whatever its
 	// size, and the restarted frontier has four fifths of it to finish.
 	w := crawltest.NewWeb(crawltest.WebOptions{Sites: 6, Site: crawltest.SiteOptions{
-		Pages: 25, LinksPerPage: 8, Images: 1, BrokenEvery: 10, PageBytes: 1500, Latency: 10 * time.Millisecond,
+		Pages: 15, LinksPerPage: 8, Images: 1, BrokenEvery: 10, PageBytes: 1500, Latency: 10 * time.Millisecond,
 	}})
 	t.Cleanup(w.Close)
 	dir := t.TempDir()

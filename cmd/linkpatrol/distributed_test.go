@@ -255,10 +255,10 @@ func TestOverlappingShardsRefused(t *testing.T) {
 func TestWorkerKilledMidPass(t *testing.T) {
 	t.Parallel()
 	const concurrency, batch = 2, 8
-	// 25 pages a site: the kill's moment is a count of requests, not a
+	// 15 pages a site: the kill's moment is a count of requests, not a
 	// share of the web, and what comes after it only has to end.
 	w := crawltest.NewWeb(crawltest.WebOptions{Sites: 6, Site: crawltest.SiteOptions{
-		Pages: 25, LinksPerPage: 8, Images: 1, BrokenEvery: 10, PageBytes: 1500, Latency: 10 * time.Millisecond,
+		Pages: 15, LinksPerPage: 8, Images: 1, BrokenEvery: 10, PageBytes: 1500, Latency: 10 * time.Millisecond,
 	}})
 	t.Cleanup(w.Close)
 	dir := t.TempDir()
