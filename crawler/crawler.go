@@ -119,6 +119,10 @@ type Config struct {
 	// Frontier is where work comes from besides the pages' own links, and
 	// which hosts this crawler fetches; nil is Local(): all of them.
 	Frontier Frontier
+
+	// maxLinks, when positive, replaces maxPageLinks as the links read
+	// of a page, only so that a test can cut a page of a few links.
+	maxLinks int
 }
 
 func (c *Config) setDefaults() {
@@ -137,6 +141,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxSize <= 0 {
 		c.MaxSize = DefaultMaxSize
+	}
+	if c.maxLinks <= 0 {
+		c.maxLinks = maxPageLinks
 	}
 	if c.MaxRedirects <= 0 {
 		c.MaxRedirects = DefaultMaxRedirects

@@ -141,8 +141,11 @@ type Report struct {
 	// accounted are the URLs whose failure a line of its own says (start
 	// pages, pages not read); see isUnverified.
 	accounted map[string]struct{}
-	baseDir   string
-	linkBase  string // directory of the file the report is written to; see WrittenTo
+	// unsupported are the schemes of the links counted in
+	// Summary.Unsupported, in the order met.
+	unsupported []string
+	baseDir     string
+	linkBase    string // directory of the file the report is written to; see WrittenTo
 }
 
 // Summary counts the whole pass, whatever Options hides.
@@ -155,11 +158,14 @@ type Summary struct {
 	Broken       int
 	Transient    int
 	Unverifiable int
-	Skipped      int
-	Traps        int // of Skipped, pages held back as suspected spider traps
-	Quota        int // of Skipped, URLs not checked because a host's quota for the pass was used up
-	Robots       int // of Skipped, URLs of the start URLs' hosts that their robots.txt disallows
-	Cut          int // of Pages, those read only in part; len(Report.Cut)
+	// Unsupported counts, of Unverifiable, the links in a scheme linkpatrol
+	// cannot check (ftp:, news:, irc:, ...): never requested.
+	Unsupported int
+	Skipped     int
+	Traps       int // of Skipped, pages held back as suspected spider traps
+	Quota       int // of Skipped, URLs not checked because a host's quota for the pass was used up
+	Robots      int // of Skipped, URLs of the start URLs' hosts that their robots.txt disallows
+	Cut         int // of Pages, those read only in part; len(Report.Cut)
 	// NotTaken counts the sitemap entries not taken because the sitemap
 	// limit (--sitemap-limit) was reached: no record of theirs is stored.
 	NotTaken int
@@ -187,6 +193,13 @@ type Summary struct {
 	// Ghosts counts the pages that failed this pass and had the links of
 	// their last good copy followed: not among Pages, which were read.
 	Ghosts int
+	// OtherScheme counts, of Pages, those read under the other scheme of a
+	// start host (http://example.com/... when the start URL is
+	// https://example.com/): a site that serves both is walked under each
+	// (review9 R2). OtherSchemeOrigin is the first such page's origin and
+	// OtherSchemeStart its start URL's.
+	OtherScheme                         int
+	OtherSchemeOrigin, OtherSchemeStart string
 	// Reused counts results carried over from an earlier pass without a
 	// request (younger than their recheck interval); ReusedFrom are the
 	// passes that fetched them, ascending, and ReusedOldest/ReusedNewest
@@ -417,6 +430,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	fixed := make(map[string]*fixedURL)
 	var fixedOrder []*fixedURL
 	var emptied []string // see emptiedPage
+	schemeOf := startSchemes(pass.StartURLs)
 	err = src.Records(passID, func(rec *store.URLRecord) error {
 		if r.isStart(rec.URL) {
 			starts = append(starts, *rec)
@@ -444,6 +458,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			if rec.Unchanged {
 				s.Unchanged++
 			}
+			s.otherScheme(rec.URL, schemeOf)
 		}
 		if rec.NotTaken > 0 {
 			s.NotTaken += rec.NotTaken
@@ -855,6 +870,12 @@ func (r *Report) tally(rec *store.URLRecord, change Change) bool {
 		s.Transient++
 	case store.VerdictUnverifiable:
 		s.Unverifiable++
+		if rec.Error == store.ErrorUnsupportedScheme {
+			s.Unsupported++
+			if sc := schemeOf(rec.URL); !slices.Contains(r.unsupported, sc) {
+				r.unsupported = append(r.unsupported, sc)
+			}
+		}
 	case store.VerdictSkipped:
 		s.Skipped++
 		switch rec.Error {
@@ -881,6 +902,58 @@ func (r *Report) tally(rec *store.URLRecord, change Change) bool {
 		s.Unchecked++
 	}
 	return r.wanted(rec, change)
+}
+
+// startSchemes maps the host of each http(s) start URL on its scheme's
+// default port (a URL's canonical form has no port then) to that scheme:
+// the rules take the host under the other scheme for the site's own
+// (rules.Engine's onDefaultPort). A host started under both schemes is
+// left out: both are the user's.
+func startSchemes(starts []string) map[string]string {
+	m := map[string]string{}
+	for _, u := range starts {
+		scheme, host := schemeHost(u)
+		if scheme != "http" && scheme != "https" || strings.IndexByte(host, ':') >= 0 && !strings.HasSuffix(host, "]") {
+			continue
+		}
+		host = strings.ToLower(host)
+		if had, ok := m[host]; ok && had != scheme {
+			m[host] = "" // both
+			continue
+		}
+		m[host] = scheme
+	}
+	return m
+}
+
+// otherScheme counts page u when it is on a start host under the other
+// scheme than the start URL's.
+func (s *Summary) otherScheme(u string, schemeOf map[string]string) {
+	if len(schemeOf) == 0 {
+		return
+	}
+	scheme, host := schemeHost(u)
+	start, ok := schemeOf[host]
+	if !ok || start == "" || start == scheme {
+		return
+	}
+	s.OtherScheme++
+	if s.OtherSchemeOrigin == "" {
+		s.OtherSchemeOrigin, s.OtherSchemeStart = scheme+"://"+host, start+"://"+host
+	}
+}
+
+// schemeHost splits an absolute URL's scheme and host[:port] without
+// parsing the rest: it runs once per page of the pass.
+func schemeHost(u string) (scheme, host string) {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return "", ""
+	}
+	if end := strings.IndexAny(rest, "/?#"); end >= 0 {
+		rest = rest[:end]
+	}
+	return scheme, rest
 }
 
 // startFailure says which of the pass's start URLs could not be fetched
@@ -942,14 +1015,14 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 	switch {
 	case first.Verdict != store.VerdictOK:
 	case away[first.URL] != "":
-		why = "only refreshes to another host, " + away[first.URL] + " (a <meta http-equiv=refresh> or a Refresh header), whose pages are only checked, not parsed: only the start URLs' hosts are crawled; give " + away[first.URL] + " as the start URL instead"
+		why = "only refreshes to another host, " + away[first.URL] + " (a <meta http-equiv=refresh> or a Refresh header); " + giveInstead(away[first.URL], "a refresh")
 	case Redirected(first) != "" && landed[first.FinalURL] != nil && landed[first.FinalURL].Verdict != store.VerdictOK:
 		why = "redirects to " + first.FinalURL + ": " + Problem(*landed[first.FinalURL])
 	case Redirected(first) != "" && otherHost(first.URL, first.FinalURL):
 		// The everyday http://example.com/ -> https://www.example.com/:
 		// only the start URLs' hosts are crawled, and a redirect does not
 		// make its target's host one of them (qa9 T7).
-		why = "redirects to another host, " + first.FinalURL + ", whose pages are only checked, not parsed: only the start URLs' hosts are crawled; give " + first.FinalURL + " as the start URL instead"
+		why = "redirects to another host, " + first.FinalURL + "; " + giveInstead(first.FinalURL, "a redirect")
 	case Redirected(first) != "":
 		why = "redirects to " + first.FinalURL + ", which was not parsed"
 	default:
@@ -978,6 +1051,14 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 		msg += fmt.Sprintf(" (and %d more start URLs failed)", n)
 	}
 	return msg + ".", !ghost && len(failed) == len(starts), nil
+}
+
+// giveInstead tells what to type when a start URL sends the browser (by
+// how) to another host, and why that host was not crawled: the action
+// first, where a reader of a long FAILED line finds it.
+func giveInstead(target, how string) string {
+	return "give " + target + " as the start URL instead (only the start URLs' hosts are crawled and " + how +
+		" does not add one, as the server chose that host, not you: its page was only checked, not parsed)"
 }
 
 // refreshesAway is the URL a start page sends a browser to when it is

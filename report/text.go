@@ -26,6 +26,9 @@ func writeText(w io.Writer, r *Report) error {
 	if line := r.ReuseLine(); line != "" {
 		t.para("", line)
 	}
+	if line := r.SchemeLine(); line != "" {
+		t.para("", line)
+	}
 	if line := r.ChangeLine(); line != "" {
 		t.para("", line)
 	}

@@ -391,6 +391,38 @@ func TestHeaderFlagsOverHTTP(t *testing.T) {
 	if !e.WithholdsAny() {
 		t.Error("WithholdsAny: false with https-only host headers")
 	}
+	// A header without HOST= goes to the start URLs' exact origins: not to
+	// the start host under the other scheme, though its pages are the
+	// site's own (qa9 T9); Withheld names it there, so that a 401 on
+	// http://start-host/… is explained (review9).
+	own := parse("Authorization: Bearer t")
+	e, err = New(Config{Start: []string{"https://site.example/", "http://127.0.0.1:8080/"}, Headers: []HeaderFlag{own}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		url, sent, withheld string
+	}{
+		{"https://site.example/a", "Authorization", ""},
+		{"http://site.example/a", "", "Authorization"},
+		{"http://site.example:8443/a", "", ""},
+		{"http://127.0.0.1:8080/a", "Authorization", ""},
+		{"https://127.0.0.1:8080/a", "", ""},
+		{"https://other.example/", "", ""},
+	} {
+		u := mustParse(t, tc.url)
+		sent := slices.Sorted(maps.Keys(e.Decide(u).Policy.Header))
+		var withheld []string
+		for _, h := range e.Withheld(u) {
+			withheld = append(withheld, h.Name)
+		}
+		if strings.Join(sent, " ") != tc.sent || strings.Join(withheld, " ") != tc.withheld {
+			t.Errorf("%s: sent %q, withheld %q; want %q, %q", tc.url, sent, withheld, tc.sent, tc.withheld)
+		}
+	}
+	if !e.WithholdsAny() {
+		t.Error("WithholdsAny: false with a start-host header and a start host on its default port")
+	}
 	if only, _ := New(Config{Headers: []HeaderFlag{clear}}); only.WithholdsAny() {
 		t.Error("WithholdsAny: true with only an http:// host header")
 	}

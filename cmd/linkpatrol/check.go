@@ -733,8 +733,10 @@ func thousands(n int) string {
 
 // warnWithheld warns of each -H HOST= header that the pass never sent to a
 // URL of its host because that URL was plain http, where it goes only when
-// written http://HOST= (see rules.Engine.Withheld). Silent, the header's
-// absence read as the host's fault: a 401 reported unverifiable (qa4 F16).
+// written http://HOST=, and of each -H without HOST= not sent to a start
+// host's pages under the other scheme (see rules.Engine.Withheld). Silent,
+// the header's absence read as the host's fault: a 401 reported
+// unverifiable (qa4 F16).
 func warnWithheld(db *store.DB, passID uint64, engine *rules.Engine, stderr io.Writer, logFormat string) error {
 	if !engine.WithholdsAny() {
 		return nil
@@ -746,7 +748,7 @@ func warnWithheld(db *store.DB, passID uint64, engine *rules.Engine, stderr io.W
 	}
 	var found []*withheld
 	note := func(raw string) {
-		if !strings.HasPrefix(raw, "http://") {
+		if !strings.HasPrefix(raw, "http://") && !strings.HasPrefix(raw, "https://") {
 			return
 		}
 		u, err := url.Parse(raw)
@@ -779,6 +781,9 @@ func warnWithheld(db *store.DB, passID uint64, engine *rules.Engine, stderr io.W
 		}
 		msg := fmt.Sprintf("-H %q was not sent to %s%s: a header for another host goes over https only; write -H %q to send it over plain http too",
 			w.h.Host+"="+w.h.Name+": ...", w.first, more, "http://"+w.h.Host+"="+w.h.Name+": ...")
+		if w.h.Host == "" {
+			msg = withheldFromOtherScheme(w.h, w.first, more)
+		}
 		if logFormat == "json" {
 			slog.New(slog.NewJSONHandler(stderr, nil)).Warn(msg)
 		} else {
@@ -786,6 +791,19 @@ func warnWithheld(db *store.DB, passID uint64, engine *rules.Engine, stderr io.W
 		}
 	}
 	return nil
+}
+
+// withheldFromOtherScheme says that a -H without HOST= went to the start
+// URLs' origins only, not to first, the same host under the other scheme,
+// and how to send it there too.
+func withheldFromOtherScheme(h rules.HeaderFlag, first, more string) string {
+	u, _ := url.Parse(first) // parsed by warnWithheld already
+	named := u.Host + "=" + h.Name + ": ..."
+	if u.Scheme == "http" {
+		named = "http://" + named
+	}
+	return fmt.Sprintf("-H %q was not sent to %s%s: a header without HOST= goes to the start URLs' origins only, and %s://%s is the start host under the other scheme; write -H %q to send it there too",
+		h.Name+": ...", first, more, u.Scheme, u.Host, named)
 }
 
 // syncEvery is store.Options.SyncEvery for check: zero (an fsync in every

@@ -28,10 +28,10 @@ func serveFrontierOn(t *testing.T, dir, listen string, extra ...string) (*proc, 
 // for it, and the pass completes with the single-process report.
 func TestCoordinatorKilledMidPass(t *testing.T) {
 	t.Parallel()
-	// 25 pages a site: the kill comes a fifth into the web whatever its
+	// 15 pages a site: the kill comes a fifth into the web whatever its
 	// size, and the restarted frontier has four fifths of it to finish.
 	w := crawltest.NewWeb(crawltest.WebOptions{Sites: 6, Site: crawltest.SiteOptions{
-		Pages: 25, LinksPerPage: 8, Images: 1, BrokenEvery: 10, PageBytes: 1500, Latency: 10 * time.Millisecond,
+		Pages: 15, LinksPerPage: 8, Images: 1, BrokenEvery: 10, PageBytes: 1500, Latency: 10 * time.Millisecond,
 	}})
 	t.Cleanup(w.Close)
 	dir := t.TempDir()
@@ -54,7 +54,7 @@ func TestCoordinatorKilledMidPass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ranges := []string{"0-85", "86-170", "171-255"}
+	ranges := shardsOf(t, 3, w.StartURLs()...)
 	workers := make([]*proc, len(ranges))
 	ended := make(chan int, 16)
 	startW := func(i int) {
@@ -155,7 +155,7 @@ func TestPolitenessAcrossWorkerKill(t *testing.T) {
 	}})
 	t.Cleanup(w.Close)
 	dir := t.TempDir()
-	ranges := []string{"0-85", "86-170", "171-255"}
+	ranges := shardsOf(t, 3, w.StartURLs()...)
 	victim, sites := busiestWorker(t, w, ranges)
 	requests := requestsAt(w, sites)
 	front, url := startFrontier(t)

@@ -29,6 +29,41 @@ func startWorker(t *testing.T, url, db, shards string, extra ...string) *proc {
 	return p
 }
 
+// shardsOf splits the shards of the hosts of urls among n workers, as
+// --shards values. A worker takes, renews and gives up a lease per shard
+// it owns, and at each pass watches every one for tasks and looks in the
+// stream every second while one has none, so the 256 shards of real
+// ranges cost a small pass about half its CPU: a test that is not about
+// the ranges gives its workers the shards its sites are in, and no more.
+func shardsOf(t *testing.T, n int, urls ...string) []string {
+	t.Helper()
+	seen := map[int]bool{}
+	var all []int
+	for _, raw := range urls {
+		u, err := neturl.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := cluster.Shard(u.Host); !seen[s] {
+			seen[s] = true
+			all = append(all, s)
+		}
+	}
+	if len(all) < n {
+		t.Fatalf("the sites' hosts fall in %d shards, fewer than %d workers", len(all), n)
+	}
+	out := make([]string, n)
+	for k := range n {
+		var mine []int
+		for i := k; i < len(all); i += n {
+			mine = append(mine, all[i])
+		}
+		slices.Sort(mine)
+		out[k] = cluster.FormatShards(mine)
+	}
+	return out
+}
+
 // stripped is a JSON report without what differs between two runs of
 // the same pass: times, the pass's ID and elapsed time, and which way a
 // page was first reached.
@@ -101,7 +136,7 @@ func TestDistributedEqualsSingle(t *testing.T) {
 
 	front, url := startFrontier(t)
 	var workers []*proc
-	for i, shards := range []string{"0-85", "86-170", "171-255"} {
+	for i, shards := range shardsOf(t, 3, w.StartURLs()...) {
 		workers = append(workers, startWorker(t, url, filepath.Join(dir, fmt.Sprintf("w%d.db", i+1)), shards, "--concurrency", "4"))
 	}
 	dist := runFollowing(t, append([]string{"check", "--nats", url, "--format", "json", "--all"}, w.StartURLs()...), append([]*proc{front}, workers...)...)
@@ -220,10 +255,10 @@ func TestOverlappingShardsRefused(t *testing.T) {
 func TestWorkerKilledMidPass(t *testing.T) {
 	t.Parallel()
 	const concurrency, batch = 2, 8
-	// 25 pages a site: the kill's moment is a count of requests, not a
+	// 15 pages a site: the kill's moment is a count of requests, not a
 	// share of the web, and what comes after it only has to end.
 	w := crawltest.NewWeb(crawltest.WebOptions{Sites: 6, Site: crawltest.SiteOptions{
-		Pages: 25, LinksPerPage: 8, Images: 1, BrokenEvery: 10, PageBytes: 1500, Latency: 10 * time.Millisecond,
+		Pages: 15, LinksPerPage: 8, Images: 1, BrokenEvery: 10, PageBytes: 1500, Latency: 10 * time.Millisecond,
 	}})
 	t.Cleanup(w.Close)
 	dir := t.TempDir()
@@ -237,7 +272,7 @@ func TestWorkerKilledMidPass(t *testing.T) {
 	}
 	w.Reset()
 
-	ranges := []string{"0-85", "86-170", "171-255"}
+	ranges := shardsOf(t, 3, w.StartURLs()...)
 	victim, sites := busiestWorker(t, w, ranges)
 	requests := requestsAt(w, sites)
 
@@ -313,7 +348,7 @@ func TestWorkersUseThePassConfig(t *testing.T) {
 	w.Reset()
 	front, url := startFrontier(t)
 	procs := []*proc{front}
-	for i, shards := range []string{"0-127", "128-255"} {
+	for i, shards := range shardsOf(t, 2, w.StartURLs()...) {
 		p := newProc("worker", "--nats", url, "--db", filepath.Join(other, fmt.Sprintf("w%d.db", i)), "--shards", shards)
 		p.cmd.Dir = other
 		p.start(t)

@@ -226,7 +226,7 @@ func TestStartURLRedirectingToAnotherHostSaysWhatToGive(t *testing.T) {
 	dir := t.TempDir()
 	r := runInProcess(t, "check", "--db", filepath.Join(dir, "a.db"), "--ignore-robots", bare.URL+"/")
 	flat := strings.Join(strings.Fields(r.stdout), " ")
-	want := bare.URL + "/: redirects to another host, " + www.URL + "/home, whose pages are only checked, not parsed: only the start URLs' hosts are crawled; give " + www.URL + "/home as the start URL instead"
+	want := bare.URL + "/: redirects to another host, " + www.URL + "/home; give " + www.URL + "/home as the start URL instead (only the start URLs' hosts are crawled and a redirect does not add one"
 	if r.code != exitNothing || !strings.HasPrefix(flat, "FAILED: no start URL could be fetched and parsed") || !strings.Contains(flat, want) {
 		t.Errorf("exit %d, want %d and %q in\n%s%s", r.code, exitNothing, want, r.stdout, r.stderr)
 	}
@@ -264,7 +264,7 @@ func TestStartPageOnlyRefreshingAwaySaysWhatToGive(t *testing.T) {
 	dir := t.TempDir()
 	r := runInProcess(t, "check", "--db", filepath.Join(dir, "a.db"), "--ignore-robots", bare.URL+"/")
 	flat := strings.Join(strings.Fields(r.stdout), " ")
-	want := bare.URL + "/: only refreshes to another host, " + www.URL + "/home (a <meta http-equiv=refresh> or a Refresh header), whose pages are only checked, not parsed: only the start URLs' hosts are crawled; give " + www.URL + "/home as the start URL instead"
+	want := bare.URL + "/: only refreshes to another host, " + www.URL + "/home (a <meta http-equiv=refresh> or a Refresh header); give " + www.URL + "/home as the start URL instead (only the start URLs' hosts are crawled and a refresh does not add one"
 	if r.code != exitNothing || !strings.HasPrefix(flat, "FAILED: no start URL could be fetched and parsed") || !strings.Contains(flat, want) {
 		t.Errorf("exit %d, want %d and %q in\n%s%s", r.code, exitNothing, want, r.stdout, r.stderr)
 	}

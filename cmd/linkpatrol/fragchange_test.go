@@ -96,7 +96,7 @@ func TestClusterMissingFragmentIsStillThere(t *testing.T) {
 	}))
 	defer srv.Close()
 	front, nats := startFrontier(t)
-	worker := startWorker(t, nats, filepath.Join(t.TempDir(), "w1.db"), "0-255")
+	worker := startWorker(t, nats, filepath.Join(t.TempDir(), "w1.db"), shardsOf(t, 1, srv.URL)[0])
 	check := []string{"check", "--nats", nats, "--check-fragments", "--new-pass", srv.URL + "/"}
 	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 

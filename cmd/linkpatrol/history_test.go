@@ -229,7 +229,7 @@ func TestStoppedClusterPassIsNotTheHistory(t *testing.T) {
 	site, url := newNightSite(t)
 	dir := t.TempDir()
 	front, nats := startFrontier(t)
-	worker := startWorker(t, nats, filepath.Join(dir, "w1.db"), "0-255", "--concurrency", "2")
+	worker := startWorker(t, nats, filepath.Join(dir, "w1.db"), shardsOf(t, 1, url)[0], "--concurrency", "2")
 
 	first := runFollowing(t, []string{"check", "--nats", nats, "--format", "json", url}, front, worker)
 	if first.code != exitProblems {

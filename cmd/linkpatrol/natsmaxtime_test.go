@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -41,7 +40,7 @@ func TestDistributedMaxTimeResumes(t *testing.T) {
 	procs := []*proc{front}
 	// Each worker owns only the shards of its sites, so that joining the
 	// pass again at every resume costs little on a loaded machine.
-	for i, shards := range siteShards(t, w, 2) {
+	for i, shards := range shardsOf(t, 2, w.StartURLs()...) {
 		procs = append(procs, startWorker(t, url, filepath.Join(dir, fmt.Sprintf("w%d.db", i+1)), shards, "--concurrency", "1"))
 	}
 	cmd := append([]string{"check", "--nats", url, "--max-time", "2s"}, args...)
@@ -80,37 +79,6 @@ func TestDistributedMaxTimeResumes(t *testing.T) {
 		}
 	}
 	t.Logf("%d runs of --max-time 2s stopped the pass; %d URLs were asked again: %v", runs, len(again), again)
-}
-
-// siteShards splits the shards of w's sites among n workers, as --shards
-// values.
-func siteShards(t *testing.T, w *crawltest.Web, n int) []string {
-	t.Helper()
-	seen := map[int]bool{}
-	var all []int
-	for i := range w.Sites {
-		u, err := neturl.Parse(w.URL(i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s := cluster.Shard(u.Host); !seen[s] {
-			seen[s] = true
-			all = append(all, s)
-		}
-	}
-	if len(all) < n {
-		t.Fatalf("the sites' hosts fall in %d shards, fewer than %d workers", len(all), n)
-	}
-	out := make([]string, n)
-	for k := range n {
-		var mine []int
-		for i := k; i < len(all); i += n {
-			mine = append(mine, all[i])
-		}
-		slices.Sort(mine)
-		out[k] = cluster.FormatShards(mine)
-	}
-	return out
 }
 
 // check --nats --sitemap: the sitemap is read once, by the worker owning

@@ -90,7 +90,7 @@ func TestClusterOtherSitesPassesAreNoHistory(t *testing.T) {
 	t.Parallel()
 	a, b := newWeb(t, 1, 20), newWeb(t, 1, 20)
 	front, url := startFrontier(t)
-	w := startWorker(t, url, filepath.Join(t.TempDir(), "w.db"), "0-255")
+	w := startWorker(t, url, filepath.Join(t.TempDir(), "w.db"), shardsOf(t, 1, append(a.StartURLs(), b.StartURLs()...)...)[0])
 	if r := runFollowing(t, append([]string{"check", "--nats", url}, a.StartURLs()...), front, w); r.code != exitProblems {
 		t.Fatalf("site A: exit %d, want 1 (its broken links)\n%s", r.code, r.stderr)
 	}

@@ -110,7 +110,7 @@ var settingsTable = []setting{
 		usage: "take these statuses as ok for every URL, e.g. 200,429 (a [[rule]]'s own accept wins for its URLs)",
 		field: func(o *checkOptions) any { return &o.accept }, check: checkStatuses},
 	{flag: "header", short: "H", key: "header", cmds: []string{"check", "explain"}, group: groupScope, example: `["Accept-Language: en"]`,
-		usage: "send this header to the start hosts, \"Name: value\", or to another host over https, \"HOST=Name: value\", or over plain http too, \"http://HOST=Name: value\" (repeatable; ${NAME} reads the environment)",
+		usage: "send this header to the start URLs' origins (not the same host under the other scheme), \"Name: value\", or to another host over https, \"HOST=Name: value\", or over plain http too, \"http://HOST=Name: value\" (repeatable; ${NAME} reads the environment)",
 		field: func(o *checkOptions) any { return &o.headers }, check: each(checkHeader)},
 	{flag: "sitemap", key: "sitemap", old: []string{"sitemaps"}, group: groupScope,
 		usage: "also start from the URLs of this sitemap `URL` (indexes and .gz too; repeatable)",

@@ -29,7 +29,7 @@ func TestCheckNatsWorkerRefusesThePass(t *testing.T) {
 		t.Fatal(err)
 	}
 	front, url := startFrontier(t)
-	worker := startWorker(t, url, filepath.Join(dir, "w1.db"), "0-255")
+	worker := startWorker(t, url, filepath.Join(dir, "w1.db"), shardsOf(t, 1, w.StartURLs()...)[0])
 	check := newProc(append([]string{"check", "--nats", url, "--config", cfg}, w.StartURLs()...)...)
 	check.cmd.Env = append(os.Environ(), "LP_F2_REFUSAL_TOKEN=s3cret")
 	check.start(t)
@@ -54,10 +54,10 @@ func TestCheckNatsWorkerRefusesThePass(t *testing.T) {
 // its end.
 func TestCheckNatsGivesUpOnALostWorker(t *testing.T) {
 	t.Parallel()
-	// 25 pages a site: the kill comes after 10 requests of the victim's
+	// 15 pages a site: the kill comes after 10 requests of the victim's
 	// sites (killMidPass) whatever the web's size.
 	w := crawltest.NewWeb(crawltest.WebOptions{Sites: 4, Site: crawltest.SiteOptions{
-		Pages: 25, LinksPerPage: 8, BrokenEvery: 10, PageBytes: 1000, Latency: 10 * time.Millisecond,
+		Pages: 15, LinksPerPage: 8, BrokenEvery: 10, PageBytes: 1000, Latency: 10 * time.Millisecond,
 	}})
 	t.Cleanup(w.Close)
 	k := killMidPass(t, w, "--owner-wait", "1s", "--format", "json", "--all")
@@ -95,7 +95,7 @@ func TestStatusShowsWhatWorkersHold(t *testing.T) {
 	w := newWeb(t, 1, 40)
 	dir := t.TempDir()
 	front, url := startFrontier(t)
-	worker := startWorker(t, url, filepath.Join(dir, "w1.db"), "0-255")
+	worker := startWorker(t, url, filepath.Join(dir, "w1.db"), shardsOf(t, 1, w.StartURLs()...)[0])
 	check := inProc(append([]string{"check", "--nats", url, "--rate", "4/s"}, w.StartURLs()...)...)
 	check.start(t)
 	// The row of w1: WORKER SHARDS PASS STATE QUEUED DONE ...

@@ -35,4 +35,8 @@
 //     are reported like any other; the rules package decides what to ignore.
 //   - Every srcset candidate is reported, also one whose descriptors a browser
 //     would reject: the author meant it as a URL.
+//   - The document of an <iframe srcdoc> is extracted as a document of its
+//     own (three levels deep at most), its links on the page's lines; its
+//     <base> and ids stay its own. Obsolete attributes no browser fetches
+//     (lowsrc, <html manifest>, codebase, <head profile>) are not links.
 package extract

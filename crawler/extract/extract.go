@@ -14,12 +14,15 @@ type Kind uint8
 const (
 	// KindPage: a, area, iframe, frame, meta refresh (and the Refresh
 	// response header, RefreshHeader), the cite of
-	// blockquote, q, del and ins, and a <link> whose rel is navigation
-	// (next, prev, index, contents, up, canonical...). Forms are not links.
+	// blockquote, q, del and ins, the longdesc of img, iframe and frame
+	// (a page describing the image or frame), and a <link> whose rel is
+	// navigation (next, prev, index, contents, up, canonical...). Forms are
+	// not links.
 	KindPage Kind = iota + 1
 	// KindResource: img, srcset, source, script, any other link
 	// (stylesheet, icon, preload...), video, audio, track, object, embed,
-	// input type=image, SVG image and use, and CSS url() / @import.
+	// input type=image, SVG image and use, the background attribute of
+	// body and the table elements, and CSS url() / @import.
 	// <link rel="preconnect"> and rel="dns-prefetch" name origins and are
 	// not links at all.
 	KindResource
@@ -46,7 +49,11 @@ func KindOf(tag, attr string) Kind {
 			return KindPage
 		}
 	case "iframe", "frame":
-		if attr == "src" {
+		if attr == "src" || attr == "longdesc" {
+			return KindPage
+		}
+	case "img":
+		if attr == "longdesc" {
 			return KindPage
 		}
 	case "meta":
@@ -72,7 +79,9 @@ type Link struct {
 	Tag  string // lower-case element name; "style" for CSS inside <style>
 	// Attr is "href", "src", "srcset", "poster", "data", "cite", "content"
 	// (meta refresh), "style" (CSS in a style attribute), "imagesrcset",
-	// "xlink:href", or "" for CSS inside <style>.
+	// "xlink:href", "background", "longdesc", or "" for CSS inside <style>.
+	// A link of the document an <iframe srcdoc> holds has the Tag and Attr
+	// it has there (an <a href> in it is "a", "href"), on the page's line.
 	Attr string
 	Kind Kind
 }
@@ -153,6 +162,7 @@ type extractor struct {
 	refs     []cssRef
 	nameBuf  [16]byte
 	kind     Kind // of the links of the current tag; 0: by tag and attribute
+	depth    int  // how many srcdoc documents this one is inside
 }
 
 // role is what an attribute means to Extract on a given element.
@@ -171,6 +181,7 @@ const (
 	roleID            // a fragment target
 	roleRel           // link rel: what the link's href is
 	roleProperty      // meta property or name: whose URL a meta content is
+	roleSrcdoc        // iframe srcdoc: a whole document
 )
 
 // pendingAttr is an attribute of the current tag that Extract needs, kept
@@ -381,6 +392,8 @@ func (e *extractor) emit(tag string, tagLine int, positioned bool) {
 			for _, r := range e.refs {
 				e.add(string(p.val[r.url.start:r.url.end]), vl.at(r.tok), tag, p.attr)
 			}
+		case roleSrcdoc:
+			e.srcdoc(p, line, positioned)
 		case roleBase:
 			if !e.baseSeen {
 				e.baseSeen = true
@@ -397,13 +410,16 @@ func (e *extractor) emit(tag string, tagLine int, positioned bool) {
 
 // metaURLs are the <meta property|name> whose content is one URL a
 // browser or a site's share preview fetches: Open Graph's image, video and
-// audio and Twitter's card image (muffet checks og:image too; qa9 T14).
-// Their links are resources, stored under the property's name.
+// audio, Twitter's card image (muffet checks og:image too; qa9 T14), and
+// the tile image and config Windows fetches for a pinned site (WordPress
+// writes msapplication-TileImage on every page with a site icon). Their
+// links are resources, stored under the property's lower-case name.
 var metaURLs = []string{
 	"og:image", "og:image:url", "og:image:secure_url",
 	"og:video", "og:video:url", "og:video:secure_url",
 	"og:audio", "og:audio:url", "og:audio:secure_url",
 	"twitter:image", "twitter:image:src",
+	"msapplication-tileimage", "msapplication-config",
 }
 
 // addMetaURL adds the content p of a <meta> whose property (or name) is
@@ -435,6 +451,40 @@ func (e *extractor) attrLine(p *pendingAttr, tagLine int, positioned bool) int {
 	return tagLine
 }
 
+// maxSrcdocDepth bounds srcdoc documents inside srcdoc documents: each
+// level is read again as a document of its own, so without a bound a page
+// of nested escapes would cost its length times its depth.
+const maxSrcdocDepth = 3
+
+// srcdoc extracts the links of the document an <iframe srcdoc> holds: a
+// browser renders it instead of the src, so its images and links load like
+// the page's own (qa9 T14). It is read as a document of its own (no ids:
+// they are not the page's fragment targets; its <base> is not the page's
+// and is not applied), and each link is put on the page's line of the
+// value's line it stands on. When the decoded value's line breaks are not
+// the raw ones (a &#10; or &#13;), every link goes on the attribute's line.
+func (e *extractor) srcdoc(p *pendingAttr, attrLine int, positioned bool) {
+	if e.depth >= maxSrcdocDepth {
+		return
+	}
+	vl := e.valueLines(p, attrLine, positioned)
+	exact := vl.exact && bytes.IndexByte(p.val, '\r') < 0
+	sub := extractor{doc: p.val, opt: Options{MaxLinks: e.opt.MaxLinks}, lines: newLineCounter(p.val), depth: e.depth + 1}
+	sub.page.Links = e.page.Links
+	from := len(sub.page.Links)
+	sub.run(newTokenizer(p.val))
+	for i := from; i < len(sub.page.Links); i++ {
+		l := &sub.page.Links[i]
+		if exact {
+			l.Line = vl.line + l.Line - 1
+		} else {
+			l.Line = attrLine
+		}
+	}
+	e.page.Links = sub.page.Links
+	e.page.More = e.page.More || sub.page.More
+}
+
 // applies checks the attributes whose meaning depends on another one.
 func (e *extractor) applies(p *pendingAttr) bool {
 	var need role
@@ -444,7 +494,7 @@ func (e *extractor) applies(p *pendingAttr) bool {
 		need, want = roleEquiv, "refresh"
 	case roleImageSrc:
 		need, want = roleType, "image"
-	case roleURL, roleSrcset, roleStyle, roleBase, roleID:
+	case roleURL, roleSrcset, roleStyle, roleBase, roleID, roleSrcdoc:
 		return true
 	default:
 		return false
@@ -603,6 +653,8 @@ func (e *extractor) knownTag(name []byte) string {
 		return "base"
 	case "blockquote":
 		return "blockquote"
+	case "body":
+		return "body"
 	case "del":
 		return "del"
 	case "embed":
@@ -635,6 +687,20 @@ func (e *extractor) knownTag(name []byte) string {
 		return "source"
 	case "style":
 		return "style"
+	case "table":
+		return "table"
+	case "tbody":
+		return "tbody"
+	case "td":
+		return "td"
+	case "tfoot":
+		return "tfoot"
+	case "th":
+		return "th"
+	case "thead":
+		return "thead"
+	case "tr":
+		return "tr"
 	case "track":
 		return "track"
 	case "use":
@@ -695,6 +761,8 @@ func roleOf(tag string, key []byte, ids bool) (role, string) {
 			return roleURL, "src"
 		case is(key, "srcset"):
 			return roleSrcset, "srcset"
+		case tag == "img" && is(key, "longdesc"):
+			return roleURL, "longdesc"
 		}
 	case "image", "use":
 		switch {
@@ -705,9 +773,24 @@ func roleOf(tag string, key []byte, ids bool) (role, string) {
 		case tag == "image" && is(key, "src"):
 			return roleURL, "src"
 		}
-	case "script", "iframe", "frame", "audio", "track", "embed":
+	case "script", "audio", "track", "embed":
 		if is(key, "src") {
 			return roleURL, "src"
+		}
+	case "iframe", "frame":
+		switch {
+		case is(key, "src"):
+			return roleURL, "src"
+		case is(key, "longdesc"):
+			return roleURL, "longdesc"
+		case tag == "iframe" && is(key, "srcdoc"):
+			return roleSrcdoc, "srcdoc"
+		}
+	case "body", "table", "thead", "tbody", "tfoot", "tr", "td", "th":
+		// Every browser still draws it (HTML's rendering section maps
+		// it to background-image); old sites and mail templates use it.
+		if is(key, "background") {
+			return roleURL, "background"
 		}
 	case "video":
 		switch {

@@ -74,6 +74,8 @@ func TestExtractElements(t *testing.T) {
 			[]Link{rs("https://e.test/card.png", 1, "meta", "og:image"), rs("/v.mp4", 2, "meta", "og:video:url")}},
 		{"meta twitter:image by name", `<meta name="twitter:image" content="/t.png"><meta name="twitter:card" content="/no">`, []Link{rs("/t.png", 1, "meta", "twitter:image")}},
 		{"meta og:image with no content", `<meta property="og:image" content="  ">`, nil},
+		{"meta msapplication tile image and config", "<meta name=\"msapplication-TileImage\" content=\"/wp-content/uploads/cropped-icon-270x270.png\">\n<meta name=msapplication-config content=/browserconfig.xml><meta name=msapplication-TileColor content=/no>",
+			[]Link{rs("/wp-content/uploads/cropped-icon-270x270.png", 1, "meta", "msapplication-tileimage"), rs("/browserconfig.xml", 2, "meta", "msapplication-config")}},
 		{"svg", `<svg><a xlink:href="/s"><image href="/i.png"/><use xlink:href="/sprite.svg#x"/></a></svg>`,
 			[]Link{pg("/s", 1, "a", "xlink:href"), rs("/i.png", 1, "image", "href"), rs("/sprite.svg#x", 1, "use", "xlink:href")}},
 		{"style attribute on any element", `<div style="background: url(/bg.png)"></div>`, []Link{rs("/bg.png", 1, "div", "style")}},
@@ -89,6 +91,24 @@ func TestExtractElements(t *testing.T) {
 		{"empty and blank are skipped", `<a href="">self</a><a href="  ">blank</a><img src><a href>`, nil},
 		{"white space trimmed", "<a href=\" \t/x\n \">x</a>", []Link{pg("/x", 1, "a", "href")}},
 		{"form is not a link", `<form action="/post"><button formaction="/b">b</button></form>`, nil},
+		// qa9 T14: every browser draws these backgrounds; old sites and
+		// mail templates still write them.
+		{"background of body and the table elements",
+			`<body background="/bg.gif"><table background=/t.gif><thead background=/h.gif><tr background=/r.gif><th background=/th.gif><td BACKGROUND=" /td.gif ">` +
+				`<tbody background=/b.gif><tfoot background=/f.gif><div background=/no.gif><p background=/no2.gif>`,
+			[]Link{rs("/bg.gif", 1, "body", "background"), rs("/t.gif", 1, "table", "background"), rs("/h.gif", 1, "thead", "background"),
+				rs("/r.gif", 1, "tr", "background"), rs("/th.gif", 1, "th", "background"), rs("/td.gif", 1, "td", "background"),
+				rs("/b.gif", 1, "tbody", "background"), rs("/f.gif", 1, "tfoot", "background")}},
+		{"longdesc is a page", `<img src=/c.png longdesc="/c-described.html"><iframe longdesc=/f.html></iframe><frameset><frame src=/l.html longdesc=/l-desc.html><video longdesc=/no>`,
+			[]Link{rs("/c.png", 1, "img", "src"), pg("/c-described.html", 1, "img", "longdesc"), pg("/f.html", 1, "iframe", "longdesc"),
+				pg("/l.html", 1, "frame", "src"), pg("/l-desc.html", 1, "frame", "longdesc")}},
+		// A browser renders the srcdoc document instead of the src; its
+		// links keep their own element and attribute.
+		{"iframe srcdoc", `<iframe src=/fallback srcdoc="<p>x <a href=&quot;/gone/in-srcdoc&quot;>y</a><img src='/s.png'><style>a{background:url(/c.png)}</style>"></iframe>`,
+			[]Link{pg("/fallback", 1, "iframe", "src"), pg("/gone/in-srcdoc", 1, "a", "href"), rs("/s.png", 1, "img", "src"), rs("/c.png", 1, "style", "")}},
+		{"srcdoc is not read elsewhere", `<frame srcdoc="<a href=/no>"><div srcdoc="<a href=/no2>">`, nil},
+		{"srcdoc inside srcdoc", `<iframe srcdoc="<iframe srcdoc='<a href=&amp;quot;/deep&amp;quot;>'></iframe>"></iframe>`,
+			[]Link{pg("/deep", 1, "a", "href")}},
 		{"base is not a link", `<base href="/root/"><a href="x">`, []Link{pg("x", 1, "a", "href")}},
 	}
 	for _, tt := range tests {
@@ -144,6 +164,21 @@ func TestExtractLines(t *testing.T) {
 		{"meta refresh on the line of content",
 			"<meta http-equiv=\"refresh\"\n      content=\"0;\n url=/next\">",
 			[]Link{pg("/next", 2, "meta", "content")}},
+		{"srcdoc links on the page's lines",
+			"<p>\n<iframe title=x\n  srcdoc=\"<p>hi\n<a class=b\n href=&quot;/gone/in-srcdoc&quot;>x</a>\r\n<img\rsrc=/i.png>\" src=/after></iframe>\n<a href=/next>",
+			[]Link{pg("/gone/in-srcdoc", 5, "a", "href"), rs("/i.png", 7, "img", "src"), pg("/after", 7, "iframe", "src"), pg("/next", 8, "a", "href")}},
+		{"srcdoc starting on the line after its key",
+			"<iframe srcdoc=\n'\n<a href=/a>'>",
+			[]Link{pg("/a", 3, "a", "href")}},
+		{"a newline made by an entity in srcdoc falls back to the attribute's line",
+			"<p>\n<iframe\nsrcdoc=\"<a href=/a>&#10;<a href=/b>\n<a href=/c>\"></iframe>",
+			[]Link{pg("/a", 3, "a", "href"), pg("/b", 3, "a", "href"), pg("/c", 3, "a", "href")}},
+		{"a carriage return made by an entity in srcdoc falls back to the attribute's line",
+			"<iframe\nsrcdoc=\"<a href=/a>&#13;<a href=/b>\"></iframe>",
+			[]Link{pg("/a", 2, "a", "href"), pg("/b", 2, "a", "href")}},
+		{"background on a later line of its tag",
+			"<table\n  width=100%\n  background=\"/t.gif\"><tr><td\nbackground=/td.gif>",
+			[]Link{rs("/t.gif", 3, "table", "background"), rs("/td.gif", 4, "td", "background")}},
 		{"attributes after a multi-line value",
 			"<img alt=\"one\ntwo\nthree\" src=/i.png>",
 			[]Link{rs("/i.png", 3, "img", "src")}},
@@ -276,6 +311,11 @@ func TestKindOf(t *testing.T) {
 		{"css", "", KindResource},
 		{"css", "@import", KindStylesheet},
 		{"div", "style", KindResource},
+		{"img", "longdesc", KindPage},
+		{"iframe", "longdesc", KindPage},
+		{"frame", "longdesc", KindPage},
+		{"body", "background", KindResource},
+		{"td", "background", KindResource},
 	}
 	for _, tt := range tests {
 		if got := KindOf(tt.tag, tt.attr); got != tt.want {
@@ -452,4 +492,26 @@ func firstDiff(a, b []Link) string {
 		}
 	}
 	return "none in the common part"
+}
+
+// TestSrcdocIsADocumentOfItsOwn checks what of an <iframe srcdoc> is not
+// the page's: its ids are not fragment targets of the page and its <base>
+// does not move the page's links; its links count toward MaxLinks.
+func TestSrcdocIsADocumentOfItsOwn(t *testing.T) {
+	t.Parallel()
+	doc := `<iframe srcdoc="<base href=/inner/><p id=inside><a href=x>"></iframe><h1 id=outside><a href=y>`
+	p := Extract([]byte(doc), Options{IDs: true})
+	if p.Base != "" {
+		t.Errorf("Base = %q: a srcdoc's <base> is not the page's", p.Base)
+	}
+	if !slices.Equal(p.IDs, []string{"outside"}) {
+		t.Errorf("IDs = %q, want only the page's own", p.IDs)
+	}
+	assertLinks(t, p.Links, []Link{pg("x", 1, "a", "href"), pg("y", 1, "a", "href")})
+
+	p = Extract([]byte(`<a href=a><iframe srcdoc="<a href=b><a href=c><a href=d>"></iframe><a href=e>`), Options{MaxLinks: 2})
+	if !p.More {
+		t.Error("More = false: the srcdoc's links are past MaxLinks")
+	}
+	assertLinks(t, p.Links, []Link{pg("a", 1, "a", "href"), pg("b", 1, "a", "href")})
 }

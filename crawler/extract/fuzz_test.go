@@ -23,6 +23,7 @@ func addSeeds(f *testing.F) {
 		"<noscript><img src=x></noscript><template><a href=y></template>",
 		"<title>t</title><textarea><a href=z></textarea><script><a href=w></script>",
 		"<input type=image src=i><base href=b><a name=n id=i>",
+		"<iframe srcdoc=\"<a href=&quot;x&quot;>\r\n<img\rsrc=y>&#13;<iframe srcdoc='<a href=z>'>\"><table background=t><img longdesc=d>",
 	} {
 		f.Add([]byte(s))
 	}
