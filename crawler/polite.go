@@ -680,8 +680,11 @@ func (c *Crawler) changedHostStates() (map[string][]byte, error) {
 // not committed (the batch being written, the tasks in its workers' hands
 // and the one outcome being handed over) is assumed to have just started
 // at every host, so that no server sees more than its limits across the
-// kill (Throttle.Resume).
-func (c *Crawler) loadHostState(passID uint64, resumed bool) error {
+// kill (Throttle.Resume); and after a kill (killed: the run before never
+// ended), every host's in-flight cap is taken as still out at the server
+// (Throttle.Killed): the requests the killed run started after its last
+// save are nowhere in it.
+func (c *Crawler) loadHostState(passID uint64, resumed, killed bool) error {
 	if c.cfg.Throttle == nil {
 		return nil
 	}
@@ -704,8 +707,14 @@ func (c *Crawler) loadHostState(passID uint64, resumed bool) error {
 	if err != nil {
 		return err
 	}
-	if resumed {
+	if resumed || killed {
 		c.cfg.Throttle.Resume(c.cfg.BatchSize + Workers(c.cfg.Concurrency) + 1)
+	}
+	if killed {
+		c.cfg.Throttle.Killed()
+		// A wait of --timeout on every host must not look like a hung run.
+		c.cfg.Logger.Warn("the run before was killed, and the servers may still be serving requests it left: each host's first request waits " +
+			throttle.FormatDuration(c.cfg.Timeout) + " (--timeout)")
 	}
 	return c.store.PutHostStates(expired)
 }

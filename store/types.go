@@ -71,6 +71,11 @@ type Pass struct {
 	Finished     time.Time     `json:"finished,omitzero"` // zero until the pass ends (complete or stopped)
 	Elapsed      time.Duration `json:"elapsed,omitempty"` // working time summed over every run of the pass
 	Root         string        `json:"root,omitempty"`    // directory on disk when checking a built site (file:// URLs map below it)
+	// RunStarted is when the run working on the pass began, kept until
+	// that run ends (stopped or complete): found set by the next run,
+	// it says the one before died (killed, crashed) without saving its
+	// last requests. Zero on a pass no run has worked on yet.
+	RunStarted time.Time `json:"run_started,omitzero"`
 	// Deferred counts the URLs of the site's own hosts that a server's
 	// pause (a Retry-After longer than the run may wait) held back to a
 	// later run of this pass; while any are, the pass is not complete.
