@@ -31,7 +31,7 @@ func (c *Crawler) extractLinks(page *url.URL, header http.Header, body []byte, c
 	}
 	buf := c.pageBufs.get()
 	defer c.pageBufs.put(buf)
-	p := extract.Extract(doc, extract.Options{IDs: c.cfg.CheckFragments, MaxLinks: maxPageLinks, Links: buf.links})
+	p := extract.Extract(doc, extract.Options{IDs: c.cfg.CheckFragments, MaxLinks: c.cfg.maxLinks, Links: buf.links})
 	buf.links = p.Links
 	var ids []string
 	if c.cfg.CheckFragments {

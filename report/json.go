@@ -144,6 +144,10 @@ type jsonSummary struct {
 	// not be verified and make the pass PARTLY CHECKED, those --fail-on
 	// leaves out excepted.
 	Unverified int `json:"unverified,omitempty"`
+	// Unsupported: of unverifiable, the links in a scheme linkpatrol cannot
+	// check (ftp:, news:, irc:, ...), never requested; each is in "urls"
+	// with the error "unsupported scheme".
+	Unsupported int `json:"unsupported,omitempty"`
 	// SitemapNotTaken counts the sitemap entries not taken because the
 	// sitemap limit (--sitemap-limit) was reached: not among urls.
 	SitemapNotTaken int `json:"sitemap_not_taken"`
@@ -274,7 +278,7 @@ func writeJSON(w io.Writer, r *Report) error {
 		},
 		Summary: jsonSummary{
 			Pages: s.Pages, Unchanged: s.Unchanged, Links: s.Links, URLs: s.URLs,
-			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Robots: s.Robots, Quota: s.Quota, Cut: s.Cut, SitemapNotTaken: s.NotTaken, Unread: s.Unread, Unreached: s.Unreached, Unverified: s.Unverified, Transient: s.Transient, Unverifiable: s.Unverifiable,
+			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Robots: s.Robots, Quota: s.Quota, Cut: s.Cut, SitemapNotTaken: s.NotTaken, Unread: s.Unread, Unreached: s.Unreached, Unverified: s.Unverified, Unsupported: s.Unsupported, Transient: s.Transient, Unverifiable: s.Unverifiable,
 			OK: s.OK, Suppressed: s.Suppressed, RedirectHops: s.Hops, SkippedHops: s.SkippedHops, Ghosts: s.Ghosts, OtherSchemePages: s.OtherScheme, ElapsedSeconds: seconds(s.Elapsed),
 			Reused: s.Reused, ReusedFrom: s.ReusedFrom, PermanentRedirects: s.Moved, Seeds: s.Seeds,
 			Listed: "problems",

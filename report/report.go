@@ -141,8 +141,11 @@ type Report struct {
 	// accounted are the URLs whose failure a line of its own says (start
 	// pages, pages not read); see isUnverified.
 	accounted map[string]struct{}
-	baseDir   string
-	linkBase  string // directory of the file the report is written to; see WrittenTo
+	// unsupported are the schemes of the links counted in
+	// Summary.Unsupported, in the order met.
+	unsupported []string
+	baseDir     string
+	linkBase    string // directory of the file the report is written to; see WrittenTo
 }
 
 // Summary counts the whole pass, whatever Options hides.
@@ -155,11 +158,14 @@ type Summary struct {
 	Broken       int
 	Transient    int
 	Unverifiable int
-	Skipped      int
-	Traps        int // of Skipped, pages held back as suspected spider traps
-	Quota        int // of Skipped, URLs not checked because a host's quota for the pass was used up
-	Robots       int // of Skipped, URLs of the start URLs' hosts that their robots.txt disallows
-	Cut          int // of Pages, those read only in part; len(Report.Cut)
+	// Unsupported counts, of Unverifiable, the links in a scheme linkpatrol
+	// cannot check (ftp:, news:, irc:, ...): never requested.
+	Unsupported int
+	Skipped     int
+	Traps       int // of Skipped, pages held back as suspected spider traps
+	Quota       int // of Skipped, URLs not checked because a host's quota for the pass was used up
+	Robots      int // of Skipped, URLs of the start URLs' hosts that their robots.txt disallows
+	Cut         int // of Pages, those read only in part; len(Report.Cut)
 	// NotTaken counts the sitemap entries not taken because the sitemap
 	// limit (--sitemap-limit) was reached: no record of theirs is stored.
 	NotTaken int
@@ -864,6 +870,12 @@ func (r *Report) tally(rec *store.URLRecord, change Change) bool {
 		s.Transient++
 	case store.VerdictUnverifiable:
 		s.Unverifiable++
+		if rec.Error == store.ErrorUnsupportedScheme {
+			s.Unsupported++
+			if sc := schemeOf(rec.URL); !slices.Contains(r.unsupported, sc) {
+				r.unsupported = append(r.unsupported, sc)
+			}
+		}
 	case store.VerdictSkipped:
 		s.Skipped++
 		switch rec.Error {

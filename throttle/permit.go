@@ -313,8 +313,9 @@ func classify(o Outcome) outcomeClass {
 // off would only make the pass slower (three links to a closed port once
 // cost 51 s, a self-signed start page 24 s for six handshakes, qa5 N7),
 // and trying again cannot succeed. Nor can it for a response that cannot
-// be read as sent: a Content-Length that is not a number, or headers past
-// the client's limit (20 MB of them were asked for three times, qa9 T4).
+// be read as sent: a Content-Length that is not a number, headers past
+// the client's limit (20 MB of them were asked for three times, qa9 T4),
+// or a header line that is not "Name: value".
 func notLoad(err error) bool {
 	var addr *net.AddrError
 	var op *net.OpError
@@ -326,7 +327,8 @@ func notLoad(err error) bool {
 		errors.As(err, &cert) ||
 		strings.Contains(msg, "server gave HTTP response to HTTPS client") ||
 		strings.Contains(msg, "failed to parse Location header") ||
-		strings.Contains(msg, "bad Content-Length") || strings.Contains(msg, "response headers exceeded")
+		strings.Contains(msg, "bad Content-Length") || strings.Contains(msg, "response headers exceeded") ||
+		strings.Contains(msg, "malformed MIME header")
 }
 
 // learn updates the host from one outcome and makes the retry decision;

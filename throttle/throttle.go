@@ -96,10 +96,13 @@ type Throttle struct {
 
 // resumeMark is what Resume was told: a process that died at or before
 // at may have started up to unrecorded requests to any host that no saved
-// state shows.
+// state shows; and what Killed was: that it died with requests out that
+// it may not have saved, any of which may be in flight at the server
+// until RequestLife after killed.
 type resumeMark struct {
 	at         time.Time
 	unrecorded int
+	killed     time.Time
 }
 
 // New returns a Throttle with no hosts yet.
@@ -340,6 +343,40 @@ func (t *Throttle) Resume(unrecorded int) {
 	}
 }
 
+// Killed tells the throttle that the process before it died (a SIGKILL,
+// a crash) instead of stopping, and so may have had requests out that its
+// saved state does not show: those it started after its last save, at
+// most a commit interval before it died. Which hosts they went to is not
+// known, nor when the process died, only that it was before now; and a
+// request the saved state shows as over may have freed its place to one
+// of them. So every host counts its whole in-flight cap as started now
+// (see limiter.orphans), and nothing more goes to it before RequestLife
+// from now: a wait of up to --timeout after a kill, the price of no
+// server ever seeing more than its cap across it (the killed run's saved
+// requests alone once let 3 and 4 in at --per-host 2). A host first met
+// after this counts them too. Call it after ImportState; a run that
+// stopped cleanly saved every request, and needs none of this.
+func (t *Throttle) Killed() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.resume.killed = t.now()
+	for _, l := range t.byKey {
+		l.mu.Lock()
+		l.assumeInFlight(t.resume.killed, t.now())
+		l.mu.Unlock()
+	}
+}
+
+// assumeInFlight counts the host's in-flight cap of requests started at
+// at as orphans (see Killed).
+func (l *limiter) assumeInFlight(at, now time.Time) {
+	c := l.orphanCap()
+	if l.life <= 0 || c <= 0 || at.IsZero() {
+		return
+	}
+	l.adopt(slices.Repeat([]time.Time{at}, c), now)
+}
+
 // assumeStarts counts m.unrecorded starts at m.at that no state recorded.
 func (l *limiter) assumeStarts(m resumeMark) {
 	if l.set.WindowMax > 0 {
@@ -501,6 +538,7 @@ func (t *Throttle) limiterFor(host string) *limiter {
 		if t.resume.unrecorded > 0 {
 			l.assumeStarts(t.resume)
 		}
+		l.assumeInFlight(t.resume.killed, t.now())
 		t.byKey[key] = l
 	}
 	l.mu.Lock()
