@@ -651,6 +651,18 @@ type limiter struct {
 	floor time.Duration
 	cycle cycle
 	doubt time.Duration
+	// trial is the halving being judged by the share of new URLs refused
+	// at the slower pace (see slowDown), proven the floor when a halving
+	// was last shown to be worth it (by fewer refusals at the slower pace,
+	// or a URL that waited refused again); shares counts the new URLs of
+	// the host's last requests, and those refused, whatever the pace;
+	// shareBase is the share it was found to refuse whatever the pace (0
+	// while none was found), saidShare whether that was told.
+	trial     paceTrial
+	proven    time.Duration
+	shares    shareCount
+	shareBase float64
+	saidShare bool
 	// saidSlow is the longest gap Decision.Paced has told of, saidPerURL
 	// whether it told that the refusals are not about the pace.
 	saidSlow   time.Duration
