@@ -581,10 +581,9 @@ func (c *Crawler) followUpRefused(f *fetched, err error) {
 }
 
 // handOff is a redirect target a chain claimed and left to a task of its
-// own, queued after wait, with getNext when its HEAD was refused.
+// own, queued after wait.
 type handOff struct {
-	wait    time.Duration
-	getNext bool
+	wait time.Duration
 }
 
 // hopRefused ends f where the throttle refused the request for the
@@ -595,11 +594,11 @@ type handOff struct {
 // target instead, as at one some other task resolves (pendingOn): its
 // records wait on the target's result, and the dispatcher queues the
 // target as a task of its own for when its host allows.
-func (c *Crawler) hopRefused(f *fetched, err error, getNext bool) {
+func (c *Crawler) hopRefused(f *fetched, err error) {
 	var we *waitError
 	if n := len(f.keys); errors.As(err, &we) && n > 0 && f.keys[n-1] != "" {
 		f.pendingOn, f.keys, f.reached = f.keys[n-1], f.keys[:n-1], false
-		f.handOff = &handOff{wait: we.wait, getNext: getNext}
+		f.handOff = &handOff{wait: we.wait}
 		return
 	}
 	c.followUpRefused(f, err)
