@@ -890,6 +890,7 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- []s
 			d.redo(w.head, nil)
 		}
 		d.seen.drop(res.Record.URL)
+		d.c.stats.problems.Add(-1) // counted as one by its task (process)
 		return nil
 	}
 	if len(o.hops) > 0 {
@@ -903,7 +904,6 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- []s
 		// The task's own record is written when the chain's end is known.
 		o.waits[0].forward = res.Forward
 		if nt, ok := d.hopTask(o.task, o.waitOn); ok && o.handOff != nil {
-			nt.getNext = o.handOff.getNext
 			d.delay(nt, o.handOff.wait) // nothing failed: no retry is counted
 		}
 		rs, err := d.wait(o.waitOn, o.waits)

@@ -50,6 +50,11 @@ func TestHeadRedirectToErrorIsAskedAgainWithGetFromTheLink(t *testing.T) {
 			// One error page for every HEAD: the chains after the first
 			// find it claimed by another chain.
 			http.Redirect(w, r, "/err/shared", http.StatusFound)
+		case p == "/h/loop" && head:
+			// A loop only HEAD gets.
+			http.Redirect(w, r, "/h/loop-back", http.StatusFound)
+		case p == "/h/loop-back" && head:
+			http.Redirect(w, r, "/h/loop", http.StatusFound)
 		case p == "/h/linked" && head:
 			http.Redirect(w, r, "/gone/linked", http.StatusFound)
 		case p == "/r/real":
@@ -61,7 +66,7 @@ func TestHeadRedirectToErrorIsAskedAgainWithGetFromTheLink(t *testing.T) {
 		}
 	}))))
 	defer b.Close()
-	links := []string{"/h/headredir", "/h/cross", "/h/shared1", "/h/shared2", "/h/shared3", "/h/linked", "/gone/linked", "/r/real"}
+	links := []string{"/h/headredir", "/h/cross", "/h/shared1", "/h/shared2", "/h/shared3", "/h/linked", "/gone/linked", "/r/real", "/h/loop"}
 	var body strings.Builder
 	for _, l := range links {
 		body.WriteString(`<a href="` + b.URL + l + `">x</a>` + "\n")
@@ -76,7 +81,7 @@ func TestHeadRedirectToErrorIsAskedAgainWithGetFromTheLink(t *testing.T) {
 	if !res.outcome.Complete {
 		t.Fatalf("pass not complete: %+v", res.outcome)
 	}
-	for _, l := range []string{"/h/headredir", "/h/shared1", "/h/shared2", "/h/shared3", "/h/linked"} {
+	for _, l := range []string{"/h/headredir", "/h/shared1", "/h/shared2", "/h/shared3", "/h/linked", "/h/loop"} {
 		rec := res.records[b.URL+l]
 		if rec.Verdict != store.VerdictOK || rec.Status != 200 || len(rec.Redirects) != 0 {
 			t.Errorf("%s: %s %d %q, redirects %v; want ok 200 without redirects (GET's answer)", l, rec.Verdict, rec.Status, rec.Error, rec.Redirects)
@@ -96,7 +101,7 @@ func TestHeadRedirectToErrorIsAskedAgainWithGetFromTheLink(t *testing.T) {
 	}
 	// The HEAD chains' error pages are requested by no link a person
 	// follows: no record says they are anything.
-	for _, u := range []string{b.URL + "/gone/head-only-target", b.URL + "/err/shared", c.URL + "/c/err"} {
+	for _, u := range []string{b.URL + "/gone/head-only-target", b.URL + "/err/shared", c.URL + "/c/err", b.URL + "/h/loop-back"} {
 		if rec, ok := res.records[u]; ok {
 			t.Errorf("%s recorded (%s %d, note %q): only a HEAD redirect leads there", u, rec.Verdict, rec.Status, rec.Note)
 		}

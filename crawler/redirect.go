@@ -123,8 +123,14 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 	// unclaimed says cur is a hop after a cookie, not claimed (yet).
 	unclaimed := false
 	// restart says cur is the task's URL, asked again with GET after a
-	// HEAD chain ended in a refusal (see restartAsGet).
+	// HEAD chain ended in a refusal or a loop (see restartAsGet).
 	restart := false
+	restartAsGet := func() {
+		method = http.MethodGet
+		f.restartAsGet(c, &t)
+		cur, restart, unclaimed = t.URL, true, false
+		cookies, visited = chainCookies{}, map[string]string{cur: ""}
+	}
 	for {
 		f.finalURL, f.reached = cur, true
 		cu, err := url.Parse(cur)
@@ -196,7 +202,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			}
 		} else if permit == nil && len(f.redirects) > 0 {
 			if permit, err = c.acquireNext(ctx, cu.Host, cur, c.hopWithin(ctx, f.policy)); err != nil {
-				c.hopRefused(&f, err, false)
+				c.hopRefused(&f, err)
 				return f
 			}
 		}
@@ -206,18 +212,12 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		if method == http.MethodHead && headRefused(h) && !h.retry {
 			method = http.MethodGet
 			if len(f.redirects) > 0 {
-				f.restartAsGet(c, &t)
-				cur, restart, unclaimed = t.URL, true, false
-				cookies, visited = chainCookies{}, map[string]string{cur: ""}
+				restartAsGet()
 				continue
 			}
 			if permit, err = c.acquireNext(ctx, cu.Host, cur, 0); err != nil {
 				// The HEAD told us nothing; the GET is sent when the
 				// host allows, as the first request of a task.
-				if len(f.redirects) > 0 {
-					c.hopRefused(&f, err, true)
-					return f
-				}
 				f.getNext = true
 				c.followUpRefused(&f, err)
 				return f
@@ -280,6 +280,13 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		}
 		carry := sent(cookies.to(next))
 		if before, ok := visited[cur]; ok && before == carry {
+			if method == http.MethodHead {
+				// A loop that only HEAD gets (a server that redirects
+				// HEAD to a URL that redirects it back) is no more the
+				// link's answer than HEAD's 404 is.
+				restartAsGet()
+				continue
+			}
 			f.errClass = store.ErrorRedirectLoop
 			f.finalURL = cur
 			return f
@@ -354,7 +361,8 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 }
 
 // restartAsGet starts f again from the task's URL, to be asked with GET,
-// after a HEAD chain ended in an answer that HEAD alone may get: some
+// after a HEAD chain ended in an answer that HEAD alone may get (an error
+// the GET fallback confirms, see headRefused, or a redirect loop): some
 // servers (IIS and ASP.NET above all) redirect a HEAD to an error page that
 // answers 404, while a GET of the same URL answers 200 (qa9 T2; wummel/
 // linkchecker#418 does the same). Only the first URL is the link as

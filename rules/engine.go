@@ -606,14 +606,31 @@ func (h HeaderFlag) sendsOver(scheme string) bool {
 // host under the other scheme (they go to the start URLs' exact origins
 // only, and that one is the site's own but not one of them: review9). A
 // check says so rather than leave a 401 unexplained (qa4 F16).
+//
+// A header of the same name that another -H does send to u (the
+// http://HOST= the warning asks for) is not withheld: the warning would
+// say a header was not sent when it was (review10 R1).
 func (e *Engine) Withheld(u *url.URL) []HeaderFlag {
 	var out []HeaderFlag
 	for _, h := range e.headers {
-		if h.Host != "" && !h.sendsOver(u.Scheme) && h.names(u) || h.Host == "" && e.otherSchemeOfStart(u) {
-			out = append(out, h)
+		if !(h.Host != "" && !h.sendsOver(u.Scheme) && h.names(u) || h.Host == "" && e.otherSchemeOfStart(u)) {
+			continue
 		}
+		if slices.ContainsFunc(e.headers, func(o HeaderFlag) bool { return o.Name == h.Name && e.sends(o, u) }) {
+			continue
+		}
+		out = append(out, h)
 	}
 	return out
+}
+
+// sends says whether -H h goes to c: one without a host to the start URLs'
+// exact origins, one for a host to that host over the schemes it allows.
+func (e *Engine) sends(h HeaderFlag, c *url.URL) bool {
+	if h.Host == "" {
+		return e.origins[c.Scheme+"://"+c.Host]
+	}
+	return h.sendsOver(c.Scheme) && h.names(c)
 }
 
 // otherSchemeOfStart says whether u is on a start host under the scheme
@@ -638,10 +655,7 @@ func (e *Engine) WithholdsAny() bool {
 func (e *Engine) withHeaders(p *Policy, c *url.URL) *Policy {
 	var q *Policy
 	for _, h := range e.headers {
-		if h.Host == "" && !e.origins[c.Scheme+"://"+c.Host] {
-			continue
-		}
-		if h.Host != "" && (!h.sendsOver(c.Scheme) || !h.names(c)) {
+		if !e.sends(h, c) {
 			continue
 		}
 		if q == nil {

@@ -160,8 +160,10 @@ func TestPolitenessAcrossWorkerKill(t *testing.T) {
 	requests := requestsAt(w, sites)
 	front, url := startFrontier(t)
 	dbs, procs := startWorkers(t, url, dir, ranges, "--concurrency", "4")
+	// --timeout 3s: the restarted worker waits that long before its hosts'
+	// first requests (the killed one's may still be at the servers).
 	args := append([]string{"check", "--nats", url, "--format", "json", "--all", "--commit-batch", "4",
-		"--per-host", "1", "--rate", "5/s", "--burst", "1", "--window", "20/5s", "--ignore-robots"}, w.StartURLs()...)
+		"--per-host", "1", "--rate", "5/s", "--burst", "1", "--window", "20/5s", "--ignore-robots", "--timeout", "3s"}, w.StartURLs()...)
 	check := inProc(args...)
 	var out strings.Builder
 	check.stdout = &out

@@ -262,7 +262,10 @@ func TestWorkerKilledMidPass(t *testing.T) {
 	}})
 	t.Cleanup(w.Close)
 	dir := t.TempDir()
-	args := append([]string{"--format", "json", "--all", "--commit-batch", strconv.Itoa(batch)}, w.StartURLs()...)
+	// The worker restarted after the kill waits --timeout before its
+	// hosts' first requests (the server may still be serving the killed
+	// one's): 3s, not the default 20s, which 10ms pages never come near.
+	args := append([]string{"--format", "json", "--all", "--commit-batch", strconv.Itoa(batch), "--timeout", "3s"}, w.StartURLs()...)
 	single := runInProcess(t, append([]string{"check", "--db", filepath.Join(dir, "single.db")}, args...)...)
 	if single.code != exitProblems {
 		t.Fatalf("single process: exit %d\n%s", single.code, single.stderr)
