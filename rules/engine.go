@@ -127,8 +127,9 @@ type Decision struct {
 	// Parsed is URL as a url.URL, so a caller needs no second parse of
 	// the string for its host or path. Shared: callers must not modify it.
 	Parsed *url.URL
-	// Fragment is the fragment of the URL as given, decoded; kept for the
-	// report and for fragment checks, never fetched.
+	// Fragment is the fragment of the URL as a browser's URL holds it (see
+	// LinkedFragment); kept for the report and for fragment checks, never
+	// fetched.
 	Fragment string
 	Action   Action
 	// Rule says, for people, what decided: "start host", "other host",
@@ -509,7 +510,7 @@ func (e *Engine) decide(u *url.URL, steps *[]Step) Decision {
 	if rewrite {
 		c = e.rw.apply(c, steps)
 	}
-	d := Decision{URL: canonicalString(c), Fragment: u.Fragment}
+	d := Decision{URL: canonicalString(c), Fragment: LinkedFragment(u)}
 	var r *rule
 	d.Action, d.Rule, r = e.classify(c, d.URL)
 	if rewrite && r != nil && r.keepSessions && e.rw.sessions {
