@@ -358,6 +358,92 @@ type waiting struct {
 	// forward are the chain's hops to hosts another crawler owns, committed
 	// with this record for their owner (see Frontier).
 	forward []store.Task
+	// head, shared by the records of one chain, is set when that chain was
+	// followed with HEAD: should the URL it waits on fail, its task is
+	// asked again with GET instead (see redo).
+	head *headChain
+}
+
+// headChain is a HEAD redirect chain whose records wait on a URL another
+// task resolves. A HEAD chain that ends in a failure says nothing of the
+// link: some servers redirect HEAD alone to an error page (qa9 T2), so,
+// as when the chain fails within its own fetch (see restartAsGet), its
+// task is asked again with GET from its own URL, and the redirect targets
+// it claimed are let go.
+type headChain struct {
+	task   task
+	keys   []string // the redirect targets it claimed, in order
+	target string   // the URL it waits on
+	redone bool
+}
+
+// headFailed says whether end, where a HEAD chain leads, makes the chain
+// be asked again with GET: a problem, but not a hold, which is resumed
+// as such (see finishWaiting).
+func headFailed(end *store.URLRecord) bool {
+	return end.Verdict.Problem() && !end.HeldOwn() && !heldBack(end.Error)
+}
+
+// markHead makes records, the waiting records of t's HEAD chain that
+// stopped short of target, one headChain's.
+func markHead(t task, target string, records []waiting) {
+	hc := &headChain{task: t, target: target}
+	for _, w := range records[1:] {
+		hc.keys = append(hc.keys, w.rec.URL)
+	}
+	for i := range records {
+		records[i].head = hc
+	}
+}
+
+// redo asks hc's task again with GET from its own URL: its waiting records
+// are taken back and the redirect targets it claimed let go (see dropped).
+func (d *dispatcher) redo(hc *headChain, res *store.Result) {
+	if hc.redone {
+		return
+	}
+	hc.redone = true
+	for _, k := range append(slices.Clip(hc.keys), hc.target) {
+		ws := slices.DeleteFunc(d.waiters[k], func(w waiting) bool { return w.head == hc })
+		if len(ws) == 0 {
+			delete(d.waiters, k)
+		} else {
+			d.waiters[k] = ws
+		}
+	}
+	d.dropped(hc.task, hc.keys, res, true)
+	nt := hc.task
+	nt.permit, nt.getNext, nt.freed = nil, true, false
+	d.enqueue(nt)
+}
+
+// ended finishes w from end, the result of the URL it waited on, or asks
+// its HEAD chain again with GET (see headChain).
+func (d *dispatcher) ended(w waiting, end store.URLRecord) []store.Result {
+	if w.head != nil && headFailed(&end) {
+		d.redo(w.head, nil)
+		return nil
+	}
+	return []store.Result{d.finishWaiting(w, end)}
+}
+
+// onlyHeadsWait says whether rec, the result of a redirect target a HEAD
+// chain claimed and left to a task of its own (see hopRefused), is a
+// failure that only HEAD chains wait on, no page linking to it: they are
+// asked again with GET, and rec, the answer to a request no link leads to,
+// is not recorded, or it would be listed as a problem of its own.
+func (d *dispatcher) onlyHeadsWait(rec *store.URLRecord) bool {
+	e, ok := d.seen.get(rec.URL)
+	if !ok || !e.hop || e.linked || !headFailed(rec) {
+		return false
+	}
+	ws := d.waiters[rec.URL]
+	for _, w := range ws {
+		if w.head == nil {
+			return false
+		}
+	}
+	return len(ws) > 0
 }
 
 // noteVia says, on a redirect target's record that has no note of its
@@ -380,7 +466,7 @@ func (d *dispatcher) wait(target string, ws []waiting) ([]store.Result, error) {
 	}
 	last := ws[len(ws)-1]
 	if end, ok := d.ends.get(target); ok {
-		return []store.Result{d.finishWaiting(last, end)}, nil
+		return d.ended(last, end), nil
 	}
 	// Resolved by an earlier run of this pass: the store has it, unless
 	// it was held back by a pause then, and is queued again now.
@@ -389,7 +475,7 @@ func (d *dispatcher) wait(target string, ws []waiting) ([]store.Result, error) {
 		return nil, fmt.Errorf("read %s: %w", target, err)
 	}
 	if ok && end.Pass == d.pass.ID && !end.HeldOwn() {
-		return []store.Result{d.finishWaiting(last, end)}, nil
+		return d.ended(last, end), nil
 	}
 	d.waiters[target] = append(d.waiters[target], last)
 	return nil, nil
@@ -408,7 +494,7 @@ func (d *dispatcher) settled(rec *store.URLRecord) []store.Result {
 	delete(d.waiters, rec.URL)
 	out := make([]store.Result, 0, len(ws))
 	for _, w := range ws {
-		out = append(out, d.finishWaiting(w, *rec))
+		out = append(out, d.ended(w, *rec)...)
 	}
 	return out
 }
@@ -455,12 +541,26 @@ func (d *dispatcher) loops() []store.Result {
 // dropped handles the redirect targets a chain claimed and then did not
 // record (see outcome.dropped): each that a link or another chain waits
 // for is queued as a task of its own, and the others are no longer
-// claimed, so that a link found later queues them.
-func (d *dispatcher) dropped(t task, keys []string, res *store.Result) {
+// claimed, so that a link found later queues them. With heads, the chain
+// let them go because HEAD led it astray (see restartAsGet): a HEAD chain
+// waiting on one of them would be led the same way, and is asked again
+// with GET too (see redo). res, when set, commits the tasks queued.
+func (d *dispatcher) dropped(t task, keys []string, res *store.Result, heads bool) {
 	for _, k := range keys {
 		e, ok := d.seen.get(k)
 		if !ok || !e.hop {
 			continue
+		}
+		if heads {
+			var hcs []*headChain
+			for _, w := range d.waiters[k] {
+				if w.head != nil {
+					hcs = append(hcs, w.head)
+				}
+			}
+			for _, hc := range hcs {
+				d.redo(hc, res)
+			}
 		}
 		if !e.linked && len(d.waiters[k]) == 0 {
 			d.seen.drop(k)
@@ -468,7 +568,9 @@ func (d *dispatcher) dropped(t task, keys []string, res *store.Result) {
 		}
 		d.seen.set(k, claimed{})
 		if nt, ok := d.hopTask(t, k); ok {
-			res.Enqueue = append(res.Enqueue, nt.Task)
+			if res != nil {
+				res.Enqueue = append(res.Enqueue, nt.Task)
+			}
 			d.enqueue(nt)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"syscall"
@@ -105,7 +106,7 @@ func classifyError(err error) (store.Verdict, string) {
 	case errors.As(err, new(*unsupportedEncodingError)):
 		// Not broken: a browser may read it, we cannot; and robots.txt
 		// sent so is unreadable, not empty (RFC 9309: keep off).
-		return store.VerdictUnverifiable, "unsupported encoding"
+		return store.VerdictUnverifiable, store.ErrorUnsupportedEncoding
 	case errors.As(err, new(*shortBodyError)):
 		return store.VerdictTransient, "body cut short"
 	case errors.Is(err, gzip.ErrHeader), errors.Is(err, gzip.ErrChecksum), errors.As(err, new(flate.CorruptInputError)),
@@ -117,6 +118,12 @@ func classifyError(err error) (store.Verdict, string) {
 		return store.VerdictTransient, "unreachable"
 	case strings.Contains(err.Error(), "response headers exceeded"):
 		return store.VerdictBroken, "headers too large"
+	case malformedHeader(err) != "":
+		// Not broken: browsers skip a header line they cannot read and
+		// show the page; nor transient: the server sends it every time,
+		// and it is not asked again (see throttle's notLoad). The answer
+		// could not be read, as one in an encoding we cannot undo.
+		return store.VerdictUnverifiable, store.ErrorMalformedHeader
 	case badContentLength(err) != "":
 		// The response cannot be read, however often it is asked (qa9
 		// T4: it was a bare "error", asked three times).
@@ -135,6 +142,28 @@ func classifyError(err error) (store.Verdict, string) {
 		return store.VerdictSkipped, "unsupported scheme"
 	}
 	return store.VerdictTransient, "error"
+}
+
+// malformedHeader is what was wrong with a response's header lines, which
+// Go's HTTP client refuses (qa9 T4: it was a bare "error", transient), as
+// net/textproto says it (`missing colon: "BadHeaderLine"`), or "".
+func malformedHeader(err error) string {
+	var pe textproto.ProtocolError
+	if !errors.As(err, &pe) {
+		return ""
+	}
+	why, ok := strings.CutPrefix(string(pe), "malformed MIME header")
+	if !ok {
+		return ""
+	}
+	return strings.TrimLeft(why, " :")
+}
+
+// malformedHeaderNote says in words what the server sent, for the record
+// of a URL whose answer had a malformed header line.
+func malformedHeaderNote(err error) string {
+	return "the server sent a header line that is not \"Name: value\" (" + malformedHeader(err) +
+		"), which HTTP forbids: browsers skip such a line and may show the page, linkpatrol cannot read the answer"
 }
 
 // badContentLength is the Content-Length a response could not be read

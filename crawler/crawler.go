@@ -119,6 +119,10 @@ type Config struct {
 	// Frontier is where work comes from besides the pages' own links, and
 	// which hosts this crawler fetches; nil is Local(): all of them.
 	Frontier Frontier
+
+	// maxLinks, when positive, replaces maxPageLinks as the links read
+	// of a page, only so that a test can cut a page of a few links.
+	maxLinks int
 }
 
 func (c *Config) setDefaults() {
@@ -137,6 +141,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxSize <= 0 {
 		c.MaxSize = DefaultMaxSize
+	}
+	if c.maxLinks <= 0 {
+		c.maxLinks = maxPageLinks
 	}
 	if c.MaxRedirects <= 0 {
 		c.MaxRedirects = DefaultMaxRedirects
@@ -274,7 +281,7 @@ type Outcome struct {
 // the pass is done everywhere) or ctx is cancelled; see Run. queue is the
 // frontier to start from (seeds, or what a stopped run left); done lists
 // every URL already resolved in this pass.
-func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass, began time.Time, queue []store.Task, done []string) (Outcome, error) {
+func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass, began time.Time, queue []store.Task, done []string, killed bool) (Outcome, error) {
 	// Fetches outlive a stop by the grace period so that work nearly done
 	// is not thrown away; hard (a second signal) ends them at once.
 	fetchCtx, cancelFetch := context.WithCancel(context.WithoutCancel(ctx))
@@ -310,7 +317,7 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 	if c.frontier == nil {
 		c.frontier = Local()
 	}
-	if err := c.loadHostState(pass.ID, len(done) > 0); err != nil {
+	if err := c.loadHostState(pass.ID, len(done) > 0, killed); err != nil {
 		return Outcome{}, fmt.Errorf("load host state: %w", err)
 	}
 	if err := c.openSites(); err != nil {

@@ -68,6 +68,12 @@ func runPassOn(t *testing.T, db *store.DB, cfg crawler.Config, starts ...string)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return runPassWith(t, db, cfg, engine, starts...)
+}
+
+// runPassWith is runPassOn with the rules of engine.
+func runPassWith(t *testing.T, db *store.DB, cfg crawler.Config, engine *rules.Engine, starts ...string) passResult {
+	t.Helper()
 	c := crawler.New(cfg, engine, db)
 	spec := passOf(starts...)
 	spec.New = true // a new pass, whatever db holds
@@ -115,6 +121,7 @@ const hostileStart = `<!doctype html><title>home</title>
 <a href="/trickle">trickle</a>
 <a href="/big-headers">big headers</a>
 <a href="/bad-length">bad Content-Length</a>
+<a href="/no-colon">a header line without a colon</a>
 <a href="/gzip-bomb">bomb</a>
 <a href="/short-body">body cut short</a>
 <a href="/bad-gzip">corrupt gzip</a>
@@ -234,6 +241,15 @@ func hostileSite(t *testing.T, c *counter) *httptest.Server {
 			conn.Close()
 		}
 	})
+	mux.HandleFunc("/no-colon", func(w http.ResponseWriter, r *http.Request) {
+		hj, _ := w.(http.Hijacker)
+		conn, buf, err := hj.Hijack()
+		if err == nil {
+			buf.WriteString("HTTP/1.1 200 OK\r\nBadHeaderLine\r\nContent-Type: text/html\r\nContent-Length: 5\r\n\r\nhello")
+			buf.Flush()
+			conn.Close()
+		}
+	})
 	mux.HandleFunc("/empty", func(w http.ResponseWriter, r *http.Request) {
 		hj, _ := w.(http.Hijacker)
 		conn, _, err := hj.Hijack()
@@ -285,6 +301,9 @@ func TestPassSurvivesHostileServers(t *testing.T) {
 		{"/trickle", store.VerdictTransient, 200, "timeout"},
 		{"/big-headers", store.VerdictBroken, 0, "headers too large"},
 		{"/bad-length", store.VerdictBroken, 0, "bad Content-Length header"}, // qa9 T4: was "error"
+		// Browsers skip the line and show the page: not known to be dead,
+		// nor to work (qa9 T4: a bare transient "error").
+		{"/no-colon", store.VerdictUnverifiable, 0, "malformed response header"},
 		{"/gzip-bomb", store.VerdictOK, 200, ""},
 		{"/liar", store.VerdictOK, 200, ""},
 		{"/empty", store.VerdictTransient, 0, "connection reset"},
@@ -311,6 +330,9 @@ func TestPassSurvivesHostileServers(t *testing.T) {
 	}
 	if rec := r.records[srv.URL+"/bad-length"]; rec.Note != `the server sent Content-Length "12abc", which is not a length` {
 		t.Errorf("/bad-length: note %q, want what the server sent", rec.Note)
+	}
+	if rec := r.records[srv.URL+"/no-colon"]; !strings.Contains(rec.Note, `header line that is not "Name: value" (missing colon: "BadHeaderLine")`) {
+		t.Errorf("/no-colon: note %q, want what the server sent", rec.Note)
 	}
 	if rec := r.records["http://[::1"]; rec.Verdict != store.VerdictBroken || rec.Error != "invalid URL" {
 		t.Errorf("invalid URL: got %+v", rec)

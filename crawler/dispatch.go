@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -107,6 +109,10 @@ type outcome struct {
 	// chain is shorter than that, so how theirs ends is not known (see
 	// dispatcher.dropped).
 	dropped []string
+	// abandoned are redirect targets a HEAD chain claimed before its task
+	// was asked again with GET from its own URL, which did not pass through
+	// them (see restartAsGet): let go like dropped ones.
+	abandoned []string
 	// later, with retry, holds the task back this long: a follow-up
 	// request of it had to wait for its host (see acquireNext).
 	later time.Duration
@@ -702,6 +708,7 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 					}
 				}
 				d.unclaim(o.task, o.released)
+				d.dropped(o.task, o.abandoned, nil, true)
 			default:
 				if err := d.handle(failed, o, writes); err != nil {
 					return err
@@ -837,6 +844,11 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- []s
 			extra = append(extra, d.c.robotsRefusal(d.pass, t.url, t.host, t.robots))
 		case held:
 			extra = append(extra, d.c.heldBack(d.pass, t.url, trap))
+		case t.action == rules.Skip && strings.HasPrefix(t.rule, rules.UnsupportedScheme+" "):
+			// Nothing says it works, and no one chose to leave it out
+			// (qa9 T11: "skipped on purpose", exit 0).
+			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictUnverifiable, store.ErrorUnsupportedScheme,
+				unsupportedNote(strings.TrimPrefix(t.rule, rules.UnsupportedScheme+" "))))
 		case t.action == rules.Skip:
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictSkipped, "", "skipped: "+t.rule))
 		default:
@@ -871,7 +883,16 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- []s
 		// queued, not committed, and found again by the next run.
 		return d.write(failed, writes, extra...)
 	}
-	d.dropped(o.task, o.dropped, &res)
+	d.dropped(o.task, o.dropped, &res, false)
+	d.dropped(o.task, o.abandoned, &res, true)
+	if len(o.hops) == 0 && o.waitOn == "" && len(res.Enqueue)+len(res.Forward)+len(extra) == 0 && d.onlyHeadsWait(&res.Record) {
+		for _, w := range slices.Clone(d.waiters[res.Record.URL]) {
+			d.redo(w.head, nil)
+		}
+		d.seen.drop(res.Record.URL)
+		d.c.stats.problems.Add(-1) // counted as one by its task (process)
+		return nil
+	}
 	if len(o.hops) > 0 {
 		// The links found are the chain's end's, and so is their queueing.
 		last := &o.hops[len(o.hops)-1]
@@ -883,7 +904,6 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- []s
 		// The task's own record is written when the chain's end is known.
 		o.waits[0].forward = res.Forward
 		if nt, ok := d.hopTask(o.task, o.waitOn); ok && o.handOff != nil {
-			nt.getNext = o.handOff.getNext
 			d.delay(nt, o.handOff.wait) // nothing failed: no retry is counted
 		}
 		rs, err := d.wait(o.waitOn, o.waits)
@@ -893,4 +913,11 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- []s
 		return d.write(failed, writes, append(rs, extra...)...)
 	}
 	return d.write(failed, writes, append([]store.Result{res}, extra...)...)
+}
+
+// unsupportedNote is the note of a link in a scheme linkpatrol cannot
+// check: what it is, and how to make leaving such links out your choice.
+func unsupportedNote(scheme string) string {
+	return "not checked: only http and https links are requested; --exclude '^" + regexp.QuoteMeta(scheme) +
+		":' (or a [[rule]] that skips or ignores them) leaves them out on purpose"
 }

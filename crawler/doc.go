@@ -50,7 +50,10 @@
 // the GET after a refused HEAD, the GET that parses a page a check found)
 // asks the throttle itself, but never holds a worker through a long wait: the task goes back to the dispatcher, which
 // holds it until the wait is over and then queues it ahead of its host's
-// new URLs (see acquireNext, hopWithin and dispatcher.delay).
+// new URLs (see acquireNext, hopWithin and dispatcher.delay). A HEAD
+// whose redirects end in a failure is asked again with GET from the task's
+// own URL, not from where HEAD led, and the targets only HEAD went through
+// are let go (see restartAsGet and headChain).
 //
 // A dispatch looks only at hosts that can take a request now: hosts the
 // throttle asked to wait are held by when they are due, and woken early

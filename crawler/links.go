@@ -31,7 +31,7 @@ func (c *Crawler) extractLinks(page *url.URL, header http.Header, body []byte, c
 	}
 	buf := c.pageBufs.get()
 	defer c.pageBufs.put(buf)
-	p := extract.Extract(doc, extract.Options{IDs: c.cfg.CheckFragments, MaxLinks: maxPageLinks, Links: buf.links})
+	p := extract.Extract(doc, extract.Options{IDs: c.cfg.CheckFragments, MaxLinks: c.cfg.maxLinks, Links: buf.links})
 	buf.links = p.Links
 	var ids []string
 	if c.cfg.CheckFragments {
@@ -258,7 +258,7 @@ func (c *Crawler) decided(u *url.URL) *resolvedRef {
 // skipped with that reason, never read and never mapped into the directory
 // (where file:///usr/share/doc/x.html would become a false "no such file").
 func (r *refs) outside(link store.Link, u *url.URL) {
-	link.URL, link.Fragment = clip(rules.Canonicalize(u).String()), u.Fragment
+	link.URL, link.Fragment = clip(rules.Canonicalize(u).String()), rules.LinkedFragment(u)
 	r.links = append(r.links, link)
 	if r.first(link.URL) {
 		r.found = append(r.found, target{url: link.URL, action: rules.Skip, rule: fileLinkRule})

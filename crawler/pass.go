@@ -47,6 +47,10 @@ type Opened struct {
 	Queued  int // tasks on its frontier
 	Done    int // URLs an earlier run of the pass resolved
 	Resumed bool
+	// Killed: the run before died (killed, crashed) instead of stopping,
+	// so it may have had requests out that it did not save (see
+	// store.Pass.RunStarted and throttle.Throttle.Killed).
+	Killed bool
 }
 
 // The reasons Run refuses to open a pass; a *RefusedError wraps one, so
@@ -113,7 +117,7 @@ func (c *Crawler) Run(ctx, hard context.Context, spec PassSpec) (store.Pass, Out
 	pass := o.Pass
 	if spec.Opened != nil {
 		if err := spec.Opened(o); err != nil {
-			pass.State = store.PassStopped
+			pass.State, pass.RunStarted = store.PassStopped, time.Time{}
 			if serr := c.store.UpdatePass(pass); serr != nil {
 				err = errors.Join(err, fmt.Errorf("save pass %d: %w", pass.ID, serr))
 			}
@@ -121,9 +125,10 @@ func (c *Crawler) Run(ctx, hard context.Context, spec PassSpec) (store.Pass, Out
 		}
 	}
 	began := time.Now()
-	out, runErr := c.run(ctx, hard, pass, began, queue, done)
+	out, runErr := c.run(ctx, hard, pass, began, queue, done, o.Killed)
 
 	pass.Elapsed += time.Since(began)
+	pass.RunStarted = time.Time{} // ended, not killed: everything it started is saved
 	pass.Deferred, pass.ResumeAfter = 0, time.Time{}
 	if ctx.Err() == nil {
 		// Finished but for URLs held back by a pause: the report says to
@@ -201,6 +206,7 @@ func (c *Crawler) open(spec PassSpec) (Opened, []store.Task, []string, error) {
 	if p.Started.IsZero() {
 		p.Started = time.Now()
 	}
+	p.RunStarted = time.Now()
 	c.sticky(&p, want)
 	pass, err := c.store.BeginPass(p, seeds)
 	if err != nil {
@@ -224,12 +230,13 @@ func (c *Crawler) resume(open, want store.Pass) (Opened, []store.Task, []string,
 		return Opened{}, nil, nil, err
 	}
 	c.noHistory = false
-	open.State = store.PassRunning
+	killed := !open.RunStarted.IsZero()
+	open.State, open.RunStarted = store.PassRunning, time.Now()
 	c.sticky(&open, want)
 	if err := c.store.UpdatePass(open); err != nil {
 		return Opened{}, nil, nil, err
 	}
-	return Opened{Pass: open, Queued: len(queue), Done: len(done), Resumed: len(done) > 0}, queue, done, nil
+	return Opened{Pass: open, Queued: len(queue), Done: len(done), Resumed: len(done) > 0, Killed: killed}, queue, done, nil
 }
 
 // sticky carries onto p what this run adds to the pass: the config file it

@@ -581,10 +581,9 @@ func (c *Crawler) followUpRefused(f *fetched, err error) {
 }
 
 // handOff is a redirect target a chain claimed and left to a task of its
-// own, queued after wait, with getNext when its HEAD was refused.
+// own, queued after wait.
 type handOff struct {
-	wait    time.Duration
-	getNext bool
+	wait time.Duration
 }
 
 // hopRefused ends f where the throttle refused the request for the
@@ -595,11 +594,11 @@ type handOff struct {
 // target instead, as at one some other task resolves (pendingOn): its
 // records wait on the target's result, and the dispatcher queues the
 // target as a task of its own for when its host allows.
-func (c *Crawler) hopRefused(f *fetched, err error, getNext bool) {
+func (c *Crawler) hopRefused(f *fetched, err error) {
 	var we *waitError
 	if n := len(f.keys); errors.As(err, &we) && n > 0 && f.keys[n-1] != "" {
 		f.pendingOn, f.keys, f.reached = f.keys[n-1], f.keys[:n-1], false
-		f.handOff = &handOff{wait: we.wait, getNext: getNext}
+		f.handOff = &handOff{wait: we.wait}
 		return
 	}
 	c.followUpRefused(f, err)
@@ -681,8 +680,11 @@ func (c *Crawler) changedHostStates() (map[string][]byte, error) {
 // not committed (the batch being written, the tasks in its workers' hands
 // and the one outcome being handed over) is assumed to have just started
 // at every host, so that no server sees more than its limits across the
-// kill (Throttle.Resume).
-func (c *Crawler) loadHostState(passID uint64, resumed bool) error {
+// kill (Throttle.Resume); and after a kill (killed: the run before never
+// ended), every host's in-flight cap is taken as still out at the server
+// (Throttle.Killed): the requests the killed run started after its last
+// save are nowhere in it.
+func (c *Crawler) loadHostState(passID uint64, resumed, killed bool) error {
 	if c.cfg.Throttle == nil {
 		return nil
 	}
@@ -705,8 +707,14 @@ func (c *Crawler) loadHostState(passID uint64, resumed bool) error {
 	if err != nil {
 		return err
 	}
-	if resumed {
+	if resumed || killed {
 		c.cfg.Throttle.Resume(c.cfg.BatchSize + Workers(c.cfg.Concurrency) + 1)
+	}
+	if killed {
+		c.cfg.Throttle.Killed()
+		// A wait of --timeout on every host must not look like a hung run.
+		c.cfg.Logger.Warn("the run before was killed, and the servers may still be serving requests it left: each host's first request waits " +
+			throttle.FormatDuration(c.cfg.Timeout) + " (--timeout)")
 	}
 	return c.store.PutHostStates(expired)
 }

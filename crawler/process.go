@@ -76,6 +76,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 		}
 	} else {
 		f = c.fetch(hardCtx, t, conditional, nil)
+		o.abandoned = f.abandoned
 		if c.settle(ctx, hardCtx, hard, &f, &o) {
 			return o
 		}
@@ -306,7 +307,7 @@ func (c *Crawler) parseInto(rec *store.URLRecord, res *store.Result, found *[]ta
 	}
 	if more {
 		rec.Cut |= store.CutLinks
-		rec.Note = strings.TrimPrefix(rec.Note+"; "+fmt.Sprintf("page has more than %d links: only the first %d were checked", maxPageLinks, maxPageLinks), "; ")
+		rec.Note = strings.TrimPrefix(rec.Note+"; "+fmt.Sprintf("page has more than %d links: only the first %d were checked", c.cfg.maxLinks, c.cfg.maxLinks), "; ")
 	}
 	if rec.Cut != 0 {
 		c.carryPastCut(rec, res, found)

@@ -41,6 +41,14 @@ type fetched struct {
 	// there, skipped) or one the chain could not claim. Every other one
 	// was claimed by this fetch, which records it.
 	keys []string
+	// abandoned are the keys a HEAD chain claimed before it was asked
+	// again with GET from the task's URL (see restartAsGet) that the GET
+	// chain did not pass through: this fetch records none of them.
+	abandoned []string
+	// head says the chain was followed with HEAD: its answers are the
+	// server's to HEAD, which some answer with a redirect that GET does
+	// not get (qa9 T2). Its records wait on pendingOn as a head chain.
+	head bool
 	// pendingOn is the pass's URL of a redirect target some other task
 	// resolves: the chain stopped short of it (see chain.go).
 	pendingOn string
@@ -87,7 +95,7 @@ func (f *fetched) decided(c *Crawler) *rules.Decision {
 // another host obeys that host's robots.txt. With consume set the final
 // body is fetched with GET and handed to it (see requestOpts.consume);
 // otherwise each redirect target of the pass is claimed (see chain.go).
-func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, consume func(io.Reader) error) fetched {
+func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, consume func(io.Reader) error) (f fetched) {
 	// A page a check found (see upgrade) is read like one to parse.
 	parse := (t.Action == rules.Parse.String() || t.upgradeNext) && c.mayParse(t.Depth)
 	method := http.MethodGet
@@ -106,13 +114,23 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 	var cookies chainCookies
 	visited := map[string]string{cur: ""}
 	// A URL whose HEAD failed already is asked with GET on every try.
-	f := fetched{dec: c.decision(&t), getNext: t.getNext}
+	f = fetched{dec: c.decision(&t), getNext: t.getNext}
+	defer func() { f.head = method == http.MethodHead }()
 	// The task's URL is requested as decided, after rewrites; a redirect
 	// target as the server wrote it (see rules.Decision).
 	f.policy = f.dec.Request
 	var first *url.URL
 	// unclaimed says cur is a hop after a cookie, not claimed (yet).
 	unclaimed := false
+	// restart says cur is the task's URL, asked again with GET after a
+	// HEAD chain ended in a refusal or a loop (see restartAsGet).
+	restart := false
+	restartAsGet := func() {
+		method = http.MethodGet
+		f.restartAsGet(c, &t)
+		cur, restart, unclaimed = t.URL, true, false
+		cookies, visited = chainCookies{}, map[string]string{cur: ""}
+	}
 	for {
 		f.finalURL, f.reached = cur, true
 		cu, err := url.Parse(cur)
@@ -173,9 +191,18 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		if len(f.redirects) == 0 {
 			opts.prev = prev
 		}
-		if permit == nil && len(f.redirects) > 0 {
+		if restart {
+			// Never waited for: handed back, the GET is the task's first
+			// request, as after a HEAD refused at the task's own URL.
+			restart = false
+			if permit, err = c.acquireNext(ctx, cu.Host, cur, 0); err != nil {
+				f.getNext = true
+				c.followUpRefused(&f, err)
+				return f
+			}
+		} else if permit == nil && len(f.redirects) > 0 {
 			if permit, err = c.acquireNext(ctx, cu.Host, cur, c.hopWithin(ctx, f.policy)); err != nil {
-				c.hopRefused(&f, err, false)
+				c.hopRefused(&f, err)
 				return f
 			}
 		}
@@ -184,13 +211,13 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		cookies.keep(cu, h.header)
 		if method == http.MethodHead && headRefused(h) && !h.retry {
 			method = http.MethodGet
+			if len(f.redirects) > 0 {
+				restartAsGet()
+				continue
+			}
 			if permit, err = c.acquireNext(ctx, cu.Host, cur, 0); err != nil {
 				// The HEAD told us nothing; the GET is sent when the
 				// host allows, as the first request of a task.
-				if len(f.redirects) > 0 {
-					c.hopRefused(&f, err, true)
-					return f
-				}
 				f.getNext = true
 				c.followUpRefused(&f, err)
 				return f
@@ -253,6 +280,13 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		}
 		carry := sent(cookies.to(next))
 		if before, ok := visited[cur]; ok && before == carry {
+			if method == http.MethodHead {
+				// A loop that only HEAD gets (a server that redirects
+				// HEAD to a URL that redirects it back) is no more the
+				// link's answer than HEAD's 404 is.
+				restartAsGet()
+				continue
+			}
 			f.errClass = store.ErrorRedirectLoop
 			f.finalURL = cur
 			return f
@@ -300,18 +334,20 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 				return f
 			} else if d.Action == rules.Parse || d.Action == rules.Check {
 				key = d.URL
-				fresh, err := c.claim(ctx, key)
-				if err != nil {
-					// Not claimed, so not recorded ("") by this chain,
-					// whose end the error is.
-					f.err = err
-					f.finalURL, f.reached = cur, true
-					f.keys = append(f.keys, "")
-					return f
-				}
-				if !fresh {
-					f.finalURL, f.pendingOn = cur, key
-					return f
+				if !f.takeBack(key) {
+					fresh, err := c.claim(ctx, key)
+					if err != nil {
+						// Not claimed, so not recorded ("") by this chain,
+						// whose end the error is.
+						f.err = err
+						f.finalURL, f.reached = cur, true
+						f.keys = append(f.keys, "")
+						return f
+					}
+					if !fresh {
+						f.finalURL, f.pendingOn = cur, key
+						return f
+					}
 				}
 			}
 			f.keys = append(f.keys, key)
@@ -322,6 +358,37 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			return f
 		}
 	}
+}
+
+// restartAsGet starts f again from the task's URL, to be asked with GET,
+// after a HEAD chain ended in an answer that HEAD alone may get (an error
+// the GET fallback confirms, see headRefused, or a redirect loop): some
+// servers (IIS and ASP.NET above all) redirect a HEAD to an error page that
+// answers 404, while a GET of the same URL answers 200 (qa9 T2; wummel/
+// linkchecker#418 does the same). Only the first URL is the link as
+// written: GET at the HEAD chain's end asked a page no visitor reaches.
+// The targets the HEAD chain claimed are taken again if the GET chain
+// passes through them (takeBack), and let go otherwise (f.abandoned).
+func (f *fetched) restartAsGet(c *Crawler, t *task) {
+	for _, k := range f.keys {
+		if k != "" {
+			f.abandoned = append(f.abandoned, k)
+		}
+	}
+	f.hop, f.redirects, f.keys = hop{}, nil, nil
+	f.dec = c.decision(t)
+	f.policy = f.dec.Request
+}
+
+// takeBack says whether key is one the HEAD chain claimed before the GET
+// restart, and takes it for the GET chain.
+func (f *fetched) takeBack(key string) bool {
+	i := slices.Index(f.abandoned, key)
+	if i < 0 {
+		return false
+	}
+	f.abandoned = slices.Delete(f.abandoned, i, i+1)
+	return true
 }
 
 // errCookieAcross is the error of a chain stopped at a hop to another
@@ -344,6 +411,10 @@ func (c *Crawler) claimEnd(ctx context.Context, t task, f *fetched) {
 	d := f.decided(c)
 	if d.URL == "" || d.URL == t.URL || (d.Action != rules.Parse && d.Action != rules.Check) ||
 		slices.Contains(f.keys, d.URL) {
+		return
+	}
+	if f.takeBack(d.URL) {
+		f.keys[len(f.keys)-1] = d.URL // claimed by the HEAD chain before a restart
 		return
 	}
 	if fresh, err := c.claim(ctx, d.URL); err == nil && fresh {

@@ -18,7 +18,7 @@ import (
 // its own URL, once. A chain that stopped at a target another task
 // resolves is handed to the dispatcher to finish (see chain.go).
 func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetched, now time.Time) outcome {
-	o := outcome{task: t}
+	o := outcome{task: t, abandoned: f.abandoned}
 	n := len(f.redirects)
 	// keyAt is the pass's URL of the i-th URL requested ("" when not
 	// recorded). A chain that stopped before claiming its last target has
@@ -139,6 +139,9 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		return o
 	}
 	if f.pendingOn != "" {
+		if f.head {
+			markHead(t, f.pendingOn, records)
+		}
 		o.waitOn, o.waits, o.handOff = f.pendingOn, records, f.handOff
 		return o
 	}
@@ -225,6 +228,8 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 			rec.Note = why
 		} else if why := transferEncodingProblem(f.err); why != "" {
 			rec.Note = why
+		} else if malformedHeader(f.err) != "" {
+			rec.Note = malformedHeaderNote(f.err)
 		} else if cl := badContentLength(f.err); cl != "" {
 			rec.Note = "the server sent Content-Length " + cl + ", which is not a length"
 		}

@@ -97,6 +97,9 @@ func messySite(t *testing.T, c, other *counter) *httptest.Server {
 	return srv
 }
 
+// walkTimeout is the request timeout of the passes over messySite.
+const walkTimeout = 30 * time.Second
+
 // TestWalkSurvivesMessySites is TestPassSurvivesHostileServers for the
 // walk itself: what is parsed, what a redirect ends at, what is not a link.
 func TestWalkSurvivesMessySites(t *testing.T) {
@@ -104,7 +107,10 @@ func TestWalkSurvivesMessySites(t *testing.T) {
 	verifyNoLeaks(t)
 	var c, other counter
 	srv := messySite(t, &c, &other)
-	r := runPass(t, crawler.Config{Concurrency: 4, Timeout: 2 * time.Second, CheckFragments: true}, srv.URL+"/")
+	// Nothing in messySite hangs, so no test waits for the timeout: it is
+	// long enough for the 25-hop chain's task (2x the timeout) on a loaded
+	// machine under -race, where 2 s made /hop/15 a "timeout" (flaky.md).
+	r := runPass(t, crawler.Config{Concurrency: 4, Timeout: walkTimeout, CheckFragments: true}, srv.URL+"/")
 	if !r.outcome.Complete {
 		t.Fatal("pass did not complete")
 	}
@@ -217,7 +223,7 @@ func TestReusedRedirectCarriesTheWalk(t *testing.T) {
 	var c, other counter
 	srv := messySite(t, &c, &other)
 	db := openDB(t)
-	cfg := crawler.Config{Concurrency: 4, Timeout: 2 * time.Second,
+	cfg := crawler.Config{Concurrency: 4, Timeout: walkTimeout,
 		Recheck: rules.Recheck{OK: time.Hour, Broken: time.Hour, Unverifiable: time.Hour}}
 	first := completePass(t, db, cfg, srv.URL+"/")
 	second := completePass(t, db, cfg, srv.URL+"/")

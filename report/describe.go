@@ -17,6 +17,9 @@ import (
 // Problem says what went wrong with a URL: its error class, its HTTP status
 // with the status text, or both.
 func Problem(rec store.URLRecord) string {
+	if rec.Error == store.ErrorUnsupportedScheme {
+		return "scheme " + schemeOf(rec.URL) + " is not supported"
+	}
 	status := ""
 	if rec.Status != 0 {
 		status = strconv.Itoa(rec.Status)
@@ -42,7 +45,7 @@ func (r *Report) Since(rec store.URLRecord) string {
 	if !rec.Verdict.Problem() {
 		return ""
 	}
-	if rec.Error == store.ErrorHostDown {
+	if rec.Error == store.ErrorHostDown || rec.Error == store.ErrorUnsupportedScheme {
 		return "" // not checked: nothing is known of how long
 	}
 	if rec.LastGood.IsZero() {
@@ -392,12 +395,42 @@ var heldKinds = []heldKind{{
 // Many Requests)".
 func (r *Report) unverifiedLine(n int) string {
 	var why causes
+	var schemes []string
 	for i := range r.Entries {
-		if e := &r.Entries[i]; r.isUnverified(e) {
+		e := &r.Entries[i]
+		switch {
+		case !r.isUnverified(e):
+		case e.Record.Error == store.ErrorUnsupportedScheme:
+			if sc := schemeOf(e.Record.URL); !slices.Contains(schemes, sc) {
+				schemes = append(schemes, sc)
+			}
+		default:
 			why.add(e.Record)
 		}
 	}
+	if len(schemes) > 0 {
+		// One cause for them all: "not checked: schemes ftp and irc are
+		// not supported", not one per scheme crowding out the others.
+		why = append(causes{"not checked: " + unsupportedSchemes(schemes)}, why...)
+	}
 	return fmt.Sprintf("%s could not be verified (%s)", plural(n, "link", "links"), why)
+}
+
+// unsupportedSchemes says that schemes are not supported, in alphabetical
+// order: "scheme ftp is not supported", "schemes ftp, irc and news are not
+// supported".
+func unsupportedSchemes(schemes []string) string {
+	schemes = slices.Sorted(slices.Values(schemes))
+	if len(schemes) == 1 {
+		return "scheme " + schemes[0] + " is not supported"
+	}
+	return "schemes " + strings.Join(schemes[:len(schemes)-1], ", ") + " and " + schemes[len(schemes)-1] + " are not supported"
+}
+
+// schemeOf is the scheme of u, a URL as stored.
+func schemeOf(u string) string {
+	sc, _, _ := strings.Cut(u, ":")
+	return strings.ToLower(sc)
 }
 
 // causes are the distinct problems of some records, in the order met.
@@ -658,8 +691,12 @@ func (r *Report) Counts() string {
 		// reader must not take them for what this pass found (RV2 #6).
 		fmt.Fprintf(&b, " (%d not checked this pass, counted as when last checked)", n)
 	}
-	fmt.Fprintf(&b, ": %d broken, %d transient, %d unverifiable, %d skipped",
-		s.Broken, s.Transient, s.Unverifiable, s.Skipped)
+	fmt.Fprintf(&b, ": %d broken, %d transient, %d unverifiable", s.Broken, s.Transient, s.Unverifiable)
+	if s.Unsupported > 0 {
+		// Never requested, unlike the rest: said apart, with the schemes.
+		fmt.Fprintf(&b, " (%d not checked: %s)", s.Unsupported, unsupportedSchemes(r.unsupported))
+	}
+	fmt.Fprintf(&b, ", %d skipped", s.Skipped)
 	r.countHeld(&b, afterVerdicts)
 	if s.Robots > 0 {
 		fmt.Fprintf(&b, " (%d on the site's own hosts, which their robots.txt disallows, listed below; --ignore-robots checks them)", s.Robots)
@@ -810,6 +847,10 @@ func (r *Report) Nothing() string {
 			}
 		}
 		return fmt.Sprintf("No problems found among the URLs checked%s; %s.", strings.TrimSuffix(so, "."), strings.Join(unchecked, "; "))
+	case r.Summary.SamePage.Count > 0:
+		// Not a clean night to read at a glance: the line above says
+		// broken links may hide behind a page answering 200 (qa10 Q3).
+		return fmt.Sprintf("No problems found%s, unless the %d URLs that answered the same page are missing (see above).", strings.TrimSuffix(so, "."), r.Summary.SamePage.Count)
 	}
 	return "No problems found" + so
 }

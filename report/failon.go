@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/linkpatrol/linkpatrol/store"
@@ -131,6 +132,14 @@ func (r *Report) SectionHelp(v store.Verdict) string {
 		}
 	case store.VerdictUnverifiable:
 		what = "the server would not let a robot look"
+		if slices.ContainsFunc(r.Entries, func(e Entry) bool {
+			return e.Record.Verdict == v && (e.Record.Error == store.ErrorUnsupportedEncoding || e.Record.Error == store.ErrorMalformedHeader)
+		}) {
+			what += ", or its answer could not be read"
+		}
+		if r.Summary.Unsupported > 0 {
+			what += ", or the link's scheme cannot be checked"
+		}
 	case store.VerdictSkipped:
 		if r.Summary.Traps > 0 || r.Summary.Quota > 0 {
 			return "not checked: held back by a limit (each names the setting that lets it through), or on purpose"

@@ -141,8 +141,11 @@ type Report struct {
 	// accounted are the URLs whose failure a line of its own says (start
 	// pages, pages not read); see isUnverified.
 	accounted map[string]struct{}
-	baseDir   string
-	linkBase  string // directory of the file the report is written to; see WrittenTo
+	// unsupported are the schemes of the links counted in
+	// Summary.Unsupported, in the order met.
+	unsupported []string
+	baseDir     string
+	linkBase    string // directory of the file the report is written to; see WrittenTo
 }
 
 // Summary counts the whole pass, whatever Options hides.
@@ -155,11 +158,14 @@ type Summary struct {
 	Broken       int
 	Transient    int
 	Unverifiable int
-	Skipped      int
-	Traps        int // of Skipped, pages held back as suspected spider traps
-	Quota        int // of Skipped, URLs not checked because a host's quota for the pass was used up
-	Robots       int // of Skipped, URLs of the start URLs' hosts that their robots.txt disallows
-	Cut          int // of Pages, those read only in part; len(Report.Cut)
+	// Unsupported counts, of Unverifiable, the links in a scheme linkpatrol
+	// cannot check (ftp:, news:, irc:, ...): never requested.
+	Unsupported int
+	Skipped     int
+	Traps       int // of Skipped, pages held back as suspected spider traps
+	Quota       int // of Skipped, URLs not checked because a host's quota for the pass was used up
+	Robots      int // of Skipped, URLs of the start URLs' hosts that their robots.txt disallows
+	Cut         int // of Pages, those read only in part; len(Report.Cut)
 	// NotTaken counts the sitemap entries not taken because the sitemap
 	// limit (--sitemap-limit) was reached: no record of theirs is stored.
 	NotTaken int
@@ -194,6 +200,9 @@ type Summary struct {
 	// OtherSchemeStart its start URL's.
 	OtherScheme                         int
 	OtherSchemeOrigin, OtherSchemeStart string
+	// SamePage is the largest set of own URLs that answered the same HTML
+	// page: a soft 404 hiding broken links (see SamePage).
+	SamePage SamePage
 	// Reused counts results carried over from an earlier pass without a
 	// request (younger than their recheck interval); ReusedFrom are the
 	// passes that fetched them, ascending, and ReusedOldest/ReusedNewest
@@ -425,7 +434,11 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	var fixedOrder []*fixedURL
 	var emptied []string // see emptiedPage
 	schemeOf := startSchemes(pass.StartURLs)
+	same := newSamePages()
 	err = src.Records(passID, func(rec *store.URLRecord) error {
+		if _, host := schemeHost(rec.URL); r.startHosts[host] {
+			same.add(rec, host)
+		}
 		if r.isStart(rec.URL) {
 			starts = append(starts, *rec)
 		} else if emptiedPage(rec) {
@@ -497,6 +510,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read records of pass %d: %w", passID, err)
 	}
+	s.SamePage = same.largest()
 	var fragRefs map[fragmentKey][]Referrer
 	if r.checksFragments() {
 		fragRefs = make(map[fragmentKey][]Referrer)
@@ -864,6 +878,12 @@ func (r *Report) tally(rec *store.URLRecord, change Change) bool {
 		s.Transient++
 	case store.VerdictUnverifiable:
 		s.Unverifiable++
+		if rec.Error == store.ErrorUnsupportedScheme {
+			s.Unsupported++
+			if sc := schemeOf(rec.URL); !slices.Contains(r.unsupported, sc) {
+				r.unsupported = append(r.unsupported, sc)
+			}
+		}
 	case store.VerdictSkipped:
 		s.Skipped++
 		switch rec.Error {

@@ -127,8 +127,9 @@ type Decision struct {
 	// Parsed is URL as a url.URL, so a caller needs no second parse of
 	// the string for its host or path. Shared: callers must not modify it.
 	Parsed *url.URL
-	// Fragment is the fragment of the URL as given, decoded; kept for the
-	// report and for fragment checks, never fetched.
+	// Fragment is the fragment of the URL as a browser's URL holds it (see
+	// LinkedFragment); kept for the report and for fragment checks, never
+	// fetched.
 	Fragment string
 	Action   Action
 	// Rule says, for people, what decided: "start host", "other host",
@@ -171,15 +172,27 @@ type Policy struct {
 // conditional request costs a 304 and finds the links added since).
 type Recheck struct{ OK, Pages, Broken, Transient, Unverifiable time.Duration }
 
-// ignoredSchemes are not resources a link checker can or should verify; a
-// link to them is not recorded at all.
+// ignoredSchemes are not resources a link checker can or should verify: a
+// person to write to or call, script, inline data, a place on a map, an app
+// to open, a reader's own manual page, a name that locates nothing (urn:,
+// magnet:). A link to them is not recorded at all. Every other scheme but
+// http, https and file names something on a network that linkpatrol cannot
+// check (ftp:, sftp:, news:, irc:, gopher:, ssh:, webcal:, ...), or a scheme
+// it does not know (a typo such as htps:): see UnsupportedScheme.
 var ignoredSchemes = map[string]bool{
 	"mailto": true, "tel": true, "javascript": true, "data": true, "sms": true,
 	"about": true, "blob": true, "geo": true, "callto": true, "skype": true,
-	"irc": true, "ircs": true, "magnet": true, "fax": true, "facetime": true,
-	"whatsapp": true, "intent": true, "market": true, "webcal": true,
-	"maps": true, "xmpp": true, "bitcoin": true,
+	"magnet": true, "fax": true, "facetime": true,
+	"whatsapp": true, "intent": true, "market": true,
+	"maps": true, "xmpp": true, "bitcoin": true, "man": true, "urn": true,
 }
+
+// UnsupportedScheme starts the Decision.Rule of a URL in a scheme linkpatrol
+// cannot check (see ignoredSchemes), followed by a space and the scheme. Its
+// Action is Skip, as nothing is requested, but no one chose to leave it out:
+// the crawler records it as not checked (unverifiable), unless --exclude,
+// --offline or a rule that skips or ignores it said to leave it out.
+const UnsupportedScheme = "unsupported scheme"
 
 // New compiles cfg. An error names the bad item (and, for a Config that
 // LoadConfig returned, ParseConfig has already reported it with its place
@@ -372,7 +385,17 @@ func (e *Engine) compileRewrites(cfg Config) error {
 		drop = DefaultDropParams()
 	}
 	for i, g := range drop {
-		re, err := compileGlob(strings.ToLower(strings.TrimSpace(g)), 0)
+		glob := strings.ToLower(strings.TrimSpace(g))
+		if glob != "" && !strings.ContainsAny(glob, `*?[\`) {
+			// What compileGlob makes of a glob without its special
+			// characters: the name itself, whole.
+			if rw.dropNames == nil {
+				rw.dropNames = make(map[string]bool)
+			}
+			rw.dropNames[glob] = true
+			continue
+		}
+		re, err := compileGlob(glob, 0)
 		if err != nil {
 			return itemErr(fmt.Sprintf("drop_params %q", g), err, "drop_params", i)
 		}
@@ -469,8 +492,9 @@ func (e *Engine) StartHost(host string) bool {
 // scheme+host+port are parsed, other http(s) URLs checked; file URLs under
 // a file start URL's directory are parsed and other file URLs skipped (a
 // web page must not make us read local files); mailto:, tel:,
-// javascript:, data: and other non-fetchable schemes are ignored; any
-// other scheme (ftp, ...) is skipped.
+// javascript:, data: and other schemes that name no resource to check are
+// ignored; any other scheme (ftp, irc, ...) is skipped with the Rule
+// UnsupportedScheme, unless --exclude, --offline or a rule leaves it out.
 func (e *Engine) Decide(u *url.URL) Decision {
 	return e.decide(u, nil)
 }
@@ -486,7 +510,7 @@ func (e *Engine) decide(u *url.URL, steps *[]Step) Decision {
 	if rewrite {
 		c = e.rw.apply(c, steps)
 	}
-	d := Decision{URL: canonicalString(c), Fragment: u.Fragment}
+	d := Decision{URL: canonicalString(c), Fragment: LinkedFragment(u)}
 	var r *rule
 	d.Action, d.Rule, r = e.classify(c, d.URL)
 	if rewrite && r != nil && r.keepSessions && e.rw.sessions {
@@ -593,14 +617,31 @@ func (h HeaderFlag) sendsOver(scheme string) bool {
 // host under the other scheme (they go to the start URLs' exact origins
 // only, and that one is the site's own but not one of them: review9). A
 // check says so rather than leave a 401 unexplained (qa4 F16).
+//
+// A header of the same name that another -H does send to u (the
+// http://HOST= the warning asks for) is not withheld: the warning would
+// say a header was not sent when it was (review10 R1).
 func (e *Engine) Withheld(u *url.URL) []HeaderFlag {
 	var out []HeaderFlag
 	for _, h := range e.headers {
-		if h.Host != "" && !h.sendsOver(u.Scheme) && h.names(u) || h.Host == "" && e.otherSchemeOfStart(u) {
-			out = append(out, h)
+		if !(h.Host != "" && !h.sendsOver(u.Scheme) && h.names(u) || h.Host == "" && e.otherSchemeOfStart(u)) {
+			continue
 		}
+		if slices.ContainsFunc(e.headers, func(o HeaderFlag) bool { return o.Name == h.Name && e.sends(o, u) }) {
+			continue
+		}
+		out = append(out, h)
 	}
 	return out
+}
+
+// sends says whether -H h goes to c: one without a host to the start URLs'
+// exact origins, one for a host to that host over the schemes it allows.
+func (e *Engine) sends(h HeaderFlag, c *url.URL) bool {
+	if h.Host == "" {
+		return e.origins[c.Scheme+"://"+c.Host]
+	}
+	return h.sendsOver(c.Scheme) && h.names(c)
 }
 
 // otherSchemeOfStart says whether u is on a start host under the scheme
@@ -625,10 +666,7 @@ func (e *Engine) WithholdsAny() bool {
 func (e *Engine) withHeaders(p *Policy, c *url.URL) *Policy {
 	var q *Policy
 	for _, h := range e.headers {
-		if h.Host == "" && !e.origins[c.Scheme+"://"+c.Host] {
-			continue
-		}
-		if h.Host != "" && (!h.sendsOver(c.Scheme) || !h.names(c)) {
+		if !e.sends(h, c) {
 			continue
 		}
 		if q == nil {
@@ -696,11 +734,20 @@ func (e *Engine) classify(c *url.URL, key string) (Action, string, *rule) {
 			return Ignore, "scheme " + c.Scheme, nil
 		}
 		// Rules may choose between skip and ignore for schemes we cannot
-		// fetch, nothing more.
+		// fetch, nothing more; --exclude and --offline leave them out as
+		// they do any URL (another host's, for --offline).
+		for _, q := range e.exclude {
+			if matchAsWritten(q.re, key) {
+				return Skip, q.name, nil
+			}
+		}
 		if r := e.firstRule(c, key); r != nil && (r.action == Skip || r.action == Ignore) {
 			return r.action, r.desc, nil
 		}
-		return Skip, "unsupported scheme " + c.Scheme, nil
+		if e.offline {
+			return Skip, Offline, nil
+		}
+		return Skip, UnsupportedScheme + " " + c.Scheme, nil
 	}
 	for _, q := range e.exclude {
 		if matchAsWritten(q.re, key) {

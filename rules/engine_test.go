@@ -29,7 +29,7 @@ func TestDecideDefaults(t *testing.T) {
 		{"https://www.example.com/", "https://www.example.com/", "", Check, "other host"},
 		{"http://127.0.0.1:8080/x", "http://127.0.0.1:8080/x", "", Parse, "start host"},
 		{"http://127.0.0.1/x", "http://127.0.0.1/x", "", Check, "other host"},
-		{"https://example.com/page#caf%C3%A9", "https://example.com/page", "café", Parse, "start host"},
+		{"https://example.com/page#caf%C3%A9", "https://example.com/page", "caf%C3%A9", Parse, "start host"},
 		{"mailto:a@example.com", "mailto:a@example.com", "", Ignore, "scheme mailto"},
 		{"tel:+4912345", "tel:+4912345", "", Ignore, "scheme tel"},
 		{"JavaScript:void(0)", "javascript:void(0)", "", Ignore, "scheme javascript"},
@@ -422,6 +422,19 @@ func TestHeaderFlagsOverHTTP(t *testing.T) {
 	}
 	if !e.WithholdsAny() {
 		t.Error("WithholdsAny: false with a start-host header and a start host on its default port")
+	}
+	// The -H a warning asks for, given too, sends the header there: it is
+	// not withheld, or the warning says a header was not sent when it was
+	// and nothing silences it (review10 R1).
+	e, err = New(Config{Start: []string{"https://site.example/"}, Headers: []HeaderFlag{own, parse("http://site.example=Authorization: Bearer t"), plain, parse("http://127.0.0.1:9090=X-Secret: s3")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range []string{"http://site.example/a", "http://127.0.0.1:9090/landing"} {
+		u := mustParse(t, raw)
+		if h := e.Withheld(u); len(h) > 0 {
+			t.Errorf("%s: withheld %+v, though another -H sends it (sent %v)", raw, h, slices.Sorted(maps.Keys(e.Decide(u).Policy.Header)))
+		}
 	}
 	if only, _ := New(Config{Headers: []HeaderFlag{clear}}); only.WithholdsAny() {
 		t.Error("WithholdsAny: true with only an http:// host header")

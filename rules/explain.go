@@ -85,6 +85,11 @@ func (x Explanation) Write(w io.Writer) error {
 	}
 	line("action", x.Action.String())
 	line("rule", x.Rule)
+	if x.Action == Skip && strings.HasPrefix(x.Rule, UnsupportedScheme+" ") {
+		// Skip says nothing is requested; the report says what it is.
+		line("", "never requested, and reported as not checked (unverifiable): the pass is")
+		line("", "PARTLY CHECKED (exit 5) until --exclude or a rule leaves such links out")
+	}
 	if (x.Action == Skip || x.Action == Ignore) && (strings.HasPrefix(x.URL, "http://") || strings.HasPrefix(x.URL, "https://")) {
 		// Not even a redirect from the site's pages reaches it (qa7
 		// Q1): the one place a user would look to see that.

@@ -51,6 +51,9 @@ type Options struct {
 	// hashBits, when positive, keeps only that many bits of the hashes
 	// of the records' index, only so that tests can make URLs share them.
 	hashBits int
+	// windowBytes, when positive, replaces the windowBytes of passRecords,
+	// only so that tests can fill several windows with a few small lists.
+	windowBytes int
 }
 
 const defaultTimeout = 2 * time.Second

@@ -473,7 +473,10 @@ func (db *DB) passRecords(tx *bbolt.Tx, passID uint64, lists *bbolt.Bucket, fn f
 		return err
 	}
 	slices.SortFunc(all, func(a, b found) int { return bytes.Compare(urls[a.start:a.end], urls[b.start:b.end]) })
-	window := recordsWindow
+	window, limit := recordsWindow, windowBytes
+	if db.opt.windowBytes > 0 {
+		limit = db.opt.windowBytes
+	}
 	if lists != nil {
 		window /= 2 // room for the lists, ~300 bytes a page
 	}
@@ -492,7 +495,7 @@ func (db *DB) passRecords(tx *bbolt.Tx, passID uint64, lists *bbolt.Bucket, fn f
 	)
 	for lo, hi := 0, 0; lo < len(all); lo = hi {
 		var size int
-		hi, size = windowEnd(len(all), lo, window, func(i int) int {
+		hi, size = windowEnd(len(all), lo, window, limit, func(i int) int {
 			n := len(all[i].rec)
 			if lists != nil && all[i].linksAt != linksNone {
 				n += guess
@@ -576,11 +579,11 @@ const firstListMean = 32 << 10
 
 // windowEnd returns the end of the window of records that starts at lo:
 // at most most records, and no more bytes (size(i), as far as known)
-// than windowBytes, but at least one record; and the bytes it expects.
-func windowEnd(n, lo, most int, size func(i int) int) (hi, bytes int) {
+// than limit, but at least one record; and the bytes it expects.
+func windowEnd(n, lo, most, limit int, size func(i int) int) (hi, bytes int) {
 	for hi = lo; hi < n && hi-lo < most; hi++ {
 		s := size(hi)
-		if bytes+s > windowBytes && hi > lo {
+		if bytes+s > limit && hi > lo {
 			break
 		}
 		bytes += s

@@ -42,7 +42,7 @@ const (
 	VerdictBroken       Verdict = "broken"       // 4xx (but see unverifiable), 410, DNS failure, refused, invalid URL, redirect loop
 	VerdictTransient    Verdict = "transient"    // 5xx, timeout, connection reset
 	VerdictUnverifiable Verdict = "unverifiable" // 401/403/429/999, bot challenge: a robot was not let in
-	VerdictSkipped      Verdict = "skipped"      // not fetched on purpose (rule, robots, quota, unsupported scheme)
+	VerdictSkipped      Verdict = "skipped"      // not fetched on purpose (rule, robots, quota, spider trap)
 )
 
 // Problem reports whether the verdict is worth a line in the report.
@@ -71,6 +71,11 @@ type Pass struct {
 	Finished     time.Time     `json:"finished,omitzero"` // zero until the pass ends (complete or stopped)
 	Elapsed      time.Duration `json:"elapsed,omitempty"` // working time summed over every run of the pass
 	Root         string        `json:"root,omitempty"`    // directory on disk when checking a built site (file:// URLs map below it)
+	// RunStarted is when the run working on the pass began, kept until
+	// that run ends (stopped or complete): found set by the next run,
+	// it says the one before died (killed, crashed) without saving its
+	// last requests. Zero on a pass no run has worked on yet.
+	RunStarted time.Time `json:"run_started,omitzero"`
 	// Deferred counts the URLs of the site's own hosts that a server's
 	// pause (a Retry-After longer than the run may wait) held back to a
 	// later run of this pass; while any are, the pass is not complete.
@@ -260,6 +265,16 @@ const (
 	ErrorTLS              = "tls"
 	ErrorRedirectLoop     = "redirect loop"      // a redirect chain came back to a URL of its own
 	ErrorTooManyRedirects = "too many redirects" // a redirect chain longer than --max-redirects
+	// ErrorUnsupportedScheme: a link in a scheme linkpatrol cannot check
+	// (ftp:, news:, irc:, ...), never requested: unverifiable, since
+	// nothing says it works, and no one chose to leave it out.
+	ErrorUnsupportedScheme = "unsupported scheme"
+	// ErrorUnsupportedEncoding and ErrorMalformedHeader: an answer came
+	// that could not be read (a Content-Encoding that cannot be undone, a
+	// header line that is not "Name: value"), which a browser may still
+	// show: unverifiable, not broken.
+	ErrorUnsupportedEncoding = "unsupported encoding"
+	ErrorMalformedHeader     = "malformed response header"
 )
 
 // Held says whether rec is that of a URL its host held back rather than

@@ -10,7 +10,8 @@
 // than the max pause, as a long Retry-After does), per-pass
 // request and byte quotas, pauses asked for by the server (429/503 with
 // Retry-After) with the slower pace a 429 asks for while its refusals
-// come from the pace, which comes back no faster than to the pace the
+// come from the pace (a halving after which as many new URLs are refused
+// is undone), which comes back no faster than to the pace the
 // host's limit was found to allow (see limiter.slowDown), and the retries they
 // cost nothing (comebacks, see Decision.Comeback), exponential backoff after
 // failures, and an optional

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -49,6 +50,14 @@ const (
 	// off: far slower, so that a pace found to be refused is tried again
 	// only after many pages, not every few.
 	floorRecovery = 256
+	// trialRunMin and trialRunMax bound how many new URLs in a row a
+	// halved pace must serve to show it was worth it (see paceTrial.run),
+	// shareWindow how many new URLs shareCount speaks of.
+	trialRunMin, trialRunMax = 4, 16
+	shareWindow              = 64
+	// sharePrior is how many new URLs refused at the host's own share
+	// (see shareCount.since) the count starts with.
+	sharePrior = 32
 )
 
 // Permit is the right to make one request to a host. Done must be called
@@ -304,8 +313,9 @@ func classify(o Outcome) outcomeClass {
 // off would only make the pass slower (three links to a closed port once
 // cost 51 s, a self-signed start page 24 s for six handshakes, qa5 N7),
 // and trying again cannot succeed. Nor can it for a response that cannot
-// be read as sent: a Content-Length that is not a number, or headers past
-// the client's limit (20 MB of them were asked for three times, qa9 T4).
+// be read as sent: a Content-Length that is not a number, headers past
+// the client's limit (20 MB of them were asked for three times, qa9 T4),
+// or a header line that is not "Name: value".
 func notLoad(err error) bool {
 	var addr *net.AddrError
 	var op *net.OpError
@@ -317,7 +327,8 @@ func notLoad(err error) bool {
 		errors.As(err, &cert) ||
 		strings.Contains(msg, "server gave HTTP response to HTTPS client") ||
 		strings.Contains(msg, "failed to parse Location header") ||
-		strings.Contains(msg, "bad Content-Length") || strings.Contains(msg, "response headers exceeded")
+		strings.Contains(msg, "bad Content-Length") || strings.Contains(msg, "response headers exceeded") ||
+		strings.Contains(msg, "malformed MIME header")
 }
 
 // learn updates the host from one outcome and makes the retry decision;
@@ -397,6 +408,12 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 			// New URLs are served at this pace: a refusal may be about
 			// the pace again, and the pace is why one was refused.
 			l.perURL, l.doubt = false, 0
+			l.shares.add(false)
+			if l.trial.gap > 0 && l.served.first >= l.trial.run() {
+				// The slower pace was worth it: more new URLs served
+				// in a row than the faster one served between refusals.
+				l.trial, l.proven = paceTrial{}, l.floor
+			}
 		}
 		// Past one request per Retry-After the slowdown only kept a
 		// host that refused everything from being pressed; once it
@@ -405,10 +422,10 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 		if l.slowCap > 0 && l.slow > l.slowCap {
 			l.slow = l.slowCap
 		}
-		if l.doubt == 0 {
-			// In doubt the pace stays where it is, so that the next
-			// refusal of a new URL, or its service, comes at the slower
-			// pace that tells (see slowDown).
+		if l.doubt == 0 && l.trial.gap == 0 {
+			// In doubt, or on trial, the pace stays where it is, so
+			// that the next refusal of a new URL, or its service,
+			// comes at the slower pace that tells (see slowDown).
 			l.slow -= l.slow / slowRecovery
 			l.floor -= l.floor / floorRecovery
 		}
@@ -462,6 +479,10 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 			why = fmt.Sprintf("it answered %d without a usable Retry-After, so it is given a rest that doubles each round", o.Status)
 		}
 		if slow {
+			if !returning(o) {
+				l.shares.add(true)
+				l.served.refuse(admitted, l.slowedAt)
+			}
 			paced = l.slowDown(now, admitted, o.Status, o.Comebacks.waited(), ra)
 		}
 	case classFailure:
@@ -533,9 +554,86 @@ func returning(o Outcome) bool {
 
 // servedSince counts the normal answers to the requests admitted since
 // the host's pace last changed: to URLs asked for the first time, and to
-// URLs that came back (see returning).
+// URLs that came back (see returning); and the URLs asked for the first
+// time that were refused, with a 429 or a 503 that speaks for the host.
 type servedSince struct {
-	first, returning int
+	first, returning, refused int
+}
+
+// refuse counts a new URL refused, admitted when given, if it was sent
+// since the pace last changed.
+func (s *servedSince) refuse(admitted, since time.Time) {
+	if admitted.After(since) || since.IsZero() {
+		s.refused++
+	}
+}
+
+// share is the share of the new URLs refused among those answered.
+func (s servedSince) share() float64 {
+	if s.first+s.refused == 0 {
+		return 0
+	}
+	return float64(s.refused) / float64(s.first+s.refused)
+}
+
+// paceTrial is a halving of the pace being judged (see slowDown): gap is
+// the pace that was halved, share the share of the new URLs refused at
+// it, served the gap between the normal answers the host gave meanwhile
+// (see cycle; 0 when unknown): a slower pace still faster than that may
+// meet a limiter's refusals as often as the faster one did. floor is the
+// floor to go back to if the halving fails: the last floor a halving was
+// shown to be worth it at (limiter.proven); the floors measured since
+// may have counted the pauses of refusals that were not about the pace as
+// the host's pace.
+type paceTrial struct {
+	gap    time.Duration
+	share  float64
+	served time.Duration
+	floor  time.Duration
+}
+
+// run is how many new URLs in a row the slower pace must serve to show
+// that it was worth it: twice as many as the faster pace served between
+// its refusals, within bounds, so that a limiter's slower pace is held
+// for a few pages only.
+func (p paceTrial) run() int {
+	if p.share <= 0 {
+		return trialRunMax
+	}
+	return min(max(int(math.Ceil(2/p.share)), trialRunMin), trialRunMax)
+}
+
+// shareCount counts the new URLs of a host's last requests, and how many
+// of them were refused, whatever the pace: halved past shareWindow, so
+// that it speaks of the last hundred or so.
+type shareCount struct {
+	asked, refused int
+}
+
+func (c *shareCount) add(refused bool) {
+	c.asked++
+	if refused {
+		c.refused++
+	}
+	if c.asked > shareWindow {
+		c.asked, c.refused = c.asked/2, c.refused/2
+	}
+}
+
+// since is the share counted since the host was found to refuse base of
+// the new URLs whatever the pace, as if it began with sharePrior new URLs
+// refused at that share: the first refusals after it are weighed against
+// it, not taken for the share (one in one), and a run of them is a limit
+// (for a host refusing one in three, eleven in a row; one in ten, two).
+func (c shareCount) since(base float64) float64 {
+	return (float64(c.refused) + base*sharePrior) / float64(c.asked+sharePrior)
+}
+
+func (c shareCount) share() float64 {
+	if c.asked == 0 {
+		return 0
+	}
+	return float64(c.refused) / float64(c.asked)
 }
 
 func (s *servedSince) count(o Outcome, admitted, since time.Time) {
@@ -656,7 +754,20 @@ func (l *limiter) waitBudget() time.Duration {
 // came back are served is the slowdown undone, and halving stops until a
 // new URL is served or a comeback refused (perURL). Undone at the first
 // time, a server allowing 3 requests in any second was sent every new
-// URL at full pace (qa8 P5). It returns what it did, in words ("" for
+// URL at full pace (qa8 P5).
+//
+// Nor is a halving for a new URL refused where others were served taken
+// on trust: it is put on trial (paceTrial). The slower pace is held until
+// it serves twice as many new URLs in a row as the faster one served
+// between refusals (it was worth it), or until a new URL is refused there.
+// A limit refuses fewer new URLs at half the pace once the pace is below
+// it; a server that refuses some URLs whatever the pace (a CDN limiting
+// its search pages, each with "Retry-After: 3") refuses as many. When the
+// slower pace, no faster than the host served at the faster one, still
+// sees two thirds of the faster one's share refused, the halving is
+// undone (see notThePace). Halving for each such refusal took a site whose
+// every third new URL was refused once to one request every 19 s, 92 URLs
+// in 9 minutes (qa10 Q1). It returns what it did, in words ("" for
 // nothing).
 func (l *limiter) slowDown(now, admitted time.Time, status int, waited bool, ra time.Duration) string {
 	if !l.slowedAt.IsZero() && !admitted.After(l.slowedAt) {
@@ -673,16 +784,41 @@ func (l *limiter) slowDown(now, admitted time.Time, status int, waited bool, ra 
 	}
 	l.slowCap = max(ra, time.Second)
 	why := fmt.Sprintf("it answered %d", status)
+	// The halving is put on trial (see paceTrial), and the floor to go
+	// back to if it fails it: the last one a halving was shown to be
+	// worth it at.
+	trial, fell, back, proven := false, false, l.proven, false
+	if l.trial.gap > 0 {
+		back = l.trial.floor
+	}
 	switch {
 	case waited:
-		l.perURL, l.doubt = false, 0
+		l.perURL, l.doubt, l.trial, l.shareBase = false, 0, paceTrial{}, 0
+		proven = true
 		why += " to a URL that had waited the Retry-After it was given"
 	case l.perURL:
 		return ""
+	case l.shareBase > 0 && l.floor == 0 && l.shares.since(l.shareBase) <= l.shareBase+max(l.shareBase/2, 0.05):
+		// About as many new URLs refused as it refuses whatever the
+		// pace.
+		return ""
+	case l.trial.gap > 0:
+		share := l.served.share()
+		switch {
+		case l.served.first == 0 && l.served.refused < 2:
+			// Too soon to tell: the URLs that came back may have
+			// taken a limiter's room (see doubt).
+			return ""
+		case share <= 0.5 && l.trial.share <= 0.5 && 3*share >= 2*l.trial.share && l.trial.served > 0 && l.slow >= l.trial.served:
+			return l.notThePace(now, status, share)
+		}
+		trial, fell = true, 3*share < 2*l.trial.share
+		why += fmt.Sprintf(" to %d of the %d new URLs asked at the slower pace", l.served.refused, l.served.first+l.served.refused)
 	case l.slow > 0 && l.served.first == 0 && l.served.returning > 0:
 		if l.doubt > 0 && l.slow >= min(2*l.doubt, l.slowCap, maxSlow) {
 			l.perURL = true
 			l.slow, l.floor, l.doubt, l.slowedAt, l.served, l.cycle = 0, 0, 0, now, servedSince{}, cycle{}
+			l.trial = paceTrial{}
 			// A slowdown after this one is news again.
 			l.saidSlow = 0
 			if l.saidPerURL {
@@ -694,6 +830,9 @@ func (l *limiter) slowDown(now, admitted time.Time, status int, waited bool, ra 
 		l.doubt = l.slow
 		why += " to a new URL while it served only URLs that came back"
 	case l.slow > 0 && l.served.first > 0:
+		// Whether halving was worth it, the share of new URLs refused
+		// at the slower pace tells.
+		trial = true
 		why += " to a new URL at a pace where it served others"
 	case l.slow > 0 && ra == 0:
 		// Serving nothing, without saying when to come back: its
@@ -709,10 +848,20 @@ func (l *limiter) slowDown(now, admitted time.Time, status int, waited bool, ra 
 		gap = time.Duration(float64(time.Second) / l.recent.pace(now))
 	}
 	l.slow = min(2*gap, maxSlow)
-	if floor := l.cycle.end(now, l.lastStart); floor > 0 {
+	floor := l.cycle.end(now, l.lastStart)
+	if floor > 0 {
 		// No slower than the halved pace: a cycle slower than that
 		// measured the crawl's own slowdown, not the host's limit.
 		l.floor = min(floor, l.slow)
+	}
+	if proven {
+		l.proven = l.floor
+	}
+	if trial {
+		if fell {
+			back, l.proven = l.floor, l.floor
+		}
+		l.trial = paceTrial{gap: gap, share: l.served.share(), served: floor, floor: back}
 	}
 	l.slowedAt, l.served = now, servedSince{}
 	// Said the first time, and then at each new longest gap of a second
@@ -723,6 +872,33 @@ func (l *limiter) slowDown(now, admitted time.Time, status int, waited bool, ra 
 	}
 	l.saidSlow = l.slow
 	return fmt.Sprintf("slowing down to one request every %s: %s", l.slow.Round(time.Millisecond), why)
+}
+
+// notThePace undoes the halving on trial (see slowDown): at the slower
+// pace the host refused new URLs about as often, share of them, as at
+// the faster one, so its refusals do not come from the pace. The pace
+// goes back to the faster one and comes back from there as after any
+// slowdown, and the floor to the last one a halving was shown to be
+// worth it at (see paceTrial). While no floor is in force, refusals of
+// new URLs halve the pace no more as long as their share stays within
+// half as much again as the host's own (shareBase, at least 5 points
+// more): each still pauses the host for its Retry-After. A share past
+// that is a limit's again, and halves it.
+func (l *limiter) notThePace(now time.Time, status int, share float64) string {
+	// The lower of the two: a faster pace may have met a limit too,
+	// and a share taken too high would let a limit's refusals pass for
+	// the host's own. The count starts again from here.
+	l.shareBase, l.shares = min(share, l.trial.share), shareCount{}
+	l.slow, l.floor, l.doubt, l.slowedAt, l.served, l.cycle = l.trial.gap, min(l.trial.floor, l.trial.gap), 0, now, servedSince{}, cycle{}
+	l.trial = paceTrial{}
+	// A slowdown after this one is news again.
+	l.saidSlow = 0
+	if l.saidShare {
+		return ""
+	}
+	l.saidShare = true
+	return fmt.Sprintf("back to one request every %s: it answers %d to about one new URL in %d whatever the pace (as often at half the pace), so those only pause it for their Retry-After",
+		l.slow.Round(time.Millisecond), status, int(math.Round(1/l.shareBase)))
 }
 
 // pushback takes a Retry-After of d from a request for key, the seq-th

@@ -210,6 +210,7 @@ func TestRetryDecision(t *testing.T) {
 		// second time (qa9 T4: 20 MB of headers asked for three times).
 		{"bad Content-Length", throttle.Outcome{Err: errors.New(`net/http: HTTP/1.x transport connection broken: bad Content-Length "12abc"`)}, false, false},
 		{"headers too large", throttle.Outcome{Err: errors.New("net/http: server response headers exceeded 262144 bytes; aborted")}, false, false},
+		{"header line without a colon", throttle.Outcome{Err: errors.New(`net/http: HTTP/1.x transport connection broken: malformed MIME header: missing colon: "BadHeaderLine"`)}, false, false},
 		{"200", throttle.Outcome{Status: 200}, false, false},
 		{"404", throttle.Outcome{Status: 404}, false, false},
 		{"500", throttle.Outcome{Status: 500}, false, false},

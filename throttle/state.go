@@ -54,9 +54,16 @@ type savedState struct {
 	// Floor is the gap the host's limit was found to allow (see
 	// slowDown), so that a resumed run does not come back past it a
 	// sixteenth per answer and meet the limit again.
-	Floor    time.Duration `json:"floor,omitempty"`
-	Tokens   *float64      `json:"tokens,omitempty"`
-	Exported time.Time     `json:"exported,omitzero"`
+	Floor time.Duration `json:"floor,omitempty"`
+	// Trial is a halving of the pace still being judged, and ShareBase
+	// the share of new URLs the host was found to refuse whatever the
+	// pace (see slowDown): without them a resumed run came back from a
+	// halving on trial at once, or halved again for refusals it had
+	// found not to come from the pace.
+	Trial     *savedTrial `json:"trial,omitempty"`
+	ShareBase float64     `json:"share_base,omitempty"`
+	Tokens    *float64    `json:"tokens,omitempty"`
+	Exported  time.Time   `json:"exported,omitzero"`
 	// PaceUntil is when the window, the gap, the bucket and the open
 	// requests saved here no longer hold back a request: the state is kept until then.
 	PaceUntil time.Time `json:"pace_until,omitzero"`
@@ -64,6 +71,14 @@ type savedState struct {
 	// Throttle.Refusing), so that a deferral for it says why after a
 	// restart too.
 	RefusingSince time.Time `json:"refusing_since,omitzero"`
+}
+
+// savedTrial is a paceTrial as saved.
+type savedTrial struct {
+	Gap    time.Duration `json:"gap"`
+	Share  float64       `json:"share"`
+	Served time.Duration `json:"served,omitempty"`
+	Floor  time.Duration `json:"floor,omitempty"`
 }
 
 // Standing is what a host's limiter holds against it now: a pause, a
@@ -136,7 +151,10 @@ func (t *Throttle) ExportState(host string) ([]byte, error) {
 			}
 		}
 	}
-	st.Slow, st.Floor = l.slow, l.floor
+	st.Slow, st.Floor, st.ShareBase = l.slow, l.floor, l.shareBase
+	if l.trial.gap > 0 {
+		st.Trial = &savedTrial{Gap: l.trial.gap, Share: l.trial.share, Served: l.trial.served, Floor: l.trial.floor}
+	}
 	if !l.lastStart.IsZero() {
 		st.LastStart = l.lastStart
 		if until := l.lastStart.Add(l.gap()); until.After(st.PaceUntil) {
@@ -205,6 +223,12 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 		l.lastStart = st.LastStart
 	}
 	l.floor = max(l.floor, min(st.Floor, maxSlow))
+	if st.Trial != nil && l.trial.gap == 0 && st.Trial.Gap > 0 {
+		l.trial = paceTrial{gap: min(st.Trial.Gap, maxSlow), share: min(max(st.Trial.Share, 0), 1), served: st.Trial.Served, floor: min(st.Trial.Floor, maxSlow)}
+	}
+	if l.shareBase == 0 {
+		l.shareBase = min(max(st.ShareBase, 0), 1)
+	}
 	l.slow = max(l.slow, min(st.Slow, maxSlow), l.floor)
 	l.adopt(st.Open, t.now())
 	if st.Tokens != nil && l.bucket != nil {

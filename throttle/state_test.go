@@ -368,6 +368,55 @@ func restartCountsUnfinished(t *testing.T, capped string) {
 	})
 }
 
+// A killed process may have sent requests after it last saved its state:
+// the saved state shows one request out, an answer and a new request that
+// took its place came after the save (f23: the server served 3 at once at
+// --per-host 2 when the resumed run went by the saved request alone).
+// After Killed every host, one met later too, counts its whole cap in
+// flight until RequestLife from then, and not a moment longer.
+func TestKilledCountsUnsavedRequestsInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{MaxRetries: 1})
+		cfg.PerHost = 2
+		cfg.RequestLife = 20 * time.Second
+		th := throttle.New(cfg)
+		th.StartPass(1)
+		acquire(t, th, host) // saved, never over
+		time.Sleep(10 * time.Second)
+
+		// By the saved request alone a place is free.
+		resumed := restart(t, th, cfg, 1)
+		if p, wait, err := resumed.Reserve(host); p == nil {
+			t.Fatalf("resumed by the saved state alone: wait %v, err %v; want a permit at once", wait, err)
+		}
+		time.Sleep(time.Second)
+		resumed = restart(t, th, cfg, 1)
+		resumed.Killed()
+		mustWait(t, resumed, host, 20*time.Second)
+		time.Sleep(5 * time.Second)
+		mustWait(t, resumed, "other.test:80", 15*time.Second)
+		time.Sleep(15 * time.Second)
+		acquire(t, resumed, host)
+		acquire(t, resumed, host)
+		acquire(t, resumed, "other.test:80")
+
+		// They count against the pass's request quota too: 1 saved and
+		// 2 assumed of 4 leave one.
+		quota := fixed(throttle.Settings{MaxRetries: 1, QuotaRequests: 4})
+		quota.PerHost, quota.RequestLife = 2, 20*time.Second
+		th = throttle.New(quota)
+		th.StartPass(1)
+		acquire(t, th, host).Done(throttle.Outcome{Status: 200})
+		resumed = restart(t, th, quota, 1)
+		resumed.Killed()
+		time.Sleep(20 * time.Second)
+		acquire(t, resumed, host).Done(throttle.Outcome{Status: 200})
+		if p, _, err := resumed.Reserve(host); p != nil || !errors.Is(err, throttle.ErrQuota) {
+			t.Fatalf("after the quota: permit %v, err %v; want ErrQuota", p != nil, err)
+		}
+	})
+}
+
 // A graceful stop (Ctrl-C, --max-time) cancels the requests still waiting
 // for an answer, but the server may go on serving them as after a kill: the
 // next run counts them in flight until RequestLife after their start, as it

@@ -96,10 +96,13 @@ type Throttle struct {
 
 // resumeMark is what Resume was told: a process that died at or before
 // at may have started up to unrecorded requests to any host that no saved
-// state shows.
+// state shows; and what Killed was: that it died with requests out that
+// it may not have saved, any of which may be in flight at the server
+// until RequestLife after killed.
 type resumeMark struct {
 	at         time.Time
 	unrecorded int
+	killed     time.Time
 }
 
 // New returns a Throttle with no hosts yet.
@@ -340,6 +343,48 @@ func (t *Throttle) Resume(unrecorded int) {
 	}
 }
 
+// Killed tells the throttle that the process before it died (a SIGKILL,
+// a crash) instead of stopping, and so may have had requests out that its
+// saved state does not show: those it started after its last save, at
+// most a commit interval before it died. Which hosts they went to is not
+// known, nor when the process died, only that it was before now; and a
+// request the saved state shows as over may have freed its place to one
+// of them. So every host counts its whole in-flight cap as started now
+// (see limiter.orphans), and nothing more goes to it before RequestLife
+// from now: a wait of up to --timeout after a kill, the price of no
+// server ever seeing more than its cap across it (the killed run's saved
+// requests alone once let 3 and 4 in at --per-host 2). They count against
+// the host's request quota for the pass as well. A host first met after
+// this counts them too. Call it after ImportState; a run that stopped
+// cleanly saved every request, and needs none of this.
+func (t *Throttle) Killed() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.resume.killed = t.now()
+	for _, l := range t.byKey {
+		l.mu.Lock()
+		l.assumeInFlight(t.resume.killed, t.now())
+		l.mu.Unlock()
+	}
+}
+
+// assumeInFlight counts the host's in-flight cap of requests started at
+// at as orphans (see Killed), and against the pass's request quota: the
+// quota use saved does not hold them either (qa8 P1: 68 requests for a
+// quota of 60 across five kills).
+func (l *limiter) assumeInFlight(at, now time.Time) {
+	c := l.orphanCap()
+	if c <= 0 || at.IsZero() {
+		return
+	}
+	if l.set.QuotaRequests > 0 {
+		l.usedRequests += int64(c)
+	}
+	if l.life > 0 {
+		l.adopt(slices.Repeat([]time.Time{at}, c), now)
+	}
+}
+
 // assumeStarts counts m.unrecorded starts at m.at that no state recorded.
 func (l *limiter) assumeStarts(m resumeMark) {
 	if l.set.WindowMax > 0 {
@@ -501,6 +546,7 @@ func (t *Throttle) limiterFor(host string) *limiter {
 		if t.resume.unrecorded > 0 {
 			l.assumeStarts(t.resume)
 		}
+		l.assumeInFlight(t.resume.killed, t.now())
 		t.byKey[key] = l
 	}
 	l.mu.Lock()
@@ -605,6 +651,18 @@ type limiter struct {
 	floor time.Duration
 	cycle cycle
 	doubt time.Duration
+	// trial is the halving being judged by the share of new URLs refused
+	// at the slower pace (see slowDown), proven the floor when a halving
+	// was last shown to be worth it (by fewer refusals at the slower pace,
+	// or a URL that waited refused again); shares counts the new URLs of
+	// the host's last requests, and those refused, whatever the pace;
+	// shareBase is the share it was found to refuse whatever the pace (0
+	// while none was found), saidShare whether that was told.
+	trial     paceTrial
+	proven    time.Duration
+	shares    shareCount
+	shareBase float64
+	saidShare bool
 	// saidSlow is the longest gap Decision.Paced has told of, saidPerURL
 	// whether it told that the refusals are not about the pace.
 	saidSlow   time.Duration

@@ -28,10 +28,10 @@ func serveFrontierOn(t *testing.T, dir, listen string, extra ...string) (*proc, 
 // for it, and the pass completes with the single-process report.
 func TestCoordinatorKilledMidPass(t *testing.T) {
 	t.Parallel()
-	// 25 pages a site: the kill comes a fifth into the web whatever its
+	// 15 pages a site: the kill comes a fifth into the web whatever its
 	// size, and the restarted frontier has four fifths of it to finish.
 	w := crawltest.NewWeb(crawltest.WebOptions{Sites: 6, Site: crawltest.SiteOptions{
-		Pages: 25, LinksPerPage: 8, Images: 1, BrokenEvery: 10, PageBytes: 1500, Latency: 10 * time.Millisecond,
+		Pages: 15, LinksPerPage: 8, Images: 1, BrokenEvery: 10, PageBytes: 1500, Latency: 10 * time.Millisecond,
 	}})
 	t.Cleanup(w.Close)
 	dir := t.TempDir()
@@ -160,8 +160,10 @@ func TestPolitenessAcrossWorkerKill(t *testing.T) {
 	requests := requestsAt(w, sites)
 	front, url := startFrontier(t)
 	dbs, procs := startWorkers(t, url, dir, ranges, "--concurrency", "4")
+	// --timeout 3s: the restarted worker waits that long before its hosts'
+	// first requests (the killed one's may still be at the servers).
 	args := append([]string{"check", "--nats", url, "--format", "json", "--all", "--commit-batch", "4",
-		"--per-host", "1", "--rate", "5/s", "--burst", "1", "--window", "20/5s", "--ignore-robots"}, w.StartURLs()...)
+		"--per-host", "1", "--rate", "5/s", "--burst", "1", "--window", "20/5s", "--ignore-robots", "--timeout", "3s"}, w.StartURLs()...)
 	check := inProc(args...)
 	var out strings.Builder
 	check.stdout = &out

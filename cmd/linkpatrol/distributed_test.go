@@ -255,14 +255,17 @@ func TestOverlappingShardsRefused(t *testing.T) {
 func TestWorkerKilledMidPass(t *testing.T) {
 	t.Parallel()
 	const concurrency, batch = 2, 8
-	// 25 pages a site: the kill's moment is a count of requests, not a
+	// 15 pages a site: the kill's moment is a count of requests, not a
 	// share of the web, and what comes after it only has to end.
 	w := crawltest.NewWeb(crawltest.WebOptions{Sites: 6, Site: crawltest.SiteOptions{
-		Pages: 25, LinksPerPage: 8, Images: 1, BrokenEvery: 10, PageBytes: 1500, Latency: 10 * time.Millisecond,
+		Pages: 15, LinksPerPage: 8, Images: 1, BrokenEvery: 10, PageBytes: 1500, Latency: 10 * time.Millisecond,
 	}})
 	t.Cleanup(w.Close)
 	dir := t.TempDir()
-	args := append([]string{"--format", "json", "--all", "--commit-batch", strconv.Itoa(batch)}, w.StartURLs()...)
+	// The worker restarted after the kill waits --timeout before its
+	// hosts' first requests (the server may still be serving the killed
+	// one's): 3s, not the default 20s, which 10ms pages never come near.
+	args := append([]string{"--format", "json", "--all", "--commit-batch", strconv.Itoa(batch), "--timeout", "3s"}, w.StartURLs()...)
 	single := runInProcess(t, append([]string{"check", "--db", filepath.Join(dir, "single.db")}, args...)...)
 	if single.code != exitProblems {
 		t.Fatalf("single process: exit %d\n%s", single.code, single.stderr)

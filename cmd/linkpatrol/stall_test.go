@@ -54,10 +54,10 @@ func TestCheckNatsWorkerRefusesThePass(t *testing.T) {
 // its end.
 func TestCheckNatsGivesUpOnALostWorker(t *testing.T) {
 	t.Parallel()
-	// 25 pages a site: the kill comes after 10 requests of the victim's
+	// 15 pages a site: the kill comes after 10 requests of the victim's
 	// sites (killMidPass) whatever the web's size.
 	w := crawltest.NewWeb(crawltest.WebOptions{Sites: 4, Site: crawltest.SiteOptions{
-		Pages: 25, LinksPerPage: 8, BrokenEvery: 10, PageBytes: 1000, Latency: 10 * time.Millisecond,
+		Pages: 15, LinksPerPage: 8, BrokenEvery: 10, PageBytes: 1000, Latency: 10 * time.Millisecond,
 	}})
 	t.Cleanup(w.Close)
 	k := killMidPass(t, w, "--owner-wait", "1s", "--format", "json", "--all")

@@ -56,10 +56,10 @@ func TestSecondWorkerOfANameIsRefused(t *testing.T) {
 // ends unfinished, exit 3, the report saying why and what to do.
 func TestCheckNatsWorkerBackOnAFreshDatabase(t *testing.T) {
 	t.Parallel()
-	// 25 pages a site: the kill comes after 10 requests of the victim's
+	// 15 pages a site: the kill comes after 10 requests of the victim's
 	// sites (killMidPass) whatever the web's size.
 	w := crawltest.NewWeb(crawltest.WebOptions{Sites: 4, Site: crawltest.SiteOptions{
-		Pages: 25, LinksPerPage: 8, PageBytes: 1000, Latency: 10 * time.Millisecond,
+		Pages: 15, LinksPerPage: 8, PageBytes: 1000, Latency: 10 * time.Millisecond,
 	}})
 	t.Cleanup(w.Close)
 	k := killMidPass(t, w)

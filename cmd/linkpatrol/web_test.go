@@ -36,7 +36,9 @@ func newWeb(t *testing.T, sites, pages int) *crawltest.Web {
 // distributed passes are compared with.
 func TestCheckAWebOfSites(t *testing.T) {
 	t.Parallel()
-	w := newWeb(t, 4, 60)
+	// 30 pages a site: each still has broken links (every 10th page),
+	// redirects to the other sites (every 7th) and images.
+	w := newWeb(t, 4, 30)
 	args := append([]string{"check", "--format", "json", "--all", "--db", filepath.Join(t.TempDir(), "lp.db")}, w.StartURLs()...)
 	r := runInProcess(t, args...)
 	if r.code != exitProblems {

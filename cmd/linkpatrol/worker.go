@@ -354,7 +354,7 @@ func beginPass(db *store.DB, rec cluster.PassRecord) error {
 		}
 	}
 	p := rec.Pass
-	p.State, p.Finished, p.Elapsed, p.Deferred, p.ResumeAfter, p.Tally = "", time.Time{}, 0, 0, time.Time{}, nil
+	p.State, p.Finished, p.Elapsed, p.Deferred, p.ResumeAfter, p.Tally, p.RunStarted = "", time.Time{}, 0, 0, time.Time{}, nil, time.Time{}
 	_, err = db.BeginPass(p, nil)
 	return err
 }

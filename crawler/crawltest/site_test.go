@@ -144,15 +144,16 @@ func pageLinks(t *testing.T, base *url.URL, body []byte) []*url.URL {
 // The sizes are the shapes of the tree that makes every page reachable
 // (fanout): one page; a chain (fan-out 1, with and without random links
 // beside it); and a tree of fan-out 5 (the default 20 links) four levels
-// deep. More pages only add links of the same kinds.
+// deep (the root, 5, 25 and 125 pages, and 14 of the fourth level). More
+// pages only add links of the same kinds, and a parse each under -race.
 func TestEveryPageReachable(t *testing.T) {
 	t.Parallel()
 	for _, opt := range []SiteOptions{
 		{Pages: 1},
 		{Pages: 2, LinksPerPage: 1},
-		{Pages: 120, LinksPerPage: 1},
-		{Pages: 300, LinksPerPage: 3, Seed: 9},
-		{Pages: 400, Images: 2, BrokenEvery: 5},
+		{Pages: 40, LinksPerPage: 1},
+		{Pages: 100, LinksPerPage: 3, Seed: 9},
+		{Pages: 170, Images: 2, BrokenEvery: 5},
 	} {
 		t.Run(strconv.Itoa(opt.Pages)+"x"+strconv.Itoa(opt.LinksPerPage), func(t *testing.T) {
 			s := NewSite(opt)

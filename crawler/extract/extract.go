@@ -423,7 +423,9 @@ var metaURLs = []string{
 }
 
 // addMetaURL adds the content p of a <meta> whose property (or name) is
-// one of metaURLs.
+// one of metaURLs. A content of "none" is Microsoft's documented way to say
+// a site has no browserconfig.xml (`msapplication-config` "none", in the
+// head template of every page of many sites), not a relative link to /none.
 func (e *extractor) addMetaURL(p *pendingAttr, tag string, tagLine int, positioned bool) {
 	for _, q := range e.pending {
 		if q.role != roleProperty {
@@ -434,7 +436,7 @@ func (e *extractor) addMetaURL(p *pendingAttr, tag string, tagLine int, position
 			if !is(property, name) {
 				continue
 			}
-			if a, b := trimSpan(p.val, 0, len(p.val)); a < b {
+			if a, b := trimSpan(p.val, 0, len(p.val)); a < b && !is(p.val[a:b], "none") {
 				e.add(string(p.val[a:b]), e.attrLine(p, tagLine, positioned), tag, name)
 			}
 			return
@@ -475,6 +477,12 @@ func (e *extractor) srcdoc(p *pendingAttr, attrLine int, positioned bool) {
 	sub.run(newTokenizer(p.val))
 	for i := from; i < len(sub.page.Links); i++ {
 		l := &sub.page.Links[i]
+		if l.Tag == "meta" && l.Attr == "content" {
+			// A refresh in the frame's document moves the frame, not the
+			// page: stored as the frame's, it is never taken for the page's
+			// own refresh (a start page that only refreshes away; review10 R3).
+			l.Tag, l.Attr = "iframe", "srcdoc"
+		}
 		if exact {
 			l.Line = vl.line + l.Line - 1
 		} else {

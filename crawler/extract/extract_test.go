@@ -74,6 +74,7 @@ func TestExtractElements(t *testing.T) {
 			[]Link{rs("https://e.test/card.png", 1, "meta", "og:image"), rs("/v.mp4", 2, "meta", "og:video:url")}},
 		{"meta twitter:image by name", `<meta name="twitter:image" content="/t.png"><meta name="twitter:card" content="/no">`, []Link{rs("/t.png", 1, "meta", "twitter:image")}},
 		{"meta og:image with no content", `<meta property="og:image" content="  ">`, nil},
+		{"meta msapplication config none is no link", "<meta name=\"msapplication-config\" content=\" None \"/>\n<meta name=msapplication-TileImage content=none>", nil},
 		{"meta msapplication tile image and config", "<meta name=\"msapplication-TileImage\" content=\"/wp-content/uploads/cropped-icon-270x270.png\">\n<meta name=msapplication-config content=/browserconfig.xml><meta name=msapplication-TileColor content=/no>",
 			[]Link{rs("/wp-content/uploads/cropped-icon-270x270.png", 1, "meta", "msapplication-tileimage"), rs("/browserconfig.xml", 2, "meta", "msapplication-config")}},
 		{"svg", `<svg><a xlink:href="/s"><image href="/i.png"/><use xlink:href="/sprite.svg#x"/></a></svg>`,
@@ -106,6 +107,8 @@ func TestExtractElements(t *testing.T) {
 		// links keep their own element and attribute.
 		{"iframe srcdoc", `<iframe src=/fallback srcdoc="<p>x <a href=&quot;/gone/in-srcdoc&quot;>y</a><img src='/s.png'><style>a{background:url(/c.png)}</style>"></iframe>`,
 			[]Link{pg("/fallback", 1, "iframe", "src"), pg("/gone/in-srcdoc", 1, "a", "href"), rs("/s.png", 1, "img", "src"), rs("/c.png", 1, "style", "")}},
+		{"refresh in srcdoc is the frame's", `<iframe srcdoc="<meta http-equiv=refresh content='0;url=/away'>"></iframe>`,
+			[]Link{pg("/away", 1, "iframe", "srcdoc")}},
 		{"srcdoc is not read elsewhere", `<frame srcdoc="<a href=/no>"><div srcdoc="<a href=/no2>">`, nil},
 		{"srcdoc inside srcdoc", `<iframe srcdoc="<iframe srcdoc='<a href=&amp;quot;/deep&amp;quot;>'></iframe>"></iframe>`,
 			[]Link{pg("/deep", 1, "a", "href")}},
