@@ -891,12 +891,13 @@ func (l *limiter) notThePace(now time.Time, status int, share float64) string {
 	l.shareBase, l.shares = min(share, l.trial.share), shareCount{}
 	l.slow, l.floor, l.doubt, l.slowedAt, l.served, l.cycle = l.trial.gap, min(l.trial.floor, l.trial.gap), 0, now, servedSince{}, cycle{}
 	l.trial = paceTrial{}
-	// A slowdown after this one is news again.
-	l.saidSlow = 0
 	if l.saidShare {
 		return ""
 	}
-	l.saidShare = true
+	// A slowdown after this one is news again, and told once: each
+	// told after every undoing was forty lines for a host that limits
+	// its rate too.
+	l.saidShare, l.saidSlow = true, 0
 	return fmt.Sprintf("back to one request every %s: it answers %d to about one new URL in %d whatever the pace (as often at half the pace), so those only pause it for their Retry-After",
 		l.slow.Round(time.Millisecond), status, int(math.Round(1/l.shareBase)))
 }

@@ -3,6 +3,7 @@ package throttle_test
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -73,17 +74,25 @@ type simResult struct {
 	took    time.Duration
 	served  int
 	said    []string
+	next    int
 }
 
 func crawlSim(t *testing.T, srv server, requests int, latency time.Duration) simResult {
-	th := throttle.New(fixed(throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}))
+	return crawlOn(t, throttle.New(simConfig), srv, 0, requests, latency)
+}
+
+var simConfig = fixed(throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2})
+
+// crawlOn is crawlSim on th, from URL number from on (simResult.next is
+// where it stopped).
+func crawlOn(t *testing.T, th *throttle.Throttle, srv server, from, requests int, latency time.Duration) simResult {
 	var r simResult
 	type pending struct {
 		url int
 		o   throttle.Outcome
 	}
 	var back []pending
-	next := 0
+	next := from
 	start := time.Now()
 	for i := range requests {
 		var p pending
@@ -117,7 +126,7 @@ func crawlSim(t *testing.T, srv server, requests int, latency time.Duration) sim
 			back = append(back, p)
 		}
 	}
-	r.took = time.Since(start)
+	r.took, r.next = time.Since(start), next
 	return r
 }
 
@@ -211,4 +220,23 @@ func TestPaceFollowsOnlyRefusalsThatFollowThePace(t *testing.T) {
 			})
 		})
 	}
+}
+
+// What a run found of a host's refusals that do not follow the pace is
+// kept across a stop, as its pace is (qa8 P4): the resumed run does not
+// halve again for each of them and go down the same slope.
+func TestStateKeepsShareRefusedWhateverThePace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := perURL{3, "3"}
+		th := throttle.New(simConfig)
+		th.StartPass(1)
+		r := crawlOn(t, th, srv, 0, 100, 50*time.Millisecond)
+		if !strings.Contains(strings.Join(r.said, "\n"), "whatever the pace") {
+			t.Fatalf("said %q in 100 requests; want the per-URL refusals found", r.said)
+		}
+		resumed := crawlOn(t, restart(t, th, simConfig, 1), srv, r.next, 100, 50*time.Millisecond)
+		if len(resumed.said) > 0 {
+			t.Errorf("the resumed run said %q; want the pace kept", resumed.said)
+		}
+	})
 }
