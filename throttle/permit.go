@@ -483,7 +483,16 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 				l.shares.add(true)
 				l.served.refuse(admitted, l.slowedAt)
 			}
-			paced = l.slowDown(now, admitted, o.Status, o.Comebacks.waited(), ra)
+			if waited := o.Comebacks.waited(); !waited || o.Comebacks.N < 2 {
+				paced = l.slowDown(now, admitted, o.Status, waited, ra)
+			}
+			// A URL refused again after it waited as told more than
+			// once is refused for itself: the pace was halved for its
+			// first such refusal, and halving for each next one took
+			// two pages that always answer "429 Retry-After: 3" to
+			// one request a minute, the rest of their host waiting
+			// (qa10 Q7). It is still paused for, and its comebacks
+			// stay bounded (see comebackAllowed).
 		}
 	case classFailure:
 		// One step per round, as for refusals above: a broken answer
@@ -792,6 +801,11 @@ func (l *limiter) slowDown(now, admitted time.Time, status int, waited bool, ra 
 		back = l.trial.floor
 	}
 	switch {
+	case waited && l.trial.gap > 0:
+		// The pace that would tell is on trial already, and the next
+		// new URL's answer there tells it: one page refused every time
+		// at any pace halved it for each of its comebacks (qa10 Q7).
+		return ""
 	case waited:
 		l.perURL, l.doubt, l.trial, l.shareBase = false, 0, paceTrial{}, 0
 		proven = true

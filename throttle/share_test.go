@@ -38,6 +38,23 @@ func (s perURL) answer(_ time.Time, url int, first bool) (int, string) {
 	return 200, ""
 }
 
+// always refuses every request for one URL in every, whatever the pace,
+// with Retry-After ra: a page behind its own limit (a search, an
+// API-backed widget) on a site that serves the rest (qa10 Q7).
+type always struct {
+	every int
+	ra    string
+}
+
+func (s always) own(url int, _ bool) bool { return url%s.every == 0 }
+
+func (s always) answer(_ time.Time, url int, first bool) (int, string) {
+	if s.own(url, first) {
+		return 429, s.ra
+	}
+	return 200, ""
+}
+
 // both is a server behind two limits: a request is served only when both
 // would serve it (the limiter counts only what it lets through).
 type both struct {
@@ -239,4 +256,66 @@ func TestStateKeepsShareRefusedWhateverThePace(t *testing.T) {
 			t.Errorf("the resumed run said %q; want the pace kept", resumed.said)
 		}
 	})
+}
+
+// A page refused every time, whatever the pace, halves its host's pace
+// once at most: at its first comeback refused, unless a halving is on
+// trial already, and never again for its later comebacks. Halving for
+// each took two such pages to one request a minute while the rest of
+// their site waited (qa10 Q7).
+func TestPaceHalvedOnceForAURLRefusedEveryTime(t *testing.T) {
+	tests := []struct {
+		name string
+		// served: new URLs served before the page's first refusal, so
+		// that its refusal halves the pace on trial; halvings: how many
+		// its refusals may make in all.
+		served   int
+		halvings int
+	}{
+		{"a new URL refused where others were served: on trial, its comebacks add nothing", 4, 1},
+		{"the host's first refusal: its first comeback refused halves once more, the next ones do not", 0, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				th := throttle.New(simConfig)
+				gap := func() time.Duration { return th.Stats()[0].Gap }
+				for i := range tt.served + 1 {
+					acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: "ok" + strconv.Itoa(i)})
+					time.Sleep(100 * time.Millisecond)
+				}
+				if tt.served > 0 {
+					// One refusal to slow the host down first, as the
+					// crawl's first burst does: the page's is then one
+					// where others were served.
+					acquire(t, th, host).Done(throttle.Outcome{Status: 429, RetryAfter: "1", Key: "burst"})
+					for i := range tt.served {
+						acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: "new" + strconv.Itoa(i)})
+					}
+				}
+				o := throttle.Outcome{Status: 429, RetryAfter: "3", Key: "search"}
+				var gaps []time.Duration
+				for range throttle.MaxComebacks {
+					d := acquire(t, th, host).Done(o)
+					gaps = append(gaps, gap())
+					if d.Comeback == 0 {
+						break
+					}
+					o.Comebacks.Add(d.Comeback)
+				}
+				halvings := 0
+				for i := 1; i < len(gaps); i++ {
+					if gaps[i] > gaps[i-1] {
+						halvings++
+					}
+				}
+				if gaps[0] > 0 && tt.served == 0 {
+					halvings++
+				}
+				if halvings > tt.halvings || gaps[len(gaps)-1] > 4*gaps[0]+time.Second {
+					t.Errorf("gaps after each refusal of the page %v: %d halvings, want at most %d", gaps, halvings, tt.halvings)
+				}
+			})
+		})
+	}
 }
