@@ -258,7 +258,7 @@ func (c *Crawler) decided(u *url.URL) *resolvedRef {
 // skipped with that reason, never read and never mapped into the directory
 // (where file:///usr/share/doc/x.html would become a false "no such file").
 func (r *refs) outside(link store.Link, u *url.URL) {
-	link.URL, link.Fragment = clip(rules.Canonicalize(u).String()), u.Fragment
+	link.URL, link.Fragment = clip(rules.Canonicalize(u).String()), rules.LinkedFragment(u)
 	r.links = append(r.links, link)
 	if r.first(link.URL) {
 		r.found = append(r.found, target{url: link.URL, action: rules.Skip, rule: fileLinkRule})

@@ -33,7 +33,7 @@ import (
 // that id or name.
 type MissingFragment struct {
 	URL       string // the page, canonical, without the fragment
-	Fragment  string // as linked, percent-decoded
+	Fragment  string // as linked (see rules.LinkedFragment)
 	Referrers []Referrer
 	// Change compares with the previous complete pass: ChangeNew or
 	// ChangeStill for a missing one, ChangeUnchecked for one missing then
@@ -81,9 +81,10 @@ func (r *Report) fragmentLocation(m MissingFragment) string {
 type fragmentKey struct{ url, fragment string }
 
 // alwaysThere are the fragments HTML resolves without looking for an
-// element: the empty one and "top" (in any case) are the top of the page.
+// element: the empty one and "top" (in any case, percent-decoded) are the
+// top of the page.
 func alwaysThere(fragment string) bool {
-	return fragment == "" || strings.EqualFold(fragment, "top") || textFragment(fragment)
+	return fragment == "" || strings.EqualFold(decodeFragment(fragment), "top") || textFragment(fragment)
 }
 
 // textFragment says whether a fragment carries a fragment directive
@@ -94,34 +95,20 @@ func textFragment(fragment string) bool { return strings.Contains(fragment, ":~:
 
 // anchorSet answers whether a page has a fragment, given its IDs (sorted,
 // as the crawler stores them).
-type anchorSet struct {
-	ids     []string
-	decoded map[string]bool // percent-decoded forms of the IDs that contain escapes
-}
+type anchorSet struct{ ids []string }
 
 func newAnchorSet(ids []string) anchorSet {
-	a := anchorSet{ids: ids}
 	if !slices.IsSorted(ids) {
-		a.ids = slices.Sorted(slices.Values(ids))
+		ids = slices.Sorted(slices.Values(ids))
 	}
-	for _, id := range ids {
-		if !strings.Contains(id, "%") {
-			continue
-		}
-		if d, err := url.PathUnescape(id); err == nil && d != id {
-			if a.decoded == nil {
-				a.decoded = make(map[string]bool)
-			}
-			a.decoded[d] = true
-		}
-	}
-	return a
+	return anchorSet{ids}
 }
 
 // has follows HTML's "find a potential indicated element": an id (or <a
-// name>) equal to the fragment as written in the URL, or else equal to it
-// percent-decoded. A link's fragment is stored decoded, so the first case
-// is an ID whose own decoding equals it (id="a%20b" is found by #a%20b).
+// name>) equal to the fragment as the URL holds it (a link's fragment is
+// stored so, see rules.LinkedFragment), or else equal to its
+// percent-decoding. An id is never decoded: #%25%3D does not reach
+// name="%25=", nor #%5eup id="%5Eup", in any browser (qa10 Q2).
 func (a anchorSet) has(fragment string) bool {
 	if alwaysThere(fragment) {
 		return true
@@ -129,7 +116,25 @@ func (a anchorSet) has(fragment string) bool {
 	if _, ok := slices.BinarySearch(a.ids, fragment); ok {
 		return true
 	}
-	return a.decoded[fragment]
+	if d := decodeFragment(fragment); d != fragment {
+		_, ok := slices.BinarySearch(a.ids, d)
+		return ok
+	}
+	return false
+}
+
+// decodeFragment percent-decodes s as WHATWG URL does, bytes that are not
+// UTF-8 becoming U+FFFD. A fragment with a % not followed by two hex digits
+// is left whole (a browser decodes its other escapes; too rare to matter).
+func decodeFragment(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	d, err := url.PathUnescape(s)
+	if err != nil {
+		return s
+	}
+	return strings.ToValidUTF8(d, "\uFFFD")
 }
 
 // checkFragments reads the pages that fragment links point to and keeps the

@@ -127,8 +127,9 @@ type Decision struct {
 	// Parsed is URL as a url.URL, so a caller needs no second parse of
 	// the string for its host or path. Shared: callers must not modify it.
 	Parsed *url.URL
-	// Fragment is the fragment of the URL as given, decoded; kept for the
-	// report and for fragment checks, never fetched.
+	// Fragment is the fragment of the URL as a browser's URL holds it (see
+	// LinkedFragment); kept for the report and for fragment checks, never
+	// fetched.
 	Fragment string
 	Action   Action
 	// Rule says, for people, what decided: "start host", "other host",
@@ -384,7 +385,17 @@ func (e *Engine) compileRewrites(cfg Config) error {
 		drop = DefaultDropParams()
 	}
 	for i, g := range drop {
-		re, err := compileGlob(strings.ToLower(strings.TrimSpace(g)), 0)
+		glob := strings.ToLower(strings.TrimSpace(g))
+		if glob != "" && !strings.ContainsAny(glob, `*?[\`) {
+			// What compileGlob makes of a glob without its special
+			// characters: the name itself, whole.
+			if rw.dropNames == nil {
+				rw.dropNames = make(map[string]bool)
+			}
+			rw.dropNames[glob] = true
+			continue
+		}
+		re, err := compileGlob(glob, 0)
 		if err != nil {
 			return itemErr(fmt.Sprintf("drop_params %q", g), err, "drop_params", i)
 		}
@@ -499,7 +510,7 @@ func (e *Engine) decide(u *url.URL, steps *[]Step) Decision {
 	if rewrite {
 		c = e.rw.apply(c, steps)
 	}
-	d := Decision{URL: canonicalString(c), Fragment: u.Fragment}
+	d := Decision{URL: canonicalString(c), Fragment: LinkedFragment(u)}
 	var r *rule
 	d.Action, d.Rule, r = e.classify(c, d.URL)
 	if rewrite && r != nil && r.keepSessions && e.rw.sessions {

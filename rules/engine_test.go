@@ -29,7 +29,7 @@ func TestDecideDefaults(t *testing.T) {
 		{"https://www.example.com/", "https://www.example.com/", "", Check, "other host"},
 		{"http://127.0.0.1:8080/x", "http://127.0.0.1:8080/x", "", Parse, "start host"},
 		{"http://127.0.0.1/x", "http://127.0.0.1/x", "", Check, "other host"},
-		{"https://example.com/page#caf%C3%A9", "https://example.com/page", "café", Parse, "start host"},
+		{"https://example.com/page#caf%C3%A9", "https://example.com/page", "caf%C3%A9", Parse, "start host"},
 		{"mailto:a@example.com", "mailto:a@example.com", "", Ignore, "scheme mailto"},
 		{"tel:+4912345", "tel:+4912345", "", Ignore, "scheme tel"},
 		{"JavaScript:void(0)", "javascript:void(0)", "", Ignore, "scheme javascript"},

@@ -640,3 +640,42 @@ func hasDotSegment(p string) bool {
 	}
 	return false
 }
+
+// LinkedFragment is u's fragment as a browser's URL holds it: as written,
+// with only controls, spaces, ", <, >, ` and non-ASCII bytes
+// percent-encoded (WHATWG URL's fragment percent-encode set). It is what
+// HTML compares with ids, before it tries the percent-decoded form: a link
+// to #%5eup does not reach id="%5Eup", nor #%25%3D name="%25=" (qa10 Q2),
+// so the decoded form Go's url.URL keeps is not enough.
+func LinkedFragment(u *url.URL) string {
+	written := u.RawFragment
+	if written == "" {
+		written = u.EscapedFragment()
+	}
+	for i := 0; i < len(written); i++ {
+		if inFragmentEncodeSet(written[i]) {
+			return encodeFragment(written)
+		}
+	}
+	return written
+}
+
+func inFragmentEncodeSet(b byte) bool {
+	return b <= ' ' || b >= 0x7f || b == '"' || b == '<' || b == '>' || b == '`'
+}
+
+func encodeFragment(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; inFragmentEncodeSet(c) {
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}

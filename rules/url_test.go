@@ -277,3 +277,35 @@ func BenchmarkResolvePlain(b *testing.B) {
 		})
 	}
 }
+
+// A link's fragment is kept as a browser's URL holds it, the form HTML
+// compares with ids first (qa10 Q2): as written, with only controls,
+// spaces, quotes, <, >, ` and non-ASCII percent-encoded.
+func TestLinkedFragment(t *testing.T) {
+	t.Parallel()
+	base := mustParse(t, "https://example.com/dir/page.html")
+	for _, tc := range []struct{ ref, want string }{
+		{"#intro", "intro"},
+		{"other.html#%5eup", "%5eup"},
+		{"#%5Eup", "%5Eup"},
+		{"#^up", "^up"},
+		{"#%25%3D", "%25%3D"},
+		{"#%25=", "%25="},
+		{"#x y", "x%20y"},
+		{"#x%20y", "x%20y"},
+		{"#naïve", "na%C3%AFve"},
+		{"#a\"b<c>`d", "a%22b%3Cc%3E%60d"},
+		{"#q?x=1&y=/z", "q?x=1&y=/z"},
+		{"#", ""},
+		{"page.html", ""},
+	} {
+		u, err := Resolve(base, tc.ref)
+		if err != nil {
+			t.Errorf("%q: %v", tc.ref, err)
+			continue
+		}
+		if got := LinkedFragment(u); got != tc.want {
+			t.Errorf("%q: fragment %q, want %q", tc.ref, got, tc.want)
+		}
+	}
+}

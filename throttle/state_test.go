@@ -399,6 +399,21 @@ func TestKilledCountsUnsavedRequestsInFlight(t *testing.T) {
 		acquire(t, resumed, host)
 		acquire(t, resumed, host)
 		acquire(t, resumed, "other.test:80")
+
+		// They count against the pass's request quota too: 1 saved and
+		// 2 assumed of 4 leave one.
+		quota := fixed(throttle.Settings{MaxRetries: 1, QuotaRequests: 4})
+		quota.PerHost, quota.RequestLife = 2, 20*time.Second
+		th = throttle.New(quota)
+		th.StartPass(1)
+		acquire(t, th, host).Done(throttle.Outcome{Status: 200})
+		resumed = restart(t, th, quota, 1)
+		resumed.Killed()
+		time.Sleep(20 * time.Second)
+		acquire(t, resumed, host).Done(throttle.Outcome{Status: 200})
+		if p, _, err := resumed.Reserve(host); p != nil || !errors.Is(err, throttle.ErrQuota) {
+			t.Fatalf("after the quota: permit %v, err %v; want ErrQuota", p != nil, err)
+		}
 	})
 }
 

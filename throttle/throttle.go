@@ -353,9 +353,10 @@ func (t *Throttle) Resume(unrecorded int) {
 // (see limiter.orphans), and nothing more goes to it before RequestLife
 // from now: a wait of up to --timeout after a kill, the price of no
 // server ever seeing more than its cap across it (the killed run's saved
-// requests alone once let 3 and 4 in at --per-host 2). A host first met
-// after this counts them too. Call it after ImportState; a run that
-// stopped cleanly saved every request, and needs none of this.
+// requests alone once let 3 and 4 in at --per-host 2). They count against
+// the host's request quota for the pass as well. A host first met after
+// this counts them too. Call it after ImportState; a run that stopped
+// cleanly saved every request, and needs none of this.
 func (t *Throttle) Killed() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -368,13 +369,20 @@ func (t *Throttle) Killed() {
 }
 
 // assumeInFlight counts the host's in-flight cap of requests started at
-// at as orphans (see Killed).
+// at as orphans (see Killed), and against the pass's request quota: the
+// quota use saved does not hold them either (qa8 P1: 68 requests for a
+// quota of 60 across five kills).
 func (l *limiter) assumeInFlight(at, now time.Time) {
 	c := l.orphanCap()
-	if l.life <= 0 || c <= 0 || at.IsZero() {
+	if c <= 0 || at.IsZero() {
 		return
 	}
-	l.adopt(slices.Repeat([]time.Time{at}, c), now)
+	if l.set.QuotaRequests > 0 {
+		l.usedRequests += int64(c)
+	}
+	if l.life > 0 {
+		l.adopt(slices.Repeat([]time.Time{at}, c), now)
+	}
 }
 
 // assumeStarts counts m.unrecorded starts at m.at that no state recorded.
