@@ -473,7 +473,7 @@ func (l *leases) renew(ctx context.Context, shards []int) error {
 
 // allUpdater is a bucket that writes many keys at once (kvBucket.updateAll).
 type allUpdater interface {
-	updateAll(ctx context.Context, keys []string, value []byte, revs []uint64) ([]uint64, []error)
+	updateAll(ctx context.Context, keys []string, value []byte, revs []uint64, quiet time.Duration) ([]uint64, []error)
 }
 
 // renewAll writes the leases of shards again at once, each over its
@@ -486,10 +486,11 @@ func (l *leases) renewAll(ctx context.Context, all allUpdater, shards []int, rev
 	for i, shard := range shards {
 		keys[i], at[i] = leaseKey(shard), revs[shard]
 	}
-	wctx, cancel := l.clock.withDeadline(ctx, l.clock.now().Add(l.ttl/writeFor))
-	defer cancel()
+	// Bounded by the round's deadline, and by TTL/writeFor without an
+	// answer: not TTL/writeFor in all, which 256 writes at once outlasted
+	// on a loaded machine, where one by one each write had that long.
 	sent := l.clock.now()
-	next, errs := all.updateAll(wctx, keys, l.value, at)
+	next, errs := all.updateAll(ctx, keys, l.value, at, l.ttl/writeFor)
 	for i, shard := range shards {
 		switch err := errs[i]; {
 		case err == nil:

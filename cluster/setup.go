@@ -211,8 +211,12 @@ func openBucket(ctx context.Context, js jetstream.JetStream, name string) (bucke
 // (about 8 ms a round at the server of a test, against 4). next holds the
 // new revisions, errs each write's error, which wraps
 // jetstream.ErrKeyRevisionMismatch when the key was not at revs[i], as
-// Update's does; ctx bounds the wait for the answers.
-func (b kvBucket) updateAll(ctx context.Context, keys []string, value []byte, revs []uint64) (next []uint64, errs []error) {
+// Update's does. ctx bounds the wait for the answers, and so does quiet,
+// the longest wait for the next answer: a round of 256 writes on a
+// loaded machine may take longer than one write is given (TTL/writeFor)
+// while its answers keep coming, but one whose answers stopped (lost in
+// a reconnection) is given up and tried again.
+func (b kvBucket) updateAll(ctx context.Context, keys []string, value []byte, revs []uint64, quiet time.Duration) (next []uint64, errs []error) {
 	next, errs = make([]uint64, len(keys)), make([]error, len(keys))
 	futures := make([]jetstream.PubAckFuture, len(keys))
 	for i, key := range keys {
@@ -225,14 +229,26 @@ func (b kvBucket) updateAll(ctx context.Context, keys []string, value []byte, re
 		}
 		futures[i] = f
 	}
+	silence := time.NewTimer(quiet)
+	defer silence.Stop()
+	stopped := error(nil)
 	for i, f := range futures {
 		if f == nil {
 			continue
 		}
+		if stopped != nil {
+			errs[i] = fmt.Errorf("write %s: %w", keys[i], stopped)
+			continue
+		}
 		select {
 		case <-ctx.Done():
-			errs[i] = fmt.Errorf("write %s: %w", keys[i], ctx.Err())
+			stopped = ctx.Err()
+			errs[i] = fmt.Errorf("write %s: %w", keys[i], stopped)
+		case <-silence.C:
+			stopped = fmt.Errorf("no answer for %s", quiet)
+			errs[i] = fmt.Errorf("write %s: %w", keys[i], stopped)
 		case ack := <-f.Ok():
+			silence.Reset(quiet)
 			next[i] = ack.Sequence
 		case err := <-f.Err():
 			var apiErr *jetstream.APIError
