@@ -229,23 +229,39 @@ func (c claims) claimLink(u string) bool {
 // claimReq is a worker's request to claim a redirect target; the answer
 // comes on reply, which has room for it.
 type claimReq struct {
-	url   string
-	reply chan bool
+	url string
+	// head says the chain asking follows HEAD: a target where a HEAD
+	// chain was led astray is not claimed for it (see claimAstray).
+	head  bool
+	reply chan claimAnswer
 }
+
+// claimAnswer is the dispatcher's answer to a claimReq.
+type claimAnswer uint8
+
+const (
+	claimTaken claimAnswer = iota // another task resolves it: the chain waits on it
+	claimFresh                    // the chain's to request and record
+	// claimAstray: a HEAD chain of this pass was led astray there (see
+	// dispatcher.astray); the chain asking, a HEAD chain too, would be
+	// led the same way, and is asked again with GET from its task's URL
+	// at once, without requesting it.
+	claimAstray
+)
 
 // errNoDispatcher ends a chain whose run ended under it (it failed).
 var errNoDispatcher = errors.New("the pass ended")
 
 // claim asks the dispatcher to claim u for the redirect chain a worker
-// follows, and says whether it was new.
-func (c *Crawler) claim(ctx context.Context, u string) (bool, error) {
-	reply := make(chan bool, 1)
+// follows (a HEAD chain with head), and says whether it was new.
+func (c *Crawler) claim(ctx context.Context, u string, head bool) (claimAnswer, error) {
+	reply := make(chan claimAnswer, 1)
 	select {
-	case c.claimReqs <- claimReq{u, reply}:
+	case c.claimReqs <- claimReq{url: u, head: head, reply: reply}:
 	case <-ctx.Done():
-		return false, ctx.Err()
+		return claimTaken, ctx.Err()
 	case <-c.looped:
-		return false, errNoDispatcher
+		return claimTaken, errNoDispatcher
 	}
 	// Taken is answered, at once: an answer not read would be a URL
 	// claimed that no task resolves.
@@ -417,10 +433,30 @@ func (d *dispatcher) redo(hc *headChain, res *store.Result) {
 	d.enqueue(nt)
 }
 
+// claimHop answers r, a worker's claim of a redirect target.
+func (d *dispatcher) claimHop(r claimReq) claimAnswer {
+	if _, ok := d.astray[r.url]; ok && r.head {
+		return claimAstray
+	}
+	if d.seen.claimHop(r.url) {
+		return claimFresh
+	}
+	return claimTaken
+}
+
+// ledAstray remembers, for the pass, targets where a HEAD chain was led
+// astray (see dispatcher.astray).
+func (d *dispatcher) ledAstray(keys ...string) {
+	for _, k := range keys {
+		d.astray[k] = struct{}{}
+	}
+}
+
 // ended finishes w from end, the result of the URL it waited on, or asks
 // its HEAD chain again with GET (see headChain).
 func (d *dispatcher) ended(w waiting, end store.URLRecord) []store.Result {
 	if w.head != nil && headFailed(&end) {
+		d.ledAstray(end.URL)
 		d.redo(w.head, nil)
 		return nil
 	}

@@ -162,9 +162,18 @@ func malformedHeader(err error) string {
 // malformedHeaderNote says in words what the server sent, for the record
 // of a URL whose answer had a malformed header line.
 func malformedHeaderNote(err error) string {
-	return "the server sent a header line that is not \"Name: value\" (" + malformedHeader(err) +
+	why := malformedHeader(err)
+	if len(why) > maxQuoted {
+		// textproto quotes the whole line, up to the client's header
+		// limit: 256 KiB in the note of every URL answered so (review10 R9).
+		why = fmt.Sprintf("%s… (%d bytes)", strings.ToValidUTF8(why[:maxQuoted], ""), len(why))
+	}
+	return "the server sent a header line that is not \"Name: value\" (" + why +
 		"), which HTTP forbids: browsers skip such a line and may show the page, linkpatrol cannot read the answer"
 }
+
+// maxQuoted is the most of a server's malformed line a note quotes.
+const maxQuoted = 80
 
 // badContentLength is the Content-Length a response could not be read
 // for, as Go's error quotes it (`"12abc"`), or "".

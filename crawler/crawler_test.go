@@ -122,6 +122,8 @@ const hostileStart = `<!doctype html><title>home</title>
 <a href="/big-headers">big headers</a>
 <a href="/bad-length">bad Content-Length</a>
 <a href="/no-colon">a header line without a colon</a>
+<img src="/head-no-colon.png">
+<a href="/long-no-colon">a long header line without a colon</a>
 <a href="/gzip-bomb">bomb</a>
 <a href="/short-body">body cut short</a>
 <a href="/bad-gzip">corrupt gzip</a>
@@ -250,6 +252,29 @@ func hostileSite(t *testing.T, c *counter) *httptest.Server {
 			conn.Close()
 		}
 	})
+	mux.HandleFunc("/head-no-colon.png", func(w http.ResponseWriter, r *http.Request) {
+		// A HEAD handler's bug: GET is answered well (review10 R8).
+		if r.Method != http.MethodHead {
+			w.Write([]byte("png"))
+			return
+		}
+		hj, _ := w.(http.Hijacker)
+		conn, buf, err := hj.Hijack()
+		if err == nil {
+			buf.WriteString("HTTP/1.1 200 OK\r\nBadHeaderLine\r\nContent-Length: 3\r\n\r\n")
+			buf.Flush()
+			conn.Close()
+		}
+	})
+	mux.HandleFunc("/long-no-colon", func(w http.ResponseWriter, r *http.Request) {
+		hj, _ := w.(http.Hijacker)
+		conn, buf, err := hj.Hijack()
+		if err == nil {
+			buf.WriteString("HTTP/1.1 200 OK\r\n" + strings.Repeat("x", 200000) + "\r\nContent-Length: 5\r\n\r\nhello")
+			buf.Flush()
+			conn.Close()
+		}
+	})
 	mux.HandleFunc("/empty", func(w http.ResponseWriter, r *http.Request) {
 		hj, _ := w.(http.Hijacker)
 		conn, _, err := hj.Hijack()
@@ -304,6 +329,10 @@ func TestPassSurvivesHostileServers(t *testing.T) {
 		// Browsers skip the line and show the page: not known to be dead,
 		// nor to work (qa9 T4: a bare transient "error").
 		{"/no-colon", store.VerdictUnverifiable, 0, "malformed response header"},
+		{"/long-no-colon", store.VerdictUnverifiable, 0, "malformed response header"},
+		// Only HEAD's answer is malformed: GET is asked, as after a HEAD
+		// refused (review10 R8: unverifiable, GET never asked).
+		{"/head-no-colon.png", store.VerdictOK, 200, ""},
 		{"/gzip-bomb", store.VerdictOK, 200, ""},
 		{"/liar", store.VerdictOK, 200, ""},
 		{"/empty", store.VerdictTransient, 0, "connection reset"},
@@ -333,6 +362,11 @@ func TestPassSurvivesHostileServers(t *testing.T) {
 	}
 	if rec := r.records[srv.URL+"/no-colon"]; !strings.Contains(rec.Note, `header line that is not "Name: value" (missing colon: "BadHeaderLine")`) {
 		t.Errorf("/no-colon: note %q, want what the server sent", rec.Note)
+	}
+	// The line is quoted clipped: a 200,000-byte one was stored whole in
+	// the note of every URL it answered (review10 R9).
+	if rec := r.records[srv.URL+"/long-no-colon"]; len(rec.Note) > 400 || !strings.Contains(rec.Note, `(missing colon: "xxxx`) || !strings.Contains(rec.Note, "… (2000") {
+		t.Errorf("/long-no-colon: note of %d bytes %.300q, want the line's start and its length", len(rec.Note), rec.Note)
 	}
 	if rec := r.records["http://[::1"]; rec.Verdict != store.VerdictBroken || rec.Error != "invalid URL" {
 		t.Errorf("invalid URL: got %+v", rec)

@@ -113,6 +113,9 @@ type outcome struct {
 	// was asked again with GET from its own URL, which did not pass through
 	// them (see restartAsGet): let go like dropped ones.
 	abandoned []string
+	// astray are the targets where that HEAD chain was led astray (see
+	// dispatcher.astray).
+	astray []string
 	// later, with retry, holds the task back this long: a follow-up
 	// request of it had to wait for its host (see acquireNext).
 	later time.Duration
@@ -220,13 +223,21 @@ type dispatcher struct {
 	freeFulls []uint32
 	// touched keeps what seen.touch read (see handle).
 	touched uint64
+	// astray are the redirect targets where a HEAD chain of this pass was
+	// led astray: it failed there (a refusal GET confirmed, a loop only
+	// HEAD gets), so its task was asked again with GET from its own URL.
+	// A later HEAD chain that reaches one is asked again with GET at once
+	// (claimAstray), without requesting it: an IIS site whose every HEAD
+	// redirects to one error page had that page asked once a link
+	// (review10 R4). Few: the error pages of a pass's hosts.
+	astray map[string]struct{}
 }
 
 func newDispatcher(c *Crawler, pass store.Pass, seen claims) *dispatcher {
 	d := &dispatcher{c: c, pass: pass, seen: seen, hosts: make(map[string]*hostQueue),
 		sitemapURLs: make(map[string]struct{}), traps: newTrapState(),
 		ends: newEnds(seen), waiters: make(map[string][]waiting), ownHosts: make(map[string]bool),
-		decisions: make(map[rules.Decision]uint32)}
+		decisions: make(map[rules.Decision]uint32), astray: make(map[string]struct{})}
 	d.waiting = dueHeap[*hostQueue]{at: func(q *hostQueue) *time.Time { return &q.notBefore }, index: func(q *hostQueue, i int) { q.waitAt = i }}
 	d.delayed = dueHeap[*task]{at: func(t *task) *time.Time { return &t.notBefore }}
 	for _, s := range pass.StartURLs {
@@ -708,6 +719,7 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 					}
 				}
 				d.unclaim(o.task, o.released)
+				d.ledAstray(o.astray...)
 				d.dropped(o.task, o.abandoned, nil, true)
 			default:
 				if err := d.handle(failed, o, writes); err != nil {
@@ -715,7 +727,7 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 				}
 			}
 		case r := <-claimReqs:
-			r.reply <- d.seen.claimHop(r.url)
+			r.reply <- d.claimHop(r)
 		case host := <-d.c.frees:
 			d.free(host)
 		case batch := <-incoming:
@@ -884,8 +896,10 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- []s
 		return d.write(failed, writes, extra...)
 	}
 	d.dropped(o.task, o.dropped, &res, false)
+	d.ledAstray(o.astray...)
 	d.dropped(o.task, o.abandoned, &res, true)
 	if len(o.hops) == 0 && o.waitOn == "" && len(res.Enqueue)+len(res.Forward)+len(extra) == 0 && d.onlyHeadsWait(&res.Record) {
+		d.ledAstray(res.Record.URL)
 		for _, w := range slices.Clone(d.waiters[res.Record.URL]) {
 			d.redo(w.head, nil)
 		}
@@ -903,6 +917,15 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- []s
 	if o.waitOn != "" {
 		// The task's own record is written when the chain's end is known.
 		o.waits[0].forward = res.Forward
+		if hc := o.waits[0].head; hc != nil && o.handOff == nil {
+			if _, ok := d.astray[o.waitOn]; ok {
+				// Since the chain found it claimed, another HEAD chain
+				// was led astray there (and let it go): asked again
+				// with GET now, as it would have been at the claim.
+				d.redo(hc, nil)
+				return d.write(failed, writes, extra...)
+			}
+		}
 		if nt, ok := d.hopTask(o.task, o.waitOn); ok && o.handOff != nil {
 			d.delay(nt, o.handOff.wait) // nothing failed: no retry is counted
 		}

@@ -53,7 +53,9 @@
 // new URLs (see acquireNext, hopWithin and dispatcher.delay). A HEAD
 // whose redirects end in a failure is asked again with GET from the task's
 // own URL, not from where HEAD led, and the targets only HEAD went through
-// are let go (see restartAsGet and headChain).
+// are let go (see restartAsGet and headChain). Where a HEAD chain was led
+// astray is remembered for the pass: a later HEAD chain that reaches it is
+// asked again with GET at once, without requesting it (dispatcher.astray).
 //
 // A dispatch looks only at hosts that can take a request now: hosts the
 // throttle asked to wait are held by when they are due, and woken early

@@ -173,3 +173,51 @@ func TestHeadRedirectToErrorAtTheHostsPace(t *testing.T) {
 		}
 	})
 }
+
+// Where one HEAD chain was led astray (to an error page GET does not
+// reach), the next chains that reach it are asked again with GET at once:
+// N links whose HEAD all redirect to one error page ask it once or twice,
+// not once a link (review10 R4: 24 times for 23 links), every link ends
+// with GET's answer, each asked with HEAD and GET once, and the host's
+// pace holds (see pacedCheck).
+func TestHeadChainsLedAstrayAskTheErrorPageOnce(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const n = 20
+		var links strings.Builder
+		for i := range n {
+			fmt.Fprintf(&links, `<a href="http://127.0.0.2/y/%d">y</a>`, i)
+		}
+		links.WriteString(`<a href="http://127.0.0.2/dead">d</a>`)
+		got := pacedCheck(t, links.String(), func(w http.ResponseWriter, r *http.Request) {
+			switch p := r.URL.Path; {
+			case r.Method == http.MethodHead && strings.HasPrefix(p, "/y/"):
+				http.Redirect(w, r, "/err", http.StatusFound)
+			case p == "/dead":
+				http.Redirect(w, r, "/err404", http.StatusFound)
+			case p == "/err", p == "/err404":
+				http.NotFound(w, r)
+			default:
+				page("")(w, r)
+			}
+		})
+		for i := range n {
+			p := fmt.Sprintf("/y/%d", i)
+			if rec := got.recs["http://127.0.0.2"+p]; rec.Verdict != store.VerdictOK || len(rec.Redirects) != 0 {
+				t.Errorf("%s: %v %d %q, redirects %v; want ok without redirects (GET's answer)", p, rec.Verdict, rec.Status, rec.Error, rec.Redirects)
+			}
+			if a := got.asked[p]; a != 2 {
+				t.Errorf("%s asked %d times, want 2 (HEAD, then GET)", p, a)
+			}
+		}
+		if a := got.asked["/err"]; a > 2 {
+			t.Errorf("/err, where every HEAD chain leads, asked %d times for %d links; want at most 2", a, n)
+		}
+		if rec := got.recs["http://127.0.0.2/dead"]; rec.Verdict != store.VerdictBroken || rec.FinalURL != "http://127.0.0.2/err404" {
+			t.Errorf("/dead: %v %d final %q; want broken at /err404 (a real redirect to a 404)", rec.Verdict, rec.Status, rec.FinalURL)
+		}
+		if rec, ok := got.recs["http://127.0.0.2/err"]; ok {
+			t.Errorf("/err recorded (%s %d, note %q): only HEAD redirects lead there", rec.Verdict, rec.Status, rec.Note)
+		}
+	})
+}

@@ -76,7 +76,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 		}
 	} else {
 		f = c.fetch(hardCtx, t, conditional, nil)
-		o.abandoned = f.abandoned
+		o.abandoned, o.astray = f.abandoned, f.astray
 		if c.settle(ctx, hardCtx, hard, &f, &o) {
 			return o
 		}

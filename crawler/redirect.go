@@ -45,6 +45,10 @@ type fetched struct {
 	// again with GET from the task's URL (see restartAsGet) that the GET
 	// chain did not pass through: this fetch records none of them.
 	abandoned []string
+	// astray are the keys a HEAD chain claimed before it was asked again
+	// with GET: where HEAD led astray, for the pass to remember (see
+	// dispatcher.astray).
+	astray []string
 	// head says the chain was followed with HEAD: its answers are the
 	// server's to HEAD, which some answer with a redirect that GET does
 	// not get (qa9 T2). Its records wait on pendingOn as a head chain.
@@ -335,7 +339,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			} else if d.Action == rules.Parse || d.Action == rules.Check {
 				key = d.URL
 				if !f.takeBack(key) {
-					fresh, err := c.claim(ctx, key)
+					ans, err := c.claim(ctx, key, method == http.MethodHead)
 					if err != nil {
 						// Not claimed, so not recorded ("") by this chain,
 						// whose end the error is.
@@ -344,7 +348,13 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 						f.keys = append(f.keys, "")
 						return f
 					}
-					if !fresh {
+					switch ans {
+					case claimAstray:
+						// Another HEAD chain was led astray there: its
+						// answer to HEAD is known, and not the link's.
+						restartAsGet()
+						continue
+					case claimTaken:
 						f.finalURL, f.pendingOn = cur, key
 						return f
 					}
@@ -373,6 +383,7 @@ func (f *fetched) restartAsGet(c *Crawler, t *task) {
 	for _, k := range f.keys {
 		if k != "" {
 			f.abandoned = append(f.abandoned, k)
+			f.astray = append(f.astray, k)
 		}
 	}
 	f.hop, f.redirects, f.keys = hop{}, nil, nil
@@ -417,7 +428,7 @@ func (c *Crawler) claimEnd(ctx context.Context, t task, f *fetched) {
 		f.keys[len(f.keys)-1] = d.URL // claimed by the HEAD chain before a restart
 		return
 	}
-	if fresh, err := c.claim(ctx, d.URL); err == nil && fresh {
+	if ans, err := c.claim(ctx, d.URL, false); err == nil && ans == claimFresh {
 		f.keys[len(f.keys)-1] = d.URL
 	}
 }

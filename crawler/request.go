@@ -371,7 +371,10 @@ func headRefused(h hop) bool {
 		if errors.As(h.err, &ne) && ne.Timeout() {
 			return false
 		}
-		return errors.Is(h.err, io.EOF) || errors.Is(h.err, io.ErrUnexpectedEOF) || isReset(h.err)
+		// A malformed header line in HEAD's answer is a HEAD handler's bug
+		// as likely as the page's (review10 R8): GET says which.
+		return errors.Is(h.err, io.EOF) || errors.Is(h.err, io.ErrUnexpectedEOF) || isReset(h.err) ||
+			malformedHeader(h.err) != ""
 	}
 	switch h.status {
 	case http.StatusMethodNotAllowed, http.StatusNotImplemented, http.StatusBadRequest,

@@ -18,7 +18,7 @@ import (
 // its own URL, once. A chain that stopped at a target another task
 // resolves is handed to the dispatcher to finish (see chain.go).
 func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetched, now time.Time) outcome {
-	o := outcome{task: t, abandoned: f.abandoned}
+	o := outcome{task: t, abandoned: f.abandoned, astray: f.astray}
 	n := len(f.redirects)
 	// keyAt is the pass's URL of the i-th URL requested ("" when not
 	// recorded). A chain that stopped before claiming its last target has

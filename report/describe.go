@@ -847,6 +847,10 @@ func (r *Report) Nothing() string {
 			}
 		}
 		return fmt.Sprintf("No problems found among the URLs checked%s; %s.", strings.TrimSuffix(so, "."), strings.Join(unchecked, "; "))
+	case r.Summary.SamePage.Count > 0:
+		// Not a clean night to read at a glance: the line above says
+		// broken links may hide behind a page answering 200 (qa10 Q3).
+		return fmt.Sprintf("No problems found%s, unless the %d URLs that answered the same page are missing (see above).", strings.TrimSuffix(so, "."), r.Summary.SamePage.Count)
 	}
 	return "No problems found" + so
 }

@@ -56,6 +56,7 @@ type htmlData struct {
 	ChangeLine  string
 	ReuseLine   string
 	SchemeLine  string
+	SameLine    string
 	Empty       string
 	Trend       template.HTML // inline SVG of problems per pass, or ""
 	Verdicts    []htmlOption
@@ -117,8 +118,8 @@ func writeHTML(w io.Writer, r *Report) error {
 		CSP: htmlCSP, CSS: template.CSS(htmlCSS), JS: template.JS(htmlJS),
 		PassID: r.Pass.ID, Summary: r.Summary,
 		Incomplete: r.Incomplete(), Headline: r.Headline(), Counts: r.Counts(), ChangeLine: r.ChangeLine(), ReuseLine: r.ReuseLine(),
-		SchemeLine: r.SchemeLine(),
-		Empty:      r.Nothing(), Trend: r.trendSVG(),
+		SchemeLine: r.SchemeLine(), SameLine: r.SamePageLine(),
+		Empty: r.Nothing(), Trend: r.trendSVG(),
 	}
 	if r.Previous != nil {
 		d.PreviousID, d.HasPrevious = r.Previous.ID, true

@@ -170,8 +170,11 @@ type jsonSummary struct {
 	// OtherSchemePages counts, of pages, those read under the other
 	// scheme of a start host (http:// on an https:// site):
 	// alias_start_hosts reads each page once.
-	OtherSchemePages int    `json:"other_scheme_pages,omitempty"`
-	ReportAfter      string `json:"report_after,omitempty"`
+	OtherSchemePages int `json:"other_scheme_pages,omitempty"`
+	// SamePage is the largest set of the site's URLs that answered 200
+	// with one HTML page (one ETag): a soft 404 that hides broken links?
+	SamePage    *jsonSamePage `json:"same_page,omitempty"`
+	ReportAfter string        `json:"report_after,omitempty"`
 	// ElapsedSeconds is the pass's working time, summed over all its
 	// runs: one killed loses at most its last few seconds.
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
@@ -279,7 +282,7 @@ func writeJSON(w io.Writer, r *Report) error {
 		Summary: jsonSummary{
 			Pages: s.Pages, Unchanged: s.Unchanged, Links: s.Links, URLs: s.URLs,
 			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Robots: s.Robots, Quota: s.Quota, Cut: s.Cut, SitemapNotTaken: s.NotTaken, Unread: s.Unread, Unreached: s.Unreached, Unverified: s.Unverified, Unsupported: s.Unsupported, Transient: s.Transient, Unverifiable: s.Unverifiable,
-			OK: s.OK, Suppressed: s.Suppressed, RedirectHops: s.Hops, SkippedHops: s.SkippedHops, Ghosts: s.Ghosts, OtherSchemePages: s.OtherScheme, ElapsedSeconds: seconds(s.Elapsed),
+			OK: s.OK, Suppressed: s.Suppressed, RedirectHops: s.Hops, SkippedHops: s.SkippedHops, Ghosts: s.Ghosts, OtherSchemePages: s.OtherScheme, SamePage: newJSONSamePage(s.SamePage), ElapsedSeconds: seconds(s.Elapsed),
 			Reused: s.Reused, ReusedFrom: s.ReusedFrom, PermanentRedirects: s.Moved, Seeds: s.Seeds,
 			Listed: "problems",
 		},
@@ -423,4 +426,20 @@ func (r *Report) jsonFragment(m MissingFragment) jsonFragment {
 		f.Change = string(m.Change)
 	}
 	return f
+}
+
+type jsonSamePage struct {
+	Host      string   `json:"host"`
+	ETag      string   `json:"etag"`
+	Size      int64    `json:"size,omitempty"`
+	URLs      int      `json:"urls"`
+	Resources int      `json:"resources"`
+	Examples  []string `json:"examples"`
+}
+
+func newJSONSamePage(sp SamePage) *jsonSamePage {
+	if sp.Count == 0 {
+		return nil
+	}
+	return &jsonSamePage{Host: sp.Host, ETag: sp.ETag, Size: sp.Size, URLs: sp.Count, Resources: sp.Resources, Examples: sp.Examples}
 }

@@ -200,6 +200,9 @@ type Summary struct {
 	// OtherSchemeStart its start URL's.
 	OtherScheme                         int
 	OtherSchemeOrigin, OtherSchemeStart string
+	// SamePage is the largest set of own URLs that answered the same HTML
+	// page: a soft 404 hiding broken links (see SamePage).
+	SamePage SamePage
 	// Reused counts results carried over from an earlier pass without a
 	// request (younger than their recheck interval); ReusedFrom are the
 	// passes that fetched them, ascending, and ReusedOldest/ReusedNewest
@@ -431,7 +434,11 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	var fixedOrder []*fixedURL
 	var emptied []string // see emptiedPage
 	schemeOf := startSchemes(pass.StartURLs)
+	same := newSamePages()
 	err = src.Records(passID, func(rec *store.URLRecord) error {
+		if _, host := schemeHost(rec.URL); r.startHosts[host] {
+			same.add(rec, host)
+		}
 		if r.isStart(rec.URL) {
 			starts = append(starts, *rec)
 		} else if emptiedPage(rec) {
@@ -503,6 +510,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read records of pass %d: %w", passID, err)
 	}
+	s.SamePage = same.largest()
 	var fragRefs map[fragmentKey][]Referrer
 	if r.checksFragments() {
 		fragRefs = make(map[fragmentKey][]Referrer)

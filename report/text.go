@@ -29,6 +29,9 @@ func writeText(w io.Writer, r *Report) error {
 	if line := r.SchemeLine(); line != "" {
 		t.para("", line)
 	}
+	if line := r.SamePageLine(); line != "" {
+		t.para("", line)
+	}
 	if line := r.ChangeLine(); line != "" {
 		t.para("", line)
 	}

@@ -385,7 +385,17 @@ func (e *Engine) compileRewrites(cfg Config) error {
 		drop = DefaultDropParams()
 	}
 	for i, g := range drop {
-		re, err := compileGlob(strings.ToLower(strings.TrimSpace(g)), 0)
+		glob := strings.ToLower(strings.TrimSpace(g))
+		if glob != "" && !strings.ContainsAny(glob, `*?[\`) {
+			// What compileGlob makes of a glob without its special
+			// characters: the name itself, whole.
+			if rw.dropNames == nil {
+				rw.dropNames = make(map[string]bool)
+			}
+			rw.dropNames[glob] = true
+			continue
+		}
+		re, err := compileGlob(glob, 0)
 		if err != nil {
 			return itemErr(fmt.Sprintf("drop_params %q", g), err, "drop_params", i)
 		}

@@ -99,6 +99,45 @@ func TestDefaultDropParams(t *testing.T) {
 	}
 }
 
+// A drop_params entry without a wildcard is a name, matched whole and in
+// any case; one with *, ?, [...] or a backslash is a glob. Only plain
+// names here, with session ids kept, so nothing but the names drops.
+func TestDropParamsNamesAndGlobs(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		drop     []string
+		in, want string
+	}{
+		{[]string{"fbclid"}, "https://example.com/?fbclid=1&fbclid2=2&xfbclid=3&a=4", "https://example.com/?fbclid2=2&xfbclid=3&a=4"},
+		{[]string{" FBCLID "}, "https://example.com/?FbClId=1&a=2", "https://example.com/?a=2"},
+		{[]string{"ref", "src"}, "https://example.com/p;ref=1;x=2?src=3&srcset=4", "https://example.com/p;x=2?srcset=4"},
+		{[]string{"ref?"}, "https://example.com/?ref=1&ref1=2&ref12=3", "https://example.com/?ref=1&ref12=3"},
+		{[]string{"v[0-9]"}, "https://example.com/?v1=1&v=2&va=3", "https://example.com/?v=2&va=3"},
+		{[]string{`a\*b`}, "https://example.com/?a*b=1&axb=2", "https://example.com/?axb=2"},
+		{[]string{"x_*"}, "https://example.com/?x_1=1&x=2", "https://example.com/?x=2"},
+	} {
+		e, err := New(Config{DropParams: tt.drop, KeepSessionIDs: true})
+		if err != nil {
+			t.Fatalf("%q: %v", tt.drop, err)
+		}
+		if d := e.Decide(mustParse(t, tt.in)); d.URL != tt.want {
+			t.Errorf("drop_params %q: %s became %s, want %s", tt.drop, tt.in, d.URL, tt.want)
+		}
+	}
+	if _, err := New(Config{DropParams: []string{" "}}); err == nil {
+		t.Error("an empty drop_params entry was taken")
+	}
+}
+
+// BenchmarkNewDefaults is New with the defaults, as every check starts.
+func BenchmarkNewDefaults(b *testing.B) {
+	for b.Loop() {
+		if _, err := New(Config{Start: []string{"http://127.0.0.1:8080/"}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func TestAliasStartHostsLeavesOtherStartsAlone(t *testing.T) {
 	e, err := New(Config{Start: []string{"https://example.com/", "http://example.com/legacy/", "http://127.0.0.1:8080/"}, AliasStartHosts: true})
 	if err != nil {

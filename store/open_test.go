@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -155,8 +156,37 @@ func TestOpenReadOnlySharesTheLock(t *testing.T) {
 }
 
 // filledDB writes a database with enough pages that cutting it short loses
-// data, and returns its bytes and how many of them its pages use.
+// data, and returns its bytes and how many of them its pages use. The
+// file is made once for each opt, by its first caller (six tests ask for
+// one, five with the same opt), and each caller gets a copy of its own.
 func filledDB(t *testing.T, opt Options) (content []byte, used int) {
+	t.Helper()
+	filledOnce.Lock()
+	defer filledOnce.Unlock() // t.Fatal included: the next caller tries again
+	f, ok := filledOnce.files[opt]
+	if !ok {
+		f.content, f.used = fillDB(t, opt)
+		if filledOnce.files == nil {
+			filledOnce.files = map[Options]filled{}
+		}
+		filledOnce.files[opt] = f
+	}
+	return bytes.Clone(f.content), f.used
+}
+
+// filledOnce holds filledDB's files once made, by their options.
+var filledOnce struct {
+	sync.Mutex
+	files map[Options]filled
+}
+
+type filled struct {
+	content []byte
+	used    int
+}
+
+// fillDB writes filledDB's file.
+func fillDB(t *testing.T, opt Options) (content []byte, used int) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "real.db")
 	db, err := Open(path, opt)

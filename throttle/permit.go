@@ -483,7 +483,16 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 				l.shares.add(true)
 				l.served.refuse(admitted, l.slowedAt)
 			}
-			paced = l.slowDown(now, admitted, o.Status, o.Comebacks.waited(), ra)
+			if waited := o.Comebacks.waited(); !waited || o.Comebacks.N < 2 {
+				paced = l.slowDown(now, admitted, o.Status, waited, ra)
+			}
+			// A URL refused again after it waited as told more than
+			// once is refused for itself: the pace was halved for its
+			// first such refusal, and halving for each next one took
+			// two pages that always answer "429 Retry-After: 3" to
+			// one request a minute, the rest of their host waiting
+			// (qa10 Q7). It is still paused for, and its comebacks
+			// stay bounded (see comebackAllowed).
 		}
 	case classFailure:
 		// One step per round, as for refusals above: a broken answer
@@ -792,6 +801,11 @@ func (l *limiter) slowDown(now, admitted time.Time, status int, waited bool, ra 
 		back = l.trial.floor
 	}
 	switch {
+	case waited && l.trial.gap > 0:
+		// The pace that would tell is on trial already, and the next
+		// new URL's answer there tells it: one page refused every time
+		// at any pace halved it for each of its comebacks (qa10 Q7).
+		return ""
 	case waited:
 		l.perURL, l.doubt, l.trial, l.shareBase = false, 0, paceTrial{}, 0
 		proven = true
@@ -891,12 +905,13 @@ func (l *limiter) notThePace(now time.Time, status int, share float64) string {
 	l.shareBase, l.shares = min(share, l.trial.share), shareCount{}
 	l.slow, l.floor, l.doubt, l.slowedAt, l.served, l.cycle = l.trial.gap, min(l.trial.floor, l.trial.gap), 0, now, servedSince{}, cycle{}
 	l.trial = paceTrial{}
-	// A slowdown after this one is news again.
-	l.saidSlow = 0
 	if l.saidShare {
 		return ""
 	}
-	l.saidShare = true
+	// A slowdown after this one is news again, and told once: each
+	// told after every undoing was forty lines for a host that limits
+	// its rate too.
+	l.saidShare, l.saidSlow = true, 0
 	return fmt.Sprintf("back to one request every %s: it answers %d to about one new URL in %d whatever the pace (as often at half the pace), so those only pause it for their Retry-After",
 		l.slow.Round(time.Millisecond), status, int(math.Round(1/l.shareBase)))
 }

@@ -3,6 +3,7 @@ package throttle_test
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -31,6 +32,23 @@ type perURL struct {
 func (s perURL) own(url int, first bool) bool { return first && url%s.every == 0 }
 
 func (s perURL) answer(_ time.Time, url int, first bool) (int, string) {
+	if s.own(url, first) {
+		return 429, s.ra
+	}
+	return 200, ""
+}
+
+// always refuses every request for one URL in every, whatever the pace,
+// with Retry-After ra: a page behind its own limit (a search, an
+// API-backed widget) on a site that serves the rest (qa10 Q7).
+type always struct {
+	every int
+	ra    string
+}
+
+func (s always) own(url int, _ bool) bool { return url%s.every == 0 }
+
+func (s always) answer(_ time.Time, url int, first bool) (int, string) {
 	if s.own(url, first) {
 		return 429, s.ra
 	}
@@ -73,17 +91,25 @@ type simResult struct {
 	took    time.Duration
 	served  int
 	said    []string
+	next    int
 }
 
 func crawlSim(t *testing.T, srv server, requests int, latency time.Duration) simResult {
-	th := throttle.New(fixed(throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}))
+	return crawlOn(t, throttle.New(simConfig), srv, 0, requests, latency)
+}
+
+var simConfig = fixed(throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2})
+
+// crawlOn is crawlSim on th, from URL number from on (simResult.next is
+// where it stopped).
+func crawlOn(t *testing.T, th *throttle.Throttle, srv server, from, requests int, latency time.Duration) simResult {
 	var r simResult
 	type pending struct {
 		url int
 		o   throttle.Outcome
 	}
 	var back []pending
-	next := 0
+	next := from
 	start := time.Now()
 	for i := range requests {
 		var p pending
@@ -117,7 +143,7 @@ func crawlSim(t *testing.T, srv server, requests int, latency time.Duration) sim
 			back = append(back, p)
 		}
 	}
-	r.took = time.Since(start)
+	r.took, r.next = time.Since(start), next
 	return r
 }
 
@@ -207,6 +233,87 @@ func TestPaceFollowsOnlyRefusalsThatFollowThePace(t *testing.T) {
 				}
 				if rate := float64(r.served) / r.took.Seconds(); tt.limit > 0 && rate > tt.limit {
 					t.Errorf("%.2f served a second, over the limit %.2f", rate, tt.limit)
+				}
+			})
+		})
+	}
+}
+
+// What a run found of a host's refusals that do not follow the pace is
+// kept across a stop, as its pace is (qa8 P4): the resumed run does not
+// halve again for each of them and go down the same slope.
+func TestStateKeepsShareRefusedWhateverThePace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := perURL{3, "3"}
+		th := throttle.New(simConfig)
+		th.StartPass(1)
+		r := crawlOn(t, th, srv, 0, 100, 50*time.Millisecond)
+		if !strings.Contains(strings.Join(r.said, "\n"), "whatever the pace") {
+			t.Fatalf("said %q in 100 requests; want the per-URL refusals found", r.said)
+		}
+		resumed := crawlOn(t, restart(t, th, simConfig, 1), srv, r.next, 100, 50*time.Millisecond)
+		if len(resumed.said) > 0 {
+			t.Errorf("the resumed run said %q; want the pace kept", resumed.said)
+		}
+	})
+}
+
+// A page refused every time, whatever the pace, halves its host's pace
+// once at most: at its first comeback refused, unless a halving is on
+// trial already, and never again for its later comebacks. Halving for
+// each took two such pages to one request a minute while the rest of
+// their site waited (qa10 Q7).
+func TestPaceHalvedOnceForAURLRefusedEveryTime(t *testing.T) {
+	tests := []struct {
+		name string
+		// served: new URLs served before the page's first refusal, so
+		// that its refusal halves the pace on trial; halvings: how many
+		// its refusals may make in all.
+		served   int
+		halvings int
+	}{
+		{"a new URL refused where others were served: on trial, its comebacks add nothing", 4, 1},
+		{"the host's first refusal: its first comeback refused halves once more, the next ones do not", 0, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				th := throttle.New(simConfig)
+				gap := func() time.Duration { return th.Stats()[0].Gap }
+				for i := range tt.served + 1 {
+					acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: "ok" + strconv.Itoa(i)})
+					time.Sleep(100 * time.Millisecond)
+				}
+				if tt.served > 0 {
+					// One refusal to slow the host down first, as the
+					// crawl's first burst does: the page's is then one
+					// where others were served.
+					acquire(t, th, host).Done(throttle.Outcome{Status: 429, RetryAfter: "1", Key: "burst"})
+					for i := range tt.served {
+						acquire(t, th, host).Done(throttle.Outcome{Status: 200, Key: "new" + strconv.Itoa(i)})
+					}
+				}
+				o := throttle.Outcome{Status: 429, RetryAfter: "3", Key: "search"}
+				var gaps []time.Duration
+				for range throttle.MaxComebacks {
+					d := acquire(t, th, host).Done(o)
+					gaps = append(gaps, gap())
+					if d.Comeback == 0 {
+						break
+					}
+					o.Comebacks.Add(d.Comeback)
+				}
+				halvings := 0
+				for i := 1; i < len(gaps); i++ {
+					if gaps[i] > gaps[i-1] {
+						halvings++
+					}
+				}
+				if gaps[0] > 0 && tt.served == 0 {
+					halvings++
+				}
+				if halvings > tt.halvings || gaps[len(gaps)-1] > 4*gaps[0]+time.Second {
+					t.Errorf("gaps after each refusal of the page %v: %d halvings, want at most %d", gaps, halvings, tt.halvings)
 				}
 			})
 		})

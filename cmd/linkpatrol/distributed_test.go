@@ -49,8 +49,14 @@ func shardsOf(t *testing.T, n int, urls ...string) []string {
 			all = append(all, s)
 		}
 	}
-	if len(all) < n {
-		t.Fatalf("the sites' hosts fall in %d shards, fewer than %d workers", len(all), n)
+	// Fewer shards than workers (about one run in 65,536 for three sites
+	// and two workers): the others own a shard no site is in, and idle
+	// through the pass, as a worker of a real range may.
+	for s := 0; len(all) < n; s++ {
+		if !seen[s] {
+			seen[s] = true
+			all = append(all, s)
+		}
 	}
 	out := make([]string, n)
 	for k := range n {

@@ -90,7 +90,7 @@ func TestSIGHUPStopsCleanly(t *testing.T) {
 	t.Parallel()
 	// The signal comes after 50 requests; 150 pages leave the resume
 	// enough to do.
-	site := crawltest.NewSite(crawltest.SiteOptions{Pages: 150, BrokenEvery: 9, Latency: 2 * time.Millisecond, Seed: 3, PageBytes: smallPages})
+	site := newRingingSite(crawltest.SiteOptions{Pages: 150, BrokenEvery: 9, Latency: 2 * time.Millisecond, Seed: 3, PageBytes: smallPages})
 	srv := httptest.NewServer(site)
 	defer srv.Close()
 	db := filepath.Join(t.TempDir(), "lp.db")

@@ -56,8 +56,8 @@ func TestResumeAfterKills(t *testing.T) {
 	// interruptions that 600 and 40 gave, at half the requests. A run
 	// killed is stopped after two to six: each resume after a kill waits
 	// out --timeout (see args), and 5-6 kills prove as much as 10-12.
-	newSite := func(t *testing.T) (*crawltest.Site, *httptest.Server) {
-		site := crawltest.NewSite(crawltest.SiteOptions{Pages: 300, BrokenEvery: 7, Images: 2, Latency: 2 * time.Millisecond, Seed: 5, PageBytes: smallPages})
+	newSite := func(t *testing.T) (*ringingSite, *httptest.Server) {
+		site := newRingingSite(crawltest.SiteOptions{Pages: 300, BrokenEvery: 7, Images: 2, Latency: 2 * time.Millisecond, Seed: 5, PageBytes: smallPages})
 		srv := httptest.NewServer(site)
 		t.Cleanup(srv.Close)
 		return site, srv
@@ -159,20 +159,43 @@ func TestResumeAfterKills(t *testing.T) {
 	crawltest.AtOnce(t, subs...)
 }
 
+// ringingSite is a Site that rings after each answer, so that a test waits
+// for a count of requests on that instead of polling it: a 2ms poll kept a
+// race-built test binary waking 500 times a second through the 15 s of
+// TestResumeAfterKills' two halves.
+type ringingSite struct {
+	*crawltest.Site
+	mu   sync.Mutex
+	rung chan struct{} // closed and replaced after each answer
+}
+
+func newRingingSite(opt crawltest.SiteOptions) *ringingSite {
+	return &ringingSite{Site: crawltest.NewSite(opt), rung: make(chan struct{})}
+}
+
+func (s *ringingSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.Site.ServeHTTP(w, r)
+	s.mu.Lock()
+	close(s.rung)
+	s.rung = make(chan struct{})
+	s.mu.Unlock()
+}
+
 // waitForRequests waits until the site has served n requests in all, or the
 // process has exited (its error is stored in err). It reports whether the
 // process is still running.
-func waitForRequests(site *crawltest.Site, n int64, exited <-chan error, err *error) bool {
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
+func waitForRequests(site *ringingSite, n int64, exited <-chan error, err *error) bool {
 	for {
+		site.mu.Lock()
+		rung := site.rung
+		site.mu.Unlock()
+		if site.Requests() >= n {
+			return true
+		}
 		select {
 		case *err = <-exited:
 			return false
-		case <-tick.C:
-			if site.Requests() >= n {
-				return true
-			}
+		case <-rung:
 		}
 	}
 }

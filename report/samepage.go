@@ -1,0 +1,162 @@
+package report
+
+import (
+	"fmt"
+	"hash/maphash"
+	"strings"
+
+	"github.com/linkpatrol/linkpatrol/store"
+)
+
+// SamePage is the largest set of the site's own URLs that answered 200
+// with one and the same HTML page (the same ETag): a custom "not found"
+// page served with 200 (a soft 404) makes every missing page, script,
+// image and font of a site "OK", and no status says so (qa10 Q3). The
+// report cannot know it is an error page, so it counts nothing as broken;
+// it says what it saw. Zero Count when no such set was seen.
+type SamePage struct {
+	Host, ETag string
+	Size       int64 // of the page, when a GET read it; 0 when only HEAD asked
+	// Count is how many URLs answered it; Resources how many of them are
+	// named as a script, image, stylesheet, font, document... (by their
+	// extension: .js, .png, .woff2, .pdf...), which an HTML page is not.
+	Count, Resources int
+	Examples         []string // a few of them, resources first
+}
+
+// Thresholds: a resource answered with the page that other URLs answered
+// is telling at three; pages alone, which may be a site's real duplicates
+// (a print view, an alias), only at more.
+const (
+	samePageWithResource = 3
+	samePageOnlyPages    = 10
+	samePageExamples     = 4
+)
+
+// samePages counts, by host and ETag, the own URLs that answered HTML. It
+// holds a number per distinct ETag, so that a site of 100,000 pages with
+// an ETag each costs a map of integers, not of strings; a group's
+// details are kept from its second URL on.
+type samePages struct {
+	seed   maphash.Seed
+	counts map[uint64]sameCount
+	groups map[uint64]*sameGroup
+}
+
+// sameCount is a group's size and, of it, the URLs named as not HTML,
+// counted from its first URL on (details only from its second).
+type sameCount struct{ n, resources uint32 }
+
+type sameGroup struct {
+	SamePage
+	pages []string // examples that are pages; SamePage.Examples holds resources
+}
+
+func newSamePages() *samePages {
+	return &samePages{seed: maphash.MakeSeed(), counts: make(map[uint64]sameCount)}
+}
+
+func (p *samePages) add(rec *store.URLRecord, host string) {
+	if rec.Verdict != store.VerdictOK || rec.Status != 200 || rec.ETag == "" || rec.FinalURL != "" ||
+		!strings.HasPrefix(strings.ToLower(rec.ContentType), "text/html") {
+		return
+	}
+	var h maphash.Hash
+	h.SetSeed(p.seed)
+	h.WriteString(host)
+	h.WriteByte(0)
+	h.WriteString(rec.ETag)
+	k := h.Sum64()
+	c := p.counts[k]
+	c.n++
+	resource := notHTMLByName(rec.URL)
+	if resource {
+		c.resources++
+	}
+	p.counts[k] = c
+	if c.n < 2 {
+		return
+	}
+	if p.groups == nil {
+		p.groups = make(map[uint64]*sameGroup)
+	}
+	g := p.groups[k]
+	if g == nil {
+		g = &sameGroup{SamePage: SamePage{Host: host, ETag: rec.ETag}}
+		p.groups[k] = g
+	}
+	g.Count, g.Resources = int(c.n), int(c.resources)
+	g.Size = max(g.Size, rec.Size)
+	switch {
+	case resource:
+		if len(g.Examples) < samePageExamples {
+			g.Examples = append(g.Examples, rec.URL)
+		}
+	case len(g.pages) < samePageExamples:
+		g.pages = append(g.pages, rec.URL)
+	}
+}
+
+// largest is the biggest group over its threshold, or a zero SamePage.
+func (p *samePages) largest() SamePage {
+	var best *sameGroup
+	for _, g := range p.groups {
+		if g.Count < samePageOnlyPages && (g.Resources == 0 || g.Count < samePageWithResource) {
+			continue
+		}
+		if best == nil || g.Count > best.Count || g.Count == best.Count && g.Host+g.ETag < best.Host+best.ETag {
+			best = g
+		}
+	}
+	if best == nil {
+		return SamePage{}
+	}
+	sp := best.SamePage
+	sp.Examples = append(sp.Examples[:len(sp.Examples):len(sp.Examples)], best.pages...)
+	sp.Examples = sp.Examples[:min(len(sp.Examples), samePageExamples)]
+	return sp
+}
+
+// notHTMLExt are the extensions of files that are never an HTML page.
+var notHTMLExt = map[string]bool{
+	"js": true, "mjs": true, "css": true, "json": true, "xml": true, "txt": true, "csv": true,
+	"png": true, "jpg": true, "jpeg": true, "gif": true, "svg": true, "webp": true, "avif": true, "ico": true, "bmp": true,
+	"woff": true, "woff2": true, "ttf": true, "otf": true, "eot": true,
+	"pdf": true, "zip": true, "gz": true, "tgz": true, "bz2": true, "xz": true, "tar": true,
+	"mp4": true, "webm": true, "mp3": true, "ogg": true, "wav": true, "vtt": true,
+}
+
+// notHTMLByName says whether u's last path segment names a file that is
+// never an HTML page.
+func notHTMLByName(u string) bool {
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		u = u[:i]
+	}
+	seg := u[strings.LastIndexByte(u, '/')+1:]
+	dot := strings.LastIndexByte(seg, '.')
+	return dot >= 0 && notHTMLExt[strings.ToLower(seg[dot+1:])]
+}
+
+// SamePageLine says which URLs answered the same HTML page, or "" when
+// no set was large enough to tell (see SamePage).
+func (r *Report) SamePageLine() string {
+	sp := r.Summary.SamePage
+	if sp.Count == 0 {
+		return ""
+	}
+	size := ""
+	if sp.Size > 0 {
+		size = fmt.Sprintf("%d-byte ", sp.Size)
+	}
+	res := ""
+	if sp.Resources > 0 {
+		res = fmt.Sprintf(", %s", plural(sp.Resources, "of them named as a script, image, stylesheet, font or download", "of them named as scripts, images, stylesheets, fonts or downloads"))
+	}
+	ex := make([]string, len(sp.Examples))
+	for i, u := range sp.Examples {
+		ex[i] = r.Location(u)
+	}
+	return fmt.Sprintf("%d URLs of %s answered 200 with the same %sHTML page (ETag %s)%s: a \"not found\" page answering 200 "+
+		"(a soft 404)? They are counted OK, so broken links among them are not reported; for example %s.",
+		sp.Count, sp.Host, size, sp.ETag, res, strings.Join(ex, ", "))
+}
