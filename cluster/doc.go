@@ -63,8 +63,9 @@
 // # Leases
 //
 // A worker creates shard.<n> in a bucket whose TTL is the lease TTL and
-// renews it every TTL/3 by a compare-and-set Update, in a goroutine of its
-// own that crawling and commits never hold. A write that fails or is slow
+// renews it every TTL/3 by a compare-and-set Update (the leases of a
+// round sent at once, their answers awaited together), in a goroutine of
+// its own that crawling and commits never hold. A write that fails or is slow
 // is tried again; the worker gives its shards up only when a lease is
 // lost (its value changed: taken over, or expired at the server) or when
 // 3/4 of the TTL passed since the sending of its last write that landed:

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -183,6 +184,7 @@ type bucket interface {
 type kvBucket struct {
 	jetstream.KeyValue
 	stream jetstream.Stream
+	js     jetstream.JetStream // for updateAll
 }
 
 func openBucket(ctx context.Context, js jetstream.JetStream, name string) (bucket, error) {
@@ -197,7 +199,50 @@ func openBucket(ctx context.Context, js jetstream.JetStream, name string) (bucke
 	if err != nil {
 		return nil, err
 	}
-	return kvBucket{KeyValue: kv, stream: s}, nil
+	return kvBucket{KeyValue: kv, stream: s, js: js}, nil
+}
+
+// updateAll writes value to every key of keys, each over its revision
+// in revs, at once: the writes go out together and their answers come
+// back together (PublishMsgAsync), where Update sends one write and
+// waits for its answer. A worker on every shard renews 256 leases a
+// round; one by one, each write cost a request of its own and a wakeup
+// of its own goroutine, and a round twice the CPU, client and server
+// (about 8 ms a round at the server of a test, against 4). next holds the
+// new revisions, errs each write's error, which wraps
+// jetstream.ErrKeyRevisionMismatch when the key was not at revs[i], as
+// Update's does; ctx bounds the wait for the answers.
+func (b kvBucket) updateAll(ctx context.Context, keys []string, value []byte, revs []uint64) (next []uint64, errs []error) {
+	next, errs = make([]uint64, len(keys)), make([]error, len(keys))
+	futures := make([]jetstream.PubAckFuture, len(keys))
+	for i, key := range keys {
+		m := nats.NewMsg("$KV." + b.Bucket() + "." + key)
+		m.Data = value
+		f, err := b.js.PublishMsgAsync(m, jetstream.WithExpectLastSequencePerSubject(revs[i]))
+		if err != nil {
+			errs[i] = fmt.Errorf("write %s: %w", key, err)
+			continue
+		}
+		futures[i] = f
+	}
+	for i, f := range futures {
+		if f == nil {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			errs[i] = fmt.Errorf("write %s: %w", keys[i], ctx.Err())
+		case ack := <-f.Ok():
+			next[i] = ack.Sequence
+		case err := <-f.Err():
+			var apiErr *jetstream.APIError
+			if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+				err = fmt.Errorf("%w: %w", err, jetstream.ErrKeyRevisionMismatch)
+			}
+			errs[i] = fmt.Errorf("write %s: %w", keys[i], err)
+		}
+	}
+	return next, errs
 }
 
 // keysNow is one request, the stream's info with the subjects matching

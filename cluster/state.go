@@ -55,7 +55,7 @@ type WorkerStatus struct {
 	Deferred int `json:"deferred,omitempty"`
 	// Acked is the last stream sequence of lp.todo.<shard> this worker
 	// acked, per shard (as decimal strings, JSON keys), after committing
-	// the message's tasks.
+	// the message's tasks; a shard it acked nothing of is left out.
 	Acked map[string]uint64 `json:"acked,omitempty"`
 	// DB is the ID of the worker's database (store.DB.ID), and Received
 	// the last stream sequence of lp.todo.<shard> whose tasks that file

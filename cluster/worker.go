@@ -436,8 +436,12 @@ func (w *Worker) Join(ctx context.Context, passID uint64) (*Frontier, error) {
 		return nil, fmt.Errorf("join: %w", err)
 	}
 	f.stream = stream
+	// Only sequences above zero: a report carries the map, and a worker
+	// of every shard wrote 256 zeros into each report.
 	for _, s := range w.cfg.Shards {
-		f.acked[strconv.Itoa(s)] = prev.acked(s)
+		if a := prev.acked(s); a > 0 {
+			f.acked[strconv.Itoa(s)] = a
+		}
 	}
 	// A consumer costs the server a file, and a worker of a real cluster
 	// owns a range of the 256 shards, most of which a pass may never use:
@@ -613,7 +617,9 @@ func (f *Frontier) raiseAcked(floors map[string]uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for k, v := range floors {
-		f.acked[k] = max(f.acked[k], v)
+		if v > f.acked[k] {
+			f.acked[k] = v
+		}
 	}
 }
 

@@ -95,7 +95,8 @@ func (m *robotsMemo) gate(c *Crawler, u *url.URL, allowed bool) robotsAnswer {
 func (c *Crawler) robotsRefused(host string, a robotsAnswer) (v store.Verdict, class, note string) {
 	if a == robotsFailing {
 		r, _ := c.cfg.Throttle.Robots(host)
-		return store.VerdictTransient, robotsFailure(r), heldByRobots
+		class, note := robotsFailure(r)
+		return store.VerdictTransient, class, note
 	}
 	return store.VerdictSkipped, store.ErrorRobots, "skipped: robots.txt disallows it"
 }
@@ -295,21 +296,26 @@ func (c *Crawler) robotsRefusal(pass store.Pass, u string, host string, a robots
 
 const heldByRobots = "not requested: RFC 9309 keeps crawlers off a host until its robots.txt can be read (asked again within the hour, and by the next run)"
 
-// robotsFailure names why a robots.txt could not be read, for a person.
-func robotsFailure(r *throttle.Robots) string {
+// dnsAgain is the note of a URL whose host's name did not resolve: no
+// robots.txt was asked, so none is blamed (qa10 Q4).
+const dnsAgain = "the name is looked up again within the hour, and by the next run"
+
+// robotsFailure names why a robots.txt could not be read, for a person
+// (class), and what keeps the host's URLs from being requested (note).
+func robotsFailure(r *throttle.Robots) (class, note string) {
 	switch st := r.Status(); {
 	case st == 0 && r.Cause() == "dns":
 		// The name did not resolve for want of an answer (the resolver
 		// unreachable, a lookup timing out): nothing reached the host,
 		// which may be fine (qa9 T8: 1,940 links of 1,940 "failing"
 		// hosts on a night the machine's DNS was down).
-		return "DNS lookup failed, not the host: nothing was requested"
+		return "DNS lookup failed, not the host: nothing was requested", dnsAgain
 	case st == 0:
-		return "robots.txt could not be fetched (" + r.Cause() + "): the host is failing"
+		return "robots.txt could not be fetched (" + r.Cause() + "): the host is failing", heldByRobots
 	case st == http.StatusTooManyRequests:
-		return "robots.txt answered 429: the host is rate-limiting"
+		return "robots.txt answered 429: the host is rate-limiting", heldByRobots
 	default:
-		return fmt.Sprintf("robots.txt answered %d: the host is failing", st)
+		return fmt.Sprintf("robots.txt answered %d: the host is failing", st), heldByRobots
 	}
 }
 

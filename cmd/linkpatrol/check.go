@@ -747,15 +747,25 @@ func warnWithheld(db *store.DB, passID uint64, engine *rules.Engine, stderr io.W
 		n     int
 	}
 	var found []*withheld
+	// Withheld looks only at a URL's scheme and host: asked once per
+	// origin, not once per URL and hop of the pass (review10 R2).
+	byOrigin := make(map[string][]rules.HeaderFlag)
 	note := func(raw string) {
-		if !strings.HasPrefix(raw, "http://") && !strings.HasPrefix(raw, "https://") {
+		scheme, rest, ok := strings.Cut(raw, "://")
+		if !ok || scheme != "http" && scheme != "https" {
 			return
 		}
-		u, err := url.Parse(raw)
-		if err != nil {
-			return
+		origin := raw[:len(scheme)+3+strings.IndexAny(rest+"/", "/?#")]
+		hs, seen := byOrigin[origin]
+		if !seen {
+			u, err := url.Parse(origin)
+			if err != nil {
+				return
+			}
+			hs = engine.Withheld(u)
+			byOrigin[origin] = hs
 		}
-		for _, h := range engine.Withheld(u) {
+		for _, h := range hs {
 			i := slices.IndexFunc(found, func(w *withheld) bool { return w.h == h })
 			if i < 0 {
 				found = append(found, &withheld{h: h, first: raw})
