@@ -686,11 +686,12 @@ func (c *Crawler) changedHostStates() (map[string][]byte, error) {
 // not committed (the batch being written, the tasks in its workers' hands
 // and the one outcome being handed over) is assumed to have just started
 // at every host, so that no server sees more than its limits across the
-// kill (Throttle.Resume); and after a kill (killed: the run before never
-// ended), every host's in-flight cap is taken as still out at the server
-// (Throttle.Killed): the requests the killed run started after its last
-// save are nowhere in it.
-func (c *Crawler) loadHostState(passID uint64, resumed, killed bool) error {
+// kill (Throttle.Resume); and after a kill (dead: when the run before,
+// which never ended, was last known alive), every host's in-flight cap is
+// taken as still out at the server (Throttle.Killed) until --timeout after
+// the dead run's last possible start: the requests it started after its
+// last save are nowhere in it.
+func (c *Crawler) loadHostState(passID uint64, resumed bool, dead time.Time) error {
 	if c.cfg.Throttle == nil {
 		return nil
 	}
@@ -713,14 +714,20 @@ func (c *Crawler) loadHostState(passID uint64, resumed, killed bool) error {
 	if err != nil {
 		return err
 	}
+	killed := !dead.IsZero()
 	if resumed || killed {
 		c.cfg.Throttle.Resume(c.cfg.BatchSize + Workers(c.cfg.Concurrency) + 1)
 	}
 	if killed {
-		c.cfg.Throttle.Killed()
-		// A wait of --timeout on every host must not look like a hung run.
-		c.cfg.Logger.Warn("the run before was killed, and the servers may still be serving requests it left: each host's first request waits " +
-			throttle.FormatDuration(c.cfg.Timeout) + " (--timeout)")
+		startedBy := dead.Add(aliveUnseen)
+		c.cfg.Throttle.Killed(startedBy)
+		now := c.cfg.Now()
+		// A wait of up to --timeout on every host must not look like a
+		// hung run; a kill long enough ago costs nothing, and says nothing.
+		if wait := min(startedBy.Add(c.cfg.Timeout).Sub(now), c.cfg.Timeout); wait > 0 {
+			c.cfg.Logger.Warn(fmt.Sprintf("the run before was killed (last seen alive %s ago), and the servers may still be serving requests it left: each host's first request waits %s (--timeout %s after it could last have sent one)",
+				roughly(now.Sub(dead)), roughly(wait), throttle.FormatDuration(c.cfg.Timeout)))
+		}
 	}
 	return c.store.PutHostStates(expired)
 }

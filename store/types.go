@@ -76,6 +76,11 @@ type Pass struct {
 	// it says the one before died (killed, crashed) without saving its
 	// last requests. Zero on a pass no run has worked on yet.
 	RunStarted time.Time `json:"run_started,omitzero"`
+	// Alive is when the run working on the pass was last known alive: it
+	// is stored every few seconds while the run works, idle or not (the
+	// crawler's heartbeat), so that after a kill the next run knows how
+	// long ago the dead run could still have started a request.
+	Alive time.Time `json:"alive,omitzero"`
 	// Deferred counts the URLs of the site's own hosts that a server's
 	// pause (a Retry-After longer than the run may wait) held back to a
 	// later run of this pass; while any are, the pass is not complete.
