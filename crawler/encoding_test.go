@@ -15,6 +15,7 @@ import (
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/linkpatrol/linkpatrol/report"
 	"github.com/linkpatrol/linkpatrol/store"
 	"github.com/linkpatrol/linkpatrol/throttle"
 )
@@ -95,8 +96,19 @@ func TestContentEncodingsAreUndone(t *testing.T) {
 		}
 	}
 	r, _, _ := db.Get(srv.URL + "/unknown")
-	if r.Verdict != store.VerdictUnverifiable || r.Error != "unsupported encoding" {
-		t.Errorf("a page in an encoding we cannot undo: %+v, want unverifiable: unsupported encoding, not ok with no links", r)
+	if r.Verdict != store.VerdictUnverifiable || r.Error != "unsupported encoding" || r.Note != "could not decode (Content-Encoding x-unknown)" {
+		t.Errorf("a page in an encoding we cannot undo: %+v, want unverifiable: unsupported encoding, the coding said, not ok with no links", r)
+	}
+	pass, _, err := db.LastPass()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := report.Build(db, pass.ID, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.SectionHelp(store.VerdictUnverifiable); strings.Contains(got, "would not let a robot look") || !strings.Contains(got, "could not read or decode") {
+		t.Errorf("Unverifiable heading %q: nothing refused a robot; linkpatrol could not decode the page (qa10 Q5)", got)
 	}
 }
 
