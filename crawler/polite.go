@@ -446,9 +446,9 @@ func (c *Crawler) deferral(pass store.Pass, t task, target string) (res store.Re
 // heldAgain says whether t was requested in this run and refused, its URL
 // held back by a long pause in an earlier run of this pass: a URL a
 // restart finds still inside its pause is held without a request (its
-// attempt and comebacks are zero), so a short outage is still waited out.
+// tries are those earlier runs used), so a short outage is still waited out.
 func (c *Crawler) heldAgain(pass store.Pass, t task) bool {
-	if t.attempt == 0 && t.comebacks.N == 0 {
+	if t.retries == t.restored {
 		return false
 	}
 	prev, ok, err := c.store.Get(t.URL)
