@@ -307,11 +307,12 @@ func chainEnd(rec *store.URLRecord, end store.URLRecord, maxRedirects int, stitc
 		rec.Redirects = rec.Redirects[:maxRedirects+1]
 	case end.Verdict == store.VerdictSkipped && end.Error == store.ErrorRobots:
 		rec.Note = "skipped: robots.txt disallows a redirect target"
-	case end.Verdict == store.VerdictSkipped, heldBack(end.Error), end.Error == errCookieAcross:
+	case end.Verdict == store.VerdictSkipped, heldBack(end.Error), end.Error == errCookieAcross, end.Error == store.ErrorUnsupportedScheme:
 		// A skip, or a hold's Retry-After or silence: said of the
 		// target's host, and as true of the link that leads there,
 		// which the report shows while the target is a hop it hides
-		// (review7 RV2 #5).
+		// (review7 RV2 #5). So is how to leave out a target in a scheme
+		// linkpatrol cannot check.
 		rec.Note = end.Note
 	}
 }

@@ -2,6 +2,7 @@ package crawler
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/linkpatrol/linkpatrol/store"
@@ -39,20 +40,27 @@ func TestClassifyStatus(t *testing.T) {
 
 // A robots.txt that could not be asked is said by what failed: a DNS
 // lookup that got no answer is the resolver's failure, not the host's
-// (qa9 T8).
+// (qa9 T8), and then no robots.txt was asked, so the note does not blame
+// one (qa10 Q4: "not requested: RFC 9309 keeps crawlers off a host until
+// its robots.txt can be read" under "DNS lookup failed").
 func TestRobotsFailureSaysWhatFailed(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		robots *throttle.Robots
-		want   string
+		robots     *throttle.Robots
+		want       string
+		robots9309 bool // the note says RFC 9309 keeps crawlers off
 	}{
-		{throttle.UnreachableRobots("dns"), "DNS lookup failed, not the host: nothing was requested"},
-		{throttle.UnreachableRobots("timeout"), "robots.txt could not be fetched (timeout): the host is failing"},
-		{throttle.ParseRobots(500, nil), "robots.txt answered 500: the host is failing"},
-		{throttle.ParseRobots(429, nil), "robots.txt answered 429: the host is rate-limiting"},
+		{throttle.UnreachableRobots("dns"), "DNS lookup failed, not the host: nothing was requested", false},
+		{throttle.UnreachableRobots("timeout"), "robots.txt could not be fetched (timeout): the host is failing", true},
+		{throttle.ParseRobots(500, nil), "robots.txt answered 500: the host is failing", true},
+		{throttle.ParseRobots(429, nil), "robots.txt answered 429: the host is rate-limiting", true},
 	} {
-		if got := robotsFailure(tt.robots); got != tt.want {
-			t.Errorf("robotsFailure(%q, %d) = %q, want %q", tt.robots.Cause(), tt.robots.Status(), got, tt.want)
+		class, note := robotsFailure(tt.robots)
+		if class != tt.want {
+			t.Errorf("robotsFailure(%q, %d) = %q, want %q", tt.robots.Cause(), tt.robots.Status(), class, tt.want)
+		}
+		if says := strings.Contains(note, "RFC 9309") || strings.Contains(note, "robots.txt"); says != tt.robots9309 || note == "" {
+			t.Errorf("robotsFailure(%q, %d): note %q; want robots.txt blamed: %v", tt.robots.Cause(), tt.robots.Status(), note, tt.robots9309)
 		}
 	}
 }

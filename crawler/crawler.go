@@ -280,8 +280,9 @@ type Outcome struct {
 // run works on pass until its frontier is empty (and the frontier says
 // the pass is done everywhere) or ctx is cancelled; see Run. queue is the
 // frontier to start from (seeds, or what a stopped run left); done lists
-// every URL already resolved in this pass.
-func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass, began time.Time, queue []store.Task, done []string, killed bool) (Outcome, error) {
+// every URL already resolved in this pass. dead, when not zero, is when
+// the run before, killed, was last known alive (see Opened).
+func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass, began time.Time, queue []store.Task, done []string, dead time.Time) (Outcome, error) {
 	// Fetches outlive a stop by the grace period so that work nearly done
 	// is not thrown away; hard (a second signal) ends them at once.
 	fetchCtx, cancelFetch := context.WithCancel(context.WithoutCancel(ctx))
@@ -317,7 +318,7 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 	if c.frontier == nil {
 		c.frontier = Local()
 	}
-	if err := c.loadHostState(pass.ID, len(done) > 0, killed); err != nil {
+	if err := c.loadHostState(pass.ID, len(done) > 0, dead); err != nil {
 		return Outcome{}, fmt.Errorf("load host state: %w", err)
 	}
 	if err := c.openSites(); err != nil {
@@ -449,8 +450,15 @@ func (c *Crawler) Progress() Progress {
 
 // writeLoop commits what comes in on in, in batches. A request on flushes
 // commits everything handed over before it and answers with the error.
-// keepTimeEvery is how often writeLoop stores the pass's working time.
+// keepTimeEvery is how often writeLoop stores the pass's working time and
+// that the run is alive (store.Pass.Alive), busy or idle.
 const keepTimeEvery = 5 * time.Second
+
+// aliveUnseen is how long after its last stored sign of life a run killed
+// may still have started a request: until its next heartbeat was due
+// (keepTimeEvery), and as long again for a heartbeat held up behind a
+// slow commit.
+const aliveUnseen = 2 * keepTimeEvery
 
 func (c *Crawler) writeLoop(ctx context.Context, pass store.Pass, began time.Time, in <-chan []store.Result, flushes <-chan chan error) error {
 	passID := pass.ID
@@ -463,14 +471,15 @@ func (c *Crawler) writeLoop(ctx context.Context, pass store.Pass, began time.Tim
 	// resumed after kills said only its last run's time (review7 RV1:
 	// elapsed_seconds 5.0 after 18 kills). A kill costs at most
 	// keepTimeEvery of it.
-	kept := began
+	// The same write is the run's heartbeat: after a kill, the next run
+	// knows the dead one started nothing after about then (aliveUnseen),
+	// and waits for its requests only as long as they can still be out.
+	beat := time.NewTicker(keepTimeEvery)
+	defer beat.Stop()
 	keepTime := func() error {
-		if time.Since(kept) < keepTimeEvery {
-			return nil
-		}
-		kept = time.Now()
 		p := pass
-		p.Elapsed += kept.Sub(began)
+		p.Elapsed += time.Since(began)
+		p.Alive = c.cfg.Now()
 		return c.store.UpdatePass(p)
 	}
 	flush := func() error {
@@ -532,16 +541,14 @@ func (c *Crawler) writeLoop(ctx context.Context, pass store.Pass, began time.Tim
 				if err := c.saveHostState(); err != nil {
 					return fmt.Errorf("save host state: %w", err)
 				}
-				// Time with nothing answering is the pass's time too
-				// (review8 F7).
-				if err := keepTime(); err != nil {
-					return err
-				}
 				continue
 			}
 			if err := flush(); err != nil {
 				return err
 			}
+		case <-beat.C:
+			// Time with nothing answering is the pass's time too
+			// (review8 F7), and a run with nothing to commit is alive.
 			if err := keepTime(); err != nil {
 				return err
 			}

@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
@@ -125,6 +128,8 @@ const hostileStart = `<!doctype html><title>home</title>
 <img src="/head-no-colon.png">
 <a href="/long-no-colon">a long header line without a colon</a>
 <a href="/gzip-bomb">bomb</a>
+<a href="/br-bomb">brotli bomb</a>
+<a href="/zstd-bomb">zstd bomb</a>
 <a href="/short-body">body cut short</a>
 <a href="/bad-gzip">corrupt gzip</a>
 <a href="/liar">lies about content type</a>
@@ -157,9 +162,29 @@ var gzipBomb = sync.OnceValue(func() []byte {
 	return append(member([]byte("<html><body>")), bytes.Repeat(member(bytes.Repeat([]byte("A"), 1<<20)), 50)...)
 })
 
+// brBomb and zstdBomb are pages that decode to 8 MiB and 50 MiB (qa10 Q5:
+// br and zstd are decoded now, under the same cap). A brotli stream is
+// one stream, so it is compressed whole, at the fastest level; zstd, like
+// gzip, decodes frames end to end.
+var brBomb = sync.OnceValue(func() []byte {
+	var b bytes.Buffer
+	w := brotli.NewWriterLevel(&b, brotli.BestSpeed)
+	w.Write([]byte("<html><body>"))
+	w.Write(bytes.Repeat([]byte("A"), 8<<20))
+	w.Close()
+	return b.Bytes()
+})
+
+var zstdBomb = sync.OnceValue(func() []byte {
+	w, _ := zstd.NewWriter(nil)
+	frame := w.EncodeAll(bytes.Repeat([]byte("A"), 1<<20), nil)
+	return append(w.EncodeAll([]byte("<html><body>"), nil), bytes.Repeat(frame, 50)...)
+})
+
 func hostileSite(t *testing.T, c *counter) *httptest.Server {
 	t.Helper()
 	bomb := gzipBomb() // before serving: building it is no part of a request's time
+	bombs := map[string][]byte{"br": brBomb(), "zstd": zstdBomb()}
 	mux := http.NewServeMux()
 	mux.Handle("/{$}", page(hostileStart))
 	mux.HandleFunc("/bad-location", func(w http.ResponseWriter, r *http.Request) {
@@ -220,6 +245,13 @@ func hostileSite(t *testing.T, c *counter) *httptest.Server {
 		w.Header().Set("Content-Encoding", "gzip")
 		w.Write(bomb)
 	})
+	for enc, b := range bombs {
+		mux.HandleFunc("/"+enc+"-bomb", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			w.Header().Set("Content-Encoding", enc)
+			w.Write(b)
+		})
+	}
 	mux.HandleFunc("/liar", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		w.Write(bytes.Repeat([]byte{0, 1, 2, 0xff, '<', 'a'}, 10000))
@@ -334,6 +366,8 @@ func TestPassSurvivesHostileServers(t *testing.T) {
 		// refused (review10 R8: unverifiable, GET never asked).
 		{"/head-no-colon.png", store.VerdictOK, 200, ""},
 		{"/gzip-bomb", store.VerdictOK, 200, ""},
+		{"/br-bomb", store.VerdictOK, 200, ""},
+		{"/zstd-bomb", store.VerdictOK, 200, ""},
 		{"/liar", store.VerdictOK, 200, ""},
 		{"/empty", store.VerdictTransient, 0, "connection reset"},
 		// Wrong words before (qa4 F7): "connection reset" and "error".
@@ -385,8 +419,10 @@ func TestPassSurvivesHostileServers(t *testing.T) {
 	if got := r.records[srv.URL+"/redirect"]; got.FinalURL != srv.URL+"/landed" || len(got.Redirects) != 2 {
 		t.Errorf("redirect chain: final %q, hops %+v", got.FinalURL, got.Redirects)
 	}
-	if got := r.records[srv.URL+"/gzip-bomb"]; got.Size != 1<<20 || got.Note == "" {
-		t.Errorf("gzip bomb: read %d bytes (note %q), want the 1 MiB cap", got.Size, got.Note)
+	for _, p := range []string{"/gzip-bomb", "/br-bomb", "/zstd-bomb"} {
+		if got := r.records[srv.URL+p]; got.Size != 1<<20 || got.Note == "" {
+			t.Errorf("%s: read %d bytes (note %q), want the 1 MiB cap", p, got.Size, got.Note)
+		}
 	}
 	// Each URL is fetched once however many pages link to it.
 	if n := c.get("GET /ok"); n != 1 {

@@ -23,6 +23,7 @@ type task struct {
 	host       string
 	permit     *throttle.Permit
 	retries                     // so far (after 429/503/timeouts the throttle allows retrying)
+	restored   retries          // of retries, what earlier runs of the pass used (see dispatcher.push)
 	prev       *store.URLRecord // what an earlier pass (or run) recorded
 	prevLoaded bool             // prev was read when staged
 	fresh      bool             // prev is young enough to reuse without a request
@@ -262,7 +263,13 @@ func (d *dispatcher) push(t store.Task) {
 	if u, err := url.Parse(t.URL); err == nil {
 		host = u.Host
 	}
-	d.enqueue(task{Task: t, host: host})
+	// The tries an earlier run of the pass used are the task's so far
+	// (see keepTries).
+	tk := task{Task: t, host: host}
+	tk.attempt, tk.comebacks = t.Tries, throttle.Comebacks{N: t.Comebacks, Waited: t.ComebacksWaited}
+	tk.Tries, tk.Comebacks, tk.ComebacksWaited = 0, 0, 0
+	tk.restored = tk.retries
+	d.enqueue(tk)
 }
 
 func (d *dispatcher) enqueue(t task) {
@@ -709,6 +716,9 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 					// pause is the same for all of them.
 					again := o.comeback == 0 && o.due && o.task.attempt > 0
 					o.task.count(o.comeback)
+					if err := d.keepTries(failed, writes, o.task); err != nil {
+						return err
+					}
 					switch {
 					case again:
 						d.queueOn(o.task, queueDueFirst)
@@ -758,6 +768,25 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 		case <-failed.Done():
 			return failed.Err()
 		}
+	}
+}
+
+// keepTries hands the writer t's tries so far, to be saved with its queued
+// task (store.Result.Tried): a run resumed after a stop or a kill gives it
+// only what is left of its retries, where each run gave a URL that kept
+// timing out 1+N requests (qa10 Q6: 7 over kill, kill, finish at
+// --retries 2).
+func (d *dispatcher) keepTries(failed context.Context, writes chan<- []store.Result, t task) error {
+	if t.sitemapsOf != "" {
+		return nil // not a task of the frontier
+	}
+	st := t.Task
+	st.Tries, st.Comebacks, st.ComebacksWaited = t.attempt, t.comebacks.N, t.comebacks.Waited
+	select {
+	case writes <- []store.Result{{Tried: &st}}:
+		return nil
+	case <-failed.Done():
+		return failed.Err()
 	}
 }
 

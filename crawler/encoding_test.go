@@ -12,6 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/linkpatrol/linkpatrol/report"
 	"github.com/linkpatrol/linkpatrol/store"
 	"github.com/linkpatrol/linkpatrol/throttle"
 )
@@ -38,9 +42,20 @@ func TestContentEncodingsAreUndone(t *testing.T) {
 			return buf.Bytes()
 		},
 		"double": func(b []byte) []byte { return gz(gz(b)) },
-		"br":     func(b []byte) []byte { return b }, // labelled br, which we cannot undo
+		"br": func(b []byte) []byte {
+			var buf bytes.Buffer
+			w := brotli.NewWriter(&buf)
+			w.Write(b)
+			w.Close()
+			return buf.Bytes()
+		},
+		"zstd": func(b []byte) []byte {
+			w, _ := zstd.NewWriter(nil)
+			return w.EncodeAll(b, nil)
+		},
+		"unknown": func(b []byte) []byte { return b }, // labelled x-unknown, which we cannot undo
 	}
-	coding := map[string]string{"zlib": "deflate", "rawdeflate": "deflate", "double": "gzip, gzip", "br": "br"}
+	coding := map[string]string{"zlib": "deflate", "rawdeflate": "deflate", "double": "gzip, gzip", "br": "br", "zstd": "zstd", "unknown": "x-unknown"}
 	var rec recorder
 	mux := http.NewServeMux()
 	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
@@ -74,15 +89,26 @@ func TestContentEncodingsAreUndone(t *testing.T) {
 			t.Errorf("requested %s, which the deflated robots.txt disallows", p)
 		}
 	}
-	for _, name := range []string{"zlib", "rawdeflate", "double"} {
+	for _, name := range []string{"zlib", "rawdeflate", "double", "br", "zstd"} {
 		r, ok, err := db.Get(srv.URL + "/dead/" + name)
 		if err != nil || !ok || r.Verdict != store.VerdictBroken {
 			t.Errorf("the link on the %s page: %+v (found %v, %v), want broken: the page's body was not undone", name, r, ok, err)
 		}
 	}
-	r, _, _ := db.Get(srv.URL + "/br")
-	if r.Verdict != store.VerdictUnverifiable || r.Error != "unsupported encoding" {
-		t.Errorf("a page in an encoding we cannot undo: %+v, want unverifiable: unsupported encoding, not ok with no links", r)
+	r, _, _ := db.Get(srv.URL + "/unknown")
+	if r.Verdict != store.VerdictUnverifiable || r.Error != "unsupported encoding" || r.Note != "could not decode (Content-Encoding x-unknown)" {
+		t.Errorf("a page in an encoding we cannot undo: %+v, want unverifiable: unsupported encoding, the coding said, not ok with no links", r)
+	}
+	pass, _, err := db.LastPass()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := report.Build(db, pass.ID, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.SectionHelp(store.VerdictUnverifiable); strings.Contains(got, "would not let a robot look") || !strings.Contains(got, "could not read or decode") {
+		t.Errorf("Unverifiable heading %q: nothing refused a robot; linkpatrol could not decode the page (qa10 Q5)", got)
 	}
 }
 

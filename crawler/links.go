@@ -240,10 +240,27 @@ func (c *Crawler) resolveRef(base *url.URL, ref string) *resolvedRef {
 		return &resolvedRef{invalid: "invalid URL", raw: ref}
 	}
 	res := c.decided(u)
-	if u.Scheme == "file" && base.Scheme != "file" && fileOnWeb(res.d) {
-		return &resolvedRef{invalid: errFileOnWeb, raw: u.String()}
+	if base.Scheme != "file" {
+		if why := onAuthorsDisk(u, res.d); why != "" {
+			return &resolvedRef{invalid: why, raw: u.String()}
+		}
 	}
 	return res
+}
+
+// onAuthorsDisk is the error of u, a link written on a web page, when it
+// names a file on the author's disk, which no visitor can follow: a file:
+// URL, or a Windows path (C:\docs\a.html, read as a URL in scheme "c",
+// which was "not checked: scheme c is not supported": review10 R5); "" for
+// any other link, or one an --exclude or a rule leaves out.
+func onAuthorsDisk(u *url.URL, d rules.Decision) string {
+	switch {
+	case u.Scheme == "file" && fileOnWeb(d):
+		return errFileOnWeb
+	case len(u.Scheme) == 1 && (strings.HasPrefix(d.Rule, rules.UnsupportedScheme+" ") || d.Action != rules.Skip && d.Action != rules.Ignore):
+		return errWindowsPath
+	}
+	return ""
 }
 
 // decided is what the rules make of the resolved URL u.
@@ -278,6 +295,10 @@ func fileOnWeb(d rules.Decision) bool {
 // errFileOnWeb is the error of a file: link on a web page: it names a file
 // on the author's disk, which no visitor can follow.
 const errFileOnWeb = "file: link on a web page"
+
+// errWindowsPath is the error of a Windows path written as a link (its
+// drive letter taken for a scheme).
+const errWindowsPath = "Windows file path, not a URL"
 
 // invalid records a reference that is broken as written.
 func (r *refs) invalid(link store.Link, raw, why string) {
@@ -352,9 +373,11 @@ func (c *Crawler) linkTargets(page string, links []store.Link) []target {
 			continue
 		}
 		d := c.rules.Decide(u)
-		if u.Scheme == "file" && !strings.HasPrefix(page, "file:") && fileOnWeb(d) {
-			found = append(found, target{url: l.URL, err: errFileOnWeb})
-			continue
+		if !strings.HasPrefix(page, "file:") {
+			if why := onAuthorsDisk(u, d); why != "" {
+				found = append(found, target{url: l.URL, err: why})
+				continue
+			}
 		}
 		if d.Action == rules.Ignore {
 			continue

@@ -49,8 +49,26 @@ type Opened struct {
 	Resumed bool
 	// Killed: the run before died (killed, crashed) instead of stopping,
 	// so it may have had requests out that it did not save (see
-	// store.Pass.RunStarted and throttle.Throttle.Killed).
+	// store.Pass.RunStarted and throttle.Throttle.Killed): the run before
+	// on this database, whichever pass it worked on, since the hosts'
+	// state is the database's.
 	Killed bool
+	// LastAlive is, after a kill, when the dead run was last known alive
+	// (its pass's Alive or RunStarted, the later).
+	LastAlive time.Time
+}
+
+// deadRun says whether p's run died without ending (see Opened.Killed),
+// and when it was last known alive.
+func deadRun(p store.Pass) (killed bool, lastAlive time.Time) {
+	if p.RunStarted.IsZero() {
+		return false, time.Time{}
+	}
+	lastAlive = p.RunStarted
+	if p.Alive.After(lastAlive) {
+		lastAlive = p.Alive
+	}
+	return true, lastAlive
 }
 
 // The reasons Run refuses to open a pass; a *RefusedError wraps one, so
@@ -125,7 +143,11 @@ func (c *Crawler) Run(ctx, hard context.Context, spec PassSpec) (store.Pass, Out
 		}
 	}
 	began := time.Now()
-	out, runErr := c.run(ctx, hard, pass, began, queue, done, o.Killed)
+	var dead time.Time
+	if o.Killed {
+		dead = o.LastAlive
+	}
+	out, runErr := c.run(ctx, hard, pass, began, queue, done, dead)
 
 	pass.Elapsed += time.Since(began)
 	pass.RunStarted = time.Time{} // ended, not killed: everything it started is saved
@@ -169,10 +191,21 @@ func (c *Crawler) open(spec PassSpec) (Opened, []store.Task, []string, error) {
 		}
 		return c.resume(open, want)
 	}
-	if !ok {
+	// The run before on this database may have died whatever pass it
+	// worked on: the one abandoned here, or the last one when another
+	// process abandoned it (a cluster worker's beginPass): its requests
+	// are out at hosts this pass shares (review10 R10: --new-pass after
+	// a kill, what the GitHub Action runs, let 4 in at --per-host 2).
+	var before Opened
+	if ok {
+		before.Killed, before.LastAlive = deadRun(open)
+	} else {
 		last, had, err := c.store.LastPass()
 		if err != nil {
 			return Opened{}, nil, nil, err
+		}
+		if had {
+			before.Killed, before.LastAlive = deadRun(last)
 		}
 		// Another site's history would be read as this one's: its results
 		// reused, its problems "fixed". Say so rather than mix them.
@@ -206,13 +239,13 @@ func (c *Crawler) open(spec PassSpec) (Opened, []store.Task, []string, error) {
 	if p.Started.IsZero() {
 		p.Started = time.Now()
 	}
-	p.RunStarted = time.Now()
+	p.RunStarted, p.Alive = c.cfg.Now(), time.Time{}
 	c.sticky(&p, want)
 	pass, err := c.store.BeginPass(p, seeds)
 	if err != nil {
 		return Opened{}, nil, nil, err
 	}
-	return Opened{Pass: pass, Queued: len(seeds)}, seeds, nil, nil
+	return Opened{Pass: pass, Queued: len(seeds), Killed: before.Killed, LastAlive: before.LastAlive}, seeds, nil, nil
 }
 
 // resume reopens open with its stored frontier and done set.
@@ -230,13 +263,13 @@ func (c *Crawler) resume(open, want store.Pass) (Opened, []store.Task, []string,
 		return Opened{}, nil, nil, err
 	}
 	c.noHistory = false
-	killed := !open.RunStarted.IsZero()
-	open.State, open.RunStarted = store.PassRunning, time.Now()
+	killed, lastAlive := deadRun(open)
+	open.State, open.RunStarted, open.Alive = store.PassRunning, c.cfg.Now(), time.Time{}
 	c.sticky(&open, want)
 	if err := c.store.UpdatePass(open); err != nil {
 		return Opened{}, nil, nil, err
 	}
-	return Opened{Pass: open, Queued: len(queue), Done: len(done), Resumed: len(done) > 0, Killed: killed}, queue, done, nil
+	return Opened{Pass: open, Queued: len(queue), Done: len(done), Resumed: len(done) > 0, Killed: killed, LastAlive: lastAlive}, queue, done, nil
 }
 
 // sticky carries onto p what this run adds to the pass: the config file it

@@ -95,7 +95,8 @@ func (m *robotsMemo) gate(c *Crawler, u *url.URL, allowed bool) robotsAnswer {
 func (c *Crawler) robotsRefused(host string, a robotsAnswer) (v store.Verdict, class, note string) {
 	if a == robotsFailing {
 		r, _ := c.cfg.Throttle.Robots(host)
-		return store.VerdictTransient, robotsFailure(r), heldByRobots
+		class, note := robotsFailure(r)
+		return store.VerdictTransient, class, note
 	}
 	return store.VerdictSkipped, store.ErrorRobots, "skipped: robots.txt disallows it"
 }
@@ -295,21 +296,26 @@ func (c *Crawler) robotsRefusal(pass store.Pass, u string, host string, a robots
 
 const heldByRobots = "not requested: RFC 9309 keeps crawlers off a host until its robots.txt can be read (asked again within the hour, and by the next run)"
 
-// robotsFailure names why a robots.txt could not be read, for a person.
-func robotsFailure(r *throttle.Robots) string {
+// dnsAgain is the note of a URL whose host's name did not resolve: no
+// robots.txt was asked, so none is blamed (qa10 Q4).
+const dnsAgain = "the name is looked up again within the hour, and by the next run"
+
+// robotsFailure names why a robots.txt could not be read, for a person
+// (class), and what keeps the host's URLs from being requested (note).
+func robotsFailure(r *throttle.Robots) (class, note string) {
 	switch st := r.Status(); {
 	case st == 0 && r.Cause() == "dns":
 		// The name did not resolve for want of an answer (the resolver
 		// unreachable, a lookup timing out): nothing reached the host,
 		// which may be fine (qa9 T8: 1,940 links of 1,940 "failing"
 		// hosts on a night the machine's DNS was down).
-		return "DNS lookup failed, not the host: nothing was requested"
+		return "DNS lookup failed, not the host: nothing was requested", dnsAgain
 	case st == 0:
-		return "robots.txt could not be fetched (" + r.Cause() + "): the host is failing"
+		return "robots.txt could not be fetched (" + r.Cause() + "): the host is failing", heldByRobots
 	case st == http.StatusTooManyRequests:
-		return "robots.txt answered 429: the host is rate-limiting"
+		return "robots.txt answered 429: the host is rate-limiting", heldByRobots
 	default:
-		return fmt.Sprintf("robots.txt answered %d: the host is failing", st)
+		return fmt.Sprintf("robots.txt answered %d: the host is failing", st), heldByRobots
 	}
 }
 
@@ -440,9 +446,9 @@ func (c *Crawler) deferral(pass store.Pass, t task, target string) (res store.Re
 // heldAgain says whether t was requested in this run and refused, its URL
 // held back by a long pause in an earlier run of this pass: a URL a
 // restart finds still inside its pause is held without a request (its
-// attempt and comebacks are zero), so a short outage is still waited out.
+// tries are those earlier runs used), so a short outage is still waited out.
 func (c *Crawler) heldAgain(pass store.Pass, t task) bool {
-	if t.attempt == 0 && t.comebacks.N == 0 {
+	if t.retries == t.restored {
 		return false
 	}
 	prev, ok, err := c.store.Get(t.URL)
@@ -680,11 +686,12 @@ func (c *Crawler) changedHostStates() (map[string][]byte, error) {
 // not committed (the batch being written, the tasks in its workers' hands
 // and the one outcome being handed over) is assumed to have just started
 // at every host, so that no server sees more than its limits across the
-// kill (Throttle.Resume); and after a kill (killed: the run before never
-// ended), every host's in-flight cap is taken as still out at the server
-// (Throttle.Killed): the requests the killed run started after its last
-// save are nowhere in it.
-func (c *Crawler) loadHostState(passID uint64, resumed, killed bool) error {
+// kill (Throttle.Resume); and after a kill (dead: when the run before,
+// which never ended, was last known alive), every host's in-flight cap is
+// taken as still out at the server (Throttle.Killed) until --timeout after
+// the dead run's last possible start: the requests it started after its
+// last save are nowhere in it.
+func (c *Crawler) loadHostState(passID uint64, resumed bool, dead time.Time) error {
 	if c.cfg.Throttle == nil {
 		return nil
 	}
@@ -707,14 +714,20 @@ func (c *Crawler) loadHostState(passID uint64, resumed, killed bool) error {
 	if err != nil {
 		return err
 	}
+	killed := !dead.IsZero()
 	if resumed || killed {
 		c.cfg.Throttle.Resume(c.cfg.BatchSize + Workers(c.cfg.Concurrency) + 1)
 	}
 	if killed {
-		c.cfg.Throttle.Killed()
-		// A wait of --timeout on every host must not look like a hung run.
-		c.cfg.Logger.Warn("the run before was killed, and the servers may still be serving requests it left: each host's first request waits " +
-			throttle.FormatDuration(c.cfg.Timeout) + " (--timeout)")
+		startedBy := dead.Add(aliveUnseen)
+		c.cfg.Throttle.Killed(startedBy)
+		now := c.cfg.Now()
+		// A wait of up to --timeout on every host must not look like a
+		// hung run; a kill long enough ago costs nothing, and says nothing.
+		if wait := min(startedBy.Add(c.cfg.Timeout).Sub(now), c.cfg.Timeout); wait > 0 {
+			c.cfg.Logger.Warn(fmt.Sprintf("the run before was killed (last seen alive %s ago), and the servers may still be serving requests it left: each host's first request waits %s (--timeout %s after it could last have sent one)",
+				roughly(now.Sub(dead)), roughly(wait), throttle.FormatDuration(c.cfg.Timeout)))
+		}
 	}
 	return c.store.PutHostStates(expired)
 }

@@ -267,6 +267,25 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 			// A web server can only redirect to a web address: it must
 			// never make us read a local file (file:), in any mode. (The
 			// directory-mode transport redirects /dir to /dir/ itself.)
+			if next.Scheme != "file" && !rules.IgnoredScheme(next.Scheme) {
+				if d := c.rules.Decide(next); d.Action == rules.Skip {
+					// A scheme linkpatrol cannot check (a download moved
+					// to an ftp: mirror): not checked, as a link written
+					// so is, or left out by the user's choice (review10
+					// R5: "broken, never worked").
+					f.redirects = append(f.redirects, store.Hop{URL: cur, Status: h.status})
+					f.finalURL, f.dec, f.policy = d.URL, &d, d.Policy
+					if claim {
+						f.keys = append(f.keys, "") // never requested, never recorded
+					}
+					if scheme, ok := strings.CutPrefix(d.Rule, rules.UnsupportedScheme+" "); ok {
+						f.errClass, f.verdict, f.note = store.ErrorUnsupportedScheme, store.VerdictUnverifiable, unsupportedNote(scheme)
+					} else {
+						f.skipped, f.note = true, notFollowed(&d)
+					}
+					return f
+				}
+			}
 			f.errClass = "redirect to " + next.Scheme + ":"
 			return f
 		}

@@ -228,6 +228,8 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 			rec.Note = why
 		} else if why := transferEncodingProblem(f.err); why != "" {
 			rec.Note = why
+		} else if ue := (*unsupportedEncodingError)(nil); errors.As(f.err, &ue) {
+			rec.Note = "could not decode (Content-Encoding " + ue.coding + ")"
 		} else if malformedHeader(f.err) != "" {
 			rec.Note = malformedHeaderNote(f.err)
 		} else if cl := badContentLength(f.err); cl != "" {

@@ -1,6 +1,7 @@
 package crawler_test
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -88,6 +89,88 @@ func TestLinksInSchemesNotSupportedAreNotChecked(t *testing.T) {
 				if since := rep.Since(res.records[unsupported[0]]); since != "" {
 					t.Errorf("Since = %q: a link never requested neither worked nor failed", since)
 				}
+			}
+		})
+	}
+}
+
+// A redirect to a scheme linkpatrol cannot check (a download moved to an
+// ftp: mirror) is not checked, as a link written so is, and says which
+// scheme; left out by --exclude it is skipped. A redirect to mailto: leads
+// nowhere a link can: broken. A Windows path written as a link (C:\...,
+// read as scheme "c") names a file on the author's disk: broken (review10
+// R5: the redirect was "broken, never worked", the path "not checked:
+// scheme c is not supported").
+func TestRedirectToSchemeNotSupportedIsNotChecked(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/toftp":
+			http.Redirect(w, r, "ftp://127.0.0.1/pub/moved.tgz", http.StatusFound)
+		case "/tomail":
+			http.Redirect(w, r, "mailto:webmaster@example.org", http.StatusFound)
+		default:
+			page(`<a href="/toftp">f</a> <a href="/tomail">m</a> <a href="C:\Users\me\doc.html">w</a>`)(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	for _, tt := range []struct {
+		name    string
+		cfg     rules.Config
+		verdict store.Verdict
+	}{
+		{"by default", rules.Config{}, store.VerdictUnverifiable},
+		{"excluded", rules.Config{Exclude: []string{"^ftp:"}}, store.VerdictSkipped},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.cfg.Start = []string{srv.URL + "/"}
+			engine, err := rules.New(tt.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			db := openDB(t)
+			res := runPassWith(t, db, crawler.Config{Concurrency: 2}, engine, srv.URL+"/")
+			rec := res.records[srv.URL+"/toftp"]
+			if rec.Verdict != tt.verdict || rec.FinalURL != "ftp://127.0.0.1/pub/moved.tgz" || !rec.LastGood.IsZero() {
+				t.Errorf("/toftp: %s %q %d final %q; want %s at the ftp: URL", rec.Verdict, rec.Error, rec.Status, rec.FinalURL, tt.verdict)
+			}
+			if rec := res.records[srv.URL+"/tomail"]; rec.Verdict != store.VerdictBroken || rec.Error != "redirect to mailto:" {
+				t.Errorf("/tomail: %s %q; want broken, redirect to mailto:", rec.Verdict, rec.Error)
+			}
+			win := 0
+			for u, r := range res.records {
+				if strings.HasPrefix(strings.ToLower(u), "c:") {
+					win++
+					if r.Verdict != store.VerdictBroken || r.Error != "Windows file path, not a URL" {
+						t.Errorf("%s: %s %q; want broken, a Windows file path", u, r.Verdict, r.Error)
+					}
+				}
+			}
+			if win != 1 {
+				t.Errorf("%d records of the Windows path, want 1", win)
+			}
+			if tt.verdict != store.VerdictUnverifiable {
+				return
+			}
+			if rec.Error != store.ErrorUnsupportedScheme || !strings.Contains(rec.Note, "--exclude '^ftp:'") {
+				t.Errorf("/toftp: error %q, note %q; want %q and how to leave such links out", rec.Error, rec.Note, store.ErrorUnsupportedScheme)
+			}
+			rep, err := report.Build(db, res.pass.ID, report.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rep.Chain(rec); got != "redirects to ftp://127.0.0.1/pub/moved.tgz, not requested: scheme ftp is not supported" {
+				t.Errorf("Chain = %q, want the ftp: URL, not requested (nothing failed there)", got)
+			}
+			if got := report.Problem(rec); got != "scheme ftp is not supported" {
+				t.Errorf("Problem = %q, want the redirect target's scheme", got)
+			}
+			if since := rep.Since(rec); since != "" {
+				t.Errorf("Since = %q: its target was never requested", since)
+			}
+			if got := rep.HeldBack(); !strings.Contains(got, "1 link could not be verified (not checked: scheme ftp is not supported)") {
+				t.Errorf("HeldBack = %q, want the ftp: redirect said", got)
 			}
 		})
 	}

@@ -18,7 +18,7 @@ import (
 // with the status text, or both.
 func Problem(rec store.URLRecord) string {
 	if rec.Error == store.ErrorUnsupportedScheme {
-		return "scheme " + schemeOf(rec.URL) + " is not supported"
+		return "scheme " + notCheckedScheme(rec) + " is not supported"
 	}
 	status := ""
 	if rec.Status != 0 {
@@ -144,6 +144,9 @@ func (r *Report) chain(rec store.URLRecord) (urls []string, why string) {
 		why = ", not requested: " + stopReason(rec.Note)
 	case rec.Error == store.ErrorRedirectLoop:
 		why = ", back to a URL of the chain: a redirect loop"
+	case rec.Error == store.ErrorUnsupportedScheme:
+		// Nothing failed there: it was not requested.
+		why = ", not requested: " + Problem(rec)
 	case rec.Error != "":
 		why = ", where it fails: " + rec.Error
 	case rec.Status != 0:
@@ -401,7 +404,7 @@ func (r *Report) unverifiedLine(n int) string {
 		switch {
 		case !r.isUnverified(e):
 		case e.Record.Error == store.ErrorUnsupportedScheme:
-			if sc := schemeOf(e.Record.URL); !slices.Contains(schemes, sc) {
+			if sc := notCheckedScheme(e.Record); !slices.Contains(schemes, sc) {
 				schemes = append(schemes, sc)
 			}
 		default:
@@ -428,6 +431,15 @@ func unsupportedSchemes(schemes []string) string {
 }
 
 // schemeOf is the scheme of u, a URL as stored.
+// notCheckedScheme is the scheme rec, not checked (unsupported scheme),
+// ends in: its own, or its redirect target's (review10 R5).
+func notCheckedScheme(rec store.URLRecord) string {
+	if rec.FinalURL != "" {
+		return schemeOf(rec.FinalURL)
+	}
+	return schemeOf(rec.URL)
+}
+
 func schemeOf(u string) string {
 	sc, _, _ := strings.Cut(u, ":")
 	return strings.ToLower(sc)

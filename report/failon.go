@@ -131,15 +131,28 @@ func (r *Report) SectionHelp(v store.Verdict) string {
 			what = "server errors, timeouts, and URLs not checked because their host stopped answering; they may work next time"
 		}
 	case store.VerdictUnverifiable:
-		what = "the server would not let a robot look"
+		// Each cause named only when an entry has it: a page sent in an
+		// encoding linkpatrol cannot decode is not a server refusing
+		// (qa10 Q5).
+		unread := func(e Entry) bool {
+			return e.Record.Error == store.ErrorUnsupportedEncoding || e.Record.Error == store.ErrorMalformedHeader
+		}
+		var whys []string
 		if slices.ContainsFunc(r.Entries, func(e Entry) bool {
-			return e.Record.Verdict == v && (e.Record.Error == store.ErrorUnsupportedEncoding || e.Record.Error == store.ErrorMalformedHeader)
+			return e.Record.Verdict == v && !unread(e) && e.Record.Error != store.ErrorUnsupportedScheme
 		}) {
-			what += ", or its answer could not be read"
+			whys = append(whys, "the server would not let a robot look")
+		}
+		if slices.ContainsFunc(r.Entries, func(e Entry) bool { return e.Record.Verdict == v && unread(e) }) {
+			whys = append(whys, "linkpatrol could not read or decode the answer")
 		}
 		if r.Summary.Unsupported > 0 {
-			what += ", or the link's scheme cannot be checked"
+			whys = append(whys, "the link's scheme cannot be checked")
 		}
+		if len(whys) == 0 {
+			whys = append(whys, "the server would not let a robot look")
+		}
+		what = strings.Join(whys, ", or ")
 	case store.VerdictSkipped:
 		if r.Summary.Traps > 0 || r.Summary.Quota > 0 {
 			return "not checked: held back by a limit (each names the setting that lets it through), or on purpose"

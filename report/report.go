@@ -880,7 +880,7 @@ func (r *Report) tally(rec *store.URLRecord, change Change) bool {
 		s.Unverifiable++
 		if rec.Error == store.ErrorUnsupportedScheme {
 			s.Unsupported++
-			if sc := schemeOf(rec.URL); !slices.Contains(r.unsupported, sc) {
+			if sc := notCheckedScheme(*rec); !slices.Contains(r.unsupported, sc) {
 				r.unsupported = append(r.unsupported, sc)
 			}
 		}

@@ -187,6 +187,11 @@ var ignoredSchemes = map[string]bool{
 	"maps": true, "xmpp": true, "bitcoin": true, "man": true, "urn": true,
 }
 
+// IgnoredScheme says whether scheme (lower-case) names no resource to
+// check (see ignoredSchemes): a link to it is not recorded, and a redirect
+// to it leads nowhere a link checker can follow.
+func IgnoredScheme(scheme string) bool { return ignoredSchemes[scheme] }
+
 // UnsupportedScheme starts the Decision.Rule of a URL in a scheme linkpatrol
 // cannot check (see ignoredSchemes), followed by a space and the scheme. Its
 // Action is Skip, as nothing is requested, but no one chose to leave it out:

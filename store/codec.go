@@ -40,6 +40,9 @@ const (
 	// newer than itself as a damaged file (tags 9 and 10 in the builds
 	// before them), where the file was only written by a newer linkpatrol.
 	skippableTag = 16
+	// taskTriesTag: Task.Tries, Comebacks and ComebacksWaited, in a
+	// field of its own length.
+	taskTriesTag = skippableTag
 	// The flags of a result in an outbox entry.
 	resultSetLinks = 1 << 0
 	resultRequeue  = 1 << 1
@@ -643,6 +646,14 @@ func appendTask(buf []byte, t *Task) []byte {
 	if t.Public {
 		e.byte(taskPublicTag)
 	}
+	if t.Tries != 0 || t.Comebacks != 0 || t.ComebacksWaited != 0 {
+		f := encoder{}
+		f.int(t.Tries)
+		f.int(t.Comebacks)
+		f.varint(int64(t.ComebacksWaited))
+		e.byte(taskTriesTag)
+		e.strBytes(f.bytes())
+	}
 	return e.bytes()
 }
 
@@ -658,6 +669,12 @@ func decodeTask(url string, v []byte) (Task, error) {
 			t.Run = d.int()
 		case taskPublicTag:
 			t.Public = true
+		case taskTriesTag:
+			f := decoder{b: d.span()}
+			t.Tries, t.Comebacks, t.ComebacksWaited = f.int(), f.int(), time.Duration(f.varint())
+			if err := f.end(); err != nil && d.err == nil {
+				d.fail(err)
+			}
 		default:
 			d.skipField(tag)
 		}

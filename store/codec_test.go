@@ -359,6 +359,8 @@ func TestTaskRunRoundTrip(t *testing.T) {
 		{URL: "u", Action: "check", Depth: 1},
 		{URL: "u", Action: "check", Depth: 1, Public: true},
 		{URL: "u", Action: "parse", Depth: 2, Run: 5, Public: true},
+		{URL: "u", Action: "check", Depth: 1, Tries: 2},
+		{URL: "u", Action: "parse", Depth: 2, Run: 1, Public: true, Tries: 1, Comebacks: 3, ComebacksWaited: 90 * time.Second},
 	} {
 		got, err := decodeTask("u", appendTask(nil, &want))
 		if err != nil || got != want {

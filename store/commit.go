@@ -85,6 +85,12 @@ func (db *DB) CommitHosts(passID uint64, results []Result, hosts map[string][]by
 	}
 	for i := range results {
 		r := &results[i]
+		if r.Tried != nil {
+			if err := checkKey(r.Tried.URL); err != nil {
+				return fmt.Errorf("commit: result %d (tried): %w", i, err)
+			}
+			continue
+		}
 		if err := checkKey(r.Record.URL); err != nil {
 			return fmt.Errorf("commit: result %d: %w", i, err)
 		}
@@ -140,6 +146,12 @@ func (db *DB) CommitHosts(passID uint64, results []Result, hosts map[string][]by
 		// one kept.
 		for i := range results {
 			r := &results[i]
+			if r.Tried != nil {
+				if err := front.update(tx, r.Tried, put); err != nil {
+					return fmt.Errorf("keep the tries of %s: %w", r.Tried.URL, err)
+				}
+				continue
+			}
 			rec := r.Record
 			rec.Pass = passID
 			key := []byte(rec.URL)

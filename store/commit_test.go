@@ -507,3 +507,27 @@ func TestCommitKeepsTheLaterResultOfAURL(t *testing.T) {
 		t.Errorf("%d records in the file, want 41", len(urls))
 	}
 }
+
+// A Tried result replaces the queued task of its URL with the tries it
+// used, writes no record, and queues nothing that was not queued (qa10 Q6).
+func TestCommitTriedKeepsTheTries(t *testing.T) {
+	t.Parallel()
+	db := openTemp(t)
+	p := begin(t, db, "http://a/", "http://a/x")
+	tried := Task{URL: "http://a/x", Action: "parse", Tries: 2, Comebacks: 1, ComebacksWaited: time.Minute}
+	err := db.Commit(p.ID, []Result{{Tried: &tried}, {Tried: &Task{URL: "http://a/never-queued", Action: "check", Tries: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	front, err := db.Frontier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Task{{URL: "http://a/", Action: "parse"}, tried}
+	if !slices.Equal(front, want) {
+		t.Errorf("frontier = %+v, want %+v", front, want)
+	}
+	if got := resolved(t, db, p.ID); len(got) != 0 {
+		t.Errorf("a Tried result stored records %q", got)
+	}
+}

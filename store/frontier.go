@@ -201,6 +201,19 @@ func (f *frontier) keep(tx *bbolt.Tx, t *Task, put func(*bbolt.Bucket, string, f
 	return f.put(at, t, put)
 }
 
+// update replaces t.URL's task with t when it is queued, and does nothing
+// when it is not.
+func (f *frontier) update(tx *bbolt.Tx, t *Task, put func(*bbolt.Bucket, string, func([]byte) ([]byte, error)) error) error {
+	at, ok, err := f.find(tx, t.URL)
+	if err != nil || !ok {
+		return err
+	}
+	if err := f.entry(f.b.Cursor(), at, t.URL); err != nil {
+		return err
+	}
+	return f.put(at, t, put)
+}
+
 // remove takes url's task off the frontier, if it has one.
 func (f *frontier) remove(tx *bbolt.Tx, url string) error {
 	at, ok, err := f.find(tx, url)

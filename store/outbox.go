@@ -21,11 +21,14 @@ func (db *DB) outboxEntry(passID uint64, results []Result) *OutboxEntry {
 		e.Tasks = append(e.Tasks, results[i].Forward...)
 	}
 	if db.opt.ForwardResults {
-		e.Results = make([]Result, len(results))
-		for i, r := range results {
+		e.Results = make([]Result, 0, len(results))
+		for _, r := range results {
+			if r.Tried != nil {
+				continue // nothing the merged database keeps
+			}
 			r.Record.Pass = passID
 			r.Enqueue, r.Forward = nil, nil
-			e.Results[i] = r
+			e.Results = append(e.Results, r)
 		}
 	}
 	if len(e.Tasks) == 0 && len(e.Results) == 0 {

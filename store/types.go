@@ -76,6 +76,11 @@ type Pass struct {
 	// it says the one before died (killed, crashed) without saving its
 	// last requests. Zero on a pass no run has worked on yet.
 	RunStarted time.Time `json:"run_started,omitzero"`
+	// Alive is when the run working on the pass was last known alive: it
+	// is stored every few seconds while the run works, idle or not (the
+	// crawler's heartbeat), so that after a kill the next run knows how
+	// long ago the dead run could still have started a request.
+	Alive time.Time `json:"alive,omitzero"`
 	// Deferred counts the URLs of the site's own hosts that a server's
 	// pause (a Retry-After longer than the run may wait) held back to a
 	// later run of this pass; while any are, the pass is not complete.
@@ -328,6 +333,16 @@ type Task struct {
 	// on in another worker's shard, keeps the mark, so the same target
 	// never gets credentials or not depending on timing.
 	Public bool `json:"public,omitempty"`
+	// Tries, Comebacks and ComebacksWaited are what the URL's requests in
+	// earlier runs of the pass used of its retries: failed tries, which
+	// count against --retries, and the comebacks a server asked for with
+	// a Retry-After (and those waits added up), which count against
+	// none. Kept with the queued task (Result.Tried), so that a run
+	// resumed after a stop or a kill gives it only what is left (qa10 Q6:
+	// a URL timing out was asked 1+N times by every run of its pass).
+	Tries           int           `json:"tries,omitempty"`
+	Comebacks       int           `json:"comebacks,omitempty"`
+	ComebacksWaited time.Duration `json:"comebacks_waited,omitempty"`
 }
 
 // Result is what one finished task adds to the store: its record, its
@@ -349,6 +364,11 @@ type Result struct {
 	// although its record is written: the record is provisional (held back
 	// by a server's pause) and the URL is done again when the pass resumes.
 	Requeue *Task
+	// Tried, when set, is all the result is: a try of the URL failed and
+	// it is asked again, so its queued task, when it has one, is replaced
+	// by *Tried, which holds the tries used so far. Nothing else of the
+	// result is written: no record, no links, no tasks, no outbox entry.
+	Tried *Task
 }
 
 // OutboxEntry is what one Commit left for other processes: the tasks its

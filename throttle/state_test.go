@@ -391,7 +391,7 @@ func TestKilledCountsUnsavedRequestsInFlight(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 		resumed = restart(t, th, cfg, 1)
-		resumed.Killed()
+		resumed.Killed(time.Time{})
 		mustWait(t, resumed, host, 20*time.Second)
 		time.Sleep(5 * time.Second)
 		mustWait(t, resumed, "other.test:80", 15*time.Second)
@@ -408,12 +408,39 @@ func TestKilledCountsUnsavedRequestsInFlight(t *testing.T) {
 		th.StartPass(1)
 		acquire(t, th, host).Done(throttle.Outcome{Status: 200})
 		resumed = restart(t, th, quota, 1)
-		resumed.Killed()
+		resumed.Killed(time.Time{})
 		time.Sleep(20 * time.Second)
 		acquire(t, resumed, host).Done(throttle.Outcome{Status: 200})
 		if p, _, err := resumed.Reserve(host); p != nil || !errors.Is(err, throttle.ErrQuota) {
 			t.Fatalf("after the quota: permit %v, err %v; want ErrQuota", p != nil, err)
 		}
+	})
+}
+
+// The dead process started nothing after startedBy (its last sign of
+// life): after a kill older than RequestLife nothing waits, after a fresh
+// one each host waits until RequestLife after startedBy, not after the
+// resume (f27: a resume hours after a kill waited the whole --timeout).
+func TestKilledWaitsFromTheLastSignOfLife(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixed(throttle.Settings{MaxRetries: 1})
+		cfg.PerHost, cfg.RequestLife = 2, 20*time.Second
+		th := throttle.New(cfg)
+		th.StartPass(1)
+		th.Killed(time.Now().Add(-time.Hour))
+		acquire(t, th, host) // at once
+		acquire(t, th, host)
+
+		th = throttle.New(cfg)
+		th.StartPass(1)
+		th.Killed(time.Now().Add(-5 * time.Second))
+		mustWait(t, th, host, 15*time.Second)
+		mustWait(t, th, "other.test:80", 15*time.Second)
+
+		th = throttle.New(cfg)
+		th.StartPass(1)
+		th.Killed(time.Now().Add(time.Hour)) // a clock gone back: from now
+		mustWait(t, th, host, 20*time.Second)
 	})
 }
 

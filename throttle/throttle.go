@@ -97,8 +97,8 @@ type Throttle struct {
 // resumeMark is what Resume was told: a process that died at or before
 // at may have started up to unrecorded requests to any host that no saved
 // state shows; and what Killed was: that it died with requests out that
-// it may not have saved, any of which may be in flight at the server
-// until RequestLife after killed.
+// it may not have saved, the last of them started by killed, so any may
+// be in flight at the server until RequestLife after killed.
 type resumeMark struct {
 	at         time.Time
 	unrecorded int
@@ -347,23 +347,29 @@ func (t *Throttle) Resume(unrecorded int) {
 // a crash) instead of stopping, and so may have had requests out that its
 // saved state does not show: those it started after its last save, at
 // most a commit interval before it died. Which hosts they went to is not
-// known, nor when the process died, only that it was before now; and a
-// request the saved state shows as over may have freed its place to one
-// of them. So every host counts its whole in-flight cap as started now
-// (see limiter.orphans), and nothing more goes to it before RequestLife
-// from now: a wait of up to --timeout after a kill, the price of no
-// server ever seeing more than its cap across it (the killed run's saved
-// requests alone once let 3 and 4 in at --per-host 2). They count against
-// the host's request quota for the pass as well. A host first met after
-// this counts them too. Call it after ImportState; a run that stopped
-// cleanly saved every request, and needs none of this.
-func (t *Throttle) Killed() {
+// known, only that none started after startedBy (when the dead process
+// was last known alive, plus how long it could have gone on unseen; zero
+// or later than now: now); and a request the saved state shows as over
+// may have freed its place to one of them. So every host counts its whole
+// in-flight cap as started at startedBy (see limiter.orphans), and nothing
+// more goes to it before RequestLife after that: a wait of up to
+// --timeout after a fresh kill, none after one older than that, the price
+// of no server ever seeing more than its cap across it (the killed run's
+// saved requests alone once let 3 and 4 in at --per-host 2). They count
+// against the host's request quota for the pass as well. A host first met
+// after this counts them too. Call it after ImportState; a run that
+// stopped cleanly saved every request, and needs none of this.
+func (t *Throttle) Killed(startedBy time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.resume.killed = t.now()
+	now := t.now()
+	if startedBy.IsZero() || startedBy.After(now) {
+		startedBy = now
+	}
+	t.resume.killed = startedBy
 	for _, l := range t.byKey {
 		l.mu.Lock()
-		l.assumeInFlight(t.resume.killed, t.now())
+		l.assumeInFlight(t.resume.killed, now)
 		l.mu.Unlock()
 	}
 }

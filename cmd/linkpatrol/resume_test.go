@@ -263,14 +263,17 @@ func TestFullDiskKeepsCommittedState(t *testing.T) {
 //     kill came just after the first two answers, the next two sent and
 //     not yet saved;
 //   - a Ctrl-C and a second signal, which give the requests up at once
-//     and save them as in flight (review8 F4).
+//     and save them as in flight (review8 F4);
+//   - SIGKILL before any save, then a new pass (--new-pass, what the
+//     GitHub Action runs): the host's state is the file's, whatever pass
+//     comes next (review10 R10: it served 4 at once at --per-host 2).
 func TestResumeKeepsPerHostAcrossKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and stops real processes")
 	}
 	t.Parallel()
 	var subs []crawltest.Subtest
-	for _, how := range []stopHow{killSaved, killUnsaved, interruptHard} {
+	for _, how := range []stopHow{killSaved, killUnsaved, interruptHard, killThenNewPass} {
 		subs = append(subs, crawltest.Subtest{Name: how.String(), F: func(t *testing.T) { resumeKeepsPerHost(t, how) }})
 	}
 	crawltest.AtOnce(t, subs...)
@@ -283,10 +286,11 @@ const (
 	killSaved stopHow = iota
 	killUnsaved
 	interruptHard
+	killThenNewPass
 )
 
 func (h stopHow) String() string {
-	return [...]string{"SIGKILL after saving", "SIGKILL before saving", "SIGINT then SIGTERM"}[h]
+	return [...]string{"SIGKILL after saving", "SIGKILL before saving", "SIGINT then SIGTERM", "SIGKILL then --new-pass"}[h]
 }
 
 // holdSlow is how long at most the slow site holds a stopped run's page.
@@ -348,7 +352,7 @@ func resumeKeepsPerHost(t *testing.T, how stopHow) {
 	site := newSlowSite(t)
 	host := strings.TrimPrefix(site.srv.URL, "http://")
 	every := "50ms"
-	if how == killUnsaved {
+	if how == killUnsaved || how == killThenNewPass {
 		every = "1h"
 	}
 	var args []string
@@ -377,7 +381,7 @@ func resumeKeepsPerHost(t *testing.T, how stopHow) {
 			if saved != perHost {
 				continue
 			}
-		case killUnsaved:
+		case killUnsaved, killThenNewPass:
 			if saved != 0 {
 				t.Fatalf("%d requests in flight saved with --commit-every 1h; the case wants none", saved)
 			}
@@ -390,6 +394,9 @@ func resumeKeepsPerHost(t *testing.T, how stopHow) {
 	}
 
 	site.resumed.Store(true)
+	if how == killThenNewPass {
+		args = append(args, "--new-pass")
+	}
 	res := runCmd(t, exec.Command(binary, args...))
 	if res.code != exitOK {
 		t.Fatalf("resumed run: exit %d\n%s%s", res.code, res.stdout, res.stderr)

@@ -347,14 +347,18 @@ func beginPass(db *store.DB, rec cluster.PassRecord) error {
 	if err != nil || (ok && open.ID == rec.Pass.ID) {
 		return err
 	}
+	p := rec.Pass
+	p.State, p.Finished, p.Elapsed, p.Deferred, p.ResumeAfter, p.Tally, p.RunStarted, p.Alive = "", time.Time{}, 0, 0, time.Time{}, nil, time.Time{}, time.Time{}
 	if ok {
 		open.State, open.Finished = store.PassAbandoned, time.Now()
 		if err := db.UpdatePass(open); err != nil {
 			return err
 		}
+		// A run of it that was killed may have requests out at hosts the
+		// new pass shares: the crawler, resuming the new pass, must see
+		// the kill (review10 R10).
+		p.RunStarted, p.Alive = open.RunStarted, open.Alive
 	}
-	p := rec.Pass
-	p.State, p.Finished, p.Elapsed, p.Deferred, p.ResumeAfter, p.Tally, p.RunStarted = "", time.Time{}, 0, 0, time.Time{}, nil, time.Time{}
 	_, err = db.BeginPass(p, nil)
 	return err
 }
