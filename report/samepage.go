@@ -24,13 +24,15 @@ type SamePage struct {
 	Examples         []string // a few of them, resources first
 }
 
-// Thresholds: a resource answered with the page that other URLs answered
-// is telling at three; pages alone, which may be a site's real duplicates
-// (a print view, an alias), only at more.
+// A group is told when it has at least samePageMin URLs and one of them is
+// named as a file that is never HTML (a .js, .png, .woff2...) yet answered
+// text/html. Pages alone never are: a server's ETag may be only the file's
+// time and length (nginx), and the files of a packaged site share their
+// time, so distinct pages of one length share an ETag (qa10 Q11: 16 pages
+// of scipy's docs, 10 of Qt's).
 const (
-	samePageWithResource = 3
-	samePageOnlyPages    = 10
-	samePageExamples     = 4
+	samePageMin      = 3
+	samePageExamples = 4
 )
 
 // samePages counts, by host and ETag, the own URLs that answered HTML. It
@@ -101,7 +103,7 @@ func (p *samePages) add(rec *store.URLRecord, host string) {
 func (p *samePages) largest() SamePage {
 	var best *sameGroup
 	for _, g := range p.groups {
-		if g.Count < samePageOnlyPages && (g.Resources == 0 || g.Count < samePageWithResource) {
+		if g.Resources == 0 || g.Count < samePageMin {
 			continue
 		}
 		if best == nil || g.Count > best.Count || g.Count == best.Count && g.Host+g.ETag < best.Host+best.ETag {
