@@ -60,7 +60,9 @@ func TestCheckNatsGivesUpOnALostWorker(t *testing.T) {
 		Pages: 15, LinksPerPage: 8, BrokenEvery: 10, PageBytes: 1000, Latency: 10 * time.Millisecond,
 	}})
 	t.Cleanup(w.Close)
-	k := killMidPass(t, w, "--owner-wait", "1s", "--format", "json", "--all")
+	// --timeout bounds the wait the restarted worker owes the killed one's
+	// requests (F23, F27): 3 s, not the default 20.
+	k := killMidPass(t, w, "--owner-wait", "1s", "--timeout", "3s", "--format", "json", "--all")
 	front, url, ranges, dbs, victim, check, out, args := k.front, k.url, k.ranges, k.dbs, k.victim, k.check, k.out, k.args
 	select {
 	case <-check.done:
