@@ -350,9 +350,13 @@ func (ref Referrer) copyOf() Referrer {
 	return Referrer{CarriedFrom: ref.CarriedFrom, GhostFrom: ref.GhostFrom, PageNow: ref.PageNow}
 }
 
-func stylesheet(contentType string) bool {
+func stylesheet(contentType string) bool { return mediaTypeIs(contentType, "text/css") }
+
+// mediaTypeIs says whether a Content-Type's media type is want, in any
+// case, whatever its parameters.
+func mediaTypeIs(contentType, want string) bool {
 	mt, _, _ := strings.Cut(contentType, ";")
-	return strings.EqualFold(strings.TrimSpace(mt), "text/css")
+	return strings.EqualFold(strings.TrimSpace(mt), want)
 }
 
 // Pages is the number of distinct pages among the referrers.

@@ -60,7 +60,7 @@ func newSamePages() *samePages {
 
 func (p *samePages) add(rec *store.URLRecord, host string) {
 	if rec.Verdict != store.VerdictOK || rec.Status != 200 || rec.ETag == "" || rec.FinalURL != "" ||
-		!strings.HasPrefix(strings.ToLower(rec.ContentType), "text/html") {
+		!mediaTypeIs(rec.ContentType, "text/html") {
 		return
 	}
 	var h maphash.Hash
@@ -150,15 +150,13 @@ func (r *Report) SamePageLine() string {
 	if sp.Size > 0 {
 		size = fmt.Sprintf("%d-byte ", sp.Size)
 	}
-	res := ""
-	if sp.Resources > 0 {
-		res = fmt.Sprintf(", %s", plural(sp.Resources, "of them named as a script, image, stylesheet, font or download", "of them named as scripts, images, stylesheets, fonts or downloads"))
-	}
+	// A set is told only with a resource in it (see samePageMin).
+	res := plural(sp.Resources, "of them named as a script, image, stylesheet, font or download", "of them named as scripts, images, stylesheets, fonts or downloads")
 	ex := make([]string, len(sp.Examples))
 	for i, u := range sp.Examples {
 		ex[i] = r.Location(u)
 	}
-	return fmt.Sprintf("%d URLs of %s answered 200 with the same %sHTML page (ETag %s)%s: a \"not found\" page answering 200 "+
+	return fmt.Sprintf("%d URLs of %s answered 200 with the same %sHTML page (ETag %s), %s: a \"not found\" page answering 200 "+
 		"(a soft 404)? They are counted OK, so broken links among them are not reported; for example %s.",
 		sp.Count, sp.Host, size, sp.ETag, res, strings.Join(ex, ", "))
 }
