@@ -47,28 +47,25 @@ type Opened struct {
 	Queued  int // tasks on its frontier
 	Done    int // URLs an earlier run of the pass resolved
 	Resumed bool
-	// Killed: the run before died (killed, crashed) instead of stopping,
-	// so it may have had requests out that it did not save (see
-	// store.Pass.RunStarted and throttle.Throttle.Killed): the run before
-	// on this database, whichever pass it worked on, since the hosts'
-	// state is the database's.
-	Killed bool
-	// LastAlive is, after a kill, when the dead run was last known alive
-	// (its pass's Alive or RunStarted, the later).
+	// LastAlive is set when the run before died (killed, crashed) instead
+	// of stopping, so it may have had requests out that it did not save
+	// (see store.Pass.RunStarted and throttle.Throttle.Killed): when it was
+	// last known alive (its pass's Alive or RunStarted, the later). The run
+	// before on this database, whichever pass it worked on, since the
+	// hosts' state is the database's. Zero when it ended properly.
 	LastAlive time.Time
 }
 
-// deadRun says whether p's run died without ending (see Opened.Killed),
-// and when it was last known alive.
-func deadRun(p store.Pass) (killed bool, lastAlive time.Time) {
+// deadRun is when p's run was last known alive if it died without
+// ending, zero if it ended (see Opened.LastAlive).
+func deadRun(p store.Pass) time.Time {
 	if p.RunStarted.IsZero() {
-		return false, time.Time{}
+		return time.Time{}
 	}
-	lastAlive = p.RunStarted
-	if p.Alive.After(lastAlive) {
-		lastAlive = p.Alive
+	if p.Alive.After(p.RunStarted) {
+		return p.Alive
 	}
-	return true, lastAlive
+	return p.RunStarted
 }
 
 // The reasons Run refuses to open a pass; a *RefusedError wraps one, so
@@ -143,11 +140,7 @@ func (c *Crawler) Run(ctx, hard context.Context, spec PassSpec) (store.Pass, Out
 		}
 	}
 	began := time.Now()
-	var dead time.Time
-	if o.Killed {
-		dead = o.LastAlive
-	}
-	out, runErr := c.run(ctx, hard, pass, began, queue, done, dead)
+	out, runErr := c.run(ctx, hard, pass, began, queue, done, o.LastAlive)
 
 	pass.Elapsed += time.Since(began)
 	pass.RunStarted = time.Time{} // ended, not killed: everything it started is saved
@@ -198,14 +191,14 @@ func (c *Crawler) open(spec PassSpec) (Opened, []store.Task, []string, error) {
 	// a kill, what the GitHub Action runs, let 4 in at --per-host 2).
 	var before Opened
 	if ok {
-		before.Killed, before.LastAlive = deadRun(open)
+		before.LastAlive = deadRun(open)
 	} else {
 		last, had, err := c.store.LastPass()
 		if err != nil {
 			return Opened{}, nil, nil, err
 		}
 		if had {
-			before.Killed, before.LastAlive = deadRun(last)
+			before.LastAlive = deadRun(last)
 		}
 		// Another site's history would be read as this one's: its results
 		// reused, its problems "fixed". Say so rather than mix them.
@@ -245,7 +238,7 @@ func (c *Crawler) open(spec PassSpec) (Opened, []store.Task, []string, error) {
 	if err != nil {
 		return Opened{}, nil, nil, err
 	}
-	return Opened{Pass: pass, Queued: len(seeds), Killed: before.Killed, LastAlive: before.LastAlive}, seeds, nil, nil
+	return Opened{Pass: pass, Queued: len(seeds), LastAlive: before.LastAlive}, seeds, nil, nil
 }
 
 // resume reopens open with its stored frontier and done set.
@@ -263,13 +256,13 @@ func (c *Crawler) resume(open, want store.Pass) (Opened, []store.Task, []string,
 		return Opened{}, nil, nil, err
 	}
 	c.noHistory = false
-	killed, lastAlive := deadRun(open)
+	lastAlive := deadRun(open)
 	open.State, open.RunStarted, open.Alive = store.PassRunning, c.cfg.Now(), time.Time{}
 	c.sticky(&open, want)
 	if err := c.store.UpdatePass(open); err != nil {
 		return Opened{}, nil, nil, err
 	}
-	return Opened{Pass: open, Queued: len(queue), Done: len(done), Resumed: len(done) > 0, Killed: killed, LastAlive: lastAlive}, queue, done, nil
+	return Opened{Pass: open, Queued: len(queue), Done: len(done), Resumed: len(done) > 0, LastAlive: lastAlive}, queue, done, nil
 }
 
 // sticky carries onto p what this run adds to the pass: the config file it
