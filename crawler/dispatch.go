@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -878,6 +877,7 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- []s
 			t.action = rules.Check
 		}
 		trap, held, run := d.traps.admit(&t, o.task, pageTemplate, !fromSitemap)
+		unsupported, isUnsupported := rules.UnsupportedSchemeOf(t.rule)
 		switch {
 		case t.err != "":
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictBroken, t.err, ""))
@@ -885,11 +885,11 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- []s
 			extra = append(extra, d.c.robotsRefusal(d.pass, t.url, t.host, t.robots))
 		case held:
 			extra = append(extra, d.c.heldBack(d.pass, t.url, trap))
-		case t.action == rules.Skip && strings.HasPrefix(t.rule, rules.UnsupportedScheme+" "):
+		case t.action == rules.Skip && isUnsupported:
 			// Nothing says it works, and no one chose to leave it out
 			// (qa9 T11: "skipped on purpose", exit 0).
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictUnverifiable, store.ErrorUnsupportedScheme,
-				unsupportedNote(strings.TrimPrefix(t.rule, rules.UnsupportedScheme+" "))))
+				unsupportedNote(unsupported)))
 		case t.action == rules.Skip:
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictSkipped, "", "skipped: "+t.rule))
 		default:

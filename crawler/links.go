@@ -257,8 +257,12 @@ func onAuthorsDisk(u *url.URL, d rules.Decision) string {
 	switch {
 	case u.Scheme == "file" && fileOnWeb(d):
 		return errFileOnWeb
-	case len(u.Scheme) == 1 && (strings.HasPrefix(d.Rule, rules.UnsupportedScheme+" ") || d.Action != rules.Skip && d.Action != rules.Ignore):
+	case len(u.Scheme) == 1 && d.Action != rules.Skip && d.Action != rules.Ignore:
 		return errWindowsPath
+	case len(u.Scheme) == 1:
+		if _, unsupported := rules.UnsupportedSchemeOf(d.Rule); unsupported {
+			return errWindowsPath
+		}
 	}
 	return ""
 }

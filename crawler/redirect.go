@@ -278,7 +278,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 					if claim {
 						f.keys = append(f.keys, "") // never requested, never recorded
 					}
-					if scheme, ok := strings.CutPrefix(d.Rule, rules.UnsupportedScheme+" "); ok {
+					if scheme, ok := rules.UnsupportedSchemeOf(d.Rule); ok {
 						f.errClass, f.verdict, f.note = store.ErrorUnsupportedScheme, store.VerdictUnverifiable, unsupportedNote(scheme)
 					} else {
 						f.skipped, f.note = true, notFollowed(&d)

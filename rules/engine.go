@@ -199,6 +199,12 @@ func IgnoredScheme(scheme string) bool { return ignoredSchemes[scheme] }
 // --offline or a rule that skips or ignores it said to leave it out.
 const UnsupportedScheme = "unsupported scheme"
 
+// UnsupportedSchemeOf is the scheme a Decision.Rule names as one linkpatrol
+// cannot check (see UnsupportedScheme), and whether it names one.
+func UnsupportedSchemeOf(rule string) (scheme string, ok bool) {
+	return strings.CutPrefix(rule, UnsupportedScheme+" ")
+}
+
 // New compiles cfg. An error names the bad item (and, for a Config that
 // LoadConfig returned, ParseConfig has already reported it with its place
 // in the file).

@@ -85,7 +85,7 @@ func (x Explanation) Write(w io.Writer) error {
 	}
 	line("action", x.Action.String())
 	line("rule", x.Rule)
-	if x.Action == Skip && strings.HasPrefix(x.Rule, UnsupportedScheme+" ") {
+	if _, unsupported := UnsupportedSchemeOf(x.Rule); x.Action == Skip && unsupported {
 		// Skip says nothing is requested; the report says what it is.
 		line("", "never requested, and reported as not checked (unverifiable): the pass is")
 		line("", "PARTLY CHECKED (exit 5) until --exclude or a rule leaves such links out")
