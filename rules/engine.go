@@ -729,10 +729,8 @@ func (e *Engine) classify(c *url.URL, key string) (Action, string, *rule) {
 		if !e.underFileRoot(key) {
 			// No file of the site (a file: link written on a web page,
 			// say); the user may still exclude or ignore it.
-			for _, q := range e.exclude {
-				if matchAsWritten(q.re, key) {
-					return Skip, q.name, nil
-				}
+			if q, ok := firstMatch(e.exclude, key); ok {
+				return Skip, q.name, nil
 			}
 			if r := e.firstRule(c, key); r != nil && (r.action == Skip || r.action == Ignore) {
 				return r.action, r.desc, nil
@@ -747,10 +745,8 @@ func (e *Engine) classify(c *url.URL, key string) (Action, string, *rule) {
 		// Rules may choose between skip and ignore for schemes we cannot
 		// fetch, nothing more; --exclude and --offline leave them out as
 		// they do any URL (another host's, for --offline).
-		for _, q := range e.exclude {
-			if matchAsWritten(q.re, key) {
-				return Skip, q.name, nil
-			}
+		if q, ok := firstMatch(e.exclude, key); ok {
+			return Skip, q.name, nil
 		}
 		if r := e.firstRule(c, key); r != nil && (r.action == Skip || r.action == Ignore) {
 			return r.action, r.desc, nil
@@ -760,10 +756,8 @@ func (e *Engine) classify(c *url.URL, key string) (Action, string, *rule) {
 		}
 		return Skip, UnsupportedScheme + " " + c.Scheme, nil
 	}
-	for _, q := range e.exclude {
-		if matchAsWritten(q.re, key) {
-			return Skip, q.name, nil
-		}
+	if q, ok := firstMatch(e.exclude, key); ok {
+		return Skip, q.name, nil
 	}
 	r := e.firstRule(c, key)
 	if e.starts[key] {
