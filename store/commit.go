@@ -380,7 +380,7 @@ func (db *DB) Links(page string) (links []Link, err error) {
 // scan and is returned.
 func (db *DB) Records(passID uint64, fn func(*URLRecord) error) error {
 	return db.view(func(tx *bbolt.Tx) error {
-		return db.passRecords(tx, passID, nil, func(url, v []byte, _ uint64, _ []byte) error {
+		return db.passRecords(tx, passID, nil, func(url, v, _ []byte) error {
 			rec := new(URLRecord)
 			if err := decodeRecord(string(url), v, rec); err != nil {
 				return db.corrupt("record", url, err)
@@ -409,7 +409,7 @@ func (db *DB) PageLinks(passID uint64, fn func(page *URLRecord, links []Link) er
 		// order they lie (see passRecords): read in URL order they were
 		// all over the file (at 100,000 pages a page fault a list, 9 us of
 		// the 20 a page PageLinks cost).
-		return db.passRecords(tx, passID, links, func(k, rv []byte, _ uint64, lv []byte) error {
+		return db.passRecords(tx, passID, links, func(k, rv, lv []byte) error {
 			if lv == nil {
 				return nil
 			}
@@ -430,7 +430,7 @@ func (db *DB) PageLinks(passID uint64, fn func(page *URLRecord, links []Link) er
 // a resumed crawl must not fetch again. fn must not write to db.
 func (db *DB) ResolvedIn(passID uint64, fn func(url string) error) error {
 	return db.view(func(tx *bbolt.Tx) error {
-		return db.passRecords(tx, passID, nil, func(k, _ []byte, _ uint64, _ []byte) error {
+		return db.passRecords(tx, passID, nil, func(k, _, _ []byte) error {
 			url := string(k)
 			return callback(func() error { return fn(url) })
 		})

@@ -431,7 +431,7 @@ func (r *recordsTx) apply() {
 // been dropped: at 100,000 generated pages 140,000 faults and 9 us a page
 // in the report's two scans (Records and PageLinks). A file of schema 5 or
 // older, keyed by URL, takes the same way, its records already in order.
-func (db *DB) passRecords(tx *bbolt.Tx, passID uint64, lists *bbolt.Bucket, fn func(url, rec []byte, linksAt uint64, list []byte) error) error {
+func (db *DB) passRecords(tx *bbolt.Tx, passID uint64, lists *bbolt.Bucket, fn func(url, rec, list []byte) error) error {
 	type found struct {
 		rec        []byte // in the mapping
 		linksAt    uint64
@@ -548,7 +548,7 @@ func (db *DB) passRecords(tx *bbolt.Tx, passID uint64, lists *bbolt.Bucket, fn f
 			if lists != nil {
 				list = listed[i]
 			}
-			if err := fn(urls[f.start:f.end:f.end], copies[i], f.linksAt, list); err != nil {
+			if err := fn(urls[f.start:f.end:f.end], copies[i], list); err != nil {
 				return err
 			}
 		}
