@@ -638,13 +638,6 @@ func (c shareCount) since(base float64) float64 {
 	return (float64(c.refused) + base*sharePrior) / float64(c.asked+sharePrior)
 }
 
-func (c shareCount) share() float64 {
-	if c.asked == 0 {
-		return 0
-	}
-	return float64(c.refused) / float64(c.asked)
-}
-
 func (s *servedSince) count(o Outcome, admitted, since time.Time) {
 	if !admitted.After(since) && !since.IsZero() {
 		return

@@ -279,9 +279,10 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 	if sr := st.Robots; sr != nil {
 		// A failure saved by an older version is no verdict for this
 		// run either (see Robots.saved).
-		r := ParseRobots(sr.Status, sr.Body)
-		if e, ok := l.robots[host]; r.saved() && (!ok || sr.Fetched.After(e.fetched)) {
-			l.setRobots(host, r, sr.Fetched, t.cfg.UserAgent)
+		if e, ok := l.robots[host]; !ok || sr.Fetched.After(e.fetched) {
+			if r := ParseRobots(sr.Status, sr.Body); r.saved() {
+				l.setRobots(host, r, sr.Fetched, t.cfg.UserAgent)
+			}
 		}
 	}
 	return nil
@@ -403,8 +404,10 @@ func (t *Throttle) Expired(b []byte) bool {
 		st.PausedUntil.After(now), st.BackoffUntil.After(now), holding(st.Held, now),
 		st.PaceUntil.After(now):
 		return false
-	case st.Robots != nil && ParseRobots(st.Robots.Status, st.Robots.Body).saved():
-		return now.Sub(st.Robots.Fetched) >= ParseRobots(st.Robots.Status, st.Robots.Body).ttl()
+	case st.Robots != nil:
+		if r := ParseRobots(st.Robots.Status, st.Robots.Body); r.saved() {
+			return now.Sub(st.Robots.Fetched) >= r.ttl()
+		}
 	}
 	return true
 }
