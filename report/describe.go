@@ -430,7 +430,6 @@ func unsupportedSchemes(schemes []string) string {
 	return "schemes " + strings.Join(schemes[:len(schemes)-1], ", ") + " and " + schemes[len(schemes)-1] + " are not supported"
 }
 
-// schemeOf is the scheme of u, a URL as stored.
 // notCheckedScheme is the scheme rec, not checked (unsupported scheme),
 // ends in: its own, or its redirect target's (review10 R5).
 func notCheckedScheme(rec store.URLRecord) string {
@@ -440,6 +439,7 @@ func notCheckedScheme(rec store.URLRecord) string {
 	return schemeOf(rec.URL)
 }
 
+// schemeOf is the scheme of u, a URL as stored.
 func schemeOf(u string) string {
 	sc, _, _ := strings.Cut(u, ":")
 	return strings.ToLower(sc)

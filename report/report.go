@@ -437,7 +437,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	fixed := make(map[string]*fixedURL)
 	var fixedOrder []*fixedURL
 	var emptied []string // see emptiedPage
-	schemeOf := startSchemes(pass.StartURLs)
+	startScheme := startSchemes(pass.StartURLs)
 	same := newSamePages()
 	err = src.Records(passID, func(rec *store.URLRecord) error {
 		if _, host := schemeHost(rec.URL); r.startHosts[host] {
@@ -469,7 +469,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			if rec.Unchanged {
 				s.Unchanged++
 			}
-			s.otherScheme(rec.URL, schemeOf)
+			s.otherScheme(rec.URL, startScheme)
 		}
 		if rec.NotTaken > 0 {
 			s.NotTaken += rec.NotTaken
@@ -940,12 +940,12 @@ func startSchemes(starts []string) map[string]string {
 
 // otherScheme counts page u when it is on a start host under the other
 // scheme than the start URL's.
-func (s *Summary) otherScheme(u string, schemeOf map[string]string) {
-	if len(schemeOf) == 0 {
+func (s *Summary) otherScheme(u string, startScheme map[string]string) {
+	if len(startScheme) == 0 {
 		return
 	}
 	scheme, host := schemeHost(u)
-	start, ok := schemeOf[host]
+	start, ok := startScheme[host]
 	if !ok || start == "" || start == scheme {
 		return
 	}
