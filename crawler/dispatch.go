@@ -584,12 +584,9 @@ func (d *dispatcher) unpark() {
 	d.delayed.release(now, func(t *task) { d.queueOn(*t, queueDue) })
 	d.wakeAt = time.Time{}
 	for _, at := range []time.Time{d.waiting.next(), d.delayed.next()} {
-		if !at.IsZero() && (d.wakeAt.IsZero() || at.Before(d.wakeAt)) {
-			d.wakeAt = at
+		if !at.IsZero() {
+			d.wakeBy(at)
 		}
-	}
-	if !d.wakeAt.IsZero() {
-		d.wake.Reset(time.Until(d.wakeAt))
 	}
 }
 
