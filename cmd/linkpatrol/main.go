@@ -152,6 +152,8 @@ Usage:
   linkpatrol serve-frontier [flags]      run the NATS server of a distributed pass
   linkpatrol worker --nats URL --db FILE --shards RANGES
                                          crawl some shards of every distributed pass
+  linkpatrol status [--db FILE]          the last pass: complete, stopped, running or
+                                         interrupted (killed), and how to resume it
   linkpatrol status --nats URL           the distributed pass: workers, shards, backlog
   linkpatrol version
 
