@@ -396,6 +396,7 @@ func (c *Crawler) countPage(contentType string) {
 func (c *Crawler) handBack(f *fetched, o *outcome) {
 	o.retry, o.comeback = true, f.comeback
 	o.due = f.comeback > 0 || f.status == http.StatusTooManyRequests
+	o.hold = f.hold
 	o.later, o.task.getNext, o.task.upgradeNext = f.later, f.getNext, f.upgradeNext
 	o.task.attempt += f.resent // net/http's own resends were tries too
 	// The redirect targets claimed on the way are this task's no more:
