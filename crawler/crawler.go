@@ -329,6 +329,9 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 		return Outcome{}, err
 	}
 	defer c.closeSites()
+	if err := c.loadSameContent(pass.ID, len(done) > 0); err != nil {
+		return Outcome{}, fmt.Errorf("read the digests of the pages already read: %w", err)
+	}
 	probes := make(chan task)
 	for range probeWorkers(c.cfg.Concurrency) {
 		g.Go(func() error {
@@ -380,12 +383,6 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 	})
 
 	resumed := len(done) > 0
-	c.same = &sameContent{}
-	if resumed {
-		if err := c.loadSameContent(pass.ID); err != nil {
-			return Outcome{}, fmt.Errorf("read the pages already read: %w", err)
-		}
-	}
 	seen := newClaims()
 	for _, u := range done {
 		seen.claim(u)

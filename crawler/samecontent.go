@@ -23,9 +23,12 @@ import (
 // its record says after which page (store.SameContentNote).
 //
 // Nothing is lost when the two are in one directory (/docs/ and
-// /docs/index.html): the same body resolves to the same links there. A
-// copy in another directory (a mirror) has its relative links resolve
-// elsewhere: those are not checked, and the report says so.
+// /docs/index.html): the same body resolves to the same links there; nor
+// when the page has no link relative to its path (see movesLinks). A copy
+// in another directory (a catch-all's made-up path, a mirror) has its
+// relative links resolve elsewhere: those are not checked, its note says
+// so (store.SameContentMoved), and the report makes the pass PARTLY
+// CHECKED.
 //
 // Not for a checked directory (files on disk end, and a copy there is a
 // file of its own) nor for stylesheets, which a catch-all does not serve.
@@ -76,22 +79,31 @@ func (s *sameContent) read(rec *store.URLRecord) {
 	if s == nil || rec.Digest == 0 || !rec.Parsed {
 		return
 	}
+	s.known(rec.Digest, rec.URL)
+}
+
+// known notes u as the first page read with digest d, unless one was.
+func (s *sameContent) known(d uint64, u string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.first == nil {
 		s.first = make(map[uint64]string)
 	}
-	if _, ok := s.first[rec.Digest]; !ok {
-		s.first[rec.Digest] = rec.URL
+	if _, ok := s.first[d]; !ok {
+		s.first[d] = u
 	}
 }
 
-// loadSameContent makes a resumed pass know the pages its earlier runs
-// read, so that a copy met after the resume is not read as a first page.
-func (c *Crawler) loadSameContent(passID uint64) error {
+// loadSameContent starts the run's pages read afresh, and a resumed pass
+// (resumed) with those its earlier runs read, so that a copy met after
+// the resume is not read as a first page of its content.
+func (c *Crawler) loadSameContent(passID uint64, resumed bool) error {
 	c.same = &sameContent{}
+	if !resumed {
+		return nil
+	}
 	return c.store.Digests(passID, func(u string, d uint64) error {
-		c.same.read(&store.URLRecord{URL: u, Digest: d, Parsed: true})
+		c.same.known(d, u)
 		return nil
 	})
 }
