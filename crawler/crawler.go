@@ -39,6 +39,7 @@ type Store interface {
 	// AddSiteOrigins records the hosts a start URL's redirects added to
 	// the site (see siteWidener).
 	AddSiteOrigins(passID uint64, origins []string) error
+	Digests(passID uint64, fn func(url string, digest uint64) error) error
 }
 
 // Decider classifies and canonicalizes URLs; *rules.Engine is one.
@@ -227,6 +228,9 @@ type Crawler struct {
 	// damaged is set by the first read that found the database damaged;
 	// the run then ends with that one error (see readFailed).
 	damaged *fatal
+	// same holds the running pass's pages read for links by their
+	// content (see samecontent.go).
+	same *sameContent
 	// noHistory says the running pass is the database's first and was
 	// begun by this run: every record in it is one this run wrote (see
 	// previous).
@@ -343,6 +347,9 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 		return Outcome{}, err
 	}
 	defer c.closeSites()
+	if err := c.loadSameContent(pass.ID, len(done) > 0); err != nil {
+		return Outcome{}, fmt.Errorf("read the digests of the pages already read: %w", err)
+	}
 	probes := make(chan task)
 	for range probeWorkers(c.cfg.Concurrency) {
 		g.Go(func() error {
