@@ -68,6 +68,24 @@ func deadRun(p store.Pass) time.Time {
 	return p.RunStarted
 }
 
+// staleAfter is how old the last sign of life of a run may be before the
+// run is taken for dead: three heartbeats (keepTimeEvery) missed, as one may
+// come late behind a slow commit.
+const staleAfter = 3 * keepTimeEvery
+
+// Interrupted says whether p, stored as running, was left so by a run that
+// died (killed, crashed, its machine down) rather than one working on it
+// now: its heartbeat is older than staleAfter at now. lastSeen is when that
+// run was last known alive; zero when no run of p ever stored a sign of
+// life, which says nothing either way (interrupted is then false).
+func Interrupted(p store.Pass, now time.Time) (lastSeen time.Time, interrupted bool) {
+	if p.State != store.PassRunning {
+		return time.Time{}, false
+	}
+	lastSeen = deadRun(p)
+	return lastSeen, !lastSeen.IsZero() && now.Sub(lastSeen) > staleAfter
+}
+
 // The reasons Run refuses to open a pass; a *RefusedError wraps one, so
 // errors.Is tells them apart.
 var (
