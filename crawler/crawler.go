@@ -36,6 +36,7 @@ type Store interface {
 	UpdatePass(p store.Pass) error
 	Frontier() ([]store.Task, error)
 	ResolvedIn(passID uint64, fn func(url string) error) error
+	Digests(passID uint64, fn func(url string, digest uint64) error) error
 }
 
 // Decider classifies and canonicalizes URLs; *rules.Engine is one.
@@ -209,6 +210,9 @@ type Crawler struct {
 	// damaged is set by the first read that found the database damaged;
 	// the run then ends with that one error (see readFailed).
 	damaged *fatal
+	// same holds the running pass's pages read for links by their
+	// content (see samecontent.go).
+	same *sameContent
 	// noHistory says the running pass is the database's first and was
 	// begun by this run: every record in it is one this run wrote (see
 	// previous).
@@ -325,6 +329,9 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 		return Outcome{}, err
 	}
 	defer c.closeSites()
+	if err := c.loadSameContent(pass.ID, len(done) > 0); err != nil {
+		return Outcome{}, fmt.Errorf("read the digests of the pages already read: %w", err)
+	}
 	probes := make(chan task)
 	for range probeWorkers(c.cfg.Concurrency) {
 		g.Go(func() error {

@@ -383,6 +383,18 @@ var heldKinds = []heldKind{{
 	},
 	where: afterHops,
 }, {
+	// A page with the content of one read before it in another directory
+	// (a catch-all's made-up path, a mirror) was not read for links, and
+	// its relative links lead elsewhere there: not checked. The line of
+	// its own (SameContentLine) gives examples.
+	count: func(s Summary) int { return s.SameContent.Elsewhere }, unlisted: true,
+	line:    func(_ *Report, n int) string { return notReadCopies(n, "") },
+	nothing: func(_ *Report, n int) string { return notReadCopies(n, wasWere(n)+" ") },
+	counted: func(_ *Report, n int) string {
+		return fmt.Sprintf(" (%d not read for links: the same content as a page read in another directory)", n)
+	},
+	where: afterPages,
+}, {
 	// A link that could not be verified (a third-party host that
 	// rate-limits one URL, times out, answers 503) is listed with its
 	// verdict; the exit code said "all clear" beside it (qa8).
@@ -392,6 +404,13 @@ var heldKinds = []heldKind{{
 	counted: func(*Report, int) string { return "" }, // each verdict's count says it
 	where:   afterVerdicts,
 }}
+
+// notReadCopies names n pages not read for links as copies of a page in
+// another directory, with verb ("were ") or without.
+func notReadCopies(n int, verb string) string {
+	return fmt.Sprintf("%s %snot read for links, having the same content as a page read in another directory, so links relative to %s were not checked",
+		plural(n, "page", "pages"), verb, them(n))
+}
 
 // unverifiedLine says how many links could not be verified and why, up to
 // three distinct reasons: "2 links could not be verified (timeout, 429 Too

@@ -173,8 +173,12 @@ type jsonSummary struct {
 	OtherSchemePages int `json:"other_scheme_pages,omitempty"`
 	// SamePage is the largest set of the site's URLs that answered 200
 	// with one HTML page (one ETag): a soft 404 that hides broken links?
-	SamePage    *jsonSamePage `json:"same_page,omitempty"`
-	ReportAfter string        `json:"report_after,omitempty"`
+	SamePage *jsonSamePage `json:"same_page,omitempty"`
+	// SameContent counts the pages not read for links because they had
+	// the content of a page read before them (a catch-all's made-up
+	// paths), with the first page and examples.
+	SameContent *jsonSameContent `json:"same_content,omitempty"`
+	ReportAfter string           `json:"report_after,omitempty"`
 	// ElapsedSeconds is the pass's working time, summed over all its
 	// runs: one killed loses at most its last few seconds.
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
@@ -282,7 +286,7 @@ func writeJSON(w io.Writer, r *Report) error {
 		Summary: jsonSummary{
 			Pages: s.Pages, Unchanged: s.Unchanged, Links: s.Links, URLs: s.URLs,
 			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Robots: s.Robots, Quota: s.Quota, Cut: s.Cut, SitemapNotTaken: s.NotTaken, Unread: s.Unread, Unreached: s.Unreached, Unverified: s.Unverified, Unsupported: s.Unsupported, Transient: s.Transient, Unverifiable: s.Unverifiable,
-			OK: s.OK, Suppressed: s.Suppressed, RedirectHops: s.Hops, SkippedHops: s.SkippedHops, Ghosts: s.Ghosts, OtherSchemePages: s.OtherScheme, SamePage: newJSONSamePage(s.SamePage), ElapsedSeconds: seconds(s.Elapsed),
+			OK: s.OK, Suppressed: s.Suppressed, RedirectHops: s.Hops, SkippedHops: s.SkippedHops, Ghosts: s.Ghosts, OtherSchemePages: s.OtherScheme, SamePage: newJSONSamePage(s.SamePage), SameContent: newJSONSameContent(s.SameContent), ElapsedSeconds: seconds(s.Elapsed),
 			Reused: s.Reused, ReusedFrom: s.ReusedFrom, PermanentRedirects: s.Moved, Seeds: s.Seeds,
 			Listed: "problems",
 		},
@@ -442,4 +446,21 @@ func newJSONSamePage(sp SamePage) *jsonSamePage {
 		return nil
 	}
 	return &jsonSamePage{Host: sp.Host, ETag: sp.ETag, Size: sp.Size, URLs: sp.Count, Resources: sp.Resources, Examples: sp.Examples}
+}
+
+type jsonSameContent struct {
+	Pages int `json:"pages"`
+	// Elsewhere: of pages, those in another directory than the page
+	// read, whose relative links were not checked.
+	Elsewhere int      `json:"elsewhere"`
+	First     string   `json:"first"`
+	SameFirst int      `json:"same_as_first"`
+	Examples  []string `json:"examples"`
+}
+
+func newJSONSameContent(sc SameContent) *jsonSameContent {
+	if sc.Count == 0 {
+		return nil
+	}
+	return &jsonSameContent{Pages: sc.Count, Elsewhere: sc.Elsewhere, First: sc.First, SameFirst: sc.Group, Examples: sc.Examples}
 }

@@ -203,6 +203,9 @@ type Summary struct {
 	// SamePage is the largest set of own URLs that answered the same HTML
 	// page: a soft 404 hiding broken links (see SamePage).
 	SamePage SamePage
+	// SameContent counts the pages not read for links because they had
+	// the content of a page read before them (see SameContent).
+	SameContent SameContent
 	// Reused counts results carried over from an earlier pass without a
 	// request (younger than their recheck interval); ReusedFrom are the
 	// passes that fetched them, ascending, and ReusedOldest/ReusedNewest
@@ -439,7 +442,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	var emptied []string // see emptiedPage
 	startScheme := startSchemes(pass.StartURLs)
 	same := newSamePages()
+	var copies sameContents
 	err = src.Records(passID, func(rec *store.URLRecord) error {
+		copies.add(rec)
 		if _, host := schemeHost(rec.URL); r.startHosts[host] {
 			same.add(rec, host)
 		}
@@ -515,6 +520,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		return nil, fmt.Errorf("read records of pass %d: %w", passID, err)
 	}
 	s.SamePage = same.largest()
+	s.SameContent = copies.summary()
 	var fragRefs map[fragmentKey][]Referrer
 	if r.checksFragments() {
 		fragRefs = make(map[fragmentKey][]Referrer)

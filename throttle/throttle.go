@@ -320,6 +320,7 @@ func (t *Throttle) StartPass(pass uint64) {
 		l.mu.Lock()
 		l.usedRequests, l.usedBytes, l.deferred = 0, 0, false
 		l.answered, l.answeredAt, l.silence, l.down = nil, nil, silence{}, false
+		l.refusedAt = nil
 		l.mu.Unlock()
 	}
 }
@@ -609,10 +610,25 @@ type limiter struct {
 	holdSeq, okSeq int64
 	judging        bool
 	pausedBy       []string
-	backoffLevel   int
-	backoffUntil   time.Time
-	usedRequests   int64
-	usedBytes      int64
+	// refusedAt holds the URLs refused with a Retry-After the crawl waits
+	// for and not answered otherwise since (see refusedAgain); servedSeq is
+	// the number of the latest request the host served. A URL refused
+	// again after it waited as told, when the host served a request sent
+	// after its last refusal, is refused for itself, and held alone (see
+	// Decision.Hold): in this run only, since a resume that cannot tell
+	// pauses the host as before.
+	refusedAt map[string]refusedURL
+	servedSeq int64
+	refusals  int64 // the 429s and 503s with a Retry-After the crawl waits for, counted by refusedAgain
+	saidOwn   bool  // Decision.Paced told of a URL held alone
+	// slowedBy is the pace before the slowdowns the refusals of one URL
+	// made, while no other URL's made one since (see unslow).
+	slowedBy paceMark
+
+	backoffLevel int
+	backoffUntil time.Time
+	usedRequests int64
+	usedBytes    int64
 	// answered counts, by host:port, the requests answered (with any
 	// status) in this pass; silence is what went unanswered since the
 	// last answer, and down says it lasted long enough that the host

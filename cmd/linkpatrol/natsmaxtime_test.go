@@ -94,8 +94,10 @@ func TestDistributedSitemap(t *testing.T) {
 			w.Header().Set("Content-Type", "text/html")
 			fmt.Fprint(w, `<a href="/linked">linked</a>`)
 		case "/linked", "/orphan":
+			// A page each: of two alike, whichever came first would be
+			// read, and the two reports differ in which.
 			w.Header().Set("Content-Type", "text/html")
-			fmt.Fprint(w, `<p>a page</p>`)
+			fmt.Fprintf(w, `<p>a page: %s</p>`, r.URL.Path)
 		case "/sitemap.xml":
 			sitemapReads.Add(1)
 			w.Header().Set("Content-Type", "application/xml")
