@@ -340,7 +340,7 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 	if c.frontier == nil {
 		c.frontier = Local()
 	}
-	if err := c.loadHostState(pass.ID, len(done) > 0, dead); err != nil {
+	if err := c.loadHostState(pass.ID, dead); err != nil {
 		return Outcome{}, fmt.Errorf("load host state: %w", err)
 	}
 	if err := c.openSites(); err != nil {
