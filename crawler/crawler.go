@@ -36,6 +36,10 @@ type Store interface {
 	UpdatePass(p store.Pass) error
 	Frontier() ([]store.Task, error)
 	ResolvedIn(passID uint64, fn func(url string) error) error
+	// AddSiteOrigins records the hosts a start URL's redirects added to
+	// the site (see siteWidener).
+	AddSiteOrigins(passID uint64, origins []string) error
+	Digests(passID uint64, fn func(url string, digest uint64) error) error
 }
 
 // Decider classifies and canonicalizes URLs; *rules.Engine is one.
@@ -44,6 +48,19 @@ type Decider interface {
 	// StartHost says whether a host is the site's own: a pause that holds
 	// back its URLs leaves the pass unfinished, not just a URL unverified.
 	StartHost(host string) bool
+}
+
+// siteWidener is a Decider whose site grows by the hosts its start URLs
+// redirect to (http://example.com/ -> https://www.example.com/): their pages
+// are parsed as the site's; *rules.Engine is one. A Decider that is not
+// keeps the site to the start URLs' hosts.
+type siteWidener interface {
+	// FollowStart is told that the pass's URL start redirects to target,
+	// and returns the origin it added to the site, or "".
+	FollowStart(start string, target *url.URL) string
+	// AddSiteOrigins adds origins an earlier run of the pass added.
+	AddSiteOrigins(origins []string) error
+	SiteOrigins() []string
 }
 
 // DefaultMaxRedirects is how many redirects a link may take: 20, as in
@@ -171,9 +188,11 @@ func (c *Config) setDefaults() {
 // Crawler runs passes. It is safe to read Progress from another goroutine
 // while Run works.
 type Crawler struct {
-	cfg    Config
-	rules  Decider
-	store  Store
+	cfg   Config
+	rules Decider
+	store Store
+	// passID is the ID of the pass Run works on, set before any task runs.
+	passID uint64
 	client *http.Client
 	tr     http.RoundTripper
 	stats  counters
@@ -209,6 +228,9 @@ type Crawler struct {
 	// damaged is set by the first read that found the database damaged;
 	// the run then ends with that one error (see readFailed).
 	damaged *fatal
+	// same holds the running pass's pages read for links by their
+	// content (see samecontent.go).
+	same *sameContent
 	// noHistory says the running pass is the database's first and was
 	// begun by this run: every record in it is one this run wrote (see
 	// previous).
@@ -318,13 +340,16 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 	if c.frontier == nil {
 		c.frontier = Local()
 	}
-	if err := c.loadHostState(pass.ID, len(done) > 0, dead); err != nil {
+	if err := c.loadHostState(pass.ID, dead); err != nil {
 		return Outcome{}, fmt.Errorf("load host state: %w", err)
 	}
 	if err := c.openSites(); err != nil {
 		return Outcome{}, err
 	}
 	defer c.closeSites()
+	if err := c.loadSameContent(pass.ID, len(done) > 0); err != nil {
+		return Outcome{}, fmt.Errorf("read the digests of the pages already read: %w", err)
+	}
 	probes := make(chan task)
 	for range probeWorkers(c.cfg.Concurrency) {
 		g.Go(func() error {
@@ -452,7 +477,7 @@ func (c *Crawler) Progress() Progress {
 // commits everything handed over before it and answers with the error.
 // keepTimeEvery is how often writeLoop stores the pass's working time and
 // that the run is alive (store.Pass.Alive), busy or idle.
-const keepTimeEvery = 5 * time.Second
+const keepTimeEvery = store.Heartbeat
 
 // aliveUnseen is how long after its last stored sign of life a run killed
 // may still have started a request: until its next heartbeat was due
@@ -567,4 +592,37 @@ func (c *Crawler) Hosts() []throttle.HostStats {
 		hs = c.cfg.Throttle.Stats()
 	}
 	return append(hs, c.localStats()...)
+}
+
+// followStart makes the host a start URL (t's) redirects to one of the
+// site's own, when the rules say it is (see rules.Engine.FollowStart),
+// before next is decided; it is recorded in the pass at once, ahead of any
+// result decided with it, so that a run killed afterwards resumes with it.
+func (c *Crawler) followStart(t task, next *url.URL) {
+	w, ok := c.rules.(siteWidener)
+	if !ok || t.Depth != 0 {
+		return
+	}
+	origin := w.FollowStart(t.URL, next)
+	if origin == "" {
+		return
+	}
+	c.cfg.Logger.Info("site host", "start", t.URL, "redirects to", origin)
+	if c.cfg.Throttle != nil {
+		// Met already (the start host's robots.txt redirected there
+		// too, as a whole site's redirect does), as another site's.
+		c.cfg.Throttle.Resettle(next.Host)
+	}
+	if err := c.store.AddSiteOrigins(c.passID, []string{origin}); err != nil {
+		// The run goes on with it; only a resumed run would not know it.
+		c.cfg.Logger.Warn("site host not saved", "origin", origin, "err", err)
+	}
+}
+
+// siteOrigins are the origins the pass's start URLs redirected to so far.
+func (c *Crawler) siteOrigins() []string {
+	if w, ok := c.rules.(siteWidener); ok {
+		return w.SiteOrigins()
+	}
+	return nil
 }

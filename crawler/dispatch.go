@@ -119,6 +119,10 @@ type outcome struct {
 	// later, with retry, holds the task back this long: a follow-up
 	// request of it had to wait for its host (see acquireNext).
 	later time.Duration
+	// hold, with retry, holds the task back this long, its host going on
+	// meanwhile: the server refused its URL again after it waited as
+	// told (see throttle.Decision.Hold).
+	hold time.Duration
 }
 
 type hostQueue struct {
@@ -716,6 +720,8 @@ func (d *dispatcher) loop(stop, failed context.Context, tasks, probes chan<- tas
 						return err
 					}
 					switch {
+					case o.hold > 0:
+						d.delay(o.task, o.hold)
 					case again:
 						d.queueOn(o.task, queueDueFirst)
 					case o.due || o.comeback > 0:

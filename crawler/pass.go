@@ -56,18 +56,6 @@ type Opened struct {
 	LastAlive time.Time
 }
 
-// deadRun is when p's run was last known alive if it died without
-// ending, zero if it ended (see Opened.LastAlive).
-func deadRun(p store.Pass) time.Time {
-	if p.RunStarted.IsZero() {
-		return time.Time{}
-	}
-	if p.Alive.After(p.RunStarted) {
-		return p.Alive
-	}
-	return p.RunStarted
-}
-
 // The reasons Run refuses to open a pass; a *RefusedError wraps one, so
 // errors.Is tells them apart.
 var (
@@ -130,6 +118,7 @@ func (c *Crawler) Run(ctx, hard context.Context, spec PassSpec) (store.Pass, Out
 		return store.Pass{}, Outcome{}, err
 	}
 	pass := o.Pass
+	c.passID = pass.ID
 	if spec.Opened != nil {
 		if err := spec.Opened(o); err != nil {
 			pass.State, pass.RunStarted = store.PassStopped, time.Time{}
@@ -155,6 +144,7 @@ func (c *Crawler) Run(ctx, hard context.Context, spec PassSpec) (store.Pass, Out
 		pass.State = store.PassComplete
 	}
 	pass.Finished = time.Now()
+	pass.SiteOrigins = c.siteOrigins()
 	if err := c.store.UpdatePass(pass); err != nil {
 		return pass, out, fmt.Errorf("save pass %d: %w", pass.ID, err)
 	}
@@ -191,14 +181,14 @@ func (c *Crawler) open(spec PassSpec) (Opened, []store.Task, []string, error) {
 	// a kill, what the GitHub Action runs, let 4 in at --per-host 2).
 	var before Opened
 	if ok {
-		before.LastAlive = deadRun(open)
+		before.LastAlive = open.LastSeen()
 	} else {
 		last, had, err := c.store.LastPass()
 		if err != nil {
 			return Opened{}, nil, nil, err
 		}
 		if had {
-			before.LastAlive = deadRun(last)
+			before.LastAlive = last.LastSeen()
 		}
 		// Another site's history would be read as this one's: its results
 		// reused, its problems "fixed". Say so rather than mix them.
@@ -256,7 +246,14 @@ func (c *Crawler) resume(open, want store.Pass) (Opened, []store.Task, []string,
 		return Opened{}, nil, nil, err
 	}
 	c.noHistory = false
-	lastAlive := deadRun(open)
+	if w, ok := c.rules.(siteWidener); ok {
+		// Decided as the run before decided: its start URLs' redirects
+		// made these hosts the site's.
+		if err := w.AddSiteOrigins(open.SiteOrigins); err != nil {
+			return Opened{}, nil, nil, fmt.Errorf("pass %d: %w", open.ID, err)
+		}
+	}
+	lastAlive := open.LastSeen()
 	open.State, open.RunStarted, open.Alive = store.PassRunning, c.cfg.Now(), time.Time{}
 	c.sticky(&open, want)
 	if err := c.store.UpdatePass(open); err != nil {

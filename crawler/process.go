@@ -95,6 +95,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 		if prev.Parsed {
 			o.result.Record.Unchanged = true
 			c.countPage(prev.ContentType)
+			c.same.read(&o.result.Record)
 		}
 		return o
 	}
@@ -119,7 +120,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 			}
 		}
 	}
-	if c.parseInto(&rec, &o.result, &o.found, f) && t.Action != rules.Parse.String() {
+	if c.parseInto(&rec, &o.result, &o.found, f, t.Depth) && t.Action != rules.Parse.String() {
 		rec.Action = rules.Parse.String()
 	}
 	if !rec.Parsed && hadPrev && prev.Parsed && rec.Verdict.Problem() && !f.local && c.mayParse(t.Depth) && c.ghost(prev, now) {
@@ -275,7 +276,9 @@ func (c *Crawler) mayParse(depth int) bool {
 
 // parseInto parses the page f fetched into rec (the record of f.finalURL)
 // and its result, when it is HTML the rules parse, and says whether it did.
-func (c *Crawler) parseInto(rec *store.URLRecord, res *store.Result, found *[]target, f fetched) bool {
+// A page with the content of one already read is not (see sameAs); depth
+// is its hops from a start URL.
+func (c *Crawler) parseInto(rec *store.URLRecord, res *store.Result, found *[]target, f fetched, depth int) bool {
 	if f.truncated {
 		rec.Note = fmt.Sprintf("page larger than %d bytes: only the first part was checked", c.cfg.MaxSize)
 	}
@@ -284,6 +287,9 @@ func (c *Crawler) parseInto(rec *store.URLRecord, res *store.Result, found *[]ta
 	}
 	final, err := url.Parse(f.finalURL)
 	if err != nil || f.decided(c).Action != rules.Parse {
+		return false
+	}
+	if c.sameAs(rec, f, final, depth) {
 		return false
 	}
 	var links []store.Link
@@ -396,6 +402,7 @@ func (c *Crawler) countPage(contentType string) {
 func (c *Crawler) handBack(f *fetched, o *outcome) {
 	o.retry, o.comeback = true, f.comeback
 	o.due = f.comeback > 0 || f.status == http.StatusTooManyRequests
+	o.hold = f.hold
 	o.later, o.task.getNext, o.task.upgradeNext = f.later, f.getNext, f.upgradeNext
 	o.task.attempt += f.resent // net/http's own resends were tries too
 	// The redirect targets claimed on the way are this task's no more:

@@ -36,6 +36,7 @@ type hop struct {
 	retry       bool          // the throttle says: try this URL again later
 	retryAfter  time.Duration // no sooner than this
 	comeback    time.Duration // the retry is one the server asked for with this Retry-After, not a failed try
+	hold        time.Duration // the URL alone waits this long before its retry (see throttle.Decision.Hold)
 	// resent is how many more requests net/http sent for this one on its
 	// own (see tries): each a try of the URL, like a retry.
 	resent int
@@ -115,7 +116,7 @@ func (c *Crawler) requestWith(ctx context.Context, method, target string, p *thr
 			d := p.Done(out)
 			h.retry, h.retryAfter = d.Retry, d.After
 			if h.retry {
-				h.comeback = d.Comeback
+				h.comeback, h.hold = d.Comeback, d.Hold
 			}
 			if d.Paced != "" {
 				c.logPaced(target, d.Paced)

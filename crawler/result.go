@@ -82,7 +82,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		end = c.fetchedRecord(pass, ft, fe, now)
 		if key != "" {
 			endResult = &store.Result{}
-			if c.parseInto(&end, endResult, &o.found, fe) {
+			if c.parseInto(&end, endResult, &o.found, fe, ft.Depth) {
 				end.Action = rules.Parse.String()
 			} else {
 				endResult.SetLinks = true
@@ -160,7 +160,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		var found []target
 		fe := f
 		fe.redirects = nil
-		if c.parseInto(&o.result.Record, &o.result, &found, fe) && t.Action != rules.Parse.String() {
+		if c.parseInto(&o.result.Record, &o.result, &found, fe, t.Depth) && t.Action != rules.Parse.String() {
 			o.result.Record.Action = rules.Parse.String()
 		}
 		o.found = append(o.found, found...)

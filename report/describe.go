@@ -197,6 +197,11 @@ func (r *Report) Incomplete() string {
 			how = "killed; started " + r.started()
 		}
 		msg = fmt.Sprintf("INCOMPLETE: pass %d has not finished (it is still running, or it was %s); run the same command again to resume.", r.Pass.ID, how)
+		if r.Pass.Interrupted(r.Options.Now) {
+			// Its run stopped beating: killed or crashed, not running.
+			msg = fmt.Sprintf("INCOMPLETE: pass %d was interrupted (its run was last seen %s, after %s of work); run the same command again to resume.",
+				r.Pass.ID, r.Pass.LastSeen().In(r.Options.Now.Location()).Format("2006-01-02 15:04:05"), RoundDuration(r.Summary.Elapsed))
+		}
 	}
 	// Worst first: a site down, then the pass unfinished (what the next
 	// run must do), then what a limit held back, which is the least of
@@ -383,6 +388,18 @@ var heldKinds = []heldKind{{
 	},
 	where: afterHops,
 }, {
+	// A page with the content of one read before it in another directory
+	// (a catch-all's made-up path, a mirror) was not read for links, and
+	// its relative links lead elsewhere there: not checked. The line of
+	// its own (SameContentLine) gives examples.
+	count: func(s Summary) int { return s.SameContent.Elsewhere }, unlisted: true,
+	line:    func(_ *Report, n int) string { return notReadCopies(n, "") },
+	nothing: func(_ *Report, n int) string { return notReadCopies(n, wasWere(n)+" ") },
+	counted: func(_ *Report, n int) string {
+		return fmt.Sprintf(" (%d not read for links: the same content as a page read in another directory)", n)
+	},
+	where: afterPages,
+}, {
 	// A link that could not be verified (a third-party host that
 	// rate-limits one URL, times out, answers 503) is listed with its
 	// verdict; the exit code said "all clear" beside it (qa8).
@@ -392,6 +409,13 @@ var heldKinds = []heldKind{{
 	counted: func(*Report, int) string { return "" }, // each verdict's count says it
 	where:   afterVerdicts,
 }}
+
+// notReadCopies names n pages not read for links as copies of a page in
+// another directory, with verb ("were ") or without.
+func notReadCopies(n int, verb string) string {
+	return fmt.Sprintf("%s %snot read for links, having the same content as a page read in another directory, so links relative to %s were not checked",
+		plural(n, "page", "pages"), verb, them(n))
+}
 
 // unverifiedLine says how many links could not be verified and why, up to
 // three distinct reasons: "2 links could not be verified (timeout, 429 Too
@@ -669,6 +693,10 @@ func (r *Report) Headline() string {
 		config = ", config " + r.Pass.Config
 	}
 	line := fmt.Sprintf("linkpatrol pass %d of %s, started %s%s.", r.Pass.ID, r.Target(), r.started(), config)
+	for _, rec := range r.siteVia {
+		// Its host was checked as the site, which the user did not name.
+		line += fmt.Sprintf(" Start URL %s redirects to %s; checked that site.", rec.URL, rec.FinalURL)
+	}
 	if r.Pass.Insecure {
 		// A certificate that is expired, self-signed or forged passed as
 		// ok: no reader of the report may miss that.

@@ -43,27 +43,28 @@ func cspHash(s string) string {
 }
 
 type htmlData struct {
-	CSP         string
-	CSS         template.CSS
-	JS          template.JS
-	PassID      uint64
-	PreviousID  uint64
-	HasPrevious bool
-	Summary     Summary
-	Incomplete  string
-	Headline    string
-	Counts      string
-	ChangeLine  string
-	ReuseLine   string
-	SchemeLine  string
-	SameLine    string
-	Empty       string
-	Trend       template.HTML // inline SVG of problems per pass, or ""
-	Verdicts    []htmlOption
-	Rows        []htmlRow
-	Fixed       []htmlGone
-	Gone        []htmlGone
-	Fragments   []htmlFragmentChanges // fixed and no longer linked missing fragments
+	CSP             string
+	CSS             template.CSS
+	JS              template.JS
+	PassID          uint64
+	PreviousID      uint64
+	HasPrevious     bool
+	Summary         Summary
+	Incomplete      string
+	Headline        string
+	Counts          string
+	ChangeLine      string
+	ReuseLine       string
+	SchemeLine      string
+	SameLine        string
+	SameContentLine string
+	Empty           string
+	Trend           template.HTML // inline SVG of problems per pass, or ""
+	Verdicts        []htmlOption
+	Rows            []htmlRow
+	Fixed           []htmlGone
+	Gone            []htmlGone
+	Fragments       []htmlFragmentChanges // fixed and no longer linked missing fragments
 }
 
 // htmlOption is one choice of the verdict filter.
@@ -118,7 +119,7 @@ func writeHTML(w io.Writer, r *Report) error {
 		CSP: htmlCSP, CSS: template.CSS(htmlCSS), JS: template.JS(htmlJS),
 		PassID: r.Pass.ID, Summary: r.Summary,
 		Incomplete: r.Incomplete(), Headline: r.Headline(), Counts: r.Counts(), ChangeLine: r.ChangeLine(), ReuseLine: r.ReuseLine(),
-		SchemeLine: r.SchemeLine(), SameLine: r.SamePageLine(),
+		SchemeLine: r.SchemeLine(), SameLine: r.SamePageLine(), SameContentLine: r.SameContentLine(),
 		Empty: r.Nothing(), Trend: r.trendSVG(),
 	}
 	if r.Previous != nil {

@@ -239,3 +239,35 @@ func TestHTMLFirstReferrerVisible(t *testing.T) {
 		t.Errorf("%d referrer cells, want %d", rows, len(r.Entries))
 	}
 }
+
+// Every kind of row the page shows gets a badge someone can see: the badge
+// is white text, so a row class without a background in the stylesheet
+// showed "not read", "cut short" and "not taken" as white on white.
+func TestHTMLEveryRowKindHasABadgeColour(t *testing.T) {
+	t.Parallel()
+	for _, h := range []struct {
+		name    string
+		history []fixturePass
+		pass    uint64
+	}{
+		{"web", webHistory(), 2},
+		{"cut", cutHistory(), 1},
+		{"unread", unreadHistory(), 1},
+		{"sitemap", sitemapHistory(), 1},
+	} {
+		t.Run(h.name, func(t *testing.T) {
+			t.Parallel()
+			doc := parseHTML(t, render(t, build(t, newMemSource(t, h.history), h.pass, Options{}), "html"))
+			walk(doc, func(n *html.Node) {
+				if n.DataAtom != atom.Tr {
+					return
+				}
+				if class, ok := attr(n, "class"); ok && strings.HasPrefix(class, "v-") {
+					if rule := "." + class + " .badge { background:"; !strings.Contains(htmlCSS, rule) {
+						t.Errorf("row class %s has no %q in page.css", class, rule)
+					}
+				}
+			})
+		})
+	}
+}

@@ -85,15 +85,18 @@ type jsonFragment struct {
 }
 
 type jsonPass struct {
-	ID             uint64     `json:"id"`
-	Started        *time.Time `json:"started"`
-	Finished       *time.Time `json:"finished"`
-	Complete       bool       `json:"complete"`
-	StartURLs      []string   `json:"start_urls"`
-	State          string     `json:"state"`
-	Root           string     `json:"root,omitempty"`
-	Roots          []string   `json:"roots,omitempty"`
-	ElapsedSeconds float64    `json:"elapsed_seconds"`
+	ID        uint64     `json:"id"`
+	Started   *time.Time `json:"started"`
+	Finished  *time.Time `json:"finished"`
+	Complete  bool       `json:"complete"`
+	StartURLs []string   `json:"start_urls"`
+	// SiteOrigins are the origins a start URL redirected to, which the
+	// pass checked as the site's own (store.Pass.SiteOrigins).
+	SiteOrigins    []string `json:"site_origins,omitempty"`
+	State          string   `json:"state"`
+	Root           string   `json:"root,omitempty"`
+	Roots          []string `json:"roots,omitempty"`
+	ElapsedSeconds float64  `json:"elapsed_seconds"`
 	// Deferred counts the URLs of the site held back to a later run by a
 	// server's pause (the pass is then not complete).
 	Deferred int `json:"deferred,omitempty"`
@@ -173,8 +176,12 @@ type jsonSummary struct {
 	OtherSchemePages int `json:"other_scheme_pages,omitempty"`
 	// SamePage is the largest set of the site's URLs that answered 200
 	// with one HTML page (one ETag): a soft 404 that hides broken links?
-	SamePage    *jsonSamePage `json:"same_page,omitempty"`
-	ReportAfter string        `json:"report_after,omitempty"`
+	SamePage *jsonSamePage `json:"same_page,omitempty"`
+	// SameContent counts the pages not read for links because they had
+	// the content of a page read before them (a catch-all's made-up
+	// paths), with the first page and examples.
+	SameContent *jsonSameContent `json:"same_content,omitempty"`
+	ReportAfter string           `json:"report_after,omitempty"`
 	// ElapsedSeconds is the pass's working time, summed over all its
 	// runs: one killed loses at most its last few seconds.
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
@@ -268,6 +275,7 @@ func writeJSON(w io.Writer, r *Report) error {
 			Finished:         jsonTime(r.Pass.Finished),
 			Complete:         r.Pass.State == store.PassComplete,
 			StartURLs:        r.Pass.StartURLs,
+			SiteOrigins:      r.Pass.SiteOrigins,
 			Insecure:         r.Pass.Insecure,
 			State:            string(r.Pass.State),
 			Root:             r.Pass.Root,
@@ -282,7 +290,7 @@ func writeJSON(w io.Writer, r *Report) error {
 		Summary: jsonSummary{
 			Pages: s.Pages, Unchanged: s.Unchanged, Links: s.Links, URLs: s.URLs,
 			Broken: s.Broken, Skipped: s.Skipped, Traps: s.Traps, Robots: s.Robots, Quota: s.Quota, Cut: s.Cut, SitemapNotTaken: s.NotTaken, Unread: s.Unread, Unreached: s.Unreached, Unverified: s.Unverified, Unsupported: s.Unsupported, Transient: s.Transient, Unverifiable: s.Unverifiable,
-			OK: s.OK, Suppressed: s.Suppressed, RedirectHops: s.Hops, SkippedHops: s.SkippedHops, Ghosts: s.Ghosts, OtherSchemePages: s.OtherScheme, SamePage: newJSONSamePage(s.SamePage), ElapsedSeconds: seconds(s.Elapsed),
+			OK: s.OK, Suppressed: s.Suppressed, RedirectHops: s.Hops, SkippedHops: s.SkippedHops, Ghosts: s.Ghosts, OtherSchemePages: s.OtherScheme, SamePage: newJSONSamePage(s.SamePage), SameContent: newJSONSameContent(s.SameContent), ElapsedSeconds: seconds(s.Elapsed),
 			Reused: s.Reused, ReusedFrom: s.ReusedFrom, PermanentRedirects: s.Moved, Seeds: s.Seeds,
 			Listed: "problems",
 		},
@@ -442,4 +450,21 @@ func newJSONSamePage(sp SamePage) *jsonSamePage {
 		return nil
 	}
 	return &jsonSamePage{Host: sp.Host, ETag: sp.ETag, Size: sp.Size, URLs: sp.Count, Resources: sp.Resources, Examples: sp.Examples}
+}
+
+type jsonSameContent struct {
+	Pages int `json:"pages"`
+	// Elsewhere: of pages, those in another directory than the page
+	// read, whose relative links were not checked.
+	Elsewhere int      `json:"elsewhere"`
+	First     string   `json:"first"`
+	SameFirst int      `json:"same_as_first"`
+	Examples  []string `json:"examples"`
+}
+
+func newJSONSameContent(sc SameContent) *jsonSameContent {
+	if sc.Count == 0 {
+		return nil
+	}
+	return &jsonSameContent{Pages: sc.Count, Elsewhere: sc.Elsewhere, First: sc.First, SameFirst: sc.Group, Examples: sc.Examples}
 }

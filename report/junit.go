@@ -135,7 +135,7 @@ func writeJUnit(w io.Writer, r *Report) error {
 		out.Failures += suite.Failures
 		out.Suites = append(out.Suites, suite)
 	}
-	if len(r.Cut) > 0 || len(r.NotTaken) > 0 || len(r.Unread) > 0 || r.EmptyStart != "" {
+	if len(r.Cut) > 0 || len(r.NotTaken) > 0 || len(r.Unread) > 0 || r.EmptyStart != "" || r.Summary.SameContent.Elsewhere > 0 {
 		// Not checked on purpose, so not failures; skipped cases, so a CI
 		// page reads "skipped", never "all passed" (README: exit codes).
 		// Traps, quota skips and the site's robots.txt skips are skipped
@@ -157,6 +157,11 @@ func writeJUnit(w io.Writer, r *Report) error {
 		if n := r.Summary.Unreached; r.EmptyStart != "" {
 			suite.Cases = append(suite.Cases, junitCase{Name: r.Location(r.EmptyStart), Classname: class, Time: "0",
 				Skipped: &junitMessage{Message: "not reached: " + r.emptyStartLine(n)}})
+		}
+		if sc := r.Summary.SameContent; sc.Elsewhere > 0 {
+			// One case, as the line: the copies are not listed one by one.
+			suite.Cases = append(suite.Cases, junitCase{Name: r.Location(sc.First), Classname: class, Time: "0",
+				Skipped: &junitMessage{Message: "copies not read for links: " + r.SameContentLine()}})
 		}
 		suite.Tests, suite.Skipped = len(suite.Cases), len(suite.Cases)
 		out.Tests += suite.Tests

@@ -31,7 +31,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		b.WriteString("> **INSECURE: TLS certificates were not verified (--insecure).**\n\n")
 	}
 	fmt.Fprintf(b, "Pass %d of %s, started %s. %s\n", r.Pass.ID, mdCode(r.Target()), r.started(), mdText(r.Counts()))
-	for _, line := range []string{r.SeedLine(), r.ReuseLine(), r.SchemeLine(), r.SamePageLine(), r.ChangeLine()} {
+	for _, line := range []string{r.SeedLine(), r.ReuseLine(), r.SchemeLine(), r.SamePageLine(), r.SameContentLine(), r.ChangeLine()} {
 		if line != "" {
 			fmt.Fprintf(b, "\n%s\n", mdText(line))
 		}

@@ -13,7 +13,9 @@ import (
 // page served with 200 (a soft 404) makes every missing page, script,
 // image and font of a site "OK", and no status says so (qa10 Q3). The
 // report cannot know it is an error page, so it counts nothing as broken;
-// it says what it saw. Zero Count when no such set was seen.
+// it says what it saw. Zero Count when no such set was seen. A URL
+// answered without an ETag is grouped by the content the crawler read
+// (store.URLRecord.Digest), and ETag is "" for such a set.
 type SamePage struct {
 	Host, ETag string
 	Size       int64 // of the page, when a GET read it; 0 when only HEAD asked
@@ -52,6 +54,9 @@ type sameCount struct{ n, resources uint32 }
 type sameGroup struct {
 	SamePage
 	pages []string // examples that are pages; SamePage.Examples holds resources
+	// order is the host and the ETag, or the digest without one: ties
+	// between groups go to the first by it, whatever the map's order.
+	order string
 }
 
 func newSamePages() *samePages {
@@ -59,15 +64,20 @@ func newSamePages() *samePages {
 }
 
 func (p *samePages) add(rec *store.URLRecord, host string) {
-	if rec.Verdict != store.VerdictOK || rec.Status != 200 || rec.ETag == "" || rec.FinalURL != "" ||
+	if rec.Verdict != store.VerdictOK || rec.Status != 200 || rec.ETag == "" && rec.Digest == 0 || rec.FinalURL != "" ||
 		!mediaTypeIs(rec.ContentType, "text/html") {
 		return
 	}
 	var h maphash.Hash
 	h.SetSeed(p.seed)
 	h.WriteString(host)
-	h.WriteByte(0)
-	h.WriteString(rec.ETag)
+	if rec.ETag != "" {
+		h.WriteByte(0)
+		h.WriteString(rec.ETag)
+	} else {
+		h.WriteByte(1)
+		maphash.WriteComparable(&h, rec.Digest)
+	}
 	k := h.Sum64()
 	c := p.counts[k]
 	c.n++
@@ -84,7 +94,10 @@ func (p *samePages) add(rec *store.URLRecord, host string) {
 	}
 	g := p.groups[k]
 	if g == nil {
-		g = &sameGroup{SamePage: SamePage{Host: host, ETag: rec.ETag}}
+		g = &sameGroup{SamePage: SamePage{Host: host, ETag: rec.ETag}, order: host + "\x00" + rec.ETag}
+		if rec.ETag == "" {
+			g.order = fmt.Sprintf("%s\x01%016x", host, rec.Digest)
+		}
 		p.groups[k] = g
 	}
 	g.Count, g.Resources = int(c.n), int(c.resources)
@@ -106,7 +119,7 @@ func (p *samePages) largest() SamePage {
 		if g.Resources == 0 || g.Count < samePageMin {
 			continue
 		}
-		if best == nil || g.Count > best.Count || g.Count == best.Count && g.Host+g.ETag < best.Host+best.ETag {
+		if best == nil || g.Count > best.Count || g.Count == best.Count && g.order < best.order {
 			best = g
 		}
 	}
@@ -156,7 +169,11 @@ func (r *Report) SamePageLine() string {
 	for i, u := range sp.Examples {
 		ex[i] = r.Location(u)
 	}
-	return fmt.Sprintf("%d URLs of %s answered 200 with the same %sHTML page (ETag %s), %s: a \"not found\" page answering 200 "+
+	same := "the same content"
+	if sp.ETag != "" {
+		same = "ETag " + sp.ETag
+	}
+	return fmt.Sprintf("%d URLs of %s answered 200 with the same %sHTML page (%s), %s: a \"not found\" page answering 200 "+
 		"(a soft 404)? They are counted OK, so broken links among them are not reported; for example %s.",
-		sp.Count, sp.Host, size, sp.ETag, res, strings.Join(ex, ", "))
+		sp.Count, sp.Host, size, same, res, strings.Join(ex, ", "))
 }

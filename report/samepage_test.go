@@ -21,6 +21,12 @@ func TestSamePageAnsweredForManyURLs(t *testing.T) {
 		return store.Result{Record: store.URLRecord{URL: u, Action: "parse", Parsed: true, Size: 136, Verdict: store.VerdictOK, Status: 200,
 			ContentType: "text/html; charset=utf-8", ETag: `"5f-88"`, LastGood: night2, FirstSeen: night1}}
 	}
+	// A server that sends no ETag: the crawler's digest of what it read.
+	softRead := func(u string) store.Result {
+		r := soft(u)
+		r.Record.ETag, r.Record.Digest = "", 0x5f88
+		return r
+	}
 	own := func(u, etag string) store.Result {
 		r := page(u)
 		r.Record.ContentType, r.Record.ETag = "text/html", etag
@@ -35,6 +41,10 @@ func TestSamePageAnsweredForManyURLs(t *testing.T) {
 			own(home, `"home"`),
 			soft(home + "gone.html"), soft(home + "_static/app.js"), soft(home + "font.woff2"), soft(home + "old/"),
 		}, `4 URLs of example.com answered 200 with the same 136-byte HTML page (ETag "5f-88"), `},
+		{"no ETag, the same content", []store.Result{
+			own(home, `"home"`),
+			softRead(home + "gone.html"), softRead(home + "_static/app.js"), softRead(home + "font.woff2"), softRead(home + "old/"),
+		}, `4 URLs of example.com answered 200 with the same 136-byte HTML page (the same content), `},
 		{"two are not enough", []store.Result{own(home, `"home"`), soft(home + "a.js"), soft(home + "b.html")}, ""},
 		// nginx's ETag is the file's time and length: a packaged site's
 		// pages of one length share it (qa10 Q11).

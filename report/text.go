@@ -32,6 +32,9 @@ func writeText(w io.Writer, r *Report) error {
 	if line := r.SamePageLine(); line != "" {
 		t.para("", line)
 	}
+	if line := r.SameContentLine(); line != "" {
+		t.para("", line)
+	}
 	if line := r.ChangeLine(); line != "" {
 		t.para("", line)
 	}

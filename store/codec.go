@@ -43,6 +43,8 @@ const (
 	// taskTriesTag: Task.Tries, Comebacks and ComebacksWaited, in a
 	// field of its own length.
 	taskTriesTag = skippableTag
+	// recordDigestTag: URLRecord.Digest, eight bytes big-endian.
+	recordDigestTag = skippableTag
 	// The flags of a result in an outbox entry.
 	resultSetLinks = 1 << 0
 	resultRequeue  = 1 << 1
@@ -363,6 +365,11 @@ func appendRecordBody(buf []byte, e encoder, r *URLRecord) ([]byte, error) {
 			return buf, err
 		}
 	}
+	if r.Digest != 0 {
+		e.byte(recordDigestTag)
+		e.uvarint(8)
+		e.buf = binary.BigEndian.AppendUint64(e.buf, r.Digest)
+	}
 	return e.bytes(), nil
 }
 
@@ -465,6 +472,12 @@ func decodeRecord(url string, v []byte, r *URLRecord) error {
 		case recordDownTag:
 			r.DownAfter = d.count()
 			r.DownSince = d.time()
+		case recordDigestTag:
+			if b := d.span(); len(b) == 8 {
+				r.Digest = binary.BigEndian.Uint64(b)
+			} else if d.err == nil {
+				d.fail(fmt.Errorf("digest of %d bytes: %w", len(b), errFormat))
+			}
 		default:
 			d.skipField(tag)
 		}

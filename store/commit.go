@@ -426,6 +426,26 @@ func (db *DB) PageLinks(passID uint64, fn func(page *URLRecord, links []Link) er
 	})
 }
 
+// Digests calls fn, in URL order, with every page resolved in the pass that
+// was read for links with its content hashed (URLRecord.Digest): what a
+// resumed crawl needs to know a later page of the same content by. Only a
+// resumed run asks, so the records are decoded whole. fn must not write
+// to db.
+func (db *DB) Digests(passID uint64, fn func(url string, digest uint64) error) error {
+	return db.view(func(tx *bbolt.Tx) error {
+		return db.passRecords(tx, passID, nil, func(k, v, _ []byte) error {
+			var rec URLRecord
+			if err := decodeRecord(string(k), v, &rec); err != nil {
+				return db.corrupt("record", k, err)
+			}
+			if !rec.Parsed || rec.Digest == 0 {
+				return nil
+			}
+			return callback(func() error { return fn(rec.URL, rec.Digest) })
+		})
+	})
+}
+
 // ResolvedIn calls fn with every URL resolved in the pass, in URL order: what
 // a resumed crawl must not fetch again. fn must not write to db.
 func (db *DB) ResolvedIn(passID uint64, fn func(url string) error) error {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"go.etcd.io/bbolt"
 )
@@ -17,6 +18,33 @@ func (p Pass) SameSite(q Pass) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+// Heartbeat is how often a run working on a pass stores that it is alive
+// (Pass.Alive), busy or idle.
+const Heartbeat = 5 * time.Second
+
+// LastSeen is when the run working on p was last known alive: its Alive,
+// or RunStarted before its first heartbeat. Zero when no run works on p,
+// or the last one ended properly (it clears RunStarted).
+func (p Pass) LastSeen() time.Time {
+	if p.RunStarted.IsZero() {
+		return time.Time{}
+	}
+	if p.Alive.After(p.RunStarted) {
+		return p.Alive
+	}
+	return p.RunStarted
+}
+
+// Interrupted says whether p, stored as running, was left so by a run that
+// died (killed, crashed, its machine down) rather than one working on it
+// at now: three heartbeats missed (one may come late behind a slow
+// commit). A pass no run ever stored a sign of life for is not: nothing
+// says either way.
+func (p Pass) Interrupted(now time.Time) bool {
+	seen := p.LastSeen()
+	return p.State == PassRunning && !seen.IsZero() && now.Sub(seen) > 3*Heartbeat
 }
 
 // open reports whether the state is one a pass can be resumed from.
@@ -269,6 +297,9 @@ func (db *DB) UpdatePass(p Pass) error {
 		if !isOpen && p.State.open() {
 			return fmt.Errorf("it is %s and cannot be reopened", old.State)
 		}
+		// A caller's copy of the pass may predate an origin added since
+		// (the crawler's heartbeat writes one made when its run began).
+		p.SiteOrigins = unionSorted(old.SiteOrigins, p.SiteOrigins)
 		if err := putPass(tx, p); err != nil {
 			return err
 		}
@@ -299,4 +330,35 @@ func clearBucket(tx *bbolt.Tx, name []byte) (*bbolt.Bucket, error) {
 		return nil, fmt.Errorf("clear %s: %w", name, err)
 	}
 	return b, nil
+}
+
+// AddSiteOrigins adds origins to the SiteOrigins of pass id, in a
+// transaction of its own: committed before anything decided with them is,
+// so that a run killed after it resumes deciding as it did.
+func (db *DB) AddSiteOrigins(id uint64, origins []string) error {
+	err := db.update(func(tx *bbolt.Tx) error {
+		p, ok, err := db.getPass(tx, id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return ErrNoPass
+		}
+		p.SiteOrigins = unionSorted(p.SiteOrigins, origins)
+		return putPass(tx, p)
+	})
+	if err != nil {
+		return fmt.Errorf("add site origins to pass %d: %w", id, err)
+	}
+	return nil
+}
+
+// unionSorted is the sorted set of the strings of a and b.
+func unionSorted(a, b []string) []string {
+	if len(b) == 0 {
+		return a
+	}
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -33,6 +33,20 @@ const RedirectNote = "reached by a redirect from "
 // page were checked.
 const GhostNote = "ghost: following its links from "
 
+// SameContentNote starts the Note of a page not read for links because
+// its body was the same as that of a page of its host already read in the
+// pass (URLRecord.Digest), followed by that page's URL: a catch-all server
+// (a single-page app's try_files) answers every made-up path with one
+// page, whose relative links lead to more made-up paths for ever. The
+// report reads it to say which pages were not read and after which.
+const SameContentNote = "not read for links: the same content as "
+
+// SameContentMoved follows the URL of a SameContentNote when the page is
+// in another directory than the first and has links written relative to
+// its path: they lead elsewhere from here, and were not checked. Without
+// it, the page's links are the first page's: nothing was lost.
+const SameContentMoved = " (in another directory: its relative links were not checked)"
+
 // Verdict classifies the outcome for one URL. Only VerdictBroken makes the
 // exit code 1 by default; the others are reported in their own sections.
 type Verdict string
@@ -118,6 +132,13 @@ type Pass struct {
 	// a URL's PrevVerdict passes over them (see Skips). Set when the pass
 	// begins; a cluster's workers keep the coordinator's.
 	Base uint64 `json:"base,omitempty"`
+	// SiteOrigins are the origins ("scheme://host[:port]") a start URL's
+	// redirects led to, which the pass checks as the site's own, as it does
+	// the start URLs' (see rules.Engine.FollowStart): kept so that a
+	// resumed run decides as the run before did, and so that the report
+	// counts them as the site. Only ever added to while the pass runs (see
+	// AddSiteOrigins and UpdatePass).
+	SiteOrigins []string `json:"site_origins,omitempty"`
 }
 
 // Skips says whether a record last resolved in pass id, which is not p,
@@ -242,6 +263,12 @@ type URLRecord struct {
 	// report's first line names the host, the time and the count).
 	DownSince time.Time `json:"down_since,omitzero"`
 	DownAfter int       `json:"down_after,omitempty"`
+	// Digest is a hash of an HTML page's host, body and Refresh header,
+	// set when the pass read one with GET to parse it (never 0 then): a
+	// later page of the pass with the same digest is not read for links
+	// (SameContentNote). Stored so that a resumed pass knows the pages
+	// read before it.
+	Digest uint64 `json:"digest,omitempty"`
 }
 
 // ErrorHostDown is the error class of a URL of the site's own hosts not

@@ -198,6 +198,21 @@ type Decision struct {
 	// (qa7 Q2). "" when it paused nothing not told of already.
 	Paused      string
 	PausedUntil time.Time
+	// Hold, with Retry, says the URL waits this long on its own before it
+	// is asked again, whatever its host's pause: a URL refused again after
+	// it waited the Retry-After it was given is refused for itself (a
+	// search behind its own limit) or the limiter's Retry-After was too
+	// short. While the host served nothing sent since its last refusal,
+	// or refused other URLs meanwhile, the host is paused as ever, and the
+	// URL waits twice its Retry-After, so that the host's next URLs, sent
+	// meanwhile, tell which it is. When they were served and no other URL
+	// was refused, its refusals are its own (see refusedAgain): it waits
+	// its Retry-After alone, its host neither paused nor slowed down for
+	// it, and each such refusal spends one of its retries. Asked first
+	// after each pause, it was all its host was sent through its ten
+	// comebacks, and one such search held the rest of its site 39 s
+	// (qa11 Q7).
+	Hold time.Duration
 	// Paced says what the answer did to the host's pace, in words for the
 	// person running the crawl: that it slowed the host down and why, or
 	// that it gave a slowdown up because the host's refusals do not come
@@ -281,6 +296,7 @@ const (
 	classOK                           // the host answered normally
 	classPushback                     // 429 or 503: the host asks us to slow down
 	classFailure                      // timeout, reset, refused: the host may be overloaded
+	classOwn                          // a 429 or 503 one URL gets for itself (see refusedAgain): not the host's
 )
 
 func classify(o Outcome) outcomeClass {
@@ -351,6 +367,9 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 		now = clock()
 	}
 	if o.Status > 0 {
+		if class != classPushback {
+			delete(l.refusedAt, o.Key)
+		}
 		if l.answered == nil {
 			l.answered = make(map[string]int64)
 		}
@@ -395,12 +414,30 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 		}
 	}
 	var paused time.Duration // the host itself was paused this long by a Retry-After
+	var hold time.Duration   // the URL alone waits this long (see Decision.Hold)
+	if class == classPushback {
+		// (A pause longer than MaxPause holds the URL back already, see
+		// pushback.)
+		if d, ok := parseRetryAfter(o.RetryAfter, now); ok && (l.set.MaxPause <= 0 || d <= l.set.MaxPause) {
+			switch l.refusedAgain(o) {
+			case refusedOwn:
+				class, hold = classOwn, max(d, retryNow)
+				paced = l.tellOwn(o, d)
+				if undone := l.unslow(o.Key); undone != "" {
+					paced = undone
+				}
+			case refusedWaited:
+				hold = 2 * max(d, retryNow)
+			}
+		}
+	}
 	switch class {
 	case classOK:
 		l.backoffLevel = 0
 		// The host serves: a long pause a URL asked for is that URL's
 		// (see pushback).
 		l.okSeq, l.judging = l.requests, false
+		l.servedSeq = max(l.servedSeq, seq)
 		l.refusingSince = time.Time{}
 		l.served.count(o, admitted, l.slowedAt)
 		l.cycle.served++
@@ -484,7 +521,11 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 				l.served.refuse(admitted, l.slowedAt)
 			}
 			if waited := o.Comebacks.waited(); !waited || o.Comebacks.N < 2 {
+				before := l.paceMark(o.Key)
 				paced = l.slowDown(now, admitted, o.Status, waited, ra)
+				if l.slowedAt.Equal(now) && o.Key != "" && before.key != l.slowedBy.key {
+					l.slowedBy = before
+				}
 			}
 			// A URL refused again after it waited as told more than
 			// once is refused for itself: the pace was halved for its
@@ -512,20 +553,130 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 	}
 	l.adapt.observe(now, latency, class == classPushback || class == classFailure, l.set, l.inFlight)
 
-	if class != classPushback && class != classFailure {
-		return Decision{Retry: false, After: 0, Comeback: 0, Paced: paced, Paused: said, PausedUntil: saidUntil}
+	switch class {
+	case classOwn:
+		// Not a comeback: the URL waited as told, and its server refuses
+		// it still while it serves the rest. Ten comebacks of a search's
+		// "Retry-After: 60" kept the pass open ten minutes for one URL.
+		return l.decide(now, o, 0, hold, said, saidUntil, paced)
+	case classPushback, classFailure:
+		return l.decide(now, o, paused, hold, said, saidUntil, paced)
 	}
+	return Decision{Retry: false, After: 0, Comeback: 0, Paced: paced, Paused: said, PausedUntil: saidUntil}
+}
+
+// decide makes the retry decision for a refusal or a failure: comeback is
+// the Retry-After the crawl waits for (0: none), hold the URL's own wait
+// (see Decision.Hold).
+func (l *limiter) decide(now time.Time, o Outcome, comeback, hold time.Duration, said string, saidUntil time.Time, paced string) Decision {
 	if l.deferred || l.down || l.heldAt(o.Key, now) {
 		return Decision{Retry: true, After: 0, Comeback: 0, Paced: paced, Paused: said, PausedUntil: saidUntil}
 	}
 	after := max(l.pausedUntil.Sub(now), l.backoffUntil.Sub(now), 0)
-	if paused > 0 && l.comebackAllowed(o.Comebacks, paused) {
-		return Decision{Retry: true, After: after, Comeback: paused, Paced: paced, Paused: said, PausedUntil: saidUntil}
+	if comeback > 0 && l.comebackAllowed(o.Comebacks, comeback) {
+		return Decision{Retry: true, After: after, Comeback: comeback, Paced: paced, Paused: said, PausedUntil: saidUntil, Hold: hold}
 	}
 	if o.Attempt >= l.set.MaxRetries {
+		delete(l.refusedAt, o.Key)
 		return Decision{Retry: false, After: 0, Comeback: 0, Paced: paced, Paused: said, PausedUntil: saidUntil}
 	}
-	return Decision{Retry: true, After: after, Comeback: 0, Paced: paced, Paused: said, PausedUntil: saidUntil}
+	return Decision{Retry: true, After: after, Comeback: 0, Paced: paced, Paused: said, PausedUntil: saidUntil, Hold: hold}
+}
+
+// refusal is what a URL's refusal with a Retry-After the crawl waits for
+// says of it (see refusedAgain).
+type refusal uint8
+
+const (
+	refusedNew    refusal = iota // the first, or one that did not wait: the host's, as ever
+	refusedWaited                // again after it waited as told, the host serving nothing sent since: it waits twice as long (Decision.Hold)
+	refusedOwn                   // again after it waited as told, the host serving what was sent since (Decision.Hold)
+)
+
+// refusedAgain tells a URL's refusal from the host's (see refusal), and
+// counts it. A limiter that said when to come back lets a URL that waited
+// that long through; refused then, the URL is suspect. When the host then
+// serves a request sent after that refusal and refuses no other URL, the
+// next refusal is the URL's own, and so are the ones after it while no
+// other URL is refused. A limiter refuses whichever requests find it
+// full, not one URL, and a host refusing everything serves none: their
+// refusals pause the host as before.
+func (l *limiter) refusedAgain(o Outcome) refusal {
+	l.refusals++
+	if o.Key == "" {
+		return refusedNew
+	}
+	last, seen := l.refusedAt[o.Key]
+	if l.refusedAt == nil {
+		l.refusedAt = make(map[string]refusedURL)
+	}
+	r := refusedURL{seq: l.requests, n: l.refusals}
+	defer func() { l.refusedAt[o.Key] = r }()
+	alone := seen && last.n == l.refusals-1 // no other refusal since its last
+	switch {
+	case !o.Comebacks.waited() || !alone:
+		return refusedNew
+	case last.own || l.servedSeq > last.seq:
+		r.own = true
+		return refusedOwn
+	}
+	return refusedWaited
+}
+
+// refusedURL is what a URL's refusals told (see refusedAgain): seq is how
+// many requests had been sent to its host at the latest, n how many
+// refusals the host had given then, own whether it was found to be
+// refused for itself.
+type refusedURL struct {
+	seq, n int64
+	own    bool
+}
+
+// paceMark is the pace of the host before a slowdown for a refusal of
+// key: what to go back to if key turns out to be refused for itself (see
+// unslow).
+type paceMark struct {
+	key                 string
+	slow, floor, proven time.Duration
+	trial               paceTrial
+}
+
+func (l *limiter) paceMark(key string) paceMark {
+	return paceMark{key: key, slow: l.slow, floor: l.floor, proven: l.proven, trial: l.trial}
+}
+
+// unslow undoes the slowdowns key's refusals made, when no other URL's
+// refusal slowed the host down since: key is refused for itself (see
+// refusedAgain), so they were not about the pace. Kept, the pause its
+// first comeback waited for counted in the floor as the host's pace, and
+// the rest of the site went one page every 5 s at a limit of one a
+// second (qa11 R11). It says so, or returns "".
+func (l *limiter) unslow(key string) string {
+	m := l.slowedBy
+	if m.key != key {
+		return ""
+	}
+	l.slowedBy = paceMark{}
+	l.slow, l.floor = min(l.slow, m.slow), min(l.floor, m.floor)
+	l.proven, l.trial, l.doubt = m.proven, m.trial, 0
+	l.served, l.cycle = servedSince{}, cycle{}
+	l.saidSlow = 0
+	if l.slow < time.Millisecond {
+		return "back to full pace: " + key + " is refused for itself, not for the pace"
+	}
+	return fmt.Sprintf("back to one request every %s: %s is refused for itself, not for the pace", l.slow.Round(time.Millisecond), key)
+}
+
+// tellOwn says, once per host, that a URL is held on its own (see
+// Decision.Hold): a URL coming back for minutes must not look like a host
+// paused or a crawl that hangs.
+func (l *limiter) tellOwn(o Outcome, d time.Duration) string {
+	if l.saidOwn {
+		return ""
+	}
+	l.saidOwn = true
+	return fmt.Sprintf("%s answers %d each time it comes back while the host serves its other URLs: it alone waits for its Retry-After (%s), the host goes on",
+		o.Key, o.Status, FormatDuration(d))
 }
 
 // tellPause says, once per pause, why and until when the host is paused
@@ -1017,16 +1168,45 @@ func (l *limiter) pause(now time.Time, d time.Duration) {
 // step, so it spreads retries out without ever making them pushier.
 func (l *limiter) backOff(now time.Time) {
 	l.backoffLevel++
+	d := l.backoffStep(l.backoffLevel)
+	d = d/2 + rand.N(d/2+1)
+	if until := now.Add(d); until.After(l.backoffUntil) {
+		l.backoffUntil = until
+	}
+}
+
+// backoffStep is the longest backoff at level (1 and up), before jitter.
+func (l *limiter) backoffStep(level int) time.Duration {
 	d := backoffMax
-	if l.backoffLevel <= 20 {
-		d = min(d, backoffBase<<(l.backoffLevel-1))
+	if level <= 20 {
+		d = min(d, backoffBase<<(level-1))
 	}
 	if l.set.MaxPause > 0 {
 		d = min(d, l.set.MaxPause)
 	}
-	d = d/2 + rand.N(d/2+1)
-	if until := now.Add(d); until.After(l.backoffUntil) {
-		l.backoffUntil = until
+	return d
+}
+
+// rested lowers the backoff level by the rest the host has had since its
+// last step ended, as a run resumed later finds it (see ImportState): each
+// step's length of rest past the end takes its level off, the longest
+// first. The end itself is kept as the absolute time it was; what is
+// past it asks no wait. Kept whole, the level of a host that failed the
+// night before held it one to two minutes at the resumed run's first
+// failure, more at each run, and a nightly job with a short --max-time
+// sent it one round of requests a night (qa11 Q10).
+func (l *limiter) rested(now time.Time) {
+	if l.backoffUntil.IsZero() || l.backoffUntil.After(now) {
+		return
+	}
+	rest := now.Sub(l.backoffUntil)
+	for l.backoffLevel > 0 {
+		step := l.backoffStep(l.backoffLevel)
+		if rest < step {
+			return
+		}
+		rest -= step
+		l.backoffLevel--
 	}
 }
 

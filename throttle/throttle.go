@@ -3,6 +3,7 @@ package throttle
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -320,6 +321,7 @@ func (t *Throttle) StartPass(pass uint64) {
 		l.mu.Lock()
 		l.usedRequests, l.usedBytes, l.deferred = 0, 0, false
 		l.answered, l.answeredAt, l.silence, l.down = nil, nil, silence{}, false
+		l.refusedAt = nil
 		l.mu.Unlock()
 	}
 }
@@ -609,10 +611,25 @@ type limiter struct {
 	holdSeq, okSeq int64
 	judging        bool
 	pausedBy       []string
-	backoffLevel   int
-	backoffUntil   time.Time
-	usedRequests   int64
-	usedBytes      int64
+	// refusedAt holds the URLs refused with a Retry-After the crawl waits
+	// for and not answered otherwise since (see refusedAgain); servedSeq is
+	// the number of the latest request the host served. A URL refused
+	// again after it waited as told, when the host served a request sent
+	// after its last refusal, is refused for itself, and held alone (see
+	// Decision.Hold): in this run only, since a resume that cannot tell
+	// pauses the host as before.
+	refusedAt map[string]refusedURL
+	servedSeq int64
+	refusals  int64 // the 429s and 503s with a Retry-After the crawl waits for, counted by refusedAgain
+	saidOwn   bool  // Decision.Paced told of a URL held alone
+	// slowedBy is the pace before the slowdowns the refusals of one URL
+	// made, while no other URL's made one since (see unslow).
+	slowedBy paceMark
+
+	backoffLevel int
+	backoffUntil time.Time
+	usedRequests int64
+	usedBytes    int64
 	// answered counts, by host:port, the requests answered (with any
 	// status) in this pass; silence is what went unanswered since the
 	// last answer, and down says it lasted long enough that the host
@@ -1001,4 +1018,35 @@ func (r *recentStarts) perSecond(now time.Time) float64 {
 		sum += c
 	}
 	return float64(sum) / rateSeconds
+}
+
+// Resettle gives host the limits Config.Settings has for it now, when it
+// has a limiter of its own already: a host that became one of the site's
+// after its first request (a start URL redirects there, and the start
+// host's robots.txt came through the same redirect, at a third party's
+// pace) is then crawled at the site's pace. Its limiter is replaced, the
+// robots.txt it holds carried over; requests in flight finish on the old
+// one. A limiter shared with other hosts (Config.Key) is left as it is.
+func (t *Throttle) Resettle(host string) {
+	if t.cfg.Settings == nil {
+		return
+	}
+	s := t.cfg.Settings(host).normalized()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := t.byHost[host]
+	if old == nil || old.set == s {
+		return
+	}
+	old.mu.Lock()
+	defer old.mu.Unlock()
+	if len(old.hosts) != 1 {
+		return
+	}
+	l := newLimiter(old.key, s)
+	l.changes = old.changes
+	l.life, l.perHost = old.life, old.perHost
+	l.hosts = []string{host}
+	l.robots = maps.Clone(old.robots)
+	t.byKey[old.key], t.byHost[host] = l, l
 }

@@ -301,7 +301,8 @@ func TestGhostPageCountedApart(t *testing.T) {
 			}
 			fmt.Fprint(w, "<a href=\"/a.html#top\">top</a>\n<a href=\"/c.html\">c</a>\n<a href=\"/a.html\">self</a>\n")
 		case "/b.html", "/c.html":
-			fmt.Fprint(w, "<p>page</p>")
+			// A page each: a copy of another is not read (samecontent.go).
+			fmt.Fprintf(w, "<p>page %s</p>", r.URL.Path)
 		default:
 			http.NotFound(w, r)
 		}

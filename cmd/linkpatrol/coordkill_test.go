@@ -139,7 +139,7 @@ func TestCoordinatorKilledMidPass(t *testing.T) {
 
 // Politeness holds at the servers across a worker's SIGKILL and restart
 // (DISTRIBUTED.md, test 5, with real processes): with --per-host 1,
-// --rate 5/s and --window 20/5s no site of the killed worker sees more
+// --rate 10/s and --window 20/2.5s no site of the killed worker sees more
 // than one request at a time or more than 20 starts in any window, counted
 // by the sites themselves. No redirect crosses shards here: those hops are
 // another worker's requests (cluster's TestPolitenessHeldAtTheServers).
@@ -147,7 +147,7 @@ func TestPolitenessAcrossWorkerKill(t *testing.T) {
 	t.Parallel()
 	const (
 		windowMax = 20
-		window    = 5 * time.Second
+		window    = 2500 * time.Millisecond
 		jitter    = 250 * time.Millisecond // see cluster's politeness test
 	)
 	w := crawltest.NewWeb(crawltest.WebOptions{Sites: 6, Site: crawltest.SiteOptions{
@@ -160,10 +160,10 @@ func TestPolitenessAcrossWorkerKill(t *testing.T) {
 	requests := requestsAt(w, sites)
 	front, url := startFrontier(t)
 	dbs, procs := startWorkers(t, url, dir, ranges, "--concurrency", "4")
-	// --timeout 3s: the restarted worker waits that long before its hosts'
+	// --timeout 1s: the restarted worker waits that long before its hosts'
 	// first requests (the killed one's may still be at the servers).
 	args := append([]string{"check", "--nats", url, "--format", "json", "--all", "--commit-batch", "4",
-		"--per-host", "1", "--rate", "5/s", "--burst", "1", "--window", "20/5s", "--ignore-robots", "--timeout", "3s"}, w.StartURLs()...)
+		"--per-host", "1", "--rate", "10/s", "--burst", "1", "--window", "20/2.5s", "--ignore-robots", "--timeout", "1s"}, w.StartURLs()...)
 	check := inProc(args...)
 	var out strings.Builder
 	check.stdout = &out

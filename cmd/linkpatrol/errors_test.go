@@ -26,6 +26,10 @@ func TestMistakesAreExplained(t *testing.T) {
 	}{
 		{"misspelt flag", []string{"check", "--concurency", "3", "http://127.0.0.1:1/"}, "unknown flag: --concurency (did you mean --concurrency?)"},
 		{"misspelt report flag", []string{"report", "--formt", "json"}, "(did you mean --format?)"},
+		// --since is the flag of other checkers' reports (and of git log):
+		// here "new since" is what --only-new means.
+		{"--since", []string{"report", "--since", "2026-11-20"}, "unknown flag: --since (did you mean --only-new? It reports only the problems new since the last complete pass; there is no date to give)"},
+		{"--since=", []string{"check", "--since=yesterday", "http://127.0.0.1:1/"}, "(did you mean --only-new?"},
 		{"misspelt command", []string{"chek"}, `unknown command "chek" (did you mean check?)`},
 		{"misspelt config subcommand", []string{"config", "chek", cfg}, `unknown config subcommand "chek" (did you mean check?)`},
 		{"misspelt key", []string{"config", "check", cfg}, "unknown key concurency (did you mean concurrency?)"},

@@ -152,6 +152,8 @@ Usage:
   linkpatrol serve-frontier [flags]      run the NATS server of a distributed pass
   linkpatrol worker --nats URL --db FILE --shards RANGES
                                          crawl some shards of every distributed pass
+  linkpatrol status [--db FILE]          the last pass: complete, stopped, running or
+                                         interrupted (killed), and how to resume it
   linkpatrol status --nats URL           the distributed pass: workers, shards, backlog
   linkpatrol version
 
@@ -359,10 +361,20 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 			names = append(names, f.Name)
 		}
 	})
+	if meant, ok := otherToolsFlags[name]; ok && fs.Lookup(meant.flag) != nil {
+		return fmt.Errorf("%v (did you mean --%s? %s)", err, meant.flag, meant.why)
+	}
 	if near := rules.DidYouMean(name, names); near != "" {
 		return fmt.Errorf("%v (did you mean --%s?)", err, near)
 	}
 	return err
+}
+
+// otherToolsFlags are flags users bring from other tools whose meaning a
+// flag of ours has under another name, too far from it in spelling for
+// DidYouMean to find: "report --since DATE" met only "unknown flag".
+var otherToolsFlags = map[string]struct{ flag, why string }{
+	"since": {"only-new", "It reports only the problems new since the last complete pass; there is no date to give"},
 }
 
 // helpWriter is where a command's usage goes: stdout when it was asked for

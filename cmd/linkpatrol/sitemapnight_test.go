@@ -69,7 +69,7 @@ func TestSitemapThatFailsKeepsItsEntries(t *testing.T) {
 		mu.Lock()
 		mode = m
 		mu.Unlock()
-		r := runInProcess(t, "check", "--db", db, "--ignore-robots", "--timeout", "5s", "--sitemap", sitemap, srv.URL+"/")
+		r := runInProcess(t, "check", "--db", db, "--ignore-robots", "--retries", "0", "--sitemap", sitemap, srv.URL+"/")
 		return r, strings.Join(strings.Fields(r.stdout), " ")
 	}
 	referrer := func(i int) string { return fmt.Sprintf("%s:%d", sitemap, 3+i) }

@@ -61,8 +61,8 @@ func TestCheckNatsGivesUpOnALostWorker(t *testing.T) {
 	}})
 	t.Cleanup(w.Close)
 	// --timeout bounds the wait the restarted worker owes the killed one's
-	// requests (F23, F27): 3 s, not the default 20.
-	k := killMidPass(t, w, "--owner-wait", "1s", "--timeout", "3s", "--format", "json", "--all")
+	// requests (F23, F27): 1 s, not the default 20.
+	k := killMidPass(t, w, "--owner-wait", "1s", "--timeout", "1s", "--format", "json", "--all")
 	front, url, ranges, dbs, victim, check, out, args := k.front, k.url, k.ranges, k.dbs, k.victim, k.check, k.out, k.args
 	select {
 	case <-check.done:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/linkpatrol/linkpatrol/cluster"
+	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
 )
 
@@ -21,10 +23,17 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	var cf clusterFlags
 	cf.register(fs)
+	db := fs.String("db", "linkpatrol.db", "without --nats: the database file whose last pass to show")
 	fs.Usage = func() {
-		fmt.Fprintf(helpWriter(args, stdout, stderr), `Usage: linkpatrol status --nats URL [flags]
+		fmt.Fprintf(helpWriter(args, stdout, stderr), `Usage: linkpatrol status [--db FILE]
+       linkpatrol status --nats URL [flags]
 
-Shows the distributed pass: its state, each worker (its shards, whether it is
+Without --nats, shows the last pass in the database: complete, stopped,
+running, or interrupted (its run was killed or crashed: no sign of life for
+15 seconds), with when it was last seen alive and the command that resumes
+it.
+
+With --nats, shows the distributed pass: its state, each worker (its shards, whether it is
 idle, busy, lost or refused the pass, the URLs it has queued (in the stream
 and on its own frontier) and done, its outbox, when it last reported, when it
 last renewed its leases or since when they lapsed), the shards nobody owns, the
@@ -40,7 +49,7 @@ Flags:
 		return err
 	}
 	if cf.url == "" {
-		return fmt.Errorf("status needs --nats URL, the frontier's address")
+		return localStatus(existingDatabase(fs.Changed("db"), *db), fs.Changed("db"), time.Now(), stdout)
 	}
 	js, closeNC, err := cf.connect("status")
 	if err != nil {
@@ -234,3 +243,74 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+// localStatus prints the state of the last pass in the database at path,
+// as of now. A running check holds the file (a write lock), so a pass read
+// as running is one whose run died, unless its heartbeat is fresh (a run
+// on another machine sharing the file, or one that died seconds ago): the
+// heartbeat tells them apart (store.Pass.Interrupted), never the stored state
+// alone, which a SIGKILL leaves at "running".
+func localStatus(path string, dbGiven bool, now time.Time, stdout io.Writer) error {
+	d, err := store.Open(path, store.Options{ReadOnly: true, Timeout: 200 * time.Millisecond})
+	if errors.Is(err, store.ErrLocked) {
+		fmt.Fprintf(stdout, "%s is in use by another linkpatrol process: a check (or worker) is running on it\n", path)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	p, ok, err := d.LastPass()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		fmt.Fprintf(stdout, "no pass in %s yet\n", path)
+		return nil
+	}
+	state := string(p.State)
+	switch seen := p.LastSeen(); {
+	case p.Interrupted(now):
+		state = fmt.Sprintf("interrupted (last seen %s, resume with `%s`)", seen.Local().Format(time.DateTime), resumeCommand(p, path, dbGiven))
+	case p.State == store.PassStopped:
+		state = fmt.Sprintf("stopped (resume with `%s`)", resumeCommand(p, path, dbGiven))
+	case p.State == store.PassRunning && !seen.IsZero():
+		state = fmt.Sprintf("running (last seen %s ago)", max(now.Sub(seen), 0).Round(time.Second))
+	}
+	what := p.StartURLs
+	if dirs := p.Dirs(); len(dirs) > 0 {
+		what = dirs
+	}
+	fmt.Fprintf(stdout, "pass %d, %s, of %s, begun %s\n", p.ID, state, strings.Join(what, " "), p.Started.Local().Format(time.DateTime))
+	if p.Unfinished != "" {
+		fmt.Fprintf(stdout, "unfinished: %s\n", p.Unfinished)
+	}
+	return nil
+}
+
+// resumeCommand is the check that resumes p, stored at path: its start
+// URLs (or directories), with the database and config file named when
+// they are not the ones check finds by itself.
+func resumeCommand(p store.Pass, path string, dbGiven bool) string {
+	words := []string{"linkpatrol", "check"}
+	if dbGiven {
+		words = append(words, "--db", path)
+	}
+	if p.Config != "" && p.Config != rules.DefaultConfigFile {
+		words = append(words, "--config", p.Config)
+	}
+	what := p.StartURLs
+	if dirs := p.Dirs(); len(dirs) > 0 {
+		what = dirs
+	}
+	words = append(words, what...)
+	for i, w := range words {
+		if strings.ContainsFunc(w, func(r rune) bool { return !strings.ContainsRune(shellSafe, r) }) {
+			words[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// shellSafe are the characters a word of a command line may hold unquoted.
+const shellSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,"

@@ -200,7 +200,10 @@ func (t *TrapSite) grow(rest string) string {
 	if strings.ReplaceAll(tail, "a/", "") != "" {
 		return ""
 	}
-	return trapPage("Growing path", "a/")
+	// Each level says how deep it is: the same page at every level would
+	// be read once (a catch-all's copy), and the limit on repeated path
+	// segments would never be reached.
+	return trapPage(fmt.Sprintf("Growing path, %d deep", strings.Count(tail, "a/")), "a/")
 }
 
 // facetValues are the facets of the listing, in the order they appear in
