@@ -36,6 +36,9 @@ type Store interface {
 	UpdatePass(p store.Pass) error
 	Frontier() ([]store.Task, error)
 	ResolvedIn(passID uint64, fn func(url string) error) error
+	// AddSiteOrigins records the hosts a start URL's redirects added to
+	// the site (see siteWidener).
+	AddSiteOrigins(passID uint64, origins []string) error
 	Digests(passID uint64, fn func(url string, digest uint64) error) error
 }
 
@@ -45,6 +48,19 @@ type Decider interface {
 	// StartHost says whether a host is the site's own: a pause that holds
 	// back its URLs leaves the pass unfinished, not just a URL unverified.
 	StartHost(host string) bool
+}
+
+// siteWidener is a Decider whose site grows by the hosts its start URLs
+// redirect to (http://example.com/ -> https://www.example.com/): their pages
+// are parsed as the site's; *rules.Engine is one. A Decider that is not
+// keeps the site to the start URLs' hosts.
+type siteWidener interface {
+	// FollowStart is told that the pass's URL start redirects to target,
+	// and returns the origin it added to the site, or "".
+	FollowStart(start string, target *url.URL) string
+	// AddSiteOrigins adds origins an earlier run of the pass added.
+	AddSiteOrigins(origins []string) error
+	SiteOrigins() []string
 }
 
 // DefaultMaxRedirects is how many redirects a link may take: 20, as in
@@ -172,9 +188,11 @@ func (c *Config) setDefaults() {
 // Crawler runs passes. It is safe to read Progress from another goroutine
 // while Run works.
 type Crawler struct {
-	cfg    Config
-	rules  Decider
-	store  Store
+	cfg   Config
+	rules Decider
+	store Store
+	// passID is the ID of the pass Run works on, set before any task runs.
+	passID uint64
 	client *http.Client
 	tr     http.RoundTripper
 	stats  counters
@@ -322,7 +340,7 @@ func (c *Crawler) run(ctx context.Context, hard context.Context, pass store.Pass
 	if c.frontier == nil {
 		c.frontier = Local()
 	}
-	if err := c.loadHostState(pass.ID, len(done) > 0, dead); err != nil {
+	if err := c.loadHostState(pass.ID, dead); err != nil {
 		return Outcome{}, fmt.Errorf("load host state: %w", err)
 	}
 	if err := c.openSites(); err != nil {
@@ -574,4 +592,37 @@ func (c *Crawler) Hosts() []throttle.HostStats {
 		hs = c.cfg.Throttle.Stats()
 	}
 	return append(hs, c.localStats()...)
+}
+
+// followStart makes the host a start URL (t's) redirects to one of the
+// site's own, when the rules say it is (see rules.Engine.FollowStart),
+// before next is decided; it is recorded in the pass at once, ahead of any
+// result decided with it, so that a run killed afterwards resumes with it.
+func (c *Crawler) followStart(t task, next *url.URL) {
+	w, ok := c.rules.(siteWidener)
+	if !ok || t.Depth != 0 {
+		return
+	}
+	origin := w.FollowStart(t.URL, next)
+	if origin == "" {
+		return
+	}
+	c.cfg.Logger.Info("site host", "start", t.URL, "redirects to", origin)
+	if c.cfg.Throttle != nil {
+		// Met already (the start host's robots.txt redirected there
+		// too, as a whole site's redirect does), as another site's.
+		c.cfg.Throttle.Resettle(next.Host)
+	}
+	if err := c.store.AddSiteOrigins(c.passID, []string{origin}); err != nil {
+		// The run goes on with it; only a resumed run would not know it.
+		c.cfg.Logger.Warn("site host not saved", "origin", origin, "err", err)
+	}
+}
+
+// siteOrigins are the origins the pass's start URLs redirected to so far.
+func (c *Crawler) siteOrigins() []string {
+	if w, ok := c.rules.(siteWidener); ok {
+		return w.SiteOrigins()
+	}
+	return nil
 }

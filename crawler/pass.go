@@ -148,6 +148,7 @@ func (c *Crawler) Run(ctx, hard context.Context, spec PassSpec) (store.Pass, Out
 		return store.Pass{}, Outcome{}, err
 	}
 	pass := o.Pass
+	c.passID = pass.ID
 	if spec.Opened != nil {
 		if err := spec.Opened(o); err != nil {
 			pass.State, pass.RunStarted = store.PassStopped, time.Time{}
@@ -173,6 +174,7 @@ func (c *Crawler) Run(ctx, hard context.Context, spec PassSpec) (store.Pass, Out
 		pass.State = store.PassComplete
 	}
 	pass.Finished = time.Now()
+	pass.SiteOrigins = c.siteOrigins()
 	if err := c.store.UpdatePass(pass); err != nil {
 		return pass, out, fmt.Errorf("save pass %d: %w", pass.ID, err)
 	}
@@ -274,6 +276,13 @@ func (c *Crawler) resume(open, want store.Pass) (Opened, []store.Task, []string,
 		return Opened{}, nil, nil, err
 	}
 	c.noHistory = false
+	if w, ok := c.rules.(siteWidener); ok {
+		// Decided as the run before decided: its start URLs' redirects
+		// made these hosts the site's.
+		if err := w.AddSiteOrigins(open.SiteOrigins); err != nil {
+			return Opened{}, nil, nil, fmt.Errorf("pass %d: %w", open.ID, err)
+		}
+	}
 	lastAlive := deadRun(open)
 	open.State, open.RunStarted, open.Alive = store.PassRunning, c.cfg.Now(), time.Time{}
 	c.sticky(&open, want)

@@ -681,17 +681,21 @@ func (c *Crawler) changedHostStates() (map[string][]byte, error) {
 	return states, nil
 }
 
-// loadHostState restores what saveHostState wrote. A resumed pass may
-// follow a process killed before it saved its last requests: what it had
-// not committed (the batch being written, the tasks in its workers' hands
-// and the one outcome being handed over) is assumed to have just started
-// at every host, so that no server sees more than its limits across the
-// kill (Throttle.Resume); and after a kill (dead: when the run before,
-// which never ended, was last known alive), every host's in-flight cap is
-// taken as still out at the server (Throttle.Killed) until --timeout after
-// the dead run's last possible start: the requests it started after its
-// last save are nowhere in it.
-func (c *Crawler) loadHostState(passID uint64, resumed bool, dead time.Time) error {
+// loadHostState restores what saveHostState wrote. A run that follows a
+// process killed before it saved its last requests (dead: when the run
+// before, which never ended, was last known alive) assumes that what that
+// process had not committed (the batch being written, the tasks in its
+// workers' hands and the one outcome being handed over) just started at
+// every host, so that no server sees more than its limits across the kill
+// (Throttle.Resume), and takes every host's in-flight cap as still out at
+// the server (Throttle.Killed) until --timeout after the dead run's last
+// possible start: the requests it started after its last save are
+// nowhere in it. A run that ended (--max-time, a signal) saved every
+// request, and its waits end when they ended: assumed to start again at
+// every resume, the slower pace a failing host had taught held it up to a
+// minute before its first request at each run of a nightly job (qa11
+// Q10).
+func (c *Crawler) loadHostState(passID uint64, dead time.Time) error {
 	if c.cfg.Throttle == nil {
 		return nil
 	}
@@ -714,11 +718,8 @@ func (c *Crawler) loadHostState(passID uint64, resumed bool, dead time.Time) err
 	if err != nil {
 		return err
 	}
-	killed := !dead.IsZero()
-	if resumed || killed {
+	if !dead.IsZero() {
 		c.cfg.Throttle.Resume(c.cfg.BatchSize + Workers(c.cfg.Concurrency) + 1)
-	}
-	if killed {
 		startedBy := dead.Add(aliveUnseen)
 		c.cfg.Throttle.Killed(startedBy)
 		now := c.cfg.Now()

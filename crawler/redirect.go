@@ -292,6 +292,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		f.redirects = append(f.redirects, store.Hop{URL: cur, Status: h.status})
 		cur = rules.Canonicalize(next).String()
 		f.reached = false
+		c.followStart(t, next)
 		d := c.rules.Decide(next)
 		f.dec, f.policy = &d, d.Policy
 		if len(cur) > store.MaxURLLength {

@@ -688,6 +688,10 @@ func (r *Report) Headline() string {
 		config = ", config " + r.Pass.Config
 	}
 	line := fmt.Sprintf("linkpatrol pass %d of %s, started %s%s.", r.Pass.ID, r.Target(), r.started(), config)
+	for _, rec := range r.siteVia {
+		// Its host was checked as the site, which the user did not name.
+		line += fmt.Sprintf(" Start URL %s redirects to %s; checked that site.", rec.URL, rec.FinalURL)
+	}
 	if r.Pass.Insecure {
 		// A certificate that is expired, self-signed or forged passed as
 		// ok: no reader of the report may miss that.

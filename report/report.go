@@ -138,6 +138,9 @@ type Report struct {
 	Trend []TrendPoint
 
 	startHosts map[string]bool // see ownSite
+	// siteVia are the start URLs whose redirects led to another host that
+	// the pass checked as the site (see Headline).
+	siteVia []store.URLRecord
 	// accounted are the URLs whose failure a line of its own says (start
 	// pages, pages not read); see isUnverified.
 	accounted map[string]struct{}
@@ -396,6 +399,13 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			r.startHosts[h] = true
 		}
 	}
+	// The hosts a start URL redirected to are the site's as well (see
+	// store.Pass.SiteOrigins).
+	for _, o := range pass.SiteOrigins {
+		if h := hostOf(o); h != "" {
+			r.startHosts[h] = true
+		}
+	}
 	if len(pass.Dirs()) > 0 && r.baseDir == "" {
 		if r.baseDir, err = os.Getwd(); err != nil {
 			return nil, fmt.Errorf("working directory for file paths: %w", err)
@@ -631,6 +641,7 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	if r.StartFailure, r.nothingBehindStarts, err = startFailure(src, pass, starts); err != nil {
 		return nil, fmt.Errorf("read the start URLs of pass %d: %w", passID, err)
 	}
+	r.siteVia = siteVia(pass, starts)
 	if r.Previous != nil && pass.State == store.PassComplete {
 		// Only what that pass reported can be no longer linked now: not
 		// a problem too young for ReportAfter then, nor a hop of a chain
@@ -1031,16 +1042,21 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 	first := failed[0]
 	why := Problem(first)
 	switch {
+	case first.Verdict != store.VerdictOK && Redirected(first) != "" && otherHost(first.URL, first.FinalURL):
+		// Where it went says which site is down: the one the user
+		// typed only redirects.
+		why = "redirects to " + first.FinalURL + ": " + why
 	case first.Verdict != store.VerdictOK:
 	case away[first.URL] != "":
 		why = "only refreshes to another host, " + away[first.URL] + " (a <meta http-equiv=refresh> or a Refresh header); " + giveInstead(away[first.URL], "a refresh")
 	case Redirected(first) != "" && landed[first.FinalURL] != nil && landed[first.FinalURL].Verdict != store.VerdictOK:
 		why = "redirects to " + first.FinalURL + ": " + Problem(*landed[first.FinalURL])
 	case Redirected(first) != "" && otherHost(first.URL, first.FinalURL):
-		// The everyday http://example.com/ -> https://www.example.com/:
-		// only the start URLs' hosts are crawled, and a redirect does not
-		// make its target's host one of them (qa9 T7).
-		why = "redirects to another host, " + first.FinalURL + "; " + giveInstead(first.FinalURL, "a redirect")
+		// A start URL's redirect makes its target's host the site's
+		// (see siteVia) unless the rules keep that host out or only
+		// check it, or, in a distributed pass, another worker owns it.
+		why = "redirects to another host, " + first.FinalURL + ", whose page was only checked, not parsed (`linkpatrol explain " + first.FinalURL +
+			"` names the rule that decides it; give it as the start URL to check that site)"
 	case Redirected(first) != "":
 		why = "redirects to " + first.FinalURL + ", which was not parsed"
 	default:
@@ -1099,6 +1115,25 @@ func refreshesAway(src Source, page string) (string, error) {
 		}
 	}
 	return to, nil
+}
+
+// siteVia are the start records whose redirects end on a host the pass
+// added to the site for them (store.Pass.SiteOrigins).
+func siteVia(pass store.Pass, starts []store.URLRecord) []store.URLRecord {
+	if len(pass.SiteOrigins) == 0 {
+		return nil
+	}
+	added := map[string]bool{}
+	for _, o := range pass.SiteOrigins {
+		added[hostOf(o)] = true
+	}
+	var out []store.URLRecord
+	for _, rec := range starts {
+		if to := Redirected(rec); to != "" && rec.Verdict == store.VerdictOK && otherHost(rec.URL, to) && added[hostOf(to)] {
+			out = append(out, rec)
+		}
+	}
+	return out
 }
 
 // otherHost says whether URL b is on another host (host and port) than a:

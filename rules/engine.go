@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -87,8 +89,9 @@ type Rewrite struct {
 	Replace string
 }
 
-// Engine decides what happens to each URL. It is immutable after New and
-// safe for concurrent use.
+// Engine decides what happens to each URL. It is safe for concurrent use,
+// and immutable after New but for the hosts a start URL's redirects add to
+// the site (FollowStart, AddSiteOrigins).
 type Engine struct {
 	starts  map[string]bool // canonical start URLs
 	origins map[string]bool // scheme://host[:port] of the start URLs
@@ -112,6 +115,12 @@ type Engine struct {
 	headers       []HeaderFlag
 	offline       bool
 	traps         Traps
+	// site holds the hosts a start URL's redirects led to, which are the
+	// site's own too (see FollowStart); nil until one does. Written under
+	// siteMu, read without a lock: a pass adds one or two, while every
+	// link is classified.
+	site   atomic.Pointer[siteHosts]
+	siteMu sync.Mutex
 }
 
 type quickRule struct {
@@ -495,7 +504,7 @@ func (e *Engine) aliasStartHosts() {
 // start URLs' hosts: the site's own, as opposed to a third party's.
 func (e *Engine) StartHost(host string) bool {
 	_, hostport := normalizeHostPort(host)
-	return e.startHosts[hostport]
+	return e.startHosts[hostport] || e.site.Load().has(hostport)
 }
 
 // Decide canonicalizes u (a resolved absolute URL), applies the rewrites
@@ -635,7 +644,7 @@ func (h HeaderFlag) sendsOver(scheme string) bool {
 func (e *Engine) Withheld(u *url.URL) []HeaderFlag {
 	var out []HeaderFlag
 	for _, h := range e.headers {
-		if !(h.Host != "" && !h.sendsOver(u.Scheme) && h.names(u) || h.Host == "" && e.otherSchemeOfStart(u)) {
+		if !(h.Host != "" && !h.sendsOver(u.Scheme) && h.names(u) || h.Host == "" && (e.otherSchemeOfStart(u) || e.RedirectedSite(u))) {
 			continue
 		}
 		if slices.ContainsFunc(e.headers, func(o HeaderFlag) bool { return o.Name == h.Name && e.sends(o, u) }) {
@@ -664,7 +673,7 @@ func (e *Engine) otherSchemeOfStart(u *url.URL) bool {
 // WithholdsAny says whether Withheld can be non-empty for some URL.
 func (e *Engine) WithholdsAny() bool {
 	for _, h := range e.headers {
-		if h.Host != "" && !h.Cleartext || h.Host == "" && len(e.onDefaultPort) > 0 {
+		if h.Host != "" && !h.Cleartext || h.Host == "" && (len(e.onDefaultPort) > 0 || e.site.Load() != nil) {
 			return true
 		}
 	}
@@ -724,7 +733,7 @@ func (e *Engine) classify(c *url.URL, key string) (Action, string, *rule) {
 		if c.Host == "" {
 			return Skip, "no host", nil
 		}
-		onStart = c.Port() == "" && e.onDefaultPort[c.Host] || e.origins[c.Scheme+"://"+c.Host]
+		onStart = e.onSite(c)
 	case "file":
 		if !e.underFileRoot(key) {
 			// No file of the site (a file: link written on a web page,
@@ -756,6 +765,12 @@ func (e *Engine) classify(c *url.URL, key string) (Action, string, *rule) {
 		}
 		return Skip, UnsupportedScheme + " " + c.Scheme, nil
 	}
+	return e.classifyOn(c, key, onStart)
+}
+
+// classifyOn is classify of a URL of the site (onStart) or not, that no
+// special case of its scheme decided.
+func (e *Engine) classifyOn(c *url.URL, key string, onStart bool) (Action, string, *rule) {
 	if q, ok := firstMatch(e.exclude, key); ok {
 		return Skip, q.name, nil
 	}

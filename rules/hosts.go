@@ -177,7 +177,7 @@ func (r *hostRule) matches(name, hostport string, ip netip.Addr) bool {
 // overrides the settings it names.
 func (e *Engine) HostSettings(host string, ip net.IP) (throttle.Settings, string) {
 	name, hostport := normalizeHostPort(host)
-	own := e.startHosts[hostport]
+	own := e.startHosts[hostport] || e.site.Load().has(hostport)
 	s, from, kind := throttle.OtherHostDefaults(), "default for third-party hosts", "third-party"
 	if own {
 		s, from, kind = throttle.StartHostDefaults(), "default for start hosts", "start-host"

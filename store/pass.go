@@ -269,6 +269,9 @@ func (db *DB) UpdatePass(p Pass) error {
 		if !isOpen && p.State.open() {
 			return fmt.Errorf("it is %s and cannot be reopened", old.State)
 		}
+		// A caller's copy of the pass may predate an origin added since
+		// (the crawler's heartbeat writes one made when its run began).
+		p.SiteOrigins = unionSorted(old.SiteOrigins, p.SiteOrigins)
 		if err := putPass(tx, p); err != nil {
 			return err
 		}
@@ -299,4 +302,35 @@ func clearBucket(tx *bbolt.Tx, name []byte) (*bbolt.Bucket, error) {
 		return nil, fmt.Errorf("clear %s: %w", name, err)
 	}
 	return b, nil
+}
+
+// AddSiteOrigins adds origins to the SiteOrigins of pass id, in a
+// transaction of its own: committed before anything decided with them is,
+// so that a run killed after it resumes deciding as it did.
+func (db *DB) AddSiteOrigins(id uint64, origins []string) error {
+	err := db.update(func(tx *bbolt.Tx) error {
+		p, ok, err := db.getPass(tx, id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return ErrNoPass
+		}
+		p.SiteOrigins = unionSorted(p.SiteOrigins, origins)
+		return putPass(tx, p)
+	})
+	if err != nil {
+		return fmt.Errorf("add site origins to pass %d: %w", id, err)
+	}
+	return nil
+}
+
+// unionSorted is the sorted set of the strings of a and b.
+func unionSorted(a, b []string) []string {
+	if len(b) == 0 {
+		return a
+	}
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

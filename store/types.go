@@ -132,6 +132,13 @@ type Pass struct {
 	// a URL's PrevVerdict passes over them (see Skips). Set when the pass
 	// begins; a cluster's workers keep the coordinator's.
 	Base uint64 `json:"base,omitempty"`
+	// SiteOrigins are the origins ("scheme://host[:port]") a start URL's
+	// redirects led to, which the pass checks as the site's own, as it does
+	// the start URLs' (see rules.Engine.FollowStart): kept so that a
+	// resumed run decides as the run before did, and so that the report
+	// counts them as the site. Only ever added to while the pass runs (see
+	// AddSiteOrigins and UpdatePass).
+	SiteOrigins []string `json:"site_origins,omitempty"`
 }
 
 // Skips says whether a record last resolved in pass id, which is not p,

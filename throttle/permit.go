@@ -1168,16 +1168,45 @@ func (l *limiter) pause(now time.Time, d time.Duration) {
 // step, so it spreads retries out without ever making them pushier.
 func (l *limiter) backOff(now time.Time) {
 	l.backoffLevel++
+	d := l.backoffStep(l.backoffLevel)
+	d = d/2 + rand.N(d/2+1)
+	if until := now.Add(d); until.After(l.backoffUntil) {
+		l.backoffUntil = until
+	}
+}
+
+// backoffStep is the longest backoff at level (1 and up), before jitter.
+func (l *limiter) backoffStep(level int) time.Duration {
 	d := backoffMax
-	if l.backoffLevel <= 20 {
-		d = min(d, backoffBase<<(l.backoffLevel-1))
+	if level <= 20 {
+		d = min(d, backoffBase<<(level-1))
 	}
 	if l.set.MaxPause > 0 {
 		d = min(d, l.set.MaxPause)
 	}
-	d = d/2 + rand.N(d/2+1)
-	if until := now.Add(d); until.After(l.backoffUntil) {
-		l.backoffUntil = until
+	return d
+}
+
+// rested lowers the backoff level by the rest the host has had since its
+// last step ended, as a run resumed later finds it (see ImportState): each
+// step's length of rest past the end takes its level off, the longest
+// first. The end itself is kept as the absolute time it was; what is
+// past it asks no wait. Kept whole, the level of a host that failed the
+// night before held it one to two minutes at the resumed run's first
+// failure, more at each run, and a nightly job with a short --max-time
+// sent it one round of requests a night (qa11 Q10).
+func (l *limiter) rested(now time.Time) {
+	if l.backoffUntil.IsZero() || l.backoffUntil.After(now) {
+		return
+	}
+	rest := now.Sub(l.backoffUntil)
+	for l.backoffLevel > 0 {
+		step := l.backoffStep(l.backoffLevel)
+		if rest < step {
+			return
+		}
+		rest -= step
+		l.backoffLevel--
 	}
 }
 

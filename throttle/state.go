@@ -210,6 +210,7 @@ func (t *Throttle) ImportState(host string, b []byte) error {
 		l.backoffUntil = st.BackoffUntil
 	}
 	l.backoffLevel = max(l.backoffLevel, st.BackoffLevel)
+	l.rested(t.now())
 	if l.refusingSince.IsZero() {
 		l.refusingSince = st.RefusingSince
 	}

@@ -3,6 +3,7 @@ package throttle
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -1017,4 +1018,35 @@ func (r *recentStarts) perSecond(now time.Time) float64 {
 		sum += c
 	}
 	return float64(sum) / rateSeconds
+}
+
+// Resettle gives host the limits Config.Settings has for it now, when it
+// has a limiter of its own already: a host that became one of the site's
+// after its first request (a start URL redirects there, and the start
+// host's robots.txt came through the same redirect, at a third party's
+// pace) is then crawled at the site's pace. Its limiter is replaced, the
+// robots.txt it holds carried over; requests in flight finish on the old
+// one. A limiter shared with other hosts (Config.Key) is left as it is.
+func (t *Throttle) Resettle(host string) {
+	if t.cfg.Settings == nil {
+		return
+	}
+	s := t.cfg.Settings(host).normalized()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := t.byHost[host]
+	if old == nil || old.set == s {
+		return
+	}
+	old.mu.Lock()
+	defer old.mu.Unlock()
+	if len(old.hosts) != 1 {
+		return
+	}
+	l := newLimiter(old.key, s)
+	l.changes = old.changes
+	l.life, l.perHost = old.life, old.perHost
+	l.hosts = []string{host}
+	l.robots = maps.Clone(old.robots)
+	t.byKey[old.key], t.byHost[host] = l, l
 }

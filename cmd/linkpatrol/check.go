@@ -792,7 +792,7 @@ func warnWithheld(db *store.DB, passID uint64, engine *rules.Engine, stderr io.W
 		msg := fmt.Sprintf("-H %q was not sent to %s%s: a header for another host goes over https only; write -H %q to send it over plain http too",
 			w.h.Host+"="+w.h.Name+": ...", w.first, more, "http://"+w.h.Host+"="+w.h.Name+": ...")
 		if w.h.Host == "" {
-			msg = withheldFromOtherScheme(w.h, w.first, more)
+			msg = withheldFromOtherScheme(engine, w.h, w.first, more)
 		}
 		if logFormat == "json" {
 			slog.New(slog.NewJSONHandler(stderr, nil)).Warn(msg)
@@ -804,13 +804,17 @@ func warnWithheld(db *store.DB, passID uint64, engine *rules.Engine, stderr io.W
 }
 
 // withheldFromOtherScheme says that a -H without HOST= went to the start
-// URLs' origins only, not to first, the same host under the other scheme,
-// and how to send it there too.
-func withheldFromOtherScheme(h rules.HeaderFlag, first, more string) string {
+// URLs' origins only, not to first (the same host under the other scheme,
+// or a host a start URL redirected to), and how to send it there too.
+func withheldFromOtherScheme(engine *rules.Engine, h rules.HeaderFlag, first, more string) string {
 	u, _ := url.Parse(first) // parsed by warnWithheld already
 	named := u.Host + "=" + h.Name + ": ..."
 	if u.Scheme == "http" {
 		named = "http://" + named
+	}
+	if engine.RedirectedSite(u) {
+		return fmt.Sprintf("-H %q was not sent to %s%s: a header without HOST= goes to the start URLs' origins only, and %s://%s is where a start URL redirected; write -H %q to send it there too",
+			h.Name+": ...", first, more, u.Scheme, u.Host, named)
 	}
 	return fmt.Sprintf("-H %q was not sent to %s%s: a header without HOST= goes to the start URLs' origins only, and %s://%s is the start host under the other scheme; write -H %q to send it there too",
 		h.Name+": ...", first, more, u.Scheme, u.Host, named)

@@ -206,33 +206,62 @@ func TestRetryAfterDefersOneURLToTheNextRun(t *testing.T) {
 }
 
 // A start URL that redirects to another host (http://example.com/ ->
-// https://www.example.com/) checks nothing: only the start URLs' hosts are
-// crawled. The FAILED line said "which was not parsed", with no word on why
-// or what to type (qa9 T7); it names the other host's URL to give instead,
-// and given, that URL checks the site.
-func TestStartURLRedirectingToAnotherHostSaysWhatToGive(t *testing.T) {
+// https://www.example.com/) names the site to check, as in every other link
+// checker: that host is the site's for the pass, its pages parsed, with
+// --offline too (its links to the site are the site's own), and the report
+// says so in one line. It checked nothing and said "FAILED ... give
+// https://www.example.com/ as the start URL instead" (qa9 T7). A start URL
+// whose redirect leads to an error or loops is a failed night, exit 4,
+// naming where it led.
+func TestStartURLRedirectingToAnotherHostChecksThatSite(t *testing.T) {
 	t.Parallel()
 	www := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/home" {
+		switch r.URL.Path {
+		case "/home":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintln(w, `<a href="/about">about</a>`)
+		case "/about":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintln(w, `<a href="/gone">gone</a>`)
+		case "/loop":
+			http.Redirect(w, r, "/loop", http.StatusFound)
+		default:
 			http.NotFound(w, r)
-			return
 		}
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprintln(w, `<a href="/gone">gone</a>`)
 	}))
 	t.Cleanup(www.Close)
-	bare := httptest.NewServer(http.RedirectHandler(www.URL+"/home", http.StatusMovedPermanently))
-	t.Cleanup(bare.Close)
-	dir := t.TempDir()
-	r := runInProcess(t, "check", "--db", filepath.Join(dir, "a.db"), "--ignore-robots", bare.URL+"/")
-	flat := strings.Join(strings.Fields(r.stdout), " ")
-	want := bare.URL + "/: redirects to another host, " + www.URL + "/home; give " + www.URL + "/home as the start URL instead (only the start URLs' hosts are crawled and a redirect does not add one"
-	if r.code != exitNothing || !strings.HasPrefix(flat, "FAILED: no start URL could be fetched and parsed") || !strings.Contains(flat, want) {
-		t.Errorf("exit %d, want %d and %q in\n%s%s", r.code, exitNothing, want, r.stdout, r.stderr)
+	redirectTo := func(path string) string {
+		srv := httptest.NewServer(http.RedirectHandler(www.URL+path, http.StatusMovedPermanently))
+		t.Cleanup(srv.Close)
+		return srv.URL + "/"
 	}
-	r = runInProcess(t, "check", "--db", filepath.Join(dir, "b.db"), "--ignore-robots", www.URL+"/home")
-	if r.code != exitProblems || !strings.Contains(r.stdout, www.URL+"/gone") {
-		t.Errorf("the URL the FAILED line names, given: exit %d, want %d with %s/gone broken\n%s%s", r.code, exitProblems, www.URL, r.stdout, r.stderr)
+	site, missing, loop := redirectTo("/home"), redirectTo("/missing"), redirectTo("/loop")
+	dir := t.TempDir()
+	for i, tc := range []struct {
+		name  string
+		args  []string
+		code  int
+		wants []string
+	}{
+		{"site", []string{site}, exitProblems, []string{
+			"Start URL " + site + " redirects to " + www.URL + "/home; checked that site.", "2 pages parsed", www.URL + "/gone 404 Not Found"}},
+		{"offline", []string{"--offline", site}, exitProblems, []string{"2 pages parsed", www.URL + "/gone 404 Not Found"}},
+		{"to a 404", []string{missing}, exitNothing, []string{
+			"FAILED: no start URL could be fetched and parsed", missing + ": redirects to " + www.URL + "/missing: 404 Not Found."}},
+		{"into a loop", []string{loop}, exitNothing, []string{
+			"FAILED: no start URL could be fetched and parsed", loop + ": redirects to " + www.URL + "/loop: redirect loop"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			args := append([]string{"check", "--db", filepath.Join(dir, fmt.Sprint(i, ".db")), "--ignore-robots"}, tc.args...)
+			r := runInProcess(t, args...)
+			flat := strings.Join(strings.Fields(r.stdout), " ")
+			for _, want := range tc.wants {
+				if r.code != tc.code || !strings.Contains(flat, want) {
+					t.Errorf("exit %d, want %d and %q in\n%s%s", r.code, tc.code, want, r.stdout, r.stderr)
+				}
+			}
+		})
 	}
 }
 

@@ -84,8 +84,15 @@ func (p *politeFlags) hostRules(fs *pflag.FlagSet, starts []string) []rules.Host
 // throttle.Config.RequestLife).
 func newThrottle(engine *rules.Engine, userAgent string, global int64, life time.Duration, perHost int, resolve, byDomain bool) (*throttle.Throttle, func(string) throttle.Settings) {
 	var cache sync.Map
+	type cached struct {
+		host string
+		// own: a host becomes the site's when a start URL redirects
+		// there (rules.Engine.FollowStart), and its settings change.
+		own bool
+	}
 	settings := func(host string) throttle.Settings {
-		if s, ok := cache.Load(host); ok {
+		key := cached{host, engine.StartHost(host)}
+		if s, ok := cache.Load(key); ok {
 			return s.(throttle.Settings)
 		}
 		var ip net.IP
@@ -93,7 +100,7 @@ func newThrottle(engine *rules.Engine, userAgent string, global int64, life time
 			ip = lookupIP(host)
 		}
 		s, _ := engine.HostSettings(host, ip)
-		cache.Store(host, s)
+		cache.Store(key, s)
 		return s
 	}
 	cfg := throttle.Config{Settings: settings, UserAgent: userAgent, GlobalBytesPerSec: global, RequestLife: life, PerHost: perHost}
