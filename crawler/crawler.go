@@ -477,7 +477,7 @@ func (c *Crawler) Progress() Progress {
 // commits everything handed over before it and answers with the error.
 // keepTimeEvery is how often writeLoop stores the pass's working time and
 // that the run is alive (store.Pass.Alive), busy or idle.
-const keepTimeEvery = 5 * time.Second
+const keepTimeEvery = store.Heartbeat
 
 // aliveUnseen is how long after its last stored sign of life a run killed
 // may still have started a request: until its next heartbeat was due

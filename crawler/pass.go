@@ -56,36 +56,6 @@ type Opened struct {
 	LastAlive time.Time
 }
 
-// deadRun is when p's run was last known alive if it died without
-// ending, zero if it ended (see Opened.LastAlive).
-func deadRun(p store.Pass) time.Time {
-	if p.RunStarted.IsZero() {
-		return time.Time{}
-	}
-	if p.Alive.After(p.RunStarted) {
-		return p.Alive
-	}
-	return p.RunStarted
-}
-
-// staleAfter is how old the last sign of life of a run may be before the
-// run is taken for dead: three heartbeats (keepTimeEvery) missed, as one may
-// come late behind a slow commit.
-const staleAfter = 3 * keepTimeEvery
-
-// Interrupted says whether p, stored as running, was left so by a run that
-// died (killed, crashed, its machine down) rather than one working on it
-// now: its heartbeat is older than staleAfter at now. lastSeen is when that
-// run was last known alive; zero when no run of p ever stored a sign of
-// life, which says nothing either way (interrupted is then false).
-func Interrupted(p store.Pass, now time.Time) (lastSeen time.Time, interrupted bool) {
-	if p.State != store.PassRunning {
-		return time.Time{}, false
-	}
-	lastSeen = deadRun(p)
-	return lastSeen, !lastSeen.IsZero() && now.Sub(lastSeen) > staleAfter
-}
-
 // The reasons Run refuses to open a pass; a *RefusedError wraps one, so
 // errors.Is tells them apart.
 var (
@@ -211,14 +181,14 @@ func (c *Crawler) open(spec PassSpec) (Opened, []store.Task, []string, error) {
 	// a kill, what the GitHub Action runs, let 4 in at --per-host 2).
 	var before Opened
 	if ok {
-		before.LastAlive = deadRun(open)
+		before.LastAlive = open.LastSeen()
 	} else {
 		last, had, err := c.store.LastPass()
 		if err != nil {
 			return Opened{}, nil, nil, err
 		}
 		if had {
-			before.LastAlive = deadRun(last)
+			before.LastAlive = last.LastSeen()
 		}
 		// Another site's history would be read as this one's: its results
 		// reused, its problems "fixed". Say so rather than mix them.
@@ -283,7 +253,7 @@ func (c *Crawler) resume(open, want store.Pass) (Opened, []store.Task, []string,
 			return Opened{}, nil, nil, fmt.Errorf("pass %d: %w", open.ID, err)
 		}
 	}
-	lastAlive := deadRun(open)
+	lastAlive := open.LastSeen()
 	open.State, open.RunStarted, open.Alive = store.PassRunning, c.cfg.Now(), time.Time{}
 	c.sticky(&open, want)
 	if err := c.store.UpdatePass(open); err != nil {

@@ -197,6 +197,11 @@ func (r *Report) Incomplete() string {
 			how = "killed; started " + r.started()
 		}
 		msg = fmt.Sprintf("INCOMPLETE: pass %d has not finished (it is still running, or it was %s); run the same command again to resume.", r.Pass.ID, how)
+		if r.Pass.Interrupted(r.Options.Now) {
+			// Its run stopped beating: killed or crashed, not running.
+			msg = fmt.Sprintf("INCOMPLETE: pass %d was interrupted (its run was last seen %s, after %s of work); run the same command again to resume.",
+				r.Pass.ID, r.Pass.LastSeen().In(r.Options.Now.Location()).Format("2006-01-02 15:04:05"), RoundDuration(r.Summary.Elapsed))
+		}
 	}
 	// Worst first: a site down, then the pass unfinished (what the next
 	// run must do), then what a limit held back, which is the least of

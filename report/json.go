@@ -85,15 +85,18 @@ type jsonFragment struct {
 }
 
 type jsonPass struct {
-	ID             uint64     `json:"id"`
-	Started        *time.Time `json:"started"`
-	Finished       *time.Time `json:"finished"`
-	Complete       bool       `json:"complete"`
-	StartURLs      []string   `json:"start_urls"`
-	State          string     `json:"state"`
-	Root           string     `json:"root,omitempty"`
-	Roots          []string   `json:"roots,omitempty"`
-	ElapsedSeconds float64    `json:"elapsed_seconds"`
+	ID        uint64     `json:"id"`
+	Started   *time.Time `json:"started"`
+	Finished  *time.Time `json:"finished"`
+	Complete  bool       `json:"complete"`
+	StartURLs []string   `json:"start_urls"`
+	// SiteOrigins are the origins a start URL redirected to, which the
+	// pass checked as the site's own (store.Pass.SiteOrigins).
+	SiteOrigins    []string `json:"site_origins,omitempty"`
+	State          string   `json:"state"`
+	Root           string   `json:"root,omitempty"`
+	Roots          []string `json:"roots,omitempty"`
+	ElapsedSeconds float64  `json:"elapsed_seconds"`
 	// Deferred counts the URLs of the site held back to a later run by a
 	// server's pause (the pass is then not complete).
 	Deferred int `json:"deferred,omitempty"`
@@ -272,6 +275,7 @@ func writeJSON(w io.Writer, r *Report) error {
 			Finished:         jsonTime(r.Pass.Finished),
 			Complete:         r.Pass.State == store.PassComplete,
 			StartURLs:        r.Pass.StartURLs,
+			SiteOrigins:      r.Pass.SiteOrigins,
 			Insecure:         r.Pass.Insecure,
 			State:            string(r.Pass.State),
 			Root:             r.Pass.Root,

@@ -216,19 +216,28 @@ func TestRedirectTargetNamesWhereItWasReachedFrom(t *testing.T) {
 // (qa4 F7).
 func TestUnfinishedPassTime(t *testing.T) {
 	t.Parallel()
+	// A run's heartbeat (Alive) tells a killed one from one still going:
+	// after three missed beats, the pass was interrupted, and is said so.
+	now := time.Date(2026, 11, 23, 3, 10, 0, 0, time.UTC)
 	for _, tt := range []struct {
 		name        string
 		elapsed     time.Duration
+		alive       time.Time
 		first, took string
 	}{
-		{"time unknown", 0, "(it is still running, or it was killed; started 2026-11-23 03:00)", "; not finished."},
-		{"time saved", 40 * time.Second, "(it is still running, or it was killed after 40s)", "; took 40s."},
+		{"time unknown", 0, time.Time{}, "(it is still running, or it was killed; started 2026-11-23 03:00)", "; not finished."},
+		{"time saved", 40 * time.Second, time.Time{}, "(it is still running, or it was killed after 40s)", "; took 40s."},
+		{"heartbeat fresh", 40 * time.Second, now.Add(-store.Heartbeat), "(it is still running, or it was killed after 40s)", "; took 40s."},
+		{"heartbeat stale", 40 * time.Second, now.Add(-time.Minute), "pass 1 was interrupted (its run was last seen 2026-11-23 03:09:00, after 40s of work)", "; took 40s."},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			h := cutHistory()
 			h[0].pass.State, h[0].pass.Finished, h[0].pass.Elapsed = store.PassRunning, time.Time{}, tt.elapsed
-			r := build(t, fillStore(t, h), 1, Options{BaseDir: "/work"})
+			if !tt.alive.IsZero() {
+				h[0].pass.RunStarted, h[0].pass.Alive = now.Add(-10*time.Minute), tt.alive
+			}
+			r := build(t, fillStore(t, h), 1, Options{BaseDir: "/work", Now: now})
 			if !strings.Contains(r.Incomplete(), tt.first) || !strings.HasSuffix(r.Counts(), tt.took) {
 				t.Errorf("first line %q, counts %q; want %q and %q", r.Incomplete(), r.Counts(), tt.first, tt.took)
 			}

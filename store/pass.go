@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"go.etcd.io/bbolt"
 )
@@ -17,6 +18,33 @@ func (p Pass) SameSite(q Pass) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+// Heartbeat is how often a run working on a pass stores that it is alive
+// (Pass.Alive), busy or idle.
+const Heartbeat = 5 * time.Second
+
+// LastSeen is when the run working on p was last known alive: its Alive,
+// or RunStarted before its first heartbeat. Zero when no run works on p,
+// or the last one ended properly (it clears RunStarted).
+func (p Pass) LastSeen() time.Time {
+	if p.RunStarted.IsZero() {
+		return time.Time{}
+	}
+	if p.Alive.After(p.RunStarted) {
+		return p.Alive
+	}
+	return p.RunStarted
+}
+
+// Interrupted says whether p, stored as running, was left so by a run that
+// died (killed, crashed, its machine down) rather than one working on it
+// at now: three heartbeats missed (one may come late behind a slow
+// commit). A pass no run ever stored a sign of life for is not: nothing
+// says either way.
+func (p Pass) Interrupted(now time.Time) bool {
+	seen := p.LastSeen()
+	return p.State == PassRunning && !seen.IsZero() && now.Sub(seen) > 3*Heartbeat
 }
 
 // open reports whether the state is one a pass can be resumed from.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -260,6 +261,18 @@ func TestStartURLRedirectingToAnotherHostChecksThatSite(t *testing.T) {
 				if r.code != tc.code || !strings.Contains(flat, want) {
 					t.Errorf("exit %d, want %d and %q in\n%s%s", r.code, tc.code, want, r.stdout, r.stderr)
 				}
+			}
+			if tc.name != "site" {
+				return
+			}
+			// explain and the JSON report read the host from the pass.
+			ex := runInProcess(t, "explain", "--db", args[2], www.URL+"/about")
+			if !regexp.MustCompile(`action:\s+parse\nrule:\s+start host`).MatchString(ex.stdout) {
+				t.Errorf("explain %s/about after the pass:\n%s%s", www.URL, ex.stdout, ex.stderr)
+			}
+			js := runInProcess(t, "report", "--db", args[2], "--format", "json")
+			if want := `"site_origins": [` + "\n" + `      "` + www.URL + `"`; !strings.Contains(js.stdout, want) {
+				t.Errorf("JSON report without %q:\n%.600s", want, js.stdout)
 			}
 		})
 	}

@@ -43,10 +43,12 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	starts := o.start
+	var siteOrigins []string
 	if len(starts) == 0 {
 		// The database's last pass supplies the start URLs when neither
-		// --start nor the config does.
-		starts = lastStartURLs(existingDatabase(fs.Changed("db"), o.db))
+		// --start nor the config does, and the hosts they redirected to,
+		// which that pass checked as the site's.
+		starts, siteOrigins = lastStartURLs(existingDatabase(fs.Changed("db"), o.db))
 	}
 	if len(starts) == 0 {
 		// Without start URLs nothing is "the site", and every answer
@@ -60,6 +62,9 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 	canonical := targets.starts
 	engine, err := rules.New(rulesConfig(file, &o, canonical, o.polite.hostRules(fs, canonical)))
 	if err != nil {
+		return err
+	}
+	if err := engine.AddSiteOrigins(siteOrigins); err != nil {
 		return err
 	}
 	target := fs.Arg(0)
@@ -120,20 +125,21 @@ func shareLimits(ex *rules.Explanation, o *checkOptions, starts []string, engine
 	}
 }
 
-// lastStartURLs reads the start URLs of the newest pass, if the database
-// exists and is free; explain is a question, so it never waits or fails here.
-func lastStartURLs(path string) []string {
+// lastStartURLs reads the start URLs of the newest pass, and the origins
+// they redirected to (store.Pass.SiteOrigins), if the database exists and
+// is free; explain is a question, so it never waits or fails here.
+func lastStartURLs(path string) (starts, siteOrigins []string) {
 	db, err := store.Open(path, store.Options{ReadOnly: true, Timeout: 200 * time.Millisecond})
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	defer db.Close()
 	p, ok, err := db.LastPass()
 	if err != nil || !ok {
-		return nil
+		return nil, nil
 	}
 	if dirs := p.Dirs(); len(dirs) > 0 {
-		return dirs
+		return dirs, nil
 	}
-	return p.StartURLs
+	return p.StartURLs, p.SiteOrigins
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/linkpatrol/linkpatrol/cluster"
-	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
 )
@@ -249,7 +248,7 @@ func orDash(s string) string {
 // as of now. A running check holds the file (a write lock), so a pass read
 // as running is one whose run died, unless its heartbeat is fresh (a run
 // on another machine sharing the file, or one that died seconds ago): the
-// heartbeat tells them apart (crawler.Interrupted), never the stored state
+// heartbeat tells them apart (store.Pass.Interrupted), never the stored state
 // alone, which a SIGKILL leaves at "running".
 func localStatus(path string, dbGiven bool, now time.Time, stdout io.Writer) error {
 	d, err := store.Open(path, store.Options{ReadOnly: true, Timeout: 200 * time.Millisecond})
@@ -270,8 +269,8 @@ func localStatus(path string, dbGiven bool, now time.Time, stdout io.Writer) err
 		return nil
 	}
 	state := string(p.State)
-	switch seen, interrupted := crawler.Interrupted(p, now); {
-	case interrupted:
+	switch seen := p.LastSeen(); {
+	case p.Interrupted(now):
 		state = fmt.Sprintf("interrupted (last seen %s, resume with `%s`)", seen.Local().Format(time.DateTime), resumeCommand(p, path, dbGiven))
 	case p.State == store.PassStopped:
 		state = fmt.Sprintf("stopped (resume with `%s`)", resumeCommand(p, path, dbGiven))
