@@ -1059,6 +1059,13 @@ func (l *limiter) notThePace(now time.Time, status int, share float64) string {
 	// told after every undoing was forty lines for a host that limits
 	// its rate too.
 	l.saidShare, l.saidSlow = true, 0
+	if l.shareBase <= 0 {
+		// No new URL was refused at one of the two paces (the halving
+		// came from a retry's refusal): there is no share to tell, nor
+		// one that spares the next refusals a halving.
+		return fmt.Sprintf("back to one request every %s: it answered %d to new URLs no less often at half the pace, so halving bought nothing",
+			l.slow.Round(time.Millisecond), status)
+	}
 	return fmt.Sprintf("back to one request every %s: it answers %d to about one new URL in %d whatever the pace (as often at half the pace), so those only pause it for their Retry-After",
 		l.slow.Round(time.Millisecond), status, int(math.Round(1/l.shareBase)))
 }
