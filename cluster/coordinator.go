@@ -700,10 +700,9 @@ func (c *Coordinator) dropAcked(ctx context.Context, subject string) (bool, erro
 	if err != nil {
 		return false, fmt.Errorf("consumer of %s: %w", subject, err)
 	}
-	info, err := cons.Info(ctx)
-	if err != nil {
-		return false, fmt.Errorf("consumer of %s: %w", subject, err)
-	}
+	// The info that lookup fetched: asking again costs the server a
+	// request and reads the same state.
+	info := cons.CachedInfo()
 	if info.NumPending > 0 || info.NumAckPending > 0 {
 		return false, nil
 	}

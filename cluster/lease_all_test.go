@@ -13,10 +13,16 @@ import (
 // over its own revision: every one of a worker's 256 leases is written
 // again round after round, and one that another process wrote meanwhile
 // is known lost, the worker's Context ending with the shard named.
+//
+// The keeper runs on a test clock, which the test moves to each round:
+// the rounds are what is tested, not their spacing. On a TTL of 3 s
+// the test waited two real rounds and read all 256 leases every 100 ms
+// meanwhile, which made it one of the package's costliest.
 func TestRenewalsAllAtOnce(t *testing.T) {
 	t.Parallel()
-	_, js := leaseSetup(t, 3*time.Second)
-	w, err := newWorker(t, js, "w1", "0-255")
+	_, js := leaseSetup(t, time.Hour)
+	clk := newTestClock()
+	w, err := newWorkerWith(t, js, "0-255", WorkerConfig{Name: "w1", DB: openDB(t, "w1.db", true), clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,33 +36,55 @@ func TestRenewalsAllAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Two rounds: each lease's revision moves on twice.
-	for round := 0; round < 2; {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("round %d: not every lease renewed: %v", round+1, ctx.Err())
-		case <-w.Context().Done():
+	// round moves the clock to the keeper's next round, once it waits for
+	// it; with done set it then waits for the keeper to wait again, the
+	// round over. A keeper that never waits (its next round due at once,
+	// round after round) fails the test when ctx ends.
+	stop, cancelStop := context.WithCancel(ctx)
+	defer cancelStop()
+	context.AfterFunc(w.Context(), cancelStop)
+	waiting := func() time.Time {
+		t.Helper()
+		at, ok := clk.sleeper(stop.Done())
+		switch {
+		case ok:
+		case w.Context().Err() != nil:
 			t.Fatalf("the worker gave its shards up: %v", context.Cause(w.Context()))
-		case <-time.After(100 * time.Millisecond): // polling the server's leases
+		default:
+			t.Fatal("the keeper did not wait for its next round")
 		}
+		return at
+	}
+	round := func(done bool) {
+		t.Helper()
+		clk.advance(waiting().Sub(clk.now()))
+		if done {
+			waiting()
+		}
+	}
+	// Two rounds: each lease's revision moves on twice.
+	for r := 1; r <= 2; r++ {
+		round(true)
 		now, err := leaseEntries(ctx, b.leases)
 		if err != nil {
 			t.Fatal(err)
 		}
-		renewed := 0
+		var missed []int
 		for s := range Shards {
-			if now[s] != nil && first[s] != nil && now[s].Revision() > first[s].Revision() && string(now[s].Value()) == string(w.leases.value) {
-				renewed++
+			if now[s] == nil || first[s] == nil || now[s].Revision() <= first[s].Revision() || string(now[s].Value()) != string(w.leases.value) {
+				missed = append(missed, s)
 			}
 		}
-		if renewed == Shards {
-			first, round = now, round+1
+		if len(missed) > 0 {
+			t.Fatalf("round %d did not renew the leases of shards %s", r, FormatShards(missed))
 		}
+		first = now
 	}
 	// Another process's write to shard 7: the next round finds it.
 	if _, err := b.leases.Update(ctx, leaseKey(7), []byte("w2@other@db"), first[7].Revision()); err != nil {
 		t.Fatal(err)
 	}
+	round(false)
 	select {
 	case <-w.Context().Done():
 	case <-ctx.Done():

@@ -103,7 +103,7 @@ type restartable struct {
 
 func startRestartable(t *testing.T) *restartable {
 	t.Helper()
-	rs := &restartable{t: t, dir: t.TempDir(), port: -1}
+	rs := &restartable{t: t, dir: storeDir(t), port: -1}
 	rs.start()
 	rs.port = rs.s.Addr().(*net.TCPAddr).Port
 	t.Cleanup(rs.stop)
