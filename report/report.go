@@ -98,6 +98,9 @@ type Report struct {
 	// of a checked directory) that no other page links to, by URL. A start
 	// URL (a directory's own index page) is never one.
 	Orphans []string
+	// LinkedOut are the files of a checked directory that are symlinks to
+	// files outside it (store.LinkedOutNote), by URL: ok, never read.
+	LinkedOut []string
 	// StartFailure says which start URLs could not be fetched and parsed,
 	// and why, or is empty when each was (or one has not been tried yet):
 	// a site not checked is a bad night, never a clean one, even when the
@@ -475,6 +478,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 			if rec.Parsed && !r.isStart(rec.URL) {
 				unlinked[rec.URL] = struct{}{}
 			}
+		}
+		if rec.Verdict == store.VerdictOK && strings.HasPrefix(rec.Note, store.LinkedOutNote) {
+			r.LinkedOut = append(r.LinkedOut, rec.URL)
 		}
 		switch {
 		case rec.ReusedFrom != 0:
