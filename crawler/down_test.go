@@ -1,6 +1,7 @@
 package crawler_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -34,13 +35,19 @@ func politeRun(t *testing.T, db *store.DB, start string, s throttle.Settings, st
 // politeRunVia is politeRun over tr (nil: the crawler's own transport).
 func politeRunVia(t *testing.T, db *store.DB, start string, s throttle.Settings, stop context.Context, tr http.RoundTripper) (crawler.Outcome, map[string]store.URLRecord, []throttle.HostStats) {
 	t.Helper()
+	return politeRunWithin(t, db, start, s, stop, tr, 5*time.Second)
+}
+
+// politeRunWithin is politeRunVia with a request timeout of timeout.
+func politeRunWithin(t *testing.T, db *store.DB, start string, s throttle.Settings, stop context.Context, tr http.RoundTripper, timeout time.Duration) (crawler.Outcome, map[string]store.URLRecord, []throttle.HostStats) {
+	t.Helper()
 	engine, err := rules.New(rules.Config{Start: []string{start}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	settings := func(string) throttle.Settings { return s }
 	th := throttle.New(throttle.Config{Settings: settings, UserAgent: "linkpatrol-test"})
-	c := crawler.New(crawler.Config{Concurrency: 8, UserAgent: "linkpatrol-test", Timeout: 5 * time.Second,
+	c := crawler.New(crawler.Config{Concurrency: 8, UserAgent: "linkpatrol-test", Timeout: timeout,
 		Throttle: th, HostSettings: settings, Transport: tr}, engine, db)
 	pass, out, err := c.Run(stop, context.Background(), passOf(start))
 	if err != nil {
@@ -137,17 +144,19 @@ func TestPassSurvivesHostileHosts(t *testing.T) {
 		verdict  store.Verdict
 		err      string // Error must contain this
 		deferred int
-		retries  int // of a URL or a robots.txt; 2 unless said (-1: none)
+		retries  int           // of a URL or a robots.txt; 2 unless said (-1: none)
+		timeout  time.Duration // of a request; 5s unless said
 	}{
-		{"500 everywhere, robots.txt too", failing.URL + "/", "", store.VerdictTransient, "robots.txt answered 500: the host is failing", 0, 0},
-		{"robots.txt never answers", hanging.URL + "/", "", store.VerdictTransient, "robots.txt could not be fetched (timeout)", 0, -1},
-		{"robots.txt answers 429 Retry-After 3600", robots429.URL + "/", "", store.VerdictTransient, "rate-limited", 1, 0},
-		{"TLS handshake refused", "https://" + tlsRefuser(t) + "/", "", store.VerdictBroken, "TLS handshake failed", 0, 0},
-		{"plain HTTP on the TLS port", "https://" + strings.TrimPrefix(failing.URL, "http://") + "/", "", store.VerdictBroken, "TLS handshake failed", 0, 0},
-		{"invalid host", "http://localhost]/", "", store.VerdictBroken, "invalid host", 0, 0},
-		{"invalid host in a link", badLocation.URL + "/", "http://localhost]/", store.VerdictBroken, "invalid host", 0, 0},
-		{"invalid redirect Location", badLocation.URL + "/", badLocation.URL + "/moved", store.VerdictBroken, "invalid URL", 0, 0},
-		{"closed port", "http://" + closedPort(t) + "/", "", store.VerdictBroken, "refused", 0, 0},
+		{"500 everywhere, robots.txt too", failing.URL + "/", "", store.VerdictTransient, "robots.txt answered 500: the host is failing", 0, 0, 0},
+		// Nothing there answers: no timeout is too short, and it is waited out.
+		{"robots.txt never answers", hanging.URL + "/", "", store.VerdictTransient, "robots.txt could not be fetched (timeout)", 0, -1, time.Second},
+		{"robots.txt answers 429 Retry-After 3600", robots429.URL + "/", "", store.VerdictTransient, "rate-limited", 1, 0, 0},
+		{"TLS handshake refused", "https://" + tlsRefuser(t) + "/", "", store.VerdictBroken, "TLS handshake failed", 0, 0, 0},
+		{"plain HTTP on the TLS port", "https://" + strings.TrimPrefix(failing.URL, "http://") + "/", "", store.VerdictBroken, "TLS handshake failed", 0, 0, 0},
+		{"invalid host", "http://localhost]/", "", store.VerdictBroken, "invalid host", 0, 0, 0},
+		{"invalid host in a link", badLocation.URL + "/", "http://localhost]/", store.VerdictBroken, "invalid host", 0, 0, 0},
+		{"invalid redirect Location", badLocation.URL + "/", badLocation.URL + "/moved", store.VerdictBroken, "invalid URL", 0, 0, 0},
+		{"closed port", "http://" + closedPort(t) + "/", "", store.VerdictBroken, "refused", 0, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -155,7 +164,8 @@ func TestPassSurvivesHostileHosts(t *testing.T) {
 			if tt.retries != 0 {
 				retries = max(tt.retries, 0)
 			}
-			out, recs, _ := politeRun(t, openDB(t), tt.start, throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: retries}, context.Background())
+			timeout := cmp.Or(tt.timeout, 5*time.Second)
+			out, recs, _ := politeRunWithin(t, openDB(t), tt.start, throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: retries}, context.Background(), nil, timeout)
 			u := tt.url
 			if u == "" {
 				u = tt.start

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/linkpatrol/linkpatrol/crawler"
 	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
@@ -170,7 +171,9 @@ func TestTwoCrawlersShareAPassByHost(t *testing.T) {
 	}
 
 	r := newRelay(2)
-	passes, _ := r.run(t, engine, crawler.Config{Concurrency: 4}, srvs, starts)
+	// Tasks go from one crawler to the other when the sender commits: at
+	// 50ms, not the default second, the exchange does not wait on the clock.
+	passes, _ := r.run(t, engine, crawler.Config{Concurrency: 4, BatchInterval: 50 * time.Millisecond}, srvs, starts)
 	union := make(map[string]store.URLRecord)
 	for i, n := range r.nodes {
 		err := n.DB.Records(passes[i].ID, func(rec *store.URLRecord) error {

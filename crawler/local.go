@@ -157,7 +157,7 @@ func (s *site) slashDir(u *url.URL) {
 	if !ok || rel == "" {
 		return
 	}
-	if st, err := s.root.Stat(rel); err == nil && st.IsDir() {
+	if st, _, _, err := s.stat(rel); err == nil && st.IsDir() {
 		u.Path += "/"
 		if u.RawPath != "" {
 			u.RawPath += "/"
@@ -171,13 +171,15 @@ const (
 	errNoIndex    = "no index.html"
 	errOutside    = "outside the checked directory"
 	errNotRegular = "not a regular file"
+	errDangling   = "dangling symlink"
 )
 
 // readLocal resolves a file: URL of a checked directory: one stat for a
 // link that is only checked, a read for a page to parse. Only regular
-// files and directories inside the root are looked at: a symlink leading
-// out of it, a named pipe, a device or a socket is refused with a reason
-// and never opened (a pipe would block the run forever).
+// files inside the root are read: a symlink leading out of it is looked
+// up (it works, as a web server serves it) but never opened, and a named
+// pipe, a device or a socket is refused with a reason (a pipe would block
+// the run forever).
 func (c *Crawler) readLocal(t task) fetched {
 	f := fetched{local: true, finalURL: t.URL}
 	f.reached = true
@@ -192,9 +194,9 @@ func (c *Crawler) readLocal(t task) fetched {
 	if name == "" {
 		name = "."
 	}
-	st, name, err := s.stat(name)
+	st, name, outside, err := s.stat(name)
 	if err != nil {
-		f.errClass = localError(err)
+		f.errClass, f.note = localError(err)
 		return f
 	}
 	if st.IsDir() {
@@ -205,8 +207,8 @@ func (c *Crawler) readLocal(t task) fetched {
 			return f
 		}
 		name = path.Join(name, "index.html")
-		if st, name, err = s.stat(name); err != nil {
-			f.errClass = localError(err)
+		if st, name, outside, err = s.stat(name); err != nil {
+			f.errClass, f.note = localError(err)
 			if f.errClass == errNoFile {
 				f.errClass = errNoIndex
 			}
@@ -221,6 +223,16 @@ func (c *Crawler) readLocal(t task) fetched {
 	// Go's table says text/html; charset=utf-8 without looking; a static
 	// host sends plain text/html and lets the page's <meta charset> say.
 	f.contentType, _, _ = strings.Cut(mime.TypeByExtension(path.Ext(name)), ";")
+	if outside != "" {
+		// Served, so it works; but only what the user named is read:
+		// a symlink to /proc/self/environ or ~/.netrc in a pull request
+		// must not feed its text to the link extractor.
+		f.note = store.LinkedOutNote + outside + ": it exists, and is not read"
+		if parsable(f.contentType) {
+			f.note += ", so links in it are not checked"
+		}
+		return f
+	}
 	// A page, or a stylesheet, is read whatever the link was (an <img> or
 	// a <link> to a page parses it, as over HTTP); anything else is only
 	// looked at, or sniffed when its name says nothing.
@@ -232,7 +244,7 @@ func (c *Crawler) readLocal(t task) fetched {
 	}
 	body, truncated, ct, err := s.read(name, c.cfg.MaxSize, f.contentType)
 	if err != nil {
-		f.errClass = localError(err)
+		f.errClass, f.note = localError(err)
 		return f
 	}
 	s.bytes.Add(int64(len(body)))
@@ -247,30 +259,69 @@ func (c *Crawler) readLocal(t task) fetched {
 // os.Root refuses any path that passes outside the root, even one that
 // comes back in (a symlink to ../site/x, or to the root's absolute path):
 // those are resolved here and looked up again by their real path, which
-// the root checks again, so nothing outside is ever opened.
-func (s *site) stat(name string) (fs.FileInfo, string, error) {
-	st, err := s.root.Stat(name)
+// the root checks again. A symlink whose target lies outside the root is
+// what a web server serves too (Debian's docs link their scripts to
+// /usr/share/javascript): its target is looked up, never opened, and
+// outside is its real path. A symlink to nothing is errDangling.
+func (s *site) stat(name string) (st fs.FileInfo, in, outside string, err error) {
+	st, err = s.root.Stat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		if li, lerr := s.root.Lstat(name); lerr == nil && li.Mode()&fs.ModeSymlink != 0 {
+			return nil, name, "", s.dangling(name)
+		}
+	}
 	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) {
-		return st, name, err
+		return st, name, "", err
 	}
-	real, rerr := filepath.EvalSymlinks(filepath.Join(s.dir, filepath.FromSlash(name)))
-	if rerr != nil {
-		return nil, name, rerr
+	full := filepath.Join(s.dir, filepath.FromSlash(name))
+	real, err := filepath.EvalSymlinks(full)
+	if errors.Is(err, fs.ErrNotExist) {
+		if li, lerr := os.Lstat(full); lerr == nil && li.Mode()&fs.ModeSymlink != 0 {
+			return nil, name, "", s.dangling(name)
+		}
 	}
-	realRoot, rerr := filepath.EvalSymlinks(s.dir)
-	if rerr != nil {
-		return nil, name, rerr
+	if err != nil {
+		return nil, name, "", err
 	}
-	in, rerr := filepath.Rel(realRoot, real)
-	if rerr != nil || in == ".." || strings.HasPrefix(in, ".."+string(filepath.Separator)) || filepath.IsAbs(in) {
-		return nil, name, errOutsideRoot
+	realRoot, err := filepath.EvalSymlinks(s.dir)
+	if err != nil {
+		return nil, name, "", err
 	}
-	in = filepath.ToSlash(in)
+	rel, err := filepath.Rel(realRoot, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		// Only looked up: whatever it is (a device, /proc), nothing
+		// outside the root is opened.
+		st, err = os.Stat(real)
+		return st, name, real, err
+	}
+	in = filepath.ToSlash(rel)
 	st, err = s.root.Stat(in)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
 		err = errOutsideRoot
 	}
-	return st, in, err
+	return st, in, "", err
+}
+
+// dangling is the error for name, a symlink whose target does not exist,
+// naming the target as the link says it.
+func (s *site) dangling(name string) error {
+	to, err := os.Readlink(filepath.Join(s.dir, filepath.FromSlash(name)))
+	if err != nil {
+		return danglingError{}
+	}
+	return danglingError{to: to}
+}
+
+type danglingError struct{ to string }
+
+func (e danglingError) Error() string { return errDangling }
+
+// note says where the symlink leads, for the report.
+func (e danglingError) note() string {
+	if e.to == "" {
+		return ""
+	}
+	return "a symlink to " + e.to + ", which does not exist"
 }
 
 var errOutsideRoot = errors.New(errOutside)
@@ -326,24 +377,28 @@ func notRegular(m fs.FileMode) string {
 	return errNotRegular + " (" + kind + ")"
 }
 
-// localError names why a file could not be looked at.
-func localError(err error) string {
+// localError names why a file could not be looked at, and says more
+// when there is more to say.
+func localError(err error) (class, note string) {
 	var nr notRegularError
+	var dl danglingError
 	switch {
+	case errors.As(err, &dl):
+		return errDangling, dl.note()
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
-		return errNoFile
+		return errNoFile, ""
 	case errors.Is(err, errOutsideRoot):
-		return errOutside
+		return errOutside, ""
 	case errors.As(err, &nr):
-		return nr.Error()
+		return nr.Error(), ""
 	case errors.Is(err, fs.ErrPermission):
-		return "permission denied"
+		return "permission denied", ""
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
-	return "unreadable: " + err.Error()
+	return "unreadable: " + err.Error(), ""
 }
 
 // dirURL adds the slash that makes u a directory, before any query.

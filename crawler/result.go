@@ -219,7 +219,7 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 			rec.Verdict = f.verdict
 		}
 	case f.local:
-		rec.Verdict = store.VerdictOK
+		rec.Verdict, rec.Note = store.VerdictOK, f.note // a symlink out of the directory says so
 	case f.err != nil:
 		rec.Verdict, rec.Error = classifyError(f.err)
 		if sb := (*shortBodyError)(nil); errors.As(f.err, &sb) {

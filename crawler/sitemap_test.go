@@ -113,6 +113,12 @@ func seededPass(t *testing.T, db *store.DB, cfg crawler.Config, stop context.Con
 	if err != nil {
 		t.Fatal(err)
 	}
+	return seededPassWith(t, db, cfg, engine, stop, start)
+}
+
+// seededPassWith is seededPass with the rules of engine.
+func seededPassWith(t *testing.T, db *store.DB, cfg crawler.Config, engine *rules.Engine, stop context.Context, start string) (crawler.Outcome, map[string]store.URLRecord) {
+	t.Helper()
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 5 * time.Second
 	}
@@ -275,9 +281,14 @@ func TestFailingSitemapsAreRecorded(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	maps := []string{srv.URL + "/gone.xml", srv.URL + "/page", srv.URL + "/broken.xml", srv.URL + "/hang.xml"}
-	// /hang.xml waits out the timeout, which must be long enough for every
-	// other answer on a loaded machine, beside the other tests.
-	out, recs := seededPass(t, openDB(t), crawler.Config{Sitemaps: maps, Timeout: 5 * time.Second}, context.Background(), srv.URL+"/")
+	// The pass's timeout must be long enough for every answer on a loaded
+	// machine, beside the other tests; /hang.xml waits out a rule's, 1 s.
+	engine, err := rules.New(rules.Config{Start: []string{srv.URL + "/"},
+		Rules: []rules.Rule{{Regex: `/hang\.xml$`, Timeout: "1s"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, recs := seededPassWith(t, openDB(t), crawler.Config{Sitemaps: maps, Timeout: 5 * time.Second}, engine, context.Background(), srv.URL+"/")
 	if !out.Complete {
 		t.Fatal("pass did not complete")
 	}

@@ -796,19 +796,33 @@ func (r *Report) SeedLine() string {
 	s := r.Summary
 	line := fmt.Sprintf("Started from %s found on disk; %d more %s reached by links.",
 		plural(s.Seeds, "HTML file", "HTML files"), s.URLs-s.Seeds, map[bool]string{true: "URL", false: "URLs"}[s.URLs-s.Seeds == 1])
-	if s.Orphans == 0 {
-		return line
+	if s.Orphans > 0 {
+		line += fmt.Sprintf(" Linked from no other page: %s.", r.someFiles(r.Orphans))
 	}
+	if n := len(r.LinkedOut); n > 0 {
+		// ok, as a web server serves them, but a page or a stylesheet
+		// among them had its links go unchecked: say which.
+		what := "files are symlinks out of the directory, to files that exist (ok, as a web server serves them; not read)"
+		if n == 1 {
+			what = "file is a symlink out of the directory, to a file that exists (ok, as a web server serves it; not read)"
+		}
+		line += fmt.Sprintf(" %d %s: %s.", n, what, r.someFiles(r.LinkedOut))
+	}
+	return line
+}
+
+// someFiles names the first few of urls by their files, and how many more.
+func (r *Report) someFiles(urls []string) string {
 	const named = 5
 	shown := make([]string, 0, named)
-	for _, u := range r.Orphans[:min(named, len(r.Orphans))] {
+	for _, u := range urls[:min(named, len(urls))] {
 		shown = append(shown, r.Location(u))
 	}
 	more := ""
-	if s.Orphans > named {
-		more = fmt.Sprintf(" and %d more", s.Orphans-named)
+	if len(urls) > named {
+		more = fmt.Sprintf(" and %d more", len(urls)-named)
 	}
-	return line + fmt.Sprintf(" Linked from no other page: %s%s.", strings.Join(shown, ", "), more)
+	return strings.Join(shown, ", ") + more
 }
 
 // SchemeLine says how many pages were read under the other scheme of a

@@ -203,6 +203,9 @@ type jsonSummary struct {
 	// start URLs themselves aside.
 	Seeds   int      `json:"seeds"`
 	Orphans []string `json:"orphans,omitempty"`
+	// LinkedOut are the files that are symlinks out of the checked
+	// directory: ok, not read (each URL's note names its target).
+	LinkedOut []string `json:"linked_out,omitempty"`
 }
 
 type jsonURL struct {
@@ -298,6 +301,9 @@ func writeJSON(w io.Writer, r *Report) error {
 	}
 	for _, u := range r.Orphans {
 		out.Summary.Orphans = append(out.Summary.Orphans, r.Location(u))
+	}
+	for _, u := range r.LinkedOut {
+		out.Summary.LinkedOut = append(out.Summary.LinkedOut, r.Location(u))
 	}
 	if out.Pass.StartURLs == nil {
 		out.Pass.StartURLs = []string{}

@@ -6,4 +6,5 @@ import (
 	"github.com/linkpatrol/linkpatrol/internal/testmain"
 )
 
-func TestMain(m *testing.M) { testmain.Exit(m.Run()) }
+// Some of these tests wait on a browser or on fsync.
+func TestMain(m *testing.M) { testmain.Exit(testmain.RunWaiting(m)) }

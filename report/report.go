@@ -98,6 +98,9 @@ type Report struct {
 	// of a checked directory) that no other page links to, by URL. A start
 	// URL (a directory's own index page) is never one.
 	Orphans []string
+	// LinkedOut are the files of a checked directory that are symlinks to
+	// files outside it (store.LinkedOutNote), by URL: ok, never read.
+	LinkedOut []string
 	// StartFailure says which start URLs could not be fetched and parsed,
 	// and why, or is empty when each was (or one has not been tried yet):
 	// a site not checked is a bad night, never a clean one, even when the
@@ -436,6 +439,10 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	}
 	shown := make(map[string]*Entry)
 	moved := make(map[string]*Entry)
+	// hops are the URLs any redirect chain went through after its first
+	// (see addChain): a permanent redirect among them that no page links
+	// to is a step of a longer chain, with no link to edit (qa11 §8).
+	hops := make(map[string]struct{})
 	var order []*Entry
 	unlinked := make(map[string]struct{})
 	var starts []store.URLRecord
@@ -472,6 +479,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 				unlinked[rec.URL] = struct{}{}
 			}
 		}
+		if rec.Verdict == store.VerdictOK && strings.HasPrefix(rec.Note, store.LinkedOutNote) {
+			r.LinkedOut = append(r.LinkedOut, rec.URL)
+		}
 		switch {
 		case rec.ReusedFrom != 0:
 			s.reused(rec)
@@ -502,6 +512,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		}
 		if !opt.OnlyNew && permanentlyMoved(rec) {
 			moved[rec.URL] = &Entry{Record: *rec}
+		}
+		if !opt.OnlyNew && len(rec.Redirects) > 0 {
+			addChain(hops, rec)
 		}
 		change := r.change(rec)
 		if rec.Verdict.Problem() || stoppedShort(rec) {
@@ -724,6 +737,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	s.Cut, s.Unread = len(r.Cut), len(r.Unread)
 
 	for _, m := range moved {
+		if _, hop := hops[m.Record.URL]; hop && len(m.Referrers) == 0 && r.reachedByLink(&m.Record) {
+			continue
+		}
 		slices.SortFunc(m.Referrers, compareReferrers)
 		r.Moved = append(r.Moved, *m)
 	}

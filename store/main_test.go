@@ -6,4 +6,5 @@ import (
 	"github.com/linkpatrol/linkpatrol/internal/testmain"
 )
 
-func TestMain(m *testing.M) { testmain.Exit(m.Run()) }
+// Most of these tests wait on fsync, or on a child process.
+func TestMain(m *testing.M) { testmain.Exit(testmain.RunWaiting(m)) }

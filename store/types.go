@@ -27,6 +27,12 @@ const SchemaVersion = 6
 // report reads it to say why no page links to the target.
 const RedirectNote = "reached by a redirect from "
 
+// LinkedOutNote starts the Note of a file of a checked directory that is
+// a symlink to a file outside it, followed by the target's real path: it
+// is ok (a web server serves it), looked up but never read, and the
+// report lists these files so that nobody takes them for checked pages.
+const LinkedOutNote = "outside the checked directory, a symlink to "
+
 // GhostNote starts the Note of a ghost, a page that failed this pass and
 // had the links of its last good copy followed, followed by that copy's
 // date (time.DateOnly): the report reads it to say which links behind the

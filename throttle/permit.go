@@ -199,13 +199,13 @@ type Decision struct {
 	Paused      string
 	PausedUntil time.Time
 	// Hold, with Retry, says the URL waits this long on its own before it
-	// is asked again, whatever its host's pause: a URL refused again after
-	// it waited the Retry-After it was given is refused for itself (a
-	// search behind its own limit) or the limiter's Retry-After was too
-	// short. While the host served nothing sent since its last refusal,
-	// or refused other URLs meanwhile, the host is paused as ever, and the
-	// URL waits twice its Retry-After, so that the host's next URLs, sent
-	// meanwhile, tell which it is. When they were served and no other URL
+	// is asked again, whatever its host's pause: a URL refused again when
+	// it came back as the Retry-After it was given said is refused for
+	// itself (a search behind its own limit) or the limiter's Retry-After
+	// was too short. While the host served nothing sent since its last
+	// refusal, or refused other requests meanwhile, the host is paused as
+	// ever, and the URL waits twice its Retry-After (2 s at least), so that
+	// the host's next URLs, sent meanwhile, tell which it is. When they were served and no other URL
 	// was refused, its refusals are its own (see refusedAgain): it waits
 	// its Retry-After alone, its host neither paused nor slowed down for
 	// it, and each such refusal spends one of its retries. Asked first
@@ -427,7 +427,7 @@ func (l *limiter) learn(clock func() time.Time, host string, o Outcome, admitted
 					paced = undone
 				}
 			case refusedWaited:
-				hold = 2 * max(d, retryNow)
+				hold = 2 * max(d, time.Second)
 			}
 		}
 	}
@@ -588,19 +588,23 @@ func (l *limiter) decide(now time.Time, o Outcome, comeback, hold time.Duration,
 type refusal uint8
 
 const (
-	refusedNew    refusal = iota // the first, or one that did not wait: the host's, as ever
-	refusedWaited                // again after it waited as told, the host serving nothing sent since: it waits twice as long (Decision.Hold)
-	refusedOwn                   // again after it waited as told, the host serving what was sent since (Decision.Hold)
+	refusedNew    refusal = iota // the URL's first: the host's, as ever
+	refusedWaited                // again when it came back as told, not found its own: it waits twice as long (Decision.Hold)
+	refusedOwn                   // again when it came back as told, the host serving the rest (Decision.Hold)
 )
 
 // refusedAgain tells a URL's refusal from the host's (see refusal), and
-// counts it. A limiter that said when to come back lets a URL that waited
-// that long through; refused then, the URL is suspect. When the host then
-// serves a request sent after that refusal and refuses no other URL, the
-// next refusal is the URL's own, and so are the ones after it while no
-// other URL is refused. A limiter refuses whichever requests find it
-// full, not one URL, and a host refusing everything serves none: their
-// refusals pause the host as before.
+// counts it. A limiter that said when to come back lets a URL that came
+// back then through; refused again, the URL is suspect, and waits twice
+// as long (2 s at least: "come back now" is no wait), so that it takes no
+// turn of the host's other URLs. When the host
+// then serves a request sent after that refusal and refuses no other
+// request, the next refusal is the URL's own, and so are the ones after
+// it while nothing else is refused. A limiter refuses whichever requests
+// find it full, and a host refusing everything serves none: their
+// refusals pause the host as before. Two URLs refused every time are
+// never alone, but each waiting twice its Retry-After, the rest of the
+// site goes between them.
 func (l *limiter) refusedAgain(o Outcome) refusal {
 	l.refusals++
 	if o.Key == "" {
@@ -612,11 +616,10 @@ func (l *limiter) refusedAgain(o Outcome) refusal {
 	}
 	r := refusedURL{seq: l.requests, n: l.refusals}
 	defer func() { l.refusedAt[o.Key] = r }()
-	alone := seen && last.n == l.refusals-1 // no other refusal since its last
 	switch {
-	case !o.Comebacks.waited() || !alone:
+	case o.Comebacks.N == 0:
 		return refusedNew
-	case last.own || l.servedSeq > last.seq:
+	case seen && last.n == l.refusals-1 && (last.own || l.servedSeq > last.seq):
 		r.own = true
 		return refusedOwn
 	}
@@ -625,8 +628,8 @@ func (l *limiter) refusedAgain(o Outcome) refusal {
 
 // refusedURL is what a URL's refusals told (see refusedAgain): seq is how
 // many requests had been sent to its host at the latest, n how many
-// refusals the host had given then, own whether it was found to be
-// refused for itself.
+// refusals the host had given then, own whether it was found to be refused
+// for itself.
 type refusedURL struct {
 	seq, n int64
 	own    bool
@@ -1056,6 +1059,13 @@ func (l *limiter) notThePace(now time.Time, status int, share float64) string {
 	// told after every undoing was forty lines for a host that limits
 	// its rate too.
 	l.saidShare, l.saidSlow = true, 0
+	if l.shareBase <= 0 {
+		// No new URL was refused at one of the two paces (the halving
+		// came from a retry's refusal): there is no share to tell, nor
+		// one that spares the next refusals a halving.
+		return fmt.Sprintf("back to one request every %s: it answered %d to new URLs no less often at half the pace, so halving bought nothing",
+			l.slow.Round(time.Millisecond), status)
+	}
 	return fmt.Sprintf("back to one request every %s: it answers %d to about one new URL in %d whatever the pace (as often at half the pace), so those only pause it for their Retry-After",
 		l.slow.Round(time.Millisecond), status, int(math.Round(1/l.shareBase)))
 }

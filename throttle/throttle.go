@@ -620,8 +620,10 @@ type limiter struct {
 	// pauses the host as before.
 	refusedAt map[string]refusedURL
 	servedSeq int64
-	refusals  int64 // the 429s and 503s with a Retry-After the crawl waits for, counted by refusedAgain
-	saidOwn   bool  // Decision.Paced told of a URL held alone
+	// refusals counts the 429s and 503s with a Retry-After the crawl
+	// waits for (see refusedAgain).
+	refusals int64
+	saidOwn  bool // Decision.Paced told of a URL held alone
 	// slowedBy is the pace before the slowdowns the refusals of one URL
 	// made, while no other URL's made one since (see unslow).
 	slowedBy paceMark

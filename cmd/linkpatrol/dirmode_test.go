@@ -381,22 +381,39 @@ func hostRow(stderr, key string) bool {
 	return false
 }
 
-// Nothing outside the root is read: a symlink out is refused, ..%2F names
-// the file inside the root it resolves to, a named pipe is never opened.
+// Nothing outside the root is read, yet what a web server would serve is
+// not broken (qa11 §10: Debian's docs link _static/jquery.js to
+// /usr/share/javascript): a symlink out of the root to a file that exists
+// is ok, looked up and never opened, and the report lists it; a symlink to
+// nothing is a dangling symlink; ..%2F and a .. above the root name the
+// file inside the root they resolve to; a named pipe is never opened.
 func TestDirStaysInsideTheRoot(t *testing.T) {
 	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("symlinks and named pipes")
 	}
-	outside := tree(t, map[string]string{"secret.html": `<a href="/leak-target.html">x</a>`, "docs/index.html": `<a href="/leak-docs.html">x</a>`})
+	outside := tree(t, map[string]string{
+		"secret.html": `<a href="/leak-target.html">x</a>`, "docs/index.html": `<a href="/leak-docs.html">x</a>`,
+		"lib/jquery.js": "leak()",
+	})
 	wd := tree(t, map[string]string{
 		"site/index.html": "<a href=\"passwd.html\">1</a>\n<a href=\"docs/\">2</a>\n" +
 			"<a href=\"a/..%2F..%2F..%2Fsecret.html\">3</a>\n<a href=\"pipe.html\">4</a>\n" +
-			"<a href=\"inside.html\">5</a>\n<a href=\"dev\">6</a>\n<a href=\"%2E%2E/%2e%2e/%2E%2E/secret.html\">7</a>",
+			"<a href=\"inside.html\">5</a>\n<a href=\"dev\">6</a>\n<a href=\"%2E%2E/%2e%2e/%2E%2E/secret.html\">7</a>\n" +
+			"<script src=\"_static/jquery.js\"></script>\n<a href=\"gone.html\">9</a>\n<a href=\"gone-out.js\">10</a>\n" +
+			"<a href=\"../../../real.html\">11</a>\n<a href=\"docs/missing.html\">12</a>",
 		"site/real.html": `ok`,
 	})
 	site := filepath.Join(wd, "site")
-	for link, target := range map[string]string{"passwd.html": filepath.Join(outside, "secret.html"), "docs": filepath.Join(outside, "docs"), "inside.html": filepath.Join(site, "real.html")} {
+	lib, err := filepath.Rel(site, filepath.Join(outside, "lib")) // ../../001/lib, as Debian links them
+	if err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		"passwd.html": filepath.Join(outside, "secret.html"), "docs": filepath.Join(outside, "docs"),
+		"inside.html": filepath.Join(site, "real.html"), "dev": "/dev/zero", "_static": lib,
+		"gone.html": "nothing.html", "gone-out.js": filepath.Join(outside, "nothing.js"),
+	} {
 		if err := os.Symlink(target, filepath.Join(site, link)); err != nil {
 			t.Fatal(err)
 		}
@@ -404,27 +421,46 @@ func TestDirStaysInsideTheRoot(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(site, "pipe.html"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink("/dev/zero", filepath.Join(site, "dev")); err != nil {
-		t.Fatal(err)
+	db := filepath.Join(t.TempDir(), "db")
+	r := runInProcess(t, "check", "--format", "json", "--all", "--db", db, site)
+	if r.code != exitProblems {
+		t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stderr, r.stdout)
 	}
-	rep, _ := checkDir(t, wd, exitProblems, "--db", filepath.Join(t.TempDir(), "db"), "site")
-	got := byFile(rep)
-	for f, want := range map[string]string{
-		"site/passwd.html":     "outside the checked directory",
-		"site/docs/index.html": "outside the checked directory",
-		"site/secret.html":     "no such file",
-		"site/pipe.html":       "not a regular file (named pipe)",
-		"site/dev":             "outside the checked directory",
-		"site/inside.html":     "",
+	var rep struct {
+		dirReport
+		Summary struct {
+			LinkedOut []string `json:"linked_out"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("decode: %v\n%s", err, r.stdout)
+	}
+	got := byFile(rep.dirReport)
+	for f, want := range map[string]struct{ err, note string }{
+		"passwd.html":       {"", "outside the checked directory, a symlink to " + filepath.Join(outside, "secret.html") + ": it exists, and is not read, so links in it are not checked"},
+		"docs/index.html":   {"", "outside the checked directory, a symlink to " + filepath.Join(outside, "docs", "index.html") + ": it exists, and is not read, so links in it are not checked"},
+		"_static/jquery.js": {"", "outside the checked directory, a symlink to " + filepath.Join(outside, "lib", "jquery.js") + ": it exists, and is not read"},
+		"docs/missing.html": {"no such file", ""},
+		"gone.html":         {"dangling symlink", "a symlink to nothing.html, which does not exist"},
+		"gone-out.js":       {"dangling symlink", "a symlink to " + filepath.Join(outside, "nothing.js") + ", which does not exist"},
+		"secret.html":       {"no such file", ""},
+		"pipe.html":         {"not a regular file (named pipe)", ""},
+		"dev":               {"not a regular file (device)", ""},
+		"inside.html":       {"", ""},
+		"real.html":         {"", ""},
 	} {
-		u, ok := got[filepath.FromSlash(f)]
+		u, ok := got[filepath.Join(site, f)]
 		if !ok {
 			t.Errorf("%s: not listed", f)
 			continue
 		}
-		if u.Error != want {
-			t.Errorf("%s: %q (%s), want %q", f, u.Error, u.Verdict, want)
+		if u.Error != want.err || u.Note != want.note {
+			t.Errorf("%s: %q (%s, note %q), want %q (note %q)", f, u.Error, u.Verdict, u.Note, want.err, want.note)
 		}
+	}
+	wantOut := []string{filepath.Join(site, "_static/jquery.js"), filepath.Join(site, "docs/index.html"), filepath.Join(site, "passwd.html")}
+	if !slices.Equal(rep.Summary.LinkedOut, wantOut) {
+		t.Errorf("summary.linked_out %q, want %q", rep.Summary.LinkedOut, wantOut)
 	}
 	for f, u := range got {
 		if strings.HasPrefix(u.URL, "file:") && u.File == "" {
@@ -433,6 +469,10 @@ func TestDirStaysInsideTheRoot(t *testing.T) {
 		if strings.Contains(f, "leak") || strings.HasPrefix(f, outside) || strings.Contains(u.URL, "leak") {
 			t.Errorf("something outside the root was read or named: %s %s", f, u.URL)
 		}
+	}
+	text := runInProcess(t, "report", "--db", db)
+	if want := "3 files are symlinks out of the directory, to files that exist (ok, as a web server serves them; not read): "; !strings.Contains(strings.Join(strings.Fields(text.stdout), " "), want) {
+		t.Errorf("the text report does not say %q:\n%s", want, text.stdout)
 	}
 }
 

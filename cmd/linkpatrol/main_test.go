@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linkpatrol/linkpatrol/crawler/crawltest"
 	"github.com/linkpatrol/linkpatrol/internal/testmain"
 	"github.com/linkpatrol/linkpatrol/store"
 )
@@ -61,7 +60,7 @@ func TestMain(m *testing.M) {
 	// in-process here too, under this binary's race detector, so the
 	// children need not wait: most of their runs exit 0.
 	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	code := crawltest.Main(m) // the tests mostly wait on children and servers
+	code := testmain.RunWaiting(m) // the tests mostly wait on children and servers
 	os.RemoveAll(dir)
 	testmain.Exit(code)
 }

@@ -23,10 +23,9 @@
 // counters (peak in flight, repeated URLs, MaxStartsIn a window) proving
 // politeness and "each URL once" at every server.
 //
-// Main and AtOnce schedule the tests of packages that mostly wait (on
-// rates, timeouts, leases): Main runs more parallel tests than CPUs, and
 // AtOnce runs a test's subtests together in the test's own slot, where
-// parallel subtests would queue behind every other test.
+// parallel subtests would queue behind every other test (in packages
+// whose TestMain runs more parallel tests than CPUs: testmain.RunWaiting).
 //
 // The package does not import crawler; crawler's own tests import it.
 package crawltest

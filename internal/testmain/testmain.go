@@ -1,5 +1,6 @@
-// Package testmain ends the test binaries of this module. It owns one
-// decision: how a test binary that passed exits.
+// Package testmain runs and ends the test binaries of this module. It owns
+// two decisions: how many tests a binary runs at once (RunWaiting,
+// RunPerCPU), and how a test binary that passed exits (Exit).
 //
 // A binary built with -race sleeps a second before it exits 0 (the race
 // runtime's atexit_sleep_ms, 1000 by default), so that a goroutine still
