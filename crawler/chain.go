@@ -637,5 +637,5 @@ func (d *dispatcher) hopTask(t task, k string) (nt task, ok bool) {
 	if action != rules.Parse || !d.c.mayParse(t.Depth+1) {
 		action = rules.Check
 	}
-	return task{Task: store.Task{URL: k, Action: action.String(), Depth: t.Depth + 1, Public: publicHop(t, k)}, host: u.Host}, true
+	return task{Task: store.Task{URL: k, Action: action.String(), Depth: t.Depth + 1, Public: publicHop(t, k), From: t.From}, host: u.Host}, true
 }

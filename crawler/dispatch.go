@@ -70,6 +70,8 @@ type target struct {
 	// public: a redirect from another origin reached it, so its task is
 	// requested without credentials (see store.Task.Public).
 	public bool
+	// from is the digest of the page whose link this is (store.Task.From).
+	from uint64
 }
 
 // outcome is what a worker hands back for one task.
@@ -896,7 +898,7 @@ func (d *dispatcher) handle(failed context.Context, o outcome, writes chan<- []s
 		case t.action == rules.Skip:
 			extra = append(extra, d.c.immediate(d.pass, t.url, store.VerdictSkipped, "", "skipped: "+t.rule))
 		default:
-			nt := task{Task: store.Task{URL: t.url, Action: t.action.String(), Depth: o.task.Depth + 1, Run: run, Public: t.public}, host: t.host, robotsOK: t.robots == robotsAllowed, dec: t.dec}
+			nt := task{Task: store.Task{URL: t.url, Action: t.action.String(), Depth: o.task.Depth + 1, Run: run, Public: t.public, From: t.from}, host: t.host, robotsOK: t.robots == robotsAllowed, dec: t.dec}
 			if t.sitemap {
 				nt.Action = actionSitemap
 				if o.task.sitemapsOf != "" {

@@ -523,6 +523,7 @@ func (c *Crawler) reuse(pass store.Pass, t task, prev store.URLRecord) outcome {
 		o.found = c.storedTargets(t.URL)
 		c.countPage(prev.ContentType)
 		c.same.read(&o.result.Record)
+		fromPage(o.found, o.result.Record.Digest)
 	} else if prev.FinalURL != "" {
 		// A reused redirect carries the walk on to where it led, or the
 		// page behind it and all it links to would drop out of the pass.

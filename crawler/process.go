@@ -96,6 +96,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 			o.result.Record.Unchanged = true
 			c.countPage(prev.ContentType)
 			c.same.read(&o.result.Record)
+			fromPage(o.found, o.result.Record.Digest)
 		}
 		return o
 	}
@@ -120,7 +121,7 @@ func (c *Crawler) process(ctx context.Context, pass store.Pass, t task) outcome 
 			}
 		}
 	}
-	if c.parseInto(&rec, &o.result, &o.found, f, t.Depth) && t.Action != rules.Parse.String() {
+	if c.parseInto(&rec, &o.result, &o.found, f, t.Task) && t.Action != rules.Parse.String() {
 		rec.Action = rules.Parse.String()
 	}
 	if !rec.Parsed && hadPrev && prev.Parsed && rec.Verdict.Problem() && !f.local && c.mayParse(t.Depth) && c.ghost(prev, now) {
@@ -276,9 +277,9 @@ func (c *Crawler) mayParse(depth int) bool {
 
 // parseInto parses the page f fetched into rec (the record of f.finalURL)
 // and its result, when it is HTML the rules parse, and says whether it did.
-// A page with the content of one already read is not (see sameAs); depth
-// is its hops from a start URL.
-func (c *Crawler) parseInto(rec *store.URLRecord, res *store.Result, found *[]target, f fetched, depth int) bool {
+// A page with the content of the page that linked to it is not (see
+// sameAs); its task t carries its depth and that page's digest.
+func (c *Crawler) parseInto(rec *store.URLRecord, res *store.Result, found *[]target, f fetched, t store.Task) bool {
 	if f.truncated {
 		rec.Note = fmt.Sprintf("page larger than %d bytes: only the first part was checked", c.cfg.MaxSize)
 	}
@@ -289,7 +290,7 @@ func (c *Crawler) parseInto(rec *store.URLRecord, res *store.Result, found *[]ta
 	if err != nil || f.decided(c).Action != rules.Parse {
 		return false
 	}
-	if c.sameAs(rec, f, final, depth) {
+	if c.sameAs(rec, f, final, t) {
 		return false
 	}
 	var links []store.Link
@@ -323,6 +324,7 @@ func (c *Crawler) parseInto(rec *store.URLRecord, res *store.Result, found *[]ta
 		// fragments are not checked rather than all reported.
 		rec.IDs = ids
 	}
+	fromPage(*found, rec.Digest)
 	c.countPage(f.contentType)
 	return true
 }

@@ -65,7 +65,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		if f.decided(c).Action == rules.Parse && (t.Action == rules.Parse.String() || f.body != nil) {
 			action = rules.Parse
 		}
-		ft := task{Task: store.Task{URL: key, Action: action.String(), Depth: t.Depth, Public: t.Public}, dec: f.dec}
+		ft := task{Task: store.Task{URL: key, Action: action.String(), Depth: t.Depth, Public: t.Public, From: t.From}, dec: f.dec}
 		if key == "" {
 			ft.URL = f.finalURL // not recorded: only its outcome is passed on
 			home = f.finalURL == t.URL
@@ -82,7 +82,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		end = c.fetchedRecord(pass, ft, fe, now)
 		if key != "" {
 			endResult = &store.Result{}
-			if c.parseInto(&end, endResult, &o.found, fe, ft.Depth) {
+			if c.parseInto(&end, endResult, &o.found, fe, ft.Task) {
 				end.Action = rules.Parse.String()
 			} else {
 				endResult.SetLinks = true
@@ -160,7 +160,7 @@ func (c *Crawler) chain(hardCtx context.Context, pass store.Pass, t task, f fetc
 		var found []target
 		fe := f
 		fe.redirects = nil
-		if c.parseInto(&o.result.Record, &o.result, &found, fe, t.Depth) && t.Action != rules.Parse.String() {
+		if c.parseInto(&o.result.Record, &o.result, &found, fe, t.Task) && t.Action != rules.Parse.String() {
 			o.result.Record.Action = rules.Parse.String()
 		}
 		o.found = append(o.found, found...)

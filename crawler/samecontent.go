@@ -1,6 +1,7 @@
 package crawler
 
 import (
+	"bytes"
 	"encoding/binary"
 	"net/http"
 	"net/url"
@@ -14,24 +15,30 @@ import (
 )
 
 // A server with a catch-all (nginx's try_files $uri $uri/ /index.html; of
-// a single-page app) answers every path, made up or not, with 200 and the
-// same page. The page's relative links resolve against each new path to
-// more new paths, so a crawl that reads every page never ends (QA saw
-// 250,000 pages in three minutes), and every broken link is OK. So a page
-// whose body is the same as that of a page of its host already read in
-// the pass is checked (its status recorded) but not read for links, and
-// its record says after which page (store.SameContentNote).
+// a single-page app, or a 404 answered 200 with the index page) answers
+// every path, made up or not, with 200 and the same page. The page's
+// relative links resolve against each new path to more new paths, so a
+// crawl that reads every page never ends (QA saw 250,000 pages in three
+// minutes), and every broken link is OK. So a page whose content is that
+// of the page whose link led to it (its referrer: store.Task.From) is
+// checked (its status recorded) but not read for links, and its record
+// says which page of the pass was read first with that content
+// (store.SameContentNote). A page that links to copies of itself is the
+// trap; two real pages that share their content without one leading to
+// the other (versioned docs: /v1/guide.html and /v2/guide.html, each
+// linked from its own index) are both read, whatever the fetch order.
 //
 // Nothing is lost when the two are in one directory (/docs/ and
 // /docs/index.html): the same body resolves to the same links there; nor
 // when the page has no link relative to its path (see movesLinks). A copy
-// in another directory (a catch-all's made-up path, a mirror) has its
-// relative links resolve elsewhere: those are not checked, its note says
-// so (store.SameContentMoved), and the report makes the pass PARTLY
-// CHECKED.
+// in another directory (a catch-all's made-up path) has its relative links
+// resolve elsewhere: those are not checked, its note says so
+// (store.SameContentMoved), and the report makes the pass PARTLY CHECKED.
 //
 // Not for a checked directory (files on disk end, and a copy there is a
-// file of its own) nor for stylesheets, which a catch-all does not serve.
+// file of its own) nor for stylesheets, which a catch-all does not serve,
+// nor for an empty page: it has no links to save reading, and a section
+// that came back empty must be seen as such (report's emptiedPage).
 
 // digestKey keys highwayhash, which wants 32 bytes. The digest is stored
 // (store.URLRecord.Digest) and compared across runs of a pass, so it must
@@ -52,14 +59,14 @@ func digest(host string, header http.Header, body []byte) uint64 {
 }
 
 // sameContent is the pass's pages read for links, by digest: the first
-// page read with each.
+// page read with each, which a copy's note names.
 type sameContent struct {
 	mu    sync.Mutex
 	first map[uint64]string
 }
 
 // claim says which page was read first with digest d, or that u is the
-// first (then it is read, and the pages after it are not).
+// first.
 func (s *sameContent) claim(d uint64, u string) (first string, same bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -74,7 +81,7 @@ func (s *sameContent) claim(d uint64, u string) (first string, same bool) {
 }
 
 // read notes a page whose links the pass follows without reading it (a
-// 304, a result reused): a later page with its digest is not read either.
+// 304, a result reused), as the first with its digest if none was.
 func (s *sameContent) read(rec *store.URLRecord) {
 	if s == nil || rec.Digest == 0 || !rec.Parsed {
 		return
@@ -108,18 +115,19 @@ func (c *Crawler) loadSameContent(passID uint64, resumed bool) error {
 	})
 }
 
-// sameAs says whether the page f fetched, to be parsed into rec, has the
-// content of a page of the pass already read, and marks rec either way:
-// its digest, and for a copy the note that names the first page, and
-// whether links were lost by not reading it. A start URL (depth 0) is
-// always read: a start page not read is a failed night.
-func (c *Crawler) sameAs(rec *store.URLRecord, f fetched, page *url.URL, depth int) bool {
+// sameAs says whether the page f fetched for task t, to be parsed into
+// rec, has the content of the page that linked to it, and marks rec
+// either way: its digest, and for a copy the note that names the first
+// page read with that content, and whether links were lost by not reading
+// it. A start URL (depth 0) is always read: a start page not read is a
+// failed night.
+func (c *Crawler) sameAs(rec *store.URLRecord, f fetched, page *url.URL, t store.Task) bool {
 	if f.local || isCSS(f.contentType) || c.same == nil {
 		return false
 	}
 	rec.Digest = digest(page.Host, f.header, f.body)
 	first, same := c.same.claim(rec.Digest, rec.URL)
-	if !same || depth == 0 {
+	if !same || t.Depth == 0 || t.From != rec.Digest || len(bytes.TrimSpace(f.body)) == 0 {
 		return false
 	}
 	note := store.SameContentNote + first
@@ -146,6 +154,14 @@ func (c *Crawler) sameAs(rec *store.URLRecord, f fetched, page *url.URL, depth i
 	}
 	rec.Note = note
 	return true
+}
+
+// fromPage marks the targets found on a page read with digest d as its
+// links (store.Task.From).
+func fromPage(found []target, d uint64) {
+	for i := range found {
+		found[i].from = d
+	}
 }
 
 // directory is u up to the last slash of its path: where its relative

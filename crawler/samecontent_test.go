@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -137,5 +138,108 @@ func TestCatchAllSiteResumedKnowsPagesRead(t *testing.T) {
 	}
 	if n != 5 {
 		t.Errorf("%d URLs in the pass; want the 5 the start page links to, and itself", n)
+	}
+}
+
+// Versioned docs (review11 H3): /v1/ and /v2/ built from the same sources
+// are byte-identical where a page did not change, and link relatively.
+// Neither copy links to the other, so both are read: /v2/'s subtree and
+// the broken link in it are found, whichever version is fetched first.
+// The server answers /other.html, the only way to /v2/, after /v1/ was
+// read, so that /v2/ is always fetched second (before the fix it was not
+// read, then: a page with the content of one read anywhere in the pass).
+func TestVersionedDocsBothRead(t *testing.T) {
+	t.Parallel()
+	const index = `<h1>Docs</h1><a href="guide.html">guide</a>`
+	v1Read := make(chan struct{})
+	var once sync.Once
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", page(`<a href="/v1/">v1</a> <a href="/other.html">other</a>`))
+	mux.HandleFunc("/other.html", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-v1Read:
+		case <-r.Context().Done():
+		}
+		page(`<a href="/v2/">v2</a>`)(w, r)
+	})
+	mux.Handle("/v1/{$}", page(index))
+	mux.Handle("/v2/{$}", page(index))
+	mux.HandleFunc("/v1/guide.html", func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(v1Read) })
+		page(`<h1>Guide</h1><a href="index.html">home</a>`)(w, r)
+	})
+	mux.Handle("/v2/guide.html", page(`<h1>Guide</h1><a href="index.html">home</a> <a href="missing.html">new</a>`))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	res := runPass(t, crawler.Config{Concurrency: 4}, srv.URL+"/")
+	if rec := res.records[srv.URL+"/v2/"]; !rec.Parsed {
+		t.Errorf("/v2/ not read for links (%q): its content is /v1/'s, but /v1/ does not lead to it", rec.Note)
+	}
+	if rec, ok := res.records[srv.URL+"/v2/missing.html"]; !ok || rec.Verdict != store.VerdictBroken {
+		t.Errorf("/v2/missing.html: found %v, %s; want it found broken", ok, rec.Verdict)
+	}
+}
+
+// A page answered 304 on the next pass is not read, but it is still the
+// page its links come from: a catch-all's made-up paths it links to are
+// copies of it (review11 L2: the 304 path had no test).
+func TestCatchAllSiteUnchangedStartPage(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		switch {
+		case r.URL.Path == "/robots.txt", strings.Count(r.URL.Path, "/") > 3:
+			http.NotFound(w, r)
+			return
+		case r.URL.Path == "/":
+			w.Header().Set("ETag", `"app"`)
+			if r.Header.Get("If-None-Match") == `"app"` {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+		}
+		page(spaIndex)(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	db, err := store.Open(filepath.Join(t.TempDir(), "lp.db"), dbOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	cfg := crawler.Config{Concurrency: 4}
+	runPassOn(t, db, cfg, srv.URL+"/")
+	res := runPassOn(t, db, cfg, srv.URL+"/")
+	if start := res.records[srv.URL+"/"]; !start.Unchanged {
+		t.Fatalf("start page: unchanged %v (%q); want the 304 path", start.Unchanged, start.Note)
+	}
+	for _, p := range []string{"/docs/intro", "/about"} {
+		if rec := res.records[srv.URL+p]; rec.Parsed || !strings.HasPrefix(rec.Note, store.SameContentNote+srv.URL+"/") {
+			t.Errorf("%s: parsed %v, note %q; want a copy of the start page, not read", p, rec.Parsed, rec.Note)
+		}
+	}
+	if len(res.records) != 5 {
+		t.Errorf("%d URLs; want the 5 of the first pass", len(res.records))
+	}
+}
+
+// Two empty pages (review11 H2: a section emptied by a deploy, and a page
+// always empty) have one digest, but neither leads to the other: both are
+// read, so the report sees the section came back empty (emptiedPage
+// wants the page read) rather than a copy that lost nothing.
+func TestEmptyPagesAreNotCopies(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", page(`<a href="empty.html">e</a> <a href="sec/">s</a>`))
+	mux.Handle("/empty.html", page(""))
+	mux.Handle("/sec/{$}", page(""))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	res := runPass(t, crawler.Config{Concurrency: 2}, srv.URL+"/")
+	for _, p := range []string{"/empty.html", "/sec/"} {
+		if rec := res.records[srv.URL+p]; !rec.Parsed || rec.Note != "" || rec.Size != 0 {
+			t.Errorf("%s: parsed %v, size %d, note %q; want read, empty, no note", p, rec.Parsed, rec.Size, rec.Note)
+		}
 	}
 }

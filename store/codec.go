@@ -43,6 +43,8 @@ const (
 	// taskTriesTag: Task.Tries, Comebacks and ComebacksWaited, in a
 	// field of its own length.
 	taskTriesTag = skippableTag
+	// taskFromTag: Task.From, eight bytes big-endian.
+	taskFromTag = skippableTag + 1
 	// recordDigestTag: URLRecord.Digest, eight bytes big-endian.
 	recordDigestTag = skippableTag
 	// The flags of a result in an outbox entry.
@@ -667,6 +669,11 @@ func appendTask(buf []byte, t *Task) []byte {
 		e.byte(taskTriesTag)
 		e.strBytes(f.bytes())
 	}
+	if t.From != 0 {
+		e.byte(taskFromTag)
+		e.uvarint(8)
+		e.buf = binary.BigEndian.AppendUint64(e.buf, t.From)
+	}
 	return e.bytes()
 }
 
@@ -687,6 +694,12 @@ func decodeTask(url string, v []byte) (Task, error) {
 			t.Tries, t.Comebacks, t.ComebacksWaited = f.int(), f.int(), time.Duration(f.varint())
 			if err := f.end(); err != nil && d.err == nil {
 				d.fail(err)
+			}
+		case taskFromTag:
+			if b := d.span(); len(b) == 8 {
+				t.From = binary.BigEndian.Uint64(b)
+			} else if d.err == nil {
+				d.fail(fmt.Errorf("referrer digest of %d bytes: %w", len(b), errFormat))
 			}
 		default:
 			d.skipField(tag)

@@ -19,7 +19,7 @@ func TestFieldsOfANewerBuildAreSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	task := Task{URL: "http://127.0.0.1/t", Action: "parse", Depth: 2, Run: 3, Public: true}
+	task := Task{URL: "http://127.0.0.1/t", Action: "parse", Depth: 2, Run: 3, Public: true, From: 0x0102030405060708}
 	tv := appendTask(nil, &task)
 	newer := func(v []byte, tag byte) []byte {
 		return append(append([]byte{}, v...), tag, 3, 'x', 'y', 'z', skippableTag+40, 0)
@@ -28,7 +28,7 @@ func TestFieldsOfANewerBuildAreSkipped(t *testing.T) {
 	if err := decodeRecord(rec.URL, newer(rv, skippableTag+1), &got); err != nil || !reflect.DeepEqual(got, rec) {
 		t.Errorf("record with a newer field: %v, equal %v", err, reflect.DeepEqual(got, rec))
 	}
-	if gt, err := decodeTask(task.URL, newer(tv, skippableTag+1)); err != nil || gt != task {
+	if gt, err := decodeTask(task.URL, newer(tv, skippableTag+2)); err != nil || gt != task {
 		t.Errorf("task with a newer field: %+v, %v; want %+v", gt, err, task)
 	}
 	if err := decodeRecord(rec.URL, newer(rv, skippableTag-1), &got); !errors.Is(err, errUnknownTag) {

@@ -366,6 +366,12 @@ type Task struct {
 	// on in another worker's shard, keeps the mark, so the same target
 	// never gets credentials or not depending on timing.
 	Public bool `json:"public,omitempty"`
+	// From is the content digest (URLRecord.Digest) of the page whose link
+	// found the URL, 0 when none: a page with the content of its referrer
+	// is a catch-all's copy, not read for links (crawler's sameAs). Kept
+	// with the task so a resumed pass, or the cluster worker the URL is
+	// forwarded to, decides the same.
+	From uint64 `json:"from,omitempty"`
 	// Tries, Comebacks and ComebacksWaited are what the URL's requests in
 	// earlier runs of the pass used of its retries: failed tries, which
 	// count against --retries, and the comebacks a server asked for with
