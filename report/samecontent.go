@@ -87,7 +87,7 @@ func (s *sameContents) summary() SameContent {
 }
 
 // SameContentLine says how many pages were not read for links because
-// they had the content of a page read before them, and what that cost, or
+// they had the content of the page that linked to them, and what that cost, or
 // "" when there were none.
 func (r *Report) SameContentLine() string {
 	sc := r.Summary.SameContent
@@ -103,7 +103,7 @@ func (r *Report) SameContentLine() string {
 		what = fmt.Sprintf("%s the same content as %s and %s not read for links",
 			plural(sc.Count, "page had", "pages had"), r.Location(sc.First), wasWere(sc.Count))
 	} else {
-		what = fmt.Sprintf("%s the same content as a page read before them and were not read for links (%d as %s)",
+		what = fmt.Sprintf("%s the same content as the page that linked to them and were not read for links (%d as %s)",
 			plural(sc.Count, "page had", "pages had"), sc.Group, r.Location(sc.First))
 	}
 	var cost string
@@ -113,6 +113,8 @@ func (r *Report) SameContentLine() string {
 	default:
 		where := fmt.Sprintf("%d of them are", sc.Elsewhere)
 		switch {
+		case sc.Elsewhere == 1 && sc.Count > 1:
+			where = "1 of them is"
 		case sc.Elsewhere == 1 && sc.Count == 1:
 			where = "it is"
 		case sc.Elsewhere == sc.Count:

@@ -40,7 +40,7 @@ func TestSameContentLine(t *testing.T) {
 			"1 page had the same content as https://example.com/docs/ and was not read for links, for example https://example.com/docs/index.html; their links are its links", 0},
 		{"two pages copied", []store.Result{page(home, link(home+"a/", 2), link(home+"b/", 3)), page(home + "a/"),
 			copyOf(home+"a/index.html", home+"a/", false), copyOf(home+"b/", home, true), copyOf(home+"b/x", home, true)},
-			"3 pages had the same content as a page read before them and were not read for links (2 as https://example.com/), for example https://example.com/b/", 2},
+			"3 pages had the same content as the page that linked to them and were not read for links (2 as https://example.com/), for example https://example.com/b/", 2},
 		{"none", []store.Result{page(home, link(home+"a", 2)), page(home + "a")}, "", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
