@@ -445,6 +445,10 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	}
 	shown := make(map[string]*Entry)
 	moved := make(map[string]*Entry)
+	// hops are the URLs any redirect chain went through after its first
+	// (see addChain): a permanent redirect among them that no page links
+	// to is a step of a longer chain, with no link to edit (qa11 §8).
+	hops := make(map[string]struct{})
 	var order []*Entry
 	unlinked := make(map[string]struct{})
 	var starts []store.URLRecord
@@ -514,6 +518,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		}
 		if !opt.OnlyNew && permanentlyMoved(rec) {
 			moved[rec.URL] = &Entry{Record: *rec}
+		}
+		if !opt.OnlyNew && len(rec.Redirects) > 0 {
+			addChain(hops, rec)
 		}
 		change := r.change(rec)
 		if rec.Verdict.Problem() || stoppedShort(rec) {
@@ -736,6 +743,9 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 	s.Cut, s.Unread = len(r.Cut), len(r.Unread)
 
 	for _, m := range moved {
+		if _, hop := hops[m.Record.URL]; hop && len(m.Referrers) == 0 && r.reachedByLink(&m.Record) {
+			continue
+		}
 		slices.SortFunc(m.Referrers, compareReferrers)
 		r.Moved = append(r.Moved, *m)
 	}

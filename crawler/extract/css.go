@@ -15,7 +15,7 @@ type cssRef struct {
 // from the store (see KindOf) is still known for a stylesheet.
 const importAttr = "@import"
 
-// cssURLs appends every url(...) and @import "..." in s, a <style> body or a
+// cssURLs appends every url(...), @import "..." and image-set() string in s, a <style> body or a
 // style attribute. It steps over comments and strings, so a url( inside
 // either is not a reference. Escapes are left as written: they are rare in
 // URLs and a checker reporting "a\2e png" is still useful.
@@ -34,6 +34,8 @@ func cssURLs[T ~string | ~[]byte](s T, dst []cssRef) []cssRef {
 			if ref.url.start < ref.url.end {
 				dst = append(dst, ref)
 			}
+		case (c == 'i' || c == 'I' || c == '-') && !identByteBefore(s, i) && imageSetAt(s, i) > 0:
+			dst, i = imageSetURLs(s, i+imageSetAt(s, i), dst)
 		case c == '@' && hasPrefixFold(s, i+1, "import") && !identByteAt(s, i+7):
 			i = skipSpaceAndComments(s, i+7)
 			switch {
@@ -56,6 +58,64 @@ func cssURLs[T ~string | ~[]byte](s T, dst []cssRef) []cssRef {
 		}
 	}
 	return dst
+}
+
+// imageSetAt is the length of the "image-set(" or "-webkit-image-set(" at
+// i, or 0.
+func imageSetAt[T ~string | ~[]byte](s T, i int) int {
+	for _, f := range [...]string{"image-set(", "-webkit-image-set("} {
+		if hasPrefixFold(s, i, f) {
+			return len(f)
+		}
+	}
+	return 0
+}
+
+// imageSetURLs appends the URLs of the image-set() whose arguments start
+// at i and returns the position after it. Its options may name an image
+// with a bare string ("a.png" 1x), which browsers fetch as a url() (qa11
+// §5); a string inside a nested function (type("image/avif")) is none.
+// It stops where a declaration would end, so that a missing ")" loses
+// nothing that follows.
+func imageSetURLs[T ~string | ~[]byte](s T, i int, dst []cssRef) ([]cssRef, int) {
+	depth := 0
+	for i < len(s) {
+		switch c := s[i]; {
+		case c == '/' && i+1 < len(s) && s[i+1] == '*':
+			i = skipComment(s, i)
+		case c == '"' || c == '\'':
+			end := skipString(s, i)
+			if a, b := trimSpan(s, i+1, stringContentEnd(s, i, end)); depth == 0 && a < b {
+				dst = append(dst, cssRef{tok: i, url: span{a, b}})
+			}
+			i = end
+		case c == '\\':
+			i += 2
+		case (c == 'u' || c == 'U') && hasPrefixFold(s, i, "url(") && !identByteBefore(s, i):
+			var ref cssRef
+			ref, i = cssURLToken(s, i)
+			if ref.url.start < ref.url.end {
+				dst = append(dst, ref)
+			}
+			// The url()'s own ")" does not end the image-set().
+			if i = skipSpace(s, i, len(s)); i < len(s) && s[i] == ')' {
+				i++
+			}
+		case c == '(':
+			depth++
+			i++
+		case c == ')' && depth > 0:
+			depth--
+			i++
+		case c == ')':
+			return dst, i + 1
+		case c == ';' || c == '{' || c == '}':
+			return dst, i
+		default:
+			i++
+		}
+	}
+	return dst, i
 }
 
 // cssURLToken reads the url( at i and returns the reference and the

@@ -462,11 +462,13 @@ func TestPositionFallback(t *testing.T) {
 }
 
 func TestStylesheet(t *testing.T) {
-	css := "/* url(/in-comment.png) */\n@import \"more.css\";\r\n@import url(print.css) print;\rbody {\n  background: url( ../img/bg.png );\n  content: \"url(/in-string.png)\";\n}\n"
+	css := "/* url(/in-comment.png) */\n@import \"more.css\";\r\n@import url(print.css) print;\rbody {\n  background: url( ../img/bg.png );\n  content: \"url(/in-string.png)\";\n}\n.x{background-image:image-set(\"/set-1x.png\" 1x,\n  '/set-2x.png' 2x)}\n"
 	want := []Link{
 		{URL: "more.css", Line: 2, Tag: "css", Attr: "@import", Kind: KindStylesheet},
 		{URL: "print.css", Line: 3, Tag: "css", Attr: "@import", Kind: KindStylesheet},
 		{URL: "../img/bg.png", Line: 5, Tag: "css", Kind: KindResource},
+		{URL: "/set-1x.png", Line: 8, Tag: "css", Kind: KindResource},
+		{URL: "/set-2x.png", Line: 9, Tag: "css", Kind: KindResource},
 	}
 	assertLinks(t, Stylesheet([]byte(css)), want)
 }

@@ -116,6 +116,12 @@ func TestCSSURLs(t *testing.T) {
 		{`@importer "no.css";`, nil, nil},
 		{"@font-face{src:url(f.woff2) format(\"woff2\"),url('f.woff') format('woff')}", []string{"f.woff2", "f.woff"}, []int{15, 44}},
 		{"a{b:url(x.png),url(y.png)}", []string{"x.png", "y.png"}, []int{4, 15}},
+		{`a{b:image-set("x.png" 1x, 'y.png' 2x)}`, []string{"x.png", "y.png"}, []int{14, 26}},
+		{`a{b:-webkit-image-set("x.png" 1x)}`, []string{"x.png"}, []int{22}},
+		{`a{b:IMAGE-SET( url(x.png) 1x, "y.avif" type("image/avif") )}`, []string{"x.png", "y.avif"}, []int{15, 30}},
+		{`a{b:image-set(linear-gradient(red, "no") 1x, /* "no2" */ "y.png" 2x)}`, []string{"y.png"}, []int{57}},
+		{`a{b:my-image-set("no.png" 1x);c:"image-set('no2')"}`, nil, nil},
+		{`a{b:image-set("x.png" 1x;c:"no"} d{e:url(y.png)}`, []string{"x.png", "y.png"}, []int{14, 37}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
