@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -42,6 +43,8 @@ type Coordinator struct {
 	res  jetstream.Consumer
 
 	mu sync.Mutex // serialises beginning and ending passes
+
+	leases leaseCache // the leases the rule last read
 }
 
 const (
@@ -619,7 +622,7 @@ func (c *Coordinator) verdict(ctx context.Context, pass uint64, src stateReader)
 		}
 		v.Deferred += st.Deferred
 	}
-	leases, err := leaseValues(ctx, c.b.leases)
+	leases, err := c.leaseValues(ctx)
 	if err != nil {
 		return Verdict{}, err
 	}
@@ -809,12 +812,66 @@ func (c *Coordinator) replaced(ctx context.Context, src stateReader, pass uint64
 	if !named {
 		return false, nil
 	}
-	leases, err := leaseValues(ctx, c.b.leases)
+	leases, err := c.leaseValues(ctx)
 	if err != nil {
 		return false, err
 	}
 	holders := holdersOf(leases)
 	return !slices.Contains(holders[:], name), nil
+}
+
+// leaseCache is the coordinator's last read of every lease, and the state
+// of the lease bucket's stream just before it: its last sequence and the
+// keys that held a message. While the stream has stored nothing since
+// (every write, delete or purge of a lease stores a message) and holds
+// the same keys (none lapsed), every lease holds what that read found.
+// A look at the rule while every worker is idle then asks the server
+// for the keys alone, one request, not for a watch of every lease: at
+// each Poll, and with 256 leases, that watch was most of what the rule
+// cost the server.
+type leaseCache struct {
+	mu     sync.Mutex
+	ok     bool
+	last   uint64
+	keys   map[string]bool
+	values [Shards][]byte
+}
+
+// keysAtReader is a bucket that says, in one request, the keys matching
+// filter that hold a message and its stream's last sequence (kvBucket).
+type keysAtReader interface {
+	keysAt(ctx context.Context, filter string) (keys map[string]bool, last uint64, err error)
+}
+
+// leaseValues is leaseValues of the lease bucket, read again only when
+// the bucket changed since the last read (leaseCache).
+func (c *Coordinator) leaseValues(ctx context.Context) ([Shards][]byte, error) {
+	kv, ok := c.b.leases.(keysAtReader)
+	if !ok {
+		return leaseValues(ctx, c.b.leases)
+	}
+	keys, last, err := kv.keysAt(ctx, leaseKeys)
+	if err != nil {
+		return [Shards][]byte{}, fmt.Errorf("the leases: %w", err)
+	}
+	lc := &c.leases
+	lc.mu.Lock()
+	if lc.ok && lc.last == last && maps.Equal(lc.keys, keys) {
+		values := lc.values
+		lc.mu.Unlock()
+		return values, nil
+	}
+	lc.mu.Unlock()
+	// Read after keys and last: what it finds is the bucket as they say,
+	// or newer, and anything newer moved the stream past last.
+	values, err := leaseValues(ctx, c.b.leases)
+	if err != nil {
+		return values, err
+	}
+	lc.mu.Lock()
+	lc.ok, lc.last, lc.keys, lc.values = true, last, keys, values
+	lc.mu.Unlock()
+	return values, nil
 }
 
 // end closes the pass: complete, or stopped when URLs wait for a later run.

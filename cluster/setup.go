@@ -264,16 +264,23 @@ func (b kvBucket) updateAll(ctx context.Context, keys []string, value []byte, re
 // keysNow is one request, the stream's info with the subjects matching
 // filter and their counts of messages.
 func (b kvBucket) keysNow(ctx context.Context, filter string) (map[string]bool, error) {
+	keys, _, err := b.keysAt(ctx, filter)
+	return keys, err
+}
+
+// keysAt is keysNow, and the stream's last sequence, from the same
+// request.
+func (b kvBucket) keysAt(ctx context.Context, filter string) (map[string]bool, uint64, error) {
 	pre := "$KV." + b.Bucket() + "."
 	info, err := b.stream.Info(ctx, jetstream.WithSubjectFilter(pre+filter))
 	if err != nil {
-		return nil, fmt.Errorf("the keys of %s: %w", b.Bucket(), err)
+		return nil, 0, fmt.Errorf("the keys of %s: %w", b.Bucket(), err)
 	}
 	keys := make(map[string]bool, len(info.State.Subjects))
 	for subj := range info.State.Subjects {
 		keys[strings.TrimPrefix(subj, pre)] = true
 	}
-	return keys, nil
+	return keys, info.State.LastSeq, nil
 }
 
 func openBuckets(ctx context.Context, js jetstream.JetStream) (buckets, error) {

@@ -75,3 +75,76 @@ func (k *countingKV) Get(ctx context.Context, key string) (jetstream.KeyValueEnt
 	k.gets.Add(1)
 	return k.bucket.Get(ctx, key)
 }
+
+// keysAt is the inner bucket's, so that the coordinator may keep its
+// lease reads (leaseCache) through a countingKV.
+func (k *countingKV) keysAt(ctx context.Context, filter string) (map[string]bool, uint64, error) {
+	return k.bucket.(keysAtReader).keysAt(ctx, filter)
+}
+
+// The rule reads every lease again only when the lease bucket changed: a
+// lease written, deleted, or gone without a marker, as one that lapsed
+// (the server removes it). Until then a look at the rule asks for the
+// keys alone; before, each look while every worker was idle was a watch
+// of every lease.
+func TestRuleReadsTheLeasesAgainOnlyWhenTheyChange(t *testing.T) {
+	t.Parallel()
+	js := connect(t, startServer(t))
+	wb := newWeb(1, 1)
+	var kv *countingKV
+	c, _ := runCoordinatorOn(t, js, openDB(t, "merged.db", false), CoordinatorConfig{Poll: time.Hour}, Options{LeaseTTL: leaseTTL},
+		func(c *Coordinator) { kv = &countingKV{bucket: c.b.leases}; c.b.leases = kv })
+	ctx := context.Background()
+	rec, err := c.Begin(ctx, BeginRequest{Pass: mergedPass(wb), Seeds: seedsOf(wb)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Nobody reported for the pass: a holder is named, else the seed's
+	// message waits.
+	holder := func(want string) {
+		t.Helper()
+		v, err := c.Verdict(ctx, rec.Pass.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		named := strings.HasPrefix(v.Why, "worker "+want+" (holding shard 5)")
+		if want == "" {
+			named = strings.Contains(v.Why, "messages waiting")
+		}
+		if !named {
+			t.Fatalf("verdict %q; want it to name holder %q", v.Why, want)
+		}
+	}
+	put := func(name string) {
+		t.Helper()
+		if _, err := kv.Put(ctx, leaseKey(5), []byte(name+"@token@db")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("ghost")
+	holder("ghost")
+	watches := kv.watches.Load()
+	holder("ghost")
+	holder("ghost")
+	if w := kv.watches.Load() - watches; w != 0 {
+		t.Errorf("two looks at unchanged leases made %d watches of them, want none", w)
+	}
+	put("other")
+	holder("other")
+	if err := kv.Delete(ctx, leaseKey(5)); err != nil {
+		t.Fatal(err)
+	}
+	holder("")
+	put("ghost")
+	holder("ghost")
+	// Gone as a lapsed lease goes: no marker, the stream's last sequence
+	// where it was.
+	s, err := js.Stream(ctx, "KV_"+leaseBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Purge(ctx, jetstream.WithPurgeSubject("$KV."+leaseBucket+"."+leaseKey(5))); err != nil {
+		t.Fatal(err)
+	}
+	holder("")
+}
