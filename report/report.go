@@ -1069,7 +1069,7 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 	case Redirected(first) != "" && landed[first.FinalURL] != nil && landed[first.FinalURL].Verdict != store.VerdictOK:
 		why = "redirects to " + first.FinalURL + ": " + Problem(*landed[first.FinalURL])
 	case Redirected(first) != "" && otherHost(first.URL, first.FinalURL) && landing(first) == rules.LoginPage:
-		why = "redirects to a login page, " + first.FinalURL + " (it carries the start URL back), so the site behind it was not checked; " +
+		why = "redirects to a login page, " + first.FinalURL + " (the redirect carries the start URL back in a query), so the site behind it was not checked; " +
 			"give " + first.FinalURL + " as the start URL if that is the site to check"
 	case Redirected(first) != "" && otherHost(first.URL, first.FinalURL) && landing(first) == rules.OtherSite:
 		why = "redirects to another site, " + first.FinalURL + ", whose page was only checked, not parsed (a redirect adds a host to the site only " +
@@ -1110,18 +1110,30 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 	return msg + ".", !ghost && len(failed) == len(starts), nil
 }
 
-// landing judges where start URL rec's redirects ended, as the crawler's
-// rules did when they added its host to the site or not.
+// landing judges where start URL rec's redirects went, as the crawler did
+// hop by hop when it added a host to the site or not: a chain that passed
+// a login page or another site on its way is judged by that hop, as the
+// crawler added nothing after it.
 func landing(rec store.URLRecord) rules.Landing {
 	from, err := url.Parse(rec.URL)
 	if err != nil {
 		return rules.OtherSite
 	}
-	to, err := url.Parse(rec.FinalURL)
-	if err != nil {
-		return rules.OtherSite
+	worst := rules.SameSite
+	hops := make([]string, 0, len(rec.Redirects)+1)
+	for i, h := range rec.Redirects {
+		if i > 0 {
+			hops = append(hops, h.URL)
+		}
 	}
-	return rules.StartRedirect(from, to)
+	for _, h := range append(hops, rec.FinalURL) {
+		to, err := url.Parse(h)
+		if err != nil {
+			return rules.OtherSite
+		}
+		worst = max(worst, rules.StartRedirect(from, to))
+	}
+	return worst
 }
 
 // giveInstead tells what to type when a start URL sends the browser (by

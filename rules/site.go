@@ -79,7 +79,7 @@ func (e *Engine) FollowStart(start string, target *url.URL) (origin string, onSi
 }
 
 // Landing says where a start URL's redirect lands, as StartRedirect
-// judges it.
+// judges it; a greater one is the further from the site.
 type Landing int
 
 const (

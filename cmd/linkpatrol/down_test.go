@@ -285,7 +285,19 @@ func TestStartURLRedirectingToAnotherHostChecksThatSite(t *testing.T) {
 // URL's own site is added; the others fail the night, naming the URL.
 func TestStartURLRedirectingToALoginPageOrAnotherSiteFails(t *testing.T) {
 	t.Parallel()
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var other *httptest.Server
+	var helped atomic.Int32 // the login host's own link, never to be checked
+	other = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/help" {
+			helped.Add(1)
+		}
+		if r.URL.Path == "/sso" {
+			// Keeps the continue= (in a cookie, say): the form's URL is
+			// plain, on the start URL's address (another host key, so
+			// that no third-party pace is waited for).
+			http.Redirect(w, r, other.URL+"/form", http.StatusFound)
+			return
+		}
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprintln(w, `<form method=post><input name=user></form><a href="/help">help</a>`)
 	}))
@@ -298,12 +310,18 @@ func TestStartURLRedirectingToALoginPageOrAnotherSiteFails(t *testing.T) {
 	}{
 		{"login", "/login?next=", "redirects to a login page, " + elsewhere + "/login?next="},
 		{"another site", "/parked", "redirects to another site, " + elsewhere + "/parked,"},
+		// The same address on another port is the same site, unless the
+		// chain passed a login page to get there.
+		{"the site through a login", "", "redirects to a login page, " + other.URL + "/form"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var app *httptest.Server
 			app = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				to := elsewhere + tc.to
+				if tc.to == "" {
+					to = elsewhere + "/sso?continue=" + url.QueryEscape(app.URL+r.URL.Path)
+				}
 				if strings.HasSuffix(to, "=") {
 					to += url.QueryEscape(app.URL + r.URL.Path)
 				}
@@ -316,6 +334,9 @@ func TestStartURLRedirectingToALoginPageOrAnotherSiteFails(t *testing.T) {
 				if r.code != exitNothing || !strings.Contains(flat, want) {
 					t.Errorf("exit %d, want %d and %q in\n%s%s", r.code, exitNothing, want, r.stdout, r.stderr)
 				}
+			}
+			if n := helped.Load(); n != 0 {
+				t.Errorf("the login host's /help was asked %d times: its form was read as a page of the site", n)
 			}
 		})
 	}
