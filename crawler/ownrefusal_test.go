@@ -137,3 +137,22 @@ func TestURLRefusedEveryTimeLeavesThePace(t *testing.T) {
 		}
 	})
 }
+
+// A URL refused on every request of the pass says how often it was
+// asked: its record read "429 Too Many Requests; never worked", like that
+// of a URL asked once, after 5 requests (hold2).
+func TestURLRefusedEveryTimeSaysHowOftenItWasAsked(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		site := &searchSite{n: 4, ra: 3}
+		base, tr := pipeServer(t, site)
+		_, recs, _ := politeRunVia(t, openDB(t), base+"/", throttle.Settings{MaxPause: 10 * time.Minute, MaxRetries: 2}, context.Background(), tr)
+		want := fmt.Sprintf("gave up after %d tries", len(site.at["/search"]))
+		if rec := recs[base+"/search"]; !strings.Contains(rec.Note, want) {
+			t.Errorf("/search recorded %s, note %q; want it to say %q", rec.Verdict, rec.Note, want)
+		}
+		if rec := recs[base+"/p0"]; strings.Contains(rec.Note, "gave up") {
+			t.Errorf("/p0, served at once, has the note %q", rec.Note)
+		}
+	})
+}

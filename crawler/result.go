@@ -3,6 +3,7 @@ package crawler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -239,6 +240,12 @@ func (c *Crawler) fetchedRecord(pass store.Pass, t task, f fetched, now time.Tim
 		rec.Verdict, rec.Error = classifyStatus(f.status, f.header, f.policy)
 		if f.note != "" {
 			rec.Note = f.note // why a page that was only checked was not parsed (upgrade)
+		}
+		if n := t.attempt + t.comebacks.N + f.resent; n > 0 && (rec.Verdict == store.VerdictTransient || rec.Verdict == store.VerdictUnverifiable) {
+			// Without it a URL refused on every request of a pass read
+			// like one asked once (hold2: "429 Too Many Requests; never
+			// worked" after 5 or 13 requests).
+			rec.Note = strings.TrimPrefix(rec.Note+fmt.Sprintf("; gave up after %d tries", 1+n), "; ")
 		}
 	}
 	return rec

@@ -589,8 +589,37 @@ func (r *Report) unreadGhosts() int {
 }
 
 // UnreadHelp says what the section of pages of the site that could not
-// be read is for.
-const UnreadHelp = "pages of the site that could not be read this pass (a server error, a timeout, a refusal), so the links behind them were not checked, or, for a page followed from its last good copy, those added since (the pass exits 5 if nothing worse happened; each is also listed with its problem, or, reached by a redirect, with the link that leads there)"
+// be read is for. A page not read that has an entry of its own is listed
+// there, marked (unreadNote), and not again in this section.
+const UnreadHelp = "pages of the site, reached by a redirect, that could not be read this pass (a server error, a timeout, a refusal), so the links behind them were not checked, or, for a page followed from its last good copy, those added since (the pass exits 5 if nothing worse happened; each is listed with what it answered and the link that leads there; a page not read that is linked itself is listed above with its problem, marked \"not read\")"
+
+// UnreadAlone are the pages of Unread that have no entry of their own
+// (reached by a redirect): the ones the section of pages not read lists.
+func (r *Report) UnreadAlone() []store.URLRecord {
+	var alone []store.URLRecord
+	for _, rec := range r.Unread {
+		if _, listed := r.unreadListed[rec.URL]; !listed {
+			alone = append(alone, rec)
+		}
+	}
+	return alone
+}
+
+// unreadNote marks the entry of a page not read: what was not checked
+// because of it, and what would let it through. "" for any other entry.
+func (r *Report) unreadNote(rec store.URLRecord) string {
+	if _, listed := r.unreadListed[rec.URL]; !listed {
+		return ""
+	}
+	note := "not read, so the links behind it were not checked"
+	if ghostPage(&rec) {
+		note = "not read, so only the links added since its last good copy were not checked"
+	}
+	if advice := UnreadAdvice(rec); advice != "" {
+		note += "; " + advice
+	}
+	return note
+}
 
 // unreadText is one line for a page of the site that could not be read.
 func (r *Report) unreadText(rec store.URLRecord) string {
@@ -1068,6 +1097,15 @@ func (r *Report) isStart(u string) bool {
 // says that on the same entry ("linked from: no page; reached only by a
 // redirect from ..."). JSON and CSV keep the note as stored.
 func (r *Report) note(e Entry) string {
+	note, unread := r.recordNote(e), r.unreadNote(e.Record)
+	if note == "" || unread == "" {
+		return note + unread
+	}
+	return note + "; " + unread
+}
+
+// recordNote is what note says of e besides its being a page not read.
+func (r *Report) recordNote(e Entry) string {
 	if len(e.Referrers) == 0 && strings.HasPrefix(e.Record.Note, store.RedirectNote) {
 		return ""
 	}

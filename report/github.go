@@ -54,7 +54,7 @@ func writeGitHub(w io.Writer, r *Report) error {
 		writeCommand(bw, "warning", props, r.cutText(rec))
 	}
 	// So does a page of the site that could not be read.
-	for _, rec := range r.Unread {
+	for _, rec := range r.UnreadAlone() {
 		props := [][2]string{{"title", "Page not read"}}
 		if file, ok := r.File(rec.URL); ok {
 			props = [][2]string{{"file", file}, {"title", "Page not read"}}

@@ -171,10 +171,11 @@ func writeHTML(w io.Writer, r *Report) error {
 		}
 		d.Rows = append(d.Rows, r.htmlRefs(row, e.Referrers))
 	}
-	if len(r.Unread) > 0 {
+	alone := r.UnreadAlone()
+	if len(alone) > 0 {
 		d.Verdicts = append(d.Verdicts, htmlOption{"unread", "page not read"})
 	}
-	for _, rec := range r.Unread {
+	for _, rec := range alone {
 		row := htmlRow{
 			Verdict: "unread", Badge: "not read", Target: r.Location(rec.URL), Link: r.href(rec.URL),
 			Problem: r.unreadWhat(rec), Note: capitalize(UnreadHelp) + ".", NoRefs: "not a link: the page itself",

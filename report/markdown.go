@@ -62,10 +62,10 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			fmt.Fprintf(b, "| %d | %s | %s |\n", i+1, mdCode(r.fragmentLocation(m)), r.markdownRefs(m.Referrers, "no referring page stored"))
 		}
 	}
-	if len(r.Unread) > 0 {
-		fmt.Fprintf(b, "\n### Not read (%d)\n\n%s.\n\n", len(r.Unread), mdText(capitalize(UnreadHelp)))
+	if alone := r.UnreadAlone(); len(alone) > 0 {
+		fmt.Fprintf(b, "\n### Not read (%d)\n\n%s.\n\n", len(alone), mdText(capitalize(UnreadHelp)))
 		b.WriteString("| # | Page | Problem |\n| ---: | --- | --- |\n")
-		for i, rec := range r.Unread {
+		for i, rec := range alone {
 			fmt.Fprintf(b, "| %d | %s | %s |\n", i+1, mdCode(r.Location(rec.URL)), mdText(r.unreadWhat(rec)))
 		}
 	}

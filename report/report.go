@@ -130,6 +130,12 @@ type Report struct {
 	// not (see unreadPage), by URL: nothing behind them was checked.
 	// Listed whatever the Options, like the pages cut short.
 	Unread []store.URLRecord
+	// unreadListed are the URLs of Unread that have an entry of their
+	// own (with their problem): the formats a person reads list each
+	// there once, marked not read (unreadNote), and keep the section of
+	// pages not read for the rest (UnreadAlone), those reached by a
+	// redirect, so that no page is listed twice.
+	unreadListed map[string]struct{}
 	// EmptyStart is a start page read this pass (200, parsed) with no
 	// links, while pages of the compared pass went unreached: an empty or
 	// broken deploy of the home page looks like this, and makes a clean
@@ -753,6 +759,12 @@ func Build(src Source, passID uint64, opt Options) (*Report, error) {
 		r.Entries = append(r.Entries, *e)
 	}
 	slices.SortStableFunc(r.Entries, compareEntries)
+	r.unreadListed = make(map[string]struct{})
+	for _, rec := range r.Unread {
+		if slices.ContainsFunc(r.Entries, func(e Entry) bool { return e.Record.URL == rec.URL }) {
+			r.unreadListed[rec.URL] = struct{}{}
+		}
+	}
 	s.Unverified = r.unverified(startPages)
 	return r, nil
 }

@@ -65,10 +65,10 @@ func writeText(w io.Writer, r *Report) error {
 			t.referrers(r, indent, m.Referrers)
 		}
 	}
-	if len(r.Unread) > 0 {
+	if alone := r.UnreadAlone(); len(alone) > 0 {
 		t.blank()
-		t.title(fmt.Sprintf("Not read (%d): %s", len(r.Unread), UnreadHelp))
-		t.list(r, r.Unread, r.unreadWhat)
+		t.title(fmt.Sprintf("Not read (%d): %s", len(alone), UnreadHelp))
+		t.list(r, alone, r.unreadWhat)
 	}
 	if len(r.Cut) > 0 {
 		t.blank()

@@ -276,8 +276,11 @@ func TestUnreadSectionLeavesThePassPartlyChecked(t *testing.T) {
 			if !strings.HasPrefix(flat, line) {
 				t.Errorf("the first line is not %q:\n%s", line, r.stdout)
 			}
-			if !strings.Contains(flat, "Not read (1): ") || !strings.Contains(flat, srv.URL+"/section/") {
-				t.Errorf("no section lists the page not read:\n%s", r.stdout)
+			// Listed once, with its problem, marked not read: a second
+			// listing under "Not read" said the same failure twice.
+			if n := strings.Count(flat, srv.URL+"/section/"); n != 1 || strings.Contains(flat, "Not read (") ||
+				!strings.Contains(flat, "not read, so the links behind it were not checked") {
+				t.Errorf("the page not read is listed %d times, want once, marked not read:\n%s", n, r.stdout)
 			}
 			if !strings.HasPrefix(rep.Pass.HeldBack, line) || rep.Summary.Unread != 1 || len(rep.UnreadPages) != 1 || rep.UnreadPages[0].URL != srv.URL+"/section/" {
 				t.Errorf("JSON: held_back %q, summary.unread %d, unread_pages %+v", rep.Pass.HeldBack, rep.Summary.Unread, rep.UnreadPages)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 )
 
 // newLogger makes the logger handed to the crawler. verbosity is how often
@@ -71,20 +72,40 @@ func logFormatArg(args []string) string {
 }
 
 // libraryLog writes what libraries print through package log as warnings
-// in the run's log format, each cut to a line a person reads: Go's
+// in the run's log format, each cut to a line a person reads. Go's
 // "Unsolicited response received on idle HTTP channel starting with …"
-// quotes every byte the server sent too many (7 KB of a page, qa9 T4),
-// raw on standard error, outside the format.
+// quotes every byte a server sent past a response (7 KB of a page, qa9
+// T4), for each such response, and names no host: it is said once, in
+// words, without the bytes (qa11 §7).
 type libraryLog struct {
 	w      io.Writer
 	format string
+	// unsolicited is whether that message was said.
+	unsolicited atomic.Bool
 }
 
 // maxLibraryLine bounds one such message.
 const maxLibraryLine = 300
 
-func (l libraryLog) Write(p []byte) (int, error) {
+// unsolicitedPrefix starts net/http's message about bytes a server sent
+// on a kept-alive connection after its response ended.
+const unsolicitedPrefix = "Unsolicited response received on idle HTTP channel"
+
+// unsolicitedSaid is what is said of it instead: the connection is closed
+// and the bytes dropped, and the response was read up to its
+// Content-Length, as a browser reads it.
+const unsolicitedSaid = "a server sent more bytes than its response's Content-Length said " +
+	"(or answered a request twice): they were dropped with the connection, as a browser drops them, " +
+	"and no verdict depends on them; said once, for all servers"
+
+func (l *libraryLog) Write(p []byte) (int, error) {
 	msg := strings.TrimSpace(string(p))
+	if strings.HasPrefix(msg, unsolicitedPrefix) {
+		if l.unsolicited.Swap(true) {
+			return len(p), nil
+		}
+		msg = unsolicitedSaid
+	}
 	if len(msg) > maxLibraryLine {
 		msg = strings.ToValidUTF8(msg[:maxLibraryLine], "") + "…"
 	}

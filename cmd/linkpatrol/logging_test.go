@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log"
 	"strings"
 	"testing"
@@ -78,13 +79,12 @@ func TestLoggerFormats(t *testing.T) {
 // the run's format, cut to a readable line (qa9 T4: 7 KB of a page, raw).
 func TestLibraryLogIsOneWarning(t *testing.T) {
 	t.Parallel()
-	page := strings.Repeat("lorem ipsum ", 700)
-	line := `Unsolicited response received on idle HTTP channel starting with "` + page + `"; err=<nil>` + "\n"
+	line := "http: TLS handshake error from 127.0.0.1:1: " + strings.Repeat("lorem ipsum ", 700) + "\n"
 	for _, format := range []string{"text", "json"} {
 		var buf bytes.Buffer
-		log.New(libraryLog{w: &buf, format: format}, "", 0).Print(line)
+		log.New(&libraryLog{w: &buf, format: format}, "", 0).Print(line)
 		out := buf.String()
-		if strings.Count(out, "\n") != 1 || len(out) > maxLibraryLine+100 || !strings.Contains(out, "Unsolicited response") {
+		if strings.Count(out, "\n") != 1 || len(out) > maxLibraryLine+100 || !strings.Contains(out, "TLS handshake error") {
 			t.Errorf("%s: %d bytes, %d lines: %.200q", format, len(out), strings.Count(out, "\n"), out)
 		}
 		if format == "json" {
@@ -94,6 +94,26 @@ func TestLibraryLogIsOneWarning(t *testing.T) {
 			}
 		} else if !strings.HasPrefix(out, "time=") || !strings.Contains(out, "level=WARN") {
 			t.Errorf("text: %.200q, want a logfmt warning", out)
+		}
+	}
+}
+
+// Bytes a server sent past its response's end are told once, in words,
+// without them: net/http's message quotes them, names no host, and comes
+// for each such response (qa11 §7). Other library messages still come
+// each time.
+func TestLibraryLogSaysUnsolicitedBytesOnce(t *testing.T) {
+	t.Parallel()
+	for _, format := range []string{"text", "json"} {
+		var buf bytes.Buffer
+		l := log.New(&libraryLog{w: &buf, format: format}, "", 0)
+		for i := range 3 {
+			l.Printf("Unsolicited response received on idle HTTP channel starting with %q; err=<nil>", fmt.Sprintf("secret page bytes %d", i))
+			l.Print("another library message")
+		}
+		out := buf.String()
+		if n := strings.Count(out, "Content-Length"); n != 1 || strings.Contains(out, "secret page") || strings.Count(out, "another library message") != 3 {
+			t.Errorf("%s: told %d times, want once without the page's bytes, and the other message each time:\n%s", format, n, out)
 		}
 	}
 }

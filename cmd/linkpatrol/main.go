@@ -189,7 +189,7 @@ func main() {
 	// connection (bytes past a response's Content-Length) through package
 	// log, whose one writer is the process's: set here, once, not in run.
 	log.SetFlags(0)
-	log.SetOutput(libraryLog{w: os.Stderr, format: logFormatArg(args)})
+	log.SetOutput(&libraryLog{w: os.Stderr, format: logFormatArg(args)})
 	var stop context.CancelFunc
 	if len(args) > 0 && stopsCleanly(args[0]) {
 		ctx, stop = notifyStop(ctx)

@@ -22,7 +22,17 @@ func RunWaiting(m interface{ Run() int }) int { return RunPerCPU(m, WaitingTests
 // RunPerCPU is RunWaiting with perCPU parallel tests per CPU: fewer for
 // tests that wait on real time but must also get the CPU on time when
 // they do (lease renewals, which a starved process misses).
+//
+// Both run the tests with their temporary files in memory where the
+// machine has a /dev/shm with room and TMPDIR is not set: t.TempDir, and
+// the databases and JetStream stores of the child processes the tests
+// start, which inherit TMPDIR. The files are the same bbolt files and
+// stores, fsynced as always; only the kernel's part differs, and on an
+// ext4 disk it was a tenth to a seventh of these packages' CPU time
+// (cmd/linkpatrol 33.9 -> 29.3 CPU-s, store 6.1 -> 4.7, crawler 9.8 -> 9.1,
+// alone, three and two runs each).
 func RunPerCPU(m interface{ Run() int }, perCPU int) int {
+	defer tempInMemory()()
 	flag.Parse()
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })

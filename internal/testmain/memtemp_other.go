@@ -1,0 +1,5 @@
+//go:build !linux
+
+package testmain
+
+func tempInMemory() (cleanup func()) { return func() {} }
