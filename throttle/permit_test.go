@@ -51,9 +51,10 @@ func TestRetryAfterHTTPDate(t *testing.T) {
 }
 
 // A Retry-After that cannot be used (malformed) is a refusal without one:
-// back off.
+// back off. RFC 9110 §10.2.3 allows only an HTTP-date or delay-seconds
+// (1*DIGIT): no sign, no fraction (qa11's hostile site).
 func TestRetryAfterUnusable(t *testing.T) {
-	for _, v := range []string{"soon", "-5", "1.5s"} {
+	for _, v := range []string{"soon", "soon, maybe", "-5", "+5", "1.5", "1.5s", "0x10"} {
 		synctest.Test(t, func(t *testing.T) {
 			th := throttle.New(fixed(throttle.Settings{MaxRetries: 3}))
 			after := acquire(t, th, host).Done(throttle.Outcome{Status: 503, RetryAfter: v}).After
