@@ -56,8 +56,9 @@ type Decider interface {
 // keeps the site to the start URLs' hosts.
 type siteWidener interface {
 	// FollowStart is told that the pass's URL start redirects to target,
-	// and returns the origin it added to the site, or "".
-	FollowStart(start string, target *url.URL) string
+	// and returns the origin it added to the site, or "", and whether
+	// target is on the site's hosts now.
+	FollowStart(start string, target *url.URL) (origin string, onSite bool)
 	// AddSiteOrigins adds origins an earlier run of the pass added.
 	AddSiteOrigins(origins []string) error
 	SiteOrigins() []string
@@ -598,14 +599,17 @@ func (c *Crawler) Hosts() []throttle.HostStats {
 // site's own, when the rules say it is (see rules.Engine.FollowStart),
 // before next is decided; it is recorded in the pass at once, ahead of any
 // result decided with it, so that a run killed afterwards resumes with it.
-func (c *Crawler) followStart(t task, next *url.URL) {
+// It says whether next is on the site's hosts: once a chain has left them
+// (an SSO or CDN host), fetch asks no more, so a hop after that is never
+// added (review11 H1: http://a/ -> https://login.b/ -> https://login.b/form).
+func (c *Crawler) followStart(t task, next *url.URL) (onSite bool) {
 	w, ok := c.rules.(siteWidener)
 	if !ok || t.Depth != 0 {
-		return
+		return false
 	}
-	origin := w.FollowStart(t.URL, next)
+	origin, onSite := w.FollowStart(t.URL, next)
 	if origin == "" {
-		return
+		return onSite
 	}
 	c.cfg.Logger.Info("site host", "start", t.URL, "redirects to", origin)
 	if c.cfg.Throttle != nil {
@@ -617,6 +621,7 @@ func (c *Crawler) followStart(t task, next *url.URL) {
 		// The run goes on with it; only a resumed run would not know it.
 		c.cfg.Logger.Warn("site host not saved", "origin", origin, "err", err)
 	}
+	return true
 }
 
 // siteOrigins are the origins the pass's start URLs redirected to so far.

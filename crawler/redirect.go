@@ -124,6 +124,9 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 	// target as the server wrote it (see rules.Decision).
 	f.policy = f.dec.Request
 	var first *url.URL
+	// widen says the chain has stayed on the site's hosts so far, where a
+	// start URL's redirect may add one (see followStart).
+	widen := true
 	// unclaimed says cur is a hop after a cookie, not claimed (yet).
 	unclaimed := false
 	// restart says cur is the task's URL, asked again with GET after a
@@ -134,6 +137,7 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		f.restartAsGet(c, &t)
 		cur, restart, unclaimed = t.URL, true, false
 		cookies, visited = chainCookies{}, map[string]string{cur: ""}
+		widen = true
 	}
 	for {
 		f.finalURL, f.reached = cur, true
@@ -292,7 +296,9 @@ func (c *Crawler) fetch(ctx context.Context, t task, prev *store.URLRecord, cons
 		f.redirects = append(f.redirects, store.Hop{URL: cur, Status: h.status})
 		cur = rules.Canonicalize(next).String()
 		f.reached = false
-		c.followStart(t, next)
+		if widen {
+			widen = c.followStart(t, next)
+		}
 		d := c.rules.Decide(next)
 		f.dec, f.policy = &d, d.Policy
 		if len(cur) > store.MaxURLLength {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/linkpatrol/linkpatrol/rules"
 	"github.com/linkpatrol/linkpatrol/store"
 )
 
@@ -1058,7 +1059,7 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 		case rec.Action != "parse":
 			continue
 		case Redirected(rec) != "":
-			if end := landed[rec.FinalURL]; end != nil && end.Verdict == store.VerdictOK && end.Parsed {
+			if end := landed[rec.FinalURL]; end != nil && end.Verdict == store.VerdictOK && end.Parsed && landing(rec) != rules.LoginPage {
 				continue
 			}
 		}
@@ -1079,6 +1080,12 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 		why = "only refreshes to another host, " + away[first.URL] + " (a <meta http-equiv=refresh> or a Refresh header); " + giveInstead(away[first.URL], "a refresh")
 	case Redirected(first) != "" && landed[first.FinalURL] != nil && landed[first.FinalURL].Verdict != store.VerdictOK:
 		why = "redirects to " + first.FinalURL + ": " + Problem(*landed[first.FinalURL])
+	case Redirected(first) != "" && otherHost(first.URL, first.FinalURL) && landing(first) == rules.LoginPage:
+		why = "redirects to a login page, " + first.FinalURL + " (the redirect carries the start URL back in a query), so the site behind it was not checked; " +
+			"give " + first.FinalURL + " as the start URL if that is the site to check"
+	case Redirected(first) != "" && otherHost(first.URL, first.FinalURL) && landing(first) == rules.OtherSite:
+		why = "redirects to another site, " + first.FinalURL + ", whose page was only checked, not parsed (a redirect adds a host to the site only " +
+			"within the start URL's registrable domain, as www.example.com for example.com); give it as the start URL if that is the site to check"
 	case Redirected(first) != "" && otherHost(first.URL, first.FinalURL):
 		// A start URL's redirect makes its target's host the site's
 		// (see siteVia) unless the rules keep that host out or only
@@ -1113,6 +1120,32 @@ func startFailure(src Source, pass store.Pass, starts []store.URLRecord) (msg st
 		msg += fmt.Sprintf(" (and %d more start URLs failed)", n)
 	}
 	return msg + ".", !ghost && len(failed) == len(starts), nil
+}
+
+// landing judges where start URL rec's redirects went, as the crawler did
+// hop by hop when it added a host to the site or not: a chain that passed
+// a login page or another site on its way is judged by that hop, as the
+// crawler added nothing after it.
+func landing(rec store.URLRecord) rules.Landing {
+	from, err := url.Parse(rec.URL)
+	if err != nil {
+		return rules.OtherSite
+	}
+	worst := rules.SameSite
+	hops := make([]string, 0, len(rec.Redirects)+1)
+	for i, h := range rec.Redirects {
+		if i > 0 {
+			hops = append(hops, h.URL)
+		}
+	}
+	for _, h := range append(hops, rec.FinalURL) {
+		to, err := url.Parse(h)
+		if err != nil {
+			return rules.OtherSite
+		}
+		worst = max(worst, rules.StartRedirect(from, to))
+	}
+	return worst
 }
 
 // giveInstead tells what to type when a start URL sends the browser (by

@@ -53,7 +53,7 @@ func resolve(base *url.URL, ref string) (*url.URL, error) {
 			ref = scheme + "://" + strings.TrimLeft(rest, "/")
 		}
 	}
-	r, err := url.Parse(escapeStrayPercents(ref))
+	r, err := url.Parse(escapeStrayPercentsOutsideQuery(ref))
 	if err != nil {
 		return nil, unwrapURLError(err)
 	}
@@ -160,6 +160,22 @@ func escapeStrayPercents(s string) string {
 	}
 	b.WriteString(s)
 	return b.String()
+}
+
+// escapeStrayPercentsOutsideQuery is escapeStrayPercents on all of ref
+// but its query: a query is sent as it is written, a stray "%" too, as
+// browsers send it ("?q=100%", qa11 §6), and url.Parse takes it so.
+// A path cannot be: url.Parse refuses it, and the URL's key must parse.
+func escapeStrayPercentsOutsideQuery(ref string) string {
+	h := strings.IndexByte(ref, '#')
+	if h < 0 {
+		h = len(ref)
+	}
+	q := strings.IndexByte(ref[:h], '?')
+	if q < 0 {
+		return escapeStrayPercents(ref)
+	}
+	return escapeStrayPercents(ref[:q]) + ref[q:h] + escapeStrayPercents(ref[h:])
 }
 
 // asWritten undoes escapeStrayPercents on a canonical URL, so a pattern a
@@ -284,7 +300,7 @@ func Canonicalize(u *url.URL) *url.URL {
 		return &c
 	}
 	c.Host = canonicalHost(c.Scheme, c.Host)
-	path := normalizeEscapes(escapedPath(u), pathChars)
+	path := normalizeEscapes(escapedPath(u), pathChars, false)
 	path = removeDotSegments(path)
 	if path == "" && (c.Host != "" || special(c.Scheme)) {
 		path = "/"
@@ -300,7 +316,7 @@ func Canonicalize(u *url.URL) *url.URL {
 	} else if p, err := url.PathUnescape(path); err == nil {
 		c.Path = p
 	}
-	c.RawQuery = normalizeEscapes(c.RawQuery, queryChars)
+	c.RawQuery = normalizeEscapes(c.RawQuery, queryChars, true)
 	if c.Scheme == "file" {
 		// A file has no query: a built site's cache-buster (style.css?v=3,
 		// ./?lang=en) names the same file a static host would serve.
@@ -517,8 +533,10 @@ var (
 // of unreserved characters are decoded, and every byte outside allowed
 // (and every '%' that starts no valid escape) is escaped. Escapes of
 // reserved characters stay escaped: %2F and / mean different things.
-func normalizeEscapes(s string, allowed *charSet) string {
-	if cleanEscapes(s, allowed) {
+// With stray, a '%' that starts no valid escape is kept as it is, as
+// browsers keep it in a query: "%25zz" and "%zz" are two requests.
+func normalizeEscapes(s string, allowed *charSet, stray bool) string {
+	if cleanEscapes(s, allowed, stray) {
 		return s
 	}
 	const hex = "0123456789ABCDEF"
@@ -538,7 +556,7 @@ func normalizeEscapes(s string, allowed *charSet) string {
 			}
 			continue
 		}
-		if c != '%' && allowed[c] {
+		if (c != '%' && allowed[c]) || (c == '%' && stray) {
 			b.WriteByte(c)
 			continue
 		}
@@ -551,10 +569,13 @@ func normalizeEscapes(s string, allowed *charSet) string {
 
 // cleanEscapes reports whether normalizeEscapes would return s unchanged,
 // which is the common case and costs no allocation.
-func cleanEscapes(s string, allowed *charSet) bool {
+func cleanEscapes(s string, allowed *charSet, stray bool) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c == '%' {
+			if stray && (i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2])) {
+				continue
+			}
 			if i+2 >= len(s) || !isUpperHex(s[i+1]) || !isUpperHex(s[i+2]) {
 				return false
 			}

@@ -39,12 +39,17 @@ func TestResolve(t *testing.T) {
 		{"javascript", "javascript:void(0)", "javascript:void(0)"},
 		{"upper-case scheme", "HTTPS://Example.COM/A", "https://Example.COM/A"},
 		{"space inside path", "a b.html", "https://example.com/docs/guide/a%20b.html"},
-		// A "%" that starts no escape is kept, as browsers do, as %25.
+		// A "%" that starts no escape is written %25 in a path and a
+		// fragment (a URL holds it no other way); a query keeps it as
+		// written, and a browser sends it so (qa11 §6).
 		{"stray percent in fragment", "#%_sec_6.2", "https://example.com/docs/guide/page.html?x=1#%25_sec_6.2"},
 		{"stray percent in path", "/a%zz", "https://example.com/a%25zz"},
 		{"stray percent alone", "%", "https://example.com/docs/guide/%25"},
 		{"stray percent at the end", "100%", "https://example.com/docs/guide/100%25"},
-		{"stray and real escapes", "/a%2Fb%g?q=%41%", "https://example.com/a%2Fb%25g?q=%41%25"},
+		{"stray and real escapes", "/a%2Fb%g?q=%41%", "https://example.com/a%2Fb%25g?q=%41%"},
+		{"stray percent in query", "a.html?q=100%&r=%zz#%x", "https://example.com/docs/guide/a.html?q=100%&r=%zz#%25x"},
+		{"escaped percent in query", "a.html?q=100%25", "https://example.com/docs/guide/a.html?q=100%25"},
+		{"question mark in fragment only", "a%.html#x?%", "https://example.com/docs/guide/a%25.html#x?%25"},
 		// A colon before any "/", "?" or "#" after characters that cannot
 		// start a scheme is part of a relative path, as browsers read it
 		// (wiki dumps, file names with times; qa8 U1).
@@ -128,7 +133,9 @@ func TestCanonicalize(t *testing.T) {
 		{"http://example.com/?q=a b&r=%7e&s=%2f", "http://example.com/?q=a%20b&r=~&s=%2F"},
 		{"http://example.com/?z=1&a=2", "http://example.com/?z=1&a=2"},
 		{"http://example.com/?a=1+2", "http://example.com/?a=1+2"},
-		{"http://example.com/?a=%zz", "http://example.com/?a=%25zz"},
+		{"http://example.com/?a=%zz", "http://example.com/?a=%zz"},
+		{"http://example.com/?a=%25zz", "http://example.com/?a=%25zz"},
+		{"http://example.com/?a=%7e%z%e9%", "http://example.com/?a=~%z%E9%"},
 		{"http://example.com/a?", "http://example.com/a"},
 		{"http://example.com/a#frag", "http://example.com/a"},
 		{"http://example.com/a?b#", "http://example.com/a?b"},

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -273,6 +274,69 @@ func TestStartURLRedirectingToAnotherHostChecksThatSite(t *testing.T) {
 			js := runInProcess(t, "report", "--db", args[2], "--format", "json")
 			if want := `"site_origins": [` + "\n" + `      "` + www.URL + `"`; !strings.Contains(js.stdout, want) {
 				t.Errorf("JSON report without %q:\n%.600s", want, js.stdout)
+			}
+		})
+	}
+}
+
+// A start URL that redirects to a login or SSO host, or to another site,
+// checked that host as the site and said "No problems found", exit 0, the
+// app behind the login never seen (review11 H1). Only a host of the start
+// URL's own site is added; the others fail the night, naming the URL.
+func TestStartURLRedirectingToALoginPageOrAnotherSiteFails(t *testing.T) {
+	t.Parallel()
+	var other *httptest.Server
+	var helped atomic.Int32 // the login host's own link, never to be checked
+	other = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/help" {
+			helped.Add(1)
+		}
+		if r.URL.Path == "/sso" {
+			// Keeps the continue= (in a cookie, say): the form's URL is
+			// plain, on the start URL's address (another host key, so
+			// that no third-party pace is waited for).
+			http.Redirect(w, r, other.URL+"/form", http.StatusFound)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintln(w, `<form method=post><input name=user></form><a href="/help">help</a>`)
+	}))
+	t.Cleanup(other.Close)
+	// localhost is not 127.0.0.1: another host, and not the same address.
+	elsewhere := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
+	dir := t.TempDir()
+	for i, tc := range []struct {
+		name, to, want string
+	}{
+		{"login", "/login?next=", "redirects to a login page, " + elsewhere + "/login?next="},
+		{"another site", "/parked", "redirects to another site, " + elsewhere + "/parked,"},
+		// The same address on another port is the same site, unless the
+		// chain passed a login page to get there.
+		{"the site through a login", "", "redirects to a login page, " + other.URL + "/form"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var app *httptest.Server
+			app = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				to := elsewhere + tc.to
+				if tc.to == "" {
+					to = elsewhere + "/sso?continue=" + url.QueryEscape(app.URL+r.URL.Path)
+				}
+				if strings.HasSuffix(to, "=") {
+					to += url.QueryEscape(app.URL + r.URL.Path)
+				}
+				http.Redirect(w, r, to, http.StatusFound)
+			}))
+			t.Cleanup(app.Close)
+			r := runInProcess(t, "check", "--db", filepath.Join(dir, fmt.Sprint(i, ".db")), "--ignore-robots", app.URL+"/")
+			flat := strings.Join(strings.Fields(r.stdout), " ")
+			for _, want := range []string{"FAILED: no start URL could be fetched and parsed", tc.want, "as the start URL if that is the site"} {
+				if r.code != exitNothing || !strings.Contains(flat, want) {
+					t.Errorf("exit %d, want %d and %q in\n%s%s", r.code, exitNothing, want, r.stdout, r.stderr)
+				}
+			}
+			if n := helped.Load(); n != 0 {
+				t.Errorf("the login host's /help was asked %d times: its form was read as a page of the site", n)
 			}
 		})
 	}
