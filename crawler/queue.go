@@ -12,7 +12,7 @@ import (
 // thousand pages are parsed, and stays queued for most of the pass. A
 // queued task used to be a whole task (176 bytes in its host's queue) and
 // its own copy of its decision (128 bytes): 30 MB of the live heap there.
-// A host's queue now holds a queued entry of 28 bytes, with the decision
+// A host's queue now holds a queued entry of 40 bytes, with the decision
 // shared by every task decided alike; only a task that carries more (a
 // retry, a delay, the reading of robots.txt) keeps all of itself.
 //
@@ -39,6 +39,9 @@ type queued struct {
 	depth, run int32
 	action     uint8 // an index into queuedActions
 	robotsOK   bool
+	// from is store.Task.From, the digest of the page that linked to the
+	// task: nearly every queued task has one.
+	from uint64
 }
 
 // queuedActions are the actions a queued entry can carry, by index.
@@ -51,7 +54,7 @@ func (d *dispatcher) queue(q *hostQueue, t task) queued {
 	small := action >= 0 && t.Depth >= 0 && t.Depth <= math.MaxInt32 && t.Run >= 0 && t.Run <= math.MaxInt32 &&
 		(t.dec == nil || t.dec.URL == t.URL) && uint64(len(q.urls))+uint64(len(t.URL)) <= math.MaxUint32
 	if small {
-		e := queued{at: uint32(len(q.urls)), n: uint32(len(t.URL)), dec: d.shared(t.dec), depth: int32(t.Depth), run: int32(t.Run), action: uint8(action), robotsOK: t.robotsOK}
+		e := queued{at: uint32(len(q.urls)), n: uint32(len(t.URL)), dec: d.shared(t.dec), depth: int32(t.Depth), run: int32(t.Run), action: uint8(action), robotsOK: t.robotsOK, from: t.From}
 		q.urls = append(q.urls, t.URL...)
 		// Whatever field task gains, a task the entry does not give back
 		// whole is kept whole.
@@ -89,7 +92,7 @@ func (d *dispatcher) small(host, url string, e *queued) task {
 	if e.dec != 0 {
 		t.dec = d.decided[e.dec-1]
 	}
-	t.URL, t.Action, t.Depth, t.Run = url, queuedActions[e.action], int(e.depth), int(e.run)
+	t.URL, t.Action, t.Depth, t.Run, t.From = url, queuedActions[e.action], int(e.depth), int(e.run), e.from
 	return t
 }
 

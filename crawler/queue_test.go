@@ -23,7 +23,8 @@ func TestQueuedGivesBackTheTask(t *testing.T) {
 		return &rules.Decision{URL: u, Fragment: "top", Action: a, Rule: "start host", Request: policy, Policy: policy, Traps: rules.DefaultTraps()}
 	}
 	page := func(u string) task {
-		return task{Task: store.Task{URL: u, Action: "parse", Depth: 3, Run: 2}, host: "h", robotsOK: true, dec: decided(u, rules.Parse)}
+		// Found by a link: it carries the digest of the page that linked to it.
+		return task{Task: store.Task{URL: u, Action: "parse", Depth: 3, Run: 2, From: 0x0102030405060708}, host: "h", robotsOK: true, dec: decided(u, rules.Parse)}
 	}
 	tests := []struct {
 		name  string
