@@ -29,13 +29,13 @@ func cssURLs[T ~string | ~[]byte](s T, dst []cssRef) []cssRef {
 		case c == '\\':
 			i += 2
 		case (c == 'u' || c == 'U') && hasPrefixFold(s, i, "url(") && !identByteBefore(s, i):
-			var ref cssRef
-			ref, i = cssURLToken(s, i)
-			if ref.url.start < ref.url.end {
-				dst = append(dst, ref)
+			dst, i = appendURLToken(s, i, dst)
+		case (c == 'i' || c == 'I' || c == '-') && !identByteBefore(s, i):
+			if n := imageSetAt(s, i); n > 0 {
+				dst, i = imageSetURLs(s, i+n, dst)
+			} else {
+				i++
 			}
-		case (c == 'i' || c == 'I' || c == '-') && !identByteBefore(s, i) && imageSetAt(s, i) > 0:
-			dst, i = imageSetURLs(s, i+imageSetAt(s, i), dst)
 		case c == '@' && hasPrefixFold(s, i+1, "import") && !identByteAt(s, i+7):
 			i = skipSpaceAndComments(s, i+7)
 			switch {
@@ -58,6 +58,16 @@ func cssURLs[T ~string | ~[]byte](s T, dst []cssRef) []cssRef {
 		}
 	}
 	return dst
+}
+
+// appendURLToken appends the url() token at i when it names something, and
+// returns the position after it.
+func appendURLToken[T ~string | ~[]byte](s T, i int, dst []cssRef) ([]cssRef, int) {
+	ref, end := cssURLToken(s, i)
+	if ref.url.start < ref.url.end {
+		dst = append(dst, ref)
+	}
+	return dst, end
 }
 
 // imageSetAt is the length of the "image-set(" or "-webkit-image-set(" at
@@ -92,11 +102,7 @@ func imageSetURLs[T ~string | ~[]byte](s T, i int, dst []cssRef) ([]cssRef, int)
 		case c == '\\':
 			i += 2
 		case (c == 'u' || c == 'U') && hasPrefixFold(s, i, "url(") && !identByteBefore(s, i):
-			var ref cssRef
-			ref, i = cssURLToken(s, i)
-			if ref.url.start < ref.url.end {
-				dst = append(dst, ref)
-			}
+			dst, i = appendURLToken(s, i, dst)
 			// The url()'s own ")" does not end the image-set().
 			if i = skipSpace(s, i, len(s)); i < len(s) && s[i] == ')' {
 				i++
